@@ -1,0 +1,170 @@
+"""The instance catalog: GPU instance types per cloud, loaded from the YAML files beside this module.
+
+Rows are data with sources (see SCHEMA.md); this module only loads, validates and resolves them.
+`resolve` turns `H100:8` into one instance type with a documented rule, as SkyPilot does for
+accelerator strings: among the types with exactly that GPU model and count, the smallest
+(vCPUs, then memory) wins, then the cheapest, then the name, so the choice is stable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+Cloud = Literal["aws", "azure", "gcp", "alicloud"]
+CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud")
+Fabric = Literal[
+    "efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "erdma", "none"
+]
+_DIR = Path(__file__).parent
+
+
+class InstanceType(BaseModel):
+    """One catalog row. Field names are the JSON keys of `gpu-cluster catalog --format json`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cloud: Cloud
+    instanceType: str
+    gpu: str | None
+    gpuDescription: str | None = None
+    gpus: int = Field(ge=1)
+    gpuMemoryGiB: float | None
+    vcpus: int | None
+    memoryGiB: float | None
+    localNvmeCount: int = Field(ge=0)
+    localNvmeGb: float | None
+    networkGbps: float | None
+    fabric: Fabric
+    fabricDevices: int = Field(ge=0)
+    fabricGbps: float = Field(ge=0)
+    networkCards: int | None
+    hourlyUsd: float | None
+    source: str = Field(min_length=1)
+    notes: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def has_fabric(self) -> bool:
+        return self.fabric != "none"
+
+    @property
+    def gbps_per_fabric_device(self) -> float:
+        return self.fabricGbps / self.fabricDevices if self.fabricDevices else 0.0
+
+    @property
+    def label(self) -> str:
+        model = self.gpu or self.gpuDescription or "GPU"
+        return f"{self.instanceType} ({self.gpus} x {model})"
+
+    def public_row(self) -> dict[str, Any]:
+        """The stable JSON row of `gpu-cluster catalog --format json`."""
+        keys = (
+            "cloud instanceType gpu gpus gpuMemoryGiB vcpus memoryGiB localNvmeCount localNvmeGb "
+            "networkGbps fabric fabricDevices fabricGbps hourlyUsd source"
+        ).split()
+        return {k: getattr(self, k) for k in keys}
+
+
+@dataclass(frozen=True)
+class CloudCatalog:
+    cloud: Cloud
+    types: tuple[InstanceType, ...]
+    sources: dict[str, str]
+    prices: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The type picked for a request, and a sentence saying why (shown in the plan)."""
+
+    type: InstanceType
+    reason: str
+
+
+class CatalogError(ValueError):
+    """A request the catalog cannot satisfy; the message lists what is available."""
+
+
+def _canon(text: str) -> str:
+    return re.sub(r"[\s_]+", "-", text.strip().lower())
+
+
+@cache
+def gpu_aliases() -> dict[str, str]:
+    """Every accepted spelling (normalised) -> canonical GPU model name."""
+    data = yaml.safe_load((_DIR / "gpus.yaml").read_text())
+    table: dict[str, str] = {}
+    for canonical, aliases in data.items():
+        for spelling in [canonical, *aliases]:
+            table[_canon(spelling)] = canonical
+    return table
+
+
+def normalize_gpu(model: str) -> str | None:
+    """`a100_80gb`, `A100-80GB`, `nvidia-a100-80gb` -> `A100-80GB`; None when unknown."""
+    return gpu_aliases().get(_canon(model))
+
+
+@cache
+def load(cloud: Cloud) -> CloudCatalog:
+    """Load and validate one cloud's catalog file (cached: the files never change at run time)."""
+    path = _DIR / f"{cloud}.yaml"
+    if not path.exists():
+        return CloudCatalog(cloud, (), {}, {})
+    data = yaml.safe_load(path.read_text()) or {}
+    rows = tuple(InstanceType(cloud=cloud, **row) for row in data.get("types") or [])
+    known = set(gpu_aliases().values())
+    seen: set[tuple[str, str | None, int]] = set()
+    for row in rows:
+        if row.gpu is not None and row.gpu not in known:
+            raise ValueError(f"{path.name}: {row.instanceType}: gpu {row.gpu!r} is not in gpus.yaml")
+        key = (row.instanceType, row.gpu, row.gpus)
+        if key in seen:
+            raise ValueError(f"{path.name}: duplicate row {key}")
+        seen.add(key)
+    return CloudCatalog(cloud, rows, dict(data.get("sources") or {}), dict(data.get("prices") or {}))
+
+
+def all_types(cloud: Cloud | None = None) -> list[InstanceType]:
+    clouds = CLOUDS if cloud is None else (cloud,)
+    return [row for c in clouds for row in load(c).types]
+
+
+def find(cloud: Cloud, instance_type: str) -> list[InstanceType]:
+    """Rows for an instance type name (several only for GCP n1 types with different GPUs)."""
+    return [row for row in load(cloud).types if row.instanceType == instance_type]
+
+
+def _size_key(row: InstanceType) -> tuple[float, float, float, str]:
+    price = row.hourlyUsd if row.hourlyUsd is not None else float("inf")
+    return (row.vcpus or 0, row.memoryGiB or 0.0, price, row.instanceType)
+
+
+def resolve(cloud: Cloud, gpu: str, count: int) -> Resolution:
+    """Pick the instance type for `count` x `gpu` on `cloud` (rule in the module docstring)."""
+    rows = load(cloud).types
+    same_model = [r for r in rows if r.gpu == gpu]
+    if not same_model:
+        offered = sorted({r.gpu for r in rows if r.gpu})
+        raise CatalogError(f"{cloud} has no {gpu} in the catalog; models offered: {', '.join(offered)}")
+    matches = sorted((r for r in same_model if r.gpus == count), key=_size_key)
+    if not matches:
+        counts = ", ".join(str(c) for c in sorted({r.gpus for r in same_model}))
+        raise CatalogError(f"no {cloud} type has {count} x {gpu} per node; counts offered: {counts}")
+    picked = matches[0]
+    if len(matches) == 1:
+        reason = f"{gpu}:{count} -> {picked.instanceType}, the only {cloud} type with {count} x {gpu}"
+    else:
+        others = ", ".join(r.instanceType for r in matches[1:])
+        reason = (
+            f"{gpu}:{count} -> {picked.instanceType}; also offered: {others}; "
+            "rule: fewest vCPUs, then least memory, then lowest price"
+        )
+    return Resolution(picked, reason)

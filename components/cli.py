@@ -1,0 +1,113 @@
+"""`gpu-cluster`: the offline plan and the catalog, for people without cloud credentials.
+
+Exit codes: 0 success, 2 invalid input (one message naming the config key, no traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import catalog
+from .errors import ConfigError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Cloud-neutral GPU clusters on Pulumi: offline plans and the instance catalog.")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Format(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+class CatalogFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/red] {message}", markup=True)
+    return typer.Exit(code=2)
+
+
+def _project_dir(project: Path | None) -> Path:
+    from .plan import find_project
+
+    if project is not None:
+        return find_project(project.resolve())
+    try:
+        return find_project(Path.cwd())
+    except ConfigError:
+        return find_project(REPO_ROOT)
+
+
+@app.command()
+def plan(
+    stack: Annotated[str | None, typer.Option("--stack", "-s", help="stack NAME: reads stacks/Pulumi.NAME.yaml")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="any Pulumi stack config file")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
+    project: Annotated[Path | None, typer.Option("--project", help="folder with Pulumi.yaml")] = None,
+) -> None:
+    """Show exactly what `pulumi up` would create for a stack, offline, with cost and fabric."""
+    from .plan import load_stack, make_plan
+    from .plan.render import render_json, render_markdown, render_table
+
+    if (stack is None) == (config is None):
+        raise _fail("give exactly one of --stack NAME or --config FILE")
+    try:
+        project_dir = _project_dir(project)
+        the_plan = make_plan(project_dir, load_stack(project_dir, stack, config))
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    if fmt is Format.json:
+        sys.stdout.write(render_json(the_plan) + "\n")
+    elif fmt is Format.markdown:
+        sys.stdout.write(render_markdown(the_plan))
+    else:
+        render_table(the_plan, Console(soft_wrap=False))
+
+
+@app.command("catalog")
+def catalog_cmd(
+    cloud: Annotated[str | None, typer.Option("--cloud", help="aws | azure | gcp | alicloud")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="GPU model, any usual spelling (h100, a100-80gb)")] = None,
+    fmt: Annotated[CatalogFormat, typer.Option("--format", "-f")] = CatalogFormat.table,
+) -> None:
+    """List the GPU instance types gpu-cluster knows, with specs, fabric, price and source."""
+    if cloud is not None and cloud not in catalog.CLOUDS:
+        raise _fail(f"--cloud: got {cloud!r}; allowed: {', '.join(catalog.CLOUDS)}")
+    model = None
+    if gpu is not None:
+        model = catalog.normalize_gpu(gpu)
+        if model is None:
+            known = ", ".join(sorted(set(catalog.gpu_aliases().values())))
+            raise _fail(f"--gpu: unknown GPU model {gpu!r}; known models: {known}")
+    rows = [r for r in catalog.all_types(cloud) if model is None or r.gpu == model]  # type: ignore[arg-type]
+    if fmt is CatalogFormat.json:
+        sys.stdout.write(json.dumps([r.public_row() for r in rows], indent=2) + "\n")
+        return
+    table = Table(title=f"{len(rows)} GPU instance types")
+    for col in ("cloud", "type", "GPU", "vCPU", "mem GiB", "local NVMe", "net Gb/s", "fabric", "fabric Gb/s", "$/h"):
+        table.add_column(col, justify="right" if col not in ("cloud", "type", "GPU", "fabric") else "left")
+    for r in rows:
+        nvme = f"{r.localNvmeCount} x {r.localNvmeGb:g} GB" if r.localNvmeCount and r.localNvmeGb else str(r.localNvmeCount or "-")
+        table.add_row(
+            r.cloud, r.instanceType, f"{r.gpus} x {r.gpu or r.gpuDescription}", str(r.vcpus or "?"),
+            f"{r.memoryGiB:g}" if r.memoryGiB else "?", nvme, f"{r.networkGbps:g}" if r.networkGbps else "?",
+            r.fabric if r.fabric == "none" else f"{r.fabric} x{r.fabricDevices}",
+            f"{r.fabricGbps:g}" if r.fabricGbps else "-", f"{r.hourlyUsd:,.2f}" if r.hourlyUsd else "?",
+        )
+    Console().print(table)
+
+
+def main() -> None:
+    app()

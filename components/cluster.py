@@ -1,0 +1,62 @@
+"""`GpuCluster`: the one component users create. It validates, lays out, and delegates to a cloud.
+
+The cloud package is imported only for the cloud in use, so a plan or `pulumi up` for AWS never
+loads the Azure, GCP or Alibaba SDKs (each costs seconds and hundreds of MB).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol
+
+import pulumi
+
+from .spec import ClusterSpec
+
+TYPE = "gpu-cluster:index:GpuCluster"
+
+
+class _CloudCluster(Protocol):
+    outputs: dict[str, Any]
+
+
+def layout_module(cloud: str) -> Any:
+    """`components.layout.<cloud>`: pure, no provider SDK."""
+    return importlib.import_module(f"{__package__}.layout.{cloud}")
+
+
+def plan_layout(spec: ClusterSpec) -> Any:
+    return layout_module(spec.cloud).plan(spec)
+
+
+class GpuCluster(pulumi.ComponentResource):
+    """A GPU cluster on one cloud, from a validated `ClusterSpec` (see `spec.build_spec`)."""
+
+    def __init__(self, name: str, args: ClusterSpec, opts: pulumi.ResourceOptions | None = None) -> None:
+        # The layout may still reject the spec (ConfigError): do it before registering anything.
+        self.layout = plan_layout(args)
+        cloud_module = importlib.import_module(f"{__package__}.{args.cloud}")
+        super().__init__(TYPE, name, {}, opts)
+        self.spec = args
+        for finding in args.findings:
+            log = pulumi.log.warn if finding.level == "warning" else pulumi.log.info
+            log(str(finding), resource=self)
+        self.cloud: _CloudCluster = cloud_module.CloudCluster(
+            f"{name}-{args.cloud}", self.layout, pulumi.ResourceOptions(parent=self)
+        )
+        row = args.instance
+        self.outputs: dict[str, Any] = {
+            "cloud": args.cloud,
+            "region": args.region,
+            "instanceType": row.instanceType,
+            "gpu": row.gpu or row.gpuDescription,
+            "gpusPerNode": row.gpus,
+            "nodes": args.nodes,
+            "maxNodes": args.max_nodes,
+            "fabric": row.fabric if args.fabric_wired else "none",
+            "fabricGbpsPerNode": self.layout.fabric_gbps_wired,
+            "placement": args.placement,
+            "scratch": self.layout.scratch.describe(),
+            **self.cloud.outputs,
+        }
+        self.register_outputs(self.outputs)

@@ -1,0 +1,91 @@
+"""The offline plan: what `pulumi up` would create for a stack, without credentials or the CLI.
+
+`make_plan` validates the stack file first (the same `build_spec` the program uses), then runs the
+real program under mocks and summarises the recorded resources. The JSON form (`Plan.as_json`) is a
+stable format documented in README.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..cluster import layout_module
+from ..spec import ClusterSpec, build_spec
+from .runner import ProgramRun, Registered, run_program
+from .stackfile import StackFile, find_project, project_info, read_stack_file
+
+__all__ = ["Plan", "load_stack", "make_plan", "find_project"]
+
+
+@dataclass
+class Plan:
+    stack: StackFile
+    spec: ClusterSpec
+    run: ProgramRun
+
+    @property
+    def resources(self) -> list[Registered]:
+        return self.run.resources
+
+    @property
+    def layout(self) -> Any:
+        return self.run.program_globals["cluster"].layout
+
+    def fabric_gbps_wired(self) -> float:
+        """Counted from the registered resources, not taken from the layout: the plan's proof."""
+        counter = layout_module(self.spec.cloud).count_wired_gbps
+        return float(counter([r.as_json() for r in self.resources], self.spec.instance.gbps_per_fabric_device))
+
+    def summary(self) -> dict[str, Any]:
+        spec, row = self.spec, self.spec.instance
+        return {
+            "instanceType": row.instanceType,
+            "resolution": spec.resolution,
+            "gpu": row.gpu or row.gpuDescription,
+            "gpusPerNode": row.gpus,
+            "nodes": spec.nodes,
+            "maxNodes": spec.max_nodes,
+            "totalGpus": spec.total_gpus,
+            "nodeGroup": spec.node_group,
+            "placement": spec.placement,
+            "fabric": row.fabric if spec.fabric_wired else "none",
+            "fabricGbpsPerNode": self.fabric_gbps_wired(),
+            "fabricGbpsRated": row.fabricGbps,
+            "scratch": self.layout.scratch.describe(),
+            "image": self.run.outputs.get("imageId"),
+            "spot": spec.spot,
+            "hourlyUsd": spec.hourly_usd,
+            "hourlyUsdPerNode": row.hourlyUsd,
+            "resourceCount": len(self.resources),
+        }
+
+    def warnings(self) -> list[str]:
+        seen: dict[str, None] = dict.fromkeys(self.run.warnings)
+        return list(seen)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "project": self.stack.project,
+            "stack": self.stack.stack,
+            "cloud": self.spec.cloud,
+            "region": self.spec.region,
+            "resources": [r.as_json() for r in self.resources],
+            "outputs": self.run.outputs,
+            "summary": self.summary(),
+            "warnings": self.warnings(),
+        }
+
+
+def load_stack(project_dir: Path, stack: str | None = None, config_file: Path | None = None) -> StackFile:
+    project, stack_dir = project_info(project_dir)
+    path = config_file if config_file is not None else stack_dir / f"Pulumi.{stack}.yaml"
+    return read_stack_file(path, project, None if config_file is not None else stack)
+
+
+def make_plan(project_dir: Path, stack_file: StackFile) -> Plan:
+    """Validate, then run `__main__.py` under mocks. Raises ConfigError on invalid input."""
+    spec = build_spec(stack_file.values, stack_file.stack, stack_file.project)
+    run = run_program(project_dir / "__main__.py", stack_file, spec.region)
+    return Plan(stack_file, spec, run)

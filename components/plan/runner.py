@@ -1,0 +1,177 @@
+"""Run the real Pulumi program (`__main__.py`) under Pulumi's mock runtime and record what it registers.
+
+Nothing here is a copy of the component logic: the same `__main__.py` that `pulumi up` runs is
+executed with `pulumi.runtime.set_mocks`; a recording monitor keeps every registration request
+(type token, name, parent, inputs as the engine receives them: camelCase) and the mocks answer
+invokes with placeholders from `mocks.yaml`.
+"""
+
+from __future__ import annotations
+
+import logging
+import runpy
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.proto import resource_pb2
+
+from .stackfile import SECRET, StackFile
+
+
+@dataclass(frozen=True)
+class Registered:
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    protect: bool = False
+    retain_on_delete: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent,
+            "custom": self.custom, "inputs": self.inputs, "protect": self.protect,
+            "retainOnDelete": self.retain_on_delete,
+        }
+
+
+@dataclass
+class ProgramRun:
+    resources: list[Registered]
+    outputs: dict[str, Any]
+    warnings: list[str]
+    program_globals: dict[str, Any] = field(repr=False)
+
+
+@cache
+def _mock_answers() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((Path(__file__).parent / "mocks.yaml").read_text())
+    return data
+
+
+def _fill(template: Any, **context: Any) -> Any:
+    if isinstance(template, str):
+        return template.format(**context)
+    if isinstance(template, list):
+        return [_fill(v, **context) for v in template]
+    if isinstance(template, dict):
+        return {k: _fill(v, **context) for k, v in template.items()}
+    return template
+
+
+def _clean(value: Any) -> Any:
+    """Inputs as a reader expects them: secrets masked, whole numbers as ints (the wire has doubles)."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+class PlanMocks(pulumi_mocks.Mocks):
+    def __init__(self, region: str) -> None:
+        self.region = region
+        self.unanswered: list[str] = []
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        answers = _mock_answers()["resources"].get(args.typ, {})
+        state = {
+            "name": f"<autoname:{args.name}>",
+            "arn": f"<arn of {args.name}>",
+            **args.inputs,
+            **_fill(answers, name=args.name, region=self.region),
+        }
+        return f"<id of {args.name}>", state
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
+        answer = _mock_answers()["invokes"].get(args.token)
+        if answer is None:
+            self.unanswered.append(args.token)
+            return {}
+        result: dict[str, Any] = _fill(answer, args=args.args, region=self.region)
+        return result
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """A mock monitor that also keeps each registration's parent, options and inputs in order."""
+
+    def __init__(self, mocks: PlanMocks) -> None:
+        super().__init__(mocks)
+        self.registered: list[Registered] = []
+        self.stack_outputs: dict[str, Any] = {}
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if request.type == "pulumi:pulumi:Stack":
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        pulumi_mocks._ensure_event_loop()
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        resource_args = pulumi_mocks.MockResourceArgs(
+            typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
+            resource_id=request.importId, custom=request.custom or False,
+        )
+        id_, state = self.mocks.new_resource(resource_args)
+        self.registered.append(Registered(
+            urn=urn, type=request.type, name=request.name, parent=request.parent or None,
+            custom=bool(request.custom), inputs=_clean(inputs), protect=bool(request.protect),
+            retain_on_delete=bool(request.retainOnDelete),
+        ))
+        obj = _sync_await(rpc.serialize_properties(state, {}))
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_ or "", state)
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_ or "", object=obj)
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def run_program(program: Path, stack: StackFile, region: str) -> ProgramRun:
+    """Execute `program` as `pulumi up` would, against mocks; raises what the program raises."""
+    mocks = PlanMocks(region)
+    monitor = RecordingMonitor(mocks)
+    logger = logging.getLogger(f"gpu-cluster.plan.{stack.stack}")
+    logger.propagate = False
+    collector = _Collect()
+    logger.handlers = [collector]
+    settings.ROOT.set(None)  # a fresh root stack per run (pulumi/pulumi#8280)
+    pulumi.runtime.set_all_config(stack.engine_config(), list(stack.secret_keys))
+    pulumi.runtime.set_mocks(
+        mocks, project=stack.project, stack=stack.stack, preview=False, logger=logger, monitor=monitor
+    )
+    settings.SETTINGS.rpc_manager.clear()
+    program_globals: dict[str, Any] = {}
+
+    def body() -> None:
+        program_globals.update(runpy.run_path(str(program), run_name="__main__"))
+
+    _sync_await(run_pulumi_func(body))
+    root = settings.get_root_resource()
+    outputs: dict[str, Any] = {}
+    for key, value in (getattr(root, "outputs", None) or {}).items():
+        output = pulumi.Output.from_input(value)
+        resolved = _sync_await(output.future())
+        secret = _sync_await(output.is_secret())
+        outputs[key] = SECRET if secret else resolved
+    warnings = list(collector.messages)
+    warnings += [f"offline plan: no mock answer for invoke {token}" for token in mocks.unanswered]
+    resources = sorted(monitor.registered, key=lambda r: r.urn)  # completion order varies; URNs do not
+    return ProgramRun(resources, _clean(outputs), warnings, program_globals)

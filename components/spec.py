@@ -1,0 +1,435 @@
+"""The cloud-neutral cluster spec: stack config in, one validated, resolved `ClusterSpec` out.
+
+`build_spec` is pure (no Pulumi runtime): the CLI validates a stack file with it before planning,
+and `__main__.py` calls it with the engine's config, so `pulumi up` and `gpu-cluster plan` reject
+the same input with the same message, before any resource is registered. Every error names the
+config key path, the value given and what is allowed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from . import catalog
+from .catalog import CLOUDS, Cloud, InstanceType
+from .errors import CLUSTER_KEY, ConfigError, Finding
+
+PROJECT = "gpu-cluster"
+NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
+MAX_NODES = 5000
+GPU_PATTERN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9 _.-]*?)\s*(?::\s*(\d+)\s*)?$")
+PRIVATE_RANGES = tuple(
+    ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+)
+OWN_KEYS = ("cloud", "cluster", "maxHourlyUsd")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class StorageConfig(_Model):
+    root_gb: int = Field(200, ge=30, le=16384)
+    scratch: Literal["auto", "nvme", "disk", "none"] = "auto"
+    scratch_gb: int = Field(1000, ge=1, le=65536)
+    scratch_path: str = Field("/scratch", pattern=r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
+    retain_scratch: bool = False
+
+
+class NetworkConfig(_Model):
+    cidr: str = "10.42.0.0/16"
+    public_ip: bool = False
+    ssh_cidrs: tuple[str, ...] = Field((), strict=False)  # YAML gives a list
+    egress: Literal["nat", "none"] = "nat"
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        net = _parse_cidr(value)
+        if not any(net.subnet_of(r) for r in PRIVATE_RANGES):
+            raise ValueError(
+                f"{value} is not a private range; use part of 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16"
+            )
+        return str(net)
+
+    @field_validator("ssh_cidrs")
+    @classmethod
+    def _ssh_cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted({str(_parse_cidr(v)) for v in value}))
+
+
+class ClusterConfig(_Model):
+    """`gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
+
+    name: str | None = Field(None, pattern=NAME_PATTERN)
+    gpu: str | None = None
+    instance_type: str | None = Field(None, min_length=1)
+    nodes: int = Field(1, ge=0, le=MAX_NODES)
+    max_nodes: int | None = Field(None, ge=0, le=MAX_NODES)
+    node_group: Literal["managed", "instances"] = "managed"
+    zone: str | None = Field(None, min_length=1)
+    spot: bool = False
+    reservation: str = ""
+    reservation_type: Literal["odcr", "capacity-block"] = "odcr"
+    fabric: Literal["auto", "required", "none"] = "auto"
+    placement: Literal["auto", "cluster", "spread", "none"] = "auto"
+    storage: StorageConfig = StorageConfig()
+    network: NetworkConfig = NetworkConfig()
+    image: str = Field("auto", min_length=1)
+    admin_user: str = Field("ubuntu", pattern=r"^[a-z_][a-z0-9_-]{0,31}$")
+    ssh_public_key: str | None = Field(
+        None, pattern=r"^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$"
+    )
+    tags: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """The validated, resolved cluster: what every layout step starts from."""
+
+    project: str
+    stack: str
+    cloud: Cloud
+    region: str
+    zone: str | None
+    name: str
+    instance: InstanceType
+    resolution: str
+    nodes: int
+    max_nodes: int
+    node_group: Literal["managed", "instances"]
+    spot: bool
+    reservation: str
+    reservation_type: Literal["odcr", "capacity-block"]
+    fabric_wired: bool
+    placement: Literal["cluster", "spread", "none"]
+    scratch: Literal["nvme", "disk", "none"]
+    storage: StorageConfig
+    network: NetworkConfig
+    image: str
+    admin_user: str
+    ssh_public_key: str | None
+    tags: Mapping[str, str]
+    findings: tuple[Finding, ...]
+    gcp_project: str | None = None
+    max_hourly_usd: float | None = None
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.instance.gpus
+
+    @property
+    def total_gpus(self) -> int:
+        return self.instance.gpus * self.nodes
+
+    @property
+    def hourly_usd(self) -> float | None:
+        price = self.instance.hourlyUsd
+        return None if price is None else round(price * self.nodes, 2)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(str(f) for f in self.findings if f.level == "warning")
+
+    @property
+    def base_tags(self) -> dict[str, str]:
+        """User tags plus the ones the toolkit owns (they win: policies rely on them)."""
+        return {**self.tags, "gpu-cluster:cluster": self.name, "gpu-cluster:stack": self.stack}
+
+
+@cache
+def cloud_rules() -> dict[str, dict[str, Any]]:
+    rules: dict[str, dict[str, Any]] = yaml.safe_load(
+        (Path(catalog.__file__).parent / "clouds.yaml").read_text()
+    )
+    return rules
+
+
+def _parse_cidr(value: str) -> ipaddress.IPv4Network:
+    try:
+        return ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not an IPv4 CIDR such as 10.42.0.0/16 ({exc})") from None
+
+
+def parse_gpu(text: str) -> tuple[str, int]:
+    """`H100:8` -> ("H100", 8); `a100-80gb` -> ("A100-80GB", 1). Raises ValueError with the reason."""
+    match = GPU_PATTERN.match(text) if isinstance(text, str) else None
+    if not match:
+        raise ValueError(f"{text!r} is not MODEL or MODEL:COUNT (for example H100:8)")
+    model, count_text = match.group(1), match.group(2)
+    canonical = catalog.normalize_gpu(model)
+    if canonical is None:
+        known = ", ".join(sorted(set(catalog.gpu_aliases().values())))
+        raise ValueError(f"unknown GPU model {model!r}; known models: {known}")
+    count = int(count_text) if count_text is not None else 1
+    if not 1 <= count <= 16:
+        raise ValueError(f"GPU count {count} is out of range; allowed: 1 to 16 per node")
+    return canonical, count
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _pydantic_message(err: Mapping[str, Any]) -> tuple[str, str]:
+    path = ".".join(str(p) for p in err["loc"])
+    key = f"{CLUSTER_KEY}.{path}" if path else CLUSTER_KEY
+    kind, value = err["type"], err.get("input")
+    if kind == "extra_forbidden":
+        parent: type[_Model] = ClusterConfig
+        for part in err["loc"][:-1]:
+            field = next((f for f in parent.model_fields.values() if f.alias == part), None)
+            if field is None or not isinstance(field.annotation, type):
+                break
+            parent = field.annotation
+        allowed = ", ".join(f.alias or n for n, f in parent.model_fields.items())
+        return key, f"unknown key; allowed keys here: {allowed}"
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if kind == "literal_error":
+        message = message.replace("Input should be", "allowed:")
+    if kind == "string_pattern_mismatch" and err["loc"][-1] == "name":
+        message = "must be lowercase letters, digits and '-', start with a letter, at most 31 characters"
+    return key, f"got {_describe(value)}; {message}"
+
+
+def _check_cidr_rules(cloud: Cloud, network: NetworkConfig, rules: Mapping[str, Any]) -> None:
+    key = f"{CLUSTER_KEY}.network.cidr"
+    net = ipaddress.IPv4Network(network.cidr)
+    low, high = rules["cidrPrefix"]
+    if not low <= net.prefixlen <= high:
+        raise ConfigError(key, f"got {network.cidr}; {cloud} needs a prefix between /{low} and /{high}")
+    for reserved in rules["reservedCidrs"]:
+        if net.overlaps(ipaddress.IPv4Network(reserved["cidr"])):
+            raise ConfigError(
+                key, f"{network.cidr} overlaps {reserved['cidr']}, reserved by {reserved['why']}; pick another range"
+            )
+
+
+def _resolve_type(cloud: Cloud, cfg: ClusterConfig) -> catalog.Resolution:
+    wanted: tuple[str, int] | None = None
+    if cfg.gpu is not None:
+        try:
+            wanted = parse_gpu(cfg.gpu)
+        except ValueError as exc:
+            raise ConfigError(f"{CLUSTER_KEY}.gpu", str(exc)) from None
+    if cfg.instance_type is not None:
+        rows = catalog.find(cloud, cfg.instance_type)
+        if not rows:
+            raise ConfigError(
+                f"{CLUSTER_KEY}.instanceType",
+                f"{cfg.instance_type!r} is not a GPU type gpu-cluster knows on {cloud}; "
+                f"see `gpu-cluster catalog --cloud {cloud}`",
+            )
+        if wanted is not None:
+            rows = [r for r in rows if (r.gpu, r.gpus) == wanted]
+            if not rows:
+                have = ", ".join(f"{r.gpu}:{r.gpus}" for r in catalog.find(cloud, cfg.instance_type))
+                raise ConfigError(
+                    f"{CLUSTER_KEY}.gpu",
+                    f"gpu {cfg.gpu} disagrees with instanceType {cfg.instance_type}, which has {have}",
+                )
+        if len(rows) > 1:
+            options = ", ".join(f"{r.gpu}:{r.gpus}" for r in rows)
+            raise ConfigError(
+                f"{CLUSTER_KEY}.gpu", f"{cfg.instance_type} takes several GPU configurations ({options}); set gpu"
+            )
+        return catalog.Resolution(rows[0], f"instanceType {cfg.instance_type} as configured")
+    if wanted is None:
+        raise ConfigError(CLUSTER_KEY, "set gpu (MODEL:COUNT, for example H100:8) or instanceType")
+    try:
+        return catalog.resolve(cloud, *wanted)
+    except catalog.CatalogError as exc:
+        raise ConfigError(f"{CLUSTER_KEY}.gpu", str(exc)) from None
+
+
+def _region(cloud: Cloud, values: Mapping[str, Any], rules: Mapping[str, Any]) -> tuple[str, str | None]:
+    region_rule = rules["region"]
+    project = None
+    if "project" in region_rule:
+        project = values.get(region_rule["project"])
+        if not isinstance(project, str) or not project:
+            raise ConfigError(region_rule["project"], f"required when gpu-cluster:cloud is {cloud}")
+    region = values.get(region_rule["key"])
+    if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9-]+", region or ""):
+        raise ConfigError(
+            region_rule["key"],
+            f"got {_describe(region)}; required when gpu-cluster:cloud is {cloud} (a region such as "
+            f"{ {'aws': 'us-east-1', 'azure': 'eastus', 'gcp': 'us-central1', 'alicloud': 'cn-beijing'}[cloud] })",
+        )
+    return region, project
+
+
+def _check_foreign_keys(cloud: Cloud, values: Mapping[str, Any]) -> None:
+    rules = cloud_rules()
+    for key in sorted(values):
+        namespace, _, name = key.partition(":")
+        if namespace == PROJECT and name not in OWN_KEYS:
+            raise ConfigError(key, f"unknown key; allowed: {', '.join(f'{PROJECT}:{k}' for k in OWN_KEYS)}")
+        for other in CLOUDS:
+            if other != cloud and namespace in rules[other]["providerNamespaces"]:
+                raise ConfigError(
+                    key, f"is a {other} setting but gpu-cluster:cloud is {cloud}; remove it or change the cloud"
+                )
+
+
+def build_spec(values: Mapping[str, Any], stack: str, project: str = PROJECT) -> ClusterSpec:
+    """Validate flat stack config (`{"gpu-cluster:cloud": "aws", "aws:region": ...}`) into a spec.
+
+    `gpu-cluster:cluster` may be a mapping or its JSON text (the engine passes objects as JSON).
+    """
+    cloud = values.get(f"{PROJECT}:cloud")
+    if cloud not in CLOUDS:
+        raise ConfigError(f"{PROJECT}:cloud", f"got {_describe(cloud)}; allowed: {', '.join(CLOUDS)}")
+    rules = cloud_rules()[cloud]
+    _check_foreign_keys(cloud, values)
+    region, gcp_project = _region(cloud, values, rules)
+
+    raw = values.get(CLUSTER_KEY, {})
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            raise ConfigError(CLUSTER_KEY, "must be a mapping of cluster settings, got text") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(CLUSTER_KEY, f"must be a mapping of cluster settings, got {_describe(raw)}")
+    try:
+        cfg = ClusterConfig.model_validate(raw)
+    except ValidationError as exc:
+        errors = exc.errors()
+        key, message = _pydantic_message(errors[0])
+        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        raise ConfigError(key, message + more) from None
+
+    max_hourly = values.get(f"{PROJECT}:maxHourlyUsd")
+    if isinstance(max_hourly, str):
+        try:
+            max_hourly = float(max_hourly)
+        except ValueError:
+            raise ConfigError(f"{PROJECT}:maxHourlyUsd", f"got {max_hourly!r}; a number of USD per hour") from None
+    if max_hourly is not None and (not isinstance(max_hourly, int | float) or isinstance(max_hourly, bool) or max_hourly <= 0):
+        raise ConfigError(f"{PROJECT}:maxHourlyUsd", f"got {_describe(max_hourly)}; a positive number of USD per hour")
+    return _cross_check(cloud, region, gcp_project, cfg, values, stack, project, rules, max_hourly)
+
+
+def _cross_check(
+    cloud: Cloud,
+    region: str,
+    gcp_project: str | None,
+    cfg: ClusterConfig,
+    values: Mapping[str, Any],
+    stack: str,
+    project: str,
+    rules: Mapping[str, Any],
+    max_hourly: float | None,
+) -> ClusterSpec:
+    k = f"{CLUSTER_KEY}."
+    findings: list[Finding] = []
+    name = cfg.name or stack
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise ConfigError(
+            f"{k}name", f"not set, and the stack name {stack!r} is not a valid cluster name "
+            "([a-z][a-z0-9-]{0,30}); set name"
+        )
+    zone = cfg.zone or (values.get(rules["zoneKey"]) if rules["zoneKey"] else None)
+    if zone is not None and not re.fullmatch(rules["zonePattern"].format(region=re.escape(region)), str(zone)):
+        raise ConfigError(f"{k}zone", f"got {zone!r}; it must be a zone of {region} on {cloud}")
+
+    resolution = _resolve_type(cloud, cfg)
+    row = resolution.type
+    max_nodes = cfg.max_nodes if cfg.max_nodes is not None else cfg.nodes
+    if cfg.nodes > max_nodes:
+        raise ConfigError(f"{k}nodes", f"{cfg.nodes} is more than maxNodes {max_nodes}")
+    if cfg.node_group == "instances" and cfg.nodes == 0:
+        raise ConfigError(f"{k}nodes", "0 with nodeGroup: instances creates nothing; use 1 or more, or nodeGroup: managed")
+    if cfg.node_group == "instances" and cfg.max_nodes is not None and cfg.max_nodes != cfg.nodes:
+        raise ConfigError(f"{k}maxNodes", "only applies to nodeGroup: managed (instances are a fixed count)")
+
+    if cfg.fabric == "required" and not row.has_fabric:
+        raise ConfigError(
+            f"{k}fabric", f"required, but {row.instanceType} has no HPC fabric; pick a type that has one or use auto"
+        )
+    fabric_wired = row.has_fabric and cfg.fabric != "none"
+
+    if cfg.storage.scratch == "nvme" and row.localNvmeCount == 0:
+        raise ConfigError(
+            f"{k}storage.scratch", f"nvme, but {row.instanceType} has no local NVMe; allowed here: auto, disk, none"
+        )
+    scratch: Literal["nvme", "disk", "none"]
+    if cfg.storage.scratch == "auto":
+        scratch = "nvme" if row.localNvmeCount > 0 else "disk"
+    else:
+        scratch = cfg.storage.scratch
+
+    if cfg.spot and cfg.reservation:
+        raise ConfigError(f"{k}reservation", "a reservation and spot are exclusive; set one of them")
+    if cfg.reservation and not re.fullmatch(rules["reservationPattern"], cfg.reservation):
+        raise ConfigError(f"{k}reservation", f"got {cfg.reservation!r}; not a {cloud} reservation id")
+    if cfg.reservation_type == "capacity-block" and (cloud != "aws" or not cfg.reservation):
+        raise ConfigError(f"{k}reservationType", "capacity-block needs cloud aws and a reservation id")
+
+    placement: Literal["cluster", "spread", "none"]
+    if cfg.placement == "auto":
+        if cfg.reservation:
+            placement = "none"
+            findings.append(Finding("info", f"{k}placement", "auto resolves to none with a reservation: a forced "
+                                    "cluster placement group breaks capacity reservations (aws-parallelcluster#4215)"))
+        else:
+            placement = "cluster" if max_nodes > 1 or fabric_wired else "none"
+    else:
+        placement = cfg.placement
+    if placement == "cluster" and cfg.reservation:
+        findings.append(Finding("warning", f"{k}placement", "a reservation with a cluster placement group may fail "
+                                "for capacity; prefer placement: auto"))
+    if fabric_wired and placement != "cluster" and max_nodes > 1:
+        findings.append(Finding("warning", f"{k}placement", f"{row.fabric} is wired but placement is {placement}: "
+                                "fabric latency and bandwidth between nodes are not guaranteed"))
+    if row.has_fabric and not fabric_wired and max_nodes > 1:
+        findings.append(Finding("warning", f"{k}fabric", f"none: {row.instanceType} has {row.fabricGbps:g} Gb/s of "
+                                f"{row.fabric} that multi-node training will not use"))
+
+    if cfg.image != "auto" and not re.fullmatch(rules["imagePattern"], cfg.image):
+        raise ConfigError(f"{k}image", f"got {cfg.image!r}; allowed: auto or {rules['imageHint']}")
+    _check_cidr_rules(cloud, cfg.network, rules)
+    if cfg.network.public_ip is False and "0.0.0.0/0" in cfg.network.ssh_cidrs:
+        findings.append(Finding("warning", f"{k}network.sshCidrs", "0.0.0.0/0 opens SSH to the whole internet"))
+    if cfg.network.egress == "none" and cfg.image == "auto" and not cfg.network.public_ip:
+        findings.append(Finding("warning", f"{k}network.egress", "none: nodes cannot reach package mirrors or "
+                                "container registries"))
+    prefix = rules["tagKeyForbiddenPrefix"]
+    for tag, value in cfg.tags.items():
+        if not tag or len(tag) > 128 or len(value) > 256 or tag.lower().startswith(prefix):
+            raise ConfigError(f"{k}tags.{tag}", f"tag keys are 1-128 characters not starting with {prefix!r}, "
+                              "values at most 256 characters")
+    if cfg.spot:
+        findings.append(Finding("info", f"{k}spot", "spot nodes can be reclaimed at any time; cost shows the "
+                                "on-demand price as an upper bound"))
+    if max_hourly is not None and row.hourlyUsd is not None and row.hourlyUsd * cfg.nodes > max_hourly:
+        raise ConfigError(f"{PROJECT}:maxHourlyUsd", f"{row.instanceType} x {cfg.nodes} costs about "
+                          f"${row.hourlyUsd * cfg.nodes:,.2f}/h, over the ceiling ${max_hourly:,.2f}/h")
+
+    return ClusterSpec(
+        project=project, stack=stack, cloud=cloud, region=region, zone=zone, name=name, instance=row,
+        resolution=resolution.reason, nodes=cfg.nodes, max_nodes=max_nodes, node_group=cfg.node_group,
+        spot=cfg.spot, reservation=cfg.reservation, reservation_type=cfg.reservation_type,
+        fabric_wired=fabric_wired, placement=placement, scratch=scratch, storage=cfg.storage,
+        network=cfg.network, image=cfg.image, admin_user=cfg.admin_user, ssh_public_key=cfg.ssh_public_key,
+        tags=dict(sorted(cfg.tags.items())), findings=tuple(findings), gcp_project=gcp_project,
+        max_hourly_usd=max_hourly,
+    )
