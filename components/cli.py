@@ -7,35 +7,41 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from . import catalog
 from .errors import ConfigError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Cloud-neutral GPU clusters on Pulumi: offline plans and the instance catalog.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Cloud-neutral GPU clusters on Pulumi: offline plans and the instance catalog.",
+)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     markdown = "markdown"
     json = "json"
 
 
-class CatalogFormat(str, Enum):
+class CatalogFormat(StrEnum):
     table = "table"
     json = "json"
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/red] {message}", markup=True)
+    # Text, not markup: config values may contain [brackets] or :emoji: codes.
+    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(Text.assemble(("error: ", "red"), message))
     return typer.Exit(code=2)
 
 
@@ -52,7 +58,9 @@ def _project_dir(project: Path | None) -> Path:
 
 @app.command()
 def plan(
-    stack: Annotated[str | None, typer.Option("--stack", "-s", help="stack NAME: reads stacks/Pulumi.NAME.yaml")] = None,
+    stack: Annotated[
+        str | None, typer.Option("--stack", "-s", help="stack NAME: reads stacks/Pulumi.NAME.yaml")
+    ] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="any Pulumi stack config file")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
     project: Annotated[Path | None, typer.Option("--project", help="folder with Pulumi.yaml")] = None,
@@ -91,7 +99,7 @@ def catalog_cmd(
         if model is None:
             known = ", ".join(sorted(set(catalog.gpu_aliases().values())))
             raise _fail(f"--gpu: unknown GPU model {gpu!r}; known models: {known}")
-    rows = [r for r in catalog.all_types(cloud) if model is None or r.gpu == model]  # type: ignore[arg-type]
+    rows = [r for r in catalog.all_types(cloud) if model is None or r.gpu == model]
     if fmt is CatalogFormat.json:
         sys.stdout.write(json.dumps([r.public_row() for r in rows], indent=2) + "\n")
         return
@@ -99,12 +107,22 @@ def catalog_cmd(
     for col in ("cloud", "type", "GPU", "vCPU", "mem GiB", "local NVMe", "net Gb/s", "fabric", "fabric Gb/s", "$/h"):
         table.add_column(col, justify="right" if col not in ("cloud", "type", "GPU", "fabric") else "left")
     for r in rows:
-        nvme = f"{r.localNvmeCount} x {r.localNvmeGb:g} GB" if r.localNvmeCount and r.localNvmeGb else str(r.localNvmeCount or "-")
+        nvme = (
+            f"{r.localNvmeCount} x {r.localNvmeGb:g} GB"
+            if r.localNvmeCount and r.localNvmeGb
+            else str(r.localNvmeCount or "-")
+        )
         table.add_row(
-            r.cloud, r.instanceType, f"{r.gpus} x {r.gpu or r.gpuDescription}", str(r.vcpus or "?"),
-            f"{r.memoryGiB:g}" if r.memoryGiB else "?", nvme, f"{r.networkGbps:g}" if r.networkGbps else "?",
+            r.cloud,
+            r.instanceType,
+            f"{r.gpus} x {r.gpu or r.gpuDescription}",
+            str(r.vcpus or "?"),
+            f"{r.memoryGiB:g}" if r.memoryGiB else "?",
+            nvme,
+            f"{r.networkGbps:g}" if r.networkGbps else "?",
             r.fabric if r.fabric == "none" else f"{r.fabric} x{r.fabricDevices}",
-            f"{r.fabricGbps:g}" if r.fabricGbps else "-", f"{r.hourlyUsd:,.2f}" if r.hourlyUsd else "?",
+            f"{r.fabricGbps:g}" if r.fabricGbps else "-",
+            f"{r.hourlyUsd:,.2f}" if r.hourlyUsd else "?",
         )
     Console().print(table)
 

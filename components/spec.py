@@ -29,16 +29,12 @@ PROJECT = "gpu-cluster"
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
 MAX_NODES = 5000
 GPU_PATTERN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9 _.-]*?)\s*(?::\s*(\d+)\s*)?$")
-PRIVATE_RANGES = tuple(
-    ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
-)
+PRIVATE_RANGES = tuple(ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 OWN_KEYS = ("cloud", "cluster", "maxHourlyUsd")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True)
 
 
 class StorageConfig(_Model):
@@ -59,10 +55,8 @@ class NetworkConfig(_Model):
     @classmethod
     def _cidr(cls, value: str) -> str:
         net = _parse_cidr(value)
-        if not any(net.subnet_of(r) for r in PRIVATE_RANGES):
-            raise ValueError(
-                f"{value} is not a private range; use part of 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16"
-            )
+        if not any(net.subnet_of(r) for r in PRIVATE_RANGES):  # type: ignore[arg-type]
+            raise ValueError(f"{value} is not a private range; use part of 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
         return str(net)
 
     @field_validator("ssh_cidrs")
@@ -152,9 +146,7 @@ class ClusterSpec:
 
 @cache
 def cloud_rules() -> dict[str, dict[str, Any]]:
-    rules: dict[str, dict[str, Any]] = yaml.safe_load(
-        (Path(catalog.__file__).parent / "clouds.yaml").read_text()
-    )
+    rules: dict[str, dict[str, Any]] = yaml.safe_load((Path(catalog.__file__).parent / "clouds.yaml").read_text())
     return rules
 
 
@@ -323,7 +315,9 @@ def build_spec(values: Mapping[str, Any], stack: str, project: str = PROJECT) ->
             max_hourly = float(max_hourly)
         except ValueError:
             raise ConfigError(f"{PROJECT}:maxHourlyUsd", f"got {max_hourly!r}; a number of USD per hour") from None
-    if max_hourly is not None and (not isinstance(max_hourly, int | float) or isinstance(max_hourly, bool) or max_hourly <= 0):
+    if max_hourly is not None and (
+        not isinstance(max_hourly, int | float) or isinstance(max_hourly, bool) or max_hourly <= 0
+    ):
         raise ConfigError(f"{PROJECT}:maxHourlyUsd", f"got {_describe(max_hourly)}; a positive number of USD per hour")
     return _cross_check(cloud, region, gcp_project, cfg, values, stack, project, rules, max_hourly)
 
@@ -344,8 +338,8 @@ def _cross_check(
     name = cfg.name or stack
     if not re.fullmatch(NAME_PATTERN, name):
         raise ConfigError(
-            f"{k}name", f"not set, and the stack name {stack!r} is not a valid cluster name "
-            "([a-z][a-z0-9-]{0,30}); set name"
+            f"{k}name",
+            f"not set, and the stack name {stack!r} is not a valid cluster name ([a-z][a-z0-9-]{{0,30}}); set name",
         )
     zone = cfg.zone or (values.get(rules["zoneKey"]) if rules["zoneKey"] else None)
     if zone is not None and not re.fullmatch(rules["zonePattern"].format(region=re.escape(region)), str(zone)):
@@ -357,7 +351,9 @@ def _cross_check(
     if cfg.nodes > max_nodes:
         raise ConfigError(f"{k}nodes", f"{cfg.nodes} is more than maxNodes {max_nodes}")
     if cfg.node_group == "instances" and cfg.nodes == 0:
-        raise ConfigError(f"{k}nodes", "0 with nodeGroup: instances creates nothing; use 1 or more, or nodeGroup: managed")
+        raise ConfigError(
+            f"{k}nodes", "0 with nodeGroup: instances creates nothing; use 1 or more, or nodeGroup: managed"
+        )
     if cfg.node_group == "instances" and cfg.max_nodes is not None and cfg.max_nodes != cfg.nodes:
         raise ConfigError(f"{k}maxNodes", "only applies to nodeGroup: managed (instances are a fixed count)")
 
@@ -371,16 +367,14 @@ def _cross_check(
         raise ConfigError(
             f"{k}storage.scratch", f"nvme, but {row.instanceType} has no local NVMe; allowed here: auto, disk, none"
         )
-    scratch: Literal["nvme", "disk", "none"]
-    if cfg.storage.scratch == "auto":
-        scratch = "nvme" if row.localNvmeCount > 0 else "disk"
-    else:
-        scratch = cfg.storage.scratch
+    scratch: Literal["nvme", "disk", "none"] = (
+        ("nvme" if row.localNvmeCount > 0 else "disk") if cfg.storage.scratch == "auto" else cfg.storage.scratch
+    )
 
     if cfg.spot and cfg.reservation:
         raise ConfigError(f"{k}reservation", "a reservation and spot are exclusive; set one of them")
     if cfg.reservation and not re.fullmatch(rules["reservationPattern"], cfg.reservation):
-        raise ConfigError(f"{k}reservation", f"got {cfg.reservation!r}; not a {cloud} reservation id")
+        raise ConfigError(f"{k}reservation", f"got {cfg.reservation!r}; not a reservation id for {cloud}")
     if cfg.reservation_type == "capacity-block" and (cloud != "aws" or not cfg.reservation):
         raise ConfigError(f"{k}reservationType", "capacity-block needs cloud aws and a reservation id")
 
@@ -388,21 +382,44 @@ def _cross_check(
     if cfg.placement == "auto":
         if cfg.reservation:
             placement = "none"
-            findings.append(Finding("info", f"{k}placement", "auto resolves to none with a reservation: a forced "
-                                    "cluster placement group breaks capacity reservations (aws-parallelcluster#4215)"))
+            findings.append(
+                Finding(
+                    "info",
+                    f"{k}placement",
+                    "auto resolves to none with a reservation: a forced "
+                    "cluster placement group breaks capacity reservations (aws-parallelcluster#4215)",
+                )
+            )
         else:
             placement = "cluster" if max_nodes > 1 or fabric_wired else "none"
     else:
         placement = cfg.placement
     if placement == "cluster" and cfg.reservation:
-        findings.append(Finding("warning", f"{k}placement", "a reservation with a cluster placement group may fail "
-                                "for capacity; prefer placement: auto"))
+        findings.append(
+            Finding(
+                "warning",
+                f"{k}placement",
+                "a reservation with a cluster placement group may fail for capacity; prefer placement: auto",
+            )
+        )
     if fabric_wired and placement != "cluster" and max_nodes > 1:
-        findings.append(Finding("warning", f"{k}placement", f"{row.fabric} is wired but placement is {placement}: "
-                                "fabric latency and bandwidth between nodes are not guaranteed"))
+        findings.append(
+            Finding(
+                "warning",
+                f"{k}placement",
+                f"{row.fabric} is wired but placement is {placement}: "
+                "fabric latency and bandwidth between nodes are not guaranteed",
+            )
+        )
     if row.has_fabric and not fabric_wired and max_nodes > 1:
-        findings.append(Finding("warning", f"{k}fabric", f"none: {row.instanceType} has {row.fabricGbps:g} Gb/s of "
-                                f"{row.fabric} that multi-node training will not use"))
+        findings.append(
+            Finding(
+                "warning",
+                f"{k}fabric",
+                f"none: {row.instanceType} has {row.fabricGbps:g} Gb/s of "
+                f"{row.fabric} that multi-node training will not use",
+            )
+        )
 
     if cfg.image != "auto" and not re.fullmatch(rules["imagePattern"], cfg.image):
         raise ConfigError(f"{k}image", f"got {cfg.image!r}; allowed: auto or {rules['imageHint']}")
@@ -410,26 +427,56 @@ def _cross_check(
     if cfg.network.public_ip is False and "0.0.0.0/0" in cfg.network.ssh_cidrs:
         findings.append(Finding("warning", f"{k}network.sshCidrs", "0.0.0.0/0 opens SSH to the whole internet"))
     if cfg.network.egress == "none" and cfg.image == "auto" and not cfg.network.public_ip:
-        findings.append(Finding("warning", f"{k}network.egress", "none: nodes cannot reach package mirrors or "
-                                "container registries"))
+        findings.append(
+            Finding("warning", f"{k}network.egress", "none: nodes cannot reach package mirrors or container registries")
+        )
     prefix = rules["tagKeyForbiddenPrefix"]
     for tag, value in cfg.tags.items():
         if not tag or len(tag) > 128 or len(value) > 256 or tag.lower().startswith(prefix):
-            raise ConfigError(f"{k}tags.{tag}", f"tag keys are 1-128 characters not starting with {prefix!r}, "
-                              "values at most 256 characters")
+            raise ConfigError(
+                f"{k}tags.{tag}",
+                f"tag keys are 1-128 characters not starting with {prefix!r}, values at most 256 characters",
+            )
     if cfg.spot:
-        findings.append(Finding("info", f"{k}spot", "spot nodes can be reclaimed at any time; cost shows the "
-                                "on-demand price as an upper bound"))
+        findings.append(
+            Finding(
+                "info",
+                f"{k}spot",
+                "spot nodes can be reclaimed at any time; cost shows the on-demand price as an upper bound",
+            )
+        )
     if max_hourly is not None and row.hourlyUsd is not None and row.hourlyUsd * cfg.nodes > max_hourly:
-        raise ConfigError(f"{PROJECT}:maxHourlyUsd", f"{row.instanceType} x {cfg.nodes} costs about "
-                          f"${row.hourlyUsd * cfg.nodes:,.2f}/h, over the ceiling ${max_hourly:,.2f}/h")
+        raise ConfigError(
+            f"{PROJECT}:maxHourlyUsd",
+            f"{row.instanceType} x {cfg.nodes} costs about "
+            f"${row.hourlyUsd * cfg.nodes:,.2f}/h, over the ceiling ${max_hourly:,.2f}/h",
+        )
 
     return ClusterSpec(
-        project=project, stack=stack, cloud=cloud, region=region, zone=zone, name=name, instance=row,
-        resolution=resolution.reason, nodes=cfg.nodes, max_nodes=max_nodes, node_group=cfg.node_group,
-        spot=cfg.spot, reservation=cfg.reservation, reservation_type=cfg.reservation_type,
-        fabric_wired=fabric_wired, placement=placement, scratch=scratch, storage=cfg.storage,
-        network=cfg.network, image=cfg.image, admin_user=cfg.admin_user, ssh_public_key=cfg.ssh_public_key,
-        tags=dict(sorted(cfg.tags.items())), findings=tuple(findings), gcp_project=gcp_project,
+        project=project,
+        stack=stack,
+        cloud=cloud,
+        region=region,
+        zone=zone,
+        name=name,
+        instance=row,
+        resolution=resolution.reason,
+        nodes=cfg.nodes,
+        max_nodes=max_nodes,
+        node_group=cfg.node_group,
+        spot=cfg.spot,
+        reservation=cfg.reservation,
+        reservation_type=cfg.reservation_type,
+        fabric_wired=fabric_wired,
+        placement=placement,
+        scratch=scratch,
+        storage=cfg.storage,
+        network=cfg.network,
+        image=cfg.image,
+        admin_user=cfg.admin_user,
+        ssh_public_key=cfg.ssh_public_key,
+        tags=dict(sorted(cfg.tags.items())),
+        findings=tuple(findings),
+        gcp_project=gcp_project,
         max_hourly_usd=max_hourly,
     )

@@ -36,25 +36,43 @@ class CloudCluster(pulumi.ComponentResource):
         zone: pulumi.Input[str] = spec.zone or aws.get_availability_zones_output(state="available").names[0]
 
         self.vpc = aws.ec2.Vpc(
-            f"{name}-vpc", cidr_block=layout.vpc_cidr, enable_dns_support=True, enable_dns_hostnames=True,
-            tags=tagged("vpc"), opts=child,
+            f"{name}-vpc",
+            cidr_block=layout.vpc_cidr,
+            enable_dns_support=True,
+            enable_dns_hostnames=True,
+            tags=tagged("vpc"),
+            opts=child,
         )
         self.subnet = aws.ec2.Subnet(
-            f"{name}-nodes", vpc_id=self.vpc.id, cidr_block=layout.node_subnet_cidr, availability_zone=zone,
-            map_public_ip_on_launch=spec.network.public_ip, tags=tagged("nodes"), opts=child,
+            f"{name}-nodes",
+            vpc_id=self.vpc.id,
+            cidr_block=layout.node_subnet_cidr,
+            availability_zone=zone,
+            map_public_ip_on_launch=spec.network.public_ip,
+            tags=tagged("nodes"),
+            opts=child,
         )
         self.route_table = aws.ec2.RouteTable(
-            f"{name}-nodes-rt", vpc_id=self.vpc.id, routes=self._egress_routes(name, layout, zone, tagged, child),
-            tags=tagged("nodes-rt"), opts=child,
+            f"{name}-nodes-rt",
+            vpc_id=self.vpc.id,
+            routes=self._egress_routes(name, layout, zone, tagged, child),
+            tags=tagged("nodes-rt"),
+            opts=child,
         )
         aws.ec2.RouteTableAssociation(
-            f"{name}-nodes-rta", subnet_id=self.subnet.id, route_table_id=self.route_table.id, opts=child,
+            f"{name}-nodes-rta",
+            subnet_id=self.subnet.id,
+            route_table_id=self.route_table.id,
+            opts=child,
         )
         self.security_group = self._security_group(name, layout, tagged, child)
 
         self.placement_group = (
             aws.ec2.PlacementGroup(
-                f"{name}-pg", strategy=layout.placement_strategy, tags=tagged("pg"), opts=child,
+                f"{name}-pg",
+                strategy=layout.placement_strategy,
+                tags=tagged("pg"),
+                opts=child,
             )
             if layout.placement_strategy
             else None
@@ -77,7 +95,10 @@ class CloudCluster(pulumi.ComponentResource):
             self.group = None
             self.instances = [
                 aws.ec2.Instance(
-                    f"{name}-node-{i}", launch_template=lt_ref, tags=tagged(f"node-{i}"), opts=child,
+                    f"{name}-node-{i}",
+                    launch_template=lt_ref,
+                    tags=tagged(f"node-{i}"),
+                    opts=child,
                 )
                 for i in range(spec.nodes)
             ]
@@ -103,18 +124,31 @@ class CloudCluster(pulumi.ComponentResource):
         if layout.spec.network.public_ip or layout.public_subnet_cidr is None:
             return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)]
         public = aws.ec2.Subnet(
-            f"{name}-public", vpc_id=self.vpc.id, cidr_block=layout.public_subnet_cidr, availability_zone=zone,
-            map_public_ip_on_launch=False, tags=tagged("public"), opts=child,
+            f"{name}-public",
+            vpc_id=self.vpc.id,
+            cidr_block=layout.public_subnet_cidr,
+            availability_zone=zone,
+            map_public_ip_on_launch=False,
+            tags=tagged("public"),
+            opts=child,
         )
         public_rt = aws.ec2.RouteTable(
-            f"{name}-public-rt", vpc_id=self.vpc.id,
+            f"{name}-public-rt",
+            vpc_id=self.vpc.id,
             routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-            tags=tagged("public-rt"), opts=child,
+            tags=tagged("public-rt"),
+            opts=child,
         )
-        aws.ec2.RouteTableAssociation(f"{name}-public-rta", subnet_id=public.id, route_table_id=public_rt.id, opts=child)
+        aws.ec2.RouteTableAssociation(
+            f"{name}-public-rta", subnet_id=public.id, route_table_id=public_rt.id, opts=child
+        )
         eip = aws.ec2.Eip(f"{name}-nat-eip", domain="vpc", tags=tagged("nat-eip"), opts=child)
         nat = aws.ec2.NatGateway(
-            f"{name}-nat", allocation_id=eip.id, subnet_id=public.id, tags=tagged("nat"), opts=child,
+            f"{name}-nat",
+            allocation_id=eip.id,
+            subnet_id=public.id,
+            tags=tagged("nat"),
+            opts=child,
         )
         return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)]
 
@@ -123,26 +157,47 @@ class CloudCluster(pulumi.ComponentResource):
     ) -> aws.ec2.SecurityGroup:
         # EFA needs all traffic in and out to the group itself (EC2 User Guide, efa-start).
         sg = aws.ec2.SecurityGroup(
-            f"{name}-sg", vpc_id=self.vpc.id, description=f"gpu-cluster {layout.spec.name} nodes",
-            tags=tagged("sg"), opts=child,
+            f"{name}-sg",
+            vpc_id=self.vpc.id,
+            description=f"gpu-cluster {layout.spec.name} nodes",
+            tags=tagged("sg"),
+            opts=child,
         )
         aws.vpc.SecurityGroupIngressRule(
-            f"{name}-sg-self-in", security_group_id=sg.id, referenced_security_group_id=sg.id, ip_protocol="-1",
-            description="all traffic between nodes (EFA, NCCL)", opts=child,
+            f"{name}-sg-self-in",
+            security_group_id=sg.id,
+            referenced_security_group_id=sg.id,
+            ip_protocol="-1",
+            description="all traffic between nodes (EFA, NCCL)",
+            opts=child,
         )
         aws.vpc.SecurityGroupEgressRule(
-            f"{name}-sg-self-out", security_group_id=sg.id, referenced_security_group_id=sg.id, ip_protocol="-1",
-            description="all traffic between nodes (EFA, NCCL)", opts=child,
+            f"{name}-sg-self-out",
+            security_group_id=sg.id,
+            referenced_security_group_id=sg.id,
+            ip_protocol="-1",
+            description="all traffic between nodes (EFA, NCCL)",
+            opts=child,
         )
         for cidr in layout.spec.network.ssh_cidrs:
             aws.vpc.SecurityGroupIngressRule(
-                f"{name}-sg-ssh-{cidr.replace('/', '_')}", security_group_id=sg.id, cidr_ipv4=cidr,
-                ip_protocol="tcp", from_port=22, to_port=22, description="SSH", opts=child,
+                f"{name}-sg-ssh-{cidr.replace('/', '_')}",
+                security_group_id=sg.id,
+                cidr_ipv4=cidr,
+                ip_protocol="tcp",
+                from_port=22,
+                to_port=22,
+                description="SSH",
+                opts=child,
             )
         if layout.spec.network.egress == "nat" or layout.spec.network.public_ip:
             aws.vpc.SecurityGroupEgressRule(
-                f"{name}-sg-egress", security_group_id=sg.id, cidr_ipv4="0.0.0.0/0", ip_protocol="-1",
-                description="outbound to the internet", opts=child,
+                f"{name}-sg-egress",
+                security_group_id=sg.id,
+                cidr_ipv4="0.0.0.0/0",
+                ip_protocol="-1",
+                description="outbound to the internet",
+                opts=child,
             )
         return sg
 
@@ -150,10 +205,17 @@ class CloudCluster(pulumi.ComponentResource):
         if layout.image.ami_id:
             return pulumi.Output.from_input(layout.image.ami_id)
         param = layout.image.ssm_parameter
-        return aws.ssm.get_parameter_output(name=param, opts=pulumi.InvokeOutputOptions(parent=self)).value
+        value: pulumi.Output[str] = aws.ssm.get_parameter_output(
+            name=param, opts=pulumi.InvokeOutputOptions(parent=self)
+        ).value
+        return value
 
     def _launch_template(
-        self, name: str, layout: AwsLayout, tagged: Any, key_pair: aws.ec2.KeyPair | None,
+        self,
+        name: str,
+        layout: AwsLayout,
+        tagged: Any,
+        key_pair: aws.ec2.KeyPair | None,
         child: pulumi.ResourceOptions,
     ) -> aws.ec2.LaunchTemplate:
         spec = layout.spec
@@ -162,8 +224,11 @@ class CloudCluster(pulumi.ComponentResource):
         subnet = self.subnet.id if spec.node_group == "instances" else None
         interfaces = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                network_card_index=nic.network_card_index, device_index=nic.device_index,
-                interface_type=nic.interface_type, security_groups=[self.security_group.id], subnet_id=subnet,
+                network_card_index=nic.network_card_index,
+                device_index=nic.device_index,
+                interface_type=nic.interface_type,
+                security_groups=[self.security_group.id],
+                subnet_id=subnet,
                 associate_public_ip_address="true" if spec.network.public_ip else "false",
                 delete_on_termination="true",
             )
@@ -173,18 +238,25 @@ class CloudCluster(pulumi.ComponentResource):
             aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
                 device_name=ROOT_DEVICE,
                 ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=layout.root_gb, volume_type="gp3", encrypted="true", delete_on_termination="true",
+                    volume_size=layout.root_gb,
+                    volume_type="gp3",
+                    encrypted="true",
+                    delete_on_termination="true",
                 ),
             )
         ]
         if layout.scratch.kind == "disk":
-            disks.append(aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=SCRATCH_DEVICE,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=int(layout.scratch.device_gb or 0), volume_type="gp3", encrypted="true",
-                    delete_on_termination="false" if layout.scratch.retain else "true",
-                ),
-            ))
+            disks.append(
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name=SCRATCH_DEVICE,
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=int(layout.scratch.device_gb or 0),
+                        volume_type="gp3",
+                        encrypted="true",
+                        delete_on_termination="false" if layout.scratch.retain else "true",
+                    ),
+                )
+            )
         market = None
         if layout.market == "capacity-block":
             market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
@@ -192,7 +264,8 @@ class CloudCluster(pulumi.ComponentResource):
             market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
                 market_type="spot",
                 spot_options=aws.ec2.LaunchTemplateInstanceMarketOptionsSpotOptionsArgs(
-                    spot_instance_type="one-time", instance_interruption_behavior="terminate",
+                    spot_instance_type="one-time",
+                    instance_interruption_behavior="terminate",
                 ),
             )
         reservation = (
@@ -221,7 +294,9 @@ class CloudCluster(pulumi.ComponentResource):
             network_interfaces=interfaces,
             block_device_mappings=disks,
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2,
+                http_endpoint="enabled",
+                http_tokens="required",
+                http_put_response_hop_limit=2,
             ),
             instance_market_options=market,
             capacity_reservation_specification=reservation,
@@ -235,7 +310,11 @@ class CloudCluster(pulumi.ComponentResource):
         )
 
     def _auto_scaling_group(
-        self, name: str, layout: AwsLayout, lt_ref: Mapping[str, Any], tags: Mapping[str, str],
+        self,
+        name: str,
+        layout: AwsLayout,
+        lt_ref: Mapping[str, Any],
+        tags: Mapping[str, str],
         child: pulumi.ResourceOptions,
     ) -> aws.autoscaling.Group:
         spec = layout.spec
@@ -248,11 +327,13 @@ class CloudCluster(pulumi.ComponentResource):
             mixed = aws.autoscaling.GroupMixedInstancesPolicyArgs(
                 launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
                     launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                        launch_template_id=lt_ref["id"], version=lt_ref["version"],
+                        launch_template_id=lt_ref["id"],
+                        version=lt_ref["version"],
                     ),
                 ),
                 instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
-                    on_demand_base_capacity=0, on_demand_percentage_above_base_capacity=0,
+                    on_demand_base_capacity=0,
+                    on_demand_percentage_above_base_capacity=0,
                     spot_allocation_strategy="capacity-optimized",
                 ),
             )

@@ -19,9 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Cloud = Literal["aws", "azure", "gcp", "alicloud"]
 CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud")
-Fabric = Literal[
-    "efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "erdma", "none"
-]
+Fabric = Literal["efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "erdma", "none"]
 _DIR = Path(__file__).parent
 
 
@@ -65,10 +63,23 @@ class InstanceType(BaseModel):
 
     def public_row(self) -> dict[str, Any]:
         """The stable JSON row of `gpu-cluster catalog --format json`."""
-        keys = (
-            "cloud instanceType gpu gpus gpuMemoryGiB vcpus memoryGiB localNvmeCount localNvmeGb "
-            "networkGbps fabric fabricDevices fabricGbps hourlyUsd source"
-        ).split()
+        keys = [
+            "cloud",
+            "instanceType",
+            "gpu",
+            "gpus",
+            "gpuMemoryGiB",
+            "vcpus",
+            "memoryGiB",
+            "localNvmeCount",
+            "localNvmeGb",
+            "networkGbps",
+            "fabric",
+            "fabricDevices",
+            "fabricGbps",
+            "hourlyUsd",
+            "source",
+        ]
         return {k: getattr(self, k) for k in keys}
 
 

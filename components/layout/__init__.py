@@ -108,10 +108,16 @@ def cloud_init(scratch: Scratch, extra_runcmd: tuple[tuple[str, ...], ...] = ())
         }
         files += [
             {"path": "/usr/local/sbin/gpu-cluster-scratch", "permissions": "0755", "content": scratch_script()},
-            {"path": "/etc/gpu-cluster/scratch.env", "permissions": "0644",
-             "content": "".join(f"{k}={json.dumps(v)}\n" for k, v in env.items())},
-            {"path": "/etc/systemd/system/gpu-cluster-scratch.service", "permissions": "0644",
-             "content": _UNIT.format(path=scratch.path)},
+            {
+                "path": "/etc/gpu-cluster/scratch.env",
+                "permissions": "0644",
+                "content": "".join(f"{k}={json.dumps(v)}\n" for k, v in env.items()),
+            },
+            {
+                "path": "/etc/systemd/system/gpu-cluster-scratch.service",
+                "permissions": "0644",
+                "content": _UNIT.format(path=scratch.path),
+            },
         ]
         runcmd += [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", "gpu-cluster-scratch.service"]]
     runcmd += [list(cmd) for cmd in extra_runcmd]

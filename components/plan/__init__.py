@@ -16,7 +16,7 @@ from ..spec import ClusterSpec, build_spec
 from .runner import ProgramRun, Registered, run_program
 from .stackfile import StackFile, find_project, project_info, read_stack_file
 
-__all__ = ["Plan", "load_stack", "make_plan", "find_project"]
+__all__ = ["Plan", "find_project", "load_stack", "make_plan"]
 
 
 @dataclass

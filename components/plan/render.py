@@ -90,8 +90,13 @@ def render_markdown(plan: Plan) -> str:
     warnings = plan.warnings()
     if warnings:
         lines += ["", "**Warnings**", ""] + [f"- :warning: {w}" for w in warnings]
-    lines += ["", f"<details><summary>{len(plan.resources)} resources</summary>", "", "| type | name | key inputs |",
-              "|---|---|---|"]
+    lines += [
+        "",
+        f"<details><summary>{len(plan.resources)} resources</summary>",
+        "",
+        "| type | name | key inputs |",
+        "|---|---|---|",
+    ]
     lines += [f"| `{r.type}` | `{r.name}` | {key_inputs(r.inputs).replace('|', '/')} |" for r in plan.resources]
     lines += ["", "</details>", ""]
     return "\n".join(lines)

@@ -19,9 +19,9 @@ import pulumi
 import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
-from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
 from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from .stackfile import SECRET, StackFile
 
@@ -39,8 +39,13 @@ class Registered:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent,
-            "custom": self.custom, "inputs": self.inputs, "protect": self.protect,
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "custom": self.custom,
+            "inputs": self.inputs,
+            "protect": self.protect,
             "retainOnDelete": self.retain_on_delete,
         }
 
@@ -114,22 +119,33 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.registered: list[Registered] = []
         self.stack_outputs: dict[str, Any] = {}
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+    def RegisterResource(self, request: Any) -> Any:
         urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == "pulumi:pulumi:Stack":
             return resource_pb2.RegisterResourceResponse(urn=urn)
-        pulumi_mocks._ensure_event_loop()
+        _ensure_event_loop()  # type: ignore[no-untyped-call]
         inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
         resource_args = pulumi_mocks.MockResourceArgs(
-            typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
-            resource_id=request.importId, custom=request.custom or False,
+            typ=request.type,
+            name=request.name,
+            inputs=inputs,
+            provider=request.provider,
+            resource_id=request.importId,
+            custom=request.custom or False,
         )
         id_, state = self.mocks.new_resource(resource_args)
-        self.registered.append(Registered(
-            urn=urn, type=request.type, name=request.name, parent=request.parent or None,
-            custom=bool(request.custom), inputs=_clean(inputs), protect=bool(request.protect),
-            retain_on_delete=bool(request.retainOnDelete),
-        ))
+        self.registered.append(
+            Registered(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                custom=bool(request.custom),
+                inputs=_clean(inputs),
+                protect=bool(request.protect),
+                retain_on_delete=bool(request.retainOnDelete),
+            )
+        )
         obj = _sync_await(rpc.serialize_properties(state, {}))
         self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_ or "", state)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_ or "", object=obj)

@@ -29,10 +29,12 @@ class StackFile:
 
     def engine_config(self) -> dict[str, str]:
         """Config as the engine hands it to a program: strings, objects as JSON."""
+
         def text(value: Any) -> str:
             if isinstance(value, str):
                 return value
             return json.dumps(value)
+
         return {k: text(v) for k, v in self.values.items()}
 
 
@@ -84,7 +86,9 @@ def read_stack_file(path: Path, project: str, stack: str | None = None) -> Stack
         raise ConfigError(str(path), "must be a mapping with a `config:` block")
     unknown = sorted(set(map(str, data)) - STACK_FILE_KEYS)
     if unknown:
-        raise ConfigError(f"{path.name}: {unknown[0]}", f"unknown top-level key; allowed: {', '.join(sorted(STACK_FILE_KEYS))}")
+        raise ConfigError(
+            f"{path.name}: {unknown[0]}", f"unknown top-level key; allowed: {', '.join(sorted(STACK_FILE_KEYS))}"
+        )
     config = data.get("config") or {}
     if not isinstance(config, dict):
         raise ConfigError(f"{path.name}: config", "must be a mapping of namespace:key settings")

@@ -1,0 +1,54 @@
+"""Shared fixtures. Plans are cached per session: planning a stack runs the real program once."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.plan import Plan, load_stack, make_plan
+from components.plan.stackfile import StackFile
+from components.spec import ClusterSpec, build_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+_PLANS: dict[str, Plan] = {}
+
+
+def plan_stack(name: str) -> Plan:
+    """The offline plan of a shipped stack (cached for the session)."""
+    if name not in _PLANS:
+        _PLANS[name] = make_plan(ROOT, load_stack(ROOT, name))
+    return _PLANS[name]
+
+
+def plan_values(values: dict[str, Any], stack: str = "test") -> Plan:
+    """Plan an in-memory stack config (flat `namespace:key` values)."""
+    return make_plan(ROOT, StackFile("gpu-cluster", stack, ROOT / f"Pulumi.{stack}.yaml", values, ()))
+
+
+def aws_values(**cluster: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"gpu": "H100:8", "nodes": 2, "zone": "us-east-1a"}
+    base.update(cluster)
+    return {"gpu-cluster:cloud": "aws", "aws:region": "us-east-1", "gpu-cluster:cluster": base}
+
+
+def spec_of(values: dict[str, Any], stack: str = "test") -> ClusterSpec:
+    return build_spec(copy.deepcopy(values), stack)
+
+
+def resources_of(plan: Plan, type_suffix: str) -> list[dict[str, Any]]:
+    return [r.as_json() for r in plan.resources if r.type.endswith(type_suffix)]
+
+
+def one(plan: Plan, type_suffix: str) -> dict[str, Any]:
+    found = resources_of(plan, type_suffix)
+    assert len(found) == 1, f"expected one {type_suffix}, found {len(found)}"
+    return found[0]
+
+
+@pytest.fixture(scope="session")
+def stack_plan() -> Callable[[str], Plan]:
+    return plan_stack
