@@ -13,11 +13,8 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
@@ -144,10 +141,9 @@ class ClusterSpec:
         return {**self.tags, "gpu-cluster:cluster": self.name, "gpu-cluster:stack": self.stack}
 
 
-@cache
 def cloud_rules() -> dict[str, dict[str, Any]]:
-    rules: dict[str, dict[str, Any]] = yaml.safe_load((Path(catalog.__file__).parent / "clouds.yaml").read_text())
-    return rules
+    """Each cloud's `rules:` section of its catalog file (region key, CIDR limits, patterns)."""
+    return {cloud: catalog.load(cloud).rules for cloud in CLOUDS}
 
 
 def _parse_cidr(value: str) -> ipaddress.IPv4Network:

@@ -85,10 +85,14 @@ class InstanceType(BaseModel):
 
 @dataclass(frozen=True)
 class CloudCatalog:
+    """One cloud's data file: its instance types, and the rules and images the layers above read."""
+
     cloud: Cloud
     types: tuple[InstanceType, ...]
     sources: dict[str, str]
     prices: dict[str, Any]
+    rules: dict[str, Any]
+    images: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -127,8 +131,6 @@ def normalize_gpu(model: str) -> str | None:
 def load(cloud: Cloud) -> CloudCatalog:
     """Load and validate one cloud's catalog file (cached: the files never change at run time)."""
     path = _DIR / f"{cloud}.yaml"
-    if not path.exists():
-        return CloudCatalog(cloud, (), {}, {})
     data = yaml.safe_load(path.read_text()) or {}
     rows = tuple(InstanceType(cloud=cloud, **row) for row in data.get("types") or [])
     known = set(gpu_aliases().values())
@@ -140,7 +142,14 @@ def load(cloud: Cloud) -> CloudCatalog:
         if key in seen:
             raise ValueError(f"{path.name}: duplicate row {key}")
         seen.add(key)
-    return CloudCatalog(cloud, rows, dict(data.get("sources") or {}), dict(data.get("prices") or {}))
+    return CloudCatalog(
+        cloud,
+        rows,
+        dict(data.get("sources") or {}),
+        dict(data.get("prices") or {}),
+        dict(data.get("rules") or {}),
+        dict(data.get("images") or {}),
+    )
 
 
 def all_types(cloud: Cloud | None = None) -> list[InstanceType]:

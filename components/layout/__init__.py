@@ -15,10 +15,11 @@ from typing import Any, Literal
 
 import yaml
 
+from .. import catalog
+from ..catalog import Cloud
 from ..spec import ClusterSpec
 
 _SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
-_CATALOG = Path(__file__).resolve().parent.parent / "catalog"
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,9 @@ def scratch_script() -> str:
     return (_SCRIPTS / "scratch.sh").read_text()
 
 
-@cache
-def images() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((_CATALOG / "images.yaml").read_text())
-    return data
-
-
-def image_for(cloud: str, instance_type: str) -> dict[str, Any]:
+def image_for(cloud: Cloud, instance_type: str) -> dict[str, Any]:
     """The `image: auto` entry for a type: the longest matching family prefix, else the default."""
-    section = images()[cloud]
+    section = catalog.load(cloud).images
     families: dict[str, Any] = section.get("families") or {}
     match = max((p for p in families if instance_type.startswith(p)), key=len, default=None)
     entry: dict[str, Any] = families[match] if match else section["default"]

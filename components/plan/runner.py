@@ -60,8 +60,13 @@ class ProgramRun:
 
 @cache
 def _mock_answers() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((Path(__file__).parent / "mocks.yaml").read_text())
-    return data
+    """`mocks/<cloud>.yaml` merged: resource outputs and invoke answers keyed by type token."""
+    merged: dict[str, Any] = {"resources": {}, "invokes": {}}
+    for path in sorted((Path(__file__).parent / "mocks").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text()) or {}
+        for section in merged:
+            merged[section].update(data.get(section) or {})
+    return merged
 
 
 def _fill(template: Any, **context: Any) -> Any:
