@@ -12,7 +12,7 @@ import ipaddress
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -62,6 +62,23 @@ class NetworkConfig(_Model):
         return tuple(sorted({str(_parse_cidr(v)) for v in value}))
 
 
+# Per-cloud options: only the block of the chosen cloud may be set.
+class AwsOptions(_Model):
+    pass
+
+
+class AzureOptions(_Model):
+    resource_group: str | None = Field(None, pattern=r"^[-\w._()]{1,90}$")  # an existing group; default: create one
+
+
+class GcpOptions(_Model):
+    iap: bool = False  # allow SSH from Identity-Aware Proxy's range instead of (or beside) sshCidrs
+
+
+class AlicloudOptions(_Model):
+    scratch_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = "PL1"  # ESSD PL of the scratch disk
+
+
 class ClusterConfig(_Model):
     """`gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
 
@@ -85,6 +102,10 @@ class ClusterConfig(_Model):
         None, pattern=r"^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$"
     )
     tags: dict[str, str] = Field(default_factory=dict)
+    aws: AwsOptions | None = None
+    azure: AzureOptions | None = None
+    gcp: GcpOptions | None = None
+    alicloud: AlicloudOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +138,9 @@ class ClusterSpec:
     findings: tuple[Finding, ...]
     gcp_project: str | None = None
     max_hourly_usd: float | None = None
+    azure: AzureOptions = field(default_factory=AzureOptions)
+    gcp: GcpOptions = field(default_factory=GcpOptions)
+    alicloud: AlicloudOptions = field(default_factory=AlicloudOptions)
 
     @property
     def gpus_per_node(self) -> int:
@@ -341,6 +365,9 @@ def _cross_check(
     if zone is not None and not re.fullmatch(rules["zonePattern"].format(region=re.escape(region)), str(zone)):
         raise ConfigError(f"{k}zone", f"got {zone!r}; it must be a zone of {region} on {cloud}")
 
+    for other in CLOUDS:
+        if other != cloud and getattr(cfg, other) is not None:
+            raise ConfigError(f"{k}{other}", f"options for {other}, but gpu-cluster:cloud is {cloud}; remove the block")
     resolution = _resolve_type(cloud, cfg)
     row = resolution.type
     max_nodes = cfg.max_nodes if cfg.max_nodes is not None else cfg.nodes
@@ -475,4 +502,7 @@ def _cross_check(
         findings=tuple(findings),
         gcp_project=gcp_project,
         max_hourly_usd=max_hourly,
+        azure=cfg.azure or AzureOptions(),
+        gcp=cfg.gcp or GcpOptions(),
+        alicloud=cfg.alicloud or AlicloudOptions(),
     )

@@ -75,6 +75,7 @@ def test_field_errors_name_the_key(cluster, key, fragment):
         ({"reservation": "res-1"}, "gpu-cluster:cluster.reservation", "not a reservation id for aws"),
         ({"network": {"cidr": "10.0.0.0/8"}}, "gpu-cluster:cluster.network.cidr", "between /16 and /27"),
         ({"image": "ubuntu"}, "gpu-cluster:cluster.image", "AMI id"),
+        ({"azure": {"resourceGroup": "rg"}}, "gpu-cluster:cluster.azure", "gpu-cluster:cloud is aws"),
         ({"tags": {"aws:owner": "x"}}, "gpu-cluster:cluster.tags.aws:owner", "not starting with 'aws:'"),
     ],
 )
