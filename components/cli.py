@@ -9,9 +9,10 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import yaml
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -64,8 +65,15 @@ def plan(
     config: Annotated[Path | None, typer.Option("--config", "-c", help="any Pulumi stack config file")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
     project: Annotated[Path | None, typer.Option("--project", help="folder with Pulumi.yaml")] = None,
+    policy_config: Annotated[
+        Path | None,
+        typer.Option("--policy-config", help="enforcement levels, as for `pulumi preview --policy-pack-config`"),
+    ] = None,
 ) -> None:
-    """Show exactly what `pulumi up` would create for a stack, offline, with cost and fabric."""
+    """Show exactly what `pulumi up` would create for a stack, offline, with cost, fabric and policy.
+
+    Exit codes: 0 success, 2 invalid input, 3 a mandatory policy is violated (the plan is still printed).
+    """
     from .plan import load_stack, make_plan
     from .plan.render import render_json, render_markdown, render_table
 
@@ -73,7 +81,9 @@ def plan(
         raise _fail("give exactly one of --stack NAME or --config FILE")
     try:
         project_dir = _project_dir(project)
-        the_plan = make_plan(project_dir, load_stack(project_dir, stack, config))
+        levels = _policy_config(policy_config)
+        the_plan = make_plan(project_dir, load_stack(project_dir, stack, config), levels)
+        violations = the_plan.violations()
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     if fmt is Format.json:
@@ -82,6 +92,28 @@ def plan(
         sys.stdout.write(render_markdown(the_plan))
     else:
         render_table(the_plan, Console(soft_wrap=False))
+    if any(v.level == "mandatory" for v in violations):
+        raise typer.Exit(code=3)
+
+
+def _policy_config(path: Path | None) -> dict[str, Any]:
+    """Policy levels from a JSON/YAML file; errors name the file and the policy key."""
+    from .policy import PolicyConfigError, rule_levels
+
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        reason = f"cannot be read as JSON or YAML ({exc.__class__.__name__})"
+        raise ConfigError(f"--policy-config {path}", reason) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"--policy-config {path}", "must be a mapping of policy name to level or settings")
+    try:
+        rule_levels(data)
+    except PolicyConfigError as exc:
+        raise ConfigError(f"--policy-config {path}", str(exc)) from None
+    return data
 
 
 @app.command("catalog")

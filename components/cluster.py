@@ -36,7 +36,19 @@ class GpuCluster(pulumi.ComponentResource):
         # The layout may still reject the spec (ConfigError): do it before registering anything.
         self.layout = plan_layout(args)
         cloud_module = importlib.import_module(f"{__package__}.{args.cloud}")
-        super().__init__(TYPE, name, {}, opts)
+        # What the stack asked for, as component inputs: policies (pack and offline plan) read these
+        # to tell an opted-in public IP or spot node from a mistake. One key, so the SDK's habit of
+        # turning input keys into attributes cannot clash with ours.
+        facts = {
+            "cloud": args.cloud,
+            "instanceType": args.instance.instanceType,
+            "nodes": args.nodes,
+            "publicIp": args.network.public_ip,
+            "spot": args.spot,
+            "hourlyUsd": args.hourly_usd,
+            "maxHourlyUsd": args.max_hourly_usd,
+        }
+        super().__init__(TYPE, name, {"stackFacts": facts}, opts)
         self.spec = args
         for finding in args.findings:
             log = pulumi.log.warn if finding.level == "warning" else pulumi.log.info

@@ -7,11 +7,12 @@ stable format documented in README.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..cluster import layout_module
+from ..policy import Resource, Violation, evaluate
 from ..spec import ClusterSpec, build_spec
 from .runner import ProgramRun, Registered, run_program
 from .stackfile import StackFile, find_project, project_info, read_stack_file
@@ -24,6 +25,7 @@ class Plan:
     stack: StackFile
     spec: ClusterSpec
     run: ProgramRun
+    policy_config: dict[str, Any] = field(default_factory=dict)
 
     @property
     def resources(self) -> list[Registered]:
@@ -61,6 +63,11 @@ class Plan:
             "resourceCount": len(self.resources),
         }
 
+    def violations(self) -> list[Violation]:
+        """The policy pack's rules, run on the recorded resources (same code as `policy/`)."""
+        resources = [Resource(r.type, r.inputs, r.urn, r.name) for r in self.resources]
+        return evaluate(resources, self.policy_config)
+
     def warnings(self) -> list[str]:
         seen: dict[str, None] = dict.fromkeys(self.run.warnings)
         return list(seen)
@@ -75,6 +82,7 @@ class Plan:
             "outputs": self.run.outputs,
             "summary": self.summary(),
             "warnings": self.warnings(),
+            "policy": [v.as_json() for v in self.violations()],
         }
 
 
@@ -84,8 +92,8 @@ def load_stack(project_dir: Path, stack: str | None = None, config_file: Path | 
     return read_stack_file(path, project, None if config_file is not None else stack)
 
 
-def make_plan(project_dir: Path, stack_file: StackFile) -> Plan:
+def make_plan(project_dir: Path, stack_file: StackFile, policy_config: dict[str, Any] | None = None) -> Plan:
     """Validate, then run `__main__.py` under mocks. Raises ConfigError on invalid input."""
     spec = build_spec(stack_file.values, stack_file.stack, stack_file.project)
     run = run_program(project_dir / "__main__.py", stack_file, spec.region)
-    return Plan(stack_file, spec, run)
+    return Plan(stack_file, spec, run, dict(policy_config or {}))

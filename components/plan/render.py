@@ -80,6 +80,9 @@ def render_table(plan: Plan, console: Console) -> None:
     parts: list[Any] = [table]
     for warning in plan.warnings():
         parts.append(f"[yellow]warning:[/yellow] {warning}")
+    for violation in plan.violations():
+        color = "red" if violation.level == "mandatory" else "yellow"
+        parts.append(f"[{color}]policy {violation.rule} ({violation.level}):[/{color}] {violation.message}")
     parts.append(_tree(plan))
     console.print(Group(*parts))
 

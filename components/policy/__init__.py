@@ -1,0 +1,352 @@
+"""Secure-default rules over registered resources, shared by the policy pack and the offline plan.
+
+The rules are pure functions of (type token, camelCase props), so the same code runs under
+`pulumi preview --policy-pack policy` (see `policy/__main__.py`, which wraps each rule in a
+pulumi-policy `StackValidationPolicy`) and in `gpu-cluster plan`, on the recorded resources.
+Stack-level facts (did the stack opt into public IPs or spot, its price and ceiling) come from the
+props of the `gpu-cluster:index:GpuCluster` component, so the rules need no other input.
+
+Policy config has pulumi-policy's `--policy-pack-config` format: `{"all": "advisory",
+"no-public-ip": "disabled", "spot-nodes": {"enforcementLevel": "mandatory", "allowSpot": false},
+"cost-ceiling": {"maxHourlyUsd": 500}}`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Level = Literal["mandatory", "advisory", "disabled"]
+LEVELS: tuple[Level, ...] = ("mandatory", "advisory", "disabled")
+CLUSTER_TYPE = "gpu-cluster:index:GpuCluster"
+OPEN_RANGES = {"0.0.0.0/0", "::/0", "*", "internet", "any"}
+REQUIRED_TAGS = ("gpu-cluster:cluster", "environment")
+
+# Resources that are (or define) GPU nodes, per cloud: where public IPs, passwords, spot and
+# metadata settings live.
+NODE_TYPES = {
+    "aws:ec2/launchTemplate:LaunchTemplate",
+    "aws:ec2/instance:Instance",
+    "aws:autoscaling/group:Group",
+    "azure-native:compute:VirtualMachineScaleSet",
+    "azure-native:compute:VirtualMachine",
+    "gcp:compute/instance:Instance",
+    "gcp:compute/instanceTemplate:InstanceTemplate",
+    "alicloud:ecs/instance:Instance",
+    "alicloud:ess/scalingConfiguration:ScalingConfiguration",
+}
+
+# Resources that hand out node addresses without being nodes themselves.
+NIC_TYPES = {"aws:ec2/subnet:Subnet", "azure-native:network:NetworkInterface"}
+
+
+@dataclass(frozen=True)
+class Resource:
+    type: str
+    props: Mapping[str, Any]
+    urn: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the stack asked for, read from the GpuCluster component's props, plus policy config."""
+
+    public_ip: bool = False
+    spot: bool = False
+    hourly_usd: float | None = None
+    max_hourly_usd: float | None = None
+    allow_spot: bool = True
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    level: Level
+    urn: str
+    message: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"rule": self.rule, "level": self.level, "urn": self.urn, "message": self.message}
+
+
+Check = Callable[[Resource, Facts], Iterator[str]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    description: str
+    level: Level
+    check: Check
+
+
+def _find(value: Any, keys: set[str]) -> Iterator[Any]:
+    """Every value stored under one of `keys`, at any depth of a props tree."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if key in keys:
+                yield item
+            yield from _find(item, keys)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _find(item, keys)
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def _no_public_ip(res: Resource, facts: Facts) -> Iterator[str]:
+    if facts.public_ip or res.type not in NODE_TYPES | NIC_TYPES:
+        return
+    if any(_truthy(v) for v in _find(res.props, {"associatePublicIpAddress", "mapPublicIpOnLaunch"})):
+        yield "assigns a public IP to nodes"
+    if any(v for v in _find(res.props, {"publicIPAddressConfiguration", "publicIPAddress", "accessConfigs"})):
+        yield "attaches a public IP address to node network interfaces"
+    for bandwidth in _find(res.props, {"internetMaxBandwidthOut"}):
+        if isinstance(bandwidth, int | float) and bandwidth > 0:
+            yield f"gives nodes public bandwidth (internetMaxBandwidthOut={bandwidth:g})"
+
+
+def _open_sources(res: Resource) -> Iterator[Any]:
+    props, kind = res.props, res.type
+    if kind == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule":
+        yield from (props.get(k) for k in ("cidrIpv4", "cidrIpv6") if props.get(k))
+    elif kind in ("aws:ec2/securityGroup:SecurityGroup", "aws:ec2/securityGroupRule:SecurityGroupRule"):
+        rules = props.get("ingress") or ([props] if props.get("type") == "ingress" else [])
+        for rule in rules:
+            yield from (rule.get("cidrBlocks") or []) + (rule.get("ipv6CidrBlocks") or [])
+    elif kind in ("azure-native:network:NetworkSecurityGroup", "azure-native:network:SecurityRule"):
+        rules = props.get("securityRules") or [props.get("properties", props)]
+        for rule in rules:
+            if str(rule.get("direction", "")).lower() == "inbound" and str(rule.get("access", "")).lower() == "allow":
+                yield from [rule.get("sourceAddressPrefix"), *(rule.get("sourceAddressPrefixes") or [])]
+    elif kind == "gcp:compute/firewall:Firewall":
+        if str(props.get("direction", "INGRESS")).upper() == "INGRESS" and props.get("allows"):
+            yield from props.get("sourceRanges") or []
+    elif (
+        kind == "alicloud:ecs/securityGroupRule:SecurityGroupRule"
+        and props.get("type") == "ingress"
+        and props.get("policy", "accept") == "accept"
+    ):
+        yield from (props.get(k) for k in ("cidrIp", "ipv6CidrIp") if props.get(k))
+
+
+def _no_open_ingress(res: Resource, facts: Facts) -> Iterator[str]:
+    for source in _open_sources(res):
+        if isinstance(source, str) and source.lower() in OPEN_RANGES:
+            yield f"allows inbound traffic from {source}"
+
+
+def _encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
+    # Azure managed disks and GCP persistent disks are always encrypted at rest with
+    # platform-managed keys (server-side encryption cannot be turned off), so only AWS EBS
+    # and Alibaba ESSD, where encryption is a per-disk choice, are checked.
+    props, kind = res.props, res.type
+    if kind == "aws:ec2/launchTemplate:LaunchTemplate":
+        for mapping in props.get("blockDeviceMappings") or []:
+            ebs = mapping.get("ebs")
+            if ebs is not None and not _truthy(ebs.get("encrypted")):
+                yield f"EBS volume {mapping.get('deviceName')} is not encrypted"
+    elif kind == "aws:ec2/instance:Instance":
+        disks = [props.get("rootBlockDevice") or {}, *(props.get("ebsBlockDevices") or [])]
+        if "launchTemplate" not in props or props.get("rootBlockDevice"):
+            yield from ("an EBS volume is not encrypted" for d in disks if d and not _truthy(d.get("encrypted")))
+    elif kind == "aws:ebs/volume:Volume" and not _truthy(props.get("encrypted")):
+        yield "EBS volume is not encrypted"
+    elif kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration"):
+        if not _truthy(props.get("systemDiskEncrypted")):
+            yield "system disk is not encrypted"
+        for disk in props.get("dataDisks") or []:
+            if not _truthy(disk.get("encrypted")):
+                yield f"data disk {disk.get('name') or disk.get('device') or ''} is not encrypted".replace("  ", " ")
+    elif kind == "alicloud:ecs/ecsDisk:EcsDisk" and not _truthy(props.get("encrypted")):
+        yield "disk is not encrypted"
+
+
+def _node_login(res: Resource, facts: Facts) -> Iterator[str]:
+    props, kind = res.props, res.type
+    if kind in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
+        if "launchTemplate" in props and kind == "aws:ec2/instance:Instance":
+            return  # the template carries the metadata options
+        if (props.get("metadataOptions") or {}).get("httpTokens") != "required":
+            yield "IMDSv2 is not required (metadataOptions.httpTokens must be 'required')"
+    elif kind in ("azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"):
+        if not any(v is True for v in _find(props, {"disablePasswordAuthentication"})):
+            yield "password authentication is not disabled (linuxConfiguration.disablePasswordAuthentication)"
+        if any(v for v in _find(props, {"adminPassword"})):
+            yield "sets an admin password"
+    elif kind in ("gcp:compute/instance:Instance", "gcp:compute/instanceTemplate:InstanceTemplate"):
+        metadata = props.get("metadata") or {}
+        if str(metadata.get("enable-oslogin", "")).upper() != "TRUE":
+            yield "OS Login is not enabled (metadata enable-oslogin=TRUE)"
+        if str(metadata.get("block-project-ssh-keys", "")).upper() != "TRUE":
+            yield "project-wide SSH keys are not blocked (metadata block-project-ssh-keys=TRUE)"
+    elif kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration") and (
+        props.get("password") or props.get("kmsEncryptedPassword") or _truthy(props.get("passwordInherit"))
+    ):
+        yield "allows password login"
+
+
+def _normal(key: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", key.lower())
+
+
+def _tag_keys(res: Resource) -> set[str] | None:
+    tags = res.props.get("tags", res.props.get("labels"))
+    if isinstance(tags, Mapping):
+        return {_normal(k) for k in tags}
+    if isinstance(tags, list):  # AWS Auto Scaling group tags: [{key, value, propagateAtLaunch}]
+        return {_normal(t.get("key", "")) for t in tags if isinstance(t, Mapping)}
+    return None
+
+
+def _required_tags(res: Resource, facts: Facts) -> Iterator[str]:
+    keys = _tag_keys(res)
+    if keys is None:
+        if res.type in NODE_TYPES:
+            yield "has no tags/labels"
+        return
+    # GCP label keys cannot hold ':' and are lowercase: compare normalised keys.
+    missing = [tag for tag in REQUIRED_TAGS if _normal(tag) not in keys]
+    if missing:
+        yield f"is missing required tag(s): {', '.join(missing)}"
+
+
+def _is_spot(res: Resource) -> bool:
+    props = res.props
+    if any(v == "spot" for v in _find(props, {"marketType"})):
+        return True
+    policy = props.get("mixedInstancesPolicy") or {}
+    dist = policy.get("instancesDistribution") or {}
+    if policy and dist.get("onDemandPercentageAboveBaseCapacity", 100) < 100:
+        return True
+    if any(str(v).lower() == "spot" for v in _find(props, {"priority", "provisioningModel"})):
+        return True
+    if any(v is True for v in _find(props, {"preemptible"})):
+        return True
+    return any(v not in (None, "", "NoSpot") for v in _find(props, {"spotStrategy"}))
+
+
+def _spot_nodes(res: Resource, facts: Facts) -> Iterator[str]:
+    if res.type not in NODE_TYPES or not _is_spot(res):
+        return
+    if not facts.allow_spot:
+        yield "runs spot nodes, which this policy does not allow (spot-nodes.allowSpot=false)"
+    elif not facts.spot:
+        yield "runs spot nodes although the stack did not ask for spot"
+
+
+def _cost_ceiling(res: Resource, facts: Facts) -> Iterator[str]:
+    if res.type != CLUSTER_TYPE or facts.max_hourly_usd is None or facts.hourly_usd is None:
+        return
+    if facts.hourly_usd > facts.max_hourly_usd:
+        yield f"costs about ${facts.hourly_usd:,.2f}/h, over the ceiling ${facts.max_hourly_usd:,.2f}/h"
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "no-public-ip", "GPU nodes get no public IP unless the stack sets network.publicIp", "mandatory", _no_public_ip
+    ),
+    Rule(
+        "no-open-ingress",
+        "No security group / NSG / firewall rule admits 0.0.0.0/0 or ::/0 inbound",
+        "mandatory",
+        _no_open_ingress,
+    ),
+    Rule(
+        "encrypted-disks",
+        "Every disk is encrypted (EBS, ESSD; Azure and GCP disks always are)",
+        "mandatory",
+        _encrypted_disks,
+    ),
+    Rule(
+        "node-login",
+        "AWS IMDSv2 required; Azure password auth disabled; GCP OS Login on and project SSH keys "
+        "blocked; Alibaba no password login",
+        "mandatory",
+        _node_login,
+    ),
+    Rule("required-tags", f"Taggable resources carry the tags {', '.join(REQUIRED_TAGS)}", "mandatory", _required_tags),
+    Rule(
+        "spot-nodes",
+        "Spot nodes only where the stack asks for them and the policy allows them",
+        "mandatory",
+        _spot_nodes,
+    ),
+    Rule(
+        "cost-ceiling",
+        "The cluster's reference hourly price stays under gpu-cluster:maxHourlyUsd",
+        "mandatory",
+        _cost_ceiling,
+    ),
+)
+
+
+class PolicyConfigError(ValueError):
+    """Bad policy config; the message names the key."""
+
+
+def rule_levels(config: Mapping[str, Any]) -> dict[str, Level]:
+    """Enforcement level per rule: the rule's default, then `all`, then the rule's own entry."""
+    names = {rule.name for rule in RULES}
+    for key in config:
+        if key != "all" and key not in names:
+            raise PolicyConfigError(f"{key}: unknown policy; known: all, {', '.join(sorted(names))}")
+    levels: dict[str, Level] = {}
+    for rule in RULES:
+        level: Any = rule.level
+        for entry in (config.get("all"), config.get(rule.name)):
+            if isinstance(entry, Mapping):
+                entry = entry.get("enforcementLevel")
+            if entry is not None:
+                if entry not in LEVELS:
+                    raise PolicyConfigError(f"{rule.name}: enforcement level {entry!r}; allowed: {', '.join(LEVELS)}")
+                level = entry
+        levels[rule.name] = level
+    return levels
+
+
+def _settings(config: Mapping[str, Any], rule: str) -> Mapping[str, Any]:
+    entry = config.get(rule)
+    return entry if isinstance(entry, Mapping) else {}
+
+
+def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
+    cluster: Mapping[str, Any] = next(
+        (r.props.get("stackFacts") or {} for r in resources if r.type == CLUSTER_TYPE), {}
+    )
+    spot_cfg = _settings(config, "spot-nodes")
+    cost_cfg = _settings(config, "cost-ceiling")
+    ceiling = cost_cfg.get("maxHourlyUsd", cluster.get("maxHourlyUsd"))
+    return Facts(
+        public_ip=bool(cluster.get("publicIp", False)),
+        spot=bool(cluster.get("spot", False)),
+        hourly_usd=cluster.get("hourlyUsd"),
+        max_hourly_usd=float(ceiling) if ceiling is not None else None,
+        allow_spot=bool(spot_cfg.get("allowSpot", True)),
+    )
+
+
+def check_rule(rule: Rule, resources: list[Resource], facts: Facts, level: Level) -> list[Violation]:
+    return [
+        Violation(rule.name, level, res.urn, f"{res.name} ({res.type}) {message}")
+        for res in resources
+        for message in rule.check(res, facts)
+    ]
+
+
+def evaluate(resources: list[Resource], config: Mapping[str, Any] | None = None) -> list[Violation]:
+    """All violations of the enabled rules, in rule order, then resource order."""
+    config = config or {}
+    levels = rule_levels(config)
+    facts = facts_from(resources, config)
+    return [
+        violation
+        for rule in RULES
+        if levels[rule.name] != "disabled"
+        for violation in check_rule(rule, resources, facts, levels[rule.name])
+    ]
