@@ -93,6 +93,9 @@ def render_markdown(plan: Plan) -> str:
     warnings = plan.warnings()
     if warnings:
         lines += ["", "**Warnings**", ""] + [f"- :warning: {w}" for w in warnings]
+    violations = plan.violations()
+    if violations:
+        lines += ["", "**Policy violations**", ""] + [f"- `{v.rule}` ({v.level}): {v.message}" for v in violations]
     lines += [
         "",
         f"<details><summary>{len(plan.resources)} resources</summary>",
