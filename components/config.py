@@ -17,5 +17,12 @@ def engine_config() -> dict[str, Any]:
     return values
 
 
+def secret_keys() -> set[str]:
+    """Keys the engine marked secret (`pulumi config set --secret`, `secure:` in the stack file)."""
+    keys = set(runtime_config.get_config_secret_keys_env())
+    keys.update(runtime_config._SECRET_KEYS.get())
+    return keys
+
+
 def spec_from_pulumi() -> ClusterSpec:
-    return build_spec(engine_config(), pulumi.get_stack(), pulumi.get_project())
+    return build_spec(engine_config(), pulumi.get_stack(), pulumi.get_project(), secret_keys())

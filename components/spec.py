@@ -11,8 +11,8 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -28,6 +28,8 @@ MAX_NODES = 5000
 GPU_PATTERN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9 _.-]*?)\s*(?::\s*(\d+)\s*)?$")
 PRIVATE_RANGES = tuple(ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 OWN_KEYS = ("cloud", "cluster", "maxHourlyUsd")
+# What a `secure:` value reads as when it cannot be decrypted (the offline plan never decrypts).
+SECRET_PLACEHOLDER = "[secret]"
 
 
 class _Model(BaseModel):
@@ -69,6 +71,8 @@ class AwsOptions(_Model):
 
 class AzureOptions(_Model):
     resource_group: str | None = Field(None, pattern=r"^[-\w._()]{1,90}$")  # an existing group; default: create one
+    # opt-in: needs the subscription feature Microsoft.Compute/EncryptionAtHost registered (docs/azure.md)
+    encryption_at_host: bool = False
 
 
 class GcpOptions(_Model):
@@ -138,6 +142,8 @@ class ClusterSpec:
     findings: tuple[Finding, ...]
     gcp_project: str | None = None
     max_hourly_usd: float | None = None
+    # the cluster config holds secure values: values taken from it stay secret in state and plans
+    secret_config: bool = False
     azure: AzureOptions = field(default_factory=AzureOptions)
     gcp: GcpOptions = field(default_factory=GcpOptions)
     alicloud: AlicloudOptions = field(default_factory=AlicloudOptions)
@@ -299,10 +305,13 @@ def _check_foreign_keys(cloud: Cloud, values: Mapping[str, Any]) -> None:
                 )
 
 
-def build_spec(values: Mapping[str, Any], stack: str, project: str = PROJECT) -> ClusterSpec:
+def build_spec(
+    values: Mapping[str, Any], stack: str, project: str = PROJECT, secret_keys: Collection[str] = ()
+) -> ClusterSpec:
     """Validate flat stack config (`{"gpu-cluster:cloud": "aws", "aws:region": ...}`) into a spec.
 
     `gpu-cluster:cluster` may be a mapping or its JSON text (the engine passes objects as JSON).
+    `secret_keys` are the config keys holding `secure:` values.
     """
     cloud = values.get(f"{PROJECT}:cloud")
     if cloud not in CLOUDS:
@@ -321,6 +330,11 @@ def build_spec(values: Mapping[str, Any], stack: str, project: str = PROJECT) ->
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError(CLUSTER_KEY, f"must be a mapping of cluster settings, got {_describe(raw)}")
+    secret_config = CLUSTER_KEY in secret_keys
+    if raw.get("sshPublicKey") == SECRET_PLACEHOLDER:
+        # a secure key the offline plan cannot decrypt: plan with a stand-in, shown as secret
+        raw = {**raw, "sshPublicKey": "ssh-ed25519 AAAA" + "secret-placeholder".replace("-", "")}
+        secret_config = True
     try:
         cfg = ClusterConfig.model_validate(raw)
     except ValidationError as exc:
@@ -339,7 +353,8 @@ def build_spec(values: Mapping[str, Any], stack: str, project: str = PROJECT) ->
         not isinstance(max_hourly, int | float) or isinstance(max_hourly, bool) or max_hourly <= 0
     ):
         raise ConfigError(f"{PROJECT}:maxHourlyUsd", f"got {_describe(max_hourly)}; a positive number of USD per hour")
-    return _cross_check(cloud, region, gcp_project, cfg, values, stack, project, rules, max_hourly)
+    spec = _cross_check(cloud, region, gcp_project, cfg, values, stack, project, rules, max_hourly)
+    return replace(spec, secret_config=secret_config) if secret_config else spec
 
 
 def _cross_check(

@@ -78,7 +78,12 @@ class CloudCluster(pulumi.ComponentResource):
             else None
         )
         key_pair = (
-            aws.ec2.KeyPair(f"{name}-key", public_key=spec.ssh_public_key, tags=tagged("key"), opts=child)
+            aws.ec2.KeyPair(
+                f"{name}-key",
+                public_key=pulumi.Output.secret(spec.ssh_public_key) if spec.secret_config else spec.ssh_public_key,
+                tags=tagged("key"),
+                opts=child,
+            )
             if spec.ssh_public_key
             else None
         )

@@ -94,6 +94,6 @@ def load_stack(project_dir: Path, stack: str | None = None, config_file: Path | 
 
 def make_plan(project_dir: Path, stack_file: StackFile, policy_config: dict[str, Any] | None = None) -> Plan:
     """Validate, then run `__main__.py` under mocks. Raises ConfigError on invalid input."""
-    spec = build_spec(stack_file.values, stack_file.stack, stack_file.project)
+    spec = build_spec(stack_file.values, stack_file.stack, stack_file.project, stack_file.secret_keys)
     run = run_program(project_dir / "__main__.py", stack_file, spec.region)
     return Plan(stack_file, spec, run, dict(policy_config or {}))

@@ -165,10 +165,16 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def run_program(program: Path, stack: StackFile, region: str) -> ProgramRun:
-    """Execute `program` as `pulumi up` would, against mocks; raises what the program raises."""
-    mocks = PlanMocks(region)
-    monitor = RecordingMonitor(mocks)
+def run_program(
+    program: Path, stack: StackFile, region: str, monitor: RecordingMonitor | None = None
+) -> ProgramRun:
+    """Execute `program` as `pulumi up` would, against mocks; raises what the program raises.
+
+    Pass a `monitor` to inspect what was registered when the program raises.
+    """
+    monitor = monitor or RecordingMonitor(PlanMocks(region))
+    mocks = monitor.mocks
+    assert isinstance(mocks, PlanMocks)
     logger = logging.getLogger(f"gpu-cluster.plan.{stack.stack}")
     logger.propagate = False
     collector = _Collect()

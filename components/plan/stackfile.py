@@ -14,8 +14,9 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
+from ..spec import SECRET_PLACEHOLDER
 
-SECRET = "[secret]"
+SECRET = SECRET_PLACEHOLDER
 STACK_FILE_KEYS = {"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"}
 
 
