@@ -33,7 +33,8 @@ SECRET_PLACEHOLDER = "[secret]"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True)
+    # aliases only: `max_nodes` is an unknown key, not a spelling of maxNodes
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel)
 
 
 class StorageConfig(_Model):
@@ -76,7 +77,9 @@ class AzureOptions(_Model):
 
 
 class GcpOptions(_Model):
-    iap: bool = False  # allow SSH from Identity-Aware Proxy's range instead of (or beside) sshCidrs
+    # allow SSH from Identity-Aware Proxy's range 35.235.240.0/20 beside sshCidrs
+    # (cloud.google.com/iap/docs/using-tcp-forwarding; the range is `iapRange` in catalog/gcp.yaml)
+    iap: bool = False
 
 
 class AlicloudOptions(_Model):
@@ -305,6 +308,24 @@ def _check_foreign_keys(cloud: Cloud, values: Mapping[str, Any]) -> None:
                 )
 
 
+def _max_hourly(raw: Any) -> float | None:
+    """`gpu-cluster:maxHourlyUsd`: a positive number (the engine passes it as text)."""
+    key = f"{PROJECT}:maxHourlyUsd"
+    if raw is None or raw == "":
+        return None
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(key, f"got {raw!r}; a number of USD per hour") from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(key, f"got {_describe(raw)}; a positive number of USD per hour")
+    if value <= 0:  # shown as a number: the engine passes text, the stack file a number
+        raise ConfigError(key, f"got {value:g}; a positive number of USD per hour")
+    return float(value)
+
+
 def build_spec(
     values: Mapping[str, Any], stack: str, project: str = PROJECT, secret_keys: Collection[str] = ()
 ) -> ClusterSpec:
@@ -343,16 +364,7 @@ def build_spec(
         more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
         raise ConfigError(key, message + more) from None
 
-    max_hourly = values.get(f"{PROJECT}:maxHourlyUsd")
-    if isinstance(max_hourly, str):
-        try:
-            max_hourly = float(max_hourly)
-        except ValueError:
-            raise ConfigError(f"{PROJECT}:maxHourlyUsd", f"got {max_hourly!r}; a number of USD per hour") from None
-    if max_hourly is not None and (
-        not isinstance(max_hourly, int | float) or isinstance(max_hourly, bool) or max_hourly <= 0
-    ):
-        raise ConfigError(f"{PROJECT}:maxHourlyUsd", f"got {_describe(max_hourly)}; a positive number of USD per hour")
+    max_hourly = _max_hourly(values.get(f"{PROJECT}:maxHourlyUsd"))
     spec = _cross_check(cloud, region, gcp_project, cfg, values, stack, project, rules, max_hourly)
     return replace(spec, secret_config=secret_config) if secret_config else spec
 

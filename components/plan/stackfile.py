@@ -61,12 +61,15 @@ def _load_yaml(path: Path) -> Any:
     if not text.strip():
         raise ConfigError(str(path), "is empty; a stack file needs a `config:` block with gpu-cluster:cloud")
     try:
-        return yaml.safe_load(text)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "syntax error"
         raise ConfigError(str(path), f"is not valid YAML{where}: {problem}") from None
+    if data is None:
+        raise ConfigError(str(path), "holds no settings; a stack file needs a `config:` block with gpu-cluster:cloud")
+    return data
 
 
 def _mask_secrets(value: Any) -> tuple[Any, bool]:

@@ -1,0 +1,355 @@
+"""Azure layout: network, NSG rules, placement, InfiniBand scope, image, disks and bootstrap for one cluster.
+
+How InfiniBand is obtained on Azure (MicrosoftDocs azure-compute-docs `virtual-machines/setup-infiniband.md`,
+research notes aws-azure-gpu.md 2.2): the IB HCAs of an `...r` size (ND96isr_H100_v5: 8 x 400 Gb/s NDR) come
+with the VM; nothing is attached per NIC. What decides whether two VMs can talk over IB is where they are
+placed: "VMs must be in the same scale set or the same availability set", and a scale set must be limited to
+a single placement group (`singlePlacementGroup: true`), which caps it at 100 VMs (availability sets: 200).
+So the layout "wires" the fabric by choosing that scope:
+
+- `nodeGroup: managed` -> one Uniform VM scale set with `singlePlacementGroup: true`. Uniform is explicit
+  because single placement groups are a Uniform feature (docs.azure.cn virtual-machine-scale-sets-placement-groups:
+  "This document covers ... Uniform Orchestration mode"). No source says IB spans a Flexible scale set, so
+  Flexible is not used.
+- `nodeGroup: instances` -> N VMs in one availability set (Microsoft's documented alternative). Spot VMs
+  cannot join an availability set (learn.microsoft.com/azure/virtual-machines/error-codes-spot,
+  AzureSpotVMNotSupportedInAvailabilitySet), and availability sets exclude zones, so both are refused there.
+
+The wired Gb/s per node is counted back from the recorded resources by `count_wired_gbps` (rule below).
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .. import catalog
+from ..errors import CLUSTER_KEY, ConfigError
+from ..spec import ClusterSpec
+from . import Scratch, cloud_init, image_for, scratch_for, split_cidr
+
+# Local NVMe: Azure's directly attached local disks report the NVMe model "Microsoft NVMe Direct Disk"
+# (v1, e.g. Lsv3) or "Microsoft NVMe Direct Disk v2" (v6 sizes) (Azure/azure-vm-utils@f6b3854
+# doc/disk-identification.md; udev/80-azure-disk.rules matches ENV{ID_MODEL}=="Microsoft NVMe Direct Disk"),
+# so systemd's persistent-storage rules name them /dev/disk/by-id/nvme-Microsoft_NVMe_Direct_Disk_<serial>
+# (v2: ..._Direct_Disk_v2_<serial>; one glob matches both). azure-vm-utils also links every local NVMe
+# disk at /dev/disk/azure/local/by-serial/<serial>. The generic /dev/nvme*n1 is what Azure's own HPC image
+# stripes (Azure/azhpc-images components/customizations/setup_nvme.sh); the scratch script skips the
+# root disk and de-duplicates, and no data disk exists when scratch is nvme, so it only adds robustness.
+NVME_GLOBS = (
+    "/dev/disk/by-id/nvme-Microsoft_NVMe_Direct_Disk_*",
+    "/dev/disk/azure/local/by-serial/*",
+    "/dev/nvme*n1",
+)
+SCRATCH_LUN = 0
+# Data disk at LUN 0: WALinuxAgent's udev rules link SCSI data disks at /dev/disk/azure/scsi1/lun<N>,
+# azure-vm-utils links SCSI and NVMe data disks at /dev/disk/azure/data/by-lun/<N> (disk-identification.md).
+DATA_DISK_GLOBS = (f"/dev/disk/azure/scsi1/lun{SCRATCH_LUN}", f"/dev/disk/azure/data/by-lun/{SCRATCH_LUN}")
+# setup-infiniband.md: singlePlacementGroup=true caps a scale set at 100 VMs; availability sets hold 200.
+SCALE_SET_IB_CAP = 100
+AVAILABILITY_SET_CAP = 200
+AZURE_RESERVED_IPS_PER_SUBNET = 5  # VNet FAQ: Azure reserves 5 addresses in every subnet
+DISK_TYPE = "Premium_LRS"  # Premium SSD for the OS disk and the scratch data disk
+
+Group = Literal["scale-set", "availability-set", "vms"]
+
+
+@dataclass(frozen=True)
+class SecurityRule:
+    """One NSG rule, in the order Azure evaluates them (lower priority number first)."""
+
+    name: str
+    priority: int
+    direction: Literal["Inbound", "Outbound"]
+    access: Literal["Allow", "Deny"]
+    protocol: Literal["*", "Tcp", "Udp"]
+    sources: tuple[str, ...]  # CIDRs or service tags (VirtualNetwork, Internet)
+    destination: str
+    port: str  # "*" or a port
+    description: str
+
+
+@dataclass(frozen=True)
+class Image:
+    """A marketplace image (publisher:offer:sku:version) or an image resource id."""
+
+    publisher: str | None
+    offer: str | None
+    sku: str | None
+    version: str | None
+    id: str | None
+    description: str
+
+    @property
+    def ref(self) -> str:
+        """The URN or the id: what the plan shows as `imageId`."""
+        if self.id is not None:
+            return self.id
+        return f"{self.publisher}:{self.offer}:{self.sku}:{self.version}"
+
+
+@dataclass(frozen=True)
+class DataDisk:
+    lun: int
+    size_gb: int
+    storage_account_type: str
+    delete_with_vm: bool
+
+
+@dataclass(frozen=True)
+class AzureLayout:
+    spec: ClusterSpec
+    location: str
+    resource_group: str | None  # an existing group by name; None = create one
+    vnet_cidr: str
+    node_subnet_cidr: str
+    nat_gateway: bool
+    security_rules: tuple[SecurityRule, ...]
+    proximity_placement_group: bool
+    group: Group
+    single_placement_group: bool | None  # scale sets only: True when InfiniBand is wired
+    ib_devices: int  # IB HCAs that the placement scope lets nodes use (0 = fabric not wired)
+    image: Image
+    os_disk_gb: int
+    os_disk_type: str
+    scratch: Scratch
+    scratch_disk: DataDisk | None
+    priority: Literal["Regular", "Spot"]
+    eviction_policy: Literal["Delete", "Deallocate"] | None
+    accelerated_networking: bool
+    encryption_at_host: bool
+    admin_user: str
+    ssh_public_key: str
+    public_ip: bool
+    zones: tuple[str, ...]
+    capacity_reservation_group: str | None  # a capacity reservation group id (`reservation`)
+    custom_data: str
+    tags: Mapping[str, str]
+    warnings: tuple[str, ...]
+
+    @property
+    def fabric_gbps_wired(self) -> float:
+        return self.ib_devices * self.spec.instance.gbps_per_fabric_device
+
+    @property
+    def custom_data_b64(self) -> str:
+        return base64.b64encode(self.custom_data.encode()).decode()
+
+    @property
+    def ssh_key_path(self) -> str:
+        return f"/home/{self.admin_user}/.ssh/authorized_keys"
+
+
+def _image(spec: ClusterSpec) -> Image:
+    if spec.image == "auto":
+        entry: dict[str, Any] = image_for("azure", spec.instance.instanceType)
+        if not entry.get("urn"):
+            reason = " ".join(str(entry["reason"]).split())
+            raise ConfigError(f"{CLUSTER_KEY}.image", f"auto has no image for {spec.instance.instanceType}: {reason}")
+        publisher, offer, sku, version = entry["urn"].split(":")
+        return Image(publisher, offer, sku, version, None, " ".join(str(entry["description"]).split()))
+    if spec.image.startswith("/subscriptions/"):
+        return Image(None, None, None, None, spec.image, f"image {spec.image} as configured")
+    publisher, offer, sku, version = spec.image.split(":")
+    return Image(publisher, offer, sku, version, None, f"marketplace image {spec.image} as configured")
+
+
+def _security_rules(spec: ClusterSpec) -> tuple[SecurityRule, ...]:
+    """SSH only from sshCidrs, everything inside the VNet, nothing else from the internet.
+
+    Azure's default rules already allow VNet traffic (65000) and deny the rest (65500); the explicit copies
+    make the intent visible in the plan and keep it if someone adds broader rules later.
+    """
+    rules: list[SecurityRule] = []
+    if spec.network.ssh_cidrs:
+        rules.append(
+            SecurityRule(
+                "allow-ssh", 100, "Inbound", "Allow", "Tcp", spec.network.ssh_cidrs, "*", "22", "SSH from sshCidrs"
+            )
+        )
+    rules += [
+        SecurityRule(
+            "allow-vnet-inbound",
+            200,
+            "Inbound",
+            "Allow",
+            "*",
+            ("VirtualNetwork",),
+            "VirtualNetwork",
+            "*",
+            "all traffic between nodes (NCCL bootstrap, IPoIB is separate)",
+        ),
+        SecurityRule(
+            "deny-internet-inbound", 4096, "Inbound", "Deny", "*", ("Internet",), "*", "*", "nothing from the internet"
+        ),
+    ]
+    return tuple(rules)
+
+
+def _check_capacity(spec: ClusterSpec, group: Group, ib: bool, node_cidr: str) -> None:
+    k = f"{CLUSTER_KEY}."
+    if group == "scale-set" and ib and spec.max_nodes > SCALE_SET_IB_CAP:
+        key = f"{k}maxNodes" if spec.max_nodes > spec.nodes else f"{k}nodes"
+        raise ConfigError(
+            key,
+            f"{spec.max_nodes} nodes, but InfiniBand on {spec.instance.instanceType} needs the scale set limited to "
+            f"one placement group (singlePlacementGroup: true), which Azure caps at {SCALE_SET_IB_CAP} VMs "
+            "(setup-infiniband.md; more needs a support request); use at most 100, split the job over "
+            "several clusters (IB does not cross scale sets), or set fabric: none",
+        )
+    if group == "availability-set" and spec.nodes > AVAILABILITY_SET_CAP:
+        raise ConfigError(
+            f"{k}nodes",
+            f"{spec.nodes} nodes, but InfiniBand between single VMs needs them in one availability set, which holds "
+            f"at most {AVAILABILITY_SET_CAP} VMs (setup-infiniband.md); use at most {AVAILABILITY_SET_CAP}",
+        )
+    usable = ipaddress.IPv4Network(node_cidr).num_addresses - AZURE_RESERVED_IPS_PER_SUBNET
+    if spec.max_nodes > usable:
+        raise ConfigError(
+            f"{k}network.cidr",
+            f"{spec.network.cidr} gives a node subnet {node_cidr} with {usable} usable addresses "
+            f"(Azure reserves {AZURE_RESERVED_IPS_PER_SUBNET}), fewer than {spec.max_nodes} nodes; use a larger range",
+        )
+
+
+def _single_placement_group(spec: ClusterSpec, group: Group, ib: bool) -> bool | None:
+    """True is the InfiniBand scope. Otherwise unset (Azure's default, no IB setting at all on sizes
+    without IB), except False where the default would be wrong: an IB size with `fabric: none` (say
+    plainly that IB does not span the set) and sets that may grow past the 100-VM single group."""
+    if group != "scale-set":
+        return None
+    if ib:
+        return True
+    if spec.instance.fabric == "infiniband" or spec.max_nodes > SCALE_SET_IB_CAP:
+        return False
+    return None
+
+
+def plan(spec: ClusterSpec) -> AzureLayout:
+    row = spec.instance
+    k = f"{CLUSTER_KEY}."
+    ib = spec.fabric_wired and row.fabric == "infiniband"
+    group: Group = "scale-set" if spec.node_group == "managed" else "availability-set" if ib else "vms"
+    if group == "availability-set" and spec.spot:
+        raise ConfigError(
+            f"{k}spot",
+            "true with nodeGroup: instances on an InfiniBand size: IB between single VMs needs an availability set, "
+            "and Azure does not allow spot VMs in one (AzureSpotVMNotSupportedInAvailabilitySet); "
+            "use nodeGroup: managed (a spot scale set) or spot: false",
+        )
+    if group == "availability-set" and spec.zone is not None:
+        raise ConfigError(
+            f"{k}zone",
+            "set with nodeGroup: instances on an InfiniBand size: the VMs share an availability set, and a VM "
+            "cannot be in an availability set and a zone at once; remove zone or use nodeGroup: managed",
+        )
+    if spec.ssh_public_key is None:
+        raise ConfigError(
+            f"{k}sshPublicKey",
+            "required on azure: gpu-cluster disables password login, and Azure refuses a Linux VM with neither "
+            '("Authentication using either SSH or by user name and password must be enabled in Linux profile"); '
+            "set it with: cat ~/.ssh/id_ed25519.pub | pulumi config set --path 'gpu-cluster:cluster.sshPublicKey'",
+        )
+    node_cidr = split_cidr(spec.network.cidr, 1, 1)[0]  # first half; the second stays free (bastion, etc.)
+    _check_capacity(spec, group, ib, node_cidr)
+
+    scratch = scratch_for(spec, NVME_GLOBS, DATA_DISK_GLOBS)
+    scratch_disk = (
+        DataDisk(SCRATCH_LUN, spec.storage.scratch_gb, DISK_TYPE, not spec.storage.retain_scratch)
+        if scratch.kind == "disk"
+        else None
+    )
+    warnings: list[str] = []
+    if scratch_disk is not None and not scratch_disk.delete_with_vm and group == "scale-set":
+        warnings.append(
+            f"{k}storage.retainScratch: scale sets delete an instance's data disks with the instance; "
+            "the scratch disk is kept only with nodeGroup: instances"
+        )
+    priority: Literal["Regular", "Spot"] = "Spot" if spec.spot else "Regular"
+    eviction: Literal["Delete", "Deallocate"] | None = None
+    if spec.spot:
+        # Scale sets: Delete, so evicted instances free their quota and disks instead of lingering deallocated.
+        # Single VMs: Deallocate keeps the VM and its disks (the Pulumi state stays true); local NVMe is lost anyway.
+        eviction = "Delete" if group == "scale-set" else "Deallocate"
+        lost = "the VM, its OS disk and all node data" if eviction == "Delete" else "local NVMe and temp disk contents"
+        warnings.append(
+            f"{k}spot: Azure Spot with evictionPolicy {eviction}: an eviction loses {lost}; "
+            "keep checkpoints off the node"
+        )
+    if spec.azure.encryption_at_host and row.localNvmeCount:
+        warnings.append(
+            f"{k}azure.encryptionAtHost: local NVMe disks are not encrypted by encryption at host "
+            "(MicrosoftDocs ncads-h100-v5.md); the scratch RAID is plain"
+        )
+    if spec.placement == "spread":
+        warnings.append(
+            f"{k}placement: spread has no Azure counterpart here (a proximity placement group only co-locates); "
+            "no placement group is created"
+        )
+    if ib and spec.max_nodes > spec.nodes:
+        warnings.append(
+            f"{k}maxNodes: the scale set starts at {spec.nodes} VMs; scale it (capacity) up to {spec.max_nodes} "
+            "yourself or with an autoscale setting, within the one placement group"
+        )
+    return AzureLayout(
+        spec=spec,
+        location=spec.region,
+        resource_group=spec.azure.resource_group,
+        vnet_cidr=spec.network.cidr,
+        node_subnet_cidr=node_cidr,
+        nat_gateway=spec.network.egress == "nat",
+        security_rules=_security_rules(spec),
+        proximity_placement_group=spec.placement == "cluster",
+        group=group,
+        single_placement_group=_single_placement_group(spec, group, ib),
+        ib_devices=row.fabricDevices if ib else 0,
+        image=_image(spec),
+        os_disk_gb=spec.storage.root_gb,
+        os_disk_type=DISK_TYPE,
+        scratch=scratch,
+        scratch_disk=scratch_disk,
+        priority=priority,
+        eviction_policy=eviction,
+        accelerated_networking=bool(row.extra.get("acceleratedNetworking", False)),
+        encryption_at_host=spec.azure.encryption_at_host,
+        admin_user=spec.admin_user,
+        ssh_public_key=spec.ssh_public_key,
+        public_ip=spec.network.public_ip,
+        zones=(spec.zone,) if spec.zone else (),
+        capacity_reservation_group=spec.reservation or None,
+        custom_data=cloud_init(scratch),
+        tags=dict(spec.base_tags),
+        warnings=tuple(warnings),
+    )
+
+
+SCALE_SET_TYPE = "azure-native:compute:VirtualMachineScaleSet"
+VM_TYPE = "azure-native:compute:VirtualMachine"
+
+
+def _ib_devices(size: Any) -> int:
+    rows = catalog.find("azure", size) if isinstance(size, str) else []
+    return rows[0].fabricDevices if rows and rows[0].fabric == "infiniband" else 0
+
+
+def count_wired_gbps(resources: list[Mapping[str, Any]], gbps_per_device: float) -> float:
+    """InfiniBand Gb/s per node counted from the recorded resources (the plan's proof).
+
+    Rule (setup-infiniband.md): a node's IB HCAs are usable by the cluster when it is in a Uniform scale set
+    with `singlePlacementGroup: true`, or in an availability set shared by the cluster's VMs. The count is
+    the HCAs of the recorded VM size (catalog) for such a scale set or VM, else 0; the per-device Gb/s comes
+    from the catalog rating (ND H100 v5: 8 x 400).
+    """
+    wired = 0
+    for res in resources:
+        inputs = res["inputs"]
+        if res["type"] == SCALE_SET_TYPE:
+            uniform = inputs.get("orchestrationMode") == "Uniform"
+            if uniform and inputs.get("singlePlacementGroup") is True:
+                wired = max(wired, _ib_devices((inputs.get("sku") or {}).get("name")))
+        elif res["type"] == VM_TYPE and (inputs.get("availabilitySet") or {}).get("id"):
+            wired = max(wired, _ib_devices((inputs.get("hardwareProfile") or {}).get("vmSize")))
+    return wired * gbps_per_device

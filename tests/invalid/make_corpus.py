@@ -1,0 +1,300 @@
+"""Generate the corpus of invalid stack configs in this folder (run it after changing the cases).
+
+Each file starts with `# expect: KEY` (the config key the one error message must name) and, for
+errors in the file itself rather than its values, `# level: file` (the Pulumi CLI rejects those
+before any program runs, so only `gpu-cluster plan` is checked). Usage:
+`python3 -m uv run python tests/invalid/make_corpus.py`.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+C = "gpu-cluster:cluster"
+
+BASES: dict[str, dict[str, Any]] = {
+    "aws": {
+        "aws:region": "us-east-1",
+        "gpu-cluster:cloud": "aws",
+        C: {"name": "corpus", "gpu": "H100:8", "nodes": 2, "zone": "us-east-1a", "tags": {"environment": "test"}},
+    },
+    "azure": {
+        "azure-native:location": "eastus",
+        "gpu-cluster:cloud": "azure",
+        C: {"name": "corpus", "instanceType": "Standard_ND96isr_H100_v5", "nodes": 2, "tags": {"environment": "test"}},
+    },
+    "gcp": {
+        "gcp:project": "ml-project",
+        "gcp:region": "us-central1",
+        "gpu-cluster:cloud": "gcp",
+        C: {
+            "name": "corpus",
+            "instanceType": "a3-megagpu-8g",
+            "nodes": 2,
+            "zone": "us-central1-a",
+            "tags": {"environment": "test"},
+        },
+    },
+    "alicloud": {
+        "alicloud:region": "cn-beijing",
+        "gpu-cluster:cloud": "alicloud",
+        C: {
+            "name": "corpus",
+            "instanceType": "ecs.gn6i-c4g1.xlarge",
+            "nodes": 1,
+            "zone": "cn-beijing-h",
+            "tags": {"environment": "test"},
+        },
+    },
+}
+DROP = object()
+
+# (name, key the message must name, {dotted path under the cluster or a top-level key: value})
+# Paths starting with "@" are top-level config keys; others are inside gpu-cluster:cluster.
+COMMON: list[tuple[str, str, dict[str, Any]]] = [
+    # wrong types
+    ("nodes-string", f"{C}.nodes", {"nodes": "4"}),
+    ("nodes-float", f"{C}.nodes", {"nodes": 2.5}),
+    ("nodes-bool", f"{C}.nodes", {"nodes": True}),
+    ("nodes-list", f"{C}.nodes", {"nodes": [2]}),
+    ("maxnodes-string", f"{C}.maxNodes", {"maxNodes": "ten"}),
+    ("spot-string", f"{C}.spot", {"spot": "yes"}),
+    ("spot-int", f"{C}.spot", {"spot": 1}),
+    ("gpu-int", f"{C}.gpu", {"gpu": 8}),
+    ("gpu-list", f"{C}.gpu", {"gpu": ["H100", 8]}),
+    ("tags-list", f"{C}.tags", {"tags": ["team=ml"]}),
+    ("tags-int-value", f"{C}.tags.team", {"tags": {"team": 7, "environment": "test"}}),
+    ("storage-string", f"{C}.storage", {"storage": "nvme"}),
+    ("network-list", f"{C}.network", {"network": ["10.0.0.0/16"]}),
+    ("rootgb-string", f"{C}.storage.rootGb", {"storage.rootGb": "200"}),
+    ("publicip-string", f"{C}.network.publicIp", {"network.publicIp": "false"}),
+    ("sshcidrs-string", f"{C}.network.sshCidrs", {"network.sshCidrs": "10.0.0.0/8"}),
+    ("image-int", f"{C}.image", {"image": 5}),
+    ("name-int", f"{C}.name", {"name": 42}),
+    ("cluster-list", C, {"@" + C: ["gpu: H100:8"]}),
+    ("cluster-string", C, {"@" + C: "H100:8"}),
+    # unknown keys
+    ("unknown-cluster-key", f"{C}.gpus", {"gpus": 8}),
+    ("unknown-storage-key", f"{C}.storage.scratchSize", {"storage.scratchSize": 100}),
+    ("unknown-network-key", f"{C}.network.vpcId", {"network.vpcId": "vpc-1"}),
+    ("unknown-top-key", "gpu-cluster:clusters", {"@gpu-cluster:clusters": {}}),
+    ("camel-typo", f"{C}.nodegroup", {"nodegroup": "managed"}),
+    ("snake-case-key", f"{C}.max_nodes", {"max_nodes": 4}),
+    # enums
+    ("nodegroup-bad", f"{C}.nodeGroup", {"nodeGroup": "asg"}),
+    ("fabric-bad", f"{C}.fabric", {"fabric": "efa"}),
+    ("placement-bad", f"{C}.placement", {"placement": "compact"}),
+    ("scratch-bad", f"{C}.storage.scratch", {"storage.scratch": "ssd"}),
+    ("egress-bad", f"{C}.network.egress", {"network.egress": "internet"}),
+    ("reservationtype-bad", f"{C}.reservationType", {"reservationType": "block"}),
+    # unknown GPU models and counts
+    ("gpu-unknown-model", f"{C}.gpu", {"gpu": "H900:8", "instanceType": DROP}),
+    ("gpu-typo", f"{C}.gpu", {"gpu": "A1000:8", "instanceType": DROP}),
+    ("gpu-count-zero", f"{C}.gpu", {"gpu": "H100:0", "instanceType": DROP}),
+    ("gpu-count-huge", f"{C}.gpu", {"gpu": "H100:64", "instanceType": DROP}),
+    ("gpu-count-negative", f"{C}.gpu", {"gpu": "H100:-8", "instanceType": DROP}),
+    ("gpu-count-word", f"{C}.gpu", {"gpu": "H100:eight", "instanceType": DROP}),
+    ("gpu-empty", f"{C}.gpu", {"gpu": "", "instanceType": DROP}),
+    ("gpu-double-colon", f"{C}.gpu", {"gpu": "H100::8", "instanceType": DROP}),
+    ("gpu-and-type-missing", C, {"gpu": DROP, "instanceType": DROP}),
+    # conflicting fields
+    ("nodes-over-max", f"{C}.nodes", {"nodes": 5, "maxNodes": 3}),
+    ("instances-zero", f"{C}.nodes", {"nodeGroup": "instances", "nodes": 0}),
+    ("instances-maxnodes", f"{C}.maxNodes", {"nodeGroup": "instances", "nodes": 2, "maxNodes": 4}),
+    ("spot-and-reservation", f"{C}.reservation", {"spot": True, "reservation": "cr-0123456789abcdef0"}),
+    ("capacity-block-without-reservation", f"{C}.reservationType", {"reservationType": "capacity-block"}),
+    # bad CIDRs and reserved ranges
+    ("cidr-malformed", f"{C}.network.cidr", {"network.cidr": "10.42.0.0"}),
+    ("cidr-bad-prefix", f"{C}.network.cidr", {"network.cidr": "10.42.0.0/33"}),
+    ("cidr-host-bits", f"{C}.network.cidr", {"network.cidr": "10.42.0.1/16"}),
+    ("cidr-public", f"{C}.network.cidr", {"network.cidr": "8.8.0.0/16"}),
+    ("cidr-public-2", f"{C}.network.cidr", {"network.cidr": "100.64.0.0/16"}),
+    ("cidr-ipv6", f"{C}.network.cidr", {"network.cidr": "fd00::/48"}),
+    ("cidr-words", f"{C}.network.cidr", {"network.cidr": "my-vpc"}),
+    ("cidr-too-small", f"{C}.network.cidr", {"network.cidr": "10.42.0.0/30"}),
+    ("sshcidr-malformed", f"{C}.network.sshCidrs", {"network.sshCidrs": ["1.2.3.4/40"]}),
+    ("sshcidr-words", f"{C}.network.sshCidrs", {"network.sshCidrs": ["office"]}),
+    # node counts
+    ("nodes-negative", f"{C}.nodes", {"nodes": -1}),
+    ("nodes-huge", f"{C}.nodes", {"nodes": 1000000}),
+    ("maxnodes-negative", f"{C}.maxNodes", {"maxNodes": -4}),
+    ("maxnodes-huge", f"{C}.maxNodes", {"maxNodes": 99999}),
+    # other values
+    ("name-uppercase", f"{C}.name", {"name": "LLM-Train"}),
+    ("name-too-long", f"{C}.name", {"name": "a" * 40}),
+    ("name-leading-digit", f"{C}.name", {"name": "1cluster"}),
+    ("name-underscore", f"{C}.name", {"name": "llm_train"}),
+    ("rootgb-small", f"{C}.storage.rootGb", {"storage.rootGb": 8}),
+    ("rootgb-huge", f"{C}.storage.rootGb", {"storage.rootGb": 100000}),
+    ("scratchgb-zero", f"{C}.storage.scratchGb", {"storage.scratchGb": 0}),
+    ("scratchpath-relative", f"{C}.storage.scratchPath", {"storage.scratchPath": "scratch"}),
+    ("scratchpath-root", f"{C}.storage.scratchPath", {"storage.scratchPath": "/"}),
+    ("scratchpath-spaces", f"{C}.storage.scratchPath", {"storage.scratchPath": "/my scratch"}),
+    ("adminuser-root-like", f"{C}.adminUser", {"adminUser": "Admin User"}),
+    ("adminuser-long", f"{C}.adminUser", {"adminUser": "u" * 40}),
+    ("sshkey-garbage", f"{C}.sshPublicKey", {"sshPublicKey": "not a key"}),
+    ("sshkey-private", f"{C}.sshPublicKey", {"sshPublicKey": "-----BEGIN OPENSSH PRIVATE KEY-----"}),
+    ("tag-key-empty", f"{C}.tags.", {"tags": {"": "x", "environment": "test"}}),
+    ("tag-value-long", f"{C}.tags.team", {"tags": {"team": "x" * 300, "environment": "test"}}),
+    ("image-empty", f"{C}.image", {"image": ""}),
+    ("maxhourly-word", "gpu-cluster:maxHourlyUsd", {"@gpu-cluster:maxHourlyUsd": "cheap"}),
+    ("maxhourly-negative", "gpu-cluster:maxHourlyUsd", {"@gpu-cluster:maxHourlyUsd": -5}),
+    ("maxhourly-zero", "gpu-cluster:maxHourlyUsd", {"@gpu-cluster:maxHourlyUsd": 0}),
+    ("cloud-missing", "gpu-cluster:cloud", {"@gpu-cluster:cloud": DROP}),
+    ("cloud-unknown", "gpu-cluster:cloud", {"@gpu-cluster:cloud": "oracle"}),
+    ("cloud-uppercase", "gpu-cluster:cloud", {"@gpu-cluster:cloud": "AWS"}),
+]
+
+# Per cloud: types it does not sell, its region key, zones, images, reservations, options.
+PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
+    "aws": [
+        ("azure-type-on-aws", f"{C}.instanceType", {"instanceType": "Standard_ND96isr_H100_v5", "gpu": DROP}),
+        ("gcp-type-on-aws", f"{C}.instanceType", {"instanceType": "a3-megagpu-8g", "gpu": DROP}),
+        ("cpu-type-on-aws", f"{C}.instanceType", {"instanceType": "m5.large", "gpu": DROP}),
+        ("aws-unsold-gpu", f"{C}.gpu", {"gpu": "L20:1"}),
+        ("aws-count-not-sold", f"{C}.gpu", {"gpu": "H100:4"}),
+        ("aws-gpu-type-disagree", f"{C}.gpu", {"gpu": "H100:8", "instanceType": "p4d.24xlarge"}),
+        ("aws-fabric-required-t4", f"{C}.fabric", {"gpu": "T4:1", "fabric": "required"}),
+        (
+            "aws-nvme-on-p3",
+            f"{C}.storage.scratch",
+            {"gpu": DROP, "instanceType": "p3.2xlarge", "storage.scratch": "nvme"},
+        ),
+        ("aws-region-missing", "aws:region", {"@aws:region": DROP}),
+        ("aws-region-bad", "aws:region", {"@aws:region": "US East"}),
+        ("aws-zone-other-region", f"{C}.zone", {"zone": "us-west-2a"}),
+        ("aws-zone-azure-style", f"{C}.zone", {"zone": "1"}),
+        ("aws-image-bad", f"{C}.image", {"image": "ubuntu-22.04"}),
+        ("aws-reservation-bad", f"{C}.reservation", {"reservation": "odcr-123"}),
+        ("aws-tag-reserved", f"{C}.tags.aws:team", {"tags": {"aws:team": "x", "environment": "test"}}),
+        ("aws-cidr-too-big", f"{C}.network.cidr", {"network.cidr": "10.0.0.0/8"}),
+        ("aws-public-ip-with-efa", f"{C}.network.publicIp", {"network.publicIp": True}),
+        ("aws-with-gcp-key", "gcp:project", {"@gcp:project": "p"}),
+        ("aws-with-azure-key", "azure-native:location", {"@azure-native:location": "eastus"}),
+        ("aws-with-alicloud-key", "alicloud:region", {"@alicloud:region": "cn-beijing"}),
+        ("aws-with-gcp-options", f"{C}.gcp", {"gcp": {"iap": True}}),
+        ("aws-with-azure-options", f"{C}.azure", {"azure": {"resourceGroup": "rg"}}),
+        ("aws-over-ceiling", "gpu-cluster:maxHourlyUsd", {"@gpu-cluster:maxHourlyUsd": 50}),
+    ],
+    "azure": [
+        ("aws-type-on-azure", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
+        ("azure-unknown-size", f"{C}.instanceType", {"instanceType": "Standard_ND96isr_H900_v9"}),
+        ("azure-gpu-type-disagree", f"{C}.gpu", {"gpu": "A100:8"}),
+        ("azure-fabric-required-t4", f"{C}.fabric", {"instanceType": "Standard_NC4as_T4_v3", "fabric": "required"}),
+        ("azure-location-missing", "azure-native:location", {"@azure-native:location": DROP}),
+        ("azure-location-bad", "azure-native:location", {"@azure-native:location": "East US"}),
+        ("azure-zone-bad", f"{C}.zone", {"zone": "eastus-1"}),
+        ("azure-rdma-overlap", f"{C}.network.cidr", {"network.cidr": "172.16.0.0/16"}),
+        ("azure-rdma-overlap-sub", f"{C}.network.cidr", {"network.cidr": "172.16.128.0/20"}),
+        ("azure-rdma-overlap-super", f"{C}.network.cidr", {"network.cidr": "172.16.0.0/12"}),
+        ("azure-image-bad", f"{C}.image", {"image": "ubuntu"}),
+        ("azure-with-aws-key", "aws:region", {"@aws:region": "us-east-1"}),
+        ("azure-with-alicloud-options", f"{C}.alicloud", {"alicloud": {"scratchPerformanceLevel": "PL1"}}),
+        ("azure-resource-group-bad", f"{C}.azure.resourceGroup", {"azure": {"resourceGroup": "bad/name"}}),
+        ("azure-options-unknown", f"{C}.azure.subscription", {"azure": {"subscription": "x"}}),
+    ],
+    "gcp": [
+        ("aws-type-on-gcp", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
+        ("gcp-unknown-machine", f"{C}.instanceType", {"instanceType": "a9-hypergpu-8g"}),
+        ("gcp-gpu-type-disagree", f"{C}.gpu", {"gpu": "H200:8"}),
+        ("gcp-project-missing", "gcp:project", {"@gcp:project": DROP}),
+        ("gcp-region-missing", "gcp:region", {"@gcp:region": DROP}),
+        ("gcp-region-bad", "gcp:region", {"@gcp:region": "US Central"}),
+        ("gcp-zone-other-region", f"{C}.zone", {"zone": "europe-west4-a"}),
+        ("gcp-zone-azure-style", f"{C}.zone", {"zone": "2"}),
+        ("gcp-image-bad", f"{C}.image", {"image": "ubuntu 22.04"}),
+        ("gcp-with-aws-key", "aws:region", {"@aws:region": "us-east-1"}),
+        ("gcp-with-azure-options", f"{C}.azure", {"azure": {}}),
+        ("gcp-iap-string", f"{C}.gcp.iap", {"gcp": {"iap": "yes"}}),
+        ("gcp-options-unknown", f"{C}.gcp.network", {"gcp": {"network": "default"}}),
+    ],
+    "alicloud": [
+        ("aws-type-on-alicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
+        ("alicloud-unknown-type", f"{C}.instanceType", {"instanceType": "ecs.gn99-c8g1.2xlarge"}),
+        ("alicloud-no-prefix", f"{C}.instanceType", {"instanceType": "gn6i-c4g1.xlarge"}),
+        ("alicloud-nvme", f"{C}.storage.scratch", {"storage.scratch": "nvme"}),
+        ("alicloud-fabric-required-gn6i", f"{C}.fabric", {"fabric": "required"}),
+        ("alicloud-unnamed-gpu-not-picked", f"{C}.gpu", {"gpu": "H20:8", "instanceType": DROP}),
+        ("alicloud-region-missing", "alicloud:region", {"@alicloud:region": DROP}),
+        ("alicloud-region-bad", "alicloud:region", {"@alicloud:region": "Beijing"}),
+        ("alicloud-zone-other-region", f"{C}.zone", {"zone": "cn-shanghai-a"}),
+        ("alicloud-image-bad", f"{C}.image", {"image": "ubuntu 22.04"}),
+        ("alicloud-with-gcp-key", "gcp:region", {"@gcp:region": "us-central1"}),
+        ("alicloud-with-aws-options", f"{C}.aws", {"aws": {}}),
+        ("alicloud-pl-bad", f"{C}.alicloud.scratchPerformanceLevel", {"alicloud": {"scratchPerformanceLevel": "PL9"}}),
+        ("alicloud-tag-reserved", f"{C}.tags.acs:team", {"tags": {"acs:team": "x", "environment": "test"}}),
+    ],
+}
+
+# Files that are broken before any value is read: (name, key named, text)
+FILES: list[tuple[str, str, str]] = [
+    ("empty", "Pulumi.empty.yaml", ""),
+    ("whitespace", "Pulumi.whitespace.yaml", "   \n\n"),
+    ("comment-only", "Pulumi.comment-only.yaml", "# nothing here\n"),
+    ("yaml-unclosed-bracket", "Pulumi.yaml-unclosed-bracket.yaml", "config: [\n"),
+    ("yaml-bad-indent", "Pulumi.yaml-bad-indent.yaml", "config:\n  aws:region: us-east-1\n    gpu: x\n"),
+    ("yaml-tab", "Pulumi.yaml-tab.yaml", "config:\n\taws:region: us-east-1\n"),
+    ("yaml-list-root", "Pulumi.yaml-list-root.yaml", "- config\n- aws\n"),
+    ("yaml-scalar-root", "Pulumi.yaml-scalar-root.yaml", "hello\n"),
+    ("config-list", "Pulumi.config-list.yaml: config", "config:\n  - aws:region\n"),
+    ("unknown-top-level", "Pulumi.unknown-top-level.yaml: settings", "settings:\n  aws:region: us-east-1\n"),
+    ("yaml-duplicate-colon", "Pulumi.yaml-duplicate-colon.yaml", "config:\n  gpu-cluster:cloud: aws: gcp\n"),
+]
+
+
+def _apply(values: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(values)
+    for path, value in changes.items():
+        if path.startswith("@"):
+            target, key = out, path[1:]
+        else:
+            target = out[C]
+            *parents, key = path.split(".")
+            for part in parents:
+                target = target.setdefault(part, {})
+        if value is DROP:
+            target.pop(key, None)
+        else:
+            target[key] = value
+    return out
+
+
+def cases() -> list[tuple[str, str, str, bool]]:
+    """(file name, expected key, file text, is_file_level)."""
+    out: list[tuple[str, str, str, bool]] = []
+    for cloud, base in BASES.items():
+        shared = COMMON if cloud == "aws" else [c for c in COMMON if c[0].startswith(SHARED_ACROSS_CLOUDS)]
+        for name, key, changes in [*shared, *PER_CLOUD[cloud]]:
+            values = _apply(base, changes)
+            text = yaml.safe_dump({"config": values}, sort_keys=False, width=200)
+            stem = name if name.startswith(f"{cloud}-") else f"{cloud}-{name}"
+            out.append((f"Pulumi.{stem}.yaml", key, text, False))
+    for name, key, text in FILES:
+        out.append((f"Pulumi.{name}.yaml", key, text, True))
+    return out
+
+
+# Value errors that are worth repeating on every cloud (the same spec, another cloud's base).
+SHARED_ACROSS_CLOUDS = (
+    "nodes-string", "nodes-negative", "nodes-huge", "unknown-cluster-key", "scratch-bad", "cidr-public",
+    "cidr-malformed", "name-uppercase", "spot-and-reservation", "instances-zero", "nodes-over-max",
+    "sshkey-garbage", "cloud-unknown",
+)  # fmt: skip
+
+
+def main() -> None:
+    for old in HERE.glob("Pulumi.*.yaml"):
+        old.unlink()
+    for name, key, text, file_level in cases():
+        header = f"# expect: {key}\n" + ("# level: file\n" if file_level else "")
+        (HERE / name).write_text(header + text)
+    print(f"wrote {len(cases())} invalid stack configs to {HERE}")
+
+
+if __name__ == "__main__":
+    main()

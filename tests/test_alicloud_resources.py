@@ -1,0 +1,305 @@
+"""Alibaba Cloud resources as registered with Pulumi's mocks: the inputs the engine would receive (camelCase)."""
+
+import base64
+
+import pulumi
+import pytest
+import yaml
+
+from components.cluster import GpuCluster
+from components.errors import ConfigError
+
+from .conftest import one, plan_values, resources_of, spec_of
+
+STACKS = ("alicloud-dev", "alicloud-a100", "alicloud-erdma")
+
+
+def alicloud_values(**cluster):
+    base = {"instanceType": "ecs.gn8is-8x.32xlarge", "nodes": 2, "zone": "cn-hangzhou-k"}
+    base.update(cluster)
+    return {"gpu-cluster:cloud": "alicloud", "alicloud:region": "cn-hangzhou", "gpu-cluster:cluster": base}
+
+
+def high_performance(nics):
+    return [n for n in nics if n.get("networkInterfaceTrafficMode") == "HighPerformance"]
+
+
+@pytest.fixture(scope="module")
+def erdma(stack_plan):
+    return stack_plan("alicloud-erdma")
+
+
+@pytest.fixture(scope="module")
+def a100(stack_plan):
+    return stack_plan("alicloud-a100")
+
+
+@pytest.fixture(scope="module")
+def dev(stack_plan):
+    return stack_plan("alicloud-dev")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_shipped_stacks_plan_cleanly(stack, stack_plan):
+    plan = stack_plan(stack)
+    doc = plan.as_json()
+    assert doc["cloud"] == "alicloud"
+    assert not [w for w in doc["warnings"] if w.startswith("offline plan:")]  # every invoke answered
+    summary = doc["summary"]
+    assert summary["fabricGbpsPerNode"] == summary["fabricGbpsRated"]
+    assert doc["outputs"]["gpuDriver"].startswith("NVIDIA 550.127.08")
+    for key in ("vpcId", "subnetIds", "securityGroupId", "imageId", "placementGroup"):
+        assert key in doc["outputs"], key
+
+
+def test_ebmgn8v_instances_wire_two_eris_on_cards_0_and_1(erdma):
+    nodes = resources_of(erdma, "ecs/instance:Instance")
+    assert [n["name"] for n in nodes] == [f"erdma-train-alicloud-node-{i}" for i in range(4)]
+    for node in nodes:
+        inputs = node["inputs"]
+        assert inputs["networkInterfaceTrafficMode"] == "HighPerformance"
+        assert inputs["networkCardIndex"] == 0
+        secondary = inputs["networkInterfaces"]
+        assert secondary == {
+            **secondary,
+            "networkCardIndex": 1,
+            "networkInterfaceTrafficMode": "HighPerformance",
+            "vswitchId": "<id of erdma-train-alicloud-nodes>",
+            "securityGroupIds": ["<id of erdma-train-alicloud-sg>"],
+        }
+        assert inputs["deploymentSetId"] == "<id of erdma-train-alicloud-ds>"
+    assert erdma.summary()["fabricGbpsPerNode"] == 160
+
+
+def test_erdma_user_data_installs_the_stack_then_the_driver(erdma):
+    text = base64.b64decode(resources_of(erdma, "ecs/instance:Instance")[0]["inputs"]["userData"]).decode()
+    doc = yaml.safe_load(text)
+    runcmd = [" ".join(c) for c in doc["runcmd"]]
+    assert any("mirrors.cloud.aliyuncs.com/erdma/env_setup.sh" in c and "--egs" in c for c in runcmd)
+    assert "auto_install_v4.0.sh" in runcmd[-1]
+
+
+def test_gn8is_managed_scaling_configuration_uses_an_eri():
+    plan = plan_values(alicloud_values(nodeGroup="managed"))
+    config = one(plan, "ess/scalingConfiguration:ScalingConfiguration")["inputs"]
+    nics = config["networkInterfaces"]
+    assert nics == [
+        {
+            "instanceType": "Primary",
+            "networkInterfaceTrafficMode": "HighPerformance",
+            "securityGroupIds": ["<id of test-alicloud-sg>"],
+        }
+    ]
+    assert "securityGroupIds" not in config  # ESS refuses top-level groups beside ENIs
+    assert plan.summary()["fabricGbpsPerNode"] == 100
+    # managed: the scaling configuration takes no deployment set, so none is created and the plan says so
+    assert not resources_of(plan, "EcsDeploymentSet")
+    assert any("no deployment set" in w for w in plan.warnings())
+
+
+def test_gn8is_instances_use_an_eri_on_the_primary_eni_only():
+    plan = plan_values(alicloud_values(nodeGroup="instances"))
+    for node in resources_of(plan, "ecs/instance:Instance"):
+        inputs = node["inputs"]
+        assert inputs["networkInterfaceTrafficMode"] == "HighPerformance"
+        assert "networkInterfaces" not in inputs and "networkCardIndex" not in inputs
+
+
+def test_gn6i_has_no_eri_anywhere(dev):
+    config = one(dev, "ess/scalingConfiguration:ScalingConfiguration")["inputs"]
+    assert "networkInterfaces" not in config
+    assert config["securityGroupIds"] == ["<id of ali-dev-alicloud-sg>"]
+    assert "HighPerformance" not in str([r.inputs for r in dev.resources])
+    assert dev.summary()["fabricGbpsPerNode"] == 0
+    instances = plan_values(alicloud_values(instanceType="ecs.gn6i-c4g1.xlarge", nodeGroup="instances"))
+    for node in resources_of(instances, "ecs/instance:Instance"):
+        assert not high_performance([node["inputs"], node["inputs"].get("networkInterfaces") or {}])
+
+
+def test_deployment_set_strategies():
+    cluster = one(plan_values(alicloud_values(nodeGroup="instances")), "EcsDeploymentSet")["inputs"]
+    assert cluster["strategy"] == "LowLatency"
+    spread = one(plan_values(alicloud_values(nodeGroup="instances", placement="spread")), "EcsDeploymentSet")
+    assert spread["inputs"]["strategy"] == "Availability"
+    assert not resources_of(plan_values(alicloud_values(nodeGroup="instances", placement="none")), "EcsDeploymentSet")
+
+
+def test_a100_stack_uses_a_low_latency_set_and_no_fabric(a100):
+    ds = one(a100, "EcsDeploymentSet")
+    assert ds["inputs"]["strategy"] == "LowLatency"
+    for node in resources_of(a100, "ecs/instance:Instance"):
+        inputs = node["inputs"]
+        assert inputs["instanceType"] == "ecs.gn7e-c16g1.32xlarge"
+        assert inputs["deploymentSetId"] == "<id of a100-ali-alicloud-ds>"
+        assert "networkInterfaceTrafficMode" not in inputs
+    assert a100.as_json()["outputs"]["placementGroup"] == "<id of a100-ali-alicloud-ds>"
+
+
+def test_snat_path_nat_gateway_eip_and_entry(a100):
+    nodes_vsw = next(r for r in resources_of(a100, "vpc/switch:Switch") if r["name"] == "a100-ali-alicloud-nodes")
+    nat_vsw = next(r for r in resources_of(a100, "vpc/switch:Switch") if r["name"] == "a100-ali-alicloud-nat")
+    assert (nodes_vsw["inputs"]["cidrBlock"], nat_vsw["inputs"]["cidrBlock"]) == ("10.44.0.0/17", "10.44.128.0/17")
+    nat = one(a100, "vpc/natGateway:NatGateway")["inputs"]
+    assert nat == {
+        **nat,
+        "natType": "Enhanced",
+        "networkType": "internet",
+        "vswitchId": "<id of a100-ali-alicloud-nat>",
+    }
+    assoc = one(a100, "EipAssociation")["inputs"]
+    assert assoc == {
+        "allocationId": "<id of a100-ali-alicloud-nat-eip>",
+        "instanceId": "<id of a100-ali-alicloud-natgw>",
+        "instanceType": "Nat",
+    }
+    snat = one(a100, "vpc/snatEntry:SnatEntry")
+    assert snat["inputs"] == {
+        **snat["inputs"],
+        "snatTableId": "<snat table of a100-ali-alicloud-natgw>",
+        "sourceVswitchId": "<id of a100-ali-alicloud-nodes>",
+        "snatIp": "<public ip of a100-ali-alicloud-nat-eip>",
+    }
+
+
+def test_egress_none_has_no_nat():
+    plan = plan_values(alicloud_values(network={"egress": "none"}))
+    for token in ("NatGateway", "EipAddress", "EipAssociation", "SnatEntry"):
+        assert not resources_of(plan, token), token
+    assert [r["name"] for r in resources_of(plan, "vpc/switch:Switch")] == ["test-alicloud-nodes"]
+
+
+def test_no_public_ips_unless_asked(a100, dev):
+    for node in resources_of(a100, "ecs/instance:Instance"):
+        assert node["inputs"]["internetMaxBandwidthOut"] == 0
+        assert "internetChargeType" not in node["inputs"]
+    assert one(dev, "ScalingConfiguration")["inputs"]["internetMaxBandwidthOut"] == 0
+    public = plan_values(alicloud_values(nodeGroup="instances", network={"publicIp": True}))
+    for node in resources_of(public, "ecs/instance:Instance"):
+        assert (node["inputs"]["internetMaxBandwidthOut"], node["inputs"]["internetChargeType"]) == (
+            100,
+            "PayByTraffic",
+        )
+
+
+def test_security_group_self_rule_and_ssh_only_from_ssh_cidrs(dev, a100):
+    rules = [r["inputs"] for r in resources_of(dev, "SecurityGroupRule")]
+    assert all(r["type"] == "ingress" for r in rules)
+    self_rules = [r for r in rules if r.get("sourceSecurityGroupId") == r["securityGroupId"]]
+    assert self_rules == [{**self_rules[0], "ipProtocol": "all", "portRange": "-1/-1", "policy": "accept"}]
+    ssh = [r for r in rules if "cidrIp" in r]
+    assert ssh == [{**ssh[0], "cidrIp": "203.0.113.0/24", "ipProtocol": "tcp", "portRange": "22/22"}]
+    assert len(rules) == 2  # nothing else inbound
+    assert one(dev, "ecs/securityGroup:SecurityGroup")["inputs"]["innerAccessPolicy"] == "Accept"
+    assert not [r for r in resources_of(a100, "SecurityGroupRule") if "cidrIp" in r["inputs"]]
+
+
+def test_disks_are_encrypted_essd_with_the_configured_level(dev, a100):
+    config = one(dev, "ScalingConfiguration")["inputs"]
+    assert (config["systemDiskCategory"], config["systemDiskEncrypted"]) == ("cloud_essd", True)
+    assert config["dataDisks"] == [
+        {**config["dataDisks"][0], "category": "cloud_essd", "size": 200, "performanceLevel": "PL0", "encrypted": True}
+    ]
+    for node in resources_of(a100, "ecs/instance:Instance"):
+        disk = node["inputs"]["dataDisks"][0]
+        assert (disk["performanceLevel"], disk["size"], disk["encrypted"]) == ("PL2", 2000, True)
+        assert node["inputs"]["systemDiskEncrypted"] is True
+
+
+def test_retained_scratch_is_not_deleted_with_the_node():
+    plan = plan_values(alicloud_values(nodeGroup="instances", storage={"retainScratch": True}))
+    assert resources_of(plan, "ecs/instance:Instance")[0]["inputs"]["dataDisks"][0]["deleteWithInstance"] is False
+
+
+def test_spot_managed_and_instances(dev):
+    config = one(dev, "ScalingConfiguration")["inputs"]
+    assert config["spotStrategy"] == "SpotAsPriceGo"
+    group = one(dev, "ess/scalingGroup:ScalingGroup")["inputs"]
+    assert group["spotInstanceRemedy"] is True
+    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (1, 1, 1)
+    assert group["vswitchIds"] == ["<id of ali-dev-alicloud-nodes>"]
+    spot = plan_values(alicloud_values(nodeGroup="instances", spot=True))
+    node = resources_of(spot, "ecs/instance:Instance")[0]["inputs"]
+    assert (node["spotStrategy"], node["spotInterruptionBehavior"], node["instanceChargeType"]) == (
+        "SpotAsPriceGo",
+        "Terminate",
+        "PostPaid",
+    )
+
+
+def test_private_pool_reservation():
+    inst = plan_values(alicloud_values(nodeGroup="instances", reservation="eap-bp67acfmxazb4"))
+    node = resources_of(inst, "ecs/instance:Instance")[0]["inputs"]
+    assert (node["privatePoolOptionsMatchCriteria"], node["privatePoolOptionsId"]) == ("Target", "eap-bp67acfmxazb4")
+    managed = plan_values(alicloud_values(reservation="eap-bp67acfmxazb4"))
+    config = one(managed, "ScalingConfiguration")["inputs"]
+    assert config["resourcePoolOptionsStrategy"] == "PrivatePoolOnly"
+    assert config["resourcePoolOptionsPrivatePoolIds"] == ["eap-bp67acfmxazb4"]
+
+
+def test_zone_auto_uses_get_zones(dev):
+    vsw = next(r for r in resources_of(dev, "vpc/switch:Switch") if r["name"] == "ali-dev-alicloud-nodes")
+    assert vsw["inputs"]["zoneId"] == "<first zone in cn-hangzhou selling ecs.gn6i-c4g1.xlarge>"
+    pinned = plan_values(alicloud_values())
+    assert {r["inputs"]["zoneId"] for r in resources_of(pinned, "vpc/switch:Switch")} == {"cn-hangzhou-k"}
+
+
+def test_image_auto_and_explicit(erdma):
+    image = resources_of(erdma, "ecs/instance:Instance")[0]["inputs"]["imageId"]
+    assert image.startswith("<resolved at deploy: newest system image matching ^ubuntu_22_04_uefi_x64")
+    explicit = plan_values(alicloud_values(nodeGroup="instances", image="m-bp1abcdef"))
+    assert {r["inputs"]["imageId"] for r in resources_of(explicit, "ecs/instance:Instance")} == {"m-bp1abcdef"}
+    assert explicit.as_json()["outputs"]["gpuDriver"] is None
+
+
+def test_every_taggable_resource_is_tagged(a100, dev):
+    for plan in (a100, dev):
+        for res in plan.resources:
+            if res.custom and "tags" in res.inputs:
+                assert res.inputs["tags"]["gpu-cluster:cluster"] == plan.spec.name, res.name
+        for token in ("vpc/network:Network", "Switch", "NatGateway", "EipAddress", "securityGroup:SecurityGroup"):
+            for res in resources_of(plan, token):
+                assert "tags" in res["inputs"], res["name"]
+    for token in ("ScalingGroup", "ScalingConfiguration"):
+        assert one(dev, token)["inputs"]["tags"]["team"] == "ml"
+
+
+def test_ssh_key_becomes_a_key_pair():
+    plan = plan_values(alicloud_values(nodeGroup="instances", sshPublicKey="ssh-ed25519 AAAAC3Nza user@host"))
+    key = one(plan, "EcsKeyPair")["inputs"]
+    assert key["publicKey"] == "ssh-ed25519 AAAAC3Nza user@host"
+    assert {r["inputs"]["keyName"] for r in resources_of(plan, "ecs/instance:Instance")} == {key["keyPairName"]}
+
+
+def test_scratch_nvme_is_rejected_before_planning():
+    with pytest.raises(ConfigError) as info:
+        plan_values(alicloud_values(storage={"scratch": "nvme"}))
+    assert info.value.key == "gpu-cluster:cluster.storage.scratch"
+
+
+@pulumi.runtime.test
+def test_component_outputs_under_plain_mocks():
+    """The component used directly, as a user's own unit test would, with the Output returned."""
+
+    class Mocks(pulumi.runtime.Mocks):
+        def new_resource(self, args):
+            return f"{args.name}-id", {**args.inputs, "snatTableIds": "stb-1", "ipAddress": "203.0.113.9"}
+
+        def call(self, args):
+            return {"ids": ["ubuntu_22_04_uefi_x64_20G_alibase_20240807.vhd"]}
+
+    pulumi.runtime.set_mocks(Mocks(), preview=False)
+    cluster = GpuCluster("unit", spec_of(alicloud_values(instanceType="ecs.ebmgn8v.48xlarge", nodeGroup="instances")))
+
+    def check(values):
+        vpc_id, fabric, image, placement = values
+        assert vpc_id == "unit-alicloud-vpc-id"
+        assert fabric == 160
+        assert image == "ubuntu_22_04_uefi_x64_20G_alibase_20240807.vhd"
+        assert placement == "unit-alicloud-ds-id"
+
+    return pulumi.Output.all(
+        cluster.outputs["vpcId"],
+        cluster.outputs["fabricGbpsPerNode"],
+        cluster.cloud.image_id,
+        cluster.outputs["placementGroup"],
+    ).apply(check)
