@@ -107,6 +107,7 @@ def test_resolve_errors_list_what_exists():
 def test_public_row_keys_are_stable():
     row = catalog.all_types()[0]
     assert list(row.public_row()) == PUBLIC_KEYS
+    assert list(catalog.PUBLIC_KEYS) == PUBLIC_KEYS
 
 
 def test_unnamed_gpu_is_never_picked_for_a_named_model():

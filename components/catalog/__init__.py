@@ -21,6 +21,11 @@ Cloud = Literal["aws", "azure", "gcp", "alicloud"]
 CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud")
 Fabric = Literal["efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "erdma", "none"]
 _DIR = Path(__file__).parent
+# The keys of `gpu-cluster catalog --format json` rows, in order: a stable format.
+PUBLIC_KEYS = (
+    "cloud", "instanceType", "gpu", "gpus", "gpuMemoryGiB", "vcpus", "memoryGiB", "localNvmeCount", "localNvmeGb",
+    "networkGbps", "fabric", "fabricDevices", "fabricGbps", "hourlyUsd", "source",
+)  # fmt: skip
 
 
 class InstanceType(BaseModel):
@@ -63,24 +68,7 @@ class InstanceType(BaseModel):
 
     def public_row(self) -> dict[str, Any]:
         """The stable JSON row of `gpu-cluster catalog --format json`."""
-        keys = [
-            "cloud",
-            "instanceType",
-            "gpu",
-            "gpus",
-            "gpuMemoryGiB",
-            "vcpus",
-            "memoryGiB",
-            "localNvmeCount",
-            "localNvmeGb",
-            "networkGbps",
-            "fabric",
-            "fabricDevices",
-            "fabricGbps",
-            "hourlyUsd",
-            "source",
-        ]
-        return {k: getattr(self, k) for k in keys}
+        return {k: getattr(self, k) for k in PUBLIC_KEYS}
 
 
 @dataclass(frozen=True)
