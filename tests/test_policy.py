@@ -8,7 +8,7 @@ from pulumi_policy import PolicyResource, StackValidationArgs
 from components.policy import RULES, PolicyConfigError, Resource, evaluate, rule_levels
 from policy.pack import stack_policies
 
-from .conftest import aws_values, plan_values
+from .conftest import ROOT, aws_values, plan_values
 
 TAGS = {"gpu-cluster:cluster": "c", "environment": "dev"}
 
@@ -223,6 +223,13 @@ def test_closed_or_egress_rules_pass(kind, props):
     assert rules_hit([cluster(), res(kind, props)]) == []
 
 
+def test_gcp_network_tags_are_not_mistaken_for_labels():
+    template = {**GCP_TEMPLATE, "tags": ["gpu-node"]}
+    assert rules_hit([cluster(), res("gcp:compute/instanceTemplate:InstanceTemplate", template)]) == []
+    unlabelled = {k: v for k, v in template.items() if k != "labels"}
+    assert rules_hit([cluster(), res("gcp:compute/instanceTemplate:InstanceTemplate", unlabelled)]) == ["required-tags"]
+
+
 def test_opt_ins_allow_public_ip_and_spot():
     public = res(
         "aws:ec2/launchTemplate:LaunchTemplate",
@@ -284,9 +291,15 @@ def test_pulumi_policy_pack_runs_the_same_rules():
     assert reported == ["urn:r"]
 
 
-def test_shipped_aws_stacks_pass_and_the_plan_reports_violations(stack_plan):
-    for stack in ("aws-h100", "aws-dev", "aws-a100-instances"):
-        assert stack_plan(stack).violations() == [], stack
+SHIPPED = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+
+@pytest.mark.parametrize("stack", SHIPPED)
+def test_every_shipped_stack_passes_every_policy(stack, stack_plan):
+    assert stack_plan(stack).violations() == []
+
+
+def test_the_plan_reports_violations():
     open_ssh = plan_values(aws_values(network={"sshCidrs": ["0.0.0.0/0"]}, tags={"environment": "dev"}))
     assert [v.rule for v in open_ssh.violations()] == ["no-open-ingress"]
     assert open_ssh.as_json()["policy"][0]["level"] == "mandatory"
@@ -299,7 +312,6 @@ def test_cli_exits_3_on_a_mandatory_violation_and_levels_come_from_a_file(tmp_pa
 
     from components.cli import app
 
-    from .conftest import ROOT
 
     stack = tmp_path / "Pulumi.open.yaml"
     stack.write_text((ROOT / "stacks" / "Pulumi.aws-dev.yaml").read_text().replace("203.0.113.0/24", "0.0.0.0/0"))

@@ -196,11 +196,15 @@ def _normal(key: str) -> str:
 
 
 def _tag_keys(res: Resource) -> set[str] | None:
-    tags = res.props.get("tags", res.props.get("labels"))
+    # GCP keeps key/value metadata in `labels`; its `tags` are network tags (a list of strings).
+    labels = res.props.get("labels")
+    if isinstance(labels, Mapping):
+        return {_normal(k) for k in labels}
+    tags = res.props.get("tags")
     if isinstance(tags, Mapping):
         return {_normal(k) for k in tags}
-    if isinstance(tags, list):  # AWS Auto Scaling group tags: [{key, value, propagateAtLaunch}]
-        return {_normal(t.get("key", "")) for t in tags if isinstance(t, Mapping)}
+    if isinstance(tags, list) and all(isinstance(t, Mapping) for t in tags) and tags:
+        return {_normal(t.get("key", "")) for t in tags}  # AWS Auto Scaling group: [{key, value, propagateAtLaunch}]
     return None
 
 

@@ -1,0 +1,437 @@
+"""GCP layout: VPCs and NICs (GPUDirect), placement, image, disks, labels and bootstrap for one cluster.
+
+GPU networks follow Google's own blueprints (Cluster Toolkit, research notes gcp-alicloud-gpu.md 1.2):
+
+- a3-highgpu-8g (GPUDirect-TCPX): the host VPC plus 4 GPU VPCs, one subnet and one gVNIC each
+  (CT a3high-slurm-blueprint.yaml: `multivpc` with `network_count: 4`).
+- a3-megagpu-8g (GPUDirect-TCPXO): the host VPC plus 8 GPU VPCs (CT a3mega-slurm-blueprint.yaml:
+  `network_count: 8`; Google's "8+1" NIC arrangement).
+- a3-ultragpu-8g, a4-highgpu-8g (GPUDirect-RDMA over RoCE): the host VPC, a second gVNIC VPC, and one
+  VPC created with the zone's RDMA network profile `<zone>-vpc-roce` holding 8 subnets, one MRDMA NIC
+  on each (CT a3ultra-vm.yaml / a4high-vm.yaml; docs.cloud.google.com/vpc/docs/rdma-network-profiles).
+  The RoCE VPC gets no firewall rule: CT's vpc modules refuse firewall rules on a `roce` profile.
+
+The MTU is the catalog row's `extra.mtu` (8244 for A3 High/Mega as CT's system VPC and dstack set it,
+8896 for A3 Ultra/A4 as CT's a3ultra/a4high VPCs and `gpu-rdma-vpc` set it).
+
+GPU subnet ranges are derived from `network.cidr` and never overlap it: they come from its *buddy
+block*, the other half of the smallest block that contains `network.cidr` and one more block of the
+same size (10.42.0.0/16 -> 10.43.0.0/16; 10.43.0.0/16 -> 10.42.0.0/16). The buddy block is split
+into 16 equal subnets (4 more prefix bits) and the GPU subnets take them in order: 10.43.0.0/20,
+10.43.16.0/20, ... Same input, same ranges; the buddy must itself be private (so 10.0.0.0/8 is refused).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import yaml
+
+from .. import catalog
+from ..errors import CLUSTER_KEY, ConfigError
+from ..spec import PRIVATE_RANGES, ClusterSpec
+from . import Scratch, cloud_init, image_for, scratch_for
+
+NicType = Literal["GVNIC", "MRDMA"]
+# by-id names Google's guest udev rules give local SSDs (NVMe interface) and a PD with device_name
+# "scratch" (research notes 1.1, SkyPilot constants.py; CT vm-instance local SSD defaults)
+LOCAL_SSD_GLOBS = ("/dev/disk/by-id/google-local-nvme-ssd-*",)
+SCRATCH_DEVICE_NAME = "scratch"
+SCRATCH_DISK_GLOBS = (f"/dev/disk/by-id/google-{SCRATCH_DEVICE_NAME}",)
+GPU_SUBNET_BITS = 4  # the buddy block is split into 16 subnets; the largest layout needs 9
+LABEL_MAX = 63  # cloud.google.com/compute/docs/labeling-resources: keys and values at most 63 characters
+LABELS_MAX = 64  # at most 64 labels per resource (same page)
+MAX_N1_GPU = {  # SkyPilot gcp_catalog.py _NUM_ACC_TO_MAX_CPU_AND_MEMORY (research notes 1.2): count -> max vCPU
+    "T4": {1: 48, 2: 48, 4: 96},
+    "V100": {1: 12, 2: 24, 4: 48, 8: 96},
+}
+
+
+@dataclass(frozen=True)
+class Subnet:
+    role: str  # stable child-name suffix: "nodes", "gpu-0-subnet", "roce-3"
+    cidr: str
+
+
+@dataclass(frozen=True)
+class Vpc:
+    role: str  # "host", "gpu-0" .. "gpu-7", "gvnic-1", "roce"
+    mtu: int | None
+    subnets: tuple[Subnet, ...]
+    network_profile: str | None = None  # RDMA profile URL for the RoCE VPC
+    internal_firewall: bool = True  # allow all traffic from the VPC's own ranges (never on RoCE)
+
+    @property
+    def is_roce(self) -> bool:
+        return self.network_profile is not None
+
+
+@dataclass(frozen=True)
+class Nic:
+    vpc: str  # Vpc.role
+    subnet: str  # Subnet.role
+    nic_type: NicType
+    gpu: bool  # a GPU NIC: counts toward the fabric Gb/s
+    external_ip: bool = False
+
+
+@dataclass(frozen=True)
+class Image:
+    project: str | None  # with family: resolved at deploy with compute.get_image
+    family: str | None
+    ref: str  # what the template would boot without resolution
+    description: str
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    provisioning_model: Literal["STANDARD", "SPOT"]
+    preemptible: bool
+    automatic_restart: bool
+    on_host_maintenance: Literal["TERMINATE"]
+    instance_termination_action: Literal["STOP"] | None
+
+
+@dataclass(frozen=True)
+class GcpLayout:
+    spec: ClusterSpec
+    project: str
+    zone: str
+    vpcs: tuple[Vpc, ...]
+    nics: tuple[Nic, ...]
+    ssh_source_ranges: tuple[str, ...]
+    nat: bool
+    placement_vm_count: int | None  # compact placement policy (COLLOCATED) when set
+    image: Image
+    boot_disk_type: str
+    root_gb: int
+    scratch: Scratch
+    scratch_disk_type: str | None
+    scheduling: Scheduling
+    guest_accelerator: tuple[str, int] | None  # n1 only: (accelerator type, count)
+    reservation: str | None
+    labels: Mapping[str, str]
+    metadata: Mapping[str, str]
+    startup_script: str | None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def host(self) -> Vpc:
+        return self.vpcs[0]
+
+    @property
+    def gpu_nic_count(self) -> int:
+        return sum(1 for n in self.nics if n.gpu)
+
+    @property
+    def fabric_gbps_wired(self) -> float:
+        return self.gpu_nic_count * self.spec.instance.gbps_per_fabric_device
+
+
+# --- labels ---------------------------------------------------------------------------------
+
+
+def label_key(key: str) -> str:
+    """A GCP label key: lowercase letters, digits, '_' and '-', starting with a letter, <= 63 chars."""
+    text = re.sub(r"[^a-z0-9_-]", "_", key.lower())
+    if not text or not text[0].isalpha() or not text[0].isascii():
+        text = "k" + text
+    return text[:LABEL_MAX]
+
+
+def label_value(value: str) -> str:
+    """A GCP label value: lowercase letters, digits, '_' and '-' (may be empty), <= 63 chars."""
+    return re.sub(r"[^a-z0-9_-]", "_", value.lower())[:LABEL_MAX]
+
+
+def labels_for(spec: ClusterSpec) -> dict[str, str]:
+    """`spec.base_tags` as GCP labels; two user tags that sanitise to one key are an error."""
+    owned = {"gpu-cluster:cluster", "gpu-cluster:stack"}
+    labels: dict[str, str] = {}
+    origin: dict[str, str] = {}
+    for key, value in spec.base_tags.items():
+        name = label_key(key)
+        if name in origin and key not in owned and origin[name] not in owned:
+            raise ConfigError(
+                f"{CLUSTER_KEY}.tags.{key}",
+                f"becomes GCP label {name!r}, as does tag {origin[name]!r} (labels are lowercase "
+                "letters, digits, '_' and '-'); rename one of them",
+            )
+        labels[name] = label_value(value)
+        origin[name] = key
+    if len(labels) > LABELS_MAX:
+        raise ConfigError(f"{CLUSTER_KEY}.tags", f"{len(labels)} labels; GCP allows at most {LABELS_MAX}")
+    return labels
+
+
+# --- networks -------------------------------------------------------------------------------
+
+
+def buddy_block(cidr: str) -> ipaddress.IPv4Network:
+    """The other half of the block one bit shorter than `cidr` (see the module docstring)."""
+    net = ipaddress.IPv4Network(cidr)
+    parent = net.supernet(prefixlen_diff=1)
+    low, high = parent.subnets(prefixlen_diff=1)
+    return high if low == net else low
+
+
+def gpu_subnet_cidrs(cidr: str, count: int) -> tuple[str, ...]:
+    """`count` GPU subnets carved from the buddy block of `cidr`, in order (deterministic)."""
+    key = f"{CLUSTER_KEY}.network.cidr"
+    net = ipaddress.IPv4Network(cidr)
+    if net.prefixlen + GPU_SUBNET_BITS > 29:
+        raise ConfigError(
+            key,
+            f"{cidr} is too small for the GPU networks: they take /{net.prefixlen + GPU_SUBNET_BITS} "
+            "subnets of the block beside it, and GCP subnets are at most /29; use /25 or larger",
+        )
+    buddy = buddy_block(cidr)
+    if not any(buddy.subnet_of(r) for r in PRIVATE_RANGES):  # type: ignore[arg-type]
+        raise ConfigError(
+            key,
+            f"{cidr} leaves no private block beside it for the GPU networks (they use the other half of "
+            f"{net.supernet(prefixlen_diff=1)}); use a smaller range such as 10.42.0.0/16",
+        )
+    subnets = buddy.subnets(prefixlen_diff=GPU_SUBNET_BITS)
+    return tuple(str(next(subnets)) for _ in range(count))
+
+
+def gpu_networks(spec: ClusterSpec, zone: str, project: str) -> tuple[tuple[Vpc, ...], tuple[Nic, ...]]:
+    """The extra VPCs and NICs a fabric type needs (layouts in the module docstring)."""
+    row = spec.instance
+    extra = row.extra
+    mtu = int(extra["mtu"])
+    if row.fabric in ("gpudirect-tcpx", "gpudirect-tcpxo"):
+        count = int(extra["gpuNics"])
+        ranges = gpu_subnet_cidrs(spec.network.cidr, count)
+        vpcs = tuple(Vpc(f"gpu-{i}", mtu, (Subnet(f"gpu-{i}-subnet", ranges[i]),)) for i in range(count))
+        nics = tuple(Nic(f"gpu-{i}", f"gpu-{i}-subnet", "GVNIC", gpu=True) for i in range(count))
+        return vpcs, nics
+    if row.fabric == "gpudirect-rdma":
+        count = int(extra["gpuNics"])
+        extra_gvnics = int(extra["gvnicCount"]) - 1
+        ranges = gpu_subnet_cidrs(spec.network.cidr, extra_gvnics + count)
+        gvnic_vpcs = tuple(
+            Vpc(f"gvnic-{i + 1}", mtu, (Subnet(f"gvnic-{i + 1}-subnet", ranges[i]),)) for i in range(extra_gvnics)
+        )
+        roce = Vpc(
+            "roce",
+            mtu,
+            tuple(Subnet(f"roce-{i}", ranges[extra_gvnics + i]) for i in range(count)),
+            network_profile=f"projects/{project}/global/networkProfiles/{zone}-vpc-roce",
+            internal_firewall=False,
+        )
+        nics = (
+            *(Nic(v.role, v.subnets[0].role, "GVNIC", gpu=False) for v in gvnic_vpcs),
+            *(Nic("roce", s.role, "MRDMA", gpu=True) for s in roce.subnets),
+        )
+        return (*gvnic_vpcs, roce), nics
+    raise ValueError(f"{row.instanceType}: fabric {row.fabric} has no GCP network layout")
+
+
+# --- bootstrap ------------------------------------------------------------------------------
+
+
+def startup_script(scratch: Scratch) -> str | None:
+    """The `startup-script` metadata: installs the same files and unit as `cloud_init` would.
+
+    Compute Engine's guest agent runs `startup-script` on every boot on all public images
+    (docs.cloud.google.com/compute/docs/instances/startup-scripts), whether or not the image runs
+    cloud-init, so one bootstrap works on Deep Learning VM and Ubuntu accelerator images alike.
+    """
+    if scratch.kind == "none":
+        return None
+    body = yaml.safe_load(cloud_init(scratch).removeprefix("#cloud-config\n"))
+    lines = [
+        "#!/bin/bash",
+        "# gpu-cluster node bootstrap (GCP startup-script, runs at every boot; idempotent):",
+        f"# installs the scratch unit that mounts {scratch.path}.",
+        "set -euo pipefail",
+    ]
+    for i, item in enumerate(body.get("write_files", [])):
+        path, content = item["path"], item["content"]
+        marker = f"GPU_CLUSTER_EOF_{i}"
+        if marker in content:  # pragma: no cover - the files are ours; guard against a silent truncation
+            raise ValueError(f"{path} contains the heredoc marker {marker}")
+        lines += [
+            f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0])}",
+            f"cat > {shlex.quote(path)} <<'{marker}'",
+            content.rstrip("\n"),
+            marker,
+            f"chmod {item['permissions']} {shlex.quote(path)}",
+        ]
+    lines += [shlex.join(cmd) for cmd in body.get("runcmd", [])]
+    return "\n".join(lines) + "\n"
+
+
+# --- the plan -------------------------------------------------------------------------------
+
+
+def _zone(spec: ClusterSpec) -> str:
+    if not spec.zone:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.zone",
+            "required on gcp: GPU machine types, compact placement and RoCE network profiles are zonal; "
+            f"set it (or gcp:zone) to a zone of {spec.region} that offers {spec.instance.instanceType}, "
+            f"for example {spec.region}-a",
+        )
+    return spec.zone
+
+
+def _image(spec: ClusterSpec) -> Image:
+    if spec.image == "auto":
+        entry: dict[str, Any] = image_for("gcp", spec.instance.instanceType)
+        ref = f"projects/{entry['project']}/global/images/family/{entry['family']}"
+        return Image(entry["project"], entry["family"], ref, entry["description"])
+    match = re.fullmatch(r"projects/([a-z0-9-]+)/global/images/family/([a-z0-9-]+)", spec.image)
+    if match:
+        return Image(match.group(1), match.group(2), spec.image, f"latest image of family {spec.image}")
+    return Image(None, None, spec.image, f"image {spec.image} as configured")
+
+
+def _disk_type(instance_type: str, rules: Mapping[str, Any]) -> str:
+    table: dict[str, str] = rules["diskTypes"]
+    match = max((p for p in table if p != "default" and instance_type.startswith(p)), key=len, default="default")
+    return table[match]
+
+
+def _check_n1(spec: ClusterSpec) -> tuple[str, int] | None:
+    row = spec.instance
+    if not row.extra.get("guestAccelerator"):
+        return None
+    limits = MAX_N1_GPU.get(row.gpu or "")
+    if limits is None or row.gpus not in limits:
+        allowed = ", ".join(str(c) for c in sorted(limits or {}))
+        raise ConfigError(
+            f"{CLUSTER_KEY}.gpu", f"{row.gpus} x {row.gpu} cannot attach to n1; counts allowed: {allowed or 'none'}"
+        )
+    if row.vcpus is not None and row.vcpus > limits[row.gpus]:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.instanceType",
+            f"{row.instanceType} has {row.vcpus} vCPUs; "
+            f"n1 with {row.gpus} x {row.gpu} allows at most {limits[row.gpus]}",
+        )
+    return str(row.extra["acceleratorType"]), row.gpus
+
+
+def _placement(spec: ClusterSpec, rules: Mapping[str, Any]) -> int | None:
+    """vmCount of the compact placement policy, or None. Limits explained in docs/gcp.md."""
+    if spec.placement != "cluster":
+        return None
+    limit = int(rules["compactPlacementMaxVms"])
+    if spec.max_nodes > limit:
+        key = "nodes" if spec.max_nodes == spec.nodes else "maxNodes"
+        raise ConfigError(
+            f"{CLUSTER_KEY}.{key}",
+            f"{spec.max_nodes} nodes in one compact placement policy; gpu-cluster allows at most {limit} "
+            "(Compute Engine placement-policy limit); use several clusters or placement: none",
+        )
+    if spec.node_group == "managed" and spec.max_nodes != spec.nodes:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.maxNodes",
+            f"{spec.max_nodes} with nodes {spec.nodes}: a COLLOCATED placement policy fixes its VM count "
+            "(vmCount) and all of them are created together; set maxNodes equal to nodes, or placement: none",
+        )
+    if spec.nodes < 2:
+        return None  # one VM has no neighbour to be placed close to
+    return spec.nodes
+
+
+def plan(spec: ClusterSpec) -> GcpLayout:
+    row = spec.instance
+    rules = catalog.load("gcp").rules
+    zone = _zone(spec)
+    project = spec.gcp_project or ""
+    warnings: list[str] = []
+
+    mtu = int(row.extra["mtu"]) if "mtu" in row.extra else None
+    host = Vpc("host", mtu, (Subnet("nodes", spec.network.cidr),))
+    vpcs: tuple[Vpc, ...] = (host,)
+    nics: tuple[Nic, ...] = (Nic("host", "nodes", "GVNIC", gpu=False, external_ip=spec.network.public_ip),)
+    if spec.fabric_wired:
+        extra_vpcs, extra_nics = gpu_networks(spec, zone, project)
+        vpcs, nics = (*vpcs, *extra_vpcs), (*nics, *extra_nics)
+
+    ssh = set(spec.network.ssh_cidrs)
+    if spec.gcp.iap:
+        ssh.add(str(rules["iapRange"]))
+    guest = _check_n1(spec)
+    placement = _placement(spec, rules)
+    if spec.node_group == "managed" and spec.max_nodes > spec.nodes:
+        warnings.append(
+            f"{CLUSTER_KEY}.maxNodes: the managed instance group starts at {spec.nodes} nodes and has no "
+            f"autoscaler (GPU training has no useful CPU signal); resize it up to {spec.max_nodes} yourself"
+        )
+    if spec.ssh_public_key:
+        warnings.append(
+            f"{CLUSTER_KEY}.sshPublicKey: OS Login is enabled, so instance-metadata SSH keys are ignored; add the "
+            "key to your OS Login profile (gcloud compute os-login ssh-keys add) instead"
+        )
+    if row.fabric in ("gpudirect-tcpx", "gpudirect-tcpxo") and spec.fabric_wired:
+        warnings.append(
+            f"{row.instanceType}: the GPU NICs are wired, but {row.fabric} also needs Google's receive-datapath "
+            "manager and NCCL plugin on the nodes (not in the image); see docs/gcp.md"
+        )
+
+    scratch = scratch_for(spec, LOCAL_SSD_GLOBS, SCRATCH_DISK_GLOBS)
+    disk_type = _disk_type(row.instanceType, rules)
+    script = startup_script(scratch)
+    metadata = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
+    if script:
+        metadata["startup-script"] = script
+    scheduling = (
+        Scheduling("SPOT", True, False, "TERMINATE", "STOP")
+        if spec.spot
+        else Scheduling("STANDARD", False, True, "TERMINATE", None)
+    )
+    return GcpLayout(
+        spec=spec,
+        project=project,
+        zone=zone,
+        vpcs=vpcs,
+        nics=nics,
+        ssh_source_ranges=tuple(sorted(ssh)),
+        nat=spec.network.egress == "nat",
+        placement_vm_count=placement,
+        image=_image(spec),
+        boot_disk_type=disk_type,
+        root_gb=spec.storage.root_gb,
+        scratch=scratch,
+        scratch_disk_type=disk_type if scratch.kind == "disk" else None,
+        scheduling=scheduling,
+        guest_accelerator=guest,
+        reservation=spec.reservation or None,
+        labels=labels_for(spec),
+        metadata=metadata,
+        startup_script=script,
+        warnings=tuple(warnings),
+    )
+
+
+_TEMPLATE_TYPES = (
+    "gcp:compute/instanceTemplate:InstanceTemplate",
+    "gcp:compute/instance:Instance",
+    "gcp:compute/instanceFromTemplate:InstanceFromTemplate",
+)
+
+
+def count_wired_gbps(resources: list[Mapping[str, Any]], gbps_per_device: float) -> float:
+    """Fabric Gb/s per node counted from the recorded templates/instances (the plan's proof).
+
+    GPU NICs are the MRDMA NICs when there are any (A3 Ultra, A4: the second gVNIC carries no GPU
+    traffic); otherwise every NIC after the first (A3 High/Mega: nic0 is the host NIC, nic1.. the
+    GPU NICs). A template wired with one GPU NIC counts as one device.
+    """
+    wired = 0
+    for res in resources:
+        if res["type"] not in _TEMPLATE_TYPES:
+            continue
+        nics = res["inputs"].get("networkInterfaces") or []
+        mrdma = sum(1 for n in nics if n.get("nicType") == "MRDMA")
+        wired = max(wired, mrdma if mrdma else max(len(nics) - 1, 0))
+    return wired * gbps_per_device

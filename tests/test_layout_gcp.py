@@ -1,0 +1,309 @@
+"""The pure GCP layout: GPU VPCs and NICs per type, ranges, placement, image, scheduling, labels; no Pulumi."""
+
+import ipaddress
+import re
+import subprocess
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components import catalog
+from components.errors import ConfigError
+from components.layout import gcp as gcp_layout
+from components.layout import scratch_script
+
+from .conftest import spec_of
+
+
+def gcp_values(**cluster: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"gpu": "H100:8", "instanceType": "a3-megagpu-8g", "nodes": 2, "zone": "us-central1-a"}
+    base.update(cluster)
+    return {
+        "gpu-cluster:cloud": "gcp",
+        "gcp:project": "my-project",
+        "gcp:region": "us-central1",
+        "gpu-cluster:cluster": {k: v for k, v in base.items() if v is not None},
+    }
+
+
+def layout_of(**cluster: Any) -> gcp_layout.GcpLayout:
+    return gcp_layout.plan(spec_of(gcp_values(**cluster)))
+
+
+def typed(itype: str, **cluster: Any) -> gcp_layout.GcpLayout:
+    row = catalog.find("gcp", itype)[0]
+    return layout_of(instanceType=itype, gpu=f"{row.gpu}:{row.gpus}", **cluster)
+
+
+# --- GPU networks per machine type ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("itype", "vpcs", "gvnic", "gpu_nics", "mtu"),
+    [
+        ("a3-highgpu-8g", 1 + 4, 1 + 4, 4, 8244),
+        ("a3-megagpu-8g", 1 + 8, 1 + 8, 8, 8244),
+        ("a3-ultragpu-8g", 2 + 1, 2, 8, 8896),
+        ("a4-highgpu-8g", 2 + 1, 2, 8, 8896),
+    ],
+)
+def test_gpu_networks_per_type(itype, vpcs, gvnic, gpu_nics, mtu):
+    layout = typed(itype)
+    assert len(layout.vpcs) == vpcs
+    assert sum(n.nic_type == "GVNIC" for n in layout.nics) == gvnic
+    assert layout.gpu_nic_count == gpu_nics
+    assert layout.nics[0] == gcp_layout.Nic("host", "nodes", "GVNIC", gpu=False)
+    assert {v.mtu for v in layout.vpcs} == {mtu}
+    # one NIC per subnet, never two on the same one
+    assert len({n.subnet for n in layout.nics}) == len(layout.nics)
+
+
+@pytest.mark.parametrize("itype", ["a3-ultragpu-8g", "a4-highgpu-8g"])
+def test_rdma_types_get_one_roce_vpc_with_8_subnets_and_no_firewall(itype):
+    layout = typed(itype, zone="us-central1-b")
+    roce = [v for v in layout.vpcs if v.is_roce]
+    assert len(roce) == 1
+    assert roce[0].network_profile == "projects/my-project/global/networkProfiles/us-central1-b-vpc-roce"
+    assert len(roce[0].subnets) == 8 and roce[0].internal_firewall is False
+    assert [n.nic_type for n in layout.nics if n.vpc == "roce"] == ["MRDMA"] * 8
+    assert all(n.gpu for n in layout.nics if n.nic_type == "MRDMA")
+    # the second gVNIC is not a GPU NIC and sits on its own firewalled VPC
+    assert [(n.vpc, n.gpu) for n in layout.nics[:2]] == [("host", False), ("gvnic-1", False)]
+    assert all(v.internal_firewall for v in layout.vpcs if not v.is_roce)
+
+
+def test_tcpx_types_have_no_roce_vpc_and_gpu_nics_on_their_own_vpcs():
+    layout = typed("a3-megagpu-8g")
+    assert not any(v.is_roce for v in layout.vpcs)
+    assert [n.vpc for n in layout.nics if n.gpu] == [f"gpu-{i}" for i in range(8)]
+
+
+def test_every_gcp_fabric_type_is_wired_to_its_rating():
+    rows = [r for r in catalog.load("gcp").types if r.has_fabric]
+    assert {r.instanceType for r in rows} == {"a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g"}
+    for row in rows:
+        layout = typed(row.instanceType)
+        assert layout.gpu_nic_count == row.fabricDevices, row.instanceType
+        assert layout.fabric_gbps_wired == row.fabricGbps, row.instanceType
+
+
+def test_fabric_none_wires_only_the_host_nic():
+    layout = layout_of(fabric="none")
+    assert layout.nics == (gcp_layout.Nic("host", "nodes", "GVNIC", gpu=False),)
+    assert [v.role for v in layout.vpcs] == ["host"]
+    assert layout.fabric_gbps_wired == 0
+
+
+def test_non_fabric_types_use_gvnic_and_the_default_mtu():
+    layout = layout_of(instanceType="g2-standard-4", gpu="L4:1", nodes=1)
+    assert [(n.nic_type, n.gpu) for n in layout.nics] == [("GVNIC", False)]
+    assert layout.host.mtu is None
+
+
+# --- ranges -----------------------------------------------------------------------------------
+
+
+def test_gpu_ranges_come_from_the_buddy_block():
+    assert str(gcp_layout.buddy_block("10.42.0.0/16")) == "10.43.0.0/16"
+    assert str(gcp_layout.buddy_block("10.43.0.0/16")) == "10.42.0.0/16"
+    assert gcp_layout.gpu_subnet_cidrs("10.42.0.0/16", 3) == ("10.43.0.0/20", "10.43.16.0/20", "10.43.32.0/20")
+    layout = typed("a3-ultragpu-8g", network={"cidr": "192.168.64.0/20"})
+    cidrs = [s.cidr for v in layout.vpcs[1:] for s in v.subnets]
+    assert cidrs[0] == "192.168.80.0/24" and len(cidrs) == 9
+
+
+_private_cidrs = st.one_of(
+    st.builds(
+        lambda a, p: ipaddress.ip_network(f"10.{a}.0.0/{p}", strict=False), st.integers(0, 255), st.integers(9, 25)
+    ),
+    st.builds(
+        lambda a, p: ipaddress.ip_network(f"172.{16 + a}.0.0/{p}", strict=False),
+        st.integers(0, 15),
+        st.integers(13, 25),
+    ),
+    st.builds(
+        lambda a, p: ipaddress.ip_network(f"192.168.{a}.0/{p}", strict=False), st.integers(0, 255), st.integers(17, 25)
+    ),
+)
+
+
+@given(net=_private_cidrs, count=st.integers(1, 16))
+def test_gpu_ranges_never_overlap_the_host_range_or_each_other(net, count):
+    cidrs = gcp_layout.gpu_subnet_cidrs(str(net), count)
+    assert cidrs == gcp_layout.gpu_subnet_cidrs(str(net), count)  # deterministic
+    nets = [ipaddress.ip_network(c) for c in cidrs]
+    assert len(nets) == count
+    assert not any(n.overlaps(net) for n in nets)
+    assert all(a == b or not a.overlaps(b) for a in nets for b in nets)
+    assert all(any(n.subnet_of(r) for r in gcp_layout.PRIVATE_RANGES) for n in nets)
+    assert all(n.prefixlen == net.prefixlen + gcp_layout.GPU_SUBNET_BITS <= 29 for n in nets)
+
+
+@pytest.mark.parametrize(("cidr", "why"), [("10.0.0.0/8", "no private block"), ("10.42.0.0/26", "too small")])
+def test_ranges_without_room_for_gpu_networks_are_refused(cidr, why):
+    with pytest.raises(ConfigError) as info:
+        layout_of(network={"cidr": cidr})
+    assert info.value.key == "gpu-cluster:cluster.network.cidr"
+    assert why in info.value.message
+    assert layout_of(network={"cidr": cidr}, fabric="none").host.subnets[0].cidr == cidr  # fine without GPU VPCs
+
+
+# --- zone, placement, n1 ----------------------------------------------------------------------
+
+
+def test_zone_is_required_and_named():
+    with pytest.raises(ConfigError) as info:
+        layout_of(zone=None)
+    assert info.value.key == "gpu-cluster:cluster.zone"
+    assert "gcp:zone" in info.value.message
+    values = gcp_values(zone=None)
+    values["gcp:zone"] = "us-central1-c"
+    assert gcp_layout.plan(spec_of(values)).zone == "us-central1-c"
+
+
+def test_compact_placement_vm_count_and_limits():
+    assert layout_of(nodes=4).placement_vm_count == 4
+    assert layout_of(nodes=1).placement_vm_count is None  # nothing to place next to
+    assert layout_of(nodes=4, placement="none").placement_vm_count is None
+    assert layout_of(nodes=150, nodeGroup="instances").placement_vm_count == 150
+    with pytest.raises(ConfigError) as info:
+        layout_of(nodes=151)
+    assert info.value.key == "gpu-cluster:cluster.nodes" and "150" in info.value.message
+    with pytest.raises(ConfigError) as info:
+        layout_of(nodes=2, maxNodes=4)
+    assert info.value.key == "gpu-cluster:cluster.maxNodes" and "vmCount" in info.value.message
+
+
+def test_max_nodes_without_placement_warns_there_is_no_autoscaler():
+    layout = layout_of(instanceType="g2-standard-4", gpu="L4:1", nodes=1, maxNodes=3, placement="none")
+    assert any("no autoscaler" in w for w in layout.warnings)
+
+
+def test_n1_gets_its_guest_accelerator_and_every_n1_row_is_within_googles_limits():
+    layout = layout_of(instanceType=None, gpu="T4:2", nodes=1)
+    assert layout.spec.instance.instanceType.startswith("n1-")
+    assert layout.guest_accelerator == ("nvidia-tesla-t4", 2)
+    assert layout_of(nodes=1).guest_accelerator is None  # A3: the GPUs come with the machine type
+    for row in catalog.load("gcp").types:
+        if row.extra.get("guestAccelerator"):
+            lay = layout_of(instanceType=row.instanceType, gpu=f"{row.gpu}:{row.gpus}", nodes=1)
+            assert lay.guest_accelerator == (row.extra["acceleratorType"], row.gpus)
+            assert row.vcpus <= gcp_layout.MAX_N1_GPU[row.gpu][row.gpus]
+
+
+def test_eight_t4_is_rejected_clearly():
+    with pytest.raises(ConfigError) as info:
+        spec_of(gcp_values(instanceType=None, gpu="T4:8"))
+    assert info.value.key == "gpu-cluster:cluster.gpu"
+    assert "counts offered: 1, 2, 4" in info.value.message
+
+
+# --- scheduling, image, disks -----------------------------------------------------------------
+
+
+def test_scheduling_terminates_on_maintenance_and_spot_stops():
+    standard = layout_of().scheduling
+    assert standard == gcp_layout.Scheduling("STANDARD", False, True, "TERMINATE", None)
+    spot = layout_of(spot=True).scheduling
+    assert spot == gcp_layout.Scheduling("SPOT", True, False, "TERMINATE", "STOP")
+
+
+def test_image_auto_per_family_and_explicit_images():
+    assert layout_of().image.ref == (
+        "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2204-amd64-with-nvidia-570"
+    )
+    dev = layout_of(instanceType="g2-standard-4", gpu="L4:1", nodes=1).image
+    assert (dev.project, dev.family) == ("deeplearning-platform-release", "common-cu128-ubuntu-2204-nvidia-570")
+    fam = layout_of(image="projects/my-images/global/images/family/gpu").image
+    assert (fam.project, fam.family) == ("my-images", "gpu")
+    fixed = layout_of(image="my-images/gpu-v1").image
+    assert (fixed.family, fixed.ref) == (None, "my-images/gpu-v1")
+    for entry in [catalog.load("gcp").images["default"], *catalog.load("gcp").images["families"].values()]:
+        assert entry["source"] and entry["project"] and entry["family"]
+
+
+@pytest.mark.parametrize(
+    ("itype", "disk"),
+    [("a3-ultragpu-8g", "hyperdisk-balanced"), ("a4-highgpu-8g", "hyperdisk-balanced"), ("a3-megagpu-8g", "pd-ssd")],
+)
+def test_disk_types_per_family(itype, disk):
+    layout = typed(itype, storage={"scratch": "disk"})
+    assert (layout.boot_disk_type, layout.scratch_disk_type) == (disk, disk)
+
+
+def test_scratch_uses_local_ssd_globs_or_the_named_disk():
+    nvme = layout_of().scratch
+    assert (nvme.kind, nvme.devices, nvme.device_globs) == ("nvme", 16, gcp_layout.LOCAL_SSD_GLOBS)
+    disk = layout_of(storage={"scratch": "disk", "scratchGb": 700}).scratch
+    assert (disk.kind, disk.device_gb, disk.device_globs) == ("disk", 700, ("/dev/disk/by-id/google-scratch",))
+    assert layout_of(storage={"scratch": "none"}).startup_script is None
+
+
+def test_startup_script_installs_the_scratch_unit_and_is_valid_bash():
+    layout = layout_of()
+    script = layout.metadata["startup-script"]
+    assert script.startswith("#!/bin/bash\n")
+    body = re.search(r"<<'GPU_CLUSTER_EOF_0'\n(.*?)\nGPU_CLUSTER_EOF_0\n", script, re.S)
+    assert body is not None and body.group(1) == scratch_script().rstrip("\n")
+    assert 'EXPECTED_DEVICES="16"' in script and "google-local-nvme-ssd-" in script
+    assert script.rstrip().endswith("systemctl enable --now gpu-cluster-scratch.service")
+    subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+
+
+def test_os_login_and_ssh_sources():
+    layout = layout_of()
+    assert layout.metadata["enable-oslogin"] == "TRUE" and layout.metadata["block-project-ssh-keys"] == "TRUE"
+    assert layout.ssh_source_ranges == ()
+    iap = layout_of(gcp={"iap": True}, network={"sshCidrs": ["203.0.113.0/24"]})
+    assert iap.ssh_source_ranges == ("203.0.113.0/24", "35.235.240.0/20")
+    keyed = layout_of(sshPublicKey="ssh-ed25519 AAAAC3Nza user@host")
+    assert any("OS Login" in w for w in keyed.warnings)
+
+
+# --- labels -----------------------------------------------------------------------------------
+
+
+def test_labels_are_sanitised():
+    layout = layout_of(tags={"Cost-Center": "GPU/Training", "team": "ML"})
+    assert layout.labels == {
+        "cost-center": "gpu_training",
+        "team": "ml",
+        "gpu-cluster_cluster": "test",
+        "gpu-cluster_stack": "test",
+    }
+
+
+@given(st.text(min_size=1, max_size=200))
+def test_any_text_becomes_a_valid_label(text):
+    assert re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", gcp_layout.label_key(text))
+    assert re.fullmatch(r"[a-z0-9_-]{0,63}", gcp_layout.label_value(text))
+
+
+def test_colliding_and_too_many_labels_are_refused():
+    with pytest.raises(ConfigError) as info:
+        layout_of(tags={"Team": "a", "team": "b"})
+    assert info.value.key.startswith("gpu-cluster:cluster.tags.")
+    with pytest.raises(ConfigError) as info:
+        layout_of(tags={f"k{i}": "v" for i in range(63)})
+    assert info.value.key == "gpu-cluster:cluster.tags" and "64" in info.value.message
+
+
+# --- counting from recorded resources -----------------------------------------------------------
+
+
+def _template(*nic_types: str) -> dict[str, Any]:
+    return {
+        "type": "gcp:compute/instanceTemplate:InstanceTemplate",
+        "inputs": {"networkInterfaces": [{"nicType": t} for t in nic_types]},
+    }
+
+
+def test_count_wired_gbps_counts_gpu_nics():
+    count = gcp_layout.count_wired_gbps
+    assert count([_template("GVNIC", *["GVNIC"] * 8)], 200) == 1600  # a3-mega: nic0 + 8 GPU NICs
+    assert count([_template("GVNIC", "GVNIC")], 200) == 200  # the naive answer: one GPU NIC
+    assert count([_template("GVNIC", "GVNIC", *["MRDMA"] * 8)], 400) == 3200  # the 2nd gVNIC is not a GPU NIC
+    assert count([_template("GVNIC")], 200) == 0
+    assert count([{"type": "gcp:compute/network:Network", "inputs": {}}], 200) == 0
