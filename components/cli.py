@@ -159,5 +159,68 @@ def catalog_cmd(
     Console().print(table)
 
 
+@app.command()
+def diff(
+    plans: Annotated[
+        list[Path] | None, typer.Argument(help="OLD.json NEW.json: two `plan --format json` files of one stack")
+    ] = None,
+    stack: Annotated[str | None, typer.Option("--stack", "-s", help="stack NAME, planned at --base and now")] = None,
+    base: Annotated[str | None, typer.Option("--base", help="git revision to compare against")] = None,
+    all_stacks: Annotated[
+        bool, typer.Option("--all-stacks", help="every stack the change since --base touches")
+    ] = False,
+    fmt_name: Annotated[str, typer.Option("--format", "-f", help="table | markdown | json")] = "table",
+    project: Annotated[Path | None, typer.Option("--project", help="folder with Pulumi.yaml")] = None,
+) -> None:
+    """Compare two offline plans: created, deleted, changed inputs, and data-loss warnings first."""
+    from .diff import PlanDiff, diff_plans, gitplan, read_plan, render_json, render_markdown, render_table
+
+    if fmt_name not in Format.__members__:
+        raise _fail(f"--format: got {fmt_name!r}; allowed: {', '.join(Format.__members__)}")
+    fmt = Format(fmt_name)
+    files = plans or []
+    modes = [bool(files), stack is not None, all_stacks]
+    if sum(modes) != 1:
+        raise _fail("give exactly one of: OLD.json NEW.json, --stack NAME --base REV, or --all-stacks --base REV")
+    if files and (len(files) != 2 or base is not None):
+        raise _fail("diff takes exactly two plan files, OLD.json NEW.json (and no --base)")
+    if not files and base is None:
+        raise _fail("--base REV is required with --stack and --all-stacks (for example --base origin/main)")
+    diffs: list[PlanDiff] = []
+    try:
+        if files:
+            old, new = (read_plan(path) for path in files)
+            if old.get("stack") != new.get("stack"):
+                raise ConfigError(
+                    str(files[1]),
+                    f"is a plan of stack {new.get('stack')!r}, the other of {old.get('stack')!r}; "
+                    "diff compares two plans of the same stack",
+                )
+            diffs.append(diff_plans(old, new))
+        else:
+            assert base is not None
+            project_dir = _project_dir(project)
+            top, rel = gitplan.toplevel(project_dir)
+            commit = gitplan.resolve(top, base)
+            with gitplan.worktree(top, commit) as tree:
+                base_project = tree / rel
+                names = [stack] if stack is not None else gitplan.touched_stacks(project_dir, commit, base_project)
+                for name in names:
+                    assert name is not None
+                    old_plan = gitplan.plan_in_tree(base_project, name)
+                    new_plan = gitplan.plan_here(project_dir, name)
+                    if old_plan is None and new_plan is None:
+                        raise ConfigError("--stack", f"no stack {name!r} at {base} nor in the working tree")
+                    diffs.append(diff_plans(old_plan, new_plan))
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    if fmt is Format.json:
+        sys.stdout.write(render_json(diffs, many=all_stacks) + "\n")
+    elif fmt is Format.markdown:
+        sys.stdout.write(render_markdown(diffs, base))
+    else:
+        render_table(diffs, Console(soft_wrap=False))
+
+
 def main() -> None:
     app()

@@ -42,8 +42,8 @@ class Scratch:
             return "none"
         size = f"{self.total_gb:,.0f} GB" if self.total_gb is not None else "size unknown"
         if self.kind == "nvme":
-            how = "RAID0 of" if self.devices > 1 else "single"
-            return f"{how} {self.devices} local NVMe ({size}) at {self.path}"
+            how = "RAID0 of " if self.devices > 1 else ""
+            return f"{how}{self.devices} local NVMe ({size}) at {self.path}"
         return f"cloud disk {size} at {self.path}" + (" (retained on delete)" if self.retain else "")
 
 

@@ -57,6 +57,7 @@ class Plan:
             "fabricGbpsRated": row.fabricGbps,
             "scratch": self.layout.scratch.describe(),
             "image": self.run.outputs.get("imageId"),
+            "gpuDriver": self.run.outputs.get("gpuDriver"),
             "spot": spec.spot,
             "hourlyUsd": spec.hourly_usd,
             "hourlyUsdPerNode": row.hourlyUsd,

@@ -30,6 +30,10 @@ def key_inputs(inputs: dict[str, Any]) -> str:
     return ", ".join(f"{k}={_short(v)}" for k, v in shown[:MAX_INLINE]) + (" ..." if len(shown) > MAX_INLINE else "")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _gbps(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.0f}"
 
@@ -44,11 +48,15 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
     return [
         ("stack", f"{plan.stack.stack} ({plan.spec.cloud}, {plan.spec.region})"),
         ("instance type", f"{s['instanceType']}: {s['resolution']}"),
-        ("GPUs", f"{s['nodes']} nodes x {s['gpusPerNode']} {s['gpu']} = {s['totalGpus']} (max nodes {s['maxNodes']})"),
+        (
+            "GPUs",
+            f"{_count(s['nodes'], 'node')} x {s['gpusPerNode']} {s['gpu']} = {s['totalGpus']}"
+            f" (max {s['maxNodes']} nodes)",
+        ),
         ("node group", f"{s['nodeGroup']}, placement {s['placement']}"),
         ("fabric", f"{s['fabric']}: {_gbps(wired)} of {_gbps(rated)} Gb/s per node wired{ratio}"),
         ("scratch", s["scratch"]),
-        ("image", str(s["image"])),
+        ("image", str(s["image"]) + (f" + driver {s['gpuDriver']}" if s.get("gpuDriver") else "")),
         ("est. cost", cost),
         ("resources", str(s["resourceCount"])),
     ]

@@ -1,0 +1,383 @@
+"""The diff engine: two offline plans (the stable plan JSON) in, created / deleted / changed out.
+
+Pure: no Pulumi, no git, no I/O. Linear in the size of the two plans: resources are matched by URN
+through dicts, each input tree is walked once, and replacement is propagated along references
+(`<id of NAME>`, `<autoname:NAME>` placeholders) through an index built in one pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from .rules import SEVERITY, Rules, Verdict, classify, default_rules
+
+SECRET = "[secret]"
+# Keys whose values are secret whatever they hold (the plan masks `secure:` config; this also covers
+# values a program passes in clear under a secret-looking key).
+SECRET_KEY = re.compile(
+    r"(?i)(password|passwd|passphrase|secret|token|private_?key|api_?key|credential|access_?key|connection_?string)"
+)
+REFERENCE = re.compile(r"<(?:[a-zA-Z ]+ of |autoname:)([^<>]+)>")
+_MISSING: Any = object()
+REPLACING: frozenset[str] = frozenset({"replace", "may-replace"})
+# Plan summary fields whose change recreates every node (now, or at the next instance refresh).
+NODE_FIELDS = {
+    "instanceType": "instance type",
+    "image": "image",
+    "placement": "placement",
+    "fabric": "fabric",
+    "nodeGroup": "node group",
+    "spot": "spot",
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    old: Any
+    new: Any
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": self.path, "old": self.old, "new": self.new}
+
+
+@dataclass
+class Changed:
+    urn: str
+    type: str
+    name: str
+    changes: list[Change]
+    verdict: Verdict = "update"
+    reasons: list[str] = field(default_factory=list)  # "path: verdict" for the worst paths
+
+
+@dataclass
+class PlanDiff:
+    stack: str
+    created: list[str]
+    deleted: list[str]
+    changed: list[Changed]
+    unchanged: int
+    may_replace: list[str]
+    warnings: list[str]
+    summary: dict[str, Any]
+    types: dict[str, str] = field(default_factory=dict, repr=False)  # urn -> type token, for renderers
+    steps: int = 0  # work done (nodes visited, lookups): the linear-time check counts these
+
+    def as_json(self) -> dict[str, Any]:
+        """The stable JSON form (docs/review.md): keys are only ever added."""
+        return {
+            "created": self.created,
+            "deleted": self.deleted,
+            "changed": [{"urn": c.urn, "changes": [ch.as_json() for ch in c.changes]} for c in self.changed],
+            "mayReplace": self.may_replace,
+            "unchanged": self.unchanged,
+            "warnings": self.warnings,
+            "summary": self.summary,
+        }
+
+
+class _Counter:
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
+def _mask(value: Any, secret: bool) -> Any:
+    if value is _MISSING:
+        return None
+    if secret or value == SECRET:
+        return SECRET
+    return _mask_tree(value)
+
+
+def _mask_tree(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: SECRET if SECRET_KEY.search(str(k)) else _mask_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_tree(v) for v in value]
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    # True == 1 in Python; a bool that becomes an int is a change for the engine.
+    return type(a) is type(b) and a == b
+
+
+def diff_inputs(old: Any, new: Any, counter: _Counter | None = None, path: str = "") -> list[Change]:
+    """Every leaf that differs, as (path, old, new); secrets masked. `a.b[2].c` paths."""
+    out: list[Change] = []
+    _walk(old, new, path, False, out, counter or _Counter())
+    return out
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _walk(old: Any, new: Any, path: str, secret: bool, out: list[Change], counter: _Counter) -> None:
+    counter.n += 1
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in list(old) + [k for k in new if k not in old]:
+            _walk(
+                old.get(key, _MISSING),
+                new.get(key, _MISSING),
+                _join(path, str(key)),
+                secret or bool(SECRET_KEY.search(str(key))),
+                out,
+                counter,
+            )
+    elif isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            _walk(
+                old[i] if i < len(old) else _MISSING,
+                new[i] if i < len(new) else _MISSING,
+                f"{path}[{i}]",
+                secret,
+                out,
+                counter,
+            )
+    elif not _same(old, new):
+        out.append(Change(path, _mask(old, secret), _mask(new, secret)))
+
+
+def _references(
+    inputs: Any, counter: _Counter, path: str = "", parent: dict[str, Any] | None = None
+) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """(referenced NAME, input path, the dict holding it) for every placeholder reference."""
+    found: list[tuple[str, str, dict[str, Any] | None]] = []
+    stack: list[tuple[Any, str, dict[str, Any] | None]] = [(inputs, path, parent)]
+    while stack:
+        value, where, holder = stack.pop()
+        counter.n += 1
+        if isinstance(value, dict):
+            stack.extend((v, _join(where, str(k)), value) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}[{i}]", holder) for i, v in enumerate(value))
+        elif isinstance(value, str) and "<" in value:
+            found.extend((m.group(1), where, holder) for m in REFERENCE.finditer(value))
+    return found
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
+    return "?" if value is None else str(value)
+
+
+def _from_to(old: Any, new: Any) -> str:
+    return _fmt(new) if _same(old, new) else f"{_fmt(old)} -> {_fmt(new)}"
+
+
+def _worse(a: Verdict, b: Verdict) -> Verdict:
+    return a if SEVERITY[a] >= SEVERITY[b] else b
+
+
+def _what(res: dict[str, Any]) -> str:
+    return f"{res['type']} `{res['name']}`"
+
+
+def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Rules | None = None) -> PlanDiff:
+    """Compare two plan JSON documents of one stack. `None` = the stack does not exist on that side."""
+    rules = rules or default_rules()
+    counter = _Counter()
+    old_doc, new_doc = old or {}, new or {}
+    old_res = {r["urn"]: r for r in old_doc.get("resources", [])}
+    new_res = {r["urn"]: r for r in new_doc.get("resources", [])}
+    created = [u for u in new_res if u not in old_res]
+    deleted = [u for u in old_res if u not in new_res]
+    counter.n += len(old_res) + len(new_res)
+
+    changed: dict[str, Changed] = {}
+    for urn, res in new_res.items():
+        before = old_res.get(urn)
+        if before is None:
+            continue
+        changes = diff_inputs(before.get("inputs", {}), res.get("inputs", {}), counter)
+        if changes:
+            changed[urn] = Changed(urn, res["type"], res["name"], changes)
+
+    def judge(item: Changed, res: dict[str, Any]) -> None:
+        rule = rules.rule(item.type)
+        for ch in item.changes:
+            verdict: Verdict = classify(rule, ch.path) if res.get("custom", True) else "update"
+            if SEVERITY[verdict] > SEVERITY[item.verdict]:
+                item.verdict, item.reasons = verdict, []
+            if verdict == item.verdict and verdict != "update" and len(item.reasons) < 3:
+                item.reasons.append(f"`{ch.path}`")
+
+    for urn, item in changed.items():
+        judge(item, new_res[urn])
+
+    # Propagation: a replaced resource gets a new id, a versioned one a new version; whoever references
+    # it sees that input change and is judged by its own rules (a subnet replaced -> instance subnetId).
+    by_name: dict[str, list[str]] = defaultdict(list)
+    refs: dict[str, list[tuple[str, str, dict[str, Any] | None]]] = defaultdict(list)
+    for urn, res in new_res.items():
+        by_name[res["name"]].append(urn)
+        for name, path, holder in _references(res.get("inputs", {}), counter):
+            refs[name].append((urn, path, holder))
+    queue = deque(urn for urn, item in changed.items() if item.verdict in REPLACING or rules.rule(item.type).versioned)
+    seen = set(queue)
+    while queue:
+        producer = changed[queue.popleft()]
+        counter.n += 1
+        versioned = producer.verdict not in REPLACING and rules.rule(producer.type).versioned
+        for urn, path, holder in refs.get(producer.name, ()):
+            counter.n += 1
+            if urn == producer.urn or urn in created:
+                continue
+            res = new_res[urn]
+            if versioned:
+                parent = path.rsplit(".", 1)[0] if "." in path else ""
+                path = _join(parent, "version")
+                old_value = holder.get("version") if holder else None
+                change = Change(path, old_value, f"<next version of {producer.name}>")
+            else:
+                change = Change(path, "<id of " + producer.name + ">", f"<new id: {producer.name} is replaced>")
+            item = changed.get(urn) or Changed(urn, res["type"], res["name"], [])
+            changed[urn] = item
+            if any(c.path == change.path for c in item.changes):
+                continue
+            item.changes.append(change)
+            before = item.verdict
+            verdict = classify(rules.rule(item.type), change.path) if res.get("custom", True) else "update"
+            if producer.verdict == "may-replace" and verdict == "replace":
+                verdict = "may-replace"
+            item.verdict = _worse(item.verdict, verdict)
+            if verdict == item.verdict and verdict != "update" and len(item.reasons) < 3:
+                item.reasons.append(f"`{change.path}` (references `{producer.name}`)")
+            if item.verdict in REPLACING and before not in REPLACING and urn not in seen:
+                seen.add(urn)
+                queue.append(urn)
+
+    changed_list = [changed[u] for u in sorted(changed)]
+    unchanged = sum(1 for u in new_res if u in old_res and u not in changed)
+    may_replace = [c.urn for c in changed_list if c.verdict in REPLACING]
+    warnings = _warnings(old, new, old_res, new_res, sorted(deleted), changed_list, rules)
+    summary = _summary(old, new, len(created), len(changed_list), len(deleted), unchanged, len(may_replace))
+    types = {u: r["type"] for u, r in {**old_res, **new_res}.items()}
+    stack = str(new_doc.get("stack") or old_doc.get("stack") or "?")
+    return PlanDiff(
+        stack,
+        sorted(created),
+        sorted(deleted),
+        changed_list,
+        unchanged,
+        may_replace,
+        warnings,
+        summary,
+        types,
+        counter.n,
+    )
+
+
+def _nodes_of(doc: dict[str, Any] | None) -> int:
+    return int(((doc or {}).get("summary") or {}).get("nodes") or 0)
+
+
+def _warnings(
+    old: dict[str, Any] | None,
+    new: dict[str, Any] | None,
+    old_res: dict[str, dict[str, Any]],
+    new_res: dict[str, dict[str, Any]],
+    deleted: list[str],
+    changed: list[Changed],
+    rules: Rules,
+) -> list[str]:
+    loss: list[str] = []
+    disruption: list[str] = []
+    notes: list[str] = []
+    before, after = (old or {}).get("summary") or {}, (new or {}).get("summary") or {}
+    had_nodes = _nodes_of(old) > 0
+    scratch = "local scratch is lost"
+
+    if old is not None and new is not None:
+        o_nodes, n_nodes = _nodes_of(old), _nodes_of(new)
+        if n_nodes < o_nodes:
+            loss.append(
+                f"DATA LOSS: node count {o_nodes} -> {n_nodes}: "
+                f"{o_nodes - n_nodes} running node(s) are terminated ({scratch})"
+            )
+        for key, label in NODE_FIELDS.items():
+            if key in before and key in after and not _same(before[key], after[key]) and had_nodes:
+                disruption.append(
+                    f"DISRUPTION: {label} {_fmt(before[key])} -> {_fmt(after[key])}: every node is recreated with it "
+                    f"(now, or at the next instance refresh); {scratch}"
+                )
+    if new is None and old is not None:
+        loss.append(f"DATA LOSS: the stack `{old.get('stack')}` is removed: all {len(old_res)} resources are deleted")
+
+    for urn in deleted:
+        res = old_res[urn]
+        rule = rules.rule(res["type"])
+        kept = " (retainOnDelete: the cloud resource is kept)" if res.get("retainOnDelete") else ""
+        if rule.holds == "nodes":
+            loss.append(f"DATA LOSS: deletes {_what(res)}: its running nodes are terminated ({scratch}){kept}")
+        elif rule.holds == "data":
+            loss.append(f"DATA LOSS: deletes {_what(res)}: the data on it is lost{kept}")
+        elif rule.holds in ("network", "placement") and had_nodes:
+            disruption.append(f"DISRUPTION: deletes {_what(res)}, which the nodes run in{kept}")
+
+    for item in changed:
+        res = new_res[item.urn]
+        rule = rules.rule(item.type)
+        why = ", ".join(item.reasons)
+        source = "" if rule.known else " (no provider rule for this type)"
+        if item.verdict in REPLACING:
+            verb = "replaces" if item.verdict == "replace" else "may replace"
+            if rule.holds == "nodes":
+                loss.append(
+                    f"DATA LOSS: {verb} {_what(res)} ({why}){source}: its nodes are terminated and recreated; {scratch}"
+                )
+            elif rule.holds == "data":
+                loss.append(f"DATA LOSS: {verb} {_what(res)} ({why}){source}: the data on it is lost")
+            elif rule.holds in ("network", "placement") and had_nodes:
+                disruption.append(f"DISRUPTION: {verb} {_what(res)} ({why}){source}, which the nodes run in")
+            else:
+                notes.append(f"{verb} {_what(res)} ({why}){source}")
+        elif item.verdict == "restart":
+            disruption.append(f"DISRUPTION: {_what(res)}: {why} change in place with a stop/start of the node")
+        elif item.verdict == "refresh" and rule.holds == "nodes":
+            disruption.append(
+                f"DISRUPTION: {_what(res)}: {why} change in place, but running nodes keep their old configuration "
+                f"until an instance refresh replaces them ({scratch} then); new nodes get the new one"
+            )
+
+    old_warnings = set((old or {}).get("warnings") or [])
+    notes += [f"plan: {w}" for w in (new or {}).get("warnings") or [] if w not in old_warnings]
+    return loss + disruption + notes
+
+
+def _summary(
+    old: dict[str, Any] | None,
+    new: dict[str, Any] | None,
+    created: int,
+    changed: int,
+    deleted: int,
+    unchanged: int,
+    may_replace: int,
+) -> dict[str, Any]:
+    before, after = (old or {}).get("summary") or {}, (new or {}).get("summary") or {}
+    compared = {
+        k: {"old": before.get(k), "new": after.get(k)} for k in ("totalGpus", "nodes", "instanceType", "hourlyUsd")
+    }
+    line = (
+        f"+{created} / ~{changed} / -{deleted}, GPUs {_from_to(before.get('totalGpus'), after.get('totalGpus'))}, "
+        f"est. $/h {_from_to(before.get('hourlyUsd'), after.get('hourlyUsd'))}"
+    )
+    return {
+        "stack": (new or old or {}).get("stack"),
+        "cloud": (new or old or {}).get("cloud"),
+        "created": created,
+        "changed": changed,
+        "deleted": deleted,
+        "unchanged": unchanged,
+        "mayReplace": may_replace,
+        **compared,
+        "line": line,
+    }

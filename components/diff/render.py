@@ -1,0 +1,141 @@
+"""Rendering plan diffs: terminal table (rich), a sticky pull-request comment (markdown), JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .engine import Changed, PlanDiff
+
+MARKER = "<!-- gpu-cluster-plan-diff -->"
+# GitHub rejects issue/PR comments over 65,536 characters; keep a margin for the truncation note.
+COMMENT_LIMIT = 65_536
+MAX_VALUE = 80
+MAX_WARNINGS_PER_STACK = 40
+ICONS = {"DATA LOSS": ":boom:", "DISRUPTION": ":warning:"}
+
+
+def short(value: Any, limit: int = MAX_VALUE) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("`", "'")
+
+
+def change_lines(item: Changed) -> list[str]:
+    return [f"{ch.path}: {short(ch.old)} -> {short(ch.new)}" for ch in item.changes]
+
+
+def render_json(diffs: list[PlanDiff], many: bool = False) -> str:
+    """One diff: the stable object. `--all-stacks`: {"stacks": {name: object}}."""
+    if not many and len(diffs) == 1:
+        return json.dumps(diffs[0].as_json(), indent=2, default=str)
+    return json.dumps({"stacks": {d.stack: d.as_json() for d in diffs}}, indent=2, default=str)
+
+
+def render_table(diffs: list[PlanDiff], console: Console) -> None:
+    for d in diffs:
+        console.print(Text(f"gpu-cluster plan diff: {d.stack}", style="bold"))
+        console.print(Text(d.summary["line"]))
+        for w in d.warnings:
+            style = "bold red" if w.startswith("DATA LOSS") else "yellow"
+            console.print(Text(w, style=style))
+        table = Table(show_header=True, header_style="bold")
+        table.add_column("")
+        table.add_column("resource")
+        table.add_column("change")
+        for urn in d.created:
+            table.add_row("+", Text(urn.rsplit("::", 1)[-1]), Text(d.types.get(urn, "")))
+        for urn in d.deleted:
+            table.add_row("-", Text(urn.rsplit("::", 1)[-1]), Text(d.types.get(urn, "")))
+        for item in d.changed:
+            mark = {"replace": "+-", "may-replace": "+-?"}.get(item.verdict, "~")
+            table.add_row(mark, Text(item.name), Text("\n".join(change_lines(item))))
+        if table.row_count:
+            console.print(table)
+        console.print(Text(f"{d.unchanged} unchanged", style="dim"))
+
+
+def _stack_details(d: PlanDiff) -> list[str]:
+    lines = [f"#### `{d.stack}`", "", "| | resource | type | change |", "|---|---|---|---|"]
+    for urn in d.created:
+        lines.append(f"| + | `{_md(urn.rsplit('::', 1)[-1])}` | `{d.types.get(urn, '')}` | created |")
+    for urn in d.deleted:
+        lines.append(f"| - | `{_md(urn.rsplit('::', 1)[-1])}` | `{d.types.get(urn, '')}` | deleted |")
+    for item in d.changed:
+        mark = {"replace": "+-", "may-replace": "+-?"}.get(item.verdict, "~")
+        body = "<br>".join(_md(line) for line in change_lines(item))
+        lines.append(f"| {mark} | `{_md(item.name)}` | `{item.type}` | {item.verdict}: {body} |")
+    lines += ["", f"{d.unchanged} unchanged.", ""]
+    return lines
+
+
+def render_markdown(diffs: list[PlanDiff], base: str | None = None, limit: int = COMMENT_LIMIT) -> str:
+    """A PR comment: summary table per stack, warnings first, the full list folded; under `limit`."""
+    title = "### gpu-cluster offline plan diff" + (f" against `{_md(base)}`" if base else "")
+    head = [MARKER, title, ""]
+    if not diffs:
+        return "\n".join([*head, "No stack is touched by this change.", ""])
+    head += ["| stack | changes | GPUs | est. $/h | may replace |", "|---|---|---|---|---|"]
+    for d in diffs:
+        s = d.summary
+        counts = f"+{s['created']} / ~{s['changed']} / -{s['deleted']}"
+        gpus = s["line"].split("GPUs ", 1)[1].split(", est.")[0]
+        cost = s["line"].split("est. $/h ", 1)[1]
+        head.append(f"| `{d.stack}` | {counts} | {gpus} | {cost} | {s['mayReplace']} |")
+    head.append("")
+    for d in diffs:
+        if not d.warnings:
+            continue
+        head += [f"**`{d.stack}`**", ""]
+        shown = d.warnings[:MAX_WARNINGS_PER_STACK]
+        for w in shown:
+            icon = (
+                ":boom:"
+                if w.startswith("DATA LOSS")
+                else ":warning:"
+                if w.startswith("DISRUPTION")
+                else ":information_source:"
+            )
+            head.append(f"- {icon} {w}")
+        if len(d.warnings) > len(shown):
+            head.append(f"- ... and {len(d.warnings) - len(shown)} more warnings (see the full diff locally)")
+        head.append("")
+    tail = [
+        "_Offline plan under Pulumi mocks: provider-computed values and drift are not visible; "
+        "see docs/review.md. Reproduce with `gpu-cluster diff --all-stacks --base <base>`._",
+        "",
+    ]
+    body: list[str] = []
+    for d in diffs:
+        body += _stack_details(d)
+    total_changes = sum(len(d.created) + len(d.deleted) + len(d.changed) for d in diffs)
+    opening = [f"<details><summary>Full list: {total_changes} resource changes</summary>", ""]
+    closing = ["</details>", ""]
+    fixed = len("\n".join(head + opening + closing + tail)) + 2
+    budget = limit - fixed - 400  # room for the truncation note
+    kept: list[str] = []
+    used = 0
+    for line in body:
+        if used + len(line) + 1 > budget:
+            left = len(body) - len(kept)
+            kept += [
+                "",
+                f"**Truncated:** {left} more lines did not fit GitHub's {limit:,}-character comment limit. "
+                "Run the command below locally for the full list.",
+                "",
+            ]
+            break
+        kept.append(line)
+        used += len(line) + 1
+    text = "\n".join(head + opening + kept + closing + tail)
+    if len(text) > limit:  # warnings alone overflow: keep the marker, the summary and a note
+        text = text[: limit - 200].rsplit("\n", 1)[0] + "\n\n**Truncated** to fit the comment limit.\n"
+    return text
