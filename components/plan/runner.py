@@ -8,8 +8,11 @@ invokes with placeholders from `mocks.yaml`.
 
 from __future__ import annotations
 
+import gc
 import logging
 import runpy
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -165,9 +168,45 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def run_program(
-    program: Path, stack: StackFile, region: str, monitor: RecordingMonitor | None = None
-) -> ProgramRun:
+class _Collector:
+    """Pauses the cyclic garbage collector while a program runs; reference counting still frees.
+
+    Why: the Pulumi SDK allocates dozens of Outputs, futures and tasks per resource, all alive until
+    the program ends, so every collection rescans all that was registered so far (and the SDK
+    modules imported on the way). Measured with `python -m bench` (docs/performance.md): a
+    2,048-node instances plan spent half its CPU in the collector. The first plan of a process
+    then freezes what it allocated (`gc.freeze`), so a one-shot CLI never rescans it, not even at
+    exit; a later plan in the same process (the tests) unfreezes it first, so nothing the
+    collector would have freed is kept.
+    """
+
+    def __init__(self) -> None:
+        self.planned = False
+        self.frozen = False
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        if self.frozen:
+            gc.unfreeze()
+            self.frozen = False
+        first = not self.planned and gc.get_freeze_count() == 0  # never thaw what a host froze
+        self.planned = True
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if first:
+                gc.freeze()
+                self.frozen = True
+            if enabled:
+                gc.enable()
+
+
+_COLLECTOR = _Collector()
+
+
+def run_program(program: Path, stack: StackFile, region: str, monitor: RecordingMonitor | None = None) -> ProgramRun:
     """Execute `program` as `pulumi up` would, against mocks; raises what the program raises.
 
     Pass a `monitor` to inspect what was registered when the program raises.
@@ -190,14 +229,15 @@ def run_program(
     def body() -> None:
         program_globals.update(runpy.run_path(str(program), run_name="__main__"))
 
-    _sync_await(run_pulumi_func(body))
-    root = settings.get_root_resource()
     outputs: dict[str, Any] = {}
-    for key, value in (getattr(root, "outputs", None) or {}).items():
-        output = pulumi.Output.from_input(value)
-        resolved = _sync_await(output.future())
-        secret = _sync_await(output.is_secret())
-        outputs[key] = SECRET if secret else resolved
+    with _COLLECTOR.paused():
+        _sync_await(run_pulumi_func(body))
+        root = settings.get_root_resource()
+        for key, value in (getattr(root, "outputs", None) or {}).items():
+            output = pulumi.Output.from_input(value)
+            resolved = _sync_await(output.future())
+            secret = _sync_await(output.is_secret())
+            outputs[key] = SECRET if secret else resolved
     warnings = list(collector.messages)
     warnings += [f"offline plan: no mock answer for invoke {token}" for token in mocks.unanswered]
     resources = sorted(monitor.registered, key=lambda r: r.urn)  # completion order varies; URNs do not
