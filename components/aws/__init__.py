@@ -168,22 +168,15 @@ class CloudCluster(pulumi.ComponentResource):
             tags=tagged("sg"),
             opts=child,
         )
-        aws.vpc.SecurityGroupIngressRule(
-            f"{name}-sg-self-in",
-            security_group_id=sg.id,
-            referenced_security_group_id=sg.id,
-            ip_protocol="-1",
-            description="all traffic between nodes (EFA, NCCL)",
-            opts=child,
-        )
-        aws.vpc.SecurityGroupEgressRule(
-            f"{name}-sg-self-out",
-            security_group_id=sg.id,
-            referenced_security_group_id=sg.id,
-            ip_protocol="-1",
-            description="all traffic between nodes (EFA, NCCL)",
-            opts=child,
-        )
+        for rule, direction in ((aws.vpc.SecurityGroupIngressRule, "in"), (aws.vpc.SecurityGroupEgressRule, "out")):
+            rule(
+                f"{name}-sg-self-{direction}",
+                security_group_id=sg.id,
+                referenced_security_group_id=sg.id,
+                ip_protocol="-1",
+                description="all traffic between nodes (EFA, NCCL)",
+                opts=child,
+            )
         for cidr in layout.spec.network.ssh_cidrs:
             aws.vpc.SecurityGroupIngressRule(
                 f"{name}-sg-ssh-{cidr.replace('/', '_')}",
