@@ -366,3 +366,11 @@ def test_one_stack_against_a_base_revision_as_markdown(repo):
 def test_bad_base_revision(repo):
     result = runner.invoke(app, ["diff", "--stack", "aws-dev", "--base", "no-such-rev", "--project", str(repo)])
     one_line_error(result, "--base: got 'no-such-rev'; not a commit")
+
+
+def test_image_change_warns_of_replacement():
+    d = diff_plans(base("aws-a100-instances"), variant("aws-a100-instances", image="ami-0123456789abcdef0"))
+    instances = [c for c in d.changed if c.type == INSTANCE]
+    assert len(instances) == 2 and set(d.may_replace) >= {c.urn for c in instances}
+    assert d.warnings[0].startswith("DATA LOSS: replaces aws:ec2/instance:Instance")
+    assert any(w.startswith("DISRUPTION: image") for w in d.warnings), d.warnings
