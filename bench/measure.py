@@ -216,8 +216,10 @@ def render(project: Path, ws: Workspace, flagships: dict[str, Shipped], sizes: S
     big = max(sizes)
     small = max(1, big // 4)
     sizes_out = []
+    # the same relaxation the plan series uses, so clouds with placement caps render at full size
+    extra = series_overrides(project, shipped.path, ws.file("stacks"), cloud, "instances", big)
     for n in (small, big):  # one process per size: each plan is its process's first, as in the CLI
-        config = sized(shipped.path, ws.file("stacks"), cloud, "instances", n)
+        config = sized(shipped.path, ws.file("stacks"), cloud, "instances", n, **extra)
         cmd = [sys.executable, "-m", "bench.worker", "render", "--project", str(project), "--config", str(config)]
         out = ws.file(f"render-{n}.json")
         m = run_measured(cmd, project, ws.env, stdout=out)

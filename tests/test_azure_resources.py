@@ -235,3 +235,49 @@ def test_component_outputs_under_plain_mocks():
         scale_set.single_placement_group,
         cluster.outputs["placementGroup"],
     ).apply(check)
+
+
+def test_only_the_sdk_api_version_aliases_are_dropped():
+    from components.azure import drop_api_version_aliases
+
+    vm = "azure-native:compute:VirtualMachine"
+    versioned = [pulumi.Alias(type_=f"azure-native:compute/{v}:VirtualMachine") for v in ("v20230301", "v20241101")]
+    kept = [
+        pulumi.Alias(name="old-node"),  # a rename
+        pulumi.Alias(type_="azure-native:compute/v20230301:VirtualMachine", name="other"),  # also renamed
+        pulumi.Alias(type_="azure-native:network/v20230301:NetworkInterface"),  # another kind
+        "urn:pulumi:s::p::azure-native:compute:VirtualMachine::n",
+    ]
+    opts = pulumi.ResourceOptions(aliases=[*versioned, *kept])
+
+    def args(opts, props=None):
+        return pulumi.ResourceTransformationArgs(None, vm, "n", props or {}, opts)
+
+    result = drop_api_version_aliases(args(opts, {"a": 1}))
+    assert result is not None
+    assert result.opts.aliases == kept
+    assert result.props == {"a": 1}
+    assert len(opts.aliases) == 6  # the caller's options are not modified
+    only_versioned = pulumi.ResourceOptions(aliases=versioned)
+    result = drop_api_version_aliases(args(only_versioned))
+    assert result is not None and result.opts.aliases is None
+    assert drop_api_version_aliases(args(pulumi.ResourceOptions())) is None
+
+
+def test_generated_azure_native_vm_aliases_are_all_api_versions():
+    """The SDK's own alias list for a VM and a NIC (read from the generated class) is dropped in full."""
+    import inspect
+
+    import pulumi_azure_native as azure
+
+    from components.azure import _is_api_version_alias
+
+    for cls, token in (
+        (azure.compute.VirtualMachine, "azure-native:compute:VirtualMachine"),
+        (azure.network.NetworkInterface, "azure-native:network:NetworkInterface"),
+    ):
+        source = inspect.getsource(cls._internal_init)
+        types = source.split("aliases=[", 1)[1].split("])", 1)[0].split('type_="')[1:]
+        aliases = [pulumi.Alias(type_=t.split('"', 1)[0]) for t in types]
+        assert len(aliases) > 20
+        assert all(_is_api_version_alias(a, token) for a in aliases)

@@ -18,6 +18,45 @@ from ..layout.azure import AzureLayout
 TYPE = "gpu-cluster:azure:Cluster"
 
 
+def _is_api_version_alias(alias: Any, type_: str) -> bool:
+    """True for the SDK's own alias of `type_` to one of its API-version tokens, and nothing else.
+
+    Each azure-native class adds one `Alias(type_="azure-native:<module>/v<date>:<Kind>")` per API
+    version the resource ever had (29 for a VM, 61 for a NIC), so that a stack created with a versioned
+    token moves to the default token without a replacement.
+    """
+    package, _, rest = type_.partition(":")
+    module, _, kind = rest.partition(":")
+    return (
+        isinstance(alias, pulumi.Alias)
+        and isinstance(alias.type_, str)
+        and alias.type_.startswith(f"{package}:{module}/v")
+        and alias.type_.endswith(f":{kind}")
+        and all(getattr(alias, field) is ... for field in ("name", "parent", "stack", "project"))
+    )
+
+
+def drop_api_version_aliases(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+    """Resource transformation: drop the SDK's API-version aliases from our children, keep any other alias.
+
+    Why: the Python SDK turns every alias into a URN `Output` chain in `Resource.__init__`, even when the
+    engine takes alias specs, so these aliases were ~70 % of the CPU and ~95 % of the memory of a plan in
+    `nodeGroup: instances` (docs/azure.md, "Plan cost"; pulumi/pulumi-azure-native#1493). This program
+    only ever registers the default (unversioned) tokens, so no state of it can match a versioned alias:
+    `pulumi up` does the same with or without them. A legacy `transformations` entry (not `transforms`)
+    because it runs in-process before the SDK builds the alias URNs; `transforms` run in the engine after.
+    """
+    aliases = args.opts.aliases
+    if not aliases:
+        return None
+    kept = [alias for alias in aliases if not _is_api_version_alias(alias, args.type_)]
+    if len(kept) == len(aliases):
+        return None
+    opts = pulumi.ResourceOptions.merge(args.opts, None)  # a copy: the caller's options stay unchanged
+    opts.aliases = kept or None
+    return pulumi.ResourceTransformationResult(args.props, opts)
+
+
 class CloudCluster(pulumi.ComponentResource):
     """The Azure half of `GpuCluster`; children are parented here so the tree reads cloud-first."""
 
@@ -27,7 +66,8 @@ class CloudCluster(pulumi.ComponentResource):
         super().__init__(TYPE, name, {}, opts)
         self.layout = layout
         spec = layout.spec
-        child = pulumi.ResourceOptions(parent=self)
+        # Children only (not this component): drop the provider's API-version aliases (see the function).
+        child = pulumi.ResourceOptions(parent=self, transformations=[drop_api_version_aliases])
         self._child = child
         self._name = name
         for warning in layout.warnings:
@@ -308,7 +348,42 @@ class CloudCluster(pulumi.ComponentResource):
                 tags=tagged("avset"),
                 opts=child,
             )
+        # Inputs that are the same on every node are built once and shared: the SDK only reads them (each
+        # registration serializes its own copy), and one secret `Output` for the key instead of N.
+        subnet_ref = azure.network.SubnetArgs(id=self.subnet.id)
+        availability_set_ref = (
+            azure.compute.SubResourceArgs(id=self.availability_set.id) if self.availability_set else None
+        )
+        hardware = azure.compute.HardwareProfileArgs(vm_size=spec.instance.instanceType)
+        linux, custom_data = self._linux(), layout.custom_data_b64
         disk = layout.scratch_disk
+        storage = azure.compute.StorageProfileArgs(
+            image_reference=self._image_reference(),
+            os_disk=azure.compute.OSDiskArgs(
+                create_option="FromImage",
+                caching="ReadWrite",
+                disk_size_gb=layout.os_disk_gb,
+                delete_option="Delete",
+                managed_disk=azure.compute.ManagedDiskParametersArgs(storage_account_type=layout.os_disk_type),
+            ),
+            data_disks=(
+                [
+                    azure.compute.DataDiskArgs(
+                        lun=disk.lun,
+                        create_option="Empty",
+                        disk_size_gb=disk.size_gb,
+                        caching="None",
+                        delete_option="Delete" if disk.delete_with_vm else "Detach",
+                        managed_disk=azure.compute.ManagedDiskParametersArgs(
+                            storage_account_type=disk.storage_account_type
+                        ),
+                    )
+                ]
+                if disk is not None
+                else None
+            ),
+        )
+        security, capacity, spot = self._security_profile(), self._capacity_reservation(), self._spot()
         vms = []
         for i in range(spec.nodes):
             public_ip = (
@@ -335,67 +410,37 @@ class CloudCluster(pulumi.ComponentResource):
                         name="ipv4",
                         primary=True,
                         private_ip_allocation_method="Dynamic",
-                        subnet=azure.network.SubnetArgs(id=self.subnet.id),
+                        subnet=subnet_ref,
                         public_ip_address=azure.network.PublicIPAddressArgs(id=public_ip.id) if public_ip else None,
                     )
                 ],
                 tags=tagged(f"node-{i}-nic"),
                 opts=child,
             )
-            data_disks = (
-                [
-                    azure.compute.DataDiskArgs(
-                        lun=disk.lun,
-                        create_option="Empty",
-                        disk_size_gb=disk.size_gb,
-                        caching="None",
-                        delete_option="Delete" if disk.delete_with_vm else "Detach",
-                        managed_disk=azure.compute.ManagedDiskParametersArgs(
-                            storage_account_type=disk.storage_account_type
-                        ),
-                    )
-                ]
-                if disk is not None
-                else None
-            )
             vms.append(
                 azure.compute.VirtualMachine(
                     f"{name}-node-{i}",
                     resource_group_name=rg,
                     location=layout.location,
-                    hardware_profile=azure.compute.HardwareProfileArgs(vm_size=spec.instance.instanceType),
-                    availability_set=(
-                        azure.compute.SubResourceArgs(id=self.availability_set.id) if self.availability_set else None
-                    ),
+                    hardware_profile=hardware,
+                    availability_set=availability_set_ref,
                     proximity_placement_group=ppg_ref,
                     zones=zones,
                     os_profile=azure.compute.OSProfileArgs(
                         computer_name=f"{spec.name}-{i}",
                         admin_username=layout.admin_user,
-                        linux_configuration=self._linux(),
-                        custom_data=layout.custom_data_b64,
+                        linux_configuration=linux,
+                        custom_data=custom_data,
                     ),
-                    storage_profile=azure.compute.StorageProfileArgs(
-                        image_reference=self._image_reference(),
-                        os_disk=azure.compute.OSDiskArgs(
-                            create_option="FromImage",
-                            caching="ReadWrite",
-                            disk_size_gb=layout.os_disk_gb,
-                            delete_option="Delete",
-                            managed_disk=azure.compute.ManagedDiskParametersArgs(
-                                storage_account_type=layout.os_disk_type
-                            ),
-                        ),
-                        data_disks=data_disks,
-                    ),
+                    storage_profile=storage,
                     network_profile=azure.compute.NetworkProfileArgs(
                         network_interfaces=[azure.compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]
                     ),
-                    security_profile=self._security_profile(),
-                    capacity_reservation=self._capacity_reservation(),
+                    security_profile=security,
+                    capacity_reservation=capacity,
                     tags=tagged(f"node-{i}"),
                     opts=child,
-                    **self._spot(),
+                    **spot,
                 )
             )
         return vms
