@@ -312,7 +312,6 @@ def test_cli_exits_3_on_a_mandatory_violation_and_levels_come_from_a_file(tmp_pa
 
     from components.cli import app
 
-
     stack = tmp_path / "Pulumi.open.yaml"
     stack.write_text((ROOT / "stacks" / "Pulumi.aws-dev.yaml").read_text().replace("203.0.113.0/24", "0.0.0.0/0"))
     runner = CliRunner()
