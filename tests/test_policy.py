@@ -324,3 +324,14 @@ def test_cli_exits_3_on_a_mandatory_violation_and_levels_come_from_a_file(tmp_pa
     relaxed.write_text('{"no-such-policy": "advisory"}')
     bad = runner.invoke(app, ["plan", "--config", str(stack), "--policy-config", str(relaxed)])
     assert bad.exit_code == 2 and "unknown policy" in bad.stderr
+
+
+def test_the_rules_need_only_the_standard_library():
+    """The pack's own venv has pulumi-policy only (policy/requirements.txt): the rules must not need more."""
+    import ast
+    import sys
+
+    tree = ast.parse((ROOT / "components" / "policy" / "__init__.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert {m.split(".")[0] for m in imported} <= set(sys.stdlib_module_names) | {"__future__"}
