@@ -23,7 +23,8 @@ def test_p5_launch_template_wires_32_efa_on_32_cards(h100):
     assert len(efa) == 32
     assert sorted(n["networkCardIndex"] for n in efa) == list(range(32))
     assert nics[0] == {**nics[0], "networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
-    assert all(n["associatePublicIpAddress"] == "false" for n in nics)
+    # EC2 rejects the flag, even "false", when a node launches with several interfaces
+    assert not any("associatePublicIpAddress" in n for n in nics)
     assert all(n["securityGroups"] == ["<id of llm-train-aws-sg>"] for n in nics)
     assert "vpcSecurityGroupIds" not in lt  # not allowed beside per-interface groups
 
@@ -92,6 +93,7 @@ def test_g4dn_xlarge_has_no_efa_and_no_placement_group(stack_plan):
     dev = stack_plan("aws-dev")
     nics = one(dev, "LaunchTemplate")["inputs"]["networkInterfaces"]
     assert [n["interfaceType"] for n in nics] == ["interface"]
+    assert nics[0]["associatePublicIpAddress"] == "false"  # one interface: the flag is allowed and explicit
     assert not resources_of(dev, "PlacementGroup")
     asg = one(dev, "autoscaling/group:Group")["inputs"]
     dist = asg["mixedInstancesPolicy"]["instancesDistribution"]

@@ -220,6 +220,11 @@ class CloudCluster(pulumi.ComponentResource):
         # Launch templates with interfaces take security groups per interface, not at the top
         # level; with an ASG the subnet comes from the group, with instances from the template.
         subnet = self.subnet.id if spec.node_group == "instances" else None
+        # EC2 refuses associatePublicIPAddress, even "false", on a launch with more than one
+        # interface (InvalidParameterCombination; terraform-provider-aws#6777): set it only on
+        # single-interface nodes. Multi-interface nodes get no public IP (the spec refuses
+        # publicIp there and the subnet does not map one).
+        public_ip = ("true" if spec.network.public_ip else "false") if len(layout.interfaces) == 1 else None
         interfaces = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 network_card_index=nic.network_card_index,
@@ -227,7 +232,7 @@ class CloudCluster(pulumi.ComponentResource):
                 interface_type=nic.interface_type,
                 security_groups=[self.security_group.id],
                 subnet_id=subnet,
-                associate_public_ip_address="true" if spec.network.public_ip else "false",
+                associate_public_ip_address=public_ip,
                 delete_on_termination="true",
             )
             for nic in layout.interfaces
