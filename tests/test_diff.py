@@ -374,3 +374,10 @@ def test_image_change_warns_of_replacement():
     assert len(instances) == 2 and set(d.may_replace) >= {c.urn for c in instances}
     assert d.warnings[0].startswith("DATA LOSS: replaces aws:ec2/instance:Instance")
     assert any(w.startswith("DISRUPTION: image") for w in d.warnings), d.warnings
+
+
+def test_replacing_nodes_with_retained_scratch_says_the_disk_is_left_behind():
+    d = diff_plans(base("aws-a100-instances"), variant("aws-a100-instances", image="ami-0123456789abcdef0"))
+    assert "scratch disk is kept (retainScratch): detached, still billed" in d.warnings[0]
+    h100 = diff_plans(base("aws-h100"), variant("aws-h100", nodes=2))
+    assert h100.warnings[0].endswith("(local scratch is lost)")

@@ -177,6 +177,17 @@ def _worse(a: Verdict, b: Verdict) -> Verdict:
     return a if SEVERITY[a] >= SEVERITY[b] else b
 
 
+def _scratch_fate(scratch: str) -> str:
+    """What happens to a node's scratch when the node goes, from the plan summary's description."""
+    if "retained on delete" in scratch:
+        return "its scratch disk is kept (retainScratch): detached, still billed, no longer managed"
+    if "cloud disk" in scratch:
+        return "its scratch disk is deleted with it"
+    if scratch in ("", "none"):
+        return "no scratch to lose"
+    return "local scratch is lost"
+
+
 def _what(res: dict[str, Any]) -> str:
     return f"{res['type']} `{res['name']}`"
 
@@ -294,7 +305,7 @@ def _warnings(
     notes: list[str] = []
     before, after = (old or {}).get("summary") or {}, (new or {}).get("summary") or {}
     had_nodes = _nodes_of(old) > 0
-    scratch = "local scratch is lost"
+    scratch = _scratch_fate(str(before.get("scratch") or ""))
 
     if old is not None and new is not None:
         o_nodes, n_nodes = _nodes_of(old), _nodes_of(new)
