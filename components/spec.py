@@ -21,6 +21,7 @@ from pydantic.alias_generators import to_camel
 from . import catalog
 from .catalog import CLOUDS, Cloud, InstanceType
 from .errors import CLUSTER_KEY, ConfigError, Finding
+from .policy import wide_public
 
 PROJECT = "gpu-cluster"
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
@@ -474,8 +475,11 @@ def _cross_check(
     if cfg.image != "auto" and not re.fullmatch(rules["imagePattern"], cfg.image):
         raise ConfigError(f"{k}image", f"got {cfg.image!r}; allowed: auto or {rules['imageHint']}")
     _check_cidr_rules(cloud, cfg.network, rules)
-    if cfg.network.public_ip is False and "0.0.0.0/0" in cfg.network.ssh_cidrs:
-        findings.append(Finding("warning", f"{k}network.sshCidrs", "0.0.0.0/0 opens SSH to the whole internet"))
+    open_ssh = [cidr for cidr in cfg.network.ssh_cidrs if wide_public(cidr)]
+    if open_ssh:
+        findings.append(
+            Finding("warning", f"{k}network.sshCidrs", f"{', '.join(open_ssh)} opens SSH to much of the internet")
+        )
     if cfg.network.egress == "none" and cfg.image == "auto" and not cfg.network.public_ip:
         findings.append(
             Finding("warning", f"{k}network.egress", "none: nodes cannot reach package mirrors or container registries")

@@ -335,3 +335,18 @@ def test_the_rules_need_only_the_standard_library():
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert {m.split(".")[0] for m in imported} <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+@pytest.mark.parametrize("cidrs", [["0.0.0.0/1", "128.0.0.0/1"], ["0.0.0.0/0"], ["8.0.0.0/6"], ["::/1"]])
+def test_wide_public_ranges_count_as_open(cidrs):
+    rules = [res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", {"cidrIpv4": c}, f"r{i}")
+             for i, c in enumerate(cidrs)]  # fmt: skip
+    assert {v.rule for v in evaluate([cluster(), *rules])} == {"no-open-ingress"}
+    spec = plan_values(aws_values(network={"sshCidrs": [c for c in cidrs if ":" not in c] or ["0.0.0.0/0"]}))
+    assert any("opens SSH" in w for w in spec.spec.warnings)
+
+
+@pytest.mark.parametrize("cidr", ["10.0.0.0/8", "203.0.113.0/24", "100.64.0.0/10", "fd00::/8"])
+def test_narrow_or_private_ranges_are_not_open(cidr):
+    rule = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", {"cidrIpv4": cidr})
+    assert evaluate([cluster(), rule]) == []

@@ -110,7 +110,9 @@ def plan_in_tree(tree: Path, stack: str, python: str = sys.executable) -> dict[s
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))}
     cmd = [python, "-m", "components", "plan", "--config", str(stack_file(tree, stack)), "--format", "json"]
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=PLAN_TIMEOUT_S)
-    if proc.returncode != 0:
+    # 3 = a mandatory policy is violated: the plan is still printed, and a PR that fixes the
+    # violation must still be diffable against its base
+    if proc.returncode not in (0, 3):
         detail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise ConfigError(f"--base: stack {stack}", f"the base revision's plan failed: {detail}")
     doc: dict[str, Any] = json.loads(proc.stdout)

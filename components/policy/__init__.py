@@ -13,6 +13,7 @@ Policy config has pulumi-policy's `--policy-pack-config` format: `{"all": "advis
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -135,9 +136,20 @@ def _open_sources(res: Resource) -> Iterator[Any]:
         yield from (props.get(k) for k in ("cidrIp", "ipv6CidrIp") if props.get(k))
 
 
+def wide_public(source: str) -> bool:
+    """0.0.0.0/0 and its spellings, or any public range of /8 or wider (0.0.0.0/1 + 128.0.0.0/1 is open too)."""
+    if source.lower() in OPEN_RANGES:
+        return True
+    try:
+        net = ipaddress.ip_network(source, strict=False)
+    except ValueError:
+        return False
+    return net.prefixlen <= (8 if net.version == 4 else 16) and not net.is_private
+
+
 def _no_open_ingress(res: Resource, facts: Facts) -> Iterator[str]:
     for source in _open_sources(res):
-        if isinstance(source, str) and source.lower() in OPEN_RANGES:
+        if isinstance(source, str) and wide_public(source):
             yield f"allows inbound traffic from {source}"
 
 
