@@ -46,6 +46,7 @@ class GpuCluster(pulumi.ComponentResource):
             "publicIp": args.network.public_ip,
             "spot": args.spot,
             "hourlyUsd": args.hourly_usd,
+            "hourlyUsdAtMaxNodes": args.max_hourly_usd_at_scale,
             "maxHourlyUsd": args.max_hourly_usd,
         }
         super().__init__(TYPE, name, {"stackFacts": facts}, opts)

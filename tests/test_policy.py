@@ -299,6 +299,16 @@ def test_every_shipped_stack_passes_every_policy(stack, stack_plan):
     assert stack_plan(stack).violations() == []
 
 
+def test_cost_ceiling_is_judged_at_max_nodes_and_its_level_is_configurable():
+    cheap_now = plan_values(
+        aws_values(nodes=1, maxNodes=50, tags={"environment": "dev"}) | {"gpu-cluster:maxHourlyUsd": 100}
+    )
+    (violation,) = cheap_now.violations()
+    assert violation.rule == "cost-ceiling" and "$2,752.00/h, over the ceiling $100.00/h" in violation.message
+    cheap_now.policy_config = {"cost-ceiling": "advisory"}
+    assert [v.level for v in cheap_now.violations()] == ["advisory"]
+
+
 def test_the_plan_reports_violations():
     open_ssh = plan_values(aws_values(network={"sshCidrs": ["0.0.0.0/0"]}, tags={"environment": "dev"}))
     assert [v.rule for v in open_ssh.violations()] == ["no-open-ingress"]

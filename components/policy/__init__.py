@@ -57,7 +57,7 @@ class Facts:
 
     public_ip: bool = False
     spot: bool = False
-    hourly_usd: float | None = None
+    hourly_usd: float | None = None  # at maxNodes: what the cluster can cost once scaled
     max_hourly_usd: float | None = None
     allow_spot: bool = True
 
@@ -341,7 +341,7 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
     return Facts(
         public_ip=bool(cluster.get("publicIp", False)),
         spot=bool(cluster.get("spot", False)),
-        hourly_usd=cluster.get("hourlyUsd"),
+        hourly_usd=cluster.get("hourlyUsdAtMaxNodes", cluster.get("hourlyUsd")),
         max_hourly_usd=float(ceiling) if ceiling is not None else None,
         allow_spot=bool(spot_cfg.get("allowSpot", True)),
     )

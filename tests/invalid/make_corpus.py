@@ -179,7 +179,6 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-with-alicloud-key", "alicloud:region", {"@alicloud:region": "cn-beijing"}),
         ("aws-with-gcp-options", f"{C}.gcp", {"gcp": {"iap": True}}),
         ("aws-with-azure-options", f"{C}.azure", {"azure": {"resourceGroup": "rg"}}),
-        ("aws-over-ceiling", "gpu-cluster:maxHourlyUsd", {"@gpu-cluster:maxHourlyUsd": 50}),
     ],
     "azure": [
         ("aws-type-on-azure", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
