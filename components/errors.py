@@ -1,7 +1,8 @@
 """Errors and findings shared by every layer.
 
-`ConfigError` subclasses `pulumi.RunError` so that `pulumi up` prints the message alone, without the
-program text and stack trace the engine shows for other exceptions. It is raised before any
+`ConfigError` is a plain exception, so the spec and the layouts need no Pulumi; the program
+(`__main__.py`) re-raises it as `pulumi.RunError`, which `pulumi up` prints as the message alone,
+without the program text and stack trace it shows for other exceptions. It is raised before any
 resource is registered.
 """
 
@@ -10,18 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pulumi import RunError
-
 CLUSTER_KEY = "gpu-cluster:cluster"
 
 
-class ConfigError(RunError):
+class ConfigError(ValueError):
     """One invalid configuration value: the key path, what was given, what is allowed."""
 
     def __init__(self, key: str, message: str) -> None:
         self.key = key
         self.message = message
-        super().__init__(f"{key}: {message}")
+        super().__init__(f"{key}: {message}" if key else message)
 
 
 @dataclass(frozen=True)

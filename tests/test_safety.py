@@ -2,8 +2,11 @@
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pulumi
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -51,7 +54,7 @@ def test_invalid_config_gets_one_keyed_error_and_never_registers_a_resource(path
     # `pulumi up`: the program, run as the engine runs it, raises the same message first.
     stack = read_stack_file(path, "gpu-cluster")
     monitor = RecordingMonitor(PlanMocks("mock-region"))
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(pulumi.RunError) as info:  # what `pulumi up` prints as one line, no traceback
         run_program(ROOT / "__main__.py", stack, "mock-region", monitor)
     assert f"error: {info.value}" == lines[0]
     assert monitor.registered == []
@@ -173,3 +176,13 @@ def test_cli_never_prints_a_secure_value(tmp_path):
         result = runner.invoke(app, ["plan", "--config", str(path), "--format", fmt])
         assert result.exit_code == 0
         assert "c2VjcmV0LXZhbHVl" not in result.output + result.stderr
+
+
+def test_spec_catalog_layouts_and_policies_import_no_pulumi():
+    code = (
+        "import sys; import components.spec, components.catalog, components.policy; "
+        "import components.layout.aws, components.layout.azure, components.layout.gcp, components.layout.alicloud; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0].startswith('pulumi')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert proc.stdout.strip() == "[]"

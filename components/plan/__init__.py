@@ -11,7 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pulumi import RunError
+
 from ..cluster import layout_module
+from ..errors import ConfigError
 from ..policy import Resource, Violation, evaluate
 from ..spec import ClusterSpec, build_spec
 from .runner import ProgramRun, Registered, run_program
@@ -96,5 +99,8 @@ def load_stack(project_dir: Path, stack: str | None = None, config_file: Path | 
 def make_plan(project_dir: Path, stack_file: StackFile, policy_config: dict[str, Any] | None = None) -> Plan:
     """Validate, then run `__main__.py` under mocks. Raises ConfigError on invalid input."""
     spec = build_spec(stack_file.values, stack_file.stack, stack_file.project, stack_file.secret_keys)
-    run = run_program(project_dir / "__main__.py", stack_file, spec.region)
+    try:
+        run = run_program(project_dir / "__main__.py", stack_file, spec.region)
+    except RunError as exc:  # the program's own rejection (a layout rule), already one clear line
+        raise ConfigError("", str(exc)) from None
     return Plan(stack_file, spec, run, dict(policy_config or {}))
