@@ -3,7 +3,7 @@
     python3 -m uv run python -m bench                  # the full run (a few minutes on 2 cores)
     python3 -m uv run python -m bench --quick          # sizes 1,2, one cloud: a smoke test (seconds)
 
-Prints tables and writes JSON (`--out`, default bench/results/latest.json). Exit code 0 when the
+Prints tables and writes JSON (`--out`, default bench/results/latest.json, quick.json for --quick). Exit code 0 when the
 run completed (targets missed are reported, not fatal), 2 on a bad flag.
 """
 
@@ -55,7 +55,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=_sizes, help="node counts (default 1,8,64,512,2048; --quick: 1,2)")
     parser.add_argument("--clouds", type=_clouds, help="clouds (default aws,azure,gcp,alicloud; --quick: aws)")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "latest.json", help="JSON result")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="JSON result (default bench/results/latest.json, --quick: quick.json)"
+    )
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, one cloud, no test suite")
     parser.add_argument("--jobs", type=int, default=2, help="parallel processes for the untimed checks (default 2)")
     parser.add_argument("--no-tests", action="store_true", help="skip timing the test suite")
@@ -64,6 +66,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"argument --jobs: got {args.jobs}; allowed: 1 or more")
     args.sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
     args.clouds = args.clouds or (("aws",) if args.quick else CLOUDS)
+    # a smoke run must not overwrite the full run's figures
+    args.out = args.out or ROOT / "bench" / "results" / ("quick.json" if args.quick else "latest.json")
     return args
 
 
