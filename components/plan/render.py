@@ -18,7 +18,7 @@ MAX_INLINE = 3
 
 def _short(value: Any) -> str:
     if isinstance(value, list):
-        return f"[{len(value)} items]"
+        return f"[{_count(len(value), 'item')}]"
     if isinstance(value, dict):
         return "{...}"
     text = str(value)
@@ -50,8 +50,8 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("instance type", f"{s['instanceType']}: {s['resolution']}"),
         (
             "GPUs",
-            f"{_count(s['nodes'], 'node')} x {s['gpusPerNode']} {s['gpu']} = {s['totalGpus']}"
-            f" (max {s['maxNodes']} nodes)",
+            f"{_count(s['nodes'], 'node')} x {s['gpusPerNode']} x {s['gpu']} = {s['totalGpus']}"
+            f" (max {_count(s['maxNodes'], 'node')})",
         ),
         ("node group", f"{s['nodeGroup']}, placement {s['placement']}"),
         ("fabric", f"{s['fabric']}: {_gbps(wired)} of {_gbps(rated)} Gb/s per node wired{ratio}"),

@@ -23,6 +23,7 @@ import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
@@ -126,6 +127,17 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.registered: list[Registered] = []
         self.stack_outputs: dict[str, Any] = {}
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """URNs as the engine makes them: the whole chain of ancestor types, without the root stack.
+
+        (The SDK's mock keeps only the parent's own type, so its URNs differ from `pulumi up`'s.)
+        """
+        if parent:
+            qualified = parent.split("::")[2]
+            if qualified != "pulumi:pulumi:Stack":
+                type_ = f"{qualified}${type_}"
+        return "urn:pulumi:" + "::".join([get_stack(), get_project(), type_, name])
 
     def RegisterResource(self, request: Any) -> Any:
         urn = self.make_urn(request.parent, request.type, request.name)
