@@ -214,6 +214,16 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# What a pattern means, in words, for the fields validated by a regular expression.
+PATTERN_HINTS = {
+    "name": "must be lowercase letters, digits and '-', start with a letter, at most 31 characters",
+    "scratchPath": "must be an absolute path such as /scratch (letters, digits, '.', '_', '-')",
+    "sshPublicKey": "must be an OpenSSH public key: ssh-ed25519 AAAA..., ssh-rsa AAAA... or ecdsa-sha2-... AAAA...",
+    "adminUser": "must be a Linux user name: lowercase letters, digits, '_' and '-', at most 32 characters",
+    "resourceGroup": "must be an Azure resource group name: 1-90 letters, digits, '-', '_', '.', '(' or ')'",
+}
+
+
 def _pydantic_message(err: Mapping[str, Any]) -> tuple[str, str]:
     path = ".".join(str(p) for p in err["loc"])
     key = f"{CLUSTER_KEY}.{path}" if path else CLUSTER_KEY
@@ -230,8 +240,10 @@ def _pydantic_message(err: Mapping[str, Any]) -> tuple[str, str]:
     message = str(err["msg"]).removeprefix("Value error, ")
     if kind == "literal_error":
         message = message.replace("Input should be", "allowed:")
-    if kind == "string_pattern_mismatch" and err["loc"][-1] == "name":
-        message = "must be lowercase letters, digits and '-', start with a letter, at most 31 characters"
+    if kind == "string_pattern_mismatch" and err["loc"][-1] in PATTERN_HINTS:
+        message = PATTERN_HINTS[err["loc"][-1]]
+    if kind in ("tuple_type", "list_type"):
+        message = "must be a list (YAML `[a, b]` or one `- item` per line)"
     return key, f"got {_describe(value)}; {message}"
 
 

@@ -259,7 +259,9 @@ def test_enforcement_levels_are_configurable():
     assert evaluate([cluster(), bad], {"no-open-ingress": "disabled"}) == []
     with pytest.raises(PolicyConfigError, match="unknown policy"):
         rule_levels({"no-such-rule": "mandatory"})
-    with pytest.raises(PolicyConfigError, match="allowed: mandatory, advisory, disabled"):
+    with pytest.raises(
+        PolicyConfigError, match="^all: enforcement level 'strict'; allowed: mandatory, advisory, disabled"
+    ):
         rule_levels({"all": "strict"})
 
 

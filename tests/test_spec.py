@@ -43,9 +43,14 @@ def test_defaults_resolve_a_full_spec():
         ({"name": "Bad_Name"}, "gpu-cluster:cluster.name", "lowercase letters"),
         ({"network": {"cidr": "10.42.0.0/33"}}, "gpu-cluster:cluster.network.cidr", "not an IPv4 CIDR"),
         ({"network": {"cidr": "8.8.0.0/16"}}, "gpu-cluster:cluster.network.cidr", "not a private range"),
+        ({"network": {"sshCidrs": "10.0.0.0/8"}}, "gpu-cluster:cluster.network.sshCidrs", "must be a list"),
         ({"network": {"sshCidrs": ["nope"]}}, "gpu-cluster:cluster.network.sshCidrs", "not an IPv4 CIDR"),
-        ({"storage": {"scratchPath": "relative/path"}}, "gpu-cluster:cluster.storage.scratchPath", "pattern"),
-        ({"sshPublicKey": "hello"}, "gpu-cluster:cluster.sshPublicKey", "pattern"),
+        (
+            {"storage": {"scratchPath": "relative/path"}},
+            "gpu-cluster:cluster.storage.scratchPath",
+            "must be an absolute path",
+        ),
+        ({"sshPublicKey": "hello"}, "gpu-cluster:cluster.sshPublicKey", "must be an OpenSSH public key"),
     ],
 )
 def test_field_errors_name_the_key(cluster, key, fragment):

@@ -93,6 +93,9 @@ class Plan:
 def load_stack(project_dir: Path, stack: str | None = None, config_file: Path | None = None) -> StackFile:
     project, stack_dir = project_info(project_dir)
     path = config_file if config_file is not None else stack_dir / f"Pulumi.{stack}.yaml"
+    if config_file is None and not path.exists():
+        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in stack_dir.glob("Pulumi.*.yaml"))
+        raise ConfigError(f"--stack {stack}", f"no {path.name} in {stack_dir}; stacks: {', '.join(known)}")
     return read_stack_file(path, project, None if config_file is not None else stack)
 
 

@@ -315,12 +315,13 @@ def rule_levels(config: Mapping[str, Any]) -> dict[str, Level]:
     levels: dict[str, Level] = {}
     for rule in RULES:
         level: Any = rule.level
-        for entry in (config.get("all"), config.get(rule.name)):
+        for key in ("all", rule.name):
+            entry = config.get(key)
             if isinstance(entry, Mapping):
                 entry = entry.get("enforcementLevel")
             if entry is not None:
                 if entry not in LEVELS:
-                    raise PolicyConfigError(f"{rule.name}: enforcement level {entry!r}; allowed: {', '.join(LEVELS)}")
+                    raise PolicyConfigError(f"{key}: enforcement level {entry!r}; allowed: {', '.join(LEVELS)}")
                 level = entry
         levels[rule.name] = level
     return levels
