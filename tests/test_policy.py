@@ -260,7 +260,7 @@ def test_enforcement_levels_are_configurable():
     with pytest.raises(PolicyConfigError, match="unknown policy"):
         rule_levels({"no-such-rule": "mandatory"})
     with pytest.raises(
-        PolicyConfigError, match="^all: enforcement level 'strict'; allowed: mandatory, advisory, disabled"
+        PolicyConfigError, match=r"^all: enforcement level 'strict'; allowed: mandatory, advisory, disabled"
     ):
         rule_levels({"all": "strict"})
 
