@@ -38,10 +38,11 @@ class Plan:
     def layout(self) -> Any:
         return self.run.program_globals["cluster"].layout
 
-    def fabric_gbps_wired(self) -> float:
+    def fabric_gbps_wired(self) -> float | int:
         """Counted from the registered resources, not taken from the layout: the plan's proof."""
         counter = layout_module(self.spec.cloud).count_wired_gbps
-        return float(counter([r.as_json() for r in self.resources], self.spec.instance.gbps_per_fabric_device))
+        gbps = float(counter([r.as_json() for r in self.resources], self.spec.instance.gbps_per_fabric_device))
+        return int(gbps) if gbps.is_integer() else gbps  # as the outputs show it
 
     def summary(self) -> dict[str, Any]:
         spec, row = self.spec, self.spec.instance
