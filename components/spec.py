@@ -8,6 +8,7 @@ config key path, the value given and what is allowed.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import json
 import re
@@ -305,12 +306,17 @@ def _region(cloud: Cloud, values: Mapping[str, Any], rules: Mapping[str, Any]) -
         if not isinstance(project, str) or not project:
             raise ConfigError(region_rule["project"], f"required when gpu-cluster:cloud is {cloud}")
     region = values.get(region_rule["key"])
+    example = {"aws": "us-east-1", "azure": "eastus", "gcp": "us-central1", "alicloud": "cn-beijing"}[cloud]
     if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9-]+", region or ""):
         raise ConfigError(
             region_rule["key"],
-            f"got {_describe(region)}; required when gpu-cluster:cloud is {cloud} (a region such as "
-            f"{ {'aws': 'us-east-1', 'azure': 'eastus', 'gcp': 'us-central1', 'alicloud': 'cn-beijing'}[cloud] })",
+            f"got {_describe(region)}; required when gpu-cluster:cloud is {cloud} (a region such as {example})",
         )
+    known = rules.get("regions")
+    if known and region not in known:
+        near = difflib.get_close_matches(region, known, n=3)
+        hint = f"did you mean {', '.join(near)}?" if near else f"for example {example}"
+        raise ConfigError(region_rule["key"], f"got {region!r}; not a {cloud} region ({hint})")
     return region, project
 
 
