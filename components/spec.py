@@ -316,7 +316,7 @@ def _region(cloud: Cloud, values: Mapping[str, Any], rules: Mapping[str, Any]) -
     if known and region not in known:
         near = difflib.get_close_matches(region, known, n=3)
         hint = f"did you mean {', '.join(near)}?" if near else f"for example {example}"
-        raise ConfigError(region_rule["key"], f"got {region!r}; not a {cloud} region ({hint})")
+        raise ConfigError(region_rule["key"], f"got {region!r}; {cloud} has no such region ({hint})")
     return region, project
 
 
