@@ -197,16 +197,16 @@ def diff(
                     "diff compares two plans of the same stack",
                 )
             diffs.append(diff_plans(old, new))
-        else:
-            assert base is not None
+        elif base is not None:  # checked above: --stack and --all-stacks come with --base
             project_dir = _project_dir(project)
             top, rel = gitplan.toplevel(project_dir)
             commit = gitplan.resolve(top, base)
             with gitplan.worktree(top, commit) as tree:
                 base_project = tree / rel
-                names = [stack] if stack is not None else gitplan.touched_stacks(project_dir, commit, base_project)
+                names: list[str] = (
+                    [stack] if stack is not None else gitplan.touched_stacks(project_dir, commit, base_project)
+                )
                 for name in names:
-                    assert name is not None
                     old_plan = gitplan.plan_in_tree(base_project, name)
                     new_plan = gitplan.plan_here(project_dir, name)
                     if old_plan is None and new_plan is None:
