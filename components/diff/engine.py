@@ -12,9 +12,9 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..spec import SECRET_PLACEHOLDER
 from .rules import SEVERITY, Rules, Verdict, classify, default_rules
 
-SECRET = "[secret]"
 # Keys whose values are secret whatever they hold (the plan masks `secure:` config; this also covers
 # values a program passes in clear under a secret-looking key).
 SECRET_KEY = re.compile(
@@ -90,14 +90,14 @@ class _Counter:
 def _mask(value: Any, secret: bool) -> Any:
     if value is _MISSING:
         return None
-    if secret or value == SECRET:
-        return SECRET
+    if secret or value == SECRET_PLACEHOLDER:
+        return SECRET_PLACEHOLDER
     return _mask_tree(value)
 
 
 def _mask_tree(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: SECRET if SECRET_KEY.search(str(k)) else _mask_tree(v) for k, v in value.items()}
+        return {k: SECRET_PLACEHOLDER if SECRET_KEY.search(str(k)) else _mask_tree(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_mask_tree(v) for v in value]
     return value

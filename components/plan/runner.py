@@ -27,7 +27,8 @@ from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from .stackfile import SECRET, StackFile
+from ..spec import SECRET_PLACEHOLDER
+from .stackfile import StackFile
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _fill(template: Any, **context: Any) -> Any:
 def _clean(value: Any) -> Any:
     """Inputs as a reader expects them: secrets masked, whole numbers as ints (the wire has doubles)."""
     if rpc.is_rpc_secret(value):
-        return SECRET
+        return SECRET_PLACEHOLDER
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -249,7 +250,7 @@ def run_program(program: Path, stack: StackFile, region: str, monitor: Recording
             output = pulumi.Output.from_input(value)
             resolved = _sync_await(output.future())
             secret = _sync_await(output.is_secret())
-            outputs[key] = SECRET if secret else resolved
+            outputs[key] = SECRET_PLACEHOLDER if secret else resolved
     warnings = list(collector.messages)
     warnings += [f"offline plan: no mock answer for invoke {token}" for token in mocks.unanswered]
     resources = sorted(monitor.registered, key=lambda r: r.urn)  # completion order varies; URNs do not

@@ -16,7 +16,6 @@ import yaml
 from ..errors import ConfigError
 from ..spec import SECRET_PLACEHOLDER
 
-SECRET = SECRET_PLACEHOLDER
 STACK_FILE_KEYS = {"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"}
 
 
@@ -75,7 +74,7 @@ def _load_yaml(path: Path) -> Any:
 def _mask_secrets(value: Any) -> tuple[Any, bool]:
     if isinstance(value, dict):
         if set(value) == {"secure"}:
-            return SECRET, True
+            return SECRET_PLACEHOLDER, True
         items = {k: _mask_secrets(v) for k, v in value.items()}
         return {k: v for k, (v, _) in items.items()}, any(s for _, s in items.values())
     if isinstance(value, list):
