@@ -1,32 +1,23 @@
 """`GpuCluster`: the one component users create. It validates, lays out, and delegates to a cloud.
 
-The cloud package is imported only for the cloud in use, so a plan or `pulumi up` for AWS never
-loads the Azure, GCP or Alibaba SDKs (each costs seconds and hundreds of MB).
+The cloud is reached through its contract (`contract.py`); its package, and so its provider SDK,
+is imported only for the cloud in use.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any, Protocol
+from typing import Any
 
 import pulumi
 
+from .contract import CloudCluster, Layout, contract
 from .spec import ClusterSpec
 
 TYPE = "gpu-cluster:index:GpuCluster"
 
 
-class _CloudCluster(Protocol):
-    outputs: dict[str, Any]
-
-
-def layout_module(cloud: str) -> Any:
-    """`components.layout.<cloud>`: pure, no provider SDK."""
-    return importlib.import_module(f"{__package__}.layout.{cloud}")
-
-
-def plan_layout(spec: ClusterSpec) -> Any:
-    return layout_module(spec.cloud).plan(spec)
+def plan_layout(spec: ClusterSpec) -> Layout:
+    return contract(spec.cloud).plan(spec)
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -34,8 +25,8 @@ class GpuCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ClusterSpec, opts: pulumi.ResourceOptions | None = None) -> None:
         # The layout may still reject the spec (ConfigError): do it before registering anything.
-        self.layout = plan_layout(args)
-        cloud_module = importlib.import_module(f"{__package__}.{args.cloud}")
+        cloud = contract(args.cloud)
+        self.layout = cloud.plan(args)
         # What the stack asked for, as component inputs: policies (pack and offline plan) read these
         # to tell an opted-in public IP or spot node from a mistake. One key, so the SDK's habit of
         # turning input keys into attributes cannot clash with ours.
@@ -54,7 +45,7 @@ class GpuCluster(pulumi.ComponentResource):
         for finding in args.findings:
             log = pulumi.log.warn if finding.level == "warning" else pulumi.log.info
             log(str(finding), resource=self)
-        self.cloud: _CloudCluster = cloud_module.CloudCluster(
+        self.cloud: CloudCluster = cloud.component()(
             f"{name}-{args.cloud}", self.layout, pulumi.ResourceOptions(parent=self)
         )
         row = args.instance

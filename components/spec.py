@@ -19,8 +19,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from . import catalog
+from . import catalog, placeholders
 from .catalog import CLOUDS, Cloud, InstanceType
+from .contract import capabilities
 from .errors import CLUSTER_KEY, ConfigError, Finding
 from .policy import wide_public
 
@@ -30,8 +31,7 @@ MAX_NODES = 5000
 GPU_PATTERN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9 _.-]*?)\s*(?::\s*(\d+)\s*)?$")
 PRIVATE_RANGES = tuple(ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 OWN_KEYS = ("cloud", "cluster", "maxHourlyUsd")
-# What a `secure:` value reads as when it cannot be decrypted (the offline plan never decrypts).
-SECRET_PLACEHOLDER = "[secret]"
+SECRET_PLACEHOLDER = placeholders.SECRET
 
 
 class _Model(BaseModel):
@@ -88,6 +88,21 @@ class AlicloudOptions(_Model):
     scratch_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = "PL1"  # ESSD PL of the scratch disk
 
 
+class IdentityConfig(_Model):
+    """The nodes' cloud identity: least privilege by default (catalog/capabilities/<cloud>.yaml)."""
+
+    policies: tuple[str, ...] = Field((), strict=False)  # extra grants, in the cloud's own form
+    existing: str | None = Field(None, min_length=1)  # use this identity instead of creating one
+    read_storage: bool = False  # also read the cloud's object storage (S3 / GCS / Blob / OSS)
+
+
+class LoginConfig(_Model):
+    """One small CPU VM in the cluster network: the only place a public IP or SSH CIDR may land."""
+
+    instance_type: str | None = Field(None, min_length=1)  # default: the cloud's loginDefaultType
+    public_ip: bool = False
+
+
 class ClusterConfig(_Model):
     """`gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
 
@@ -111,6 +126,9 @@ class ClusterConfig(_Model):
         None, pattern=r"^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$"
     )
     tags: dict[str, str] = Field(default_factory=dict)
+    access: Literal["auto", "ssm", "iap", "bastion", "session-manager", "ssh", "none"] = "auto"
+    login: LoginConfig | None = None
+    identity: IdentityConfig = IdentityConfig()
     aws: AwsOptions | None = None
     azure: AzureOptions | None = None
     gcp: GcpOptions | None = None
@@ -146,6 +164,10 @@ class ClusterSpec:
     tags: Mapping[str, str]
     findings: tuple[Finding, ...]
     gcp_project: str | None = None
+    # how people reach the nodes: the cloud's method `access: auto` resolved (capabilities data)
+    access: str = "none"
+    identity: IdentityConfig = field(default_factory=IdentityConfig)
+    login: LoginConfig | None = None  # with instanceType resolved
     max_hourly_usd: float | None = None
     # the cluster config holds secure values: values taken from it stay secret in state and plans
     secret_config: bool = False
@@ -333,6 +355,58 @@ def _check_foreign_keys(cloud: Cloud, values: Mapping[str, Any]) -> None:
                 )
 
 
+def _check_access(cloud: Cloud, cfg: ClusterConfig, findings: list[Finding]) -> tuple[str, LoginConfig | None]:
+    """`access`, `identity` and `login` against what the cloud offers (its capabilities data)."""
+    k = f"{CLUSTER_KEY}."
+    caps = capabilities(cloud)
+    access = caps.resolve_access(cfg.access)
+    if access not in caps.access_methods:
+        offered = ", ".join([f"auto ({caps.access_default})", *caps.access_methods])
+        raise ConfigError(f"{k}access", f"got {cfg.access!r}; {cloud} offers: {offered}")
+    ident = caps.identity
+    for i, policy in enumerate(cfg.identity.policies):
+        if not ident.policy_ok(policy):
+            raise ConfigError(f"{k}identity.policies[{i}]", f"got {_describe(policy)}; expected {ident.policy_hint}")
+    if cfg.identity.existing is not None and not ident.existing_ok(cfg.identity.existing):
+        raise ConfigError(
+            f"{k}identity.existing", f"got {_describe(cfg.identity.existing)}; expected {ident.existing_hint}"
+        )
+    login = None
+    if cfg.login is not None:
+        login_type = cfg.login.instance_type or caps.login_default_type
+        if catalog.find(cloud, login_type):
+            raise ConfigError(
+                f"{k}login.instanceType",
+                f"{login_type} is a GPU type; a login node is a small CPU VM such as {caps.login_default_type}",
+            )
+        login = LoginConfig(instance_type=login_type, public_ip=cfg.login.public_ip)
+    net = cfg.network
+    reachable_from_outside = net.public_ip or (login is not None and login.public_ip)
+    if access == "ssh":
+        if not net.ssh_cidrs:
+            findings.append(
+                Finding("warning", f"{k}access", "ssh, but network.sshCidrs is empty: no address may reach port 22")
+            )
+        elif not reachable_from_outside:
+            findings.append(
+                Finding(
+                    "warning",
+                    f"{k}access",
+                    "ssh from network.sshCidrs, but neither the nodes nor a login node have a public IP: "
+                    "no working login path (use access: auto, or login: {publicIp: true})",
+                )
+            )
+        if cfg.ssh_public_key is None and cloud != "gcp":  # GCP: OS Login keys live in the user's profile
+            findings.append(Finding("warning", f"{k}sshPublicKey", "not set, but access is ssh: nobody can log in"))
+    elif access == "none" and login is None:
+        findings.append(Finding("info", f"{k}access", "none: the plan builds no way to log in to the nodes"))
+    if login is not None and login.public_ip and not net.ssh_cidrs:
+        findings.append(
+            Finding("warning", f"{k}login.publicIp", "true, but network.sshCidrs is empty: the login node is closed")
+        )
+    return access, login
+
+
 def _max_hourly(raw: Any) -> float | None:
     """`gpu-cluster:maxHourlyUsd`: a positive number (the engine passes it as text)."""
     key = f"{PROJECT}:maxHourlyUsd"
@@ -515,6 +589,8 @@ def _cross_check(
                 f"{k}tags.{tag}",
                 f"tag keys are 1-128 characters not starting with {prefix!r}, values at most 256 characters",
             )
+    access, login = _check_access(cloud, cfg, findings)
+
     if cfg.spot:
         findings.append(
             Finding(
@@ -550,6 +626,9 @@ def _cross_check(
         tags=dict(sorted(cfg.tags.items())),
         findings=tuple(findings),
         gcp_project=gcp_project,
+        access=access,
+        identity=cfg.identity,
+        login=login,
         max_hourly_usd=max_hourly,
         azure=cfg.azure or AzureOptions(),
         gcp=cfg.gcp or GcpOptions(),

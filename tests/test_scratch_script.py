@@ -10,7 +10,7 @@ import pytest
 from components.layout import scratch_script
 from components.layout.aws import EBS_GLOBS, INSTANCE_STORE_GLOBS
 
-SCRIPT = Path(__file__).resolve().parent.parent / "components" / "scripts" / "scratch.sh"
+SCRIPT = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "scratch.sh"
 STUBS = {
     "findmnt": 'echo "$ROOT_SOURCE"',
     "lsblk": 'case "$*" in *PKNAME*) echo "$ROOT_DISK" ;; *MOUNTPOINT*) echo "${IN_USE_MOUNT:-}" ;; esac',

@@ -12,7 +12,8 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..spec import SECRET_PLACEHOLDER
+from .. import placeholders
+from ..placeholders import SECRET as SECRET_PLACEHOLDER
 from .rules import SEVERITY, Rules, Verdict, classify, default_rules
 
 # Keys whose values are secret whatever they hold (the plan masks `secure:` config; this also covers
@@ -20,7 +21,6 @@ from .rules import SEVERITY, Rules, Verdict, classify, default_rules
 SECRET_KEY = re.compile(
     r"(?i)(password|passwd|passphrase|secret|token|private_?key|api_?key|credential|access_?key|connection_?string)"
 )
-REFERENCE = re.compile(r"<(?:[a-zA-Z ]+ of |autoname:)([^<>]+)>")
 _MISSING: Any = object()
 REPLACING: frozenset[str] = frozenset({"replace", "may-replace"})
 # Plan summary fields whose change recreates every node (now, or at the next instance refresh).
@@ -147,9 +147,9 @@ def _walk(old: Any, new: Any, path: str, secret: bool, out: list[Change], counte
 
 def _references(
     inputs: Any, counter: _Counter, path: str = "", parent: dict[str, Any] | None = None
-) -> list[tuple[str, str, dict[str, Any] | None]]:
-    """(referenced NAME, input path, the dict holding it) for every placeholder reference."""
-    found: list[tuple[str, str, dict[str, Any] | None]] = []
+) -> list[tuple[str, str, dict[str, Any] | None, str]]:
+    """(referenced NAME, input path, the dict holding it, the value) for every placeholder reference."""
+    found: list[tuple[str, str, dict[str, Any] | None, str]] = []
     stack: list[tuple[Any, str, dict[str, Any] | None]] = [(inputs, path, parent)]
     while stack:
         value, where, holder = stack.pop()
@@ -159,7 +159,7 @@ def _references(
         elif isinstance(value, list):
             stack.extend((v, f"{where}[{i}]", holder) for i, v in enumerate(value))
         elif isinstance(value, str) and "<" in value:
-            found.extend((m.group(1), where, holder) for m in REFERENCE.finditer(value))
+            found.extend((name, where, holder, value) for name in placeholders.referenced(value))
     return found
 
 
@@ -227,18 +227,18 @@ def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Ru
     # Propagation: a replaced resource gets a new id, a versioned one a new version; whoever references
     # it sees that input change and is judged by its own rules (a subnet replaced -> instance subnetId).
     by_name: dict[str, list[str]] = defaultdict(list)
-    refs: dict[str, list[tuple[str, str, dict[str, Any] | None]]] = defaultdict(list)
+    refs: dict[str, list[tuple[str, str, dict[str, Any] | None, str]]] = defaultdict(list)
     for urn, res in new_res.items():
         by_name[res["name"]].append(urn)
-        for name, path, holder in _references(res.get("inputs", {}), counter):
-            refs[name].append((urn, path, holder))
+        for name, path, holder, value in _references(res.get("inputs", {}), counter):
+            refs[name].append((urn, path, holder, value))
     queue = deque(urn for urn, item in changed.items() if item.verdict in REPLACING or rules.rule(item.type).versioned)
     seen = set(queue)
     while queue:
         producer = changed[queue.popleft()]
         counter.n += 1
         versioned = producer.verdict not in REPLACING and rules.rule(producer.type).versioned
-        for urn, path, holder in refs.get(producer.name, ()):
+        for urn, path, holder, value in refs.get(producer.name, ()):
             counter.n += 1
             if urn == producer.urn or urn in created:
                 continue
@@ -249,7 +249,7 @@ def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Ru
                 old_value = holder.get("version") if holder else None
                 change = Change(path, old_value, f"<next version of {producer.name}>")
             else:
-                change = Change(path, "<id of " + producer.name + ">", f"<new id: {producer.name} is replaced>")
+                change = Change(path, value, f"<new id: {producer.name} is replaced>")
             item = changed.get(urn) or Changed(urn, res["type"], res["name"], [])
             changed[urn] = item
             if any(c.path == change.path for c in item.changes):

@@ -7,44 +7,14 @@ onto resources. Pieces every cloud shares live here: the scratch plan and the cl
 from __future__ import annotations
 
 import ipaddress
-import json
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import yaml
+from .. import bootstrap, catalog
+from ..bootstrap.scratch import Scratch, scratch_part, scratch_script
 
-from .. import catalog
+__all__ = ["Scratch", "cloud_init", "image_for", "scratch_for", "scratch_script", "split_cidr"]
 from ..catalog import Cloud
 from ..spec import ClusterSpec
-
-_SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
-
-
-@dataclass(frozen=True)
-class Scratch:
-    """Where `scratchPath` comes from on each node."""
-
-    kind: Literal["nvme", "disk", "none"]
-    path: str
-    devices: int  # local NVMe devices striped, or 1 cloud disk
-    device_gb: float | None  # per device
-    device_globs: tuple[str, ...]  # by-id globs the bootstrap matches at boot
-    retain: bool = False  # keep the cloud disk when its node or the stack is deleted
-
-    @property
-    def total_gb(self) -> float | None:
-        return None if self.device_gb is None else self.device_gb * self.devices
-
-    def describe(self) -> str:
-        if self.kind == "none":
-            return "none"
-        size = f"{self.total_gb:,.0f} GB" if self.total_gb is not None else "size unknown"
-        if self.kind == "nvme":
-            how = "RAID0 of " if self.devices > 1 else ""
-            return f"{how}{self.devices} local NVMe ({size}) at {self.path}"
-        return f"cloud disk {size} at {self.path}" + (" (retained on delete)" if self.retain else "")
 
 
 def scratch_for(spec: ClusterSpec, nvme_globs: tuple[str, ...], disk_globs: tuple[str, ...]) -> Scratch:
@@ -56,11 +26,6 @@ def scratch_for(spec: ClusterSpec, nvme_globs: tuple[str, ...], disk_globs: tupl
     return Scratch("none", storage.scratch_path, 0, None, ())
 
 
-@cache
-def scratch_script() -> str:
-    return (_SCRIPTS / "scratch.sh").read_text()
-
-
 def image_for(cloud: Cloud, instance_type: str) -> dict[str, Any]:
     """The `image: auto` entry for a type: the longest matching family prefix, else the default."""
     section = catalog.load(cloud).images
@@ -70,58 +35,9 @@ def image_for(cloud: Cloud, instance_type: str) -> dict[str, Any]:
     return entry
 
 
-_UNIT = """[Unit]
-Description=gpu-cluster scratch at {path}
-After=local-fs.target
-Before=docker.service containerd.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-EnvironmentFile=/etc/gpu-cluster/scratch.env
-ExecStart=/usr/local/sbin/gpu-cluster-scratch
-
-[Install]
-WantedBy=multi-user.target
-"""
-
-
 def cloud_init(scratch: Scratch, extra_runcmd: tuple[tuple[str, ...], ...] = ()) -> str:
-    """The `#cloud-config` user data: install the scratch script as a boot-time unit and run it.
-
-    A systemd unit rather than a one-shot runcmd, because local NVMe is wiped on stop/start and
-    the array must be rebuilt (or re-mounted after a reboot) on every boot.
-    """
-    files: list[dict[str, str]] = []
-    runcmd: list[list[str]] = []
-    if scratch.kind != "none":
-        env = {
-            "SCRATCH_PATH": scratch.path,
-            "DEVICE_GLOBS": " ".join(scratch.device_globs),
-            "EXPECTED_DEVICES": str(scratch.devices),
-            "EXCLUDE_ROOT": "1",
-        }
-        files += [
-            {"path": "/usr/local/sbin/gpu-cluster-scratch", "permissions": "0755", "content": scratch_script()},
-            {
-                "path": "/etc/gpu-cluster/scratch.env",
-                "permissions": "0644",
-                "content": "".join(f"{k}={json.dumps(v)}\n" for k, v in env.items()),
-            },
-            {
-                "path": "/etc/systemd/system/gpu-cluster-scratch.service",
-                "permissions": "0644",
-                "content": _UNIT.format(path=scratch.path),
-            },
-        ]
-        runcmd += [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", "gpu-cluster-scratch.service"]]
-    runcmd += [list(cmd) for cmd in extra_runcmd]
-    body: dict[str, Any] = {}
-    if files:
-        body["write_files"] = files
-    if runcmd:
-        body["runcmd"] = runcmd
-    return "#cloud-config\n" + yaml.safe_dump(body, sort_keys=False, width=1000)
+    """The user data of a node whose bootstrap is the scratch part plus commands (see `components.bootstrap`)."""
+    return bootstrap.cloud_init([scratch_part(scratch), bootstrap.commands_part("extra", extra_runcmd)])
 
 
 def split_cidr(cidr: str, extra_bits: int, count: int) -> tuple[str, ...]:

@@ -25,17 +25,15 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import yaml
-
-from .. import catalog
+from .. import bootstrap, catalog
+from ..bootstrap.scratch import scratch_part
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import PRIVATE_RANGES, ClusterSpec
-from . import Scratch, cloud_init, image_for, scratch_for
+from . import Scratch, image_for, scratch_for
 
 NicType = Literal["GVNIC", "MRDMA"]
 # by-id names Google's guest udev rules give local SSDs (NVMe interface) and a PD with device_name
@@ -238,35 +236,18 @@ def gpu_networks(spec: ClusterSpec, zone: str, project: str) -> tuple[tuple[Vpc,
 
 
 def startup_script(scratch: Scratch) -> str | None:
-    """The `startup-script` metadata: installs the same files and unit as `cloud_init` would.
+    """The `startup-script` metadata: the same bootstrap parts the other clouds get as cloud-init.
 
     Compute Engine's guest agent runs `startup-script` on every boot on all public images
     (docs.cloud.google.com/compute/docs/instances/startup-scripts), whether or not the image runs
     cloud-init, so one bootstrap works on Deep Learning VM and Ubuntu accelerator images alike.
     """
-    if scratch.kind == "none":
-        return None
-    body = yaml.safe_load(cloud_init(scratch).removeprefix("#cloud-config\n"))
-    lines = [
-        "#!/bin/bash",
-        "# gpu-cluster node bootstrap (GCP startup-script, runs at every boot; idempotent):",
-        f"# installs the scratch unit that mounts {scratch.path}.",
-        "set -euo pipefail",
+    parts = [scratch_part(scratch)]
+    header = [
+        "gpu-cluster node bootstrap (GCP startup-script, runs at every boot; idempotent):",
+        *(p.summary for p in parts if p.summary and not p.empty),
     ]
-    for i, item in enumerate(body.get("write_files", [])):
-        path, content = item["path"], item["content"]
-        marker = f"GPU_CLUSTER_EOF_{i}"
-        if marker in content:  # pragma: no cover - the files are ours; guard against a silent truncation
-            raise ValueError(f"{path} contains the heredoc marker {marker}")
-        lines += [
-            f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0])}",
-            f"cat > {shlex.quote(path)} <<'{marker}'",
-            content.rstrip("\n"),
-            marker,
-            f"chmod {item['permissions']} {shlex.quote(path)}",
-        ]
-    lines += [shlex.join(cmd) for cmd in body.get("runcmd", [])]
-    return "\n".join(lines) + "\n"
+    return bootstrap.startup_script(parts, header)
 
 
 # --- the plan -------------------------------------------------------------------------------

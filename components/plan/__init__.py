@@ -13,7 +13,7 @@ from typing import Any
 
 from pulumi import RunError
 
-from ..cluster import layout_module
+from ..contract import contract
 from ..errors import ConfigError
 from ..policy import Resource, Violation, evaluate
 from ..spec import ClusterSpec, build_spec
@@ -40,7 +40,7 @@ class Plan:
 
     def fabric_gbps_wired(self) -> float | int:
         """Counted from the registered resources, not taken from the layout: the plan's proof."""
-        counter = layout_module(self.spec.cloud).count_wired_gbps
+        counter = contract(self.spec.cloud).count_wired_gbps
         gbps = float(counter([r.as_json() for r in self.resources], self.spec.instance.gbps_per_fabric_device))
         return int(gbps) if gbps.is_integer() else gbps  # as the outputs show it
 

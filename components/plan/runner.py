@@ -27,7 +27,8 @@ from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from ..spec import SECRET_PLACEHOLDER
+from .. import placeholders
+from ..placeholders import SECRET as SECRET_PLACEHOLDER
 from .stackfile import StackFile
 
 
@@ -71,7 +72,23 @@ def _mock_answers() -> dict[str, Any]:
         data = yaml.safe_load(path.read_text()) or {}
         for section in merged:
             merged[section].update(data.get(section) or {})
+    for token, outputs in merged["resources"].items():
+        _check_references(token, outputs)
     return merged
+
+
+def _check_references(token: str, template: Any) -> None:
+    """Every output that names its resource must be a placeholder the diff can follow (`placeholders`)."""
+    if isinstance(template, dict):
+        for value in template.values():
+            _check_references(token, value)
+    elif isinstance(template, list):
+        for value in template:
+            _check_references(token, value)
+    elif isinstance(template, str) and "{name}" in template:
+        probe = "probe-name"
+        if placeholders.referenced(template.format(name=probe, region="r")) != [probe]:
+            raise ValueError(f"mocks: {token}: {template!r} is not a reference placeholder ({placeholders.REFERENCE.pattern})")
 
 
 def _fill(template: Any, **context: Any) -> Any:
@@ -105,12 +122,12 @@ class PlanMocks(pulumi_mocks.Mocks):
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         answers = _mock_answers()["resources"].get(args.typ, {})
         state = {
-            "name": f"<autoname:{args.name}>",
-            "arn": f"<arn of {args.name}>",
+            "name": placeholders.autoname(args.name),
+            "arn": placeholders.of("arn", args.name),
             **args.inputs,
             **_fill(answers, name=args.name, region=self.region),
         }
-        return f"<id of {args.name}>", state
+        return placeholders.of("id", args.name), state
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
         answer = _mock_answers()["invokes"].get(args.token)

@@ -1,0 +1,199 @@
+"""The cloud contract: what every cloud package provides, and what each cloud can do, as data.
+
+A cloud is two halves behind one registry (`CLOUD_CONTRACTS`):
+- pure (no provider SDK): its `Capabilities` (`catalog/capabilities/<cloud>.yaml`), its layout
+  function (`layout.<cloud>.plan`, spec -> frozen dataclasses) and the counter that proves from
+  the registered resources how much fabric is wired;
+- Pulumi: its `CloudCluster` component class, imported only when that cloud is built, so a plan
+  for AWS never loads the Azure, GCP or Alibaba SDKs (each costs seconds and hundreds of MB).
+
+Adding a cloud: a capabilities file, a layout module, a package with `CloudCluster`, and one
+entry in `CLOUD_CONTRACTS` (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import yaml
+
+from .catalog import Cloud
+
+if TYPE_CHECKING:  # the spec imports this module: only types from it here
+    import pulumi
+
+    from .bootstrap.scratch import Scratch
+    from .spec import ClusterSpec
+
+_CAPABILITIES = Path(__file__).parent / "catalog" / "capabilities"
+ACCESS_METHODS = ("auto", "ssm", "iap", "bastion", "session-manager", "ssh", "none")
+
+
+@dataclass(frozen=True)
+class Limitation:
+    """Something a managed node group of this cloud cannot do: what is applied instead, and why."""
+
+    feature: str  # "placement" | "fabricCards"
+    applied: str
+    message: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Identity:
+    kind: str  # instance-profile | managed-identity | service-account | ram-role
+    describe: str
+    policy_pattern: str
+    policy_hint: str
+    existing_pattern: str
+    existing_hint: str
+
+    def policy_ok(self, value: str) -> bool:
+        return re.fullmatch(self.policy_pattern, value) is not None
+
+    def existing_ok(self, value: str) -> bool:
+        return re.fullmatch(self.existing_pattern, value) is not None
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    cloud: Cloud
+    identity: Identity
+    access_default: str
+    access_why: str
+    access_methods: tuple[str, ...]
+    login: bool
+    login_default_type: str
+    managed_group_limits: tuple[Limitation, ...]
+    spot_with_placement: bool
+
+    def managed_limit(self, feature: str) -> Limitation | None:
+        return next((lim for lim in self.managed_group_limits if lim.feature == feature), None)
+
+    def resolve_access(self, method: str) -> str:
+        return self.access_default if method == "auto" else method
+
+
+@cache
+def capabilities(cloud: Cloud) -> Capabilities:
+    data: dict[str, Any] = yaml.safe_load((_CAPABILITIES / f"{cloud}.yaml").read_text())
+    ident, access = data["identity"], data["access"]
+    return Capabilities(
+        cloud=cloud,
+        identity=Identity(
+            kind=ident["kind"],
+            describe=ident["describe"],
+            policy_pattern=ident["policyPattern"],
+            policy_hint=ident["policyHint"],
+            existing_pattern=ident["existingPattern"],
+            existing_hint=ident["existingHint"],
+        ),
+        access_default=access["default"],
+        access_why=" ".join(access["why"].split()),
+        access_methods=tuple(access["methods"]),
+        login=bool(data["login"]),
+        login_default_type=data["loginDefaultType"],
+        managed_group_limits=tuple(
+            Limitation(
+                lim["feature"], str(lim["applied"]), " ".join(lim["message"].split()), " ".join(lim["source"].split())
+            )
+            for lim in data.get("managedGroupLimits") or []
+        ),
+        spot_with_placement=bool(data["spotWithPlacement"]),
+    )
+
+
+class Layout(Protocol):
+    """What every cloud's layout offers the layers above (each adds its own fields)."""
+
+    @property
+    def spec(self) -> ClusterSpec: ...
+
+    @property
+    def scratch(self) -> Scratch: ...
+
+    @property
+    def fabric_gbps_wired(self) -> float: ...
+
+
+class CloudCluster(Protocol):
+    """The cloud half of `GpuCluster`: a ComponentResource whose outputs the parent re-exports."""
+
+    outputs: dict[str, Any]
+
+
+class CloudClusterClass(Protocol):
+    def __call__(self, name: str, layout: Any, opts: pulumi.ResourceOptions | None = None) -> CloudCluster: ...
+
+
+@dataclass(frozen=True)
+class CloudContract:
+    cloud: Cloud
+    plan: Callable[[ClusterSpec], Layout]
+    count_wired_gbps: Callable[[list[Mapping[str, Any]], float], float]
+    component: Callable[[], CloudClusterClass]  # imports the provider SDK: call only to build
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return capabilities(self.cloud)
+
+
+def _aws() -> CloudContract:
+    from .layout import aws as layout
+
+    def component() -> CloudClusterClass:
+        from .aws import CloudCluster
+
+        return CloudCluster
+
+    return CloudContract("aws", layout.plan, layout.count_wired_gbps, component)
+
+
+def _azure() -> CloudContract:
+    from .layout import azure as layout
+
+    def component() -> CloudClusterClass:
+        from .azure import CloudCluster
+
+        return CloudCluster
+
+    return CloudContract("azure", layout.plan, layout.count_wired_gbps, component)
+
+
+def _gcp() -> CloudContract:
+    from .layout import gcp as layout
+
+    def component() -> CloudClusterClass:
+        from .gcp import CloudCluster
+
+        return CloudCluster
+
+    return CloudContract("gcp", layout.plan, layout.count_wired_gbps, component)
+
+
+def _alicloud() -> CloudContract:
+    from .layout import alicloud as layout
+
+    def component() -> CloudClusterClass:
+        from .alicloud import CloudCluster
+
+        return CloudCluster
+
+    return CloudContract("alicloud", layout.plan, layout.count_wired_gbps, component)
+
+
+# Lazy: the layout modules import the spec, which reads capabilities from here.
+CLOUD_CONTRACTS: dict[Cloud, Callable[[], CloudContract]] = {
+    "aws": _aws,
+    "azure": _azure,
+    "gcp": _gcp,
+    "alicloud": _alicloud,
+}
+@cache
+def contract(cloud: Cloud) -> CloudContract:
+    return CLOUD_CONTRACTS[cloud]()
