@@ -71,6 +71,13 @@ class Capabilities:
     login_default_type: str
     managed_group_limits: tuple[Limitation, ...]
     spot_with_placement: bool
+    # SSH keys the cloud imports (`sshKeys:` in the data file; absent: every type the spec accepts)
+    ssh_key_types: tuple[str, ...] = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
+                                      "ecdsa-sha2-nistp521")  # fmt: skip
+    rsa_min_bits: int | None = None
+    ssh_keys_source: str = ""
+    forbidden_admin_users: tuple[str, ...] = ()  # `adminUser:` in the data file
+    admin_users_source: str = ""
 
     def managed_limit(self, feature: str) -> Limitation | None:
         return next((lim for lim in self.managed_group_limits if lim.feature == feature), None)
@@ -105,7 +112,22 @@ def capabilities(cloud: Cloud) -> Capabilities:
             for lim in data.get("managedGroupLimits") or []
         ),
         spot_with_placement=bool(data["spotWithPlacement"]),
+        **_ssh_and_admin(data),
     )
+
+
+def _ssh_and_admin(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    keys = data.get("sshKeys")
+    if keys:
+        out["ssh_key_types"] = tuple(keys["types"])
+        out["rsa_min_bits"] = keys.get("rsaMinBits")
+        out["ssh_keys_source"] = " ".join(str(keys["source"]).split())
+    admin = data.get("adminUser")
+    if admin:
+        out["forbidden_admin_users"] = tuple(str(u).lower() for u in admin["forbidden"])
+        out["admin_users_source"] = " ".join(str(admin["source"]).split())
+    return out
 
 
 class Layout(Protocol):

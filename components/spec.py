@@ -8,6 +8,7 @@ config key path, the value given and what is allowed.
 
 from __future__ import annotations
 
+import base64
 import difflib
 import ipaddress
 import json
@@ -21,7 +22,7 @@ from pydantic.alias_generators import to_camel
 
 from . import catalog, placeholders
 from .catalog import CLOUDS, Cloud, InstanceType
-from .contract import capabilities
+from .contract import Capabilities, capabilities
 from .errors import CLUSTER_KEY, ConfigError, Finding
 from .policy import wide_public
 
@@ -32,6 +33,8 @@ GPU_PATTERN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9 _.-]*?)\s*(?::\s*(\d+)\s*)
 PRIVATE_RANGES = tuple(ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 OWN_KEYS = ("cloud", "cluster", "maxHourlyUsd")
 SECRET_PLACEHOLDER = placeholders.SECRET
+# What the offline plan uses for a `secure:` SSH key it cannot decrypt (never checked further).
+SECRET_KEY_STAND_IN = "ssh-ed25519 AAAAsecretplaceholder"
 
 
 class _Model(BaseModel):
@@ -82,6 +85,8 @@ class GcpOptions(_Model):
     # allow SSH from Identity-Aware Proxy's range 35.235.240.0/20 beside sshCidrs
     # (cloud.google.com/iap/docs/using-tcp-forwarding; the range is `iapRange` in catalog/gcp.yaml)
     iap: bool = False
+    # DWS flex-start: the way to get A3 Ultra / A4 without a reservation (rules in catalog/gcp.yaml)
+    flex_start: bool = False
 
 
 class AlicloudOptions(_Model):
@@ -355,6 +360,48 @@ def _check_foreign_keys(cloud: Cloud, values: Mapping[str, Any]) -> None:
                 )
 
 
+def rsa_bits(public_key: str) -> int | None:
+    """The modulus size of an `ssh-rsa` public key (RFC 4253 wire format), None when it does not parse."""
+    try:
+        blob = base64.b64decode(public_key.split()[1], validate=True)
+        fields: list[bytes] = []
+        pos = 0
+        for _ in range(3):  # string "ssh-rsa", mpint e, mpint n
+            size = int.from_bytes(blob[pos : pos + 4], "big")
+            fields.append(blob[pos + 4 : pos + 4 + size])
+            pos += 4 + size
+    except (ValueError, IndexError):
+        return None
+    if fields[0] != b"ssh-rsa" or not fields[2]:
+        return None
+    return int.from_bytes(fields[2], "big").bit_length()
+
+
+def _check_login_user(cloud: Cloud, cfg: ClusterConfig, caps: Capabilities) -> None:
+    """The key types and admin names the cloud accepts (data: catalog/capabilities/<cloud>.yaml)."""
+    k = f"{CLUSTER_KEY}."
+    key = cfg.ssh_public_key
+    if key is not None and key != SECRET_KEY_STAND_IN:
+        kind = key.split()[0]
+        if kind not in caps.ssh_key_types:
+            raise ConfigError(
+                f"{k}sshPublicKey",
+                f"a {kind} key, but {cloud} accepts only {', '.join(caps.ssh_key_types)} ({caps.ssh_keys_source})",
+            )
+        bits = rsa_bits(key) if kind == "ssh-rsa" else None
+        if kind == "ssh-rsa" and (bits is None or (caps.rsa_min_bits and bits < caps.rsa_min_bits)):
+            size = "an unreadable" if bits is None else f"a {bits}-bit"
+            raise ConfigError(
+                f"{k}sshPublicKey",
+                f"{size} RSA key; {cloud} needs at least {caps.rsa_min_bits or 1024} bits ({caps.ssh_keys_source})",
+            )
+    if cfg.admin_user.lower() in caps.forbidden_admin_users:
+        raise ConfigError(
+            f"{k}adminUser",
+            f"{cfg.admin_user!r} is an admin name {cloud} refuses; pick another ({caps.admin_users_source})",
+        )
+
+
 def _check_access(cloud: Cloud, cfg: ClusterConfig, findings: list[Finding]) -> tuple[str, LoginConfig | None]:
     """`access`, `identity` and `login` against what the cloud offers (its capabilities data)."""
     k = f"{CLUSTER_KEY}."
@@ -363,6 +410,7 @@ def _check_access(cloud: Cloud, cfg: ClusterConfig, findings: list[Finding]) -> 
     if access not in caps.access_methods:
         offered = ", ".join([f"auto ({caps.access_default})", *caps.access_methods])
         raise ConfigError(f"{k}access", f"got {cfg.access!r}; {cloud} offers: {offered}")
+    _check_login_user(cloud, cfg, caps)
     ident = caps.identity
     for i, policy in enumerate(cfg.identity.policies):
         if not ident.policy_ok(policy):
@@ -453,7 +501,7 @@ def build_spec(
     secret_config = CLUSTER_KEY in secret_keys
     if raw.get("sshPublicKey") == SECRET_PLACEHOLDER:
         # a secure key the offline plan cannot decrypt: plan with a stand-in, shown as secret
-        raw = {**raw, "sshPublicKey": "ssh-ed25519 AAAA" + "secret-placeholder".replace("-", "")}
+        raw = {**raw, "sshPublicKey": SECRET_KEY_STAND_IN}
         secret_config = True
     try:
         cfg = ClusterConfig.model_validate(raw)
