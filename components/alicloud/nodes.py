@@ -1,0 +1,209 @@
+"""The GPU nodes: deployment set, image, and an ESS scaling group (managed) or N ECS instances (instances)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from ..layout.alicloud import AlicloudLayout
+from ..resources import invoke_options
+from .network import Network
+
+
+@dataclass(frozen=True)
+class Nodes:
+    deployment_set: alicloud.ecs.EcsDeploymentSet | None
+    image_id: pulumi.Output[str]
+    group: alicloud.ess.ScalingGroup | None
+    instances: list[alicloud.ecs.Instance]
+
+
+def build(
+    parent: pulumi.Resource,
+    name: str,
+    layout: AlicloudLayout,
+    network: Network,
+    key_pair: alicloud.ecs.EcsKeyPair | None,
+    tags: Mapping[str, str],
+) -> Nodes:
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    deployment_set = (
+        alicloud.ecs.EcsDeploymentSet(
+            f"{name}-ds",
+            deployment_set_name=f"{spec.name}-ds",
+            strategy=layout.deployment_set_strategy,
+            description=f"gpu-cluster {spec.name} nodes",
+            opts=child,
+        )
+        if layout.deployment_set_strategy
+        else None
+    )
+    image_id = image(parent, layout)
+    if spec.node_group == "managed":
+        group = _scaling_group(name, layout, network, image_id, key_pair, tags, child)
+        return Nodes(deployment_set, image_id, group, [])
+    instances = [
+        _instance(name, i, layout, network, image_id, deployment_set, key_pair, tags, child) for i in range(spec.nodes)
+    ]
+    return Nodes(deployment_set, image_id, None, instances)
+
+
+def image(parent: pulumi.Resource, layout: AlicloudLayout) -> pulumi.Output[str]:
+    if layout.image.image_id:
+        return pulumi.Output.from_input(layout.image.image_id)
+    # instance_type filters to images the type can boot (UEFI-only bare metal gets a UEFI image).
+    found = alicloud.ecs.get_images_output(
+        name_regex=layout.image.name_regex,
+        owners="system",
+        most_recent=True,
+        instance_type=layout.spec.instance.instanceType,
+        opts=invoke_options(parent),
+    )
+    image_id: pulumi.Output[str] = found.ids[0]
+    return image_id
+
+
+def _data_disk(layout: AlicloudLayout) -> dict[str, Any] | None:
+    if layout.scratch.kind != "disk":
+        return None
+    return {
+        "category": "cloud_essd",
+        "size": int(layout.scratch.device_gb or 0),
+        "performance_level": layout.scratch_performance_level,
+        "encrypted": True,
+        "delete_with_instance": not layout.scratch.retain,
+        "name": f"{layout.spec.name}-scratch",
+    }
+
+
+def _instance(
+    name: str,
+    index: int,
+    layout: AlicloudLayout,
+    network: Network,
+    image_id: pulumi.Output[str],
+    deployment_set: alicloud.ecs.EcsDeploymentSet | None,
+    key_pair: alicloud.ecs.EcsKeyPair | None,
+    tags: Mapping[str, str],
+    child: pulumi.ResourceOptions,
+) -> alicloud.ecs.Instance:
+    spec = layout.spec
+    primary, *secondary = layout.interfaces
+    eri = primary.is_eri
+    multi_card = len(layout.interfaces) > 1
+    disk = _data_disk(layout)
+    sg = network.security_group
+    return alicloud.ecs.Instance(
+        f"{name}-node-{index}",
+        instance_name=f"{spec.name}-node-{index}",
+        host_name=f"{spec.name}-node-{index}",
+        instance_type=spec.instance.instanceType,
+        image_id=image_id,
+        vswitch_id=network.vswitch.id,
+        security_groups=[sg.id],
+        instance_charge_type="PostPaid",
+        # spot: pay the current market price up to on-demand; when Alibaba reclaims the
+        # capacity the instance is released (Terminate, the documented default).
+        spot_strategy="SpotAsPriceGo" if layout.spot else "NoSpot",
+        spot_interruption_behavior="Terminate" if layout.spot else None,
+        private_pool_options_match_criteria="Target" if layout.private_pool_id else None,
+        private_pool_options_id=layout.private_pool_id,
+        internet_max_bandwidth_out=layout.public_bandwidth_mbps,
+        internet_charge_type="PayByTraffic" if layout.public_bandwidth_mbps else None,
+        system_disk_category="cloud_essd",
+        system_disk_size=layout.root_gb,
+        system_disk_encrypted=True,
+        data_disks=[alicloud.ecs.InstanceDataDiskArgs(**disk)] if disk else None,
+        deployment_set_id=deployment_set.id if deployment_set else None,
+        key_name=key_pair.key_pair_name if key_pair else None,
+        user_data=layout.user_data_b64,
+        # ERIs: traffic mode HighPerformance on the primary ENI, and on one secondary ENI on the
+        # next network card when the type is rated for two (scheme in components.layout.alicloud).
+        network_interface_traffic_mode="HighPerformance" if eri else None,
+        network_card_index=primary.network_card_index if multi_card else None,
+        network_interfaces=(
+            alicloud.ecs.InstanceNetworkInterfacesArgs(
+                network_card_index=secondary[0].network_card_index,
+                network_interface_traffic_mode=secondary[0].traffic_mode,
+                vswitch_id=network.vswitch.id,
+                security_group_ids=[sg.id],
+            )
+            if secondary
+            else None
+        ),
+        tags={**tags, "Name": f"{spec.name}-node-{index}"},
+        volume_tags=dict(tags),
+        opts=child,
+    )
+
+
+def _scaling_group(
+    name: str,
+    layout: AlicloudLayout,
+    network: Network,
+    image_id: pulumi.Output[str],
+    key_pair: alicloud.ecs.EcsKeyPair | None,
+    tags: Mapping[str, str],
+    child: pulumi.ResourceOptions,
+) -> alicloud.ess.ScalingGroup:
+    spec = layout.spec
+    sg = network.security_group
+    group = alicloud.ess.ScalingGroup(
+        f"{name}-ess",
+        scaling_group_name=f"{spec.name}-nodes",
+        min_size=0 if spec.max_nodes > spec.nodes else spec.nodes,
+        max_size=spec.max_nodes,
+        desired_capacity=spec.nodes,
+        vswitch_ids=[network.vswitch.id],
+        # spot: when a spot recycling message arrives, ESS launches a replacement first.
+        spot_instance_remedy=True if layout.spot else None,
+        tags=dict(tags),
+        opts=child,
+    )
+    wired = any(nic.is_eri for nic in layout.interfaces)
+    # With ENIs listed, ESS takes security groups per ENI and none at the top level.
+    interfaces = (
+        [
+            alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
+                instance_type="Primary" if i == 0 else "Secondary",
+                network_interface_traffic_mode=nic.traffic_mode,
+                security_group_ids=[sg.id],
+            )
+            for i, nic in enumerate(layout.interfaces)
+        ]
+        if wired
+        else None
+    )
+    disk = _data_disk(layout)
+    alicloud.ess.ScalingConfiguration(
+        f"{name}-config",
+        scaling_group_id=group.id,
+        scaling_configuration_name=f"{spec.name}-nodes",
+        active=True,
+        enable=True,
+        force_delete=True,
+        instance_type=spec.instance.instanceType,
+        instance_name=f"{spec.name}-node",
+        image_id=image_id,
+        security_group_ids=None if interfaces else [sg.id],
+        network_interfaces=interfaces,
+        spot_strategy="SpotAsPriceGo" if layout.spot else "NoSpot",
+        resource_pool_options_strategy="PrivatePoolOnly" if layout.private_pool_id else None,
+        resource_pool_options_private_pool_ids=[layout.private_pool_id] if layout.private_pool_id else None,
+        internet_max_bandwidth_out=layout.public_bandwidth_mbps,
+        internet_charge_type="PayByTraffic" if layout.public_bandwidth_mbps else None,
+        system_disk_category="cloud_essd",
+        system_disk_size=layout.root_gb,
+        system_disk_encrypted=True,
+        data_disks=[alicloud.ess.ScalingConfigurationDataDiskArgs(**disk)] if disk else None,
+        key_name=key_pair.key_pair_name if key_pair else None,
+        user_data=layout.user_data_b64,
+        tags={**tags, "Name": f"{spec.name}-node"},
+        opts=child,
+    )
+    return group
