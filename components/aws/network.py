@@ -1,0 +1,134 @@
+"""The cluster network: VPC, node subnet, egress (NAT or internet gateway) and the node security group."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from .naming import Context
+
+
+@dataclass(frozen=True)
+class Network:
+    vpc: aws.ec2.Vpc
+    subnet: aws.ec2.Subnet  # the nodes' (private unless publicIp)
+    route_table: aws.ec2.RouteTable
+    security_group: aws.ec2.SecurityGroup
+    zone: pulumi.Input[str]
+
+
+def build_network(ctx: Context) -> Network:
+    name, layout, child = ctx.name, ctx.layout, ctx.child
+    spec = layout.spec
+    zone: pulumi.Input[str] = spec.zone or aws.get_availability_zones_output(state="available").names[0]
+    vpc = aws.ec2.Vpc(
+        f"{name}-vpc",
+        cidr_block=layout.vpc_cidr,
+        enable_dns_support=True,
+        enable_dns_hostnames=True,
+        tags=ctx.tagged("vpc"),
+        opts=child,
+    )
+    subnet = aws.ec2.Subnet(
+        f"{name}-nodes",
+        vpc_id=vpc.id,
+        cidr_block=layout.node_subnet_cidr,
+        availability_zone=zone,
+        map_public_ip_on_launch=spec.network.public_ip,
+        tags=ctx.tagged("nodes"),
+        opts=child,
+    )
+    route_table = aws.ec2.RouteTable(
+        f"{name}-nodes-rt",
+        vpc_id=vpc.id,
+        routes=_egress_routes(ctx, vpc, zone),
+        tags=ctx.tagged("nodes-rt"),
+        opts=child,
+    )
+    aws.ec2.RouteTableAssociation(
+        f"{name}-nodes-rta",
+        subnet_id=subnet.id,
+        route_table_id=route_table.id,
+        opts=child,
+    )
+    return Network(vpc, subnet, route_table, _security_group(ctx, vpc), zone)
+
+
+def _egress_routes(ctx: Context, vpc: aws.ec2.Vpc, zone: pulumi.Input[str]) -> list[aws.ec2.RouteTableRouteArgs]:
+    """Internet access for nodes: NAT in a public subnet (egress: nat), IGW directly (publicIp)."""
+    name, layout, child = ctx.name, ctx.layout, ctx.child
+    if layout.public_subnet_cidr is None and not layout.spec.network.public_ip:
+        return []
+    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=ctx.tagged("igw"), opts=child)
+    if layout.spec.network.public_ip or layout.public_subnet_cidr is None:
+        return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)]
+    public = aws.ec2.Subnet(
+        f"{name}-public",
+        vpc_id=vpc.id,
+        cidr_block=layout.public_subnet_cidr,
+        availability_zone=zone,
+        map_public_ip_on_launch=False,
+        tags=ctx.tagged("public"),
+        opts=child,
+    )
+    public_rt = aws.ec2.RouteTable(
+        f"{name}-public-rt",
+        vpc_id=vpc.id,
+        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+        tags=ctx.tagged("public-rt"),
+        opts=child,
+    )
+    aws.ec2.RouteTableAssociation(f"{name}-public-rta", subnet_id=public.id, route_table_id=public_rt.id, opts=child)
+    eip = aws.ec2.Eip(f"{name}-nat-eip", domain="vpc", tags=ctx.tagged("nat-eip"), opts=child)
+    nat = aws.ec2.NatGateway(
+        f"{name}-nat",
+        allocation_id=eip.id,
+        subnet_id=public.id,
+        tags=ctx.tagged("nat"),
+        opts=child,
+    )
+    return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)]
+
+
+def _security_group(ctx: Context, vpc: aws.ec2.Vpc) -> aws.ec2.SecurityGroup:
+    name, layout, child = ctx.name, ctx.layout, ctx.child
+    # EFA needs all traffic in and out to the group itself (EC2 User Guide, efa-start).
+    sg = aws.ec2.SecurityGroup(
+        f"{name}-sg",
+        vpc_id=vpc.id,
+        description=f"gpu-cluster {layout.spec.name} nodes",
+        tags=ctx.tagged("sg"),
+        opts=child,
+    )
+    for rule, direction in ((aws.vpc.SecurityGroupIngressRule, "in"), (aws.vpc.SecurityGroupEgressRule, "out")):
+        rule(
+            f"{name}-sg-self-{direction}",
+            security_group_id=sg.id,
+            referenced_security_group_id=sg.id,
+            ip_protocol="-1",
+            description="all traffic between nodes (EFA, NCCL)",
+            opts=child,
+        )
+    for cidr in layout.spec.network.ssh_cidrs:
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-sg-ssh-{cidr.replace('/', '_')}",
+            security_group_id=sg.id,
+            cidr_ipv4=cidr,
+            ip_protocol="tcp",
+            from_port=22,
+            to_port=22,
+            description="SSH",
+            opts=child,
+        )
+    if layout.spec.network.egress == "nat" or layout.spec.network.public_ip:
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-sg-egress",
+            security_group_id=sg.id,
+            cidr_ipv4="0.0.0.0/0",
+            ip_protocol="-1",
+            description="outbound to the internet",
+            opts=child,
+        )
+    return sg

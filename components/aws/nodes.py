@@ -1,0 +1,215 @@
+"""The GPU nodes: placement group, image, one launch template, and an Auto Scaling group or N instances."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from ..layout.aws import ROOT_DEVICE, SCRATCH_DEVICE
+from .naming import Context
+from .network import Network
+
+
+@dataclass(frozen=True)
+class Nodes:
+    placement_group: aws.ec2.PlacementGroup | None
+    image_id: pulumi.Output[str]
+    launch_template: aws.ec2.LaunchTemplate
+    group: aws.autoscaling.Group | None  # managed
+    instances: list[aws.ec2.Instance]  # instances mode
+
+
+def build_nodes(ctx: Context, net: Network, key_pair: aws.ec2.KeyPair | None) -> Nodes:
+    name, layout, child = ctx.name, ctx.layout, ctx.child
+    spec = layout.spec
+    placement_group = (
+        aws.ec2.PlacementGroup(
+            f"{name}-pg",
+            strategy=layout.placement_strategy,
+            tags=ctx.tagged("pg"),
+            opts=child,
+        )
+        if layout.placement_strategy
+        else None
+    )
+    image_id = _image_id(ctx)
+    launch_template = _launch_template(ctx, net, image_id, placement_group, key_pair)
+    lt_ref = {"id": launch_template.id, "version": launch_template.latest_version.apply(str)}
+    if spec.node_group == "managed":
+        group = _auto_scaling_group(ctx, net, lt_ref, placement_group)
+        return Nodes(placement_group, image_id, launch_template, group, [])
+    instances = [
+        aws.ec2.Instance(
+            f"{name}-node-{i}",
+            launch_template=lt_ref,
+            tags=ctx.tagged(f"node-{i}"),
+            opts=child,
+        )
+        for i in range(spec.nodes)
+    ]
+    return Nodes(placement_group, image_id, launch_template, None, instances)
+
+
+def _image_id(ctx: Context) -> pulumi.Output[str]:
+    image = ctx.layout.image
+    if image.ami_id:
+        return pulumi.Output.from_input(image.ami_id)
+    value: pulumi.Output[str] = aws.ssm.get_parameter_output(
+        name=image.ssm_parameter, opts=pulumi.InvokeOutputOptions(parent=ctx.parent)
+    ).value
+    return value
+
+
+def _launch_template(
+    ctx: Context,
+    net: Network,
+    image_id: pulumi.Output[str],
+    placement_group: aws.ec2.PlacementGroup | None,
+    key_pair: aws.ec2.KeyPair | None,
+) -> aws.ec2.LaunchTemplate:
+    layout = ctx.layout
+    spec = layout.spec
+    # Launch templates with interfaces take security groups per interface, not at the top
+    # level; with an ASG the subnet comes from the group, with instances from the template.
+    subnet = net.subnet.id if spec.node_group == "instances" else None
+    # EC2 refuses associatePublicIPAddress, even "false", on a launch with more than one
+    # interface (InvalidParameterCombination; terraform-provider-aws#6777): set it only on
+    # single-interface nodes. Multi-interface nodes get no public IP (the spec refuses
+    # publicIp there and the subnet does not map one).
+    public_ip = ("true" if spec.network.public_ip else "false") if len(layout.interfaces) == 1 else None
+    interfaces = [
+        aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            network_card_index=nic.network_card_index,
+            device_index=nic.device_index,
+            interface_type=nic.interface_type,
+            security_groups=[net.security_group.id],
+            subnet_id=subnet,
+            associate_public_ip_address=public_ip,
+            delete_on_termination="true",
+        )
+        for nic in layout.interfaces
+    ]
+    disks = [
+        aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+            device_name=ROOT_DEVICE,
+            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                volume_size=layout.root_gb,
+                volume_type="gp3",
+                encrypted="true",
+                delete_on_termination="true",
+            ),
+        )
+    ]
+    if layout.scratch.kind == "disk":
+        disks.append(
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name=SCRATCH_DEVICE,
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_size=int(layout.scratch.device_gb or 0),
+                    volume_type="gp3",
+                    encrypted="true",
+                    delete_on_termination="false" if layout.scratch.retain else "true",
+                ),
+            )
+        )
+    market = None
+    if layout.market == "capacity-block":
+        market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+    elif layout.market == "spot" and spec.node_group == "instances":
+        market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+            market_type="spot",
+            spot_options=aws.ec2.LaunchTemplateInstanceMarketOptionsSpotOptionsArgs(
+                spot_instance_type="one-time",
+                instance_interruption_behavior="terminate",
+            ),
+        )
+    reservation = (
+        aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=layout.capacity_reservation_id,
+            ),
+        )
+        if layout.capacity_reservation_id
+        else None
+    )
+    placement = (
+        aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group.name)
+        if placement_group is not None and spec.node_group == "instances"
+        else None
+    )
+    tag_specs = [
+        aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=ctx.tagged(kind_name))
+        for kind, kind_name in (("instance", "node"), ("volume", "volume"), ("network-interface", "eni"))
+    ]
+    return aws.ec2.LaunchTemplate(
+        f"{ctx.name}-lt",
+        instance_type=spec.instance.instanceType,
+        image_id=image_id,
+        key_name=key_pair.key_name if key_pair else None,
+        network_interfaces=interfaces,
+        block_device_mappings=disks,
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_endpoint="enabled",
+            http_tokens="required",
+            http_put_response_hop_limit=2,
+        ),
+        instance_market_options=market,
+        capacity_reservation_specification=reservation,
+        placement=placement,
+        user_data=layout.user_data_b64,
+        ebs_optimized="true",
+        tag_specifications=tag_specs,
+        update_default_version=True,
+        tags=ctx.tagged("lt"),
+        opts=ctx.child,
+    )
+
+
+def _auto_scaling_group(
+    ctx: Context,
+    net: Network,
+    lt_ref: Mapping[str, Any],
+    placement_group: aws.ec2.PlacementGroup | None,
+) -> aws.autoscaling.Group:
+    layout = ctx.layout
+    spec = layout.spec
+    mixed = None
+    launch_template: Any = lt_ref
+    if layout.market == "spot":
+        # Spot through a mixed-instances policy: the template stays market-neutral and the
+        # group asks for 100% spot with the capacity-optimized strategy (fewest interruptions).
+        launch_template = None
+        mixed = aws.autoscaling.GroupMixedInstancesPolicyArgs(
+            launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                    launch_template_id=lt_ref["id"],
+                    version=lt_ref["version"],
+                ),
+            ),
+            instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                on_demand_base_capacity=0,
+                on_demand_percentage_above_base_capacity=0,
+                spot_allocation_strategy="capacity-optimized",
+            ),
+        )
+    return aws.autoscaling.Group(
+        f"{ctx.name}-asg",
+        desired_capacity=spec.nodes,
+        min_size=0 if spec.max_nodes > spec.nodes else spec.nodes,
+        max_size=spec.max_nodes,
+        launch_template=launch_template,
+        mixed_instances_policy=mixed,
+        vpc_zone_identifiers=[net.subnet.id],
+        placement_group=placement_group.name if placement_group else None,
+        # GPU nodes take minutes to boot and pull images; do not let the group block the deploy.
+        wait_for_capacity_timeout="0",
+        tags=[
+            aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True)
+            for k, v in {**ctx.layout.tags, "Name": f"{spec.name}-node"}.items()
+        ],
+        opts=ctx.child,
+    )
