@@ -14,13 +14,31 @@ from typing import Literal
 CLUSTER_KEY = "gpu-cluster:cluster"
 
 
+def _one_line(text: str) -> str:
+    """Control characters (a newline in a YAML key) shown escaped: an error is always one line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 class ConfigError(ValueError):
-    """One invalid configuration value: the key path, what was given, what is allowed."""
+    """One invalid configuration value: the key path, what was given, what is allowed. Always one line."""
 
     def __init__(self, key: str, message: str) -> None:
-        self.key = key
-        self.message = message
-        super().__init__(f"{key}: {message}" if key else message)
+        self.key = _one_line(key)
+        self.message = _one_line(message)
+        super().__init__(f"{self.key}: {self.message}" if self.key else self.message)
+
+
+class ConfigErrors(ConfigError):
+    """Every problem of one config at once: one line each, in the order the rules report them."""
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        first = errors[0]
+        super().__init__(first.key, first.message)
+        self.errors = errors
+        self.args = ("\n".join(str(e) for e in errors),)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)

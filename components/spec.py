@@ -13,7 +13,7 @@ import difflib
 import ipaddress
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -23,7 +23,7 @@ from pydantic.alias_generators import to_camel
 from . import catalog, placeholders
 from .catalog import CLOUDS, Cloud, InstanceType
 from .contract import Capabilities, capabilities
-from .errors import CLUSTER_KEY, ConfigError, Finding
+from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
 from .policy import wide_public
 
 PROJECT = "gpu-cluster"
@@ -205,8 +205,14 @@ class ClusterSpec:
 
     @property
     def base_tags(self) -> dict[str, str]:
-        """User tags plus the ones the toolkit owns (they win: policies rely on them)."""
-        return {**self.tags, "gpu-cluster:cluster": self.name, "gpu-cluster:stack": self.stack}
+        """User tags plus the ones the toolkit owns (they win: policies rely on them).
+
+        `environment` (the required-tags policy wants it) defaults to the stack name unless a user tag
+        already spells it, in any case or punctuation (`Environment`, `ENVIRONMENT`): one key per cloud label.
+        """
+        spelled = {re.sub(r"[^a-z0-9]", "", key.lower()) for key in self.tags}
+        default = {} if "environment" in spelled else {"environment": self.stack}
+        return {**self.tags, **default, "gpu-cluster:cluster": self.name, "gpu-cluster:stack": self.stack}
 
 
 def cloud_rules() -> dict[str, dict[str, Any]]:
@@ -263,8 +269,10 @@ def _pydantic_message(err: Mapping[str, Any]) -> tuple[str, str]:
             if field is None or not isinstance(field.annotation, type):
                 break
             parent = field.annotation
-        allowed = ", ".join(f.alias or n for n, f in parent.model_fields.items())
-        return key, f"unknown key; allowed keys here: {allowed}"
+        names = [f.alias or n for n, f in parent.model_fields.items()]
+        near = difflib.get_close_matches(str(err["loc"][-1]), names, n=1, cutoff=0.7)
+        hint = f"did you mean {near[0]}? " if near else ""
+        return key, f"unknown key; {hint}allowed keys here: {', '.join(names)}"
     message = str(err["msg"]).removeprefix("Value error, ")
     if kind == "literal_error":
         message = message.replace("Input should be", "allowed:")
@@ -427,7 +435,7 @@ def _check_access(cloud: Cloud, cfg: ClusterConfig, findings: list[Finding]) -> 
                 f"{k}login.instanceType",
                 f"{login_type} is a GPU type; a login node is a small CPU VM such as {caps.login_default_type}",
             )
-        login = LoginConfig(instance_type=login_type, public_ip=cfg.login.public_ip)
+        login = cfg.login.model_copy(update={"instance_type": login_type})
     net = cfg.network
     reachable_from_outside = net.public_ip or (login is not None and login.public_ip)
     if access == "ssh":
@@ -506,14 +514,217 @@ def build_spec(
     try:
         cfg = ClusterConfig.model_validate(raw)
     except ValidationError as exc:
-        errors = exc.errors()
-        key, message = _pydantic_message(errors[0])
-        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-        raise ConfigError(key, message + more) from None
+        raise ConfigErrors([ConfigError(*_pydantic_message(err)) for err in exc.errors()]) from None
 
     max_hourly = _max_hourly(values.get(f"{PROJECT}:maxHourlyUsd"))
     spec = _cross_check(cloud, region, gcp_project, cfg, values, stack, project, rules, max_hourly)
     return replace(spec, secret_config=secret_config) if secret_config else spec
+
+
+@dataclass
+class _Context:
+    """What the cross-field rules read; `row` is None when the type could not be resolved."""
+
+    cloud: Cloud
+    region: str
+    cfg: ClusterConfig
+    values: Mapping[str, Any]
+    stack: str
+    rules: Mapping[str, Any]
+    resolution: catalog.Resolution | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def row(self) -> InstanceType | None:
+        return None if self.resolution is None else self.resolution.type
+
+    @property
+    def max_nodes(self) -> int:
+        return self.cfg.max_nodes if self.cfg.max_nodes is not None else self.cfg.nodes
+
+    @property
+    def fabric_wired(self) -> bool:
+        return self.row is not None and self.row.has_fabric and self.cfg.fabric != "none"
+
+    def warn(self, key: str, message: str, level: Literal["warning", "info"] = "warning") -> None:
+        self.findings.append(Finding(level, f"{CLUSTER_KEY}.{key}", message))
+
+
+Check = Callable[[_Context], Iterator[ConfigError]]
+
+
+def _name(ctx: _Context) -> Iterator[ConfigError]:
+    if ctx.cfg.name is None and not re.fullmatch(NAME_PATTERN, ctx.stack):
+        yield ConfigError(
+            f"{CLUSTER_KEY}.name",
+            f"not set, and the stack name {ctx.stack!r} is not a valid cluster name ([a-z][a-z0-9-]{{0,30}}); set name",
+        )
+
+
+def _zone(ctx: _Context) -> Iterator[ConfigError]:
+    zone = _zone_of(ctx)
+    pattern = ctx.rules["zonePattern"].format(region=re.escape(ctx.region))
+    if zone is not None and not re.fullmatch(pattern, str(zone)):
+        yield ConfigError(f"{CLUSTER_KEY}.zone", f"got {zone!r}; it must be a zone of {ctx.region} on {ctx.cloud}")
+
+
+def _zone_of(ctx: _Context) -> str | None:
+    zone_key = ctx.rules["zoneKey"]
+    zone = ctx.cfg.zone or (ctx.values.get(zone_key) if zone_key else None)
+    return None if zone is None else str(zone)
+
+
+def _other_cloud_blocks(ctx: _Context) -> Iterator[ConfigError]:
+    for other in CLOUDS:
+        if other != ctx.cloud and getattr(ctx.cfg, other) is not None:
+            yield ConfigError(
+                f"{CLUSTER_KEY}.{other}", f"options for {other}, but gpu-cluster:cloud is {ctx.cloud}; remove the block"
+            )
+
+
+def _instance_type(ctx: _Context) -> Iterator[ConfigError]:
+    try:
+        ctx.resolution = _resolve_type(ctx.cloud, ctx.cfg)
+    except ConfigError as exc:
+        yield exc
+
+
+def _node_counts(ctx: _Context) -> Iterator[ConfigError]:
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
+    if cfg.nodes > ctx.max_nodes:
+        yield ConfigError(f"{k}nodes", f"{cfg.nodes} is more than maxNodes {ctx.max_nodes}")
+    if cfg.node_group == "instances" and cfg.nodes == 0:
+        yield ConfigError(
+            f"{k}nodes", "0 with nodeGroup: instances creates nothing; use 1 or more, or nodeGroup: managed"
+        )
+    if cfg.node_group == "instances" and cfg.max_nodes is not None and cfg.max_nodes != cfg.nodes:
+        yield ConfigError(f"{k}maxNodes", "only applies to nodeGroup: managed (instances are a fixed count)")
+
+
+def _fabric(ctx: _Context) -> Iterator[ConfigError]:
+    row = ctx.row
+    if row is not None and ctx.cfg.fabric == "required" and not row.has_fabric:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.fabric",
+            f"required, but {row.instanceType} has no HPC fabric; pick a type that has one or use auto",
+        )
+    if row is not None and row.has_fabric and not ctx.fabric_wired and ctx.max_nodes > 1:
+        ctx.warn(
+            "fabric",
+            f"none: {row.instanceType} has {row.fabricGbps:g} Gb/s of {row.fabric} "
+            "that multi-node training will not use",
+        )
+
+
+def _scratch(ctx: _Context) -> Iterator[ConfigError]:
+    row = ctx.row
+    if row is not None and ctx.cfg.storage.scratch == "nvme" and row.localNvmeCount == 0:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.storage.scratch",
+            f"nvme, but {row.instanceType} has no local NVMe; allowed here: auto, disk, none",
+        )
+
+
+def _capacity(ctx: _Context) -> Iterator[ConfigError]:
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
+    if cfg.spot and cfg.reservation:
+        yield ConfigError(f"{k}reservation", "a reservation and spot are exclusive; set one of them")
+    if cfg.reservation and not re.fullmatch(ctx.rules["reservationPattern"], cfg.reservation):
+        yield ConfigError(f"{k}reservation", f"got {cfg.reservation!r}; not a reservation id for {ctx.cloud}")
+    if cfg.reservation_type == "capacity-block" and (ctx.cloud != "aws" or not cfg.reservation):
+        yield ConfigError(f"{k}reservationType", "capacity-block needs cloud aws and a reservation id")
+    if cfg.spot:
+        ctx.warn(
+            "spot", "spot nodes can be reclaimed at any time; cost shows the on-demand price as an upper bound", "info"
+        )
+
+
+def _image(ctx: _Context) -> Iterator[ConfigError]:
+    image = ctx.cfg.image
+    if image != "auto" and not re.fullmatch(ctx.rules["imagePattern"], image):
+        yield ConfigError(f"{CLUSTER_KEY}.image", f"got {image!r}; allowed: auto or {ctx.rules['imageHint']}")
+
+
+def _network(ctx: _Context) -> Iterator[ConfigError]:
+    try:
+        _check_cidr_rules(ctx.cloud, ctx.cfg.network, ctx.rules)
+    except ConfigError as exc:
+        yield exc
+    net = ctx.cfg.network
+    open_ssh = [cidr for cidr in net.ssh_cidrs if wide_public(cidr)]
+    if open_ssh:
+        ctx.warn("network.sshCidrs", f"{', '.join(open_ssh)} opens SSH to much of the internet")
+    if net.egress == "none" and ctx.cfg.image == "auto" and not net.public_ip:
+        ctx.warn("network.egress", "none: nodes cannot reach package mirrors or container registries")
+
+
+def _tags(ctx: _Context) -> Iterator[ConfigError]:
+    prefix = ctx.rules["tagKeyForbiddenPrefix"]
+    for tag, value in ctx.cfg.tags.items():
+        if not tag or len(tag) > 128 or len(value) > 256 or tag.lower().startswith(prefix):
+            yield ConfigError(
+                f"{CLUSTER_KEY}.tags.{tag}",
+                f"tag keys are 1-128 characters not starting with {prefix!r}, values at most 256 characters",
+            )
+
+
+def _login_user(ctx: _Context) -> Iterator[ConfigError]:
+    try:
+        _check_login_user(ctx.cloud, ctx.cfg, capabilities(ctx.cloud))
+    except ConfigError as exc:
+        yield exc
+
+
+# The cross-field rules, in the order their errors are reported. Each reads the keys it names
+# and yields one ConfigError per problem; all run, so a config with three mistakes hears of three.
+CROSS_RULES: tuple[Check, ...] = (
+    _name,
+    _zone,
+    _other_cloud_blocks,
+    _instance_type,
+    _node_counts,
+    _fabric,
+    _scratch,
+    _capacity,
+    _image,
+    _network,
+    _tags,
+    _login_user,
+)
+
+
+def _placement(ctx: _Context) -> Literal["cluster", "spread", "none"]:
+    """`placement: auto` resolved, then what the cloud's managed groups can apply (capabilities data)."""
+    cfg = ctx.cfg
+    placement: Literal["cluster", "spread", "none"]
+    if cfg.placement == "auto":
+        if cfg.reservation:
+            placement = "none"
+            ctx.warn(
+                "placement",
+                "auto resolves to none with a reservation: a forced cluster placement group breaks capacity "
+                "reservations (aws-parallelcluster#4215)",
+                "info",
+            )
+        else:
+            placement = "cluster" if ctx.max_nodes > 1 or ctx.fabric_wired else "none"
+            why = "maxNodes > 1" if ctx.max_nodes > 1 else "the fabric is wired"
+            if placement == "cluster":
+                ctx.warn("placement", f"auto resolves to cluster ({why})", "info")
+    else:
+        placement = cfg.placement
+    if placement == "cluster" and cfg.reservation:
+        ctx.warn(
+            "placement", "a reservation with a cluster placement group may fail for capacity; prefer placement: auto"
+        )
+    row = ctx.row
+    if row is not None and ctx.fabric_wired and placement != "cluster" and ctx.max_nodes > 1:
+        ctx.warn(
+            "placement",
+            f"{row.fabric} is wired but placement is {placement}: "
+            "fabric latency and bandwidth between nodes are not guaranteed",
+        )
+    return placement
 
 
 def _cross_check(
@@ -527,143 +738,33 @@ def _cross_check(
     rules: Mapping[str, Any],
     max_hourly: float | None,
 ) -> ClusterSpec:
-    k = f"{CLUSTER_KEY}."
-    findings: list[Finding] = []
-    name = cfg.name or stack
-    if not re.fullmatch(NAME_PATTERN, name):
-        raise ConfigError(
-            f"{k}name",
-            f"not set, and the stack name {stack!r} is not a valid cluster name ([a-z][a-z0-9-]{{0,30}}); set name",
-        )
-    zone = cfg.zone or (values.get(rules["zoneKey"]) if rules["zoneKey"] else None)
-    if zone is not None and not re.fullmatch(rules["zonePattern"].format(region=re.escape(region)), str(zone)):
-        raise ConfigError(f"{k}zone", f"got {zone!r}; it must be a zone of {region} on {cloud}")
-
-    for other in CLOUDS:
-        if other != cloud and getattr(cfg, other) is not None:
-            raise ConfigError(f"{k}{other}", f"options for {other}, but gpu-cluster:cloud is {cloud}; remove the block")
-    resolution = _resolve_type(cloud, cfg)
-    row = resolution.type
-    max_nodes = cfg.max_nodes if cfg.max_nodes is not None else cfg.nodes
-    if cfg.nodes > max_nodes:
-        raise ConfigError(f"{k}nodes", f"{cfg.nodes} is more than maxNodes {max_nodes}")
-    if cfg.node_group == "instances" and cfg.nodes == 0:
-        raise ConfigError(
-            f"{k}nodes", "0 with nodeGroup: instances creates nothing; use 1 or more, or nodeGroup: managed"
-        )
-    if cfg.node_group == "instances" and cfg.max_nodes is not None and cfg.max_nodes != cfg.nodes:
-        raise ConfigError(f"{k}maxNodes", "only applies to nodeGroup: managed (instances are a fixed count)")
-
-    if cfg.fabric == "required" and not row.has_fabric:
-        raise ConfigError(
-            f"{k}fabric", f"required, but {row.instanceType} has no HPC fabric; pick a type that has one or use auto"
-        )
-    fabric_wired = row.has_fabric and cfg.fabric != "none"
-
-    if cfg.storage.scratch == "nvme" and row.localNvmeCount == 0:
-        raise ConfigError(
-            f"{k}storage.scratch", f"nvme, but {row.instanceType} has no local NVMe; allowed here: auto, disk, none"
-        )
+    ctx = _Context(cloud, region, cfg, values, stack, rules)
+    errors = [error for check in CROSS_RULES for error in check(ctx)]
+    if errors:
+        raise ConfigErrors(errors)
+    assert ctx.resolution is not None  # _instance_type yielded no error
+    row = ctx.resolution.type
+    placement = _placement(ctx)
+    access, login = _check_access(cloud, cfg, ctx.findings)
     scratch: Literal["nvme", "disk", "none"] = (
         ("nvme" if row.localNvmeCount > 0 else "disk") if cfg.storage.scratch == "auto" else cfg.storage.scratch
     )
-
-    if cfg.spot and cfg.reservation:
-        raise ConfigError(f"{k}reservation", "a reservation and spot are exclusive; set one of them")
-    if cfg.reservation and not re.fullmatch(rules["reservationPattern"], cfg.reservation):
-        raise ConfigError(f"{k}reservation", f"got {cfg.reservation!r}; not a reservation id for {cloud}")
-    if cfg.reservation_type == "capacity-block" and (cloud != "aws" or not cfg.reservation):
-        raise ConfigError(f"{k}reservationType", "capacity-block needs cloud aws and a reservation id")
-
-    placement: Literal["cluster", "spread", "none"]
-    if cfg.placement == "auto":
-        if cfg.reservation:
-            placement = "none"
-            findings.append(
-                Finding(
-                    "info",
-                    f"{k}placement",
-                    "auto resolves to none with a reservation: a forced "
-                    "cluster placement group breaks capacity reservations (aws-parallelcluster#4215)",
-                )
-            )
-        else:
-            placement = "cluster" if max_nodes > 1 or fabric_wired else "none"
-    else:
-        placement = cfg.placement
-    if placement == "cluster" and cfg.reservation:
-        findings.append(
-            Finding(
-                "warning",
-                f"{k}placement",
-                "a reservation with a cluster placement group may fail for capacity; prefer placement: auto",
-            )
-        )
-    if fabric_wired and placement != "cluster" and max_nodes > 1:
-        findings.append(
-            Finding(
-                "warning",
-                f"{k}placement",
-                f"{row.fabric} is wired but placement is {placement}: "
-                "fabric latency and bandwidth between nodes are not guaranteed",
-            )
-        )
-    if row.has_fabric and not fabric_wired and max_nodes > 1:
-        findings.append(
-            Finding(
-                "warning",
-                f"{k}fabric",
-                f"none: {row.instanceType} has {row.fabricGbps:g} Gb/s of "
-                f"{row.fabric} that multi-node training will not use",
-            )
-        )
-
-    if cfg.image != "auto" and not re.fullmatch(rules["imagePattern"], cfg.image):
-        raise ConfigError(f"{k}image", f"got {cfg.image!r}; allowed: auto or {rules['imageHint']}")
-    _check_cidr_rules(cloud, cfg.network, rules)
-    open_ssh = [cidr for cidr in cfg.network.ssh_cidrs if wide_public(cidr)]
-    if open_ssh:
-        findings.append(
-            Finding("warning", f"{k}network.sshCidrs", f"{', '.join(open_ssh)} opens SSH to much of the internet")
-        )
-    if cfg.network.egress == "none" and cfg.image == "auto" and not cfg.network.public_ip:
-        findings.append(
-            Finding("warning", f"{k}network.egress", "none: nodes cannot reach package mirrors or container registries")
-        )
-    prefix = rules["tagKeyForbiddenPrefix"]
-    for tag, value in cfg.tags.items():
-        if not tag or len(tag) > 128 or len(value) > 256 or tag.lower().startswith(prefix):
-            raise ConfigError(
-                f"{k}tags.{tag}",
-                f"tag keys are 1-128 characters not starting with {prefix!r}, values at most 256 characters",
-            )
-    access, login = _check_access(cloud, cfg, findings)
-
-    if cfg.spot:
-        findings.append(
-            Finding(
-                "info",
-                f"{k}spot",
-                "spot nodes can be reclaimed at any time; cost shows the on-demand price as an upper bound",
-            )
-        )
-
     return ClusterSpec(
         project=project,
         stack=stack,
         cloud=cloud,
         region=region,
-        zone=zone,
-        name=name,
+        zone=_zone_of(ctx),
+        name=cfg.name or stack,
         instance=row,
-        resolution=resolution.reason,
+        resolution=ctx.resolution.reason,
         nodes=cfg.nodes,
-        max_nodes=max_nodes,
+        max_nodes=ctx.max_nodes,
         node_group=cfg.node_group,
         spot=cfg.spot,
         reservation=cfg.reservation,
         reservation_type=cfg.reservation_type,
-        fabric_wired=fabric_wired,
+        fabric_wired=ctx.fabric_wired,
         placement=placement,
         scratch=scratch,
         storage=cfg.storage,
@@ -672,7 +773,7 @@ def _cross_check(
         admin_user=cfg.admin_user,
         ssh_public_key=cfg.ssh_public_key,
         tags=dict(sorted(cfg.tags.items())),
-        findings=tuple(findings),
+        findings=tuple(ctx.findings),
         gcp_project=gcp_project,
         access=access,
         identity=cfg.identity,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from components.plan import Plan, load_stack, make_plan
 from components.plan.stackfile import StackFile
@@ -52,3 +53,9 @@ def one(plan: Plan, type_suffix: str) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def stack_plan() -> Callable[[str], Plan]:
     return plan_stack
+
+
+# Hypothesis is deterministic: the same examples on every run and machine, no example database
+# (a property that fails once in 30 runs is a bug to fix, not a flaky test to retry).
+settings.register_profile("deterministic", derandomize=True, database=None, print_blob=True)
+settings.load_profile("deterministic")

@@ -1,0 +1,121 @@
+"""The spec's cross-field rules: every problem reported at once, one line each, with the key named."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import ConfigError, ConfigErrors
+from components.spec import CROSS_RULES, build_spec, rsa_bits
+
+from .conftest import aws_values, spec_of
+
+
+def errors_of(values) -> list[ConfigError]:
+    with pytest.raises(ConfigError) as info:
+        build_spec(values, "test")
+    return list(getattr(info.value, "errors", [info.value]))
+
+
+def test_every_cross_field_problem_is_reported_at_once():
+    values = aws_values(nodes=3, maxNodes=2, reservationType="capacity-block", image="not-an-ami")
+    errors = errors_of(values)
+    keys = [e.key for e in errors]
+    assert keys == [
+        "gpu-cluster:cluster.nodes",
+        "gpu-cluster:cluster.reservationType",
+        "gpu-cluster:cluster.image",
+    ]
+    assert isinstance(errors_of(values), list) and len(str(ConfigErrors(errors)).splitlines()) == 3
+
+
+def test_every_schema_problem_is_reported_at_once():
+    errors = errors_of(aws_values(nodes="two", spot="yes", fabric="fast"))
+    assert {e.key for e in errors} == {
+        "gpu-cluster:cluster.nodes",
+        "gpu-cluster:cluster.spot",
+        "gpu-cluster:cluster.fabric",
+    }
+
+
+def test_a_key_with_a_newline_still_gives_one_line():
+    errors = errors_of(aws_values(storage={"a\nb": 1}))
+    assert len(errors) == 1
+    assert "\n" not in str(errors[0]) and "a\\nb" in str(errors[0])
+
+
+def test_a_mistyped_key_gets_a_did_you_mean():
+    (error,) = errors_of(aws_values(maxNode=4))
+    assert error.key == "gpu-cluster:cluster.maxNode"
+    assert "did you mean maxNodes?" in error.message
+
+
+def test_rules_are_named_functions_in_one_table():
+    assert all(callable(rule) and rule.__name__.startswith("_") for rule in CROSS_RULES)
+    assert len({rule.__name__ for rule in CROSS_RULES}) == len(CROSS_RULES)
+
+
+def test_auto_placement_says_why():
+    spec = spec_of(aws_values(nodes=2))
+    assert spec.placement == "cluster"
+    assert any("auto resolves to cluster (maxNodes > 1)" in str(f) for f in spec.findings)
+
+
+@pytest.mark.parametrize(
+    ("key", "bits"),
+    [
+        ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl x", None),
+        ("ssh-rsa !!!notbase64", None),
+    ],
+)
+def test_rsa_bits_reads_only_rsa_keys(key, bits):
+    assert rsa_bits(key) == bits
+
+
+def test_rsa_bits_counts_the_modulus():
+    import base64
+
+    def key(modulus_bits: int) -> str:
+        n = (1 << (modulus_bits - 1)) | 1
+        n_bytes = b"\x00" + n.to_bytes((modulus_bits + 7) // 8, "big")  # mpint: leading zero for the sign
+        parts = [b"ssh-rsa", b"\x01\x00\x01", n_bytes]
+        blob = b"".join(len(p).to_bytes(4, "big") + p for p in parts)
+        return "ssh-rsa " + base64.b64encode(blob).decode()
+
+    assert rsa_bits(key(2048)) == 2048
+    assert rsa_bits(key(1024)) == 1024
+
+
+def test_aws_refuses_an_ecdsa_key_naming_the_key():
+    ecdsa = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9 x"
+    (error,) = errors_of(aws_values(sshPublicKey=ecdsa))
+    assert error.key == "gpu-cluster:cluster.sshPublicKey"
+    assert "ssh-rsa, ssh-ed25519" in error.message
+
+
+@pytest.mark.parametrize(
+    ("cluster", "key"),
+    [
+        ({"access": "iap"}, "gpu-cluster:cluster.access"),
+        ({"access": "bastion"}, "gpu-cluster:cluster.access"),
+        ({"identity": {"policies": ["AmazonS3ReadOnlyAccess"]}}, "gpu-cluster:cluster.identity.policies[0]"),
+        ({"identity": {"existing": "a b"}}, "gpu-cluster:cluster.identity.existing"),
+        ({"login": {"instanceType": "p5.48xlarge"}}, "gpu-cluster:cluster.login.instanceType"),
+        ({"access": "teleport"}, "gpu-cluster:cluster.access"),
+    ],
+)
+def test_bad_access_identity_or_login_exits_with_the_key(cluster, key):
+    errors = errors_of(aws_values(**cluster))
+    assert [e.key for e in errors] == [key]
+
+
+def test_access_auto_resolves_per_cloud_and_ssh_without_a_path_warns():
+    assert spec_of(aws_values()).access == "ssm"
+    spec = spec_of(aws_values(access="ssh", network={"sshCidrs": ["203.0.113.0/24"]}))
+    warnings = [str(f) for f in spec.findings if f.level == "warning"]
+    assert any("no working login path" in w for w in warnings)
+    assert any("sshPublicKey: not set" in w for w in warnings)
+
+
+def test_a_login_node_gets_the_clouds_default_cpu_type():
+    spec = spec_of(aws_values(login={}))
+    assert spec.login is not None and spec.login.instance_type == "m7i.large"
