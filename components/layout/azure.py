@@ -111,6 +111,7 @@ class AzureLayout:
     proximity_placement_group: bool
     group: Group
     single_placement_group: bool | None  # scale sets only: True when InfiniBand is wired
+    platform_fault_domain_count: int | None  # scale sets only: 1 for the InfiniBand (HPC) scale set
     ib_devices: int  # IB HCAs that the placement scope lets nodes use (0 = fabric not wired)
     image: Image
     os_disk_gb: int
@@ -305,6 +306,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         proximity_placement_group=spec.placement == "cluster",
         group=group,
         single_placement_group=_single_placement_group(spec, group, ib),
+        platform_fault_domain_count=None,
         ib_devices=row.fabricDevices if ib else 0,
         image=_image(spec),
         os_disk_gb=spec.storage.root_gb,

@@ -1,0 +1,102 @@
+"""The cluster network: resource group, VNet, NSG, NAT gateway and the private node subnet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_azure_native as azure
+
+from ..layout.azure import AzureLayout
+from .context import Context
+
+
+def resource_group(name: str, layout: AzureLayout, opts: pulumi.ResourceOptions) -> pulumi.Input[str]:
+    """The group's name: an existing group by name (nothing is created or deleted there except our own
+    resources), or a new one."""
+    if layout.resource_group is not None:
+        return layout.resource_group
+    tags = {**layout.tags, "Name": f"{layout.spec.name}-rg"}
+    group = azure.resources.ResourceGroup(f"{name}-rg", location=layout.location, tags=tags, opts=opts)
+    group_name: pulumi.Output[str] = group.name
+    return group_name
+
+
+@dataclass(frozen=True)
+class Network:
+    vnet: azure.network.VirtualNetwork
+    nsg: azure.network.NetworkSecurityGroup
+    nat: azure.network.NatGateway | None
+    subnet: azure.network.Subnet  # the nodes' subnet
+
+
+def build(ctx: Context) -> Network:
+    layout, name, rg, child, zones = ctx.layout, ctx.name, ctx.resource_group_name, ctx.opts, ctx.zones
+    vnet = azure.network.VirtualNetwork(
+        f"{name}-vnet",
+        resource_group_name=rg,
+        location=ctx.location,
+        address_space=azure.network.AddressSpaceArgs(address_prefixes=[layout.vnet_cidr]),
+        # No inline `subnets`: the provider then leaves the separate Subnet below alone on VNet updates
+        # (pulumi/pulumi-azure-native#611).
+        tags=ctx.tagged("vnet"),
+        opts=child,
+    )
+    nsg = azure.network.NetworkSecurityGroup(
+        f"{name}-nsg",
+        resource_group_name=rg,
+        location=ctx.location,
+        security_rules=[
+            azure.network.SecurityRuleArgs(
+                name=rule.name,
+                priority=rule.priority,
+                direction=rule.direction,
+                access=rule.access,
+                protocol=rule.protocol,
+                source_address_prefixes=list(rule.sources) if len(rule.sources) > 1 else None,
+                source_address_prefix=rule.sources[0] if len(rule.sources) == 1 else None,
+                source_port_range="*",
+                destination_address_prefix=rule.destination,
+                destination_port_range=rule.port,
+                description=rule.description,
+            )
+            for rule in layout.security_rules
+        ],
+        tags=ctx.tagged("nsg"),
+        opts=child,
+    )
+    nat = None
+    if layout.nat_gateway:
+        nat_ip = azure.network.PublicIPAddress(
+            f"{name}-nat-ip",
+            resource_group_name=rg,
+            location=ctx.location,
+            sku=azure.network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
+            public_ip_allocation_method="Static",
+            public_ip_address_version="IPv4",
+            zones=zones,
+            tags=ctx.tagged("nat-ip"),
+            opts=child,
+        )
+        nat = azure.network.NatGateway(
+            f"{name}-nat",
+            resource_group_name=rg,
+            location=ctx.location,
+            sku=azure.network.NatGatewaySkuArgs(name="Standard"),
+            public_ip_addresses=[azure.network.SubResourceArgs(id=nat_ip.id)],
+            zones=zones,
+            tags=ctx.tagged("nat"),
+            opts=child,
+        )
+    subnet = azure.network.Subnet(
+        f"{name}-nodes",
+        resource_group_name=rg,
+        virtual_network_name=vnet.name,
+        address_prefix=layout.node_subnet_cidr,
+        network_security_group=azure.network.NetworkSecurityGroupArgs(id=nsg.id),
+        nat_gateway=azure.network.SubResourceArgs(id=nat.id) if nat else None,
+        # Private subnet: outbound only through the NAT gateway (or a node's own public IP).
+        default_outbound_access=False,
+        opts=child,
+    )
+    return Network(vnet, nsg, nat, subnet)

@@ -1,0 +1,321 @@
+"""The GPU nodes: a proximity placement group, then one Uniform scale set (managed) or N VMs with their
+NICs, in one availability set when InfiniBand is wired (instances)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_azure_native as azure
+
+from ..layout.azure import AzureLayout
+from .context import Context
+
+
+@dataclass(frozen=True)
+class Nodes:
+    ppg: azure.compute.ProximityPlacementGroup | None
+    scale_set: azure.compute.VirtualMachineScaleSet | None = None
+    availability_set: azure.compute.AvailabilitySet | None = None
+    vms: list[azure.compute.VirtualMachine] = field(default_factory=list)
+    nics: list[azure.network.NetworkInterface] = field(default_factory=list)
+
+
+# --- shared pieces of the VM model (also used by the login node) ------------------------------------
+
+
+def image_reference(layout: AzureLayout) -> azure.compute.ImageReferenceArgs:
+    image = layout.image
+    if image.id is not None:
+        return azure.compute.ImageReferenceArgs(id=image.id)
+    return azure.compute.ImageReferenceArgs(
+        publisher=image.publisher, offer=image.offer, sku=image.sku, version=image.version
+    )
+
+
+def linux(layout: AzureLayout) -> azure.compute.LinuxConfigurationArgs:
+    # A key from a `secure:` config value stays secret in state and in the plan.
+    key: pulumi.Input[str] = (
+        pulumi.Output.secret(layout.ssh_public_key) if layout.spec.secret_config else layout.ssh_public_key
+    )
+    return azure.compute.LinuxConfigurationArgs(
+        disable_password_authentication=True,
+        ssh=azure.compute.SshConfigurationArgs(
+            public_keys=[azure.compute.SshPublicKeyArgs(key_data=key, path=layout.ssh_key_path)]
+        ),
+    )
+
+
+def _security_profile(layout: AzureLayout) -> azure.compute.SecurityProfileArgs | None:
+    return azure.compute.SecurityProfileArgs(encryption_at_host=True) if layout.encryption_at_host else None
+
+
+def _capacity_reservation(layout: AzureLayout) -> azure.compute.CapacityReservationProfileArgs | None:
+    group = layout.capacity_reservation_group
+    if group is None:
+        return None
+    return azure.compute.CapacityReservationProfileArgs(
+        capacity_reservation_group=azure.compute.SubResourceArgs(id=group)
+    )
+
+
+def _spot(layout: AzureLayout) -> dict[str, Any]:
+    if layout.priority != "Spot":
+        return {}
+    # max_price -1: pay up to the on-demand price, so capacity (not price) is the only eviction reason.
+    return {
+        "priority": "Spot",
+        "eviction_policy": layout.eviction_policy,
+        "billing_profile": azure.compute.BillingProfileArgs(max_price=-1),
+    }
+
+
+def build(ctx: Context, subnet: azure.network.Subnet, identity: Any = None) -> Nodes:
+    """`identity`: the VMSS/VM `identity` argument (the two SDK classes take the same shape), or None."""
+    layout = ctx.layout
+    ppg = (
+        azure.compute.ProximityPlacementGroup(
+            f"{ctx.name}-ppg",
+            resource_group_name=ctx.resource_group_name,
+            location=ctx.location,
+            proximity_placement_group_type="Standard",
+            # The intent lets Azure pick a datacenter that has this size before the first VM lands.
+            intent=azure.compute.ProximityPlacementGroupPropertiesIntentArgs(
+                vm_sizes=[layout.spec.instance.instanceType]
+            ),
+            zones=ctx.zones,
+            tags=ctx.tagged("ppg"),
+            opts=ctx.opts,
+        )
+        if layout.proximity_placement_group
+        else None
+    )
+    if layout.group == "scale-set":
+        return Nodes(ppg, scale_set=_scale_set(ctx, subnet, ppg, identity))
+    return _vms(ctx, subnet, ppg, identity)
+
+
+# --- managed: one Uniform scale set ----------------------------------------------------------------
+
+
+def _scale_set(
+    ctx: Context,
+    subnet: azure.network.Subnet,
+    ppg: azure.compute.ProximityPlacementGroup | None,
+    identity: Any,
+) -> azure.compute.VirtualMachineScaleSet:
+    layout = ctx.layout
+    spec = layout.spec
+    disk = layout.scratch_disk
+    data_disks = (
+        [
+            azure.compute.VirtualMachineScaleSetDataDiskArgs(
+                lun=disk.lun,
+                create_option="Empty",
+                disk_size_gb=disk.size_gb,
+                caching="None",
+                managed_disk=azure.compute.VirtualMachineScaleSetManagedDiskParametersArgs(
+                    storage_account_type=disk.storage_account_type
+                ),
+            )
+        ]
+        if disk is not None
+        else None
+    )
+    public_ip = (
+        azure.compute.VirtualMachineScaleSetPublicIPAddressConfigurationArgs(
+            name="public", sku=azure.compute.PublicIPAddressSkuArgs(name="Standard", tier="Regional")
+        )
+        if layout.public_ip
+        else None
+    )
+    return azure.compute.VirtualMachineScaleSet(
+        f"{ctx.name}-vmss",
+        resource_group_name=ctx.resource_group_name,
+        location=ctx.location,
+        # Uniform: singlePlacementGroup (the InfiniBand scope) is a Uniform scale-set property.
+        orchestration_mode="Uniform",
+        single_placement_group=layout.single_placement_group,
+        platform_fault_domain_count=layout.platform_fault_domain_count,
+        sku=azure.compute.SkuArgs(name=spec.instance.instanceType, tier="Standard", capacity=spec.nodes),
+        # Overprovisioning would start extra GPU VMs (quota, cost) and churn the IB placement group.
+        overprovision=False,
+        upgrade_policy=azure.compute.UpgradePolicyArgs(mode="Manual"),
+        proximity_placement_group=azure.compute.SubResourceArgs(id=ppg.id) if ppg else None,
+        zones=ctx.zones,
+        identity=identity,
+        virtual_machine_profile=azure.compute.VirtualMachineScaleSetVMProfileArgs(
+            os_profile=azure.compute.VirtualMachineScaleSetOSProfileArgs(
+                computer_name_prefix=f"{spec.name}-",
+                admin_username=layout.admin_user,
+                linux_configuration=linux(layout),
+                custom_data=layout.custom_data_b64,
+            ),
+            storage_profile=azure.compute.VirtualMachineScaleSetStorageProfileArgs(
+                image_reference=image_reference(layout),
+                os_disk=azure.compute.VirtualMachineScaleSetOSDiskArgs(
+                    create_option="FromImage",
+                    caching="ReadWrite",
+                    disk_size_gb=layout.os_disk_gb,
+                    managed_disk=azure.compute.VirtualMachineScaleSetManagedDiskParametersArgs(
+                        storage_account_type=layout.os_disk_type
+                    ),
+                ),
+                data_disks=data_disks,
+            ),
+            network_profile=azure.compute.VirtualMachineScaleSetNetworkProfileArgs(
+                network_interface_configurations=[
+                    azure.compute.VirtualMachineScaleSetNetworkConfigurationArgs(
+                        name="primary",
+                        primary=True,
+                        enable_accelerated_networking=layout.accelerated_networking,
+                        ip_configurations=[
+                            azure.compute.VirtualMachineScaleSetIPConfigurationArgs(
+                                name="ipv4",
+                                primary=True,
+                                subnet=azure.compute.ApiEntityReferenceArgs(id=subnet.id),
+                                public_ip_address_configuration=public_ip,
+                            )
+                        ],
+                    )
+                ]
+            ),
+            security_profile=_security_profile(layout),
+            capacity_reservation=_capacity_reservation(layout),
+            **_spot(layout),
+        ),
+        tags=ctx.tagged("vmss"),
+        opts=ctx.opts,
+    )
+
+
+# --- instances: N VMs (one availability set when InfiniBand is wired) -------------------------------
+
+
+def _vms(
+    ctx: Context,
+    subnet: azure.network.Subnet,
+    ppg: azure.compute.ProximityPlacementGroup | None,
+    identity: Any,
+) -> Nodes:
+    layout = ctx.layout
+    spec, name, child, tagged, rg, zones = (
+        layout.spec,
+        ctx.name,
+        ctx.opts,
+        ctx.tagged,
+        ctx.resource_group_name,
+        ctx.zones,
+    )
+    ppg_ref = azure.compute.SubResourceArgs(id=ppg.id) if ppg else None
+    availability_set = None
+    if layout.group == "availability-set":
+        # InfiniBand spans the VMs of one availability set (setup-infiniband.md). "Aligned" is the SKU
+        # for VMs with managed disks; one fault domain keeps the set on the fewest racks.
+        availability_set = azure.compute.AvailabilitySet(
+            f"{name}-avset",
+            resource_group_name=rg,
+            location=layout.location,
+            sku=azure.compute.SkuArgs(name="Aligned"),
+            platform_fault_domain_count=1,
+            proximity_placement_group=ppg_ref,
+            tags=tagged("avset"),
+            opts=child,
+        )
+    # Inputs that are the same on every node are built once and shared: the SDK only reads them (each
+    # registration serializes its own copy), and one secret `Output` for the key instead of N.
+    subnet_ref = azure.network.SubnetArgs(id=subnet.id)
+    availability_set_ref = azure.compute.SubResourceArgs(id=availability_set.id) if availability_set else None
+    hardware = azure.compute.HardwareProfileArgs(vm_size=spec.instance.instanceType)
+    linux_config, custom_data = linux(layout), layout.custom_data_b64
+    disk = layout.scratch_disk
+    storage = azure.compute.StorageProfileArgs(
+        image_reference=image_reference(layout),
+        os_disk=azure.compute.OSDiskArgs(
+            create_option="FromImage",
+            caching="ReadWrite",
+            disk_size_gb=layout.os_disk_gb,
+            delete_option="Delete",
+            managed_disk=azure.compute.ManagedDiskParametersArgs(storage_account_type=layout.os_disk_type),
+        ),
+        data_disks=(
+            [
+                azure.compute.DataDiskArgs(
+                    lun=disk.lun,
+                    create_option="Empty",
+                    disk_size_gb=disk.size_gb,
+                    caching="None",
+                    delete_option="Delete" if disk.delete_with_vm else "Detach",
+                    managed_disk=azure.compute.ManagedDiskParametersArgs(
+                        storage_account_type=disk.storage_account_type
+                    ),
+                )
+            ]
+            if disk is not None
+            else None
+        ),
+    )
+    security, capacity, spot = _security_profile(layout), _capacity_reservation(layout), _spot(layout)
+    vms, nics = [], []
+    for i in range(spec.nodes):
+        public_ip = (
+            azure.network.PublicIPAddress(
+                f"{name}-node-{i}-ip",
+                resource_group_name=rg,
+                location=layout.location,
+                sku=azure.network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
+                public_ip_allocation_method="Static",
+                zones=zones,
+                tags=tagged(f"node-{i}-ip"),
+                opts=child,
+            )
+            if layout.public_ip
+            else None
+        )
+        nic = azure.network.NetworkInterface(
+            f"{name}-node-{i}-nic",
+            resource_group_name=rg,
+            location=layout.location,
+            enable_accelerated_networking=layout.accelerated_networking,
+            ip_configurations=[
+                azure.network.NetworkInterfaceIPConfigurationArgs(
+                    name="ipv4",
+                    primary=True,
+                    private_ip_allocation_method="Dynamic",
+                    subnet=subnet_ref,
+                    public_ip_address=azure.network.PublicIPAddressArgs(id=public_ip.id) if public_ip else None,
+                )
+            ],
+            tags=tagged(f"node-{i}-nic"),
+            opts=child,
+        )
+        nics.append(nic)
+        vms.append(
+            azure.compute.VirtualMachine(
+                f"{name}-node-{i}",
+                resource_group_name=rg,
+                location=layout.location,
+                hardware_profile=hardware,
+                availability_set=availability_set_ref,
+                proximity_placement_group=ppg_ref,
+                zones=zones,
+                identity=identity,
+                os_profile=azure.compute.OSProfileArgs(
+                    computer_name=f"{spec.name}-{i}",
+                    admin_username=layout.admin_user,
+                    linux_configuration=linux_config,
+                    custom_data=custom_data,
+                ),
+                storage_profile=storage,
+                network_profile=azure.compute.NetworkProfileArgs(
+                    network_interfaces=[azure.compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]
+                ),
+                security_profile=security,
+                capacity_reservation=capacity,
+                tags=tagged(f"node-{i}"),
+                opts=child,
+                **spot,
+            )
+        )
+    return Nodes(ppg, availability_set=availability_set, vms=vms, nics=nics)
