@@ -1,0 +1,163 @@
+"""The nodes: one instance template, then a managed instance group or N instances from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..layout.gcp import SCRATCH_DEVICE_NAME, GcpLayout
+from .network import Network
+
+
+@dataclass
+class Nodes:
+    image_id: pulumi.Output[str]
+    template: gcp.compute.InstanceTemplate
+    group: gcp.compute.InstanceGroupManager | None = None
+    instances: list[gcp.compute.InstanceFromTemplate] = field(default_factory=list)
+
+    @property
+    def ids(self) -> pulumi.Output[Any]:
+        """The MIG's instance group, or the instances' ids."""
+        if self.group is not None:
+            group: pulumi.Output[Any] = self.group.instance_group
+            return group
+        return pulumi.Output.all(*[inst.id for inst in self.instances])
+
+
+def image_id(layout: GcpLayout, parent: pulumi.Resource) -> pulumi.Output[str]:
+    if layout.image.family is None:
+        return pulumi.Output.from_input(layout.image.ref)
+    # Resolve the family once per deploy so every node of the group boots the same image.
+    image: pulumi.Output[str] = gcp.compute.get_image_output(
+        family=layout.image.family, project=layout.image.project, opts=pulumi.InvokeOutputOptions(parent=parent)
+    ).self_link
+    return image
+
+
+def build_nodes(
+    name: str,
+    layout: GcpLayout,
+    net: Network,
+    placement: gcp.compute.ResourcePolicy | None,
+    parent: pulumi.Resource,
+) -> Nodes:
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    image = image_id(layout, parent)
+    template = _template(name, layout, net, image, placement, child)
+    nodes = Nodes(image, template)
+    if spec.node_group == "managed":
+        nodes.group = gcp.compute.InstanceGroupManager(
+            f"{name}-mig",
+            base_instance_name=f"{spec.name}-node",
+            zone=layout.zone,
+            target_size=spec.nodes,
+            versions=[
+                gcp.compute.InstanceGroupManagerVersionArgs(name="primary", instance_template=template.self_link_unique)
+            ],
+            # GPU nodes take minutes to boot; do not block the deploy on them.
+            wait_for_instances=False,
+            opts=child,
+        )
+    else:
+        nodes.instances = [
+            gcp.compute.InstanceFromTemplate(
+                f"{name}-node-{i}",
+                source_instance_template=template.self_link_unique,
+                zone=layout.zone,
+                labels=dict(layout.labels),
+                opts=child,
+            )
+            for i in range(spec.nodes)
+        ]
+    return nodes
+
+
+def _template(
+    name: str,
+    layout: GcpLayout,
+    net: Network,
+    image: pulumi.Output[str],
+    placement: gcp.compute.ResourcePolicy | None,
+    child: pulumi.ResourceOptions,
+) -> gcp.compute.InstanceTemplate:
+    spec = layout.spec
+    labels = dict(layout.labels)
+    disks = [
+        gcp.compute.InstanceTemplateDiskArgs(
+            boot=True,
+            source_image=image,
+            disk_size_gb=layout.root_gb,
+            disk_type=layout.boot_disk_type,
+            auto_delete=True,
+            labels=labels,
+        )
+    ]
+    if layout.scratch.kind == "disk":
+        disks.append(
+            gcp.compute.InstanceTemplateDiskArgs(
+                boot=False,
+                device_name=SCRATCH_DEVICE_NAME,
+                disk_size_gb=int(layout.scratch.device_gb or 0),
+                disk_type=layout.scratch_disk_type,
+                auto_delete=not layout.scratch.retain,
+                labels=labels,
+            )
+        )
+    # No network tags: every VPC here is the cluster's own, so its firewall rules apply to all of
+    # its instances. Local SSDs of A2 Ultra / A3 / A4 come with the machine type and need no disk entry.
+    nics = [
+        gcp.compute.InstanceTemplateNetworkInterfaceArgs(
+            subnetwork=net.subnets[nic.subnet].id,
+            nic_type=nic.nic_type,
+            access_configs=[gcp.compute.InstanceTemplateNetworkInterfaceAccessConfigArgs()]
+            if nic.external_ip
+            else None,
+        )
+        for nic in layout.nics
+    ]
+    sched = layout.scheduling
+    reservation = (
+        gcp.compute.InstanceTemplateReservationAffinityArgs(
+            type="SPECIFIC_RESERVATION",
+            specific_reservation=gcp.compute.InstanceTemplateReservationAffinitySpecificReservationArgs(
+                key="compute.googleapis.com/reservation-name", values=[layout.reservation]
+            ),
+        )
+        if layout.reservation
+        else None
+    )
+    return gcp.compute.InstanceTemplate(
+        f"{name}-template",
+        machine_type=spec.instance.instanceType,
+        disks=disks,
+        network_interfaces=nics,
+        guest_accelerators=[
+            gcp.compute.InstanceTemplateGuestAcceleratorArgs(
+                type=layout.guest_accelerator[0], count=layout.guest_accelerator[1]
+            )
+        ]
+        if layout.guest_accelerator
+        else None,
+        scheduling=gcp.compute.InstanceTemplateSchedulingArgs(
+            provisioning_model=sched.provisioning_model,
+            preemptible=sched.preemptible,
+            automatic_restart=sched.automatic_restart,
+            on_host_maintenance=sched.on_host_maintenance,
+            instance_termination_action=sched.instance_termination_action,
+        ),
+        # Secure Boot stays off: DKMS-built NVIDIA modules are not signed for the UEFI db.
+        shielded_instance_config=gcp.compute.InstanceTemplateShieldedInstanceConfigArgs(
+            enable_secure_boot=False, enable_vtpm=True, enable_integrity_monitoring=True
+        ),
+        resource_policies=placement.self_link if placement else None,
+        reservation_affinity=reservation,
+        metadata=dict(layout.metadata),
+        labels=labels,
+        description=f"gpu-cluster {spec.name} nodes ({spec.instance.label})",
+        opts=child,
+    )
