@@ -42,6 +42,8 @@ class Registered:
     inputs: dict[str, Any]
     protect: bool = False
     retain_on_delete: bool = False
+    aliases: tuple[str, ...] = ()  # old URNs this resource carries (a renamed or re-parented resource)
+    ignore_changes: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +55,8 @@ class Registered:
             "inputs": self.inputs,
             "protect": self.protect,
             "retainOnDelete": self.retain_on_delete,
+            "aliases": list(self.aliases),
+            "ignoreChanges": list(self.ignore_changes),
         }
 
 
@@ -88,7 +92,9 @@ def _check_references(token: str, template: Any) -> None:
     elif isinstance(template, str) and "{name}" in template:
         probe = "probe-name"
         if placeholders.referenced(template.format(name=probe, region="r")) != [probe]:
-            raise ValueError(f"mocks: {token}: {template!r} is not a reference placeholder ({placeholders.REFERENCE.pattern})")
+            raise ValueError(
+                f"mocks: {token}: {template!r} is not a reference placeholder ({placeholders.REFERENCE.pattern})"
+            )
 
 
 def _fill(template: Any, **context: Any) -> Any:
@@ -157,6 +163,18 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 type_ = f"{qualified}${type_}"
         return "urn:pulumi:" + "::".join([get_stack(), get_project(), type_, name])
 
+    def _alias_urns(self, request: Any) -> tuple[str, ...]:
+        """The URNs the request's aliases stand for, as the engine resolves them (unset parts: the resource's own)."""
+        urns = list(request.aliasURNs)
+        for alias in request.aliases:
+            if alias.urn:
+                urns.append(alias.urn)
+                continue
+            spec = alias.spec
+            parent = "" if spec.noParent else (spec.parentUrn or request.parent)
+            urns.append(self.make_urn(parent, spec.type or request.type, spec.name or request.name))
+        return tuple(sorted(set(urns)))
+
     def RegisterResource(self, request: Any) -> Any:
         urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == "pulumi:pulumi:Stack":
@@ -182,6 +200,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 inputs=_clean(inputs),
                 protect=bool(request.protect),
                 retain_on_delete=bool(request.retainOnDelete),
+                aliases=self._alias_urns(request),
+                ignore_changes=tuple(request.ignoreChanges),
             )
         )
         obj = _sync_await(rpc.serialize_properties(state, {}))

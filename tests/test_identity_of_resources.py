@@ -1,0 +1,58 @@
+"""Existing resources keep their identity: `pulumi up` on a stack deployed before a change of code shape replaces nothing.
+
+`tests/urns/<stack>.txt` holds the URN of every resource of every shipped stack as deployed before
+the cloud packages were split into one module per concern. Every one of them must still be
+planned, under the same URN or carried by a new resource in its `aliases` (the engine then moves
+the state instead of deleting and creating). New resources may be added.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from components.plan.runner import run_program
+from components.plan.stackfile import StackFile
+
+from .conftest import ROOT, plan_stack
+
+BASELINE = Path(__file__).parent / "urns"
+STACKS = sorted(p.stem for p in BASELINE.glob("*.txt"))
+
+
+def test_every_shipped_stack_has_a_baseline():
+    shipped = sorted(
+        p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+    )
+    assert STACKS == shipped
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_deployed_urn_is_still_planned_or_aliased(stack):
+    before = set((BASELINE / f"{stack}.txt").read_text().split())
+    plan = plan_stack(stack)
+    now = {r.urn for r in plan.resources}
+    carried = {alias for r in plan.resources for alias in r.aliases}
+    lost = sorted(before - now - carried)
+    assert not lost, f"{stack}: these deployed resources would be deleted and recreated: {lost}"
+
+
+def test_aliases_are_recorded_as_the_urns_they_stand_for(tmp_path):
+    program = tmp_path / "__main__.py"
+    program.write_text(
+        "import pulumi\n"
+        "class Box(pulumi.ComponentResource):\n"
+        "    def __init__(self, name, opts=None):\n"
+        "        super().__init__('test:index:Box', name, {}, opts)\n"
+        "old = Box('old-parent')\n"
+        "Box('renamed', pulumi.ResourceOptions(aliases=[pulumi.Alias(name='before')]))\n"
+        "Box('moved', pulumi.ResourceOptions(aliases=[pulumi.Alias(parent=old)]))\n"
+    )
+    stack = StackFile("proj", "dev", tmp_path / "Pulumi.dev.yaml", {}, ())
+    run = run_program(program, stack, "r")
+    by_name = {r.name: r for r in run.resources}
+    assert by_name["renamed"].aliases == ("urn:pulumi:dev::proj::test:index:Box::before",)
+    assert by_name["moved"].aliases == ("urn:pulumi:dev::proj::test:index:Box$test:index:Box::moved",)
+    assert by_name["old-parent"].aliases == ()
+    assert by_name["renamed"].as_json()["aliases"] == ["urn:pulumi:dev::proj::test:index:Box::before"]
