@@ -216,6 +216,8 @@ CLOUD_CONTRACTS: dict[Cloud, Callable[[], CloudContract]] = {
     "gcp": _gcp,
     "alicloud": _alicloud,
 }
+
+
 @cache
 def contract(cloud: Cloud) -> CloudContract:
     return CLOUD_CONTRACTS[cloud]()
