@@ -1,0 +1,85 @@
+"""The health part: a boot-time unit that checks the node against what its type was sold with.
+
+Expectations come from the catalog and the layout (GPU count and model, fabric devices wired,
+local NVMe); the cloud adds the hook that takes an unhealthy node out of service (an ASG health
+status, a MIG health check, ...), run only with `health.action: replace`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+from . import File, Part, script
+
+HOOK_PATH = "/usr/local/sbin/gpu-cluster-unhealthy"
+RESULT_PATH = "/var/lib/gpu-cluster/health.json"
+
+UNIT = """[Unit]
+Description=gpu-cluster node health check (GPUs, fabric, local NVMe)
+Wants=network-online.target
+After=network-online.target nvidia-persistenced.service nvidia-fabricmanager.service gpu-cluster-scratch.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+EnvironmentFile=/etc/gpu-cluster/health.env
+ExecStart=/usr/local/sbin/gpu-cluster-health
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    gpus: int
+    gpu_model: str  # text every GPU name contains (nvidia-smi), e.g. "H100"
+    fabric_kind: str  # a catalog fabric kind, or "none"
+    fabric_devices: int  # what the layout wired: EFA interfaces, IB ports, RDMA ports, GPU NICs
+    nvme_devices: int
+    nvme_globs: tuple[str, ...]
+    action: Literal["replace", "report"]
+    dcgm_level: int = 1
+
+    def env(self) -> dict[str, str]:
+        return {
+            "EXPECTED_GPUS": str(self.gpus),
+            "GPU_MODEL": self.gpu_model,
+            "FABRIC_KIND": self.fabric_kind,
+            "EXPECTED_FABRIC_DEVICES": str(self.fabric_devices),
+            "EXPECTED_NVME": str(self.nvme_devices),
+            "NVME_GLOBS": " ".join(self.nvme_globs),
+            "DCGM_LEVEL": str(self.dcgm_level),
+            "ACTION": self.action,
+            "UNHEALTHY_HOOK": HOOK_PATH,
+            "HEALTH_RESULT": RESULT_PATH,
+        }
+
+
+def health_script() -> str:
+    return script("health.sh")
+
+
+def health_part(check: HealthCheck | None, unhealthy_hook: str | None = None) -> Part:
+    """The unit, its settings and (for `replace`) the cloud's hook; an empty part when disabled."""
+    if check is None:
+        return Part("health")
+    files = [
+        File("/usr/local/sbin/gpu-cluster-health", health_script(), "0755"),
+        File("/etc/gpu-cluster/health.env", "".join(f"{k}={json.dumps(v)}\n" for k, v in check.env().items())),
+        File("/etc/systemd/system/gpu-cluster-health.service", UNIT),
+    ]
+    if check.action == "replace" and unhealthy_hook:
+        files.append(File(HOOK_PATH, unhealthy_hook, "0755"))
+    return Part(
+        "health",
+        files=tuple(files),
+        commands=(
+            ("systemctl", "daemon-reload"),
+            ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-health.service"),
+        ),
+        summary=f"checks {check.gpus} GPU(s), {check.fabric_devices} {check.fabric_kind} device(s) and "
+        f"{check.nvme_devices} local NVMe at boot ({RESULT_PATH}).",
+    )
