@@ -5,9 +5,13 @@ Exit codes: 0 success, 2 invalid input (one message naming the config key, no tr
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,17 +20,61 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
 
 from . import catalog
 from .errors import ConfigError
 
+
+def _flags_take_no_value(params: list[Any]) -> list[Any]:
+    # typer labels a flag `<bool>` in --help, as if it took a value; a flag takes none, so it shows none.
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class _Command(TyperCommand):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_take_no_value(super().get_params(ctx))
+
+
+class _Group(TyperGroup):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_take_no_value(super().get_params(ctx))
+
+
 app = typer.Typer(
+    cls=_Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Cloud-neutral GPU clusters on Pulumi: offline plans and the instance catalog.",
 )
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def version() -> str:
+    try:
+        return metadata.version("gpu-cluster")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"gpu-cluster {version()}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", help="print the version and exit", is_eager=True, callback=_print_version),
+    ] = False,
+) -> None:
+    """Cloud-neutral GPU clusters on Pulumi: offline plans and the instance catalog."""
 
 
 class Format(StrEnum):
@@ -42,7 +90,9 @@ class CatalogFormat(StrEnum):
 
 def _fail(message: str) -> typer.Exit:
     # Text, not markup: config values may contain [brackets] or :emoji: codes.
-    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(Text.assemble(("error: ", "red"), message))
+    console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+    for line in message.splitlines() or [""]:  # several problems (ConfigErrors): one `error:` line each
+        console.print(Text.assemble(("error: ", "red"), line))
     return typer.Exit(code=2)
 
 
@@ -57,17 +107,21 @@ def _project_dir(project: Path | None) -> Path:
         return find_project(REPO_ROOT)
 
 
-@app.command()
+@app.command(cls=_Command)
 def plan(
     stack: Annotated[
-        str | None, typer.Option("--stack", "-s", help="stack NAME: reads stacks/Pulumi.NAME.yaml")
+        str | None, typer.Option("--stack", "-s", metavar="NAME", help="reads stacks/Pulumi.NAME.yaml")
     ] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="any Pulumi stack config file")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", metavar="FILE", help="any Pulumi stack config file")
+    ] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
-    project: Annotated[Path | None, typer.Option("--project", help="folder with Pulumi.yaml")] = None,
+    project: Annotated[Path | None, typer.Option("--project", metavar="DIR", help="folder with Pulumi.yaml")] = None,
     policy_config: Annotated[
         Path | None,
-        typer.Option("--policy-config", help="enforcement levels, as for `pulumi preview --policy-pack-config`"),
+        typer.Option(
+            "--policy-config", metavar="FILE", help="enforcement levels, as for `pulumi preview --policy-pack-config`"
+        ),
     ] = None,
 ) -> None:
     """Show exactly what `pulumi up` would create for a stack, offline, with cost, fabric and policy.
@@ -116,61 +170,180 @@ def _policy_config(path: Path | None) -> dict[str, Any]:
     return data
 
 
-@app.command("catalog")
+@dataclass(frozen=True)
+class _Column:
+    header: str
+    cell: Callable[[catalog.InstanceType], str]
+    right: bool = False
+
+
+def _gpu_cell(r: catalog.InstanceType) -> str:
+    if r.gpu:
+        return f"{r.gpus} x {r.gpu}"
+    memory = f" ({r.gpuMemoryGiB:g} GiB)" if r.gpuMemoryGiB else ""
+    return f"{r.gpus} x ?{memory}"  # a model the cloud does not name: its description is in --format json
+
+
+def _nvme_cell(r: catalog.InstanceType) -> str:
+    if r.localNvmeCount and r.localNvmeGb:
+        return f"{r.localNvmeCount} x {r.localNvmeGb:g} GB"
+    return str(r.localNvmeCount or "-")
+
+
+def _price_cell(r: catalog.InstanceType) -> str:
+    if not r.hourlyUsd:
+        return "?"
+    unverified = getattr(r, "priceVerified", True) is False
+    return f"{r.hourlyUsd:,.2f}" + ("*" if unverified else "")
+
+
+# In the order a narrow console keeps them: the type, what it has and costs first; the rest while it fits.
+_CATALOG_COLUMNS = {
+    "type": _Column("type", lambda r: r.instanceType),
+    "GPU": _Column("GPU", _gpu_cell),
+    "$/h": _Column("$/h", _price_cell, right=True),
+    "cloud": _Column("cloud", lambda r: r.cloud),
+    "fabric Gb/s": _Column("fabric Gb/s", lambda r: f"{r.fabricGbps:g}" if r.fabricGbps else "-", right=True),
+    "fabric": _Column("fabric", lambda r: r.fabric if r.fabric == "none" else f"{r.fabric} x{r.fabricDevices}"),
+    "vCPU": _Column("vCPU", lambda r: str(r.vcpus or "?"), right=True),
+    "mem GiB": _Column("mem GiB", lambda r: f"{r.memoryGiB:g}" if r.memoryGiB else "?", right=True),
+    "local NVMe": _Column("local NVMe", _nvme_cell, right=True),
+    "net Gb/s": _Column("net Gb/s", lambda r: f"{r.networkGbps:g}" if r.networkGbps else "?", right=True),
+}
+_CATALOG_ORDER = ("cloud", "type", "GPU", "vCPU", "mem GiB", "local NVMe", "net Gb/s", "fabric", "fabric Gb/s", "$/h")
+
+
+def _catalog_table(rows: list[catalog.InstanceType], width: int, title: str, one_cloud: bool) -> Table:
+    """The catalog as a table of at most `width` columns: a type is never cut (it folds only when even
+    the type, GPU and price columns do not fit); columns that do not fit are left out, and said so."""
+    cells = {name: [col.cell(r) for r in rows] for name, col in _CATALOG_COLUMNS.items()}
+    needed = {name: max([len(name), *map(len, values)]) + 3 for name, values in cells.items()}  # 2 padding + 1 rule
+    candidates = [n for n in _CATALOG_COLUMNS if not (one_cloud and n == "cloud")]
+    shown: list[str] = []
+    used = 1  # the left border
+    for name in candidates:
+        if len(shown) < 3 or used + needed[name] <= width:  # type, GPU, $/h always
+            shown.append(name)
+            used += needed[name]
+    left_out = [n for n in candidates if n not in shown]
+    notes = []
+    if left_out:
+        notes.append(
+            f"not shown at {width} columns: {', '.join(left_out)} "
+            f"(COLUMNS={used + sum(needed[n] for n in left_out)} shows all; so does --format json)"
+        )
+    if any(value.endswith("*") for value in cells["$/h"]):
+        notes.append("* price not verified (see the row's priceNote in --format json)")
+    table = Table(title=title, caption="\n".join(notes) or None, caption_justify="left")
+    order = [n for n in _CATALOG_ORDER if n in shown]
+    for name in order:
+        col = _CATALOG_COLUMNS[name]
+        if name == "type":
+            table.add_column(name, no_wrap=True, overflow="fold", min_width=needed[name] - 3)
+        else:
+            table.add_column(name, justify="right" if col.right else "left", overflow="fold")
+    for i in range(len(rows)):
+        table.add_row(*(cells[name][i] for name in order))
+    return table
+
+
+def _parse_gpu_filter(text: str) -> tuple[str, int | None]:
+    """`h100` -> ("H100", None), `H100:8` -> ("H100", 8): the syntax of the `gpu` config key."""
+    model_text, sep, count_text = text.strip().rpartition(":")
+    if not sep:
+        model_text, count_text = count_text, ""
+    count: int | None = None
+    if sep:
+        if not count_text.strip().isdigit() or int(count_text) < 1:
+            raise _fail(f"--gpu: got {text!r}; expected MODEL or MODEL:COUNT, for example H100 or H100:8")
+        count = int(count_text)
+    model = catalog.normalize_gpu(model_text)
+    if model is None:
+        aliases = catalog.gpu_aliases()
+        close = difflib.get_close_matches(model_text.strip().lower(), list(aliases), n=5, cutoff=0.6)
+        suggestions = list(dict.fromkeys(aliases[c] for c in close))
+        hint = f"did you mean {' or '.join(suggestions[:2])}? " if suggestions else ""
+        known = ", ".join(sorted(set(aliases.values())))
+        raise _fail(f"--gpu: unknown GPU model {model_text.strip()!r}; {hint}known models: {known}")
+    return model, count
+
+
+def _no_match_hint(cloud: str | None, model: str, count: int | None) -> str:
+    """Why a catalog filter matched nothing, and what would match."""
+    everywhere = [r for r in catalog.all_types() if r.gpu == model]
+    where = f"no {cloud} type" if cloud else "no type in the catalog"
+    asked = f"{count} x {model}" if count else model
+    filters = f"--gpu {model}{f':{count}' if count else ''}" + (f" --cloud {cloud}" if cloud else "")
+    if not everywhere:
+        return f"{filters}: {where} has {asked}; no cloud in the catalog offers {model}"
+    here = [r for r in everywhere if cloud is None or r.cloud == cloud]
+    if not here:
+        clouds = ", ".join(c for c in catalog.CLOUDS if any(r.cloud == c for r in everywhere))
+        offered = sorted({r.gpu for r in catalog.all_types(cloud) if r.gpu})  # type: ignore[arg-type]
+        return f"{filters}: {where} has {model}; {model} is offered on: {clouds}; {cloud} offers: {', '.join(offered)}"
+    counts = ", ".join(str(c) for c in sorted({r.gpus for r in here}))
+    hint = f"{filters}: {where} has {asked}; counts offered: {counts}"
+    elsewhere = sorted({r.cloud for r in everywhere if r.gpus == count} - {cloud})
+    if cloud and elsewhere:
+        hint += f"; {asked} is offered on: {', '.join(elsewhere)}"
+    return hint
+
+
+@app.command("catalog", cls=_Command)
 def catalog_cmd(
-    cloud: Annotated[str | None, typer.Option("--cloud", help="aws | azure | gcp | alicloud")] = None,
-    gpu: Annotated[str | None, typer.Option("--gpu", help="GPU model, any usual spelling (h100, a100-80gb)")] = None,
-    fmt: Annotated[CatalogFormat, typer.Option("--format", "-f")] = CatalogFormat.table,
+    cloud: Annotated[str | None, typer.Option("--cloud", metavar="CLOUD", help="aws | azure | gcp | alicloud")] = None,
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu", metavar="MODEL[:COUNT]", help="GPU model, any usual spelling (h100, a100-80gb), and count (H100:8)"
+        ),
+    ] = None,
+    fmt: Annotated[CatalogFormat, typer.Option("--format", "-f", help="output format")] = CatalogFormat.table,
 ) -> None:
-    """List the GPU instance types gpu-cluster knows, with specs, fabric, price and source."""
+    """List the GPU instance types gpu-cluster knows, with specs, fabric and price (sources: --format json).
+
+    A table keeps every instance type whole: on a narrow console the less important columns are left
+    out (the caption names them). A filter that matches nothing says what would.
+    """
     if cloud is not None and cloud not in catalog.CLOUDS:
         raise _fail(f"--cloud: got {cloud!r}; allowed: {', '.join(catalog.CLOUDS)}")
-    model = None
-    if gpu is not None:
-        model = catalog.normalize_gpu(gpu)
-        if model is None:
-            known = ", ".join(sorted(set(catalog.gpu_aliases().values())))
-            raise _fail(f"--gpu: unknown GPU model {gpu!r}; known models: {known}")
-    rows = [r for r in catalog.all_types(cloud) if model is None or r.gpu == model]
+    model, count = _parse_gpu_filter(gpu) if gpu is not None else (None, None)
+    rows = [
+        r for r in catalog.all_types(cloud) if (model is None or r.gpu == model) and (count is None or r.gpus == count)
+    ]
+    if not rows and model is not None:
+        Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(
+            Text.assemble(("no match: ", "yellow"), _no_match_hint(cloud, model, count))
+        )
     if fmt is CatalogFormat.json:
         sys.stdout.write(json.dumps([r.public_row() for r in rows], indent=2) + "\n")
         return
-    table = Table(title=f"{len(rows)} GPU instance types")
-    for col in ("cloud", "type", "GPU", "vCPU", "mem GiB", "local NVMe", "net Gb/s", "fabric", "fabric Gb/s", "$/h"):
-        table.add_column(col, justify="right" if col not in ("cloud", "type", "GPU", "fabric") else "left")
-    for r in rows:
-        nvme = (
-            f"{r.localNvmeCount} x {r.localNvmeGb:g} GB"
-            if r.localNvmeCount and r.localNvmeGb
-            else str(r.localNvmeCount or "-")
-        )
-        table.add_row(
-            r.cloud,
-            r.instanceType,
-            f"{r.gpus} x {r.gpu or r.gpuDescription}",
-            str(r.vcpus or "?"),
-            f"{r.memoryGiB:g}" if r.memoryGiB else "?",
-            nvme,
-            f"{r.networkGbps:g}" if r.networkGbps else "?",
-            r.fabric if r.fabric == "none" else f"{r.fabric} x{r.fabricDevices}",
-            f"{r.fabricGbps:g}" if r.fabricGbps else "-",
-            f"{r.hourlyUsd:,.2f}" if r.hourlyUsd else "?",
-        )
-    Console().print(table)
+    if not rows:
+        return
+    console = Console(highlight=False)
+    scope = " on " + cloud if cloud else ""
+    wanted = f" with {count} x {model}" if count else f" with {model}" if model else ""
+    title = f"{len(rows)} GPU instance type{'s' if len(rows) != 1 else ''}{scope}{wanted}"
+    console.print(_catalog_table(rows, console.width, title, one_cloud=cloud is not None))
 
 
-@app.command()
+@app.command(cls=_Command)
 def diff(
     plans: Annotated[
-        list[Path] | None, typer.Argument(help="OLD.json NEW.json: two `plan --format json` files of one stack")
+        list[Path] | None,
+        typer.Argument(metavar="OLD.json NEW.json", help="two `plan --format json` files of one stack"),
     ] = None,
-    stack: Annotated[str | None, typer.Option("--stack", "-s", help="stack NAME, planned at --base and now")] = None,
-    base: Annotated[str | None, typer.Option("--base", help="git revision to compare against")] = None,
+    stack: Annotated[
+        str | None, typer.Option("--stack", "-s", metavar="NAME", help="the stack, planned at --base and now")
+    ] = None,
+    base: Annotated[str | None, typer.Option("--base", metavar="REV", help="git revision to compare against")] = None,
     all_stacks: Annotated[
         bool, typer.Option("--all-stacks", help="every stack the change since --base touches")
     ] = False,
-    fmt_name: Annotated[str, typer.Option("--format", "-f", help="table | markdown | json")] = "table",
-    project: Annotated[Path | None, typer.Option("--project", help="folder with Pulumi.yaml")] = None,
+    fmt_name: Annotated[
+        str, typer.Option("--format", "-f", metavar="<table|markdown|json>", help="output format")
+    ] = "table",
+    project: Annotated[Path | None, typer.Option("--project", metavar="DIR", help="folder with Pulumi.yaml")] = None,
 ) -> None:
     """Compare two offline plans: created, deleted, changed inputs, and data-loss warnings first."""
     from .diff import PlanDiff, diff_plans, gitplan, read_plan, render_json, render_markdown, render_table

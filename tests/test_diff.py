@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 import shutil
 import subprocess
@@ -12,11 +13,12 @@ from typing import Any
 
 import pytest
 import yaml
+from rich.console import Console
 from typer.testing import CliRunner
 
 from components.cli import app
 from components.diff import MARKER, diff_plans, load_rules, render_json, render_markdown
-from components.diff.render import COMMENT_LIMIT
+from components.diff.render import COMMENT_LIMIT, change_lines, grouped_warnings, render_table
 from components.diff.rules import RULES_DIR, classify
 from components.plan import load_stack
 
@@ -122,7 +124,12 @@ def test_a_new_stack_is_all_created_and_a_removed_one_all_deleted():
     assert len(deleted.deleted) == len(doc["resources"]) and not deleted.created
     assert deleted.warnings[0].startswith("DATA LOSS: the stack `aws-dev` is removed")
     assert any("deletes aws:autoscaling/group:Group" in w for w in deleted.warnings)
-    assert created.summary["line"].startswith(f"+{len(doc['resources'])} / ~0 / -0, GPUs ? -> 1")
+    # one side missing: the summary says new / removed, not `? -> 1`
+    assert created.summary["line"] == f"+{len(doc['resources'])} / ~0 / -0, GPUs 1 (new), est. $/h 0.53 (new)"
+    assert deleted.summary["line"] == f"+0 / ~0 / -{len(doc['resources'])}, GPUs 1 (removed), est. $/h 0.53 (removed)"
+    assert "| `aws-dev` | +0 / ~0 / -{} | 1 (removed) | 0.53 (removed) |".format(len(doc["resources"])) in (
+        render_markdown([deleted])
+    )
 
 
 # --- real plans of the shipped AWS stacks ------------------------------------------------------
@@ -381,3 +388,63 @@ def test_replacing_nodes_with_retained_scratch_says_the_disk_is_left_behind():
     assert "scratch disk is kept (retainScratch): detached, still billed" in d.warnings[0]
     h100 = diff_plans(base("aws-h100"), variant("aws-h100", nodes=2))
     assert h100.warnings[0].endswith("(local scratch is lost)")
+
+
+# --- less noise: per-node warnings grouped, list lengths, one line each ------------------------------
+
+
+def table_text(d) -> str:
+    buffer = io.StringIO()
+    render_table([d], Console(file=buffer, width=1000, soft_wrap=False))
+    return buffer.getvalue()
+
+
+def test_per_node_data_loss_lines_are_one_line_per_cause():
+    d = diff_plans(
+        variant("aws-a100-instances", nodes=6), variant("aws-a100-instances", nodes=6, image="ami-0123456789abcdef0")
+    )
+    assert sum(w.startswith("DATA LOSS") for w in d.warnings) == 6  # the JSON keeps one per resource
+    loss = [line for line in table_text(d).splitlines() if line.startswith("DATA LOSS")]
+    assert len(loss) == 1
+    assert loss[0].startswith("DATA LOSS: 6 nodes: replaces aws:ec2/instance:Instance `a100-pair-aws-node-{0..5}`")
+    md = render_markdown([d])
+    assert md.count(":boom:") == 1 and "6 nodes" in md
+
+
+def test_grouping_keeps_different_causes_apart_and_says_what_is_grouped():
+    nodes = [res(f"c-node-{i}", INSTANCE, ami="a") for i in (0, 1, 2, 5)]
+    disks = [res(f"c-disk-{i}", "aws:ebs/volume:Volume", size=1) for i in (0, 1)]
+    other = res("c-node-9", INSTANCE, ami="a", subnetId="s")
+    old = plan_doc(*nodes, *disks, other, nodes=5)
+    new_nodes = [res(f"c-node-{i}", INSTANCE, ami="b") for i in (0, 1, 2, 5)]
+    new_other = res("c-node-9", INSTANCE, ami="a", subnetId="t")
+    d = diff_plans(old, plan_doc(*new_nodes, new_other, nodes=5))
+    grouped = grouped_warnings(d)
+    assert len(d.warnings) == 7 and len(grouped) == 3, grouped
+    assert any(
+        w.startswith("DATA LOSS: 4 nodes: replaces aws:ec2/instance:Instance `c-node-{0..2,5}`") for w in grouped
+    )
+    assert any(w.startswith("DATA LOSS: 2 resources: deletes aws:ebs/volume:Volume `c-disk-{0..1}`") for w in grouped)
+    assert any("`c-node-9`" in w and "subnetId" in w for w in grouped)  # another cause: its own line
+
+
+def test_a_list_that_shrinks_or_grows_is_one_line_with_its_lengths():
+    nics = [{"deviceIndex": i} for i in range(33)]
+    old = plan_doc(res("lt", networkInterfaces=nics, tags=["a", "b"]))
+    changed = [{"deviceIndex": 100 if i == 0 else i} for i in range(17)]
+    d = diff_plans(old, plan_doc(res("lt", networkInterfaces=changed, tags=["a", "b", "c", "d", "e"])))
+    lines = change_lines(by_name(d, "lt"))
+    assert lines == [
+        "networkInterfaces[0].deviceIndex: 0 -> 100",
+        "networkInterfaces: 33 -> 17 items",
+        "tags: 2 -> 5 items",
+    ]
+    one = diff_plans(old, plan_doc(res("lt", networkInterfaces=nics[:32], tags=["a", "b"])))
+    assert change_lines(one.changed[0]) == ['networkInterfaces[32]: {"deviceIndex": 32} -> null']
+
+
+def test_an_h200_swap_shows_the_interface_count_not_sixteen_lines():
+    d = diff_plans(base("aws-h100"), variant("aws-h100", gpu="H200:8"))
+    text = table_text(d)
+    assert "networkInterfaces: 33 -> 17 items" in text
+    assert "networkInterfaces[17]" not in text

@@ -377,9 +377,17 @@ def _summary(
     compared = {
         k: {"old": before.get(k), "new": after.get(k)} for k in ("totalGpus", "nodes", "instanceType", "hourlyUsd")
     }
+
+    def side_by_side(key: str) -> str:
+        # A stack that exists on one side only is "new" or "removed", not "? -> 48".
+        if old is None and new is not None:
+            return f"{_fmt(after.get(key))} (new)"
+        if new is None and old is not None:
+            return f"{_fmt(before.get(key))} (removed)"
+        return _from_to(before.get(key), after.get(key))
+
     line = (
-        f"+{created} / ~{changed} / -{deleted}, GPUs {_from_to(before.get('totalGpus'), after.get('totalGpus'))}, "
-        f"est. $/h {_from_to(before.get('hourlyUsd'), after.get('hourlyUsd'))}"
+        f"+{created} / ~{changed} / -{deleted}, GPUs {side_by_side('totalGpus')}, est. $/h {side_by_side('hourlyUsd')}"
     )
     return {
         "stack": (new or old or {}).get("stack"),

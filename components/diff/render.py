@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from rich.console import Console
@@ -10,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine import Changed, PlanDiff
+from .rules import default_rules
 
 MARKER = "<!-- gpu-cluster-plan-diff -->"
 # GitHub rejects issue/PR comments over 65,536 characters; keep a margin for the truncation note.
@@ -17,6 +19,9 @@ COMMENT_LIMIT = 65_536
 MAX_VALUE = 80
 MAX_WARNINGS_PER_STACK = 40
 ICONS = {"DATA LOSS": ":boom:", "DISRUPTION": ":warning:"}
+_INDEXED = re.compile(r"^(.+)\[(\d+)\]$")  # a whole list element: `networkInterfaces[17]`
+_NUMBERED = re.compile(r"`([^`]*?)(\d+)`")  # a resource name with a number: `llm-train-aws-node-3`
+_LEVELS = ("DATA LOSS: ", "DISRUPTION: ")
 
 
 def short(value: Any, limit: int = MAX_VALUE) -> str:
@@ -30,7 +35,81 @@ def _md(text: str) -> str:
 
 
 def change_lines(item: Changed) -> list[str]:
-    return [f"{ch.path}: {short(ch.old)} -> {short(ch.new)}" for ch in item.changes]
+    """One line per changed path; a list that grew or shrank by two or more elements is one line,
+    `networkInterfaces: 33 -> 17 items`, instead of one `[i]: {...} -> null` line per element."""
+    runs: dict[tuple[str, bool], list[tuple[int, int]]] = {}  # (list path, removed) -> (position, index)
+    for position, ch in enumerate(item.changes):
+        match = _INDEXED.match(ch.path)
+        if match and (ch.old is None) != (ch.new is None):  # an element only one side has
+            runs.setdefault((match.group(1), ch.new is None), []).append((position, int(match.group(2))))
+    lines: dict[int, str] = {}
+    folded: set[int] = set()
+    for (path, removed), members in runs.items():
+        indices = sorted(index for _, index in members)
+        if len(indices) < 2 or indices != list(range(indices[0], indices[-1] + 1)):
+            continue  # not a tail of the list: keep the elements' own lines
+        shorter, longer = indices[0], indices[-1] + 1
+        old_len, new_len = (longer, shorter) if removed else (shorter, longer)
+        lines[members[0][0]] = f"{path}: {old_len} -> {new_len} items"
+        folded.update(position for position, _ in members[1:])
+    return [
+        lines.get(position, f"{ch.path}: {short(ch.old)} -> {short(ch.new)}")
+        for position, ch in enumerate(item.changes)
+        if position not in folded
+    ]
+
+
+def _numbers(digits: list[str]) -> str:
+    """["0", "1", "2", "5"] -> "0..2,5"."""
+    if any(d != str(int(d)) for d in digits):  # zero-padded: list them as written
+        return ",".join(digits)
+    values = sorted({int(d) for d in digits})
+    spans: list[str] = []
+    start = prev = values[0]
+    for value in [*values[1:], None]:
+        if value is not None and value == prev + 1:
+            prev = value
+            continue
+        spans.append(str(start) if start == prev else f"{start}..{prev}")
+        if value is not None:
+            start = prev = value
+    return ",".join(spans)
+
+
+def grouped_warnings(d: PlanDiff) -> list[str]:
+    """The warnings with per-resource repeats folded: six `DATA LOSS: replaces ... node-N ...` lines
+    that differ only in N become `DATA LOSS: 6 nodes: replaces ... node-{0..5} ...`. Order is kept
+    (a group stands where its first line stood); the JSON form keeps every line."""
+    types = {urn.rsplit("::", 1)[-1]: token for urn, token in d.types.items()}
+    entries: list[str | tuple[str, str]] = []
+    groups: dict[tuple[str, str], list[str]] = {}  # (warning with the name cut out, name stem) -> numbers
+    for warning in d.warnings:
+        match = next((m for m in _NUMBERED.finditer(warning) if m.group(1) + m.group(2) in types), None)
+        if match is None:
+            entries.append(warning)
+            continue
+        key = (warning[: match.start()] + "\0" + warning[match.end() :], match.group(1))
+        if key not in groups:
+            groups[key] = []
+            entries.append(key)
+        groups[key].append(match.group(2))
+    rules = default_rules()
+    out: list[str] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            out.append(entry)
+            continue
+        template, stem = entry
+        digits = groups[entry]
+        if len(digits) == 1:
+            out.append(template.replace("\0", f"`{stem}{digits[0]}`"))
+            continue
+        holds = {rules.rule(types[stem + n]).holds for n in digits}
+        what = f"{len(digits)} {'nodes' if holds == {'nodes'} else 'resources'}: "
+        text = template.replace("\0", f"`{stem}{{{_numbers(digits)}}}`")
+        level = next((lv for lv in _LEVELS if text.startswith(lv)), "")
+        out.append(level + what + text[len(level) :])
+    return out
 
 
 def render_json(diffs: list[PlanDiff], many: bool = False) -> str:
@@ -44,7 +123,7 @@ def render_table(diffs: list[PlanDiff], console: Console) -> None:
     for d in diffs:
         console.print(Text(f"gpu-cluster plan diff: {d.stack}", style="bold"))
         console.print(Text(d.summary["line"]))
-        for w in d.warnings:
+        for w in grouped_warnings(d):
             style = "bold red" if w.startswith("DATA LOSS") else "yellow"
             console.print(Text(w, style=style))
         table = Table(show_header=True, header_style="bold")
@@ -92,10 +171,11 @@ def render_markdown(diffs: list[PlanDiff], base: str | None = None, limit: int =
         head.append(f"| `{d.stack}` | {counts} | {gpus} | {cost} | {s['mayReplace']} |")
     head.append("")
     for d in diffs:
-        if not d.warnings:
+        warnings = grouped_warnings(d)
+        if not warnings:
             continue
         head += [f"**`{d.stack}`**", ""]
-        shown = d.warnings[:MAX_WARNINGS_PER_STACK]
+        shown = warnings[:MAX_WARNINGS_PER_STACK]
         for w in shown:
             icon = (
                 ":boom:"
@@ -105,8 +185,8 @@ def render_markdown(diffs: list[PlanDiff], base: str | None = None, limit: int =
                 else ":information_source:"
             )
             head.append(f"- {icon} {w}")
-        if len(d.warnings) > len(shown):
-            head.append(f"- ... and {len(d.warnings) - len(shown)} more warnings (see the full diff locally)")
+        if len(warnings) > len(shown):
+            head.append(f"- ... and {len(warnings) - len(shown)} more warnings (see the full diff locally)")
         head.append("")
     tail = [
         "_Offline plan under Pulumi mocks: provider-computed values and drift are not visible; "
