@@ -1,11 +1,12 @@
 """AWS resources for one GPU cluster: maps an `AwsLayout` onto pulumi-aws, nothing more.
 
-Decisions (EFA scheme, subnets, image, market) are made in `components.layout.aws`; this package
-turns them into resources, one module per concern, every resource a child of `CloudCluster` (so
-URNs do not depend on how the code is split):
+Decisions (EFA scheme, subnets, image, market, identity, access) are made in
+`components.layout.aws`; this package turns them into resources, one module per concern, every
+resource a child of `CloudCluster` (so URNs do not depend on how the code is split):
 
 - `network`: VPC, subnets, egress, the node security group;
-- `access`: how people reach the nodes (key pair);
+- `identity`: the node IAM role, its managed policies and the instance profile;
+- `access`: key pair, SSM interface endpoints (egress: none), the optional login node;
 - `nodes`: placement group, image, launch template, Auto Scaling group or N instances.
 """
 
@@ -16,8 +17,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ..contract import capabilities
 from ..layout.aws import AwsLayout
-from .access import build_key_pair
+from .access import access_output, build_endpoints, build_key_pair, build_login
+from .identity import build_identity
 from .naming import Context
 from .network import build_network
 from .nodes import build_nodes
@@ -39,8 +42,11 @@ class CloudCluster(pulumi.ComponentResource):
         net = build_network(ctx)
         self.vpc, self.subnet, self.route_table = net.vpc, net.subnet, net.route_table
         self.security_group = net.security_group
+        self.identity = build_identity(ctx)
         key_pair = build_key_pair(ctx)
-        nodes = build_nodes(ctx, net, key_pair)
+        self.endpoints = build_endpoints(ctx, net)
+        self.login = build_login(ctx, net, self.identity, key_pair)
+        nodes = build_nodes(ctx, net, self.identity, key_pair)
         self.placement_group = nodes.placement_group
         self.image_id = nodes.image_id
         self.launch_template = nodes.launch_template
@@ -59,5 +65,16 @@ class CloudCluster(pulumi.ComponentResource):
             "imageId": self.image_id,
             "nodeGroup" if spec.node_group == "managed" else "instanceIds": node_ids,
             "placementGroup": self.placement_group.name if self.placement_group else None,
+            "identity": self.identity.output(capabilities("aws").identity.kind),
+            "access": access_output(ctx, self.login, nodes.group, nodes.instances),
         }
+        if nodes.group is None:
+            # a hostfile for mpirun / torchrun: one private IP per node, in node order
+            self.outputs["privateIps"] = [inst.private_ip for inst in nodes.instances]
+        if self.login is not None:
+            self.outputs["loginNode"] = {
+                "instanceId": self.login.instance.id,
+                "privateIp": self.login.instance.private_ip,
+                "publicIp": self.login.instance.public_ip if self.login.public_ip else None,
+            }
         self.register_outputs(self.outputs)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from ..resources import invoke_options
 from .naming import Context
 
 
@@ -17,12 +18,23 @@ class Network:
     route_table: aws.ec2.RouteTable
     security_group: aws.ec2.SecurityGroup
     zone: pulumi.Input[str]
+    public_subnet: aws.ec2.Subnet | None  # the NAT gateway's (egress: nat)
 
 
 def build_network(ctx: Context) -> Network:
     name, layout, child = ctx.name, ctx.layout, ctx.child
     spec = layout.spec
-    zone: pulumi.Input[str] = spec.zone or aws.get_availability_zones_output(state="available").names[0]
+    zone: pulumi.Input[str] = (
+        spec.zone or (aws.get_availability_zones_output(state="available", opts=invoke_options(ctx.parent)).names[0])
+    )
+    # A defaulted zone is "the first available" at each run: if that answer changes (a zone is
+    # impaired, the account gains one), the subnets would be replaced with every node in them.
+    # Pin it: the zone of the first deploy stays; set `zone` to move the cluster on purpose.
+    subnet_opts = (
+        child
+        if spec.zone
+        else pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["availabilityZone"]))
+    )
     vpc = aws.ec2.Vpc(
         f"{name}-vpc",
         cidr_block=layout.vpc_cidr,
@@ -38,12 +50,13 @@ def build_network(ctx: Context) -> Network:
         availability_zone=zone,
         map_public_ip_on_launch=spec.network.public_ip,
         tags=ctx.tagged("nodes"),
-        opts=child,
+        opts=subnet_opts,
     )
+    routes, public = _egress_routes(ctx, vpc, zone, subnet_opts)
     route_table = aws.ec2.RouteTable(
         f"{name}-nodes-rt",
         vpc_id=vpc.id,
-        routes=_egress_routes(ctx, vpc, zone),
+        routes=routes,
         tags=ctx.tagged("nodes-rt"),
         opts=child,
     )
@@ -53,17 +66,24 @@ def build_network(ctx: Context) -> Network:
         route_table_id=route_table.id,
         opts=child,
     )
-    return Network(vpc, subnet, route_table, _security_group(ctx, vpc), zone)
+    return Network(vpc, subnet, route_table, _security_group(ctx, vpc), zone, public)
 
 
-def _egress_routes(ctx: Context, vpc: aws.ec2.Vpc, zone: pulumi.Input[str]) -> list[aws.ec2.RouteTableRouteArgs]:
-    """Internet access for nodes: NAT in a public subnet (egress: nat), IGW directly (publicIp)."""
+def _egress_routes(
+    ctx: Context,
+    vpc: aws.ec2.Vpc,
+    zone: pulumi.Input[str],
+    subnet_opts: pulumi.ResourceOptions,
+) -> tuple[list[aws.ec2.RouteTableRouteArgs], aws.ec2.Subnet | None]:
+    """Internet access for nodes: NAT in a public subnet (egress: nat), IGW directly (publicIp).
+
+    Returns the node routes and the public subnet (None without a NAT)."""
     name, layout, child = ctx.name, ctx.layout, ctx.child
     if layout.public_subnet_cidr is None and not layout.spec.network.public_ip:
-        return []
+        return [], None
     igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=ctx.tagged("igw"), opts=child)
     if layout.spec.network.public_ip or layout.public_subnet_cidr is None:
-        return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)]
+        return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)], None
     public = aws.ec2.Subnet(
         f"{name}-public",
         vpc_id=vpc.id,
@@ -71,7 +91,7 @@ def _egress_routes(ctx: Context, vpc: aws.ec2.Vpc, zone: pulumi.Input[str]) -> l
         availability_zone=zone,
         map_public_ip_on_launch=False,
         tags=ctx.tagged("public"),
-        opts=child,
+        opts=subnet_opts,
     )
     public_rt = aws.ec2.RouteTable(
         f"{name}-public-rt",
@@ -89,7 +109,7 @@ def _egress_routes(ctx: Context, vpc: aws.ec2.Vpc, zone: pulumi.Input[str]) -> l
         tags=ctx.tagged("nat"),
         opts=child,
     )
-    return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)]
+    return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)], public
 
 
 def _security_group(ctx: Context, vpc: aws.ec2.Vpc) -> aws.ec2.SecurityGroup:
@@ -111,7 +131,8 @@ def _security_group(ctx: Context, vpc: aws.ec2.Vpc) -> aws.ec2.SecurityGroup:
             description="all traffic between nodes (EFA, NCCL)",
             opts=child,
         )
-    for cidr in layout.spec.network.ssh_cidrs:
+    # sshCidrs land here only without a login node (then they go to the login node's group).
+    for cidr in layout.access.node_ssh_cidrs:
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-sg-ssh-{cidr.replace('/', '_')}",
             security_group_id=sg.id,

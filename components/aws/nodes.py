@@ -10,6 +10,8 @@ import pulumi
 import pulumi_aws as aws
 
 from ..layout.aws import ROOT_DEVICE, SCRATCH_DEVICE
+from ..resources import invoke_options
+from .identity import Identity
 from .naming import Context
 from .network import Network
 
@@ -23,7 +25,7 @@ class Nodes:
     instances: list[aws.ec2.Instance]  # instances mode
 
 
-def build_nodes(ctx: Context, net: Network, key_pair: aws.ec2.KeyPair | None) -> Nodes:
+def build_nodes(ctx: Context, net: Network, identity: Identity, key_pair: aws.ec2.KeyPair | None) -> Nodes:
     name, layout, child = ctx.name, ctx.layout, ctx.child
     spec = layout.spec
     placement_group = (
@@ -37,15 +39,23 @@ def build_nodes(ctx: Context, net: Network, key_pair: aws.ec2.KeyPair | None) ->
         else None
     )
     image_id = _image_id(ctx)
-    launch_template = _launch_template(ctx, net, image_id, placement_group, key_pair)
+    # The instance profile: on the template for a managed group (new nodes launch with it). In
+    # instances mode it goes on each instance instead: EC2 attaches a profile to a running
+    # instance in place, while a new template version would replace every node (the instances
+    # pin the template's latest version, a replace-on-change input).
+    managed = spec.node_group == "managed"
+    launch_template = _launch_template(
+        ctx, net, image_id, placement_group, key_pair, identity.profile_name if managed else None
+    )
     lt_ref = {"id": launch_template.id, "version": launch_template.latest_version.apply(str)}
-    if spec.node_group == "managed":
+    if managed:
         group = _auto_scaling_group(ctx, net, lt_ref, placement_group)
         return Nodes(placement_group, image_id, launch_template, group, [])
     instances = [
         aws.ec2.Instance(
             f"{name}-node-{i}",
             launch_template=lt_ref,
+            iam_instance_profile=identity.profile_name,
             tags=ctx.tagged(f"node-{i}"),
             opts=child,
         )
@@ -59,7 +69,7 @@ def _image_id(ctx: Context) -> pulumi.Output[str]:
     if image.ami_id:
         return pulumi.Output.from_input(image.ami_id)
     value: pulumi.Output[str] = aws.ssm.get_parameter_output(
-        name=image.ssm_parameter, opts=pulumi.InvokeOutputOptions(parent=ctx.parent)
+        name=image.ssm_parameter, opts=invoke_options(ctx.parent)
     ).value
     return value
 
@@ -70,6 +80,7 @@ def _launch_template(
     image_id: pulumi.Output[str],
     placement_group: aws.ec2.PlacementGroup | None,
     key_pair: aws.ec2.KeyPair | None,
+    profile_name: pulumi.Input[str] | None,
 ) -> aws.ec2.LaunchTemplate:
     layout = ctx.layout
     spec = layout.spec
@@ -150,6 +161,9 @@ def _launch_template(
         instance_type=spec.instance.instanceType,
         image_id=image_id,
         key_name=key_pair.key_name if key_pair else None,
+        iam_instance_profile=(
+            aws.ec2.LaunchTemplateIamInstanceProfileArgs(name=profile_name) if profile_name is not None else None
+        ),
         network_interfaces=interfaces,
         block_device_mappings=disks,
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(

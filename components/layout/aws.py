@@ -14,8 +14,13 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
+import yaml
+
+from .. import catalog
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, cloud_init, image_for, scratch_for, split_cidr
@@ -47,6 +52,34 @@ class Image:
 
 
 @dataclass(frozen=True)
+class NodeIdentity:
+    """The nodes' IAM identity: a role with an instance profile, or an existing instance profile."""
+
+    existing_profile: str | None  # identity.existing: use it, create nothing
+    trust_service: str  # who may assume the created role
+    policies: tuple[str, ...]  # managed policy ARNs attached to the created role (empty with existing)
+
+
+@dataclass(frozen=True)
+class Login:
+    """One small CPU VM in the cluster network: the only place a public IP or SSH CIDR lands."""
+
+    instance_type: str
+    public_ip: bool  # in the public (NAT) subnet with a public IP, else in the node subnet
+    image: Image
+
+
+@dataclass(frozen=True)
+class Access:
+    method: str  # ssm | ssh | none (access: auto resolved by the spec from the capabilities file)
+    endpoint_services: tuple[str, ...]  # VPC interface endpoints (com.amazonaws.<region>.<svc>)
+    endpoint_port: int
+    node_ssh_cidrs: tuple[str, ...]  # on the nodes' security group: only without a login node
+    login: Login | None
+    login_ssh_cidrs: tuple[str, ...]  # on the login node's security group
+
+
+@dataclass(frozen=True)
 class AwsLayout:
     spec: ClusterSpec
     vpc_cidr: str
@@ -61,6 +94,8 @@ class AwsLayout:
     capacity_reservation_id: str | None
     user_data: str
     tags: Mapping[str, str]
+    identity: NodeIdentity
+    access: Access
 
     @property
     def efa_count(self) -> int:
@@ -97,7 +132,8 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         raise ConfigError(
             f"{CLUSTER_KEY}.network.publicIp",
             f"true, but {row.instanceType} with EFA has {len(interfaces)} network interfaces and AWS assigns "
-            "public IPs only to single-interface instances; reach nodes through a bastion or SSM, or set fabric: none",
+            "public IPs only to single-interface instances; reach the nodes through SSM (access: auto, the "
+            "default) or a login node with a public IP (login: {publicIp: true}), or set fabric: none",
         )
     node_cidr, public_cidr = split_cidr(spec.network.cidr, 1, 2)  # two halves: nodes, NAT
     entry: dict[str, Any] = image_for("aws", row.instanceType)
@@ -125,6 +161,74 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         capacity_reservation_id=spec.reservation or None,
         user_data=cloud_init(scratch),
         tags={"Name": spec.name, **spec.base_tags},
+        identity=node_identity(spec),
+        access=access_plan(spec),
+    )
+
+
+_CAPABILITIES = Path(__file__).resolve().parent.parent / "catalog" / "capabilities" / "aws.yaml"
+
+
+@cache
+def _capability_data() -> dict[str, Any]:
+    """The AWS-only keys of the capabilities file (nodeRole, ssmEndpoints); contract.py reads the rest."""
+    data: dict[str, Any] = yaml.safe_load(_CAPABILITIES.read_text())
+    return data
+
+
+def node_identity(spec: ClusterSpec) -> NodeIdentity:
+    k = f"{CLUSTER_KEY}.identity"
+    ident = spec.identity
+    role = _capability_data()["nodeRole"]
+    if ident.existing is not None:
+        # An instance profile carries a role we do not manage: we cannot attach policies to it.
+        if ident.policies or ident.read_storage:
+            key = f"{k}.policies" if ident.policies else f"{k}.readStorage"
+            raise ConfigError(
+                key,
+                f"set together with identity.existing ({ident.existing}); attach policies to that profile's "
+                "role yourself, or drop identity.existing to let the cluster create its role",
+            )
+        return NodeIdentity(ident.existing, role["trustService"], ())
+    arns = [p["arn"] for p in role["policies"]]
+    if ident.read_storage:
+        arns.append(role["readStorage"]["arn"])
+    arns.extend(ident.policies)
+    return NodeIdentity(None, role["trustService"], tuple(dict.fromkeys(arns)))
+
+
+def access_plan(spec: ClusterSpec) -> Access:
+    k = f"{CLUSTER_KEY}."
+    net = spec.network
+    login = None
+    if spec.login is not None:
+        if net.public_ip:
+            raise ConfigError(
+                f"{k}network.publicIp",
+                "true, but a login node is the only place a public IP may land; set login.publicIp instead",
+            )
+        if spec.login.public_ip and net.egress != "nat":
+            raise ConfigError(
+                f"{k}login.publicIp",
+                "true needs network.egress: nat (the login node sits in the NAT gateway's public subnet)",
+            )
+        entry: dict[str, Any] = catalog.load("aws").images["login"]
+        login = Login(
+            instance_type=str(spec.login.instance_type),
+            public_ip=spec.login.public_ip,
+            image=Image(entry["ssmParameter"], None, entry["description"]),
+        )
+    endpoints = _capability_data()["ssmEndpoints"]
+    # SSM needs a way out to its service: the NAT, the nodes' own public IPs, or interface endpoints.
+    needs_endpoints = spec.access == "ssm" and net.egress == "none" and not net.public_ip
+    return Access(
+        method=spec.access,
+        endpoint_services=tuple(endpoints["services"]) if needs_endpoints else (),
+        endpoint_port=int(endpoints["port"]),
+        # Without a login node, sshCidrs keep their meaning on the nodes (stacks deployed today keep their rules).
+        node_ssh_cidrs=net.ssh_cidrs if login is None else (),
+        login=login,
+        login_ssh_cidrs=net.ssh_cidrs if login is not None else (),
     )
 
 

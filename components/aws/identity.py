@@ -1,0 +1,78 @@
+"""The nodes' IAM identity: a role EC2 may assume, its managed policies and an instance profile.
+
+With `identity.existing` the named instance profile is used and nothing is created. The launch
+template (managed groups), the instances (instances mode) and the login node all carry the profile.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from ..resources import from_config
+from .naming import Context
+
+
+@dataclass(frozen=True)
+class Identity:
+    profile_name: pulumi.Input[str]  # what EC2 takes (`iamInstanceProfile`)
+    role: aws.iam.Role | None  # None with an existing profile
+    profile: aws.iam.InstanceProfile | None
+    grants: tuple[pulumi.Input[str], ...]  # the managed policy ARNs the role carries: all that nodes may do
+
+    def output(self, kind: str) -> dict[str, Any]:
+        """The stack output `identity`: everything the nodes are allowed, listed."""
+        return {
+            "kind": kind,
+            "name": self.profile_name if self.profile is None else self.profile.name,
+            "existing": self.profile is None,
+            "grants": list(self.grants),
+        }
+
+
+def _attachment_suffix(arn: str) -> str:
+    """A stable logical-name suffix per policy: its name, and the account for customer policies."""
+    account, _, path = arn.split(":", 4)[4].partition(":policy/")
+    slug = re.sub(r"[^a-z0-9-]+", "-", path.lower()).strip("-")
+    return slug if account == "aws" else f"{account}-{slug}"
+
+
+def build_identity(ctx: Context) -> Identity:
+    ident = ctx.layout.identity
+    spec = ctx.layout.spec
+    if ident.existing_profile is not None:
+        return Identity(from_config(spec, ident.existing_profile), None, None, ())
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": ident.trust_service}, "Action": "sts:AssumeRole"}],
+    }
+    role = aws.iam.Role(
+        f"{ctx.name}-node-role",
+        assume_role_policy=json.dumps(trust),
+        description=f"gpu-cluster {spec.name} nodes",
+        tags=ctx.tagged("node-role"),
+        opts=ctx.child,
+    )
+    grants: list[pulumi.Input[str]] = []
+    for arn in ident.policies:
+        # ARNs from identity.policies are config values (secret when the config holds secrets)
+        value = from_config(spec, arn) if arn in spec.identity.policies else arn
+        grants.append(value)
+        aws.iam.RolePolicyAttachment(
+            f"{ctx.name}-node-role-{_attachment_suffix(arn)}",
+            role=role.name,
+            policy_arn=value,
+            opts=ctx.child,
+        )
+    profile = aws.iam.InstanceProfile(
+        f"{ctx.name}-node-profile",
+        role=role.name,
+        tags=ctx.tagged("node-profile"),
+        opts=ctx.child,
+    )
+    return Identity(profile.name, role, profile, tuple(grants))
