@@ -2,13 +2,16 @@
 
 import base64
 import ipaddress
+import json
+import re
 
 import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components import catalog
+from components import bootstrap, catalog
+from components.contract import capabilities
 from components.errors import ConfigError
 from components.layout import alicloud as ali
 
@@ -191,19 +194,118 @@ def test_vpc_prefix_limits_follow_the_catalog_rules():
     assert info.value.key == "gpu-cluster:cluster.network.cidr" and "/16 and /28" in info.value.message
 
 
-def test_count_wired_gbps_counts_high_performance_enis():
+def erdma_user_data(eris):
+    return base64.b64encode(bootstrap.cloud_init([ali.erdma_part(eris, 1400)]).encode()).decode()
+
+
+def test_count_wired_gbps_counts_eris_that_are_up():
     inst = {"type": "alicloud:ecs/instance:Instance", "inputs": {"networkInterfaceTrafficMode": "HighPerformance"}}
     two = {
-        "type": "alicloud:ecs/instance:Instance",
-        "inputs": {
-            "networkInterfaceTrafficMode": "HighPerformance",
-            "networkInterfaces": {"networkInterfaceTrafficMode": "HighPerformance"},
-        },
+        "networkInterfaceTrafficMode": "HighPerformance",
+        "networkCardIndex": 0,
+        "networkInterfaces": {"networkInterfaceTrafficMode": "HighPerformance", "networkCardIndex": 1},
     }
+    bare = {"type": "alicloud:ecs/instance:Instance", "inputs": two}
+    booted = {"type": "alicloud:ecs/instance:Instance", "inputs": {**two, "userData": erdma_user_data(2)}}
     ess = {
         "type": "alicloud:ess/scalingConfiguration:ScalingConfiguration",
         "inputs": {"networkInterfaces": [{"networkInterfaceTrafficMode": "Standard"}]},
     }
-    assert ali.count_wired_gbps([inst], 100) == 100
-    assert ali.count_wired_gbps([inst, two], 80) == 160
+    ess_two = {
+        "type": "alicloud:ess/scalingConfiguration:ScalingConfiguration",
+        "inputs": {
+            "networkInterfaces": [{"networkInterfaceTrafficMode": "HighPerformance"}] * 2,
+            "userData": erdma_user_data(2),
+        },
+    }
+    assert ali.count_wired_gbps([inst], 100) == 100  # the primary ERI is configured by the image
+    assert ali.count_wired_gbps([bare], 80) == 80  # a second ERI nobody brings up carries nothing
+    assert ali.count_wired_gbps([booted], 80) == 160
     assert ali.count_wired_gbps([ess], 80) == 0
+    # ESS takes no card index: both ERIs on one card, at Alibaba's one-card rating
+    assert ali.count_wired_gbps([ess_two], 80) == ali.alicloud_data()["erdma"]["maxGbpsOnOneCard"] == 100
+    assert ali.count_wired_gbps([{**booted, "inputs": {**two, "userData": "not base64!"}}], 80) == 80
+
+
+def test_erdma_part_brings_up_every_eri_at_every_boot_with_the_documented_mtu():
+    layout = layout_of()
+    assert layout.erdma_mtu == 1400  # no jumbo frames: Alibaba's value for NCCL without them
+    doc = yaml.safe_load(layout.user_data.removeprefix("#cloud-config\n"))
+    files = {f["path"]: f for f in doc["write_files"]}
+    assert files[ali.ERDMA_ENV]["content"] == "ERI_COUNT=2\nMTU=1400\n"
+    assert files["/usr/local/sbin/gpu-cluster-erdma"]["content"] == bootstrap.script("alicloud_erdma.sh")
+    assert files["/usr/local/sbin/gpu-cluster-erdma"]["permissions"] == "0755"
+    unit_file = files["/etc/systemd/system/gpu-cluster-erdma.service"]["content"]
+    assert "EnvironmentFile=/etc/gpu-cluster/erdma.env" in unit_file and "After=network-online.target" in unit_file
+    runcmd = [" ".join(c) for c in doc["runcmd"]]
+    stack = next(i for i, c in enumerate(runcmd) if "env_setup.sh --egs" in c)
+    unit = runcmd.index("systemctl enable --now gpu-cluster-erdma.service")
+    driver = next(i for i, c in enumerate(runcmd) if "auto_install_v4.0.sh" in c)
+    assert stack < unit < driver  # stack installed, ERIs up, then the rebooting driver installer
+    assert ali.erdma_part(0, 1400).empty
+    assert "gpu-cluster-erdma" not in layout_of(instanceType="ecs.gn7e-c16g1.32xlarge").user_data
+
+
+def test_managed_limits_come_from_the_capabilities_data():
+    caps = capabilities("alicloud")
+    placement, cards = caps.managed_limit("placement"), caps.managed_limit("fabricCards")
+    assert placement is not None and cards is not None
+    layout = layout_of(nodeGroup="managed", placement="cluster")
+    assert layout.placement_applied == placement.applied == "none"
+    assert layout.deployment_set_strategy is None
+    assert f"gpu-cluster:cluster.placement: cluster {placement.message}" in layout.warnings
+    assert any(w.startswith(f"gpu-cluster:cluster.nodeGroup: managed {cards.message}") for w in layout.warnings)
+    # what ESS wires: both ERIs on one card, counted at the one-card rating, never 160
+    assert {nic.network_card_index for nic in layout.interfaces} == {0}
+    assert layout.fabric_gbps_wired == 100
+    assert layout_of().placement_applied == "cluster" and layout_of().fabric_gbps_wired == 160
+
+
+def test_spot_instances_get_no_deployment_set_and_the_plan_says_so():
+    assert capabilities("alicloud").spot_with_placement is False
+    layout = layout_of(spot=True)
+    assert (layout.deployment_set_strategy, layout.placement_applied) == (None, "none")
+    assert any(w.startswith("gpu-cluster:cluster.spot: Alibaba cannot create spot") for w in layout.warnings)
+    assert layout_of(spot=True, placement="spread").deployment_set_strategy is None
+
+
+@pytest.mark.parametrize("placement", ["cluster", "spread"])
+def test_a_deployment_set_holds_at_most_20_nodes_in_one_zone(placement):
+    assert layout_of(nodes=20, placement=placement).deployment_set_strategy is not None
+    with pytest.raises(ConfigError) as info:
+        layout_of(nodes=21, placement=placement)
+    assert info.value.key == "gpu-cluster:cluster.placement"
+    assert "at most 20 instances in one zone" in info.value.message and "placement: none" in info.value.message
+    assert layout_of(nodes=21, placement="none").placement_applied == "none"
+
+
+def test_identity_least_privilege_by_default():
+    ident = layout_of().identity
+    assert (ident.create, ident.policies) == (True, ())
+    assert ident.role_name == "test-test-nodes"
+    trust = json.loads(ident.assume_role_policy)
+    assert trust["Statement"] == [
+        {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com"]}}
+    ]
+    asked = layout_of(identity={"policies": ["AliyunECSReadOnlyAccess"], "readStorage": True}).identity
+    assert asked.policies == ("AliyunECSReadOnlyAccess", "AliyunOSSReadOnlyAccess")
+    existing = layout_of(identity={"existing": "my-gpu-role"}).identity
+    assert (existing.create, existing.role_name, existing.policies) == (False, "my-gpu-role", ())
+
+
+def test_role_names_are_valid_ram_names():
+    spec = spec_of(ali_values(name="n" * 31), stack="a_very.long_stack-name-" + "x" * 40)
+    name = ali.plan(spec).identity.role_name
+    assert len(name) <= 64 and re.fullmatch(r"[A-Za-z0-9.-]+", name)
+
+
+def test_login_node_takes_the_ssh_cidrs_and_public_ip_from_the_nodes():
+    layout = layout_of(network={"sshCidrs": ["203.0.113.0/24"], "publicIp": True}, login={"publicIp": True})
+    assert layout.node_ssh_cidrs == () and layout.public_bandwidth_mbps == 0
+    assert layout.login is not None
+    assert (layout.login.instance_type, layout.login.ssh_cidrs) == ("ecs.g7.large", ("203.0.113.0/24",))
+    assert layout.login.public_bandwidth_mbps == ali.PUBLIC_BANDWIDTH_MBPS
+    assert layout.login.image_name_regex == "^ubuntu_22_04_x64_20G_alibase_"
+    # without a login node, today's behaviour on the nodes
+    plain = layout_of(network={"sshCidrs": ["203.0.113.0/24"], "publicIp": True})
+    assert plain.node_ssh_cidrs == ("203.0.113.0/24",) and plain.public_bandwidth_mbps == ali.PUBLIC_BANDWIDTH_MBPS

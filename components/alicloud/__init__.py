@@ -2,8 +2,9 @@
 
 Decisions (ERI wiring, vSwitch ranges, deployment set strategy, image, user data) are made in
 `components.layout.alicloud`; this package turns them into resources, one module per concern:
-`network` (VPC, vSwitches, NAT egress, security group), `access` (key pair), and `nodes`
-(deployment set, image, an ESS scaling group or N ECS instances). Every resource is parented to
+`network` (VPC, vSwitches, NAT egress, security group), `identity` (the nodes' RAM role),
+`access` (session manager, key pair, login node), and `nodes` (deployment set, image, an ESS
+scaling group or N ECS instances). Every resource is parented to
 `CloudCluster`, so URNs do not depend on which module registers it.
 """
 
@@ -15,7 +16,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout
-from . import access, network, nodes
+from . import access, identity, network, nodes
 
 TYPE = "gpu-cluster:alicloud:Cluster"
 
@@ -38,8 +39,11 @@ class CloudCluster(pulumi.ComponentResource):
         self.vswitch = self.network.vswitch
         self.security_group = self.network.security_group
         self.nat_gateway = self.network.nat.gateway if self.network.nat else None
+        self.identity = identity.build(self, name, layout, tags)
         self.access = access.build(self, name, layout, tags)
-        self.nodes = nodes.build(self, name, layout, self.network, self.access.key_pair, tags)
+        key_pair, role_name = self.access.key_pair, self.identity.role_name
+        self.nodes = nodes.build(self, name, layout, self.network, key_pair, role_name, tags)
+        self.login = access.build_login(self, name, layout, self.network, key_pair, role_name, tags)
         self.deployment_set = self.nodes.deployment_set
         self.image_id = self.nodes.image_id
         self.group: alicloud.ess.ScalingGroup | None = self.nodes.group
@@ -56,5 +60,11 @@ class CloudCluster(pulumi.ComponentResource):
             "nodeGroup" if spec.node_group == "managed" else "instanceIds": node_ids,
             "placementGroup": self.deployment_set.id if self.deployment_set else None,
             "gpuDriver": layout.gpu_driver.describe() if layout.gpu_driver else None,
+            "identity": self.identity.output(layout),
+            "access": access.output(layout, self.login, self.instances[0] if self.instances else None),
+            # what the nodes get, beside `placement` (what was asked): managed groups and spot take no set
+            "placementApplied": layout.placement_applied,
         }
+        if self.instances:  # a hostfile for mpirun / torchrun
+            self.outputs["privateIps"] = pulumi.Output.all(*[inst.private_ip for inst in self.instances])
         self.register_outputs(self.outputs)

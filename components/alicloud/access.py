@@ -1,32 +1,166 @@
-"""How people reach the nodes: the key pair (when `sshPublicKey` is set)."""
+"""How people reach the nodes: Cloud Assistant session manager, a key pair, and an optional login node.
+
+- `session-manager` (the default): `ecs.EcsSessionManagerStatus` turns the feature on. It is one
+  switch for the whole Alibaba Cloud account, not a per-cluster resource, so it is kept on delete
+  (`retain_on_delete`): destroying one cluster never turns session manager off for the others.
+  No inbound port and no public IP are needed.
+- a key pair (`ecs.EcsKeyPair`) whenever `sshPublicKey` is set, on every node and the login node;
+  the key goes through `from_config`, so a `secure:` key stays secret in state and plans.
+- a login node (`login:`): one CPU instance in the nodes' vSwitch with its own security group. The
+  SSH CIDRs and the public IP land there, and the nodes accept SSH from that group only.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout
+from ..resources import from_config, invoke_options
+from .network import Network
+
+
+@dataclass(frozen=True)
+class Login:
+    instance: alicloud.ecs.Instance
+    security_group: alicloud.ecs.SecurityGroup
 
 
 @dataclass(frozen=True)
 class Access:
+    session_manager: alicloud.ecs.EcsSessionManagerStatus | None
     key_pair: alicloud.ecs.EcsKeyPair | None
+    login: Login | None = None
 
 
 def build(parent: pulumi.Resource, name: str, layout: AlicloudLayout, tags: Mapping[str, str]) -> Access:
     spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    session_manager = (
+        alicloud.ecs.EcsSessionManagerStatus(
+            f"{name}-session-manager",
+            session_manager_status_name="sessionManagerStatus",
+            status="Enabled",
+            opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=True),
+        )
+        if layout.access.session_manager
+        else None
+    )
     key_pair = (
         alicloud.ecs.EcsKeyPair(
             f"{name}-key",
             key_pair_name=f"{spec.name}-{spec.stack}",
-            public_key=spec.ssh_public_key,
+            public_key=from_config(spec, spec.ssh_public_key),
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=parent),
+            opts=child,
         )
         if spec.ssh_public_key
         else None
     )
-    return Access(key_pair)
+    return Access(session_manager, key_pair)
+
+
+def build_login(
+    parent: pulumi.Resource,
+    name: str,
+    layout: AlicloudLayout,
+    network: Network,
+    key_pair: alicloud.ecs.EcsKeyPair | None,
+    role_name: pulumi.Output[str],
+    tags: Mapping[str, str],
+) -> Login | None:
+    login = layout.login
+    if login is None:
+        return None
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    sg = alicloud.ecs.SecurityGroup(
+        f"{name}-login-sg",
+        vpc_id=network.vpc.id,
+        security_group_name=f"{spec.name}-login",
+        description=f"gpu-cluster {spec.name} login node",
+        tags=tags,
+        opts=child,
+    )
+    for cidr in login.ssh_cidrs:
+        alicloud.ecs.SecurityGroupRule(
+            f"{name}-login-sg-ssh-{cidr.replace('/', '_')}",
+            type="ingress",
+            security_group_id=sg.id,
+            cidr_ip=cidr,
+            ip_protocol="tcp",
+            port_range="22/22",
+            nic_type="intranet",
+            policy="accept",
+            priority=1,
+            description="SSH to the login node",
+            opts=child,
+        )
+    # the nodes take SSH from the login node's group, nothing else from outside their own group
+    alicloud.ecs.SecurityGroupRule(
+        f"{name}-sg-ssh-from-login",
+        type="ingress",
+        security_group_id=network.security_group.id,
+        source_security_group_id=sg.id,
+        ip_protocol="tcp",
+        port_range="22/22",
+        nic_type="intranet",
+        policy="accept",
+        priority=1,
+        description="SSH from the login node",
+        opts=child,
+    )
+    image = alicloud.ecs.get_images_output(
+        name_regex=login.image_name_regex,
+        owners="system",
+        most_recent=True,
+        instance_type=login.instance_type,
+        opts=invoke_options(parent),
+    ).ids[0]
+    instance = alicloud.ecs.Instance(
+        f"{name}-login",
+        instance_name=f"{spec.name}-login",
+        host_name=f"{spec.name}-login",
+        instance_type=login.instance_type,
+        image_id=image,
+        vswitch_id=network.vswitch.id,
+        security_groups=[sg.id],
+        instance_charge_type="PostPaid",
+        internet_max_bandwidth_out=login.public_bandwidth_mbps,
+        internet_charge_type="PayByTraffic" if login.public_bandwidth_mbps else None,
+        system_disk_category="cloud_essd",
+        system_disk_encrypted=True,
+        key_name=key_pair.key_pair_name if key_pair else None,
+        tags={**tags, "Name": f"{spec.name}-login"},
+        volume_tags=dict(tags),
+        opts=child,
+    )
+    alicloud.ecs.RamRoleAttachment(f"{name}-login-role", instance_id=instance.id, ram_role_name=role_name, opts=child)
+    return Login(instance, sg)
+
+
+def output(layout: AlicloudLayout, login: Login | None, first_node: alicloud.ecs.Instance | None) -> dict[str, Any]:
+    """The `access` stack output: the method, the command a user types, and how to list the nodes."""
+    spec, access = layout.spec, layout.access
+    region = spec.region
+    nodes = (
+        f"aliyun ecs DescribeInstances --RegionId {region} --Tag.1.Key gpu-cluster:cluster --Tag.1.Value {spec.name}"
+    )
+    # the instance to log in to: the login node, else the first node (instances), else any node of the group
+    target: pulumi.Input[str] = login.instance.id if login else first_node.id if first_node else "<instance id>"
+    command: pulumi.Input[str]
+    if access.method == "session-manager":
+        head, _, tail = access.client.partition("{instance}")
+        command = pulumi.Output.concat(head, target, tail)
+    elif access.method == "ssh":
+        host: pulumi.Input[str] = (
+            login.instance.public_ip if login and layout.login and layout.login.public_bandwidth_mbps else "<public ip>"
+        )
+        command = pulumi.Output.concat(f"ssh -i <private key> {access.login_user}@", host)
+    else:
+        command = "none: access is none, the plan builds no way to log in"
+    return {"method": access.method, "command": command, "nodes": nodes}

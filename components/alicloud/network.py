@@ -62,7 +62,7 @@ def build(parent: pulumi.Resource, name: str, layout: AlicloudLayout, tags: Mapp
         opts=vswitch_opts,
     )
     nat = _nat(parent, name, layout, vpc, vswitch, zone, tags, vswitch_opts) if layout.nat_vswitch_cidr else None
-    security_group = _security_group(parent, name, layout, vpc, tags, layout.spec.network.ssh_cidrs)
+    security_group = _security_group(parent, name, layout, vpc, tags, layout.node_ssh_cidrs)
     return Network(vpc, vswitch, zone, vswitch_opts, nat, security_group)
 
 

@@ -20,6 +20,7 @@ class Nodes:
     image_id: pulumi.Output[str]
     group: alicloud.ess.ScalingGroup | None
     instances: list[alicloud.ecs.Instance]
+    role_attachments: list[alicloud.ecs.RamRoleAttachment]
 
 
 def build(
@@ -28,6 +29,7 @@ def build(
     layout: AlicloudLayout,
     network: Network,
     key_pair: alicloud.ecs.EcsKeyPair | None,
+    role_name: pulumi.Output[str],
     tags: Mapping[str, str],
 ) -> Nodes:
     spec = layout.spec
@@ -45,12 +47,20 @@ def build(
     )
     image_id = image(parent, layout)
     if spec.node_group == "managed":
-        group = _scaling_group(name, layout, network, image_id, key_pair, tags, child)
-        return Nodes(deployment_set, image_id, group, [])
+        group = _scaling_group(name, layout, network, image_id, key_pair, role_name, tags, child)
+        return Nodes(deployment_set, image_id, group, [], [])
     instances = [
         _instance(name, i, layout, network, image_id, deployment_set, key_pair, tags, child) for i in range(spec.nodes)
     ]
-    return Nodes(deployment_set, image_id, None, instances)
+    # A separate attachment, not ecs.Instance role_name: that argument is deprecated (provider 1.275.0)
+    # and ForceNew, so adding it would replace every node of a deployed stack.
+    attachments = [
+        alicloud.ecs.RamRoleAttachment(
+            f"{name}-node-{i}-role", instance_id=inst.id, ram_role_name=role_name, opts=child
+        )
+        for i, inst in enumerate(instances)
+    ]
+    return Nodes(deployment_set, image_id, None, instances, attachments)
 
 
 def image(parent: pulumi.Resource, layout: AlicloudLayout) -> pulumi.Output[str]:
@@ -148,6 +158,7 @@ def _scaling_group(
     network: Network,
     image_id: pulumi.Output[str],
     key_pair: alicloud.ecs.EcsKeyPair | None,
+    role_name: pulumi.Output[str],
     tags: Mapping[str, str],
     child: pulumi.ResourceOptions,
 ) -> alicloud.ess.ScalingGroup:
@@ -202,6 +213,8 @@ def _scaling_group(
         system_disk_encrypted=True,
         data_disks=[alicloud.ess.ScalingConfigurationDataDiskArgs(**disk)] if disk else None,
         key_name=key_pair.key_pair_name if key_pair else None,
+        # new instances get the role; instances already in the group keep their configuration
+        role_name=role_name,
         user_data=layout.user_data_b64,
         tags={**tags, "Name": f"{spec.name}-node"},
         opts=child,
