@@ -178,7 +178,7 @@ def access_output(
         tag = shlex.quote(f"Name=tag:gpu-cluster:cluster,Values={spec.name}")
         nodes = (
             f"aws ec2 describe-instances --region {region} --filters {tag} "
-            f"Name=tag:Name,Values={spec.name}-node-* Name=instance-state-name,Values=running " + query
+            f"'Name=tag:Name,Values={spec.name}-node-*' Name=instance-state-name,Values=running " + query
         )
     # Whom to log in to: the login node when there is one, else a node (known only after deploy
     # for a managed group: `nodes` lists them).
