@@ -15,7 +15,7 @@ from components.layout import azure as azure_layout
 
 from .conftest import spec_of
 
-KEY = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 test@example"
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
 
 
 def azure_values(**cluster):

@@ -1,11 +1,12 @@
 """Azure resources for one GPU cluster: maps an `AzureLayout` onto pulumi-azure-native, nothing more.
 
-Decisions (InfiniBand scope, NSG rules, image, spot eviction, scratch) are made in
+Decisions (InfiniBand scope, NSG rules, image, spot eviction, scratch, identity, access) are made in
 `components.layout.azure`; the modules here turn them into resources, one concern each:
-`network` (resource group, VNet, NSG, NAT gateway, the private node subnet) and `nodes` (an optional
-proximity placement group, then one Uniform VM scale set (managed) or N VMs with their NICs, in one
-availability set when InfiniBand is wired (instances)). Every resource is parented to `CloudCluster`,
-so the split changes no URN.
+`network` (resource group, VNet, NSG, NAT gateway, the private node subnet), `identity` (a user-assigned
+managed identity and its role assignments), `nodes` (an optional proximity placement group, then one
+Uniform VM scale set (managed) or N VMs with their NICs, in one availability set when InfiniBand is
+wired (instances)) and `access` (Azure Bastion, an optional login node). Every resource is parented to
+`CloudCluster`, so splitting the code changed no URN.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
-from . import network, nodes
+from . import access, identity, network, nodes
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 
@@ -38,15 +39,17 @@ class CloudCluster(pulumi.ComponentResource):
         # Children only (not this component): drop the provider's API-version aliases (see the function).
         child = pulumi.ResourceOptions(parent=self, transformations=[drop_api_version_aliases])
         self.resource_group_name = network.resource_group(name, layout, child)
-        ctx = Context(name, layout, child, self.resource_group_name, list(layout.zones) or None)
+        ctx = Context(name, self, layout, child, self.resource_group_name, list(layout.zones) or None)
 
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
-        built = nodes.build(ctx, net.subnet)
+        self.identity = identity.build(ctx)
+        built = nodes.build(ctx, net.subnet, self.identity)
         self.ppg = built.ppg
         self.scale_set: azure.compute.VirtualMachineScaleSet | None = built.scale_set
         self.availability_set: azure.compute.AvailabilitySet | None = built.availability_set
         self.vms: list[azure.compute.VirtualMachine] = built.vms
+        self.access = access.build(ctx, net, self.identity)
 
         node_ids: pulumi.Output[Any]
         if built.scale_set is not None:
@@ -61,7 +64,64 @@ class CloudCluster(pulumi.ComponentResource):
             "imageId": layout.image.ref,
             "nodeGroup" if layout.group == "scale-set" else "instanceIds": node_ids,
             "placementGroup": self.ppg.id if self.ppg else None,
+            "identity": self.identity.output(),
+            "access": _access_output(name, layout, self.resource_group_name, built, self.access),
+            "accessHourlyUsd": layout.bastion.hourly_usd if layout.bastion else None,
         }
         if self.availability_set is not None:
             self.outputs["availabilitySet"] = self.availability_set.id
+        if built.scale_set is None:
+            # A hostfile for mpirun / torchrun: each node's private IP (known once its NIC exists).
+            self.outputs["privateIps"] = pulumi.Output.all(
+                *[nic.ip_configurations.apply(_first_private_ip) for nic in built.nics]
+            )
+        if self.access.login_nic is not None:
+            self.outputs["loginPrivateIp"] = self.access.login_nic.ip_configurations.apply(_first_private_ip)
         self.register_outputs(self.outputs)
+
+
+def _first_private_ip(configs: Any) -> Any:
+    return configs[0].private_ip_address if configs else None
+
+
+def _access_output(
+    name: str, layout: AzureLayout, rg: pulumi.Input[str], built: nodes.Nodes, way: access.Access
+) -> dict[str, Any]:
+    """How to log in and how to list the nodes: the exact commands, with placeholders only where a value
+    is known after deploy."""
+    user = layout.admin_user
+    key = "~/.ssh/id_rsa" if layout.ssh_public_key.startswith("ssh-rsa") else "~/.ssh/id_ed25519"
+    out: dict[str, Any] = {"method": layout.access}
+    if built.scale_set is not None:
+        vmss = built.scale_set.name
+        out["nodes"] = pulumi.Output.concat(
+            "az vmss nic list --resource-group ", rg, " --vmss-name ", vmss,
+            ' --query "[].ipConfigurations[0].privateIPAddress" -o tsv',
+        )  # fmt: skip
+        targets: pulumi.Input[str] = pulumi.Output.concat(
+            "az vmss list-instances --resource-group ", rg, " --name ", vmss, ' --query "[].id" -o tsv'
+        )
+    else:
+        # Azure names each VM after its logical name plus a random suffix: the prefix selects the nodes.
+        out["nodes"] = pulumi.Output.concat(
+            "az vm list-ip-addresses --resource-group ", rg,
+            f" --query \"[?starts_with(virtualMachine.name, '{name}-node-')]",
+            '.virtualMachine.network.privateIpAddresses[0]" -o tsv',
+        )  # fmt: skip
+        targets = pulumi.Output.concat("az vm list --resource-group ", rg, ' --query "[].id" -o tsv')
+    if layout.access == "bastion" and way.bastion is not None:
+        target: pulumi.Input[str] = way.login_vm.id if way.login_vm is not None else "<vm id>"
+        out["command"] = pulumi.Output.concat(
+            "az network bastion ssh --name ", way.bastion.name, " --resource-group ", rg,
+            " --target-resource-id ", target, f" --auth-type ssh-key --username {user} --ssh-key {key}",
+        )  # fmt: skip
+        if way.login_vm is None:
+            out["targets"] = targets  # the <vm id> values
+    elif layout.access == "ssh":
+        if way.login_ip is not None:
+            out["command"] = pulumi.Output.concat(f"ssh -i {key} {user}@", way.login_ip.ip_address)
+        else:
+            out["command"] = f"ssh -i {key} {user}@<public ip of a node>"
+    else:
+        out["command"] = None
+    return out

@@ -15,6 +15,7 @@ class Context:
     is the same whichever module registers it."""
 
     name: str  # the component's name: resource names are f"{name}-<suffix>"
+    component: pulumi.Resource  # the parent of every resource and invoke
     layout: AzureLayout
     opts: pulumi.ResourceOptions  # parent=the component, plus the alias transformation
     resource_group_name: pulumi.Input[str]

@@ -11,6 +11,7 @@ import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
 from .context import Context
+from .identity import Identity
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,7 @@ def _spot(layout: AzureLayout) -> dict[str, Any]:
     }
 
 
-def build(ctx: Context, subnet: azure.network.Subnet, identity: Any = None) -> Nodes:
-    """`identity`: the VMSS/VM `identity` argument (the two SDK classes take the same shape), or None."""
+def build(ctx: Context, subnet: azure.network.Subnet, identity: Identity) -> Nodes:
     layout = ctx.layout
     ppg = (
         azure.compute.ProximityPlacementGroup(
@@ -103,7 +103,7 @@ def _scale_set(
     ctx: Context,
     subnet: azure.network.Subnet,
     ppg: azure.compute.ProximityPlacementGroup | None,
-    identity: Any,
+    identity: Identity,
 ) -> azure.compute.VirtualMachineScaleSet:
     layout = ctx.layout
     spec = layout.spec
@@ -144,7 +144,7 @@ def _scale_set(
         upgrade_policy=azure.compute.UpgradePolicyArgs(mode="Manual"),
         proximity_placement_group=azure.compute.SubResourceArgs(id=ppg.id) if ppg else None,
         zones=ctx.zones,
-        identity=identity,
+        identity=identity.for_scale_set(),
         virtual_machine_profile=azure.compute.VirtualMachineScaleSetVMProfileArgs(
             os_profile=azure.compute.VirtualMachineScaleSetOSProfileArgs(
                 computer_name_prefix=f"{spec.name}-",
@@ -197,7 +197,7 @@ def _vms(
     ctx: Context,
     subnet: azure.network.Subnet,
     ppg: azure.compute.ProximityPlacementGroup | None,
-    identity: Any,
+    identity: Identity,
 ) -> Nodes:
     layout = ctx.layout
     spec, name, child, tagged, rg, zones = (
@@ -257,6 +257,7 @@ def _vms(
         ),
     )
     security, capacity, spot = _security_profile(layout), _capacity_reservation(layout), _spot(layout)
+    vm_identity = identity.for_vm()
     vms, nics = [], []
     for i in range(spec.nodes):
         public_ip = (
@@ -300,7 +301,7 @@ def _vms(
                 availability_set=availability_set_ref,
                 proximity_placement_group=ppg_ref,
                 zones=zones,
-                identity=identity,
+                identity=vm_identity,
                 os_profile=azure.compute.OSProfileArgs(
                     computer_name=f"{spec.name}-{i}",
                     admin_username=layout.admin_user,

@@ -24,7 +24,11 @@ import base64
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any, Literal
+
+import yaml
 
 from .. import catalog
 from ..errors import CLUSTER_KEY, ConfigError
@@ -55,6 +59,19 @@ AZURE_RESERVED_IPS_PER_SUBNET = 5  # VNet FAQ: Azure reserves 5 addresses in eve
 DISK_TYPE = "Premium_LRS"  # Premium SSD for the OS disk and the scratch data disk
 
 Group = Literal["scale-set", "availability-set", "vms"]
+# The cluster VNet's second half (the first is the node subnet, unchanged) is cut into /26 blocks at fixed
+# places, so turning Bastion or the login node on or off never moves another subnet: block 0 is
+# AzureBastionSubnet (Azure needs exactly that name and at least a /26), block 1 the login subnet.
+ACCESS_BLOCK_PREFIX = 26
+BASTION_SUBNET_NAME = "AzureBastionSubnet"
+
+
+@cache
+def access_data() -> dict[str, Any]:
+    """The Azure-only keys of catalog/capabilities/azure.yaml (`bastion:`), as written there."""
+    path = Path(__file__).resolve().parent.parent / "catalog" / "capabilities" / "azure.yaml"
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    return data
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,42 @@ class DataDisk:
 
 
 @dataclass(frozen=True)
+class RoleGrant:
+    """One role assignment to the node identity, on the cluster's resource group."""
+
+    role_definition_id: str  # /providers/Microsoft.Authorization/roleDefinitions/GUID or the subscription form
+    why: str  # "identity.readStorage" or "identity.policies[i]"
+
+
+@dataclass(frozen=True)
+class NodeIdentity:
+    """A user-assigned managed identity on every VM of the cluster (nodes and login node)."""
+
+    existing_id: str | None  # an existing identity's resource id; None = create one
+    grants: tuple[RoleGrant, ...]  # nothing by default: least privilege
+
+
+@dataclass(frozen=True)
+class Bastion:
+    """Azure Bastion, Standard SKU with native-client tunnelling (`az network bastion ssh`)."""
+
+    subnet_cidr: str
+    sku: str
+    hourly_usd: float | None  # None: not priced (capabilities file says why)
+    price_note: str
+
+
+@dataclass(frozen=True)
+class LoginNode:
+    """One small CPU VM in its own subnet: where sshCidrs and a public IP land when it exists."""
+
+    instance_type: str
+    subnet_cidr: str
+    public_ip: bool
+    security_rules: tuple[SecurityRule, ...]
+
+
+@dataclass(frozen=True)
 class AzureLayout:
     spec: ClusterSpec
     location: str
@@ -130,6 +183,10 @@ class AzureLayout:
     custom_data: str
     tags: Mapping[str, str]
     warnings: tuple[str, ...]
+    access: str  # bastion | ssh | none (spec.access, resolved)
+    identity: NodeIdentity
+    bastion: Bastion | None
+    login: LoginNode | None
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -158,20 +215,28 @@ def _image(spec: ClusterSpec) -> Image:
     return Image(publisher, offer, sku, version, None, f"marketplace image {spec.image} as configured")
 
 
+def _ssh_rule(spec: ClusterSpec) -> SecurityRule:
+    return SecurityRule(
+        "allow-ssh", 100, "Inbound", "Allow", "Tcp", spec.network.ssh_cidrs, "*", "22", "SSH from sshCidrs"
+    )
+
+
 def _security_rules(spec: ClusterSpec) -> tuple[SecurityRule, ...]:
     """SSH only from sshCidrs, everything inside the VNet, nothing else from the internet.
 
     Azure's default rules already allow VNet traffic (65000) and deny the rest (65500); the explicit copies
-    make the intent visible in the plan and keep it if someone adds broader rules later.
+    make the intent visible in the plan and keep it if someone adds broader rules later. With a login node,
+    sshCidrs open port 22 on the login node only (its own NSG), never on the GPU nodes.
     """
     rules: list[SecurityRule] = []
-    if spec.network.ssh_cidrs:
-        rules.append(
-            SecurityRule(
-                "allow-ssh", 100, "Inbound", "Allow", "Tcp", spec.network.ssh_cidrs, "*", "22", "SSH from sshCidrs"
-            )
-        )
-    rules += [
+    if spec.network.ssh_cidrs and spec.login is None:
+        rules.append(_ssh_rule(spec))
+    rules += _inside_rules()
+    return tuple(rules)
+
+
+def _inside_rules() -> list[SecurityRule]:
+    return [
         SecurityRule(
             "allow-vnet-inbound",
             200,
@@ -187,7 +252,6 @@ def _security_rules(spec: ClusterSpec) -> tuple[SecurityRule, ...]:
             "deny-internet-inbound", 4096, "Inbound", "Deny", "*", ("Internet",), "*", "*", "nothing from the internet"
         ),
     ]
-    return tuple(rules)
 
 
 def _check_capacity(spec: ClusterSpec, group: Group, ib: bool, node_cidr: str) -> None:
@@ -227,6 +291,56 @@ def _single_placement_group(spec: ClusterSpec, group: Group, ib: bool) -> bool |
     if spec.instance.fabric == "infiniband" or spec.max_nodes > SCALE_SET_IB_CAP:
         return False
     return None
+
+
+def _identity(spec: ClusterSpec) -> NodeIdentity:
+    """No role by default (least privilege): the nodes need none to boot, be reached through Bastion or
+    run NCCL. `identity.policies` and `identity.readStorage` add role assignments on the resource group."""
+    grants = [RoleGrant(role, f"{CLUSTER_KEY}.identity.policies[{i}]") for i, role in enumerate(spec.identity.policies)]
+    if spec.identity.read_storage:
+        reader = access_data()["readStorageRole"]
+        grants.append(RoleGrant(reader["roleDefinitionId"], f"{CLUSTER_KEY}.identity.readStorage"))
+    unique = tuple({g.role_definition_id.lower(): g for g in grants}.values())  # one assignment per role
+    return NodeIdentity(spec.identity.existing, unique)
+
+
+def _access_blocks(spec: ClusterSpec, node_cidr: str, needed: int) -> tuple[str, ...]:
+    """The first `needed` /26 blocks of the VNet's free half (block 0: Bastion, block 1: login)."""
+    halves = ipaddress.IPv4Network(spec.network.cidr).subnets(prefixlen_diff=1)
+    second = next(net for net in halves if str(net) != node_cidr)
+    if second.num_addresses < needed * 2 ** (32 - ACCESS_BLOCK_PREFIX):
+        what = {
+            ("bastion", 1): "AzureBastionSubnet (Azure needs at least a /26)",
+            ("bastion", 2): "AzureBastionSubnet and the login subnet (a /26 each)",
+        }.get((spec.access, needed), "the login subnet (the second /26 of that half)")
+        raise ConfigError(
+            f"{CLUSTER_KEY}.network.cidr",
+            f"{spec.network.cidr} leaves {second} beside the node subnet, too small for {what}; "
+            f"use a /{ACCESS_BLOCK_PREFIX - needed} or larger range, or access: none without a login node",
+        )
+    blocks = second.subnets(new_prefix=ACCESS_BLOCK_PREFIX)
+    return tuple(str(next(blocks)) for _ in range(needed))
+
+
+def _bastion(spec: ClusterSpec, node_cidr: str) -> Bastion | None:
+    if spec.access != "bastion":
+        return None
+    data = access_data()["bastion"]
+    price = data.get("hourlyUsd")
+    return Bastion(
+        _access_blocks(spec, node_cidr, 1)[0],
+        str(data["sku"]),
+        None if price is None else float(price),
+        " ".join(str(data["price"]).split()),
+    )
+
+
+def _login(spec: ClusterSpec, node_cidr: str) -> LoginNode | None:
+    if spec.login is None:
+        return None
+    assert spec.login.instance_type is not None  # the spec resolves the default type
+    rules = ((_ssh_rule(spec),) if spec.network.ssh_cidrs else ()) + tuple(_inside_rules())
+    return LoginNode(spec.login.instance_type, _access_blocks(spec, node_cidr, 2)[1], spec.login.public_ip, rules)
 
 
 def plan(spec: ClusterSpec) -> AzureLayout:
@@ -290,6 +404,11 @@ def plan(spec: ClusterSpec) -> AzureLayout:
             f"{k}placement: spread has no Azure counterpart here (a proximity placement group only co-locates); "
             "no placement group is created"
         )
+    if spec.login is not None and spec.network.public_ip:
+        warnings.append(
+            f"{k}network.publicIp: a login node exists, so the GPU nodes get no public IP; "
+            "set login.publicIp to reach the login node from sshCidrs"
+        )
     if ib and spec.max_nodes > spec.nodes:
         warnings.append(
             f"{k}maxNodes: the scale set starts at {spec.nodes} VMs; scale it (capacity) up to {spec.max_nodes} "
@@ -306,7 +425,9 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         proximity_placement_group=spec.placement == "cluster",
         group=group,
         single_placement_group=_single_placement_group(spec, group, ib),
-        platform_fault_domain_count=None,
+        # azurehpc `_add_vmss` (fault_domain_count 1) and our availability set: one fault domain for the
+        # IB scale set; unset elsewhere (Azure's default, so other scale sets do not change).
+        platform_fault_domain_count=1 if group == "scale-set" and ib else None,
         ib_devices=row.fabricDevices if ib else 0,
         image=_image(spec),
         os_disk_gb=spec.storage.root_gb,
@@ -319,12 +440,16 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         encryption_at_host=spec.azure.encryption_at_host,
         admin_user=spec.admin_user,
         ssh_public_key=spec.ssh_public_key,
-        public_ip=spec.network.public_ip,
+        public_ip=spec.network.public_ip and spec.login is None,
         zones=(spec.zone,) if spec.zone else (),
         capacity_reservation_group=spec.reservation or None,
         custom_data=cloud_init(scratch),
         tags=dict(spec.base_tags),
         warnings=tuple(warnings),
+        access=spec.access,
+        identity=_identity(spec),
+        bastion=_bastion(spec, node_cidr),
+        login=_login(spec, node_cidr),
     )
 
 

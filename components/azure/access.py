@@ -1,0 +1,167 @@
+"""The way in: Azure Bastion (Standard, native-client tunnelling) in AzureBastionSubnet, and an optional
+login node in its own subnet and NSG, the only place sshCidrs and a public IP land when it exists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_azure_native as azure
+
+from ..layout.azure import BASTION_SUBNET_NAME, SecurityRule
+from .context import Context
+from .identity import Identity
+from .network import Network
+from .nodes import image_reference, linux
+
+
+@dataclass(frozen=True)
+class Access:
+    bastion: azure.network.BastionHost | None
+    login_vm: azure.compute.VirtualMachine | None
+    login_nic: azure.network.NetworkInterface | None
+    login_ip: azure.network.PublicIPAddress | None
+
+
+def _rules(rules: tuple[SecurityRule, ...]) -> list[azure.network.SecurityRuleArgs]:
+    return [
+        azure.network.SecurityRuleArgs(
+            name=rule.name,
+            priority=rule.priority,
+            direction=rule.direction,
+            access=rule.access,
+            protocol=rule.protocol,
+            source_address_prefixes=list(rule.sources) if len(rule.sources) > 1 else None,
+            source_address_prefix=rule.sources[0] if len(rule.sources) == 1 else None,
+            source_port_range="*",
+            destination_address_prefix=rule.destination,
+            destination_port_range=rule.port,
+            description=rule.description,
+        )
+        for rule in rules
+    ]
+
+
+def build(ctx: Context, net: Network, identity: Identity) -> Access:
+    layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
+    # Subnets of one VNet one at a time: Azure refuses concurrent subnet writes on a VNet
+    # (AnotherOperationInProgress), so each new subnet waits for the one before it.
+    previous: pulumi.Resource = net.subnet
+    bastion = None
+    if layout.bastion is not None:
+        subnet = azure.network.Subnet(
+            f"{name}-bastion-subnet",
+            subnet_name=BASTION_SUBNET_NAME,  # Azure requires this exact name
+            resource_group_name=rg,
+            virtual_network_name=net.vnet.name,
+            address_prefix=layout.bastion.subnet_cidr,
+            opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[previous])),
+        )
+        previous = subnet
+        ip = azure.network.PublicIPAddress(
+            f"{name}-bastion-ip",
+            resource_group_name=rg,
+            location=ctx.location,
+            sku=azure.network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
+            public_ip_allocation_method="Static",
+            public_ip_address_version="IPv4",
+            tags=ctx.tagged("bastion-ip"),
+            opts=ctx.opts,
+        )
+        bastion = azure.network.BastionHost(
+            f"{name}-bastion",
+            resource_group_name=rg,
+            location=ctx.location,
+            sku=azure.network.SkuArgs(name=layout.bastion.sku),
+            # Native client support (`az network bastion ssh` / `tunnel`): Standard SKU and this flag.
+            enable_tunneling=True,
+            ip_configurations=[
+                azure.network.BastionHostIPConfigurationArgs(
+                    name="bastion",
+                    subnet=azure.network.SubResourceArgs(id=subnet.id),
+                    public_ip_address=azure.network.SubResourceArgs(id=ip.id),
+                )
+            ],
+            tags=ctx.tagged("bastion"),
+            opts=ctx.opts,
+        )
+    login = layout.login
+    if login is None:
+        return Access(bastion, None, None, None)
+    nsg = azure.network.NetworkSecurityGroup(
+        f"{name}-login-nsg",
+        resource_group_name=rg,
+        location=ctx.location,
+        security_rules=_rules(login.security_rules),
+        tags=ctx.tagged("login-nsg"),
+        opts=ctx.opts,
+    )
+    subnet = azure.network.Subnet(
+        f"{name}-login-subnet",
+        resource_group_name=rg,
+        virtual_network_name=net.vnet.name,
+        address_prefix=login.subnet_cidr,
+        network_security_group=azure.network.NetworkSecurityGroupArgs(id=nsg.id),
+        nat_gateway=azure.network.SubResourceArgs(id=net.nat.id) if net.nat else None,
+        default_outbound_access=False,
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[previous])),
+    )
+    ip = (
+        azure.network.PublicIPAddress(
+            f"{name}-login-ip",
+            resource_group_name=rg,
+            location=ctx.location,
+            sku=azure.network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
+            public_ip_allocation_method="Static",
+            zones=ctx.zones,
+            tags=ctx.tagged("login-ip"),
+            opts=ctx.opts,
+        )
+        if login.public_ip
+        else None
+    )
+    nic = azure.network.NetworkInterface(
+        f"{name}-login-nic",
+        resource_group_name=rg,
+        location=ctx.location,
+        ip_configurations=[
+            azure.network.NetworkInterfaceIPConfigurationArgs(
+                name="ipv4",
+                primary=True,
+                private_ip_allocation_method="Dynamic",
+                subnet=azure.network.SubnetArgs(id=subnet.id),
+                public_ip_address=azure.network.PublicIPAddressArgs(id=ip.id) if ip else None,
+            )
+        ],
+        tags=ctx.tagged("login-nic"),
+        opts=ctx.opts,
+    )
+    vm = azure.compute.VirtualMachine(
+        f"{name}-login",
+        resource_group_name=rg,
+        location=ctx.location,
+        hardware_profile=azure.compute.HardwareProfileArgs(vm_size=login.instance_type),
+        zones=ctx.zones,
+        identity=identity.for_vm(),
+        os_profile=azure.compute.OSProfileArgs(
+            computer_name=f"{layout.spec.name}-login",
+            admin_username=layout.admin_user,
+            linux_configuration=linux(layout),
+        ),
+        # The cluster's image: the same MPI / NCCL tools as the nodes, for launching jobs from here.
+        storage_profile=azure.compute.StorageProfileArgs(
+            image_reference=image_reference(layout),
+            os_disk=azure.compute.OSDiskArgs(
+                create_option="FromImage",
+                caching="ReadWrite",
+                delete_option="Delete",
+                managed_disk=azure.compute.ManagedDiskParametersArgs(storage_account_type=layout.os_disk_type),
+            ),
+        ),
+        network_profile=azure.compute.NetworkProfileArgs(
+            network_interfaces=[azure.compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]
+        ),
+        tags=ctx.tagged("login"),
+        opts=ctx.opts,
+    )
+    return Access(bastion, vm, nic, ip)
