@@ -108,6 +108,18 @@ class LoginConfig(_Model):
     public_ip: bool = False
 
 
+class HealthConfig(_Model):
+    """The boot-time health check (components/bootstrap/health.py)."""
+
+    enabled: bool = True
+    # auto: replace for managed groups (the group heals itself), report for instances
+    action: Literal["auto", "replace", "report"] = "auto"
+
+
+class MonitoringConfig(_Model):
+    dcgm_exporter: bool = True  # NVIDIA DCGM exporter and the node exporter, scraped from inside the network
+
+
 class ClusterConfig(_Model):
     """`gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
 
@@ -134,6 +146,9 @@ class ClusterConfig(_Model):
     access: Literal["auto", "ssm", "iap", "bastion", "session-manager", "ssh", "none"] = "auto"
     login: LoginConfig | None = None
     identity: IdentityConfig = IdentityConfig()
+    health: HealthConfig = HealthConfig()
+    monitoring: MonitoringConfig = MonitoringConfig()
+    gpu_partition: str | None = Field(None, min_length=1)  # a MIG profile, e.g. 1g.10gb (catalog/mig.yaml)
     aws: AwsOptions | None = None
     azure: AzureOptions | None = None
     gcp: GcpOptions | None = None
@@ -173,6 +188,10 @@ class ClusterSpec:
     access: str = "none"
     identity: IdentityConfig = field(default_factory=IdentityConfig)
     login: LoginConfig | None = None  # with instanceType resolved
+    health_action: Literal["replace", "report"] | None = None  # None: no health check
+    dcgm_exporter: bool = False
+    # MIG: the profile and how many instances of it fill one GPU
+    gpu_partition: tuple[str, int] | None = None
     max_hourly_usd: float | None = None
     # the cluster config holds secure values: values taken from it stay secret in state and plans
     secret_config: bool = False
@@ -675,6 +694,18 @@ def _login_user(ctx: _Context) -> Iterator[ConfigError]:
         yield exc
 
 
+def _gpu_partition(ctx: _Context) -> Iterator[ConfigError]:
+    profile, row = ctx.cfg.gpu_partition, ctx.row
+    if profile is None or row is None:
+        return
+    profiles = catalog.mig_profiles(row)
+    key = f"{CLUSTER_KEY}.gpuPartition"
+    if profiles is None:
+        yield ConfigError(key, f"{row.gpu or row.gpuDescription} GPUs of {row.instanceType} have no MIG partitioning")
+    elif profile not in profiles:
+        yield ConfigError(key, f"got {profile!r}; {row.gpu} takes {', '.join(profiles)} (NVIDIA MIG User Guide)")
+
+
 # The cross-field rules, in the order their errors are reported. Each reads the keys it names
 # and yields one ConfigError per problem; all run, so a config with three mistakes hears of three.
 CROSS_RULES: tuple[Check, ...] = (
@@ -690,6 +721,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _network,
     _tags,
     _login_user,
+    _gpu_partition,
 )
 
 
@@ -725,6 +757,21 @@ def _placement(ctx: _Context) -> Literal["cluster", "spread", "none"]:
             "fabric latency and bandwidth between nodes are not guaranteed",
         )
     return placement
+
+
+def _health_action(cfg: ClusterConfig) -> Literal["replace", "report"] | None:
+    if not cfg.health.enabled:
+        return None
+    if cfg.health.action == "auto":
+        return "replace" if cfg.node_group == "managed" else "report"
+    return cfg.health.action
+
+
+def _partition(cfg: ClusterConfig, row: InstanceType) -> tuple[str, int] | None:
+    if cfg.gpu_partition is None:
+        return None
+    profiles = catalog.mig_profiles(row) or {}
+    return cfg.gpu_partition, profiles[cfg.gpu_partition]
 
 
 def _cross_check(
@@ -778,6 +825,9 @@ def _cross_check(
         access=access,
         identity=cfg.identity,
         login=login,
+        health_action=_health_action(cfg),
+        dcgm_exporter=cfg.monitoring.dcgm_exporter,
+        gpu_partition=_partition(cfg, row),
         max_hourly_usd=max_hourly,
         azure=cfg.azure or AzureOptions(),
         gcp=cfg.gcp or GcpOptions(),

@@ -49,7 +49,10 @@ def run(tmp_path: Path, gpus: list[str], ecc: list[str] | None = None, hook: boo
     ecc_lines = ecc if ecc is not None else [f"{i}, 0, [N/A]" for i in range(len(gpus))]
     (tmp_path / "ecc.txt").write_text("".join(f"{line}\n" for line in ecc_lines))
     stubs = {
-        "nvidia-smi": f'case "$*" in *ecc.errors*) cat "{tmp_path}/ecc.txt" ;; *) cat "{tmp_path}/gpus.txt" ;; esac',
+        "nvidia-smi": (
+            f'case "$*" in *ecc.errors*) cat "{tmp_path}/ecc.txt" ;; -L) cat "{tmp_path}/mig.txt" 2>/dev/null ;; '
+            f'*) cat "{tmp_path}/gpus.txt" ;; esac'
+        ),
         "fi_info": f'cat "{tmp_path}/fabric.txt" 2>/dev/null',
         "ibstat": f'cat "{tmp_path}/fabric.txt" 2>/dev/null',
         "ibv_devinfo": f'cat "{tmp_path}/fabric.txt" 2>/dev/null',
@@ -183,3 +186,11 @@ def test_the_part_installs_the_script_its_settings_and_the_hook():
     assert "/usr/local/sbin/gpu-cluster-unhealthy" not in {f.path for f in report_only.files}
     assert health_part(None).empty
     assert "gpu-cluster-health" in bootstrap.cloud_init([part])
+
+
+def test_mig_devices_are_counted(tmp_path):
+    (tmp_path / "mig.txt").write_text("GPU 0: NVIDIA H100\n" + "  MIG 1g.10gb     Device  0: (UUID: MIG-x)\n" * 7)
+    _, report, _ = run(tmp_path, [H100], EXPECTED_MIG_DEVICES="7")
+    assert report["healthy"] is True
+    _, report, _ = run(tmp_path, [H100], EXPECTED_MIG_DEVICES="14")
+    assert failed(report) == ["mig"]

@@ -42,6 +42,7 @@ class HealthCheck:
     nvme_globs: tuple[str, ...]
     action: Literal["replace", "report"]
     dcgm_level: int = 1
+    mig_devices: int = 0  # gpus x instances per GPU with gpuPartition
 
     def env(self) -> dict[str, str]:
         return {
@@ -51,6 +52,7 @@ class HealthCheck:
             "EXPECTED_FABRIC_DEVICES": str(self.fabric_devices),
             "EXPECTED_NVME": str(self.nvme_devices),
             "NVME_GLOBS": " ".join(self.nvme_globs),
+            "EXPECTED_MIG_DEVICES": str(self.mig_devices),
             "DCGM_LEVEL": str(self.dcgm_level),
             "ACTION": self.action,
             "UNHEALTHY_HOOK": HOOK_PATH,

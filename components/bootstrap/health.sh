@@ -11,6 +11,7 @@
 #   FABRIC_KIND              efa | infiniband | erdma | gpudirect-rdma | gpudirect-tcpx | gpudirect-tcpxo | none
 #   EXPECTED_FABRIC_DEVICES  fabric devices (EFA interfaces, active IB ports, RDMA ports, GPU NICs)
 #   EXPECTED_NVME            local NVMe devices; NVME_GLOBS the by-id globs that match them
+#   EXPECTED_MIG_DEVICES     MIG devices the node should show (gpuPartition), 0 without MIG
 #   DCGM_LEVEL               0 to skip, else the `dcgmi diag -r` level when DCGM is installed
 #   ACTION                   replace | report
 #   UNHEALTHY_HOOK           the cloud's command file run on failure with ACTION=replace
@@ -22,6 +23,7 @@ FABRIC_KIND="${FABRIC_KIND:-none}"
 EXPECTED_FABRIC_DEVICES="${EXPECTED_FABRIC_DEVICES:-0}"
 EXPECTED_NVME="${EXPECTED_NVME:-0}"
 NVME_GLOBS="${NVME_GLOBS:-}"
+EXPECTED_MIG_DEVICES="${EXPECTED_MIG_DEVICES:-0}"
 DCGM_LEVEL="${DCGM_LEVEL:-0}"
 ACTION="${ACTION:-report}"
 UNHEALTHY_HOOK="${UNHEALTHY_HOOK:-/usr/local/sbin/gpu-cluster-unhealthy}"
@@ -145,6 +147,17 @@ check_nvme() {
   fi
 }
 
+check_mig() {
+  local found
+  [ "$EXPECTED_MIG_DEVICES" -gt 0 ] || return
+  found=$(nvidia-smi -L 2>/dev/null | grep -c 'MIG ' || true)
+  if [ "$found" -eq "$EXPECTED_MIG_DEVICES" ]; then
+    record mig true "$EXPECTED_MIG_DEVICES" "$found" ""
+  else
+    record mig false "$EXPECTED_MIG_DEVICES" "$found" "MIG partitioning not as configured"
+  fi
+}
+
 check_dcgm() {
   [ "$DCGM_LEVEL" -gt 0 ] || return
   if ! command -v dcgmi >/dev/null 2>&1; then
@@ -164,6 +177,7 @@ if [ "$EXPECTED_GPUS" -gt 0 ]; then
 fi
 check_fabric
 check_nvme
+check_mig
 check_dcgm
 
 healthy=true

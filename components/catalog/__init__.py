@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Cloud = Literal["aws", "azure", "gcp", "alicloud"]
 CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud")
@@ -24,7 +24,7 @@ _DIR = Path(__file__).parent
 # The keys of `gpu-cluster catalog --format json` rows, in order: a stable format.
 PUBLIC_KEYS = (
     "cloud", "instanceType", "gpu", "gpus", "gpuMemoryGiB", "vcpus", "memoryGiB", "localNvmeCount", "localNvmeGb",
-    "networkGbps", "fabric", "fabricDevices", "fabricGbps", "hourlyUsd", "source",
+    "networkGbps", "fabric", "fabricDevices", "fabricGbps", "hourlyUsd", "source", "priceVerified", "priceNote",
 )  # fmt: skip
 
 
@@ -50,8 +50,20 @@ class InstanceType(BaseModel):
     networkCards: int | None
     hourlyUsd: float | None
     source: str = Field(min_length=1)
+    # False when no source independent of the row's own confirms hourlyUsd, or sources disagree:
+    # the plan then says so in its cost row (with priceNote) and reports hourlyUsdVerified: false.
+    priceVerified: bool = True
+    priceNote: str | None = None
     notes: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _price_caveat(self) -> InstanceType:
+        if not self.priceVerified and (self.hourlyUsd is None or not self.priceNote):
+            raise ValueError(f"{self.instanceType}: priceVerified false needs an hourlyUsd and a priceNote saying why")
+        if self.priceVerified and self.priceNote:
+            raise ValueError(f"{self.instanceType}: priceNote says why a price is unverified; set priceVerified false")
+        return self
 
     @property
     def has_fabric(self) -> bool:
@@ -176,3 +188,28 @@ def resolve(cloud: Cloud, gpu: str, count: int) -> Resolution:
             "rule: fewest vCPUs, then least memory, then lowest price"
         )
     return Resolution(picked, reason)
+
+
+@cache
+def _mig() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((_DIR / "mig.yaml").read_text())
+    models: dict[str, Any] = data["models"]
+    return models
+
+
+def mig_profiles(row: InstanceType) -> dict[str, int] | None:
+    """The MIG profiles of the row's GPU (name -> instances per GPU), None when the GPU has none.
+
+    Profile names carry the memory size, so a model's variants are told apart by memory
+    (H100 80 GB vs the 94 GB H100 NVL): the entry closest to the row's per-GPU memory wins.
+    """
+    if row.gpu is None:
+        return None
+    models = _mig()
+    canonical = set(gpu_aliases().values())
+    candidates = [m for m in models if m == row.gpu or (m.startswith(f"{row.gpu}-") and m not in canonical)]
+    if not candidates:
+        return None
+    memory = row.gpuMemoryGiB if row.gpuMemoryGiB is not None else models.get(row.gpu, {}).get("memoryGiB", 0)
+    best = min(candidates, key=lambda m: abs(float(models[m]["memoryGiB"]) - float(memory)))
+    return {str(k): int(v) for k, v in models[best]["profiles"].items()}
