@@ -64,10 +64,8 @@ def test_a3mega_ranges_subnets_and_internal_firewalls(a3mega):
     assert fw["a3mega-gcp-ssh"]["allows"] == [{"protocol": "tcp", "ports": ["22"]}]
 
 
-def test_compact_placement_policy_on_the_template(a3mega):
-    policy = one(a3mega, "compute/resourcePolicy:ResourcePolicy")
-    assert policy["inputs"]["groupPlacementPolicy"] == {"collocation": "COLLOCATED", "vmCount": 2}
-    assert template(a3mega)["resourcePolicies"] == "<self link of a3mega-gcp-placement>"
+def test_placement_policy_kinds_are_in_test_gcp_identity_access(a3mega):
+    # MIG of A3/A4: a workload policy on the group; instances: a compact policy on the template
     assert a3mega.run.outputs["placementGroup"] == "<self link of a3mega-gcp-placement>"
 
 
@@ -136,7 +134,8 @@ def test_h100_instances_from_one_template(stack_plan):
     assert all(r["inputs"]["zone"] == "us-east5-a" for r in nodes)
     assert not resources_of(h100, "InstanceGroupManager")
     assert len(template(h100)["networkInterfaces"]) == 9
-    assert firewalls(h100)["h100-gcp-ssh"]["sourceRanges"] == ["203.0.113.0/24"]
+    # sshCidrs as before, plus IAP's range: access auto resolves to iap
+    assert firewalls(h100)["h100-gcp-ssh"]["sourceRanges"] == ["203.0.113.0/24", "35.235.240.0/20"]
     assert h100.summary()["fabricGbpsPerNode"] == 1600
     assert len(h100.run.outputs["instanceIds"]) == 2
 
@@ -174,7 +173,8 @@ def test_a3_high_gets_4_gpu_vpcs():
 
 @pytest.mark.parametrize(("itype", "gpu"), [("a3-ultragpu-8g", "H200:8"), ("a4-highgpu-8g", "B200:8")])
 def test_rdma_types_two_gvnic_and_8_mrdma_on_the_roce_vpc(itype, gpu):
-    plan = plan_values(gcp_values(instanceType=itype, gpu=gpu, zone="us-central1-b"))
+    # not sold on demand: bought as spot here (consumption rules in test_gcp_identity_access)
+    plan = plan_values(gcp_values(instanceType=itype, gpu=gpu, zone="us-central1-b", spot=True))
     nics = template(plan)["networkInterfaces"]
     assert [n["nicType"] for n in nics] == ["GVNIC", "GVNIC", *["MRDMA"] * 8]
     assert [n["subnetwork"] for n in nics[2:]] == [f"<id of test-gcp-roce-{i}>" for i in range(8)]
@@ -193,7 +193,8 @@ def test_rdma_types_two_gvnic_and_8_mrdma_on_the_roce_vpc(itype, gpu):
 def test_every_gcp_fabric_type_is_wired_to_its_rating_in_the_plan():
     for row in catalog.load("gcp").types:
         if row.has_fabric:
-            plan = plan_values(gcp_values(instanceType=row.instanceType, gpu=f"{row.gpu}:{row.gpus}"))
+            spot = row.instanceType.startswith(("a3-ultragpu", "a4-highgpu"))  # not sold on demand
+            plan = plan_values(gcp_values(instanceType=row.instanceType, gpu=f"{row.gpu}:{row.gpus}", spot=spot))
             assert plan.summary()["fabricGbpsPerNode"] == row.fabricGbps, row.instanceType
 
 

@@ -32,8 +32,14 @@ def layout_of(**cluster: Any) -> gcp_layout.GcpLayout:
     return gcp_layout.plan(spec_of(gcp_values(**cluster)))
 
 
+NO_ON_DEMAND = {"a3-ultragpu-8g", "a4-highgpu-8g"}  # catalog/gcp.yaml rules.consumption.noOnDemand
+
+
 def typed(itype: str, **cluster: Any) -> gcp_layout.GcpLayout:
+    """A layout of `itype`; types not sold on demand are bought as spot unless told otherwise."""
     row = catalog.find("gcp", itype)[0]
+    if itype in NO_ON_DEMAND and not {"spot", "reservation", "gcp"} & set(cluster):
+        cluster["spot"] = True
     return layout_of(instanceType=itype, gpu=f"{row.gpu}:{row.gpus}", **cluster)
 
 
@@ -164,16 +170,58 @@ def test_zone_is_required_and_named():
 
 
 def test_compact_placement_vm_count_and_limits():
-    assert layout_of(nodes=4).placement_vm_count == 4
-    assert layout_of(nodes=1).placement_vm_count is None  # nothing to place next to
-    assert layout_of(nodes=4, placement="none").placement_vm_count is None
-    assert layout_of(nodes=150, nodeGroup="instances").placement_vm_count == 150
+    inst = {"nodeGroup": "instances"}
+    assert layout_of(nodes=4, **inst).placement_vm_count == 4
+    assert layout_of(nodes=1, **inst).placement_vm_count is None  # nothing to place next to
+    assert layout_of(nodes=4, placement="none", **inst).placement is None
+    # no maxDistance: 1,500 per policy (slurm-gcp PLACEMENT_MAX_CNT), no longer the old flat 150
+    assert layout_of(nodes=200, **inst).placement_vm_count == 200
+    g2 = {"instanceType": "g2-standard-8", "gpu": "L4:1", "placement": "cluster"}
     with pytest.raises(ConfigError) as info:
-        layout_of(nodes=151)
-    assert info.value.key == "gpu-cluster:cluster.nodes" and "150" in info.value.message
-    with pytest.raises(ConfigError) as info:
-        layout_of(nodes=2, maxNodes=4)
+        layout_of(nodes=2, maxNodes=4, **g2)  # a MIG of a type without workload policies: compact on the template
     assert info.value.key == "gpu-cluster:cluster.maxNodes" and "vmCount" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("itype", "distance", "cap"),
+    [
+        ("a3-megagpu-8g", None, 1500),
+        ("g2-standard-8", None, 1500),
+        ("a3-megagpu-8g", 1, 22),
+        ("a3-megagpu-8g", 2, 256),
+        ("a2-highgpu-8g", 2, 150),
+        ("a4-highgpu-8g", 2, 150),
+        ("a3-highgpu-8g", 3, 1500),
+    ],
+)
+def test_compact_cap_depends_on_type_and_max_distance(itype, distance, cap):
+    rules = catalog.load("gcp").rules
+    assert gcp_layout.compact_cap(rules, itype, distance) == cap
+
+
+def test_compact_cap_is_enforced_with_the_key_named(monkeypatch):
+    rules = catalog.load("gcp").rules
+    monkeypatch.setitem(rules["compactPlacementMaxVms"], "none", {"default": 3})
+    with pytest.raises(ConfigError) as info:
+        layout_of(nodes=4, nodeGroup="instances")
+    assert info.value.key == "gpu-cluster:cluster.nodes" and "at most 3" in info.value.message
+
+
+def test_managed_groups_of_a3_a4_get_a_workload_policy_and_no_vm_count():
+    for itype in ("a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g"):
+        layout = typed(itype, nodes=2, maxNodes=6)  # resizable: a workload policy has no vmCount
+        assert layout.placement == gcp_layout.Placement("workload", None, None), itype
+        assert layout.placement_vm_count is None
+        assert layout.scheduling.automatic_restart is (itype not in NO_ON_DEMAND), itype  # spot: false
+    g2 = layout_of(instanceType="g2-standard-8", gpu="L4:1", nodes=2, placement="cluster")
+    assert g2.placement is not None and g2.placement.kind == "compact"
+
+
+def test_compact_placement_turns_automatic_restart_off():
+    compact = layout_of(nodeGroup="instances")
+    assert compact.placement is not None and compact.placement.kind == "compact"
+    assert compact.scheduling.automatic_restart is False  # Cluster Toolkit vm-instance main.tf
+    assert layout_of(nodeGroup="instances", placement="none").scheduling.automatic_restart is True
 
 
 def test_max_nodes_without_placement_warns_there_is_no_autoscaler():
@@ -255,9 +303,13 @@ def test_startup_script_installs_the_scratch_unit_and_is_valid_bash():
 def test_os_login_and_ssh_sources():
     layout = layout_of()
     assert layout.metadata["enable-oslogin"] == "TRUE" and layout.metadata["block-project-ssh-keys"] == "TRUE"
-    assert layout.ssh_source_ranges == ()
-    iap = layout_of(gcp={"iap": True}, network={"sshCidrs": ["203.0.113.0/24"]})
-    assert iap.ssh_source_ranges == ("203.0.113.0/24", "35.235.240.0/20")
+    # access: auto resolves to iap: IAP's range only, nothing else from outside
+    assert layout.access.method == "iap" and layout.ssh_source_ranges == ("35.235.240.0/20",)
+    assert layout_of(access="none").ssh_source_ranges == ()
+    iap = layout_of(access="none", gcp={"iap": True}, network={"sshCidrs": ["203.0.113.0/24"]})
+    assert iap.ssh_source_ranges == ("203.0.113.0/24", "35.235.240.0/20")  # gcp.iap as before
+    ssh = layout_of(access="ssh", network={"sshCidrs": ["203.0.113.0/24"], "publicIp": True})
+    assert ssh.ssh_source_ranges == ("203.0.113.0/24",)
     keyed = layout_of(sshPublicKey="ssh-ed25519 AAAAC3Nza user@host")
     assert any("OS Login" in w for w in keyed.warnings)
 
@@ -268,12 +320,15 @@ def test_os_login_and_ssh_sources():
 def test_labels_are_sanitised():
     layout = layout_of(tags={"Cost-Center": "GPU/Training", "team": "ML"})
     # (the spec may add defaulted tags such as environment; these must be there as given)
-    assert layout.labels.items() >= {
-        "cost-center": "gpu_training",
-        "team": "ml",
-        "gpu-cluster_cluster": "test",
-        "gpu-cluster_stack": "test",
-    }.items()
+    assert (
+        layout.labels.items()
+        >= {
+            "cost-center": "gpu_training",
+            "team": "ml",
+            "gpu-cluster_cluster": "test",
+            "gpu-cluster_stack": "test",
+        }.items()
+    )
 
 
 @given(st.text(min_size=1, max_size=200))

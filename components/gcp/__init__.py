@@ -2,9 +2,10 @@
 
 Decisions (GPU VPCs and NICs, ranges, image, scheduling, labels) are made in
 `components.layout.gcp`; this package turns them into resources, one module per concern:
-`network` (VPCs, subnets, firewall rules, Cloud NAT), `access` (the SSH rule), `placement` (the
-compact placement policy) and `nodes` (one instance template and a managed instance group, or N
-instances from the template). Every resource is parented to `CloudCluster`, so URNs do not
+`network` (VPCs, subnets, firewall rules, Cloud NAT), `identity` (the nodes' service account and
+its roles), `access` (the SSH rules, the login node, how to log in), `placement` (compact or
+workload policy) and `nodes` (one instance template and a managed instance group, or N instances
+from the template). Every resource is parented to `CloudCluster`, so URNs do not
 depend on which module made it.
 """
 
@@ -15,7 +16,8 @@ from typing import Any
 import pulumi
 
 from ..layout.gcp import GcpLayout
-from .access import build_ssh_firewall
+from .access import access_output, build_login, build_ssh_firewall
+from .identity import build_identity
 from .network import build_nat, build_vpcs
 from .nodes import build_nodes
 from .placement import build_placement
@@ -36,13 +38,15 @@ class CloudCluster(pulumi.ComponentResource):
         for message in layout.warnings:
             pulumi.log.warn(message, resource=self)
 
-        # Registration order is kept as before the split (plans compare byte for byte).
+        # Registration order is kept as before the split; new concerns come after.
         self.network = build_vpcs(name, layout, child)
         self.ssh_firewall = build_ssh_firewall(name, layout, self.network, child)
         build_nat(name, layout, self.network, child)
         self.placement_policy = build_placement(name, layout, child)
-        self.nodes = build_nodes(name, layout, self.network, self.placement_policy, self)
+        self.identity = build_identity(name, layout, child)
+        self.nodes = build_nodes(name, layout, self.network, self.identity, self.placement_policy, self)
         self.template = self.nodes.template
+        self.login = build_login(name, layout, self.network, self.identity, child)
 
         net = self.network
         self.outputs = {
@@ -55,5 +59,19 @@ class CloudCluster(pulumi.ComponentResource):
             "instanceTemplate": self.template.self_link_unique,
             "nodeGroup" if spec.node_group == "managed" else "instanceIds": self.nodes.ids,
             "placementGroup": self.placement_policy.self_link if self.placement_policy else None,
+            "identity": self.identity.output(layout),
+            "access": access_output(
+                layout,
+                self.login,
+                self.nodes.instances[0] if self.nodes.instances else None,
+                self.nodes.group.name if self.nodes.group else None,
+            ),
         }
+        if spec.node_group == "instances":
+            # for a hostfile (mpirun / torchrun): nic0 of every node
+            self.outputs["privateIps"] = pulumi.Output.all(
+                *[inst.network_interfaces.apply(lambda nics: nics[0].network_ip) for inst in self.nodes.instances]
+            )
+        if self.login is not None:
+            self.outputs["loginNode"] = self.login.name
         self.register_outputs(self.outputs)

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..layout.gcp import SCRATCH_DEVICE_NAME, GcpLayout
+from .identity import Identity
 from .network import Network
 
 
@@ -42,13 +43,16 @@ def build_nodes(
     name: str,
     layout: GcpLayout,
     net: Network,
+    identity: Identity,
     placement: gcp.compute.ResourcePolicy | None,
     parent: pulumi.Resource,
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
     image = image_id(layout, parent)
-    template = _template(name, layout, net, image, placement, child)
+    workload = placement if layout.placement and layout.placement.kind == "workload" else None
+    compact = placement if workload is None else None
+    template = _template(name, layout, net, image, identity, compact, child)
     nodes = Nodes(image, template)
     if spec.node_group == "managed":
         nodes.group = gcp.compute.InstanceGroupManager(
@@ -61,6 +65,9 @@ def build_nodes(
             ],
             # GPU nodes take minutes to boot; do not block the deploy on them.
             wait_for_instances=False,
+            resource_policies=gcp.compute.InstanceGroupManagerResourcePoliciesArgs(workload_policy=workload.self_link)
+            if workload
+            else None,
             opts=child,
         )
     else:
@@ -82,6 +89,7 @@ def _template(
     layout: GcpLayout,
     net: Network,
     image: pulumi.Output[str],
+    identity: Identity,
     placement: gcp.compute.ResourcePolicy | None,
     child: pulumi.ResourceOptions,
 ) -> gcp.compute.InstanceTemplate:
@@ -149,7 +157,11 @@ def _template(
             automatic_restart=sched.automatic_restart,
             on_host_maintenance=sched.on_host_maintenance,
             instance_termination_action=sched.instance_termination_action,
+            max_run_duration=gcp.compute.InstanceTemplateSchedulingMaxRunDurationArgs(seconds=sched.max_run_seconds)
+            if sched.max_run_seconds
+            else None,
         ),
+        service_account=identity.template_args(),
         # Secure Boot stays off: DKMS-built NVIDIA modules are not signed for the UEFI db.
         shielded_instance_config=gcp.compute.InstanceTemplateShieldedInstanceConfigArgs(
             enable_secure_boot=False, enable_vtpm=True, enable_integrity_monitoring=True

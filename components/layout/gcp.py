@@ -23,11 +23,16 @@ into 16 equal subnets (4 more prefix bits) and the GPU subnets take them in orde
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
 from typing import Any, Literal
+
+import yaml
 
 from .. import bootstrap, catalog
 from ..bootstrap.scratch import scratch_part
@@ -88,11 +93,49 @@ class Image:
 
 @dataclass(frozen=True)
 class Scheduling:
-    provisioning_model: Literal["STANDARD", "SPOT"]
+    provisioning_model: Literal["STANDARD", "SPOT", "RESERVATION_BOUND", "FLEX_START"]
     preemptible: bool
     automatic_restart: bool
     on_host_maintenance: Literal["TERMINATE"]
-    instance_termination_action: Literal["STOP"] | None
+    instance_termination_action: Literal["STOP", "DELETE"] | None
+    max_run_seconds: int | None = None  # flex-start only
+
+
+@dataclass(frozen=True)
+class Placement:
+    """compact: a COLLOCATED policy on the template; workload: a HIGH_THROUGHPUT policy on the MIG."""
+
+    kind: Literal["compact", "workload"]
+    vm_count: int | None  # compact only
+    max_vms: int | None  # the cap applied (compact only)
+
+
+@dataclass(frozen=True)
+class NodeIdentity:
+    """The service account of the nodes (and login node): created, or an existing one by email."""
+
+    account_id: str | None  # the account to create; None with `existing`
+    existing: str | None
+    roles: tuple[str, ...]  # granted on the project to a created account (none to an existing one)
+    scopes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Login:
+    instance_type: str
+    public_ip: bool
+    image: str  # projects/P/global/images/family/F
+    tag: str  # network tag the sshCidrs rule targets
+
+
+@dataclass(frozen=True)
+class Access:
+    method: str  # iap | ssh | none (spec.access, resolved)
+    iap: bool  # IAP's range on the SSH rule (access: iap, or gcp.iap)
+    node_ssh_ranges: tuple[str, ...]  # the `-ssh` rule, on every instance of the host VPC
+    login_ssh_ranges: tuple[str, ...]  # the `-login-ssh` rule, on the login node's tag only
+    login: Login | None
+    user_roles: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -104,7 +147,7 @@ class GcpLayout:
     nics: tuple[Nic, ...]
     ssh_source_ranges: tuple[str, ...]
     nat: bool
-    placement_vm_count: int | None  # compact placement policy (COLLOCATED) when set
+    placement: Placement | None
     image: Image
     boot_disk_type: str
     root_gb: int
@@ -116,7 +159,14 @@ class GcpLayout:
     labels: Mapping[str, str]
     metadata: Mapping[str, str]
     startup_script: str | None
+    identity: NodeIdentity
+    access: Access
     warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def placement_vm_count(self) -> int | None:
+        """vmCount of the compact placement policy, when there is one."""
+        return self.placement.vm_count if self.placement and self.placement.kind == "compact" else None
 
     @property
     def host(self) -> Vpc:
@@ -300,17 +350,37 @@ def _check_n1(spec: ClusterSpec) -> tuple[str, int] | None:
     return str(row.extra["acceleratorType"]), row.gpus
 
 
-def _placement(spec: ClusterSpec, rules: Mapping[str, Any]) -> int | None:
-    """vmCount of the compact placement policy, or None. Limits explained in docs/gcp.md."""
+def _by_prefix(table: Mapping[Any, Any], instance_type: str) -> Any:
+    """The entry of the longest key that prefixes `instance_type`, else `default`."""
+    match = max((p for p in table if p != "default" and instance_type.startswith(p)), key=len, default="default")
+    return table[match]
+
+
+def compact_cap(rules: Mapping[str, Any], instance_type: str, max_distance: int | None) -> int:
+    """VMs one compact placement policy may hold, for a type and a maxDistance (None: not set)."""
+    table: Mapping[Any, Any] = rules["compactPlacementMaxVms"]
+    row = table["none" if max_distance is None else max_distance]
+    return int(_by_prefix(row, instance_type))
+
+
+def _placement(spec: ClusterSpec, rules: Mapping[str, Any]) -> Placement | None:
+    """The placement policy, or None. Kinds, limits and sources in docs/gcp.md and catalog/gcp.yaml."""
     if spec.placement != "cluster":
         return None
-    limit = int(rules["compactPlacementMaxVms"])
+    itype = spec.instance.instanceType
+    if spec.node_group == "managed" and itype in rules["workloadPolicyTypes"]:
+        # A workload policy has no VM count: the group may be resized within it.
+        return Placement("workload", None, None) if spec.max_nodes >= 2 else None
+    # gcp.placementMaxDistance is not a spec key yet: the policy is created without maxDistance.
+    max_distance: int | None = getattr(spec.gcp, "placement_max_distance", None)
+    limit = compact_cap(rules, itype, max_distance)
+    distance = "no maxDistance" if max_distance is None else f"maxDistance {max_distance}"
     if spec.max_nodes > limit:
         key = "nodes" if spec.max_nodes == spec.nodes else "maxNodes"
         raise ConfigError(
             f"{CLUSTER_KEY}.{key}",
-            f"{spec.max_nodes} nodes in one compact placement policy; gpu-cluster allows at most {limit} "
-            "(Compute Engine placement-policy limit); use several clusters or placement: none",
+            f"{spec.max_nodes} nodes in one compact placement policy; {itype} with {distance} allows at most "
+            f"{limit} (Cluster Toolkit slurm-gcp limits, catalog/gcp.yaml); use several clusters or placement: none",
         )
     if spec.node_group == "managed" and spec.max_nodes != spec.nodes:
         raise ConfigError(
@@ -320,7 +390,97 @@ def _placement(spec: ClusterSpec, rules: Mapping[str, Any]) -> int | None:
         )
     if spec.nodes < 2:
         return None  # one VM has no neighbour to be placed close to
-    return spec.nodes
+    return Placement("compact", spec.nodes, limit)
+
+
+def _consumption(spec: ClusterSpec, rules: Mapping[str, Any]) -> Scheduling:
+    """Provisioning model and its scheduling fields (rules `consumption:` in catalog/gcp.yaml)."""
+    data: Mapping[str, Any] = rules["consumption"]
+    itype = spec.instance.instanceType
+    key = f"{CLUSTER_KEY}.gcp.flexStart"
+    no_on_demand = any(itype.startswith(p) for p in data["noOnDemand"])
+    flex_ok = any(itype.startswith(p) for p in data["flexStart"])
+    if spec.gcp.flex_start:
+        if spec.spot or spec.reservation:
+            raise ConfigError(key, f"true with {'spot' if spec.spot else 'a reservation'}: they are exclusive; set one")
+        if not flex_ok:
+            raise ConfigError(
+                key,
+                f"{itype} cannot be a flex-start VM; flex-start takes accelerator-optimized types "
+                f"({', '.join(p.rstrip('-') for p in data['flexStart'])}), not n1",
+            )
+        if spec.node_group == "managed":
+            raise ConfigError(
+                key,
+                "true with nodeGroup: managed: flex-start VMs join a MIG only through resize requests, which "
+                "gpu-cluster does not build; use nodeGroup: instances",
+            )
+        return Scheduling("FLEX_START", False, False, "TERMINATE", "DELETE", int(data["flexStartMaxRunSeconds"]))
+    if spec.spot:
+        return Scheduling("SPOT", True, False, "TERMINATE", "STOP")
+    if no_on_demand:
+        if not spec.reservation:
+            raise ConfigError(
+                f"{CLUSTER_KEY}.instanceType",
+                f"{itype} is not sold on demand; set reservation (reservation-bound), spot: true, or "
+                "gcp.flexStart: true with nodeGroup: instances",
+            )
+        return Scheduling("RESERVATION_BOUND", False, True, "TERMINATE", None)
+    return Scheduling("STANDARD", False, True, "TERMINATE", None)
+
+
+@cache
+def _capability_data() -> dict[str, Any]:
+    """The GCP capabilities file, for the keys only this layout reads (identity roles, user roles)."""
+    path = Path(__file__).resolve().parent.parent / "catalog" / "capabilities" / "gcp.yaml"
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    return data
+
+
+def account_id(cluster: str) -> str:
+    """A service-account id for the cluster within GCP's 6-30 character rule, stable per name."""
+    low, high = _capability_data()["identity"]["accountIdLength"]
+    suffix = "-nodes"
+    text = f"{cluster}{suffix}"
+    if len(text) > high:  # keep it unique per name with a short hash of the whole name
+        digest = hashlib.sha256(cluster.encode()).hexdigest()[:4]
+        text = f"{cluster[: high - len(suffix) - 5].rstrip('-')}-{digest}{suffix}"
+    return text.ljust(low, "0") if len(text) < low else text
+
+
+def _identity(spec: ClusterSpec) -> NodeIdentity:
+    ident = _capability_data()["identity"]
+    scopes = tuple(ident["scopes"])
+    if spec.identity.existing:
+        return NodeIdentity(None, spec.identity.existing, tuple(spec.identity.policies), scopes)
+    roles = list(ident["roles"])
+    if spec.identity.read_storage:
+        roles.append(ident["readStorageRole"])
+    roles += [r for r in spec.identity.policies if r not in roles]
+    return NodeIdentity(account_id(spec.name), None, tuple(roles), scopes)
+
+
+def _access(spec: ClusterSpec, rules: Mapping[str, Any], warnings: list[str]) -> Access:
+    """The SSH rules and the login node. Without a login node sshCidrs stay on the nodes, as before."""
+    iap = spec.access == "iap" or spec.gcp.iap
+    iap_ranges = (str(rules["iapRange"]),) if iap else ()
+    cidrs = tuple(spec.network.ssh_cidrs)
+    user_roles = tuple(_capability_data()["access"]["userRoles"])
+    if spec.login is None:
+        return Access(spec.access, iap, tuple(sorted({*cidrs, *iap_ranges})), (), None, user_roles)
+    entry = catalog.load("gcp").images["login"]
+    login = Login(
+        instance_type=str(spec.login.instance_type),
+        public_ip=spec.login.public_ip,
+        image=f"projects/{entry['project']}/global/images/family/{entry['family']}",
+        tag=f"{spec.name}-login",
+    )
+    if spec.network.public_ip:
+        warnings.append(
+            f"{CLUSTER_KEY}.network.publicIp: a login node exists, so the nodes get no public IP; "
+            "set login.publicIp to reach the login node from sshCidrs"
+        )
+    return Access(spec.access, iap, iap_ranges, cidrs, login, user_roles)
 
 
 def plan(spec: ClusterSpec) -> GcpLayout:
@@ -338,11 +498,15 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         extra_vpcs, extra_nics = gpu_networks(spec, zone, project)
         vpcs, nics = (*vpcs, *extra_vpcs), (*nics, *extra_nics)
 
-    ssh = set(spec.network.ssh_cidrs)
-    if spec.gcp.iap:
-        ssh.add(str(rules["iapRange"]))
     guest = _check_n1(spec)
+    scheduling = _consumption(spec, rules)
     placement = _placement(spec, rules)
+    if placement is not None and placement.kind == "compact":
+        # Cluster Toolkit vm-instance main.tf: automatic_restart false whenever a COLLOCATED policy is set.
+        scheduling = replace(scheduling, automatic_restart=False)
+    access = _access(spec, rules, warnings)
+    if access.login is not None:
+        nics = tuple(replace(n, external_ip=False) for n in nics)
     if spec.node_group == "managed" and spec.max_nodes > spec.nodes:
         warnings.append(
             f"{CLUSTER_KEY}.maxNodes: the managed instance group starts at {spec.nodes} nodes and has no "
@@ -365,20 +529,15 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     metadata = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
     if script:
         metadata["startup-script"] = script
-    scheduling = (
-        Scheduling("SPOT", True, False, "TERMINATE", "STOP")
-        if spec.spot
-        else Scheduling("STANDARD", False, True, "TERMINATE", None)
-    )
     return GcpLayout(
         spec=spec,
         project=project,
         zone=zone,
         vpcs=vpcs,
         nics=nics,
-        ssh_source_ranges=tuple(sorted(ssh)),
+        ssh_source_ranges=access.node_ssh_ranges,
         nat=spec.network.egress == "nat",
-        placement_vm_count=placement,
+        placement=placement,
         image=_image(spec),
         boot_disk_type=disk_type,
         root_gb=spec.storage.root_gb,
@@ -390,6 +549,8 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         labels=labels_for(spec),
         metadata=metadata,
         startup_script=script,
+        identity=_identity(spec),
+        access=access,
         warnings=tuple(warnings),
     )
 
