@@ -15,7 +15,7 @@ IP_STUB = r"""
 case "$*" in
   "-o link show") printf '1: lo: <LOOPBACK,UP>\n2: eth0: <BROADCAST,UP>\n3: eth1: <BROADCAST>\n' ;;
   "-4 -o addr show dev eth0") echo '2: eth0    inet 10.45.0.7/17 brd 10.45.127.255 scope global eth0' ;;
-  "-4 -o addr show dev eth1") if [ -n "${ETH1_HAS_IP:-}" ]; then echo '3: eth1    inet 10.45.0.8/17 scope global eth1'; fi ;;
+  "-4 -o addr show dev eth1") [ -z "${ETH1_HAS_IP:-}" ] || echo '3: eth1    inet 10.45.0.8/17 scope global eth1' ;;
 esac
 exit 0
 """

@@ -1,15 +1,21 @@
 """Alibaba Cloud resources as registered with Pulumi's mocks: the inputs the engine would receive (camelCase)."""
 
 import base64
+import json
 
 import pulumi
 import pytest
 import yaml
+from rich.console import Console
 
 from components.cluster import GpuCluster
 from components.errors import ConfigError
+from components.layout import alicloud as ali_layout
+from components.plan import make_plan
+from components.plan.render import render_json, render_markdown, render_table
+from components.plan.stackfile import StackFile
 
-from .conftest import one, plan_values, resources_of, spec_of
+from .conftest import ROOT, one, plan_values, resources_of, spec_of
 
 STACKS = ("alicloud-dev", "alicloud-a100", "alicloud-erdma")
 
@@ -303,3 +309,191 @@ def test_component_outputs_under_plain_mocks():
         cluster.cloud.image_id,
         cluster.outputs["placementGroup"],
     ).apply(check)
+
+
+# --- identity and access (issue 11) -------------------------------------------------------------
+
+
+def test_every_node_assumes_a_ram_role_with_no_policy_by_default(a100, dev):
+    for plan in (a100, dev):
+        role = one(plan, "ram/role:Role")["inputs"]
+        trust = json.loads(role["assumeRolePolicyDocument"])
+        assert trust["Statement"] == [
+            {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com"]}}
+        ]
+        assert not resources_of(plan, "RolePolicyAttachment")  # least privilege: nothing unless asked
+        assert plan.as_json()["outputs"]["identity"] == {
+            "kind": "ram-role",
+            "name": role["roleName"],
+            "grants": [],
+            "existing": False,
+        }
+    # instances: one attachment per node (not ecs.Instance roleName, which is ForceNew and deprecated)
+    attachments = resources_of(a100, "ecs/ramRoleAttachment:RamRoleAttachment")
+    assert sorted(a["inputs"]["instanceId"] for a in attachments) == [
+        "<id of a100-ali-alicloud-node-0>",
+        "<id of a100-ali-alicloud-node-1>",
+    ]
+    assert {a["inputs"]["ramRoleName"] for a in attachments} == {one(a100, "ram/role:Role")["inputs"]["roleName"]}
+    assert all("roleName" not in n["inputs"] for n in resources_of(a100, "ecs/instance:Instance"))
+    # managed: the scaling configuration carries the role for every instance ESS launches
+    assert one(dev, "ScalingConfiguration")["inputs"]["roleName"] == one(dev, "ram/role:Role")["inputs"]["roleName"]
+
+
+def test_identity_policies_read_storage_and_an_existing_role():
+    plan = plan_values(
+        alicloud_values(nodeGroup="instances", identity={"policies": ["AliyunECSReadOnlyAccess"], "readStorage": True})
+    )
+    attached = [r["inputs"] for r in resources_of(plan, "RolePolicyAttachment")]
+    assert sorted(a["policyName"] for a in attached) == ["AliyunECSReadOnlyAccess", "AliyunOSSReadOnlyAccess"]
+    assert {a["policyType"] for a in attached} == {"System"}
+    assert plan.as_json()["outputs"]["identity"]["grants"] == ["AliyunECSReadOnlyAccess", "AliyunOSSReadOnlyAccess"]
+    existing = plan_values(alicloud_values(identity={"existing": "team-gpu-role", "readStorage": True}))
+    assert not resources_of(existing, "ram/role:Role")
+    assert one(existing, "RolePolicyAttachment")["inputs"]["roleName"] == "team-gpu-role"
+    assert one(existing, "ScalingConfiguration")["inputs"]["roleName"] == "team-gpu-role"
+    assert existing.as_json()["outputs"]["identity"]["name"] == "team-gpu-role"
+
+
+def test_session_manager_is_the_default_and_opens_no_port(a100, erdma):
+    for plan in (a100, erdma):
+        status = one(plan, "EcsSessionManagerStatus")
+        assert status["inputs"] == {"sessionManagerStatusName": "sessionManagerStatus", "status": "Enabled"}
+        assert status["retainOnDelete"] is True  # account-wide: destroying one cluster never turns it off
+        # nothing inbound from outside the VPC: only the group's own rule
+        rules = [r["inputs"] for r in resources_of(plan, "SecurityGroupRule")]
+        assert [r for r in rules if "cidrIp" in r] == []
+        assert all(r["sourceSecurityGroupId"] == r["securityGroupId"] for r in rules)
+        assert not resources_of(plan, "EcsKeyPair")
+    access = erdma.as_json()["outputs"]["access"]
+    assert access == {
+        "method": "session-manager",
+        "command": "ali-instance-cli session --instance <id of erdma-train-alicloud-node-0>",
+        "nodes": "aliyun ecs DescribeInstances --RegionId cn-beijing --Tag.1.Key gpu-cluster:cluster "
+        "--Tag.1.Value erdma-train",
+    }
+    assert erdma.as_json()["outputs"]["privateIps"] == [
+        f"<private ip of erdma-train-alicloud-node-{i}>" for i in range(4)
+    ]
+
+
+def test_managed_access_command_names_the_unknown_instance(dev):
+    outputs = dev.as_json()["outputs"]
+    assert outputs["access"]["command"] == "ali-instance-cli session --instance <instance id>"
+    assert "privateIps" not in outputs  # ESS: list them with the nodes command
+
+
+def test_access_ssh_and_none_build_no_session_manager():
+    ssh = plan_values(
+        alicloud_values(access="ssh", sshPublicKey="ssh-ed25519 AAAAC3Nza user@host", network={"publicIp": True})
+    )
+    assert not resources_of(ssh, "EcsSessionManagerStatus")
+    assert ssh.as_json()["outputs"]["access"]["command"] == "ssh -i <private key> root@<public ip>"
+    none = plan_values(alicloud_values(access="none"))
+    assert not resources_of(none, "EcsSessionManagerStatus") and not resources_of(none, "EcsKeyPair")
+    assert none.as_json()["outputs"]["access"]["method"] == "none"
+
+
+@pytest.fixture(scope="module")
+def login():
+    return plan_values(
+        alicloud_values(
+            nodeGroup="instances",
+            access="ssh",
+            sshPublicKey="ssh-ed25519 AAAAC3Nza user@host",
+            network={"sshCidrs": ["203.0.113.0/24"], "publicIp": True},
+            login={"publicIp": True},
+        )
+    )
+
+
+def test_login_node_is_the_only_place_ssh_cidrs_and_a_public_ip_land(login):
+    nodes = [n for n in resources_of(login, "ecs/instance:Instance") if "-node-" in n["name"]]
+    host = next(n for n in resources_of(login, "ecs/instance:Instance") if n["name"] == "test-alicloud-login")
+    assert all(n["inputs"]["internetMaxBandwidthOut"] == 0 for n in nodes)
+    assert host["inputs"]["internetMaxBandwidthOut"] == 100
+    assert host["inputs"]["instanceType"] == "ecs.g7.large"
+    assert host["inputs"]["securityGroups"] == ["<id of test-alicloud-login-sg>"]
+    assert host["inputs"]["vswitchId"] == "<id of test-alicloud-nodes>"
+    assert host["inputs"]["keyName"] == one(login, "EcsKeyPair")["inputs"]["keyPairName"]
+    assert "^ubuntu_22_04_x64_20G_alibase_" in host["inputs"]["imageId"]  # a CPU image, no GPU driver
+    assert "userData" not in host["inputs"]
+    rules = {r["name"]: r["inputs"] for r in resources_of(login, "SecurityGroupRule")}
+    cidr_rules = [r for r in rules.values() if "cidrIp" in r]
+    assert cidr_rules == [{**cidr_rules[0], "cidrIp": "203.0.113.0/24", "portRange": "22/22"}]
+    assert cidr_rules[0]["securityGroupId"] == "<id of test-alicloud-login-sg>"
+    from_login = rules["test-alicloud-sg-ssh-from-login"]
+    assert (from_login["securityGroupId"], from_login["sourceSecurityGroupId"]) == (
+        "<id of test-alicloud-sg>",
+        "<id of test-alicloud-login-sg>",
+    )
+    role = [r["inputs"] for r in resources_of(login, "RamRoleAttachment")]
+    assert {"instanceId": "<id of test-alicloud-login>", "ramRoleName": "test-test-nodes"} in role
+    assert (
+        login.as_json()["outputs"]["access"]["command"]
+        == "ssh -i <private key> root@<public ip of test-alicloud-login>"
+    )
+
+
+SECRET_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAlicloudSecretMaterialNeverShown me@laptop"
+
+
+def test_a_secure_ssh_key_never_reaches_any_output_on_alibaba(capsys):
+    """Issue 13 item 2: a `secure:` sshPublicKey is secret in the key pair and in every rendering."""
+    values = alicloud_values(nodeGroup="instances", sshPublicKey=SECRET_KEY)
+    stack = StackFile("gpu-cluster", "secret", ROOT / "Pulumi.secret.yaml", values, ("gpu-cluster:cluster",))
+    plan = make_plan(ROOT, stack)
+    console = Console(record=True, width=200)
+    render_table(plan, console)
+    texts = [
+        render_json(plan),
+        render_markdown(plan),
+        console.export_text(),
+        json.dumps(plan.run.outputs),
+        json.dumps([r.as_json() for r in plan.resources]),
+        "\n".join(plan.warnings()),
+        capsys.readouterr().out,
+    ]
+    assert all("AlicloudSecretMaterial" not in text for text in texts)
+    assert one(plan, "EcsKeyPair")["inputs"]["publicKey"] == "[secret]"
+    # the nodes still get the key pair by name
+    assert {n["inputs"]["keyName"] for n in resources_of(plan, "ecs/instance:Instance")} == {"secret-secret"}
+
+
+# --- what the nodes get (issue 13 items 8, 9, 14) -------------------------------------------------
+
+
+def test_erdma_stack_claims_160_only_because_its_user_data_brings_both_eris_up(erdma):
+    node = resources_of(erdma, "ecs/instance:Instance")[0]
+    doc = yaml.safe_load(base64.b64decode(node["inputs"]["userData"]).decode())
+    env = {f["path"]: f["content"] for f in doc["write_files"]}["/etc/gpu-cluster/erdma.env"]
+    assert env == "ERI_COUNT=2\nMTU=1400\n"
+    assert erdma.summary()["fabricGbpsPerNode"] == 160
+    # the same registered nodes without the bring-up part carry one ERI's worth
+    stripped = base64.b64encode(b"#cloud-config\n{}\n").decode()
+    nodes = [{**n, "inputs": {**n["inputs"], "userData": stripped}} for n in resources_of(erdma, "Instance")]
+    assert ali_layout.count_wired_gbps(nodes, erdma.spec.instance.gbps_per_fabric_device) == 80
+
+
+def test_managed_two_eri_group_reports_what_ess_wires():
+    plan = plan_values(alicloud_values(instanceType="ecs.ebmgn8v.48xlarge", nodeGroup="managed", placement="cluster"))
+    summary = plan.summary()
+    assert (summary["fabricGbpsPerNode"], summary["fabricGbpsRated"]) == (100, 160)
+    assert plan.layout.placement_applied == "none"
+    assert plan.as_json()["outputs"]["placementApplied"] == "none"
+    assert not resources_of(plan, "EcsDeploymentSet")
+
+
+def test_spot_instances_are_planned_without_a_deployment_set():
+    plan = plan_values(alicloud_values(nodeGroup="instances", spot=True))
+    assert not resources_of(plan, "EcsDeploymentSet")
+    nodes = resources_of(plan, "ecs/instance:Instance")
+    assert all(n["inputs"]["spotStrategy"] == "SpotAsPriceGo" and "deploymentSetId" not in n["inputs"] for n in nodes)
+    assert any("cannot create spot" in w for w in plan.warnings())
+
+
+def test_more_than_20_nodes_in_a_deployment_set_is_refused_before_any_resource():
+    with pytest.raises(ConfigError) as info:
+        plan_values(alicloud_values(nodeGroup="instances", nodes=21))
+    # raised by the layout inside the program: the key leads the one-line message
+    assert str(info.value).startswith("gpu-cluster:cluster.placement: cluster is a LowLatency deployment set")
