@@ -1,0 +1,82 @@
+"""The metrics part: NVIDIA's DCGM exporter and the node exporter on every node.
+
+Both listen on the node's own address; what may reach them is decided by each cloud's network
+rules (only the cluster's own security group / NSG / firewall / VPC range), never the internet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import File, Part
+
+
+@cache
+def versions() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((Path(__file__).parent / "versions.yaml").read_text())
+    return data
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    port: int
+    path: str = "/metrics"
+
+
+def endpoints() -> tuple[Endpoint, ...]:
+    v = versions()
+    return (
+        Endpoint("dcgm-exporter", int(v["dcgmExporter"]["port"])),
+        Endpoint("node-exporter", int(v["nodeExporter"]["port"])),
+    )
+
+
+UNIT = """[Unit]
+Description=NVIDIA DCGM exporter (GPU metrics on :{port}/metrics)
+Wants=docker.service
+After=docker.service nvidia-persistenced.service
+ConditionPathExists=/usr/bin/docker
+
+[Service]
+Restart=always
+RestartSec=10
+ExecStartPre=-/usr/bin/docker rm -f dcgm-exporter
+ExecStart=/usr/bin/docker run --rm --name dcgm-exporter --gpus all --cap-add SYS_ADMIN --net host {image}
+ExecStop=/usr/bin/docker stop dcgm-exporter
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def metrics_part(enabled: bool) -> Part:
+    if not enabled:
+        return Part("metrics")
+    v = versions()
+    exporter, node = v["dcgmExporter"], v["nodeExporter"]
+    package = node["package"]
+    return Part(
+        "metrics",
+        files=(
+            File(
+                "/etc/systemd/system/gpu-cluster-dcgm-exporter.service",
+                UNIT.format(port=exporter["port"], image=exporter["image"]),
+            ),
+        ),
+        commands=(
+            (
+                "sh",
+                "-c",
+                f"dpkg -s {package} >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q {package})",
+            ),
+            ("systemctl", "daemon-reload"),
+            ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-dcgm-exporter.service"),
+        ),
+        summary=f"runs the DCGM exporter (:{exporter['port']}) and the node exporter (:{node['port']}).",
+    )

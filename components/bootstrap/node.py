@@ -1,0 +1,57 @@
+"""A GPU node's bootstrap, in order: scratch, the cloud's fabric parts, MIG, health check, metrics.
+
+Every cloud's layout calls `node_parts` with what only it knows (how many fabric devices it wired,
+the by-id globs of local NVMe, the fabric enablement parts, the hook that takes an unhealthy node
+out of service) and renders the result with `cloud_init` or `startup_script`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..spec import ClusterSpec
+from . import Part
+from .health import HealthCheck, health_part
+from .metrics import metrics_part
+from .mig import mig_part
+from .scratch import Scratch, scratch_part
+
+
+def gpu_name_text(gpu: str | None) -> str:
+    """What every `nvidia-smi` GPU name of the model contains: `A100-80GB` -> `A100` (NVIDIA A100-SXM4-80GB)."""
+    return (gpu or "").split("-")[0]
+
+
+def health_check(spec: ClusterSpec, fabric_devices: int, nvme_globs: tuple[str, ...]) -> HealthCheck | None:
+    if spec.health_action is None:
+        return None
+    row = spec.instance
+    mig = spec.gpu_partition[1] * row.gpus if spec.gpu_partition else 0
+    return HealthCheck(
+        gpus=row.gpus,
+        gpu_model=gpu_name_text(row.gpu),
+        fabric_kind=row.fabric if spec.fabric_wired and fabric_devices else "none",
+        fabric_devices=fabric_devices if spec.fabric_wired else 0,
+        nvme_devices=row.localNvmeCount if nvme_globs else 0,
+        nvme_globs=nvme_globs,
+        action=spec.health_action,
+        mig_devices=mig,
+    )
+
+
+def node_parts(
+    spec: ClusterSpec,
+    scratch: Scratch,
+    *,
+    fabric_devices: int,
+    nvme_globs: tuple[str, ...],
+    fabric: Sequence[Part] = (),
+    unhealthy_hook: str | None = None,
+) -> tuple[Part, ...]:
+    return (
+        scratch_part(scratch),
+        *fabric,
+        mig_part(spec.gpu_partition),
+        health_part(health_check(spec, fabric_devices, nvme_globs), unhealthy_hook),
+        metrics_part(spec.dcgm_exporter),
+    )

@@ -1,0 +1,77 @@
+"""The node bootstrap as a whole: parts in order, rendered for cloud-init and for GCP's startup script."""
+
+from __future__ import annotations
+
+import subprocess
+
+import yaml
+
+from components import bootstrap
+from components.bootstrap.metrics import endpoints, metrics_part, versions
+from components.bootstrap.node import gpu_name_text, health_check, node_parts
+from components.bootstrap.scratch import Scratch
+
+from .conftest import aws_values, spec_of
+
+NVME = ("/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*",)
+
+
+def scratch() -> Scratch:
+    return Scratch("nvme", "/scratch", 8, 3800.0, NVME)
+
+
+def test_parts_run_in_order_and_render_as_valid_cloud_init():
+    spec = spec_of(aws_values(gpuPartition="3g.40gb"))
+    parts = node_parts(spec, scratch(), fabric_devices=32, nvme_globs=NVME)
+    assert [p.name for p in parts if not p.empty] == ["scratch", "mig", "health", "metrics"]
+    body = yaml.safe_load(bootstrap.cloud_init(parts).removeprefix("#cloud-config\n"))
+    paths = [f["path"] for f in body["write_files"]]
+    assert "/usr/local/sbin/gpu-cluster-health" in paths and "/usr/local/sbin/gpu-cluster-mig" in paths
+    units = [" ".join(c) for c in body["runcmd"] if "enable" in c]
+    order = [u.split()[-1] for u in units]
+    assert order == [
+        "gpu-cluster-scratch.service",
+        "gpu-cluster-mig.service",
+        "gpu-cluster-health.service",
+        "gpu-cluster-dcgm-exporter.service",
+    ]
+
+
+def test_the_startup_script_of_the_same_parts_is_shellcheck_clean(tmp_path):
+    spec = spec_of(aws_values())
+    script = bootstrap.startup_script(node_parts(spec, scratch(), fabric_devices=32, nvme_globs=NVME), ["test"])
+    assert script is not None
+    path = tmp_path / "startup.sh"
+    path.write_text(script)
+    proc = subprocess.run(["shellcheck", "-S", "warning", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_health_expectations_come_from_the_type_and_what_was_wired():
+    spec = spec_of(aws_values())  # 2 x p5.48xlarge, managed
+    check = health_check(spec, 32, NVME)
+    assert check is not None
+    assert (check.gpus, check.gpu_model, check.fabric_kind, check.fabric_devices) == (8, "H100", "efa", 32)
+    assert check.nvme_devices == 8 and check.action == "replace"
+    instances = health_check(spec_of(aws_values(nodeGroup="instances")), 32, NVME)
+    assert instances is not None and instances.action == "report"
+    no_fabric = health_check(spec_of(aws_values(fabric="none")), 0, ())
+    assert no_fabric is not None and no_fabric.fabric_kind == "none" and no_fabric.nvme_devices == 0
+    assert health_check(spec_of(aws_values(health={"enabled": False})), 32, NVME) is None
+    forced = health_check(spec_of(aws_values(nodeGroup="instances", health={"action": "replace"})), 32, NVME)
+    assert forced is not None and forced.action == "replace"
+
+
+def test_gpu_name_text():
+    assert gpu_name_text("A100-80GB") == "A100"
+    assert gpu_name_text("H100") == "H100"
+    assert gpu_name_text(None) == ""
+
+
+def test_metrics_are_pinned_and_can_be_turned_off():
+    part = metrics_part(True)
+    unit = part.files[0].content
+    assert versions()["dcgmExporter"]["image"] in unit and "--net host" in unit
+    assert [e.port for e in endpoints()] == [9400, 9100]
+    assert metrics_part(False).empty
+    assert spec_of(aws_values(monitoring={"dcgmExporter": False})).dcgm_exporter is False
