@@ -21,6 +21,8 @@ LEVELS = {
 SCHEMAS: dict[str, dict[str, Any]] = {
     "spot-nodes": {"allowSpot": {"type": "boolean", "default": True}},
     "cost-ceiling": {"maxHourlyUsd": {"type": "number"}},
+    # the pack hands each policy only its own config: a ceiling set in the policy config goes here too
+    "cost-ceiling-unchecked": {"maxHourlyUsd": {"type": "number"}},
 }
 
 

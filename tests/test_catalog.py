@@ -21,6 +21,8 @@ PUBLIC_KEYS = [
     "fabricGbps",
     "hourlyUsd",
     "source",
+    "priceVerified",
+    "priceNote",
 ]
 
 
@@ -114,3 +116,27 @@ def test_unnamed_gpu_is_never_picked_for_a_named_model():
     unnamed = [r for r in catalog.all_types() if r.gpu is None]
     for row in unnamed:
         assert row.gpuDescription, f"{row.instanceType} has neither gpu nor gpuDescription"
+
+
+def test_every_gcp_row_states_vcpus_and_memory():
+    """The type picker and the plan read vCPUs and memory; a row without them resolves as if it had none."""
+    missing = [r.instanceType for r in catalog.load("gcp").types if r.vcpus is None or r.memoryGiB is None]
+    assert missing == []
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
+def test_a100_80gb_never_costs_less_per_gpu_than_a100_40gb(cloud):
+    """The GCP rows copied from one SkyPilot file broke this (a2-ultragpu below a2-highgpu): a price-data check."""
+
+    def cheapest(model):
+        return min(r.hourlyUsd / r.gpus for r in catalog.load(cloud).types if r.gpu == model and r.hourlyUsd)
+
+    assert cheapest("A100-80GB") >= cheapest("A100")
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_unverified_prices_carry_a_note_and_a_source(cloud):
+    for row in catalog.load(cloud).types:
+        if not row.priceVerified:
+            assert row.hourlyUsd is not None and row.priceNote and len(row.priceNote) <= 120, row.instanceType
+            assert "unverified" in (row.notes or "").lower(), f"{row.instanceType}: notes must say why in full"

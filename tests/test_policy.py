@@ -247,8 +247,31 @@ def test_cost_ceiling_from_stack_or_policy_config():
     assert rules_hit([cluster(hourlyUsd=220.0)], {"cost-ceiling": {"maxHourlyUsd": 100}}) == ["cost-ceiling"]
 
 
+def test_a_ceiling_without_a_price_is_an_advisory_finding_never_a_silent_pass():
+    (found,) = evaluate([cluster(hourlyUsd=None, maxHourlyUsd=10.0, instanceType="ecs.x")])
+    assert (found.rule, found.level) == ("cost-ceiling-unchecked", "advisory")
+    assert found.message.endswith("has no reference price for ecs.x: the cost ceiling $10.00/h cannot be checked")
+    assert rules_hit([cluster(hourlyUsd=None)], {"cost-ceiling": {"maxHourlyUsd": 5}}) == ["cost-ceiling-unchecked"]
+    assert rules_hit([cluster(hourlyUsd=None)]) == []  # no ceiling: nothing to check
+    assert evaluate([cluster(hourlyUsd=None, maxHourlyUsd=10.0)], {"cost-ceiling-unchecked": "disabled"}) == []
+
+
+def test_the_pack_reports_an_unchecked_ceiling_from_the_stack_or_its_own_config():
+    policies = {p.name: p for p in stack_policies()}
+    for facts, config in (({"maxHourlyUsd": 10.0}, {}), ({}, {"maxHourlyUsd": 10.0})):
+        reported = []
+        policies["cost-ceiling-unchecked"].validate(
+            StackValidationArgs([policy_resource(cluster(hourlyUsd=None, **facts))], config=config),
+            lambda message, urn=None, seen=reported: seen.append((message, urn)),
+        )
+        assert [urn for _, urn in reported] == ["urn:c"] and "cannot be checked" in reported[0][0]
+
+
 def test_enforcement_levels_are_configurable():
-    assert set(rule_levels({}).values()) == {"mandatory"}
+    defaults = rule_levels({})
+    assert {name: level for name, level in defaults.items() if level != "mandatory"} == {
+        "cost-ceiling-unchecked": "advisory"  # a ceiling it cannot judge informs, it does not block
+    }
     levels = rule_levels(
         {"all": "advisory", "no-public-ip": "disabled", "spot-nodes": {"enforcementLevel": "mandatory"}}
     )
@@ -315,8 +338,8 @@ def test_the_plan_reports_violations():
     open_ssh = plan_values(aws_values(network={"sshCidrs": ["0.0.0.0/0"]}, tags={"environment": "dev"}))
     assert [v.rule for v in open_ssh.violations()] == ["no-open-ingress"]
     assert open_ssh.as_json()["policy"][0]["level"] == "mandatory"
-    untagged = plan_values(aws_values())
-    assert {v.rule for v in untagged.violations()} == {"required-tags"}
+    no_tags = plan_values(aws_values())  # environment defaults to the stack name: a minimal config passes
+    assert no_tags.violations() == []
 
 
 def test_cli_exits_3_on_a_mandatory_violation_and_levels_come_from_a_file(tmp_path):

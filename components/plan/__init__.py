@@ -15,7 +15,7 @@ from pulumi import RunError
 
 from ..contract import contract
 from ..errors import ConfigError
-from ..policy import Resource, Violation, evaluate
+from ..policy import Resource, Violation, ViolationGroup, evaluate, group_violations
 from ..spec import ClusterSpec, build_spec
 from .runner import ProgramRun, Registered, run_program
 from .stackfile import StackFile, find_project, project_info, read_stack_file
@@ -66,6 +66,14 @@ class Plan:
             "hourlyUsd": spec.hourly_usd,
             "hourlyUsdPerNode": row.hourlyUsd,
             "resourceCount": len(self.resources),
+            # keys added later (the format only ever adds): what a managed group costs once scaled out,
+            # whether the catalog's price is confirmed, and the capacity reservation the nodes launch into
+            "hourlyUsdAtMaxNodes": spec.max_hourly_usd_at_scale,
+            "hourlyUsdVerified": None if row.hourlyUsd is None else row.priceVerified,
+            "priceNote": row.priceNote,
+            "maxHourlyUsd": spec.max_hourly_usd,
+            "reservation": spec.reservation or None,
+            "reservationType": spec.reservation_type if spec.reservation and spec.cloud == "aws" else None,
         }
 
     def violations(self) -> list[Violation]:
@@ -73,11 +81,16 @@ class Plan:
         resources = [Resource(r.type, r.inputs, r.urn, r.name) for r in self.resources]
         return evaluate(resources, self.policy_config)
 
+    def violation_groups(self) -> list[ViolationGroup]:
+        """One entry per rule, kind and fix (`required-tags: 11 resources lack environment; set ...`)."""
+        return group_violations(self.violations())
+
     def warnings(self) -> list[str]:
         seen: dict[str, None] = dict.fromkeys(self.run.warnings)
         return list(seen)
 
     def as_json(self) -> dict[str, Any]:
+        violations = self.violations()
         return {
             "project": self.stack.project,
             "stack": self.stack.stack,
@@ -87,7 +100,8 @@ class Plan:
             "outputs": self.run.outputs,
             "summary": self.summary(),
             "warnings": self.warnings(),
-            "policy": [v.as_json() for v in self.violations()],
+            "policy": [v.as_json() for v in violations],
+            "policyGroups": [g.as_json() for g in group_violations(violations)],
         }
 
 

@@ -8,8 +8,10 @@ from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
+from ..policy import group_violations
 from . import Plan
 
 HIDDEN_INPUTS = {"tags", "tagsAll", "userData", "tagSpecifications", "description", "__defaults"}
@@ -38,11 +40,34 @@ def _gbps(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.0f}"
 
 
+def cost_text(s: dict[str, Any]) -> str:
+    """The cost row: now and, for a group that can grow, at maxNodes; with the price's caveats."""
+    ceiling = s.get("maxHourlyUsd")
+    if s["hourlyUsdPerNode"] is None:
+        text = "unknown (no public price)"
+        return text + (f"; the ceiling ${ceiling:,.2f}/h cannot be checked" if ceiling is not None else "")
+    text = f"${s['hourlyUsd']:,.2f}/h"
+    if s["maxNodes"] != s["nodes"]:
+        top = s["hourlyUsdAtMaxNodes"]
+        text += f" now ({_count(s['nodes'], 'node')}), up to ${top:,.2f}/h at {s['maxNodes']} nodes"
+    if s["spot"]:
+        text += " (on-demand upper bound; spot varies)"
+    if s.get("hourlyUsdVerified") is False:
+        text += f"; price unverified: {s.get('priceNote')}"
+    if ceiling is not None:
+        text += f"; ceiling ${ceiling:,.2f}/h"
+    return text
+
+
+def reservation_text(plan: Plan) -> str:
+    s = plan.summary()
+    if not s["reservation"]:
+        return "none"
+    return str(s["reservation"]) + (f" ({s['reservationType']})" if s.get("reservationType") else "")
+
+
 def summary_rows(plan: Plan) -> list[tuple[str, str]]:
     s = plan.summary()
-    cost = "unknown (no public price)" if s["hourlyUsd"] is None else f"${s['hourlyUsd']:,.2f}/h"
-    if s["spot"] and s["hourlyUsd"] is not None:
-        cost += " (on-demand upper bound; spot varies)"
     wired, rated = s["fabricGbpsPerNode"], s["fabricGbpsRated"]
     ratio = f" ({wired / rated:.0%})" if rated else ""
     return [
@@ -57,7 +82,8 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("fabric", f"{s['fabric']}: {_gbps(wired)} of {_gbps(rated)} Gb/s per node wired{ratio}"),
         ("scratch", s["scratch"]),
         ("image", str(s["image"]) + (f" + driver {s['gpuDriver']}" if s.get("gpuDriver") else "")),
-        ("est. cost", cost),
+        ("reservation", reservation_text(plan)),
+        ("est. cost", cost_text(s)),
         ("resources", str(s["resourceCount"])),
     ]
 
@@ -81,29 +107,44 @@ def _tree(plan: Plan) -> Tree:
 
 def render_table(plan: Plan, console: Console) -> None:
     table = Table(title="gpu-cluster offline plan", show_header=False, title_justify="left")
-    table.add_column(style="bold")
-    table.add_column()
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")  # long values (an image path, a resolution) fold; they are never cut
     for key, value in summary_rows(plan):
         table.add_row(key, value)
     parts: list[Any] = [table]
     for warning in plan.warnings():
         parts.append(f"[yellow]warning:[/yellow] {warning}")
-    for violation in plan.violations():
-        color = "red" if violation.level == "mandatory" else "yellow"
-        parts.append(f"[{color}]policy {violation.rule} ({violation.level}):[/{color}] {violation.message}")
+    for group in plan.violation_groups():  # one line per rule and fix; the resources are in the JSON
+        color = "red" if group.level == "mandatory" else "yellow"
+        parts.append(Text.assemble((f"policy {group.rule} ({group.level}): ", color), group.summary))
     parts.append(_tree(plan))
     console.print(Group(*parts))
 
 
+def _md(text: str) -> str:
+    """Text for a markdown table cell or list item: no pipes, no HTML."""
+    return text.replace("|", "/").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def render_markdown(plan: Plan) -> str:
     lines = [f"### gpu-cluster plan: `{plan.stack.stack}`", "", "| | |", "|---|---|"]
-    lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in summary_rows(plan)]
+    lines += [f"| {k} | {_md(v)} |" for k, v in summary_rows(plan)]
     warnings = plan.warnings()
     if warnings:
         lines += ["", "**Warnings**", ""] + [f"- :warning: {w}" for w in warnings]
     violations = plan.violations()
     if violations:
-        lines += ["", "**Policy violations**", ""] + [f"- `{v.rule}` ({v.level}): {v.message}" for v in violations]
+        lines += ["", "**Policy violations**", ""]
+        lines += [f"- `{g.rule}` ({g.level}): {_md(g.summary)}" for g in group_violations(violations)]
+        lines += [
+            "",
+            f"<details><summary>{_count(len(violations), 'policy violation')} by resource</summary>",
+            "",
+            "| rule | level | finding |",
+            "|---|---|---|",
+        ]
+        lines += [f"| `{v.rule}` | {v.level} | {_md(v.message)} |" for v in violations]
+        lines += ["", "</details>"]
     lines += [
         "",
         f"<details><summary>{len(plan.resources)} resources</summary>",
@@ -111,7 +152,7 @@ def render_markdown(plan: Plan) -> str:
         "| type | name | key inputs |",
         "|---|---|---|",
     ]
-    lines += [f"| `{r.type}` | `{r.name}` | {key_inputs(r.inputs).replace('|', '/')} |" for r in plan.resources]
+    lines += [f"| `{r.type}` | `{r.name}` | {_md(key_inputs(r.inputs))} |" for r in plan.resources]
     lines += ["", "</details>", ""]
     return "\n".join(lines)
 

@@ -9,6 +9,9 @@ props of the `gpu-cluster:index:GpuCluster` component, so the rules need no othe
 Policy config has pulumi-policy's `--policy-pack-config` format: `{"all": "advisory",
 "no-public-ip": "disabled", "spot-nodes": {"enforcementLevel": "mandatory", "allowSpot": false},
 "cost-ceiling": {"maxHourlyUsd": 500}}`.
+
+A check yields a plain message, or an `Issue` that also says what kind of problem it is and how to fix
+it: the plan prints one line per rule, kind and fix (`group_violations`) instead of one per resource.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ LEVELS: tuple[Level, ...] = ("mandatory", "advisory", "disabled")
 CLUSTER_TYPE = "gpu-cluster:index:GpuCluster"
 OPEN_RANGES = {"0.0.0.0/0", "::/0", "*", "internet", "any"}
 REQUIRED_TAGS = ("gpu-cluster:cluster", "environment")
+OWNED_TAGS = {"gpu-cluster:cluster"}  # set by the toolkit itself; a user cannot (and need not) set it
+CONFIG = "gpu-cluster:cluster"  # the config key the fixes name (components.errors.CLUSTER_KEY; rules import no package)
 
 # Resources that are (or define) GPU nodes, per cloud: where public IPs, passwords, spot and
 # metadata settings live.
@@ -57,9 +62,24 @@ class Facts:
 
     public_ip: bool = False
     spot: bool = False
+    instance_type: str | None = None
     hourly_usd: float | None = None  # at maxNodes: what the cluster can cost once scaled
     max_hourly_usd: float | None = None
     allow_spot: bool = True
+
+
+@dataclass(frozen=True)
+class Issue:
+    """What a check found on one resource, with what groups it with the same finding elsewhere.
+
+    `kind` reads after "N resources" (`lack environment`), `kind_one` after "1 resource" (`lacks environment`);
+    `fix` names what to change. Findings without a kind group by their message.
+    """
+
+    message: str
+    kind: str = ""
+    kind_one: str = ""
+    fix: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,12 +88,58 @@ class Violation:
     level: Level
     urn: str
     message: str
+    detail: str = ""  # the check's own words, without the resource's name
+    kind: str = ""
+    kind_one: str = ""
+    fix: str = ""
 
     def as_json(self) -> dict[str, str]:
         return {"rule": self.rule, "level": self.level, "urn": self.urn, "message": self.message}
 
 
-Check = Callable[[Resource, Facts], Iterator[str]]
+@dataclass(frozen=True)
+class ViolationGroup:
+    """The violations of one rule that share a kind (or a message) and a fix: one line in the plan."""
+
+    rule: str
+    level: Level
+    violations: tuple[Violation, ...]
+
+    @property
+    def fix(self) -> str:
+        return self.violations[0].fix
+
+    @property
+    def summary(self) -> str:
+        first, count = self.violations[0], len(self.violations)
+        if first.kind:
+            text = f"{count} resource{'s' if count != 1 else ''} {first.kind if count != 1 else first.kind_one}"
+        elif count == 1:
+            text = first.message
+        else:
+            text = f"{count} resources: {first.detail}"
+        return text + (f"; {first.fix}" if first.fix else "")
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "level": self.level,
+            "count": len(self.violations),
+            "summary": self.summary,
+            "fix": self.fix or None,
+            "urns": [v.urn for v in self.violations],
+        }
+
+
+def group_violations(violations: list[Violation]) -> list[ViolationGroup]:
+    """One group per rule, level, kind (or message, when a finding has no kind) and fix, in first-seen order."""
+    groups: dict[tuple[str, str, str, str], list[Violation]] = {}
+    for v in violations:
+        groups.setdefault((v.rule, v.level, v.kind or v.detail or v.message, v.fix), []).append(v)
+    return [ViolationGroup(key[0], members[0].level, tuple(members)) for key, members in groups.items()]
+
+
+Check = Callable[[Resource, Facts], Iterator[str | Issue]]
 
 
 @dataclass(frozen=True)
@@ -147,10 +213,15 @@ def wide_public(source: str) -> bool:
     return net.prefixlen <= (8 if net.version == 4 else 16) and not net.is_private
 
 
-def _no_open_ingress(res: Resource, facts: Facts) -> Iterator[str]:
+def _no_open_ingress(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     for source in _open_sources(res):
         if isinstance(source, str) and wide_public(source):
-            yield f"allows inbound traffic from {source}"
+            yield Issue(
+                f"allows inbound traffic from {source}",
+                f"allow inbound traffic from {source}",
+                f"allows inbound traffic from {source}",
+                f"remove {source} from {CONFIG}.network.sshCidrs",
+            )
 
 
 def _encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
@@ -220,16 +291,19 @@ def _tag_keys(res: Resource) -> set[str] | None:
     return None
 
 
-def _required_tags(res: Resource, facts: Facts) -> Iterator[str]:
+def _required_tags(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     keys = _tag_keys(res)
     if keys is None:
         if res.type in NODE_TYPES:
-            yield "has no tags/labels"
+            yield Issue("has no tags/labels", "have no tags/labels", "has no tags/labels")
         return
     # GCP label keys cannot hold ':' and are lowercase: compare normalised keys.
     missing = [tag for tag in REQUIRED_TAGS if _normal(tag) not in keys]
     if missing:
-        yield f"is missing required tag(s): {', '.join(missing)}"
+        names = ", ".join(missing)
+        settable = [tag for tag in missing if tag not in OWNED_TAGS]
+        fix = "set " + ", ".join(f"{CONFIG}.tags.{tag}" for tag in settable) if settable else ""
+        yield Issue(f"is missing required tag(s): {names}", f"lack {names}", f"lacks {names}", fix)
 
 
 def _is_spot(res: Resource) -> bool:
@@ -247,20 +321,39 @@ def _is_spot(res: Resource) -> bool:
     return any(v not in (None, "", "NoSpot") for v in _find(props, {"spotStrategy"}))
 
 
-def _spot_nodes(res: Resource, facts: Facts) -> Iterator[str]:
+def _spot_nodes(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     if res.type not in NODE_TYPES or not _is_spot(res):
         return
     if not facts.allow_spot:
-        yield "runs spot nodes, which this policy does not allow (spot-nodes.allowSpot=false)"
+        yield Issue(
+            "runs spot nodes, which this policy does not allow (spot-nodes.allowSpot=false)",
+            "run spot nodes, which this policy does not allow (spot-nodes.allowSpot=false)",
+            "runs spot nodes, which this policy does not allow (spot-nodes.allowSpot=false)",
+            f"set {CONFIG}.spot to false",
+        )
     elif not facts.spot:
         yield "runs spot nodes although the stack did not ask for spot"
 
 
-def _cost_ceiling(res: Resource, facts: Facts) -> Iterator[str]:
+def _cost_ceiling(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     if res.type != CLUSTER_TYPE or facts.max_hourly_usd is None or facts.hourly_usd is None:
-        return
+        return  # no price: the cost-ceiling-unchecked rule says so
     if facts.hourly_usd > facts.max_hourly_usd:
-        yield f"costs about ${facts.hourly_usd:,.2f}/h, over the ceiling ${facts.max_hourly_usd:,.2f}/h"
+        yield Issue(
+            f"costs about ${facts.hourly_usd:,.2f}/h, over the ceiling ${facts.max_hourly_usd:,.2f}/h",
+            fix=f"lower {CONFIG}.maxNodes or raise gpu-cluster:maxHourlyUsd",
+        )
+
+
+def _cost_ceiling_unchecked(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    """A ceiling that cannot be judged is said, never skipped silently (advisory by default)."""
+    if res.type != CLUSTER_TYPE or facts.max_hourly_usd is None or facts.hourly_usd is not None:
+        return
+    yield Issue(
+        f"has no reference price for {facts.instance_type or 'its instance type'}: "
+        f"the cost ceiling ${facts.max_hourly_usd:,.2f}/h cannot be checked",
+        fix="check the cloud's price for that type at maxNodes yourself",
+    )
 
 
 RULES: tuple[Rule, ...] = (
@@ -298,6 +391,12 @@ RULES: tuple[Rule, ...] = (
         "The cluster's reference hourly price stays under gpu-cluster:maxHourlyUsd",
         "mandatory",
         _cost_ceiling,
+    ),
+    Rule(
+        "cost-ceiling-unchecked",
+        "A cost ceiling is set but the instance type has no reference price to check it against",
+        "advisory",
+        _cost_ceiling_unchecked,
     ),
 )
 
@@ -337,11 +436,13 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
         (r.props.get("stackFacts") or {} for r in resources if r.type == CLUSTER_TYPE), {}
     )
     spot_cfg = _settings(config, "spot-nodes")
-    cost_cfg = _settings(config, "cost-ceiling")
+    # the ceiling: the policy's own setting (the pack hands each rule only its own config), else the stack's
+    cost_cfg = {**_settings(config, "cost-ceiling-unchecked"), **_settings(config, "cost-ceiling")}
     ceiling = cost_cfg.get("maxHourlyUsd", cluster.get("maxHourlyUsd"))
     return Facts(
         public_ip=bool(cluster.get("publicIp", False)),
         spot=bool(cluster.get("spot", False)),
+        instance_type=cluster.get("instanceType"),
         hourly_usd=cluster.get("hourlyUsdAtMaxNodes", cluster.get("hourlyUsd")),
         max_hourly_usd=float(ceiling) if ceiling is not None else None,
         allow_spot=bool(spot_cfg.get("allowSpot", True)),
@@ -349,11 +450,23 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
 
 
 def check_rule(rule: Rule, resources: list[Resource], facts: Facts, level: Level) -> list[Violation]:
-    return [
-        Violation(rule.name, level, res.urn, f"{res.name} ({res.type}) {message}")
-        for res in resources
-        for message in rule.check(res, facts)
-    ]
+    violations = []
+    for res in resources:
+        for found in rule.check(res, facts):
+            issue = found if isinstance(found, Issue) else Issue(found)
+            violations.append(
+                Violation(
+                    rule.name,
+                    level,
+                    res.urn,
+                    f"{res.name} ({res.type}) {issue.message}",
+                    issue.message,
+                    issue.kind,
+                    issue.kind_one,
+                    issue.fix,
+                )
+            )
+    return violations
 
 
 def evaluate(resources: list[Resource], config: Mapping[str, Any] | None = None) -> list[Violation]:
