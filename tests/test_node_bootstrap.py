@@ -75,3 +75,17 @@ def test_metrics_are_pinned_and_can_be_turned_off():
     assert [e.port for e in endpoints()] == [9400, 9100]
     assert metrics_part(False).empty
     assert spec_of(aws_values(monitoring={"dcgmExporter": False})).dcgm_exporter is False
+
+
+def test_the_nccl_environment_is_one_sorted_file_with_its_source():
+    from components.bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
+
+    part = nccl_env_part({"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}, "AWS EFA docs")
+    (env,) = part.files
+    assert env.path == NCCL_ENV
+    assert env.content.splitlines()[1:] == ["FI_EFA_USE_DEVICE_RDMA=1", "FI_PROVIDER=efa"]
+    assert "AWS EFA docs" in env.content.splitlines()[0]
+    assert nccl_env_part({}, "x").empty
+    assert FabricUsability(False, ("the TCPXO NCCL plugin",)).describe() == (
+        "not usable by NCCL: missing the TCPXO NCCL plugin"
+    )
