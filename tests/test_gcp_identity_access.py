@@ -196,3 +196,28 @@ def test_instances_keep_a_compact_policy_with_automatic_restart_off(stack_plan):
     assert policy["groupPlacementPolicy"] == {"collocation": "COLLOCATED", "vmCount": 2}
     assert template(plan)["resourcePolicies"] == "<self link of h100-gcp-placement>"
     assert template(plan)["scheduling"]["automaticRestart"] is False
+
+
+def test_diff_warns_when_a_deployed_mig_moves_from_compact_to_workload_policy(stack_plan):
+    """gcp-a3mega as deployed before: a COLLOCATED policy on the template, none on the MIG."""
+    import copy
+    import json
+
+    from components.diff import diff_plans
+
+    new = json.loads(json.dumps(stack_plan("gcp-a3mega").as_json(), default=str))
+    old = copy.deepcopy(new)
+    for res in old["resources"]:
+        inputs = res["inputs"]
+        if res["type"].endswith("ResourcePolicy"):
+            inputs.pop("workloadPolicy")
+            inputs["groupPlacementPolicy"] = {"collocation": "COLLOCATED", "vmCount": 2}
+        elif res["type"].endswith("InstanceTemplate"):
+            inputs["resourcePolicies"] = "<self link of a3mega-gcp-placement>"
+        elif res["type"].endswith("InstanceGroupManager"):
+            inputs.pop("resourcePolicies")
+    diff = diff_plans(old, new)
+    warnings = "\n".join(diff.warnings)
+    assert "replaces gcp:compute/resourcePolicy:ResourcePolicy `a3mega-gcp-placement`" in warnings
+    assert "replaces gcp:compute/instanceTemplate:InstanceTemplate `a3mega-gcp-template`" in warnings
+    assert "a3mega-gcp-mig" in warnings  # the group is flagged too (resourcePolicies: may replace)
