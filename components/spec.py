@@ -87,6 +87,9 @@ class GcpOptions(_Model):
     iap: bool = False
     # DWS flex-start: the way to get A3 Ultra / A4 without a reservation (rules in catalog/gcp.yaml)
     flex_start: bool = False
+    # compact placement's maxDistance (1-3; unset: none): tighter placement, lower VM caps
+    # (catalog/gcp.yaml compactPlacementMaxVms; Google needs access enabled for max distance on A3)
+    placement_max_distance: int | None = Field(None, ge=1, le=3)
 
 
 class AlicloudOptions(_Model):

@@ -221,3 +221,32 @@ def test_diff_warns_when_a_deployed_mig_moves_from_compact_to_workload_policy(st
     assert "replaces gcp:compute/resourcePolicy:ResourcePolicy `a3mega-gcp-placement`" in warnings
     assert "replaces gcp:compute/instanceTemplate:InstanceTemplate `a3mega-gcp-template`" in warnings
     assert "a3mega-gcp-mig" in warnings  # the group is flagged too (resourcePolicies: may replace)
+
+
+def test_placement_max_distance_sets_the_policy_and_tightens_the_cap():
+    import pytest
+
+    from components.errors import ConfigError
+
+    from .conftest import plan_values
+
+    values = {
+        "gpu-cluster:cloud": "gcp",
+        "gcp:project": "p",
+        "gcp:region": "us-central1",
+        "gpu-cluster:cluster": {
+            "gpu": "H100:8",
+            "nodes": 4,
+            "zone": "us-central1-a",
+            "nodeGroup": "instances",
+            "gcp": {"placementMaxDistance": 2},
+        },
+    }
+    plan = plan_values(values)
+    policy = next(r for r in plan.resources if r.type == "gcp:compute/resourcePolicy:ResourcePolicy")
+    assert policy.inputs["groupPlacementPolicy"]["maxDistance"] == 2
+    values["gpu-cluster:cluster"]["gcp"] = {"placementMaxDistance": 1}
+    values["gpu-cluster:cluster"]["nodes"] = 23
+    with pytest.raises(ConfigError) as info:
+        plan_values(values)
+    assert "at most 22" in str(info.value)

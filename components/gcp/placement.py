@@ -27,7 +27,7 @@ def build_placement(name: str, layout: GcpLayout, child: pulumi.ResourceOptions)
         f"{name}-placement",
         region=layout.spec.region,
         group_placement_policy=gcp.compute.ResourcePolicyGroupPlacementPolicyArgs(
-            vm_count=placement.vm_count, collocation="COLLOCATED"
+            vm_count=placement.vm_count, collocation="COLLOCATED", max_distance=placement.max_distance
         ),
         description=f"compact placement for gpu-cluster {layout.spec.name}",
         opts=child,

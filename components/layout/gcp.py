@@ -108,6 +108,7 @@ class Placement:
     kind: Literal["compact", "workload"]
     vm_count: int | None  # compact only
     max_vms: int | None  # the cap applied (compact only)
+    max_distance: int | None = None  # compact only: gcp.placementMaxDistance
 
 
 @dataclass(frozen=True)
@@ -371,8 +372,7 @@ def _placement(spec: ClusterSpec, rules: Mapping[str, Any]) -> Placement | None:
     if spec.node_group == "managed" and itype in rules["workloadPolicyTypes"]:
         # A workload policy has no VM count: the group may be resized within it.
         return Placement("workload", None, None) if spec.max_nodes >= 2 else None
-    # gcp.placementMaxDistance is not a spec key yet: the policy is created without maxDistance.
-    max_distance: int | None = getattr(spec.gcp, "placement_max_distance", None)
+    max_distance = spec.gcp.placement_max_distance
     limit = compact_cap(rules, itype, max_distance)
     distance = "no maxDistance" if max_distance is None else f"maxDistance {max_distance}"
     if spec.max_nodes > limit:
@@ -390,7 +390,7 @@ def _placement(spec: ClusterSpec, rules: Mapping[str, Any]) -> Placement | None:
         )
     if spec.nodes < 2:
         return None  # one VM has no neighbour to be placed close to
-    return Placement("compact", spec.nodes, limit)
+    return Placement("compact", spec.nodes, limit, max_distance)
 
 
 def _consumption(spec: ClusterSpec, rules: Mapping[str, Any]) -> Scheduling:
