@@ -1,4 +1,4 @@
-"""Existing resources keep their identity: `pulumi up` on a stack deployed before a change of code shape replaces nothing.
+"""Existing resources keep their identity: `pulumi up` on a stack deployed before a reshaping replaces nothing.
 
 `tests/urns/<stack>.txt` holds the URN of every resource of every shipped stack as deployed before
 the cloud packages were split into one module per concern. Every one of them must still be
@@ -25,7 +25,7 @@ def test_every_shipped_stack_has_a_baseline():
     shipped = sorted(
         p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
     )
-    assert STACKS == shipped
+    assert shipped == STACKS
 
 
 @pytest.mark.parametrize("stack", STACKS)
