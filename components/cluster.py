@@ -35,6 +35,7 @@ class GpuCluster(pulumi.ComponentResource):
             "instanceType": args.instance.instanceType,
             "nodes": args.nodes,
             "publicIp": args.network.public_ip,
+            "loginPublicIp": args.login is not None and args.login.public_ip,
             "spot": args.spot,
             "hourlyUsd": args.hourly_usd,
             "hourlyUsdAtMaxNodes": args.max_hourly_usd_at_scale,

@@ -17,6 +17,7 @@ it: the plan prints one line per rule, kind and fix (`group_violations`) instead
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -66,6 +67,7 @@ class Facts:
     hourly_usd: float | None = None  # at maxNodes: what the cluster can cost once scaled
     max_hourly_usd: float | None = None
     allow_spot: bool = True
+    login_public_ip: bool = False  # the stack opted its login node (only) into a public IP
 
 
 @dataclass(frozen=True)
@@ -166,8 +168,15 @@ def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.lower() == "true")
 
 
+def _is_login(res: Resource) -> bool:
+    """The login node and its own NIC / address (logical names `<cluster>-login...`), never a GPU node."""
+    return "-login" in res.name
+
+
 def _no_public_ip(res: Resource, facts: Facts) -> Iterator[str]:
     if facts.public_ip or res.type not in NODE_TYPES | NIC_TYPES:
+        return
+    if facts.login_public_ip and _is_login(res):
         return
     if any(_truthy(v) for v in _find(res.props, {"associatePublicIpAddress", "mapPublicIpOnLaunch"})):
         yield "assigns a public IP to nodes"
@@ -356,6 +365,63 @@ def _cost_ceiling_unchecked(res: Resource, facts: Facts) -> Iterator[str | Issue
     )
 
 
+# Grants that make a node an administrator of the account / project / subscription: a stolen node
+# credential must not be able to do everything. Per cloud, the built-in admin roles by their ids.
+ADMIN_GRANTS = {
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": (
+        "policyArn",
+        {"arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::aws:policy/IAMFullAccess"},
+    ),
+    "gcp:projects/iAMMember:IAMMember": ("role", {"roles/owner", "roles/editor", "roles/iam.securityAdmin"}),
+    "azure-native:authorization:RoleAssignment": (
+        "roleDefinitionId",
+        {  # Azure built-in roles Owner, Contributor, User Access Administrator
+            "8e3af657-a8ff-443c-a75c-2fe8c4bcb635",
+            "b24988ac-6180-42a0-ab88-20f7382dd24c",
+            "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9",
+        },
+    ),
+    "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": (
+        "policyName",
+        {"AdministratorAccess", "AliyunRAMFullAccess"},
+    ),
+}
+WILDCARD_POLICY_TYPES = {"aws:iam/rolePolicy:RolePolicy", "aws:iam/policy:Policy"}
+
+
+def _wildcard_statements(document: Any) -> bool:
+    """An IAM policy document (JSON text or a mapping) allowing every action on every resource."""
+    if isinstance(document, str):
+        try:
+            document = json.loads(document)
+        except ValueError:
+            return False
+    statements = document.get("Statement", []) if isinstance(document, Mapping) else []
+    for st in statements if isinstance(statements, list) else [statements]:
+        if not isinstance(st, Mapping) or st.get("Effect") != "Allow":
+            continue
+        actions = st.get("Action", [])
+        resources = st.get("Resource", [])
+        actions = [actions] if isinstance(actions, str) else actions
+        resources = [resources] if isinstance(resources, str) else resources
+        if "*" in actions and "*" in resources:
+            return True
+    return False
+
+
+def _no_admin_on_nodes(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    fix = f"grant the nodes only what they need in {CONFIG}.identity.policies"
+    if res.type in ADMIN_GRANTS:
+        key, admin = ADMIN_GRANTS[res.type]
+        value = str(res.props.get(key) or "")
+        if value in admin or value.rsplit("/", 1)[-1] in admin:
+            yield Issue(
+                f"grants the nodes {value}, an administrator role", "grant admin rights", "grants admin rights", fix
+            )
+    elif res.type in WILDCARD_POLICY_TYPES and _wildcard_statements(res.props.get("policy")):
+        yield Issue('allows "Action": "*" on "Resource": "*"', "allow every action", "allows every action", fix)
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "no-public-ip", "GPU nodes get no public IP unless the stack sets network.publicIp", "mandatory", _no_public_ip
@@ -378,6 +444,12 @@ RULES: tuple[Rule, ...] = (
         "blocked; Alibaba no password login",
         "mandatory",
         _node_login,
+    ),
+    Rule(
+        "no-admin-on-nodes",
+        "The nodes' identity holds no administrator role and no policy allowing every action on every resource",
+        "mandatory",
+        _no_admin_on_nodes,
     ),
     Rule("required-tags", f"Taggable resources carry the tags {', '.join(REQUIRED_TAGS)}", "mandatory", _required_tags),
     Rule(
@@ -446,6 +518,7 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
         hourly_usd=cluster.get("hourlyUsdAtMaxNodes", cluster.get("hourlyUsd")),
         max_hourly_usd=float(ceiling) if ceiling is not None else None,
         allow_spot=bool(spot_cfg.get("allowSpot", True)),
+        login_public_ip=bool(cluster.get("loginPublicIp", False)),
     )
 
 
