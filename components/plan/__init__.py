@@ -74,6 +74,11 @@ class Plan:
             "maxHourlyUsd": spec.max_hourly_usd,
             "reservation": spec.reservation or None,
             "reservationType": spec.reservation_type if spec.reservation and spec.cloud == "aws" else None,
+            # how to log in and list the nodes, and what the nodes' identity may do (the cloud's outputs)
+            "access": self.run.outputs.get("access"),
+            "accessHourlyUsd": self.run.outputs.get("accessHourlyUsd"),
+            "identity": self.run.outputs.get("identity"),
+            "login": spec.login.instance_type if spec.login else None,
         }
 
     def violations(self) -> list[Violation]:

@@ -66,6 +66,28 @@ def reservation_text(plan: Plan) -> str:
     return str(s["reservation"]) + (f" ({s['reservationType']})" if s.get("reservationType") else "")
 
 
+def access_text(s: dict[str, Any]) -> str:
+    access = s.get("access") or {}
+    if not access:
+        return "none: no way to log in is built"
+    text = f"{access.get('method')}: {access.get('command') or 'no login command'}"
+    if s.get("login"):
+        text += f" (login node {s['login']})"
+    if access.get("method") == "bastion":
+        price = s.get("accessHourlyUsd")
+        text += f"; Bastion ${price:,.2f}/h" if price is not None else "; Bastion billed per hour (not priced here)"
+    return text
+
+
+def identity_text(s: dict[str, Any]) -> str:
+    identity = s.get("identity") or {}
+    if not identity:
+        return "none"
+    grants = identity.get("grants") or []
+    what = ", ".join(str(g).rsplit("/", 1)[-1] for g in grants) if grants else "no grants"
+    return f"{identity.get('kind')} {identity.get('name')}: {what}"
+
+
 def summary_rows(plan: Plan) -> list[tuple[str, str]]:
     s = plan.summary()
     wired, rated = s["fabricGbpsPerNode"], s["fabricGbpsRated"]
@@ -83,6 +105,8 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("scratch", s["scratch"]),
         ("image", str(s["image"]) + (f" + driver {s['gpuDriver']}" if s.get("gpuDriver") else "")),
         ("reservation", reservation_text(plan)),
+        ("access", access_text(s)),
+        ("identity", identity_text(s)),
         ("est. cost", cost_text(s)),
         ("resources", str(s["resourceCount"])),
     ]
