@@ -78,6 +78,7 @@ class Capabilities:
     ssh_keys_source: str = ""
     forbidden_admin_users: tuple[str, ...] = ()  # `adminUser:` in the data file
     admin_users_source: str = ""
+    spot_eviction: str = ""  # what a spot eviction does to a node (`spotEviction:`), with its source
 
     def managed_limit(self, feature: str) -> Limitation | None:
         return next((lim for lim in self.managed_group_limits if lim.feature == feature), None)
@@ -123,6 +124,9 @@ def _ssh_and_admin(data: dict[str, Any]) -> dict[str, Any]:
         out["ssh_key_types"] = tuple(keys["types"])
         out["rsa_min_bits"] = keys.get("rsaMinBits")
         out["ssh_keys_source"] = " ".join(str(keys["source"]).split())
+    eviction = data.get("spotEviction")
+    if eviction:
+        out["spot_eviction"] = f"{' '.join(eviction['message'].split())} ({' '.join(eviction['source'].split())})"
     admin = data.get("adminUser")
     if admin:
         out["forbidden_admin_users"] = tuple(str(u).lower() for u in admin["forbidden"])

@@ -659,6 +659,9 @@ def _capacity(ctx: _Context) -> Iterator[ConfigError]:
         ctx.warn(
             "spot", "spot nodes can be reclaimed at any time; cost shows the on-demand price as an upper bound", "info"
         )
+        eviction = capabilities(ctx.cloud).spot_eviction
+        if eviction:
+            ctx.warn("spot", eviction)
 
 
 def _image(ctx: _Context) -> Iterator[ConfigError]:

@@ -119,3 +119,33 @@ def test_access_auto_resolves_per_cloud_and_ssh_without_a_path_warns():
 def test_a_login_node_gets_the_clouds_default_cpu_type():
     spec = spec_of(aws_values(login={}))
     assert spec.login is not None and spec.login.instance_type == "m7i.large"
+
+
+@pytest.mark.parametrize(
+    ("values", "needle"),
+    [
+        (aws_values(spot=True), "two-minute notice"),
+        (
+            {
+                "gpu-cluster:cloud": "gcp",
+                "gcp:project": "p",
+                "gcp:region": "us-central1",
+                "gpu-cluster:cluster": {"gpu": "L4:1", "spot": True, "zone": "us-central1-a"},
+            },
+            "local SSD contents are lost",
+        ),
+        (
+            {
+                "gpu-cluster:cloud": "alicloud",
+                "alicloud:region": "cn-beijing",
+                "gpu-cluster:cluster": {"gpu": "T4:1", "spot": True},
+            },
+            "released",
+        ),
+    ],
+)
+def test_spot_says_what_an_eviction_does_on_each_cloud(values, needle):
+    warnings = spec_of(values).warnings
+    assert any(w.startswith("gpu-cluster:cluster.spot:") and needle in w for w in warnings), warnings
+    values["gpu-cluster:cluster"]["spot"] = False
+    assert not any(w.startswith("gpu-cluster:cluster.spot:") for w in spec_of(values).warnings)
