@@ -363,7 +363,7 @@ def _region(cloud: Cloud, values: Mapping[str, Any], rules: Mapping[str, Any]) -
         if not isinstance(project, str) or not project:
             raise ConfigError(region_rule["project"], f"required when gpu-cluster:cloud is {cloud}")
     region = values.get(region_rule["key"])
-    example = {"aws": "us-east-1", "azure": "eastus", "gcp": "us-central1", "alicloud": "cn-beijing"}[cloud]
+    example = region_rule["example"]
     if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9-]+", region or ""):
         raise ConfigError(
             region_rule["key"],
