@@ -120,7 +120,12 @@ def test_iap_default_admits_only_iaps_range_and_says_how_to_log_in(stack_plan):
     plan = stack_plan("gcp-a3mega")  # access: auto -> iap
     fw = firewalls(plan)
     ingress_from_outside = {name: rule["sourceRanges"] for name, rule in fw.items() if not name.endswith("-internal")}
-    assert ingress_from_outside == {"a3mega-gcp-ssh": ["35.235.240.0/20"]}
+    assert ingress_from_outside == {
+        "a3mega-gcp-ssh": ["35.235.240.0/20"],
+        # Google's health-check probers, to the health endpoint's port only (MIG autohealing)
+        "a3mega-gcp-health-check": ["130.211.0.0/22", "35.191.0.0/16"],
+    }
+    assert fw["a3mega-gcp-health-check"]["allows"] == [{"protocol": "tcp", "ports": ["9500"]}]
     access = plan.run.outputs["access"]
     assert access["method"] == "iap"
     assert access["command"] == (

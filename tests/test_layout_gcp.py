@@ -286,7 +286,8 @@ def test_scratch_uses_local_ssd_globs_or_the_named_disk():
     assert (nvme.kind, nvme.devices, nvme.device_globs) == ("nvme", 16, gcp_layout.LOCAL_SSD_GLOBS)
     disk = layout_of(storage={"scratch": "disk", "scratchGb": 700}).scratch
     assert (disk.kind, disk.device_gb, disk.device_globs) == ("disk", 700, ("/dev/disk/by-id/google-scratch",))
-    assert layout_of(storage={"scratch": "none"}).startup_script is None
+    no_scratch = layout_of(storage={"scratch": "none"}).startup_script
+    assert no_scratch is not None and "enable --now gpu-cluster-scratch" not in no_scratch  # the other parts stay
 
 
 def test_startup_script_installs_the_scratch_unit_and_is_valid_bash():
@@ -296,7 +297,7 @@ def test_startup_script_installs_the_scratch_unit_and_is_valid_bash():
     body = re.search(r"<<'GPU_CLUSTER_EOF_0'\n(.*?)\nGPU_CLUSTER_EOF_0\n", script, re.S)
     assert body is not None and body.group(1) == scratch_script().rstrip("\n")
     assert 'EXPECTED_DEVICES="16"' in script and "google-local-nvme-ssd-" in script
-    assert script.rstrip().endswith("systemctl enable --now gpu-cluster-scratch.service")
+    assert "\nsystemctl enable --now gpu-cluster-scratch.service\n" in script  # first of the boot commands
     subprocess.run(["bash", "-n"], input=script, text=True, check=True)
 
 

@@ -15,8 +15,10 @@ from typing import Any
 
 import pulumi
 
-from ..layout.gcp import GcpLayout
+from ..bootstrap.metrics import endpoints
+from ..layout.gcp import GcpLayout, label_value
 from .access import access_output, build_login, build_ssh_firewall
+from .health import build_health_check
 from .identity import build_identity
 from .network import build_nat, build_vpcs
 from .nodes import build_nodes
@@ -44,7 +46,10 @@ class CloudCluster(pulumi.ComponentResource):
         build_nat(name, layout, self.network, child)
         self.placement_policy = build_placement(name, layout, child)
         self.identity = build_identity(name, layout, child)
-        self.nodes = build_nodes(name, layout, self.network, self.identity, self.placement_policy, self)
+        self.health_check = build_health_check(name, layout, self.network, child)
+        self.nodes = build_nodes(
+            name, layout, self.network, self.identity, self.placement_policy, self, self.health_check
+        )
         self.template = self.nodes.template
         self.login = build_login(name, layout, self.network, self.identity, child)
 
@@ -74,4 +79,25 @@ class CloudCluster(pulumi.ComponentResource):
             )
         if self.login is not None:
             self.outputs["loginNode"] = self.login.name
+        self.outputs["placementApplied"] = layout.placement_applied
+        self.outputs["metrics"] = metrics_output(layout)
         self.register_outputs(self.outputs)
+
+
+def metrics_output(layout: GcpLayout) -> dict[str, Any]:
+    """The exporters' endpoints on every node and how to list the targets (reachable from the host VPC only)."""
+    if not layout.spec.dcgm_exporter:
+        return {"endpoints": [], "scrape": "none: monitoring.dcgmExporter is false"}
+    filt = f"labels.gpu-cluster_cluster={label_value(layout.spec.name)}"
+    if layout.access.login is not None:
+        filt += " AND NOT labels.gpu-cluster_role:login"
+    ports = [e.port for e in endpoints()]
+    listing = (
+        f'gcloud compute instances list --project {layout.project} --zones {layout.zone} --filter="{filt}" '
+        '--format="value(networkInterfaces[0].networkIP)"'
+    )
+    return {
+        "endpoints": [{"name": e.name, "port": e.port, "path": e.path} for e in endpoints()],
+        "scrape": f"{listing}, then each IP:{ports[0]}/metrics and IP:{ports[1]}/metrics from inside the host VPC "
+        f"({layout.spec.network.cidr})",
+    }

@@ -46,6 +46,7 @@ def build_nodes(
     identity: Identity,
     placement: gcp.compute.ResourcePolicy | None,
     parent: pulumi.Resource,
+    health_check: gcp.compute.HealthCheck | None = None,
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
@@ -67,6 +68,12 @@ def build_nodes(
             wait_for_instances=False,
             resource_policies=gcp.compute.InstanceGroupManagerResourcePoliciesArgs(workload_policy=workload.self_link)
             if workload
+            else None,
+            # autohealing: recreate a node whose health endpoint fails (gcp/health.py); updated in place
+            auto_healing_policies=gcp.compute.InstanceGroupManagerAutoHealingPoliciesArgs(
+                health_check=health_check.id, initial_delay_sec=layout.health_probe.initial_delay_sec
+            )
+            if health_check is not None and layout.health_probe is not None
             else None,
             opts=child,
         )

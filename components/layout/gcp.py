@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -35,7 +36,10 @@ from typing import Any, Literal
 import yaml
 
 from .. import bootstrap, catalog
-from ..bootstrap.scratch import scratch_part
+from ..bootstrap import File, Part
+from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
+from ..bootstrap.health import RESULT_PATH
+from ..bootstrap.node import node_parts
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, image_for, scratch_for
@@ -139,6 +143,23 @@ class Access:
     user_roles: tuple[str, ...]
 
 
+NO_FABRIC = FabricUsability(False, ("no fabric wired",))
+
+
+@dataclass(frozen=True)
+class HealthProbe:
+    """The MIG's autohealing: an HTTP health check on the node's own health endpoint (catalog rules `healthCheck`)."""
+
+    port: int
+    path: str
+    check_interval_sec: int
+    timeout_sec: int
+    healthy_threshold: int
+    unhealthy_threshold: int
+    initial_delay_sec: int
+    source_ranges: tuple[str, ...]  # Google's health-check probers, admitted to `port` only
+
+
 @dataclass(frozen=True)
 class GcpLayout:
     spec: ClusterSpec
@@ -162,6 +183,9 @@ class GcpLayout:
     startup_script: str | None
     identity: NodeIdentity
     access: Access
+    fabric_usability: FabricUsability = NO_FABRIC
+    placement_applied: Literal["cluster", "spread", "none"] = "none"
+    health_probe: HealthProbe | None = None  # managed groups with health.action replace
     warnings: tuple[str, ...] = field(default=())
 
     @property
@@ -285,15 +309,210 @@ def gpu_networks(spec: ClusterSpec, zone: str, project: str) -> tuple[tuple[Vpc,
 
 # --- bootstrap ------------------------------------------------------------------------------
 
+FABRIC_SCRIPT = "/usr/local/sbin/gpu-cluster-gcp-fabric"
+FABRIC_ENV = "/etc/gpu-cluster/gcp-fabric.env"
+HEALTH_HTTP_SCRIPT = "/usr/local/sbin/gpu-cluster-health-http"
 
-def startup_script(scratch: Scratch) -> str | None:
+FABRIC_UNIT = """[Unit]
+Description=gpu-cluster fabric enablement for NCCL ({kind})
+Wants=network-online.target
+After=network-online.target nvidia-persistenced.service gpu-cluster-scratch.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+TimeoutStartSec=1800
+EnvironmentFile={env}
+ExecStart={script}
+"""
+
+# slurm-gcp receive-data-path-manager-mega's `docker run` of the RxDM (catalog rules fabricEnablement)
+RXDM_UNIT = """[Unit]
+Description=GPUDirect-TCPXO receive-datapath manager (RxDM)
+Requires=docker.service
+After=docker.service
+
+[Service]
+Restart=always
+RestartSec=10
+ExecStartPre=-/usr/bin/docker rm -f gpu-cluster-rxdm
+ExecStart=/usr/bin/docker run --rm --name gpu-cluster-rxdm --cap-add=NET_ADMIN --network=host --privileged \\
+  --gpus all --volume /var/lib/nvidia/lib64:/usr/local/nvidia/lib64 \\
+  --volume /dev/dmabuf_import_helper:/dev/dmabuf_import_helper --env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu \\
+  {image} --num_hops=2 --num_nics={nics} --uid= --alsologtostderr
+ExecStop=/usr/bin/docker stop gpu-cluster-rxdm
+"""
+
+# Cluster Toolkit a3mega-slurm-gcsfuse-lssd-blueprint.yaml `aperture_devices.yml` (catalog rules fabricEnablement)
+APERTURE_RULE = """ACTION=="add", SUBSYSTEM=="pci", ATTR{vendor}=="0x1ae0", ATTR{device}=="0x0084", TAG+="systemd", \\
+    RUN+="/usr/bin/mkdir --mode=0755 -p /dev/aperture_devices", \\
+    RUN+="/usr/bin/systemd-mount --type=none --options=bind --collect %S/%p /dev/aperture_devices/%k", \\
+    RUN+="/usr/bin/bash -c '/usr/bin/chmod 0666 /dev/aperture_devices/%k/resource*'"
+"""
+
+HEALTH_HTTP_UNIT = """[Unit]
+Description=gpu-cluster health endpoint for the MIG's autohealing (:{port}{path})
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Restart=always
+RestartSec=5
+Environment=HEALTH_PORT={port} HEALTH_PATH={path} HEALTH_RESULT={result}
+ExecStart={script}
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def _env_file(values: Mapping[str, str]) -> str:
+    return "".join(f"{k}={json.dumps(v)}\n" for k, v in values.items())
+
+
+def _words(value: Any) -> str:
+    return " ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+def _vouched_image(image: Image) -> str | None:
+    return f"{image.project}/{image.family}" if image.project and image.family else None
+
+
+def fabric_enablement(
+    spec: ClusterSpec, image: Image, gpu_nics: int, rules: Mapping[str, Any]
+) -> tuple[tuple[Part, ...], FabricUsability]:
+    """The parts that make the wired fabric usable by NCCL, and whether they do on this image (catalog data)."""
+    row = spec.instance
+    if not spec.fabric_wired or gpu_nics == 0:
+        return (), NO_FABRIC
+    data: Mapping[str, Any] | None = rules["fabricEnablement"].get(row.fabric)
+    if data is None:
+        return (), FabricUsability(False, (f"{row.fabric}: no enablement is known to gpu-cluster",))
+    if "missing" in data:
+        return (), FabricUsability(False, tuple(str(m) for m in data["missing"]))
+    env = {**data["env"], **data.get("envByType", {}).get(row.instanceType, {})}
+    settings: dict[str, str] = {"FABRIC_KIND": row.fabric, "NCCL_ENV": NCCL_ENV}
+    files = [File(FABRIC_SCRIPT, bootstrap.script("gcp_fabric.sh"), "0755")]
+    keys = {
+        "arTransportRepo": "AR_TRANSPORT_REPO",
+        "aptRepo": "APT_REPO",
+        "packages": "PACKAGES",
+        "module": "MODULE",
+        "ncclPluginImage": "NCCL_PLUGIN_IMAGE",
+        "envProfile": "ENV_PROFILE",
+        "containerPackages": "CONTAINER_PACKAGES",
+        "signingKeys": "SIGNING_KEYS",
+        "hold": "HOLD",
+        "libDir": "LIB_DIR",
+    }
+    settings.update({name: _words(data[key]) for key, name in keys.items() if key in data})
+    if row.fabric == "gpudirect-tcpxo":
+        files += [
+            File("/etc/udev/rules.d/00-a3-megagpu.rules", APERTURE_RULE),
+            File(
+                "/etc/systemd/system/gpu-cluster-rxdm.service",
+                RXDM_UNIT.format(image=data["rxdmImage"], nics=gpu_nics),
+            ),
+        ]
+        provides: tuple[str, ...] = (
+            "DMABUF import helper and aperture devices",
+            f"TCPXO NCCL plugin ({data['ncclPluginImage'].rsplit('/', 1)[1]})",
+            f"receive-datapath manager ({data['rxdmImage'].rsplit('/', 1)[1]})",
+            f"NCCL environment in {NCCL_ENV}",
+        )
+    else:
+        files.append(File("/etc/ld.so.conf.d/000_nccl-gib.conf", f"{data['libDir']}\n"))
+        provides = (f"gIB NCCL plugin ({' '.join(data['packages'])})", f"NCCL environment in {NCCL_ENV}")
+    files += [
+        File(FABRIC_ENV, _env_file(settings)),
+        File(
+            "/etc/systemd/system/gpu-cluster-gcp-fabric.service",
+            FABRIC_UNIT.format(kind=row.fabric, env=FABRIC_ENV, script=FABRIC_SCRIPT),
+        ),
+    ]
+    parts = (
+        nccl_env_part(env, "catalog/gcp.yaml rules.fabricEnablement"),
+        Part(
+            "gcp-fabric",
+            files=tuple(files),
+            # started (not enabled) by the startup script at every boot, after it has rewritten nccl.env
+            commands=(
+                ("systemctl", "daemon-reload"),
+                ("systemctl", "restart", "--no-block", "gpu-cluster-gcp-fabric.service"),
+            ),
+            summary=f"enables {row.fabric} for NCCL: {', '.join(provides[:-1])}.",
+        ),
+    )
+    vouched = _vouched_image(image)
+    if vouched not in data["images"]:
+        return parts, FabricUsability(
+            False,
+            (
+                f"image {image.ref}: the catalog cannot vouch that the {row.fabric} enablement works on it "
+                f"(sourced on {', '.join(data['images'])}; image: auto uses it)",
+            ),
+        )
+    return parts, FabricUsability(True, (), provides)
+
+
+def health_probe(spec: ClusterSpec, rules: Mapping[str, Any]) -> HealthProbe | None:
+    """MIG autohealing on the node's health result: managed groups with health.action replace."""
+    if spec.node_group != "managed" or spec.health_action != "replace":
+        return None
+    hc = rules["healthCheck"]
+    return HealthProbe(
+        port=int(hc["port"]),
+        path=str(hc["path"]),
+        check_interval_sec=int(hc["checkIntervalSec"]),
+        timeout_sec=int(hc["timeoutSec"]),
+        healthy_threshold=int(hc["healthyThreshold"]),
+        unhealthy_threshold=int(hc["unhealthyThreshold"]),
+        initial_delay_sec=int(hc["initialDelaySec"]),
+        source_ranges=tuple(hc["sourceRanges"]),
+    )
+
+
+def health_http_part(probe: HealthProbe | None) -> Part:
+    if probe is None:
+        return Part("health-http")
+    unit = HEALTH_HTTP_UNIT.format(port=probe.port, path=probe.path, result=RESULT_PATH, script=HEALTH_HTTP_SCRIPT)
+    return Part(
+        "health-http",
+        files=(
+            File(HEALTH_HTTP_SCRIPT, bootstrap.script("gcp_health_http.sh"), "0755"),
+            File("/etc/systemd/system/gpu-cluster-health-http.service", unit),
+        ),
+        commands=(
+            ("systemctl", "daemon-reload"),
+            ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-health-http.service"),
+        ),
+        summary=f"serves the health result on :{probe.port}{probe.path} for the MIG's autohealing.",
+    )
+
+
+def node_bootstrap(
+    spec: ClusterSpec, scratch: Scratch, fabric: Sequence[Part], gpu_nics: int, probe: HealthProbe | None
+) -> tuple[Part, ...]:
+    """Scratch, fabric enablement, MIG, health check (+ its endpoint for autohealing), metrics."""
+    nvme_globs = scratch.device_globs if scratch.kind == "nvme" else ()
+    parts = node_parts(
+        spec,
+        scratch,
+        fabric_devices=gpu_nics if spec.fabric_wired else 0,
+        nvme_globs=nvme_globs,
+        fabric=fabric,
+        unhealthy_hook=bootstrap.script("gcp_unhealthy.sh") if spec.health_action == "replace" else None,
+    )
+    return (*parts, health_http_part(probe))
+
+
+def startup_script(parts: Sequence[Part]) -> str | None:
     """The `startup-script` metadata: the same bootstrap parts the other clouds get as cloud-init.
 
     Compute Engine's guest agent runs `startup-script` on every boot on all public images
     (docs.cloud.google.com/compute/docs/instances/startup-scripts), whether or not the image runs
     cloud-init, so one bootstrap works on Deep Learning VM and Ubuntu accelerator images alike.
     """
-    parts = [scratch_part(scratch)]
     header = [
         "gpu-cluster node bootstrap (GCP startup-script, runs at every boot; idempotent):",
         *(p.summary for p in parts if p.summary and not p.empty),
@@ -517,15 +736,24 @@ def plan(spec: ClusterSpec) -> GcpLayout:
             f"{CLUSTER_KEY}.sshPublicKey: OS Login is enabled, so instance-metadata SSH keys are ignored; add the "
             "key to your OS Login profile (gcloud compute os-login ssh-keys add) instead"
         )
-    if row.fabric in ("gpudirect-tcpx", "gpudirect-tcpxo") and spec.fabric_wired:
+    image = _image(spec)
+    gpu_nics = sum(1 for n in nics if n.gpu)
+    fabric, usability = fabric_enablement(spec, image, gpu_nics, rules)
+    if spec.fabric_wired and gpu_nics and not usability.usable:
         warnings.append(
-            f"{row.instanceType}: the GPU NICs are wired, but {row.fabric} also needs Google's receive-datapath "
-            "manager and NCCL plugin on the nodes (not in the image); see docs/gcp.md"
+            f"{row.instanceType}: the GPU NICs are wired, but {row.fabric} is {usability.describe()}; see docs/gcp.md"
+        )
+    if spec.node_group == "instances" and spec.health_action == "replace":
+        warnings.append(
+            f"{CLUSTER_KEY}.health.action: replace with nodeGroup: instances: GCP replaces only members of a managed "
+            "instance group (autohealing); an unhealthy standalone node is reported (health.json, journal), "
+            "not replaced"
         )
 
     scratch = scratch_for(spec, LOCAL_SSD_GLOBS, SCRATCH_DISK_GLOBS)
     disk_type = _disk_type(row.instanceType, rules)
-    script = startup_script(scratch)
+    probe = health_probe(spec, rules)
+    script = startup_script(node_bootstrap(spec, scratch, fabric, gpu_nics, probe))
     metadata = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
     if script:
         metadata["startup-script"] = script
@@ -538,7 +766,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         ssh_source_ranges=access.node_ssh_ranges,
         nat=spec.network.egress == "nat",
         placement=placement,
-        image=_image(spec),
+        image=image,
         boot_disk_type=disk_type,
         root_gb=spec.storage.root_gb,
         scratch=scratch,
@@ -551,6 +779,9 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         startup_script=script,
         identity=_identity(spec),
         access=access,
+        fabric_usability=usability,
+        placement_applied="cluster" if placement is not None else "none",
+        health_probe=probe,
         warnings=tuple(warnings),
     )
 
