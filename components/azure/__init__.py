@@ -67,6 +67,8 @@ class CloudCluster(pulumi.ComponentResource):
             "identity": self.identity.output(),
             "access": _access_output(name, layout, self.resource_group_name, built, self.access),
             "accessHourlyUsd": layout.bastion.hourly_usd if layout.bastion else None,
+            "placementApplied": layout.placement_applied,
+            "metrics": _metrics_output(layout, self.resource_group_name, built),
         }
         if self.availability_set is not None:
             self.outputs["availabilitySet"] = self.availability_set.id
@@ -78,6 +80,24 @@ class CloudCluster(pulumi.ComponentResource):
         if self.access.login_nic is not None:
             self.outputs["loginPrivateIp"] = self.access.login_nic.ip_configurations.apply(_first_private_ip)
         self.register_outputs(self.outputs)
+
+
+def _metrics_output(layout: AzureLayout, rg: pulumi.Input[str], built: nodes.Nodes) -> dict[str, Any]:
+    """The scrape endpoints on every node (reachable from inside the VNet only: the NSG admits the ports from
+    VirtualNetwork and denies the internet) and the command that lists the nodes' private IPs."""
+    endpoints = [{"name": e.name, "port": e.port, "path": e.path} for e in layout.metrics_endpoints]
+    if not endpoints:
+        return {"endpoints": [], "scrape": None}
+    ports = ", ".join(f":{e.port}{e.path}" for e in layout.metrics_endpoints)
+    scrape: pulumi.Input[str]
+    if built.scale_set is not None:
+        scrape = pulumi.Output.concat(
+            "az vmss nic list --resource-group ", rg, " --vmss-name ", built.scale_set.name,
+            ' --query "[].ipConfigurations[0].privateIPAddress" -o tsv', f"  # each IP: {ports}",
+        )  # fmt: skip
+    else:
+        scrape = f"the privateIps output, each IP: {ports}"
+    return {"endpoints": endpoints, "scrape": scrape}
 
 
 def _first_private_ip(configs: Any) -> Any:

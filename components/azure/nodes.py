@@ -72,6 +72,34 @@ def _spot(layout: AzureLayout) -> dict[str, Any]:
     }
 
 
+def _extension_profile(layout: AzureLayout) -> azure.compute.VirtualMachineScaleSetExtensionProfileArgs | None:
+    """The Application Health extension probing the node's loopback health endpoint (layout.health_extension)."""
+    ext = layout.health_extension
+    if ext is None:
+        return None
+    return azure.compute.VirtualMachineScaleSetExtensionProfileArgs(
+        extensions=[
+            azure.compute.VirtualMachineScaleSetExtensionArgs(
+                name=ext.name,
+                publisher=ext.publisher,
+                type=ext.type,
+                type_handler_version=ext.type_handler_version,
+                auto_upgrade_minor_version=True,
+                settings=dict(ext.settings),
+            )
+        ]
+    )
+
+
+def _automatic_repairs(layout: AzureLayout) -> azure.compute.AutomaticRepairsPolicyArgs | None:
+    repairs = layout.automatic_repairs
+    if repairs is None:
+        return None
+    return azure.compute.AutomaticRepairsPolicyArgs(
+        enabled=True, grace_period=repairs.grace_period, repair_action=repairs.repair_action
+    )
+
+
 def build(ctx: Context, subnet: azure.network.Subnet, identity: Identity) -> Nodes:
     layout = ctx.layout
     ppg = (
@@ -142,6 +170,9 @@ def _scale_set(
         # Overprovisioning would start extra GPU VMs (quota, cost) and churn the IB placement group.
         overprovision=False,
         upgrade_policy=azure.compute.UpgradePolicyArgs(mode="Manual"),
+        # health.action replace: an instance the health extension reports Unhealthy (or Unknown) is replaced
+        # by this scale set itself; nothing is granted to the nodes for it.
+        automatic_repairs_policy=_automatic_repairs(layout),
         proximity_placement_group=azure.compute.SubResourceArgs(id=ppg.id) if ppg else None,
         zones=ctx.zones,
         identity=identity.for_scale_set(),
@@ -183,6 +214,7 @@ def _scale_set(
             ),
             security_profile=_security_profile(layout),
             capacity_reservation=_capacity_reservation(layout),
+            extension_profile=_extension_profile(layout),
             **_spot(layout),
         ),
         tags=ctx.tagged("vmss"),

@@ -21,6 +21,7 @@ The wired Gb/s per node is counted back from the recorded resources by `count_wi
 from __future__ import annotations
 
 import base64
+import fnmatch
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,10 +31,15 @@ from typing import Any, Literal
 
 import yaml
 
-from .. import catalog
+from .. import bootstrap, catalog
+from ..bootstrap import File, Part
+from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
+from ..bootstrap.health import RESULT_PATH
+from ..bootstrap.metrics import Endpoint, endpoints
+from ..bootstrap.node import node_parts
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
-from . import Scratch, cloud_init, image_for, scratch_for, split_cidr
+from . import Scratch, image_for, scratch_for, split_cidr
 
 # Local NVMe: Azure's directly attached local disks report the NVMe model "Microsoft NVMe Direct Disk"
 # (v1, e.g. Lsv3) or "Microsoft NVMe Direct Disk v2" (v6 sizes) (Azure/azure-vm-utils@f6b3854
@@ -52,6 +58,10 @@ SCRATCH_LUN = 0
 # Data disk at LUN 0: WALinuxAgent's udev rules link SCSI data disks at /dev/disk/azure/scsi1/lun<N>,
 # azure-vm-utils links SCSI and NVMe data disks at /dev/disk/azure/data/by-lun/<N> (disk-identification.md).
 DATA_DISK_GLOBS = (f"/dev/disk/azure/scsi1/lun{SCRATCH_LUN}", f"/dev/disk/azure/data/by-lun/{SCRATCH_LUN}")
+# The health check counts local NVMe through one glob only (it does not de-duplicate across globs, and the three
+# above name every disk up to three times): systemd's by-id link, present on every image; azure-vm-utils'
+# by-serial links are not on every image, and a missing glob would fail a healthy node.
+HEALTH_NVME_GLOBS = (NVME_GLOBS[0],)
 # setup-infiniband.md: singlePlacementGroup=true caps a scale set at 100 VMs; availability sets hold 200.
 SCALE_SET_IB_CAP = 100
 AVAILABILITY_SET_CAP = 200
@@ -153,6 +163,25 @@ class LoginNode:
 
 
 @dataclass(frozen=True)
+class HealthExtension:
+    """The Application Health extension on the scale set (catalog/capabilities/azure.yaml `health.extension`)."""
+
+    name: str
+    publisher: str
+    type: str
+    type_handler_version: str
+    settings: Mapping[str, Any]  # protocol, port, requestPath, gracePeriod
+
+
+@dataclass(frozen=True)
+class AutomaticRepairs:
+    """The scale set's automatic instance repairs (`health.action: replace`)."""
+
+    grace_period: str
+    repair_action: str
+
+
+@dataclass(frozen=True)
 class AzureLayout:
     spec: ClusterSpec
     location: str
@@ -181,6 +210,11 @@ class AzureLayout:
     zones: tuple[str, ...]
     capacity_reservation_group: str | None  # a capacity reservation group id (`reservation`)
     custom_data: str
+    fabric_usability: FabricUsability  # whether NCCL can use the wired IB on this image, and what is missing
+    placement_applied: Literal["cluster", "spread", "none"]  # what the resources apply (a PPG or nothing)
+    health_extension: HealthExtension | None  # scale sets with the health check on
+    automatic_repairs: AutomaticRepairs | None  # scale sets with health.action: replace
+    metrics_endpoints: tuple[Endpoint, ...]  # DCGM and node exporter; reachable only inside the VNet (NSG)
     tags: Mapping[str, str]
     warnings: tuple[str, ...]
     access: str  # bastion | ssh | none (spec.access, resolved)
@@ -213,6 +247,194 @@ def _image(spec: ClusterSpec) -> Image:
         return Image(None, None, None, None, spec.image, f"image {spec.image} as configured")
     publisher, offer, sku, version = spec.image.split(":")
     return Image(publisher, offer, sku, version, None, f"marketplace image {spec.image} as configured")
+
+
+# --- fabric enablement: what NCCL needs over InfiniBand on the HPC image ----------------------------
+
+IB_UNIT = """[Unit]
+Description=gpu-cluster: NCCL over InfiniBand prerequisites (topology file, nvidia-peermem, IB ports)
+After=openibd.service sku-customizations.service nvidia-fabricmanager.service
+Before=gpu-cluster-health.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+EnvironmentFile={env}
+Environment=EXPECTED_IB_DEVICES={devices}
+ExecStart=/usr/local/sbin/gpu-cluster-azure-ib
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def ib_image_data() -> dict[str, Any]:
+    """`images.default.fabric.infiniband` of catalog/azure.yaml: what the default HPC image gives NCCL."""
+    data: dict[str, Any] = catalog.load("azure").images["default"]["fabric"]["infiniband"]
+    return data
+
+
+def ib_family(instance_type: str) -> tuple[str, dict[str, Any]] | None:
+    """The image's topology family of a size, matched as the image matches it (lower-cased case patterns)."""
+    size = instance_type.lower()
+    for name, family in ib_image_data()["families"].items():
+        if any(fnmatch.fnmatchcase(size, pattern) for pattern in family["sizes"]):
+            return name, family
+    return None
+
+
+def _default_image_ref() -> str:
+    return str(catalog.load("azure").images["default"]["urn"])
+
+
+def ib_part(devices: int) -> Part:
+    return Part(
+        "azure-ib",
+        files=(
+            File("/usr/local/sbin/gpu-cluster-azure-ib", bootstrap.script("azure_ib.sh"), "0755"),
+            File("/etc/systemd/system/gpu-cluster-azure-ib.service", IB_UNIT.format(env=NCCL_ENV, devices=devices)),
+        ),
+        commands=(
+            ("systemctl", "daemon-reload"),
+            ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-azure-ib.service"),
+        ),
+        summary=f"checks the NCCL topology file, nvidia-peermem and {devices} InfiniBand ports at boot.",
+    )
+
+
+def _fabric(spec: ClusterSpec, ib: bool, image: Image) -> tuple[tuple[Part, ...], FabricUsability]:
+    """The fabric parts and whether NCCL can use the wired InfiniBand: only on the catalog's HPC image (or the
+    same URN given explicitly), for a size whose topology family the image knows."""
+    row = spec.instance
+    if not ib:
+        return (), FabricUsability(False, ("no fabric wired",))
+    found = ib_family(row.instanceType)
+    if found is None:
+        return (), FabricUsability(
+            False,
+            (
+                f"the catalog's image entry has no NCCL topology family for {row.instanceType} "
+                "(images.default.fabric.infiniband.families in catalog/azure.yaml)",
+            ),
+        )
+    name, family = found
+    env = {str(k): str(v) for k, v in family["env"].items()}
+    parts = (nccl_env_part(env, f"Azure HPC image, {name}"), ib_part(row.fabricDevices))
+    if image.ref != _default_image_ref():
+        return parts, FabricUsability(
+            False,
+            (
+                f"image {image.ref} is not the catalog's HPC image ({_default_image_ref()}): nothing vouches for "
+                f"DOCA OFED, NCCL, nvidia-peermem and {family['topoFile']} on it (the boot check "
+                "gpu-cluster-azure-ib reports what is missing)",
+            ),
+        )
+    provides = (*(str(p) for p in ib_image_data()["provides"]), f"{name}: {family['topoFile']}", f"NCCL env {NCCL_ENV}")
+    return parts, FabricUsability(True, (), provides)
+
+
+# --- health self-removal: Application Health extension + automatic repairs ---------------------------
+
+HEALTH_HTTP_SOCKET = """[Unit]
+Description=gpu-cluster health endpoint for the Azure Application Health extension (127.0.0.1:{port})
+
+[Socket]
+ListenStream=127.0.0.1:{port}
+Accept=yes
+
+[Install]
+WantedBy=sockets.target
+"""
+
+HEALTH_HTTP_SERVICE = """[Unit]
+Description=gpu-cluster health endpoint: one probe answered from {result}
+
+[Service]
+ExecStart=/usr/local/sbin/gpu-cluster-health-http
+Environment=HEALTH_RESULT={result}
+StandardInput=socket
+StandardOutput=socket
+StandardError=journal
+DynamicUser=yes
+RuntimeMaxSec=15
+"""
+
+
+def health_data() -> dict[str, Any]:
+    """`health:` of catalog/capabilities/azure.yaml (extension settings, repairs policy, sources)."""
+    data: dict[str, Any] = access_data()["health"]
+    return data
+
+
+def health_endpoint_part(port: int) -> Part:
+    return Part(
+        "health-endpoint",
+        files=(
+            File("/usr/local/sbin/gpu-cluster-health-http", bootstrap.script("azure_health_http.sh"), "0755"),
+            File("/etc/systemd/system/gpu-cluster-health-http.socket", HEALTH_HTTP_SOCKET.format(port=port)),
+            File(
+                "/etc/systemd/system/gpu-cluster-health-http@.service", HEALTH_HTTP_SERVICE.format(result=RESULT_PATH)
+            ),
+        ),
+        commands=(
+            ("systemctl", "daemon-reload"),
+            ("systemctl", "enable", "--now", "gpu-cluster-health-http.socket"),
+        ),
+        summary=f"answers the Application Health extension on 127.0.0.1:{port} from {RESULT_PATH}.",
+    )
+
+
+def _health(spec: ClusterSpec, group: Group) -> tuple[HealthExtension | None, AutomaticRepairs | None]:
+    """Scale sets: the extension whenever the health check runs (its state shows in the instance view), automatic
+    repairs only with action replace. Single VMs: report only (no Azure service replaces a lone VM)."""
+    action = spec.health_action
+    if action is None:
+        return None, None
+    if group != "scale-set":
+        if action == "replace":
+            raise ConfigError(
+                f"{CLUSTER_KEY}.health.action",
+                "replace with nodeGroup: instances: on Azure only a scale set replaces an unhealthy VM (Application "
+                "Health extension + automatic instance repairs); use action: report (the check logs and writes "
+                f"{RESULT_PATH}) or nodeGroup: managed",
+            )
+        return None, None
+    data = health_data()
+    ext = data["extension"]
+    settings = {
+        "protocol": ext["protocol"],
+        "port": int(ext["port"]),
+        "requestPath": ext["requestPath"],
+        "gracePeriod": int(ext["gracePeriod"]),
+    }
+    extension = HealthExtension(ext["name"], ext["publisher"], ext["type"], str(ext["typeHandlerVersion"]), settings)
+    repairs = data["repairs"]
+    automatic = (
+        AutomaticRepairs(str(repairs["gracePeriod"]), str(repairs["repairAction"])) if action == "replace" else None
+    )
+    return extension, automatic
+
+
+def _custom_data(
+    spec: ClusterSpec,
+    scratch: Scratch,
+    ib_devices: int,
+    fabric: tuple[Part, ...],
+    extension: HealthExtension | None,
+    repairs: AutomaticRepairs | None,
+) -> str:
+    parts = node_parts(
+        spec,
+        scratch,
+        fabric_devices=ib_devices,
+        nvme_globs=HEALTH_NVME_GLOBS if scratch.kind == "nvme" else (),
+        fabric=fabric,
+        unhealthy_hook=bootstrap.script("azure_unhealthy.sh") if repairs is not None else None,
+    )
+    endpoint = (
+        health_endpoint_part(int(extension.settings["port"])) if extension is not None else Part("health-endpoint")
+    )
+    return bootstrap.cloud_init([*parts, endpoint])
 
 
 def _ssh_rule(spec: ClusterSpec) -> SecurityRule:
@@ -383,6 +605,10 @@ def plan(spec: ClusterSpec) -> AzureLayout:
             f"{k}storage.retainScratch: scale sets delete an instance's data disks with the instance; "
             "the scratch disk is kept only with nodeGroup: instances"
         )
+    image = _image(spec)
+    ib_devices = row.fabricDevices if ib else 0
+    fabric_parts, usability = _fabric(spec, ib, image)
+    extension, repairs = _health(spec, group)
     priority: Literal["Regular", "Spot"] = "Spot" if spec.spot else "Regular"
     eviction: Literal["Delete", "Deallocate"] | None = None
     if spec.spot:
@@ -428,8 +654,8 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         # azurehpc `_add_vmss` (fault_domain_count 1) and our availability set: one fault domain for the
         # IB scale set; unset elsewhere (Azure's default, so other scale sets do not change).
         platform_fault_domain_count=1 if group == "scale-set" and ib else None,
-        ib_devices=row.fabricDevices if ib else 0,
-        image=_image(spec),
+        ib_devices=ib_devices,
+        image=image,
         os_disk_gb=spec.storage.root_gb,
         os_disk_type=DISK_TYPE,
         scratch=scratch,
@@ -443,7 +669,12 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         public_ip=spec.network.public_ip and spec.login is None,
         zones=(spec.zone,) if spec.zone else (),
         capacity_reservation_group=spec.reservation or None,
-        custom_data=cloud_init(scratch),
+        custom_data=_custom_data(spec, scratch, ib_devices, fabric_parts, extension, repairs),
+        fabric_usability=usability,
+        placement_applied="cluster" if spec.placement == "cluster" else "none",
+        health_extension=extension,
+        automatic_repairs=repairs,
+        metrics_endpoints=endpoints() if spec.dcgm_exporter else (),
         tags=dict(spec.base_tags),
         warnings=tuple(warnings),
         access=spec.access,
