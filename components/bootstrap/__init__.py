@@ -12,8 +12,9 @@ Parts must be idempotent: they run again at every boot (local NVMe is wiped on s
 
 from __future__ import annotations
 
+import json
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -49,6 +50,66 @@ class Part:
 def script(name: str) -> str:
     """A shell script shipped beside this module (shellcheck-clean; tested against stubs)."""
     return (_HERE / name).read_text()
+
+
+def env_file(values: Mapping[str, str]) -> str:
+    """A systemd EnvironmentFile: one KEY="value" per line (JSON quoting, which systemd reads as shell quoting)."""
+    return "".join(f"{k}={json.dumps(v)}\n" for k, v in values.items())
+
+
+def oneshot_unit(
+    description: str,
+    *,
+    name: str,
+    after: Iterable[str],
+    before: Iterable[str] = (),
+    wants: Iterable[str] = (),
+) -> str:
+    """A boot-time oneshot unit running /usr/local/sbin/gpu-cluster-NAME with /etc/gpu-cluster/NAME.env."""
+    lines = ["[Unit]", f"Description={description}"]
+    lines += [f"Wants={' '.join(wants)}"] if wants else []
+    lines += [f"After={' '.join(after)}"]
+    lines += [f"Before={' '.join(before)}"] if before else []
+    lines += [
+        "",
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        f"EnvironmentFile=/etc/gpu-cluster/{name}.env",
+        f"ExecStart=/usr/local/sbin/gpu-cluster-{name}",
+        "",
+        "[Install]",
+        "WantedBy=multi-user.target",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def service_part(
+    name: str,
+    *,
+    script_text: str,
+    env: Mapping[str, str],
+    unit: str,
+    summary: str,
+    extra_files: Iterable[File] = (),
+    no_block: bool = False,
+) -> Part:
+    """The usual part: the script, its settings and its unit, enabled and started at every boot.
+
+    `no_block` for units that wait on slow things (drivers, devices): the boot goes on meanwhile.
+    """
+    enable = ("systemctl", "enable", "--now", *(["--no-block"] if no_block else []), f"gpu-cluster-{name}.service")
+    return Part(
+        name,
+        files=(
+            File(f"/usr/local/sbin/gpu-cluster-{name}", script_text, "0755"),
+            File(f"/etc/gpu-cluster/{name}.env", env_file(env)),
+            File(f"/etc/systemd/system/gpu-cluster-{name}.service", unit),
+            *extra_files,
+        ),
+        commands=(("systemctl", "daemon-reload"), enable),
+        summary=summary,
+    )
 
 
 def commands_part(name: str, commands: Iterable[Iterable[str]], summary: str = "") -> Part:

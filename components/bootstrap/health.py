@@ -7,29 +7,25 @@ status, a MIG health check, ...), run only with `health.action: replace`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Literal
 
-from . import File, Part, script
+from . import File, Part, oneshot_unit, script, service_part
 
 HOOK_PATH = "/usr/local/sbin/gpu-cluster-unhealthy"
 RESULT_PATH = "/var/lib/gpu-cluster/health.json"
 
-UNIT = """[Unit]
-Description=gpu-cluster node health check (GPUs, fabric, local NVMe)
-Wants=network-online.target
-After=network-online.target nvidia-persistenced.service nvidia-fabricmanager.service gpu-cluster-scratch.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-EnvironmentFile=/etc/gpu-cluster/health.env
-ExecStart=/usr/local/sbin/gpu-cluster-health
-
-[Install]
-WantedBy=multi-user.target
-"""
+UNIT = oneshot_unit(
+    "gpu-cluster node health check (GPUs, fabric, local NVMe)",
+    name="health",
+    wants=["network-online.target"],
+    after=[
+        "network-online.target",
+        "nvidia-persistenced.service",
+        "nvidia-fabricmanager.service",
+        "gpu-cluster-scratch.service",
+    ],
+)
 
 
 @dataclass(frozen=True)
@@ -68,20 +64,14 @@ def health_part(check: HealthCheck | None, unhealthy_hook: str | None = None) ->
     """The unit, its settings and (for `replace`) the cloud's hook; an empty part when disabled."""
     if check is None:
         return Part("health")
-    files = [
-        File("/usr/local/sbin/gpu-cluster-health", health_script(), "0755"),
-        File("/etc/gpu-cluster/health.env", "".join(f"{k}={json.dumps(v)}\n" for k, v in check.env().items())),
-        File("/etc/systemd/system/gpu-cluster-health.service", UNIT),
-    ]
-    if check.action == "replace" and unhealthy_hook:
-        files.append(File(HOOK_PATH, unhealthy_hook, "0755"))
-    return Part(
+    hook = (File(HOOK_PATH, unhealthy_hook, "0755"),) if check.action == "replace" and unhealthy_hook else ()
+    return service_part(
         "health",
-        files=tuple(files),
-        commands=(
-            ("systemctl", "daemon-reload"),
-            ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-health.service"),
-        ),
+        script_text=health_script(),
+        env=check.env(),
+        unit=UNIT,
+        extra_files=hook,
+        no_block=True,
         summary=f"checks {check.gpus} GPU(s), {check.fabric_devices} {check.fabric_kind} device(s) and "
         f"{check.nvme_devices} local NVMe at boot ({RESULT_PATH}).",
     )

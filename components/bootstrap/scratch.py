@@ -6,11 +6,10 @@ array must be rebuilt (or re-mounted after a reboot) on every boot.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Literal
 
-from . import File, Part, script
+from . import Part, oneshot_unit, script, service_part
 
 
 @dataclass(frozen=True)
@@ -38,24 +37,17 @@ class Scratch:
         return f"cloud disk {size} at {self.path}" + (" (retained on delete)" if self.retain else "")
 
 
-UNIT = """[Unit]
-Description=gpu-cluster scratch at {path}
-After=local-fs.target
-Before=docker.service containerd.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-EnvironmentFile=/etc/gpu-cluster/scratch.env
-ExecStart=/usr/local/sbin/gpu-cluster-scratch
-
-[Install]
-WantedBy=multi-user.target
-"""
-
-
 def scratch_script() -> str:
     return script("scratch.sh")
+
+
+def scratch_unit(path: str) -> str:
+    return oneshot_unit(
+        f"gpu-cluster scratch at {path}",
+        name="scratch",
+        after=["local-fs.target"],
+        before=["docker.service", "containerd.service"],
+    )
 
 
 def scratch_part(scratch: Scratch) -> Part:
@@ -67,13 +59,10 @@ def scratch_part(scratch: Scratch) -> Part:
         "EXPECTED_DEVICES": str(scratch.devices),
         "EXCLUDE_ROOT": "1",
     }
-    return Part(
+    return service_part(
         "scratch",
-        files=(
-            File("/usr/local/sbin/gpu-cluster-scratch", scratch_script(), "0755"),
-            File("/etc/gpu-cluster/scratch.env", "".join(f"{k}={json.dumps(v)}\n" for k, v in env.items())),
-            File("/etc/systemd/system/gpu-cluster-scratch.service", UNIT.format(path=scratch.path)),
-        ),
-        commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", "--now", "gpu-cluster-scratch.service")),
+        script_text=scratch_script(),
+        env=env,
+        unit=scratch_unit(scratch.path),
         summary=f"installs the scratch unit that mounts {scratch.path}.",
     )
