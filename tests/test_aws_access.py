@@ -60,6 +60,8 @@ def test_nodes_get_a_role_ec2_assumes_with_exactly_the_base_policies(stack_plan)
         "name": "<autoname:llm-train-aws-node-profile>",
         "existing": False,
         "grants": BASE_POLICIES,
+        # health.action replace (the managed default): exactly SetInstanceHealth on exactly this group
+        "inline": [{"action": "autoscaling:SetInstanceHealth", "resource": "<arn of llm-train-aws-asg>"}],
     }
 
 

@@ -1,6 +1,7 @@
 """AWS resources as registered with Pulumi's mocks: the inputs the engine would receive (camelCase)."""
 
 import base64
+import gzip
 
 import pulumi
 import pytest
@@ -9,6 +10,11 @@ import yaml
 from components.cluster import GpuCluster
 
 from .conftest import aws_values, one, plan_values, resources_of, spec_of
+
+
+def decode_user_data(b64: str) -> str:
+    """The launch template's user data as the node reads it (Base64 of gzip: EC2's 16 KB limit)."""
+    return gzip.decompress(base64.b64decode(b64)).decode()
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +47,7 @@ def test_launch_template_security_defaults(h100):
 
 
 def test_user_data_mounts_scratch(h100):
-    user_data = base64.b64decode(one(h100, "launchTemplate:LaunchTemplate")["inputs"]["userData"]).decode()
+    user_data = decode_user_data(one(h100, "launchTemplate:LaunchTemplate")["inputs"]["userData"])
     assert user_data.startswith("#cloud-config\n")
     files = {f["path"]: f for f in yaml.safe_load(user_data)["write_files"]}
     assert "mdadm --create" in files["/usr/local/sbin/gpu-cluster-scratch"]["content"]

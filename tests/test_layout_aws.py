@@ -1,6 +1,7 @@
 """The pure AWS layout: EFA wiring per type, placement, image, scratch; no Pulumi involved."""
 
 import base64
+import gzip
 
 import pytest
 import yaml
@@ -92,7 +93,8 @@ def test_market_follows_spot_and_capacity_blocks():
 
 def test_user_data_installs_the_scratch_unit_with_the_right_device_count():
     layout = aws_layout.plan(spec_of(aws_values()))
-    doc = yaml.safe_load(base64.b64decode(layout.user_data_b64).decode().removeprefix("#cloud-config\n"))
+    text = gzip.decompress(base64.b64decode(layout.user_data_b64)).decode()
+    doc = yaml.safe_load(text.removeprefix("#cloud-config\n"))
     files = {f["path"]: f["content"] for f in doc["write_files"]}
     env = files["/etc/gpu-cluster/scratch.env"]
     assert 'EXPECTED_DEVICES="8"' in env and 'SCRATCH_PATH="/scratch"' in env
@@ -102,4 +104,4 @@ def test_user_data_installs_the_scratch_unit_with_the_right_device_count():
     assert disk.scratch.kind == "disk" and disk.scratch.device_gb == 500
     assert "Amazon_Elastic_Block_Store" in disk.user_data
     none = aws_layout.plan(spec_of(aws_values(storage={"scratch": "none"})))
-    assert "write_files" not in none.user_data
+    assert "/etc/gpu-cluster/scratch.env" not in none.user_data

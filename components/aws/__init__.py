@@ -20,12 +20,28 @@ import pulumi_aws as aws
 from ..contract import capabilities
 from ..layout.aws import AwsLayout
 from .access import access_output, build_endpoints, build_key_pair, build_login
-from .identity import build_identity
+from .identity import build_health_policy, build_identity
 from .naming import Context
 from .network import build_network
 from .nodes import build_nodes
 
 TYPE = "gpu-cluster:aws:Cluster"
+
+
+def metrics_output(layout: AwsLayout, nodes: pulumi.Input[str]) -> dict[str, Any]:
+    """`metrics`: the exporters' endpoints on every node and how to list the targets to scrape."""
+    if not layout.metrics.endpoints:
+        return {"endpoints": [], "scrape": None}
+    endpoints = [{"name": n, "port": port, "path": path} for n, port, path in layout.metrics.endpoints]
+    ports = " and ".join(f":{port}{path}" for _n, port, path in layout.metrics.endpoints)
+    where = "a node or the login node" if layout.metrics.from_login else "a node of the cluster"
+    scrape = pulumi.Output.concat(
+        f"every node's private IP at {ports}, from {where} (the node security group admits only itself",
+        " and the login node)" if layout.metrics.from_login else ")",
+        "; list the IPs with: ",
+        nodes,
+    )
+    return {"endpoints": endpoints, "scrape": scrape}
 
 
 class CloudCluster(pulumi.ComponentResource):
@@ -53,6 +69,10 @@ class CloudCluster(pulumi.ComponentResource):
         self.group: aws.autoscaling.Group | None = nodes.group
         self.instances: list[aws.ec2.Instance] = nodes.instances
 
+        self.health_policy = build_health_policy(ctx, self.identity, nodes.group)
+        inline = [self.health_policy[1]] if self.health_policy else None
+        access = access_output(ctx, self.login, nodes.group, nodes.instances)
+
         node_ids: pulumi.Output[Any]
         if nodes.group is not None:
             node_ids = nodes.group.name
@@ -65,8 +85,10 @@ class CloudCluster(pulumi.ComponentResource):
             "imageId": self.image_id,
             "nodeGroup" if spec.node_group == "managed" else "instanceIds": node_ids,
             "placementGroup": self.placement_group.name if self.placement_group else None,
-            "identity": self.identity.output(capabilities("aws").identity.kind),
-            "access": access_output(ctx, self.login, nodes.group, nodes.instances),
+            "identity": self.identity.output(capabilities("aws").identity.kind, inline),
+            "access": access,
+            "placementApplied": layout.placement_applied,
+            "metrics": metrics_output(layout, access["nodes"]),
         }
         if nodes.group is None:
             # a hostfile for mpirun / torchrun: one private IP per node, in node order

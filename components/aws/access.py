@@ -135,6 +135,19 @@ def build_login(ctx: Context, net: Network, identity: Identity, key_pair: aws.ec
         description="SSH from the login node",
         opts=child,
     )
+    # A Prometheus on the login node may scrape the exporters; nothing outside the cluster may.
+    if layout.metrics.from_login:
+        for exporter, port, _path in layout.metrics.endpoints:
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-sg-{exporter}-from-login",
+                security_group_id=net.security_group.id,
+                referenced_security_group_id=sg.id,
+                ip_protocol="tcp",
+                from_port=port,
+                to_port=port,
+                description=f"{exporter} metrics from the login node",
+                opts=child,
+            )
     image = aws.ssm.get_parameter_output(name=str(login.image.ssm_parameter), opts=invoke_options(ctx.parent)).value
     subnet = net.public_subnet if login.public_ip and net.public_subnet is not None else net.subnet
     instance = aws.ec2.Instance(

@@ -14,6 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ..layout.aws import health_hook_action
 from ..resources import from_config
 from .naming import Context
 
@@ -25,14 +26,17 @@ class Identity:
     profile: aws.iam.InstanceProfile | None
     grants: tuple[pulumi.Input[str], ...]  # the managed policy ARNs the role carries: all that nodes may do
 
-    def output(self, kind: str) -> dict[str, Any]:
-        """The stack output `identity`: everything the nodes are allowed, listed."""
-        return {
+    def output(self, kind: str, inline: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The stack output `identity`: everything the nodes are allowed, listed (`inline`: the inline grants)."""
+        out = {
             "kind": kind,
             "name": self.profile_name if self.profile is None else self.profile.name,
             "existing": self.profile is None,
             "grants": list(self.grants),
         }
+        if inline:
+            out["inline"] = inline
+        return out
 
 
 def _attachment_suffix(arn: str) -> str:
@@ -76,3 +80,33 @@ def build_identity(ctx: Context) -> Identity:
         opts=ctx.child,
     )
     return Identity(profile.name, role, profile, tuple(grants))
+
+
+def build_health_policy(
+    ctx: Context, identity: Identity, group: aws.autoscaling.Group | None
+) -> tuple[aws.iam.RolePolicy, dict[str, Any]] | None:
+    """health.action replace: the node role may mark instances Unhealthy in exactly its own Auto Scaling group.
+
+    An inline policy whose only statement is `autoscaling:SetInstanceHealth` on the group's ARN (the action's
+    resource type is the Auto Scaling group: catalog/capabilities/aws.yaml `healthHook`). With
+    identity.existing there is no role of ours to put it on: the hook then needs that grant from its owner.
+    """
+    if not ctx.layout.health_hook or identity.role is None or group is None:
+        return None
+    action = health_hook_action()
+    policy = aws.iam.RolePolicy(
+        f"{ctx.name}-node-role-self-removal",
+        role=identity.role.name,
+        policy=group.arn.apply(
+            lambda arn: json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {"Sid": "SelfRemovalFromOwnGroup", "Effect": "Allow", "Action": action, "Resource": arn}
+                    ],
+                }
+            )
+        ),
+        opts=ctx.child,
+    )
+    return policy, {"action": action, "resource": group.arn}

@@ -12,6 +12,8 @@ ParallelCluster) use an `efa` primary and device index 1 on other cards; AWS mov
 from __future__ import annotations
 
 import base64
+import gzip
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -20,10 +22,14 @@ from typing import Any, Literal
 
 import yaml
 
-from .. import catalog
+from .. import bootstrap, catalog
+from ..bootstrap import File, Part, script
+from ..bootstrap.fabric import FabricUsability, nccl_env_part
+from ..bootstrap.metrics import endpoints as metric_endpoints
+from ..bootstrap.node import node_parts
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
-from . import Scratch, cloud_init, image_for, scratch_for, split_cidr
+from . import Scratch, image_for, scratch_for, split_cidr
 
 InterfaceType = Literal["interface", "efa", "efa-only"]
 # by-id names the NVMe driver gives instance-store and EBS volumes on Nitro instances
@@ -80,6 +86,14 @@ class Access:
 
 
 @dataclass(frozen=True)
+class Metrics:
+    """The exporters every node runs (bootstrap.metrics) and who may scrape them (network rules)."""
+
+    endpoints: tuple[tuple[str, int, str], ...]  # (name, port, path)
+    from_login: bool  # the login node's group may scrape too (a Prometheus on the login node)
+
+
+@dataclass(frozen=True)
 class AwsLayout:
     spec: ClusterSpec
     vpc_cidr: str
@@ -96,6 +110,10 @@ class AwsLayout:
     tags: Mapping[str, str]
     identity: NodeIdentity
     access: Access
+    placement_applied: Literal["cluster", "spread", "none"]  # what the resources apply (spec.placement is asked)
+    fabric_usability: FabricUsability
+    health_hook: bool  # the node role may mark the node Unhealthy in its own Auto Scaling group
+    metrics: Metrics
 
     @property
     def efa_count(self) -> int:
@@ -107,7 +125,11 @@ class AwsLayout:
 
     @property
     def user_data_b64(self) -> str:
-        return base64.b64encode(self.user_data.encode()).decode()
+        """The cloud-config gzip-compressed, then Base64: EC2 takes at most 16 KB of user data "in raw form, before
+        it is base64-encoded" (EC2 User Guide, instancedata-add-user-data), the whole bootstrap (scratch, EFA check,
+        health check, MIG, metrics) is about 25 KB as text, and cloud-init uncompresses gzip user data
+        (canonical/cloud-init doc/rtd/topics/format.rst)."""
+        return base64.b64encode(gzip.compress(self.user_data.encode(), compresslevel=9, mtime=0)).decode()
 
 
 def efa_interfaces(cards: int, efa_devices: int) -> tuple[NetworkInterface, ...]:
@@ -144,6 +166,17 @@ def plan(spec: ClusterSpec) -> AwsLayout:
     else:
         image = Image(None, spec.image, f"AMI {spec.image} as configured")
     scratch = scratch_for(spec, INSTANCE_STORE_GLOBS, EBS_GLOBS)
+    efa_count = sum(1 for i in interfaces if i.is_efa)
+    fabric, usability = efa_enablement(spec, efa_count)
+    health_hook = _health_hook(spec)
+    parts = node_parts(
+        spec,
+        scratch,
+        fabric_devices=efa_count,
+        nvme_globs=INSTANCE_STORE_GLOBS if scratch.kind == "nvme" else (),
+        fabric=fabric,
+        unhealthy_hook=script("aws_unhealthy.sh") if health_hook else None,
+    )
     market: Literal["on-demand", "spot", "capacity-block"] = (
         "spot" if spec.spot else "capacity-block" if spec.reservation_type == "capacity-block" else "on-demand"
     )
@@ -159,10 +192,17 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         scratch=scratch,
         market=market,
         capacity_reservation_id=spec.reservation or None,
-        user_data=cloud_init(scratch),
+        user_data=bootstrap.cloud_init(parts),
         tags={"Name": spec.name, **spec.base_tags},
         identity=node_identity(spec),
         access=access_plan(spec),
+        placement_applied="none" if spec.placement == "none" else spec.placement,
+        fabric_usability=usability,
+        health_hook=health_hook,
+        metrics=Metrics(
+            endpoints=tuple((e.name, e.port, e.path) for e in metric_endpoints()) if spec.dcgm_exporter else (),
+            from_login=spec.dcgm_exporter and spec.login is not None,
+        ),
     )
 
 
@@ -174,6 +214,126 @@ def _capability_data() -> dict[str, Any]:
     """The AWS-only keys of the capabilities file (nodeRole, ssmEndpoints); contract.py reads the rest."""
     data: dict[str, Any] = yaml.safe_load(_CAPABILITIES.read_text())
     return data
+
+
+EFA_UNIT = """[Unit]
+Description=gpu-cluster EFA check (libfabric efa provider, aws-ofi-nccl, loader path)
+Wants=network-online.target
+After=network-online.target
+Before=gpu-cluster-health.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+EnvironmentFile=/etc/gpu-cluster/efa.env
+ExecStart=/usr/local/sbin/gpu-cluster-efa
+
+[Install]
+WantedBy=multi-user.target
+"""
+EFA_RESULT = "/var/lib/gpu-cluster/efa.json"
+
+
+def instance_family(instance_type: str) -> str:
+    """`p5en.48xlarge` -> `p5en`, `p6-b200.48xlarge` -> `p6-b200`."""
+    return instance_type.split(".", 1)[0]
+
+
+def nccl_env(instance_type: str) -> tuple[dict[str, str], str]:
+    """The NCCL/libfabric environment for an EFA type, and its sources (capabilities `efa:`)."""
+    efa = _capability_data()["efa"]
+    env = {str(k): str(v) for k, v in efa["env"].items()}
+    sources = [str(efa["envSource"])]
+    family = efa["families"].get(instance_family(instance_type))
+    if family:
+        env.update({str(k): str(v) for k, v in family["env"].items()})
+        sources.append(str(family["source"]))
+    return env, "; ".join(sources)
+
+
+def _default_image_vouches(spec: ClusterSpec) -> tuple[bool, str]:
+    """Whether the image is the catalog's default (whose contents the catalog documents), and its name."""
+    default: dict[str, Any] = catalog.load("aws").images["default"]
+    entry = image_for("aws", spec.instance.instanceType)
+    if spec.image == "auto":
+        return entry is default, entry["description"]
+    if spec.image.removeprefix("ssm:") == default["ssmParameter"]:
+        return True, default["description"]
+    return False, spec.image
+
+
+def efa_usability(spec: ClusterSpec, efa_count: int) -> FabricUsability:
+    if not efa_count:
+        return FabricUsability(False, ("no fabric wired",))
+    vouched, image = _default_image_vouches(spec)
+    if not vouched:
+        return FabricUsability(
+            False,
+            (
+                f"EFA software on {image}: the catalog cannot vouch for a custom image (libfabric with the efa "
+                "provider and aws-ofi-nccl are needed; the boot check gpu-cluster-efa reports what it finds)",
+            ),
+        )
+    efa: dict[str, Any] = catalog.load("aws").images["default"]["efa"]
+    family = instance_family(spec.instance.instanceType)
+    if family not in efa["supportedFamilies"]:
+        return FabricUsability(
+            False, (f"{family} is not among the instance types {image} supports (its release notes)",)
+        )
+    return FabricUsability(
+        True,
+        provides=(
+            *(f"{p} from the image, verified at boot" for p in efa["provides"]),
+            "NCCL environment in /etc/gpu-cluster/nccl.env",
+        ),
+    )
+
+
+def efa_enablement(spec: ClusterSpec, efa_count: int) -> tuple[tuple[Part, ...], FabricUsability]:
+    """The fabric parts (NCCL environment, the EFA boot check) and whether NCCL can use the fabric."""
+    usability = efa_usability(spec, efa_count)
+    if not efa_count:
+        return (), usability
+    efa = _capability_data()["efa"]
+    env, source = nccl_env(spec.instance.instanceType)
+    check_env = {
+        "EFA_DIR": efa["efaDir"],
+        "INSTALLED_PACKAGES": efa["installedPackages"],
+        "PLUGIN_DIRS": " ".join(efa["pluginDirs"]),
+        "PLUGIN_LIBRARIES": " ".join(efa["pluginLibraries"]),
+        "MIN_LIBFABRIC": efa["minimum"]["libfabric"],
+        "MIN_OFI_NCCL": efa["minimum"]["awsOfiNccl"],
+        "RESULT": EFA_RESULT,
+    }
+    check = Part(
+        "efa",
+        files=(
+            File("/usr/local/sbin/gpu-cluster-efa", script("aws_efa.sh"), "0755"),
+            File("/etc/gpu-cluster/efa.env", "".join(f"{k}={json.dumps(str(v))}\n" for k, v in check_env.items())),
+            File("/etc/systemd/system/gpu-cluster-efa.service", EFA_UNIT),
+        ),
+        commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", "--now", "gpu-cluster-efa.service")),
+        summary=f"checks the EFA provider and aws-ofi-nccl at boot ({EFA_RESULT}).",
+    )
+    return (nccl_env_part(env, source), check), usability
+
+
+def health_hook_action() -> str:
+    """The one IAM action the self-removal hook needs (capabilities `healthHook`)."""
+    return str(_capability_data()["healthHook"]["action"])
+
+
+def _health_hook(spec: ClusterSpec) -> bool:
+    """Self-removal on AWS: SetInstanceHealth in the node's own Auto Scaling group (managed groups only)."""
+    if spec.health_action != "replace":
+        return False
+    if spec.node_group != "managed":
+        raise ConfigError(
+            f"{CLUSTER_KEY}.health.action",
+            "replace needs nodeGroup: managed on AWS (an Auto Scaling group replaces an unhealthy node; an "
+            "instance is not replaced); use report (the default for instances) or nodeGroup: managed",
+        )
+    return True
 
 
 def node_identity(spec: ClusterSpec) -> NodeIdentity:
