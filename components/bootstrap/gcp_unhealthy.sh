@@ -4,7 +4,7 @@
 # Nothing to call: the MIG's autohealing health check probes gpu-cluster-health-http, which answers
 # 503 as soon as /var/lib/gpu-cluster/health.json says unhealthy; after unhealthyThreshold probes the
 # MIG recreates this VM. No permission is needed for that. This hook only says so in the journal.
-# Standalone instances (nodeGroup: instances) have no MIG: the node is reported, not replaced.
+# Installed on MIG members only: standalone instances (nodeGroup: instances) are reported, not replaced.
 set -uo pipefail
 
 RESULT="${HEALTH_RESULT:-/var/lib/gpu-cluster/health.json}"

@@ -40,6 +40,7 @@ from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.node import node_parts
+from ..bootstrap.scratch import scratch_part
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, image_for, scratch_for
@@ -501,18 +502,23 @@ def node_bootstrap(
         fabric_devices=gpu_nics if spec.fabric_wired else 0,
         nvme_globs=nvme_globs,
         fabric=fabric,
-        unhealthy_hook=bootstrap.script("gcp_unhealthy.sh") if spec.health_action == "replace" else None,
+        # only a MIG can replace a node (autohealing); standalone instances report (health.sh logs it)
+        unhealthy_hook=bootstrap.script("gcp_unhealthy.sh") if probe is not None else None,
     )
     return (*parts, health_http_part(probe))
 
 
-def startup_script(parts: Sequence[Part]) -> str | None:
+def startup_script(parts: Sequence[Part] | Scratch) -> str | None:
     """The `startup-script` metadata: the same bootstrap parts the other clouds get as cloud-init.
+
+    A `Scratch` alone renders the scratch part only (the form callers outside the layout used before).
 
     Compute Engine's guest agent runs `startup-script` on every boot on all public images
     (docs.cloud.google.com/compute/docs/instances/startup-scripts), whether or not the image runs
     cloud-init, so one bootstrap works on Deep Learning VM and Ubuntu accelerator images alike.
     """
+    if isinstance(parts, Scratch):
+        parts = (scratch_part(parts),)
     header = [
         "gpu-cluster node bootstrap (GCP startup-script, runs at every boot; idempotent):",
         *(p.summary for p in parts if p.summary and not p.empty),
