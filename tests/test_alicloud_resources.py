@@ -1,6 +1,7 @@
 """Alibaba Cloud resources as registered with Pulumi's mocks: the inputs the engine would receive (camelCase)."""
 
 import base64
+import gzip
 import json
 
 import pulumi
@@ -24,6 +25,10 @@ def alicloud_values(**cluster):
     base = {"instanceType": "ecs.gn8is-8x.32xlarge", "nodes": 2, "zone": "cn-hangzhou-k"}
     base.update(cluster)
     return {"gpu-cluster:cloud": "alicloud", "alicloud:region": "cn-hangzhou", "gpu-cluster:cluster": base}
+
+
+def system_attachments(plan):
+    return [a for a in resources_of(plan, "RolePolicyAttachment") if a["inputs"]["policyType"] == "System"]
 
 
 def high_performance(nics):
@@ -77,11 +82,15 @@ def test_ebmgn8v_instances_wire_two_eris_on_cards_0_and_1(erdma):
     assert erdma.summary()["fabricGbpsPerNode"] == 160
 
 
+def node_user_data(node):
+    return yaml.safe_load(gzip.decompress(base64.b64decode(node["inputs"]["userData"])).decode())
+
+
 def test_erdma_user_data_installs_the_stack_then_the_driver(erdma):
-    text = base64.b64decode(resources_of(erdma, "ecs/instance:Instance")[0]["inputs"]["userData"]).decode()
-    doc = yaml.safe_load(text)
+    doc = node_user_data(resources_of(erdma, "ecs/instance:Instance")[0])
     runcmd = [" ".join(c) for c in doc["runcmd"]]
-    assert any("mirrors.cloud.aliyuncs.com/erdma/env_setup.sh" in c and "--egs" in c for c in runcmd)
+    env = {f["path"]: f["content"] for f in doc["write_files"]}["/etc/gpu-cluster/erdma.env"]
+    assert "ERDMA_INSTALLER=http://mirrors.cloud.aliyuncs.com/erdma/env_setup.sh" in env  # run by the unit
     assert "auto_install_v4.0.sh" in runcmd[-1]
 
 
@@ -321,7 +330,8 @@ def test_every_node_assumes_a_ram_role_with_no_policy_by_default(a100, dev):
         assert trust["Statement"] == [
             {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com"]}}
         ]
-        assert not resources_of(plan, "RolePolicyAttachment")  # least privilege: nothing unless asked
+        # least privilege: no system policy unless asked (the managed group's health grant is tested below)
+        assert not system_attachments(plan)
         assert plan.as_json()["outputs"]["identity"] == {
             "kind": "ram-role",
             "name": role["roleName"],
@@ -350,7 +360,9 @@ def test_identity_policies_read_storage_and_an_existing_role():
     assert plan.as_json()["outputs"]["identity"]["grants"] == ["AliyunECSReadOnlyAccess", "AliyunOSSReadOnlyAccess"]
     existing = plan_values(alicloud_values(identity={"existing": "team-gpu-role", "readStorage": True}))
     assert not resources_of(existing, "ram/role:Role")
-    assert one(existing, "RolePolicyAttachment")["inputs"]["roleName"] == "team-gpu-role"
+    # the read-storage grant and the managed group's health grant, both on the existing role
+    assert {a["inputs"]["roleName"] for a in resources_of(existing, "RolePolicyAttachment")} == {"team-gpu-role"}
+    assert len(system_attachments(existing)) == 1
     assert one(existing, "ScalingConfiguration")["inputs"]["roleName"] == "team-gpu-role"
     assert existing.as_json()["outputs"]["identity"]["name"] == "team-gpu-role"
 
@@ -465,9 +477,8 @@ def test_a_secure_ssh_key_never_reaches_any_output_on_alibaba(capsys):
 
 def test_erdma_stack_claims_160_only_because_its_user_data_brings_both_eris_up(erdma):
     node = resources_of(erdma, "ecs/instance:Instance")[0]
-    doc = yaml.safe_load(base64.b64decode(node["inputs"]["userData"]).decode())
-    env = {f["path"]: f["content"] for f in doc["write_files"]}["/etc/gpu-cluster/erdma.env"]
-    assert env == "ERI_COUNT=2\nMTU=1400\n"
+    env = {f["path"]: f["content"] for f in node_user_data(node)["write_files"]}["/etc/gpu-cluster/erdma.env"]
+    assert env.startswith("ERI_COUNT=2\nMTU=1400\n")
     assert erdma.summary()["fabricGbpsPerNode"] == 160
     # the same registered nodes without the bring-up part carry one ERI's worth
     stripped = base64.b64encode(b"#cloud-config\n{}\n").decode()

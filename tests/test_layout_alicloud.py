@@ -1,6 +1,7 @@
 """The pure Alibaba Cloud layout: ERI wiring, vSwitches, deployment sets, image, disks; no Pulumi involved."""
 
 import base64
+import gzip
 import ipaddress
 import json
 import re
@@ -141,19 +142,27 @@ def test_image_auto_is_ubuntu_with_the_driver_and_uefi_on_bare_metal():
     assert "env_setup.sh --egs" in explicit.user_data  # still installs eRDMA when missing
 
 
+def user_data_doc(layout):
+    """The cloud-config the nodes get: Base64 of gzip (cloud-init uncompresses it)."""
+    raw = gzip.decompress(base64.b64decode(layout.user_data_b64))
+    assert raw.decode() == layout.user_data
+    return yaml.safe_load(raw.decode().removeprefix("#cloud-config\n"))
+
+
 def test_user_data_order_scratch_then_erdma_then_driver_and_under_16kb():
-    layout = layout_of(storage={"scratch": "disk", "scratchGb": 500})
-    text = base64.b64decode(layout.user_data_b64).decode()
-    assert len(text.encode()) < 16 * 1024  # Alibaba's user data limit before Base64
-    doc = yaml.safe_load(text.removeprefix("#cloud-config\n"))
-    runcmd = [" ".join(c) for c in doc["runcmd"]]
-    scratch = next(i for i, c in enumerate(runcmd) if "gpu-cluster-scratch.service" in c)
-    erdma = next(i for i, c in enumerate(runcmd) if "env_setup.sh --egs" in c)
-    driver = next(i for i, c in enumerate(runcmd) if "auto_install_v4.0.sh" in c)
-    assert scratch < erdma < driver  # the driver installer reboots: it goes last
-    assert 'DRIVER_VERSION="550.127.08"' in runcmd[driver]
-    env = {f["path"]: f["content"] for f in doc["write_files"]}["/etc/gpu-cluster/scratch.env"]
-    assert 'DEVICE_GLOBS="/dev/vd[b-z] /dev/nvme*n1"' in env and 'EXCLUDE_ROOT="1"' in env
+    for layout in (layout_of(storage={"scratch": "disk", "scratchGb": 500}), layout_of(nodeGroup="managed")):
+        assert len(base64.b64decode(layout.user_data_b64)) < 16 * 1024  # Alibaba's user data limit before Base64
+        doc = user_data_doc(layout)
+        runcmd = [" ".join(c) for c in doc["runcmd"]]
+        scratch = next(i for i, c in enumerate(runcmd) if "gpu-cluster-scratch.service" in c)
+        mark = next(i for i, c in enumerate(runcmd) if ali.DRIVER_BOOT_FILE in c)
+        erdma = runcmd.index("systemctl enable --now gpu-cluster-erdma.service")
+        health = runcmd.index("systemctl enable --now --no-block gpu-cluster-health.service")
+        driver = next(i for i, c in enumerate(runcmd) if "auto_install_v4.0.sh" in c)
+        assert scratch < mark < erdma < health < driver == len(runcmd) - 1  # the driver installer reboots: last
+        assert 'DRIVER_VERSION="550.127.08"' in runcmd[driver]
+        env = {f["path"]: f["content"] for f in doc["write_files"]}["/etc/gpu-cluster/scratch.env"]
+        assert 'DEVICE_GLOBS="/dev/vd[b-z] /dev/nvme*n1"' in env and 'EXCLUDE_ROOT="1"' in env
 
 
 def test_scratch_nvme_is_rejected_and_auto_means_disk():
@@ -230,18 +239,25 @@ def test_count_wired_gbps_counts_eris_that_are_up():
 def test_erdma_part_brings_up_every_eri_at_every_boot_with_the_documented_mtu():
     layout = layout_of()
     assert layout.erdma_mtu == 1400  # no jumbo frames: Alibaba's value for NCCL without them
-    doc = yaml.safe_load(layout.user_data.removeprefix("#cloud-config\n"))
+    doc = user_data_doc(layout)
     files = {f["path"]: f for f in doc["write_files"]}
-    assert files[ali.ERDMA_ENV]["content"] == "ERI_COUNT=2\nMTU=1400\n"
+    assert files[ali.ERDMA_ENV]["content"] == (
+        "ERI_COUNT=2\nMTU=1400\nERDMA_INSTALLER=http://mirrors.cloud.aliyuncs.com/erdma/env_setup.sh\n"
+        f"DRIVER_BOOT_FILE={ali.DRIVER_BOOT_FILE}\n"
+    )
     assert files["/usr/local/sbin/gpu-cluster-erdma"]["content"] == bootstrap.script("alicloud_erdma.sh")
     assert files["/usr/local/sbin/gpu-cluster-erdma"]["permissions"] == "0755"
     unit_file = files["/etc/systemd/system/gpu-cluster-erdma.service"]["content"]
     assert "EnvironmentFile=/etc/gpu-cluster/erdma.env" in unit_file and "After=network-online.target" in unit_file
+    # the health check counts eRDMA ports: ordered after the unit that brings them up
+    drop_in = files["/etc/systemd/system/gpu-cluster-health.service.d/10-after-erdma.conf"]["content"]
+    assert "After=gpu-cluster-erdma.service" in drop_in
     runcmd = [" ".join(c) for c in doc["runcmd"]]
-    stack = next(i for i, c in enumerate(runcmd) if "env_setup.sh --egs" in c)
     unit = runcmd.index("systemctl enable --now gpu-cluster-erdma.service")
     driver = next(i for i, c in enumerate(runcmd) if "auto_install_v4.0.sh" in c)
-    assert stack < unit < driver  # stack installed, ERIs up, then the rebooting driver installer
+    assert unit < driver
+    # the stack is installed by the unit (after the driver), never by a one-shot command before it
+    assert not any("env_setup.sh" in c for c in runcmd)
     assert ali.erdma_part(0, 1400).empty
     assert "gpu-cluster-erdma" not in layout_of(instanceType="ecs.gn7e-c16g1.32xlarge").user_data
 

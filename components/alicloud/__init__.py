@@ -15,10 +15,26 @@ from typing import Any
 import pulumi
 import pulumi_alicloud as alicloud
 
+from ..bootstrap.metrics import endpoints
 from ..layout.alicloud import AlicloudLayout
-from . import access, identity, network, nodes
+from . import access, health, identity, network, nodes
 
 TYPE = "gpu-cluster:alicloud:Cluster"
+
+
+def metrics_output(layout: AlicloudLayout) -> dict[str, Any]:
+    """The `metrics` stack output: what every node exports, and how to list the targets (inside the VPC only)."""
+    spec = layout.spec
+    if not spec.dcgm_exporter:
+        return {"endpoints": [], "scrape": "none: monitoring.dcgmExporter is false"}
+    listing = (
+        f"aliyun ecs DescribeInstances --RegionId {spec.region} --Tag.1.Key gpu-cluster:cluster --Tag.1.Value "
+        f"{spec.name} | jq -r '.Instances.Instance[].VpcAttributes.PrivateIpAddress.IpAddress[0]'"
+    )
+    return {
+        "endpoints": [{"name": e.name, "port": e.port, "path": e.path} for e in endpoints()],
+        "scrape": f"{listing}: each private IP with each port; reachable only from the nodes' own security group",
+    }
 
 
 class CloudCluster(pulumi.ComponentResource):
@@ -44,6 +60,7 @@ class CloudCluster(pulumi.ComponentResource):
         key_pair, role_name = self.access.key_pair, self.identity.role_name
         self.nodes = nodes.build(self, name, layout, self.network, key_pair, role_name, tags)
         self.login = access.build_login(self, name, layout, self.network, key_pair, role_name, tags)
+        self.health = health.build(self, name, layout, self.nodes.group, role_name, tags)
         self.deployment_set = self.nodes.deployment_set
         self.image_id = self.nodes.image_id
         self.group: alicloud.ess.ScalingGroup | None = self.nodes.group
@@ -64,6 +81,8 @@ class CloudCluster(pulumi.ComponentResource):
             "access": access.output(layout, self.login, self.instances[0] if self.instances else None),
             # what the nodes get, beside `placement` (what was asked): managed groups and spot take no set
             "placementApplied": layout.placement_applied,
+            "health": health.output(layout, self.health),
+            "metrics": metrics_output(layout),
         }
         if self.instances:  # a hostfile for mpirun / torchrun
             self.outputs["privateIps"] = pulumi.Output.all(*[inst.private_ip for inst in self.instances])

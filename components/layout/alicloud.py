@@ -16,17 +16,25 @@ the layout applies (`placement_applied`) and the fabric it counts come from ther
 
 An ERI beyond the primary one is down in the OS until something runs DHCP on it, and NCCL needs
 the MTU set (8500 with jumbo frames, else 1400): the `erdma` bootstrap part does both at every
-boot (components/bootstrap/alicloud_erdma.sh), and only then does an ERI count as wired.
+boot (components/bootstrap/alicloud_erdma.sh), and only then does an ERI count as wired. The same
+unit installs Alibaba's eRDMA stack for GPU instances when the image lacks it, after the GPU
+driver (Alibaba's eRDMA-only install is for a host whose driver and CUDA are installed), and the
+`fabric` part writes the NCCL environment Alibaba presets for eRDMA (PAI) to /etc/gpu-cluster/nccl.env.
+
+The whole node bootstrap is `bootstrap.node.node_parts` (scratch, fabric, MIG, health check,
+metrics), then the GPU driver installer, which reboots the node and therefore goes last. In a
+managed (ESS) group the health check's hook marks the instance Unhealthy (ess:SetInstanceHealth,
+components/bootstrap/alicloud_unhealthy.sh) so ESS replaces it; instances mode only reports.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import gzip
 import ipaddress
 import json
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -37,7 +45,8 @@ import yaml
 
 from .. import bootstrap, catalog
 from ..bootstrap import File, Part
-from ..bootstrap.scratch import scratch_part
+from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
+from ..bootstrap.node import node_parts
 from ..contract import capabilities
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
@@ -70,6 +79,10 @@ STRATEGIES: dict[Placement, Literal["LowLatency", "Availability"] | None] = {
     "none": None,
 }
 ERDMA_ENV = "/etc/gpu-cluster/erdma.env"  # the erdma part's settings; count_wired_gbps reads ERI_COUNT from it
+# Written by the GPU-driver step when it starts: the boot id of the boot in which the installer runs
+# (it reboots the node when done). The erdma unit defers the eRDMA stack and the unhealthy hook
+# holds back while it matches the current boot.
+DRIVER_BOOT_FILE = "/var/lib/gpu-cluster/gpu-driver-install-boot"
 RAM_ROLE_NAME = re.compile(r"[^A-Za-z0-9.-]")  # RAM role names: letters, digits, '.', '-'; 1 to 64
 
 
@@ -175,6 +188,8 @@ class AlicloudLayout:
     user_data: str
     tags: Mapping[str, str]
     warnings: tuple[str, ...]
+    fabric_usability: FabricUsability  # does NCCL get everything eRDMA needs on this image
+    health_hook: bool  # the ESS unhealthy hook is on the nodes (the role needs ess:SetInstanceHealth)
 
     @property
     def eri_count(self) -> int:
@@ -189,7 +204,18 @@ class AlicloudLayout:
 
     @property
     def user_data_b64(self) -> str:
-        return base64.b64encode(self.user_data.encode()).decode()
+        """The cloud-config gzip-compressed, then Base64 (cloud-init uncompresses gzip user data)."""
+        return base64.b64encode(gzip_user_data(self.user_data)).decode()
+
+
+def gzip_user_data(text: str) -> bytes:
+    """The user data as the nodes get it: gzip (fixed mtime, so a plan is reproducible), under Alibaba's 16 KB.
+
+    cloud-init: "Content found to be gzip compressed will be uncompressed ... useful because user-data is
+    limited to ~16384 bytes" (canonical/cloud-init doc/rtd/topics/format.rst, 20.2). The whole bootstrap
+    (scratch, eRDMA, health check, metrics, driver installer) is about 25 KB as text.
+    """
+    return gzip.compress(text.encode(), compresslevel=9, mtime=0)
 
 
 def _gbps(eris_up: int, cards: int, per_device: float) -> float:
@@ -233,12 +259,6 @@ def _driver_script(driver: GpuDriver) -> str:
             '"$DRIVER_VERSION" "$CUDA_VERSION" "$CUDNN_VERSION" "$IS_INSTALL_RDMA" "$IS_INSTALL_eRDMA"',
         ]
     )
-
-
-def _erdma_script(url: str) -> str:
-    """Alibaba's eRDMA installer for GPU instances, skipped when the image already has it (eadm)."""
-    install = f"cd /tmp && rm -f env_setup.sh && wget {shlex.quote(url)} && bash env_setup.sh --egs"
-    return f"command -v eadm >/dev/null 2>&1 || ({install})"
 
 
 def _check_tags(tags: Mapping[str, str]) -> None:
@@ -351,9 +371,9 @@ def erdma_mtu() -> int:
 
 
 ERDMA_UNIT = """[Unit]
-Description=gpu-cluster: bring up every ERI and set its MTU for NCCL
+Description=gpu-cluster: the eRDMA stack, every ERI up and its MTU set for NCCL
 Wants=network-online.target
-After=network-online.target
+After=network-online.target nvidia-persistenced.service
 
 [Service]
 Type=oneshot
@@ -366,20 +386,86 @@ WantedBy=multi-user.target
 """
 
 
-def erdma_part(eri_count: int, mtu: int) -> Part:
-    """Every ERI up (DHCP on the secondary ones) with the MTU NCCL needs, at every boot (a systemd unit)."""
+# The health check counts eRDMA ports: it must run after the ERIs are up and the stack installed.
+HEALTH_AFTER_ERDMA = """[Unit]
+Wants=gpu-cluster-erdma.service
+After=gpu-cluster-erdma.service
+"""
+
+
+def erdma_part(eri_count: int, mtu: int, installer: str | None = None) -> Part:
+    """The eRDMA stack when missing, every ERI up (DHCP on the secondary ones) with NCCL's MTU, at every boot."""
     if eri_count == 0:
         return Part("erdma")
+    env = f"ERI_COUNT={eri_count}\nMTU={mtu}\nERDMA_INSTALLER={installer or ''}\nDRIVER_BOOT_FILE={DRIVER_BOOT_FILE}\n"
     return Part(
         "erdma",
         files=(
             File("/usr/local/sbin/gpu-cluster-erdma", bootstrap.script("alicloud_erdma.sh"), "0755"),
-            File(ERDMA_ENV, f"ERI_COUNT={eri_count}\nMTU={mtu}\n"),
+            File(ERDMA_ENV, env),
             File("/etc/systemd/system/gpu-cluster-erdma.service", ERDMA_UNIT),
+            File("/etc/systemd/system/gpu-cluster-health.service.d/10-after-erdma.conf", HEALTH_AFTER_ERDMA),
         ),
         commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", "--now", "gpu-cluster-erdma.service")),
-        summary=f"brings up {eri_count} ERIs with MTU {mtu} at every boot.",
+        summary=f"installs the eRDMA stack when missing and brings up {eri_count} ERIs with MTU {mtu} at every boot.",
     )
+
+
+def nccl_env() -> tuple[dict[str, str], str]:
+    """The NCCL environment Alibaba presets for eRDMA (data: `erdma.ncclEnv` in the capabilities file)."""
+    data = alicloud_data()["erdma"]
+    return {str(k): str(v) for k, v in data["ncclEnv"].items()}, " ".join(str(data["ncclEnvSource"]).split())
+
+
+def fabric_usability(spec: ClusterSpec, eris: int, image_entry: Mapping[str, Any]) -> FabricUsability:
+    """Usable when the bootstrap brings what eRDMA needs on this image: stack, every ERI up, MTU, NCCL env."""
+    if eris == 0:
+        return FabricUsability(False, ("no fabric wired",))
+    if spec.image != "auto":
+        return FabricUsability(
+            False,
+            (
+                f"image {spec.image}: the catalog cannot vouch that it is an eRDMA-capable image with the GPU driver "
+                "the eRDMA stack is installed after (Alibaba supports eRDMA on some images only)",
+            ),
+        )
+    vouched = (image_entry.get("fabricSupport") or {}).get(spec.instance.fabric)
+    if not vouched:
+        return FabricUsability(False, (f"image {image_entry['nameRegex']}: no source that it supports eRDMA",))
+    data = alicloud_data()["erdma"]
+    return FabricUsability(
+        True,
+        provides=(
+            "Alibaba's eRDMA stack for GPU instances (env_setup.sh --egs, after the GPU driver)",
+            f"{eris} ERI(s) up with MTU {erdma_mtu()}",
+            f"the NCCL environment Alibaba presets for eRDMA in {NCCL_ENV} (NCCL >= {data['minNccl']} in the job)",
+        ),
+    )
+
+
+def _driver_mark_part(driver: GpuDriver | None) -> Part:
+    """First of the fabric parts: the boot id the driver installer will run in (its own step is last)."""
+    if driver is None:
+        return Part("gpu-driver-mark")
+    mark = f"mkdir -p {DRIVER_BOOT_FILE.rsplit('/', 1)[0]} && cat /proc/sys/kernel/random/boot_id > {DRIVER_BOOT_FILE}"
+    return bootstrap.commands_part("gpu-driver-mark", [("sh", "-c", mark)])
+
+
+def unhealthy_hook() -> str:
+    """The ESS hook: mark this instance Unhealthy in its scaling group (shellcheck-clean, tested on stubs)."""
+    return bootstrap.script("alicloud_unhealthy.sh")
+
+
+def _health_hook(spec: ClusterSpec, warnings: list[str]) -> bool:
+    if spec.health_action != "replace":
+        return False
+    if spec.node_group == "managed":
+        return True
+    warnings.append(
+        f"{CLUSTER_KEY}.health.action: replace acts as report on alicloud instances: nothing replaces an ECS "
+        "instance outside a scaling group; the health check writes /var/lib/gpu-cluster/health.json and the journal"
+    )
+    return False
 
 
 def plan(spec: ClusterSpec) -> AlicloudLayout:
@@ -425,11 +511,21 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
     erdma_url: str | None = catalog_erdma_installer() if eris else None
     mtu = erdma_mtu() if eris else None
     scratch = scratch_for(spec, (), DISK_GLOBS)
+    fabric: list[Part] = [_driver_mark_part(gpu_driver)]
+    if eris:
+        env, source = nccl_env()
+        fabric += [erdma_part(eris, mtu or 0, erdma_url), nccl_env_part(env, source)]
+    hook = _health_hook(spec, warnings)
     parts = [
-        scratch_part(scratch),
-        bootstrap.commands_part("erdma-stack", [("bash", "-c", _erdma_script(erdma_url))] if erdma_url else []),
-        erdma_part(eris, mtu or 0),
-        # last: the driver installer reboots the node (the erdma unit runs again after it)
+        *node_parts(
+            spec,
+            scratch,
+            fabric_devices=eris,
+            nvme_globs=(),  # no gn/ebmgn family has local NVMe (scratch is a cloud disk)
+            fabric=fabric,
+            unhealthy_hook=unhealthy_hook() if hook else None,
+        ),
+        # last: the driver installer reboots the node (every unit above runs again after it)
         bootstrap.commands_part("gpu-driver", [("bash", "-c", _driver_script(gpu_driver))] if gpu_driver else []),
     ]
     login = _login(spec)
@@ -461,6 +557,8 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         user_data=bootstrap.cloud_init(parts),
         tags=dict(spec.base_tags),
         warnings=tuple(warnings),
+        fabric_usability=fabric_usability(spec, eris, entry),
+        health_hook=hook,
     )
 
 
@@ -475,8 +573,9 @@ def _eris_brought_up(user_data: Any) -> int:
     if not isinstance(user_data, str):
         return 0
     try:
-        doc = yaml.safe_load(base64.b64decode(user_data, validate=True).decode())
-    except (binascii.Error, UnicodeDecodeError, yaml.YAMLError):
+        raw = base64.b64decode(user_data, validate=True)
+        doc = yaml.safe_load((gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode())
+    except (binascii.Error, UnicodeDecodeError, yaml.YAMLError, OSError, EOFError):
         return 0
     files = doc.get("write_files") if isinstance(doc, dict) else None
     for item in files or []:

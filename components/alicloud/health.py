@@ -1,0 +1,86 @@
+"""What the nodes' health hook may do: mark an instance of this cluster's own ESS group Unhealthy, nothing else.
+
+Only for a managed group with `health.action: replace` (`layout.health_hook`): a custom RAM policy
+(`ram.Policy`) allowing exactly `ess:SetInstanceHealth` on this scaling group's ARN
+(`acs:ess:<region>:<account>:scalinggroup/<id>`, the resource type Alibaba's SetInstanceHealth
+authorization table names), attached to the nodes' RAM role (`ram.RolePolicyAttachment`,
+policyType Custom). The hook itself is components/bootstrap/alicloud_unhealthy.sh. Instances mode
+gets no grant: the health check only reports there (catalog/capabilities/alicloud.yaml `health`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from ..layout.alicloud import AlicloudLayout, alicloud_data
+from ..resources import invoke_options
+
+
+@dataclass(frozen=True)
+class HealthGrant:
+    policy: alicloud.ram.Policy
+    attachment: alicloud.ram.RolePolicyAttachment
+    resource: pulumi.Output[str]  # the scaling group ARN the grant is scoped to
+
+
+def policy_document(action: str, resource: str) -> str:
+    statement = {"Action": [action], "Effect": "Allow", "Resource": [resource]}
+    return json.dumps({"Statement": [statement], "Version": "1"}, sort_keys=True)
+
+
+def build(
+    parent: pulumi.Resource,
+    name: str,
+    layout: AlicloudLayout,
+    group: alicloud.ess.ScalingGroup | None,
+    role_name: pulumi.Output[str],
+    tags: Mapping[str, str],
+) -> HealthGrant | None:
+    if not layout.health_hook or group is None:
+        return None
+    data = alicloud_data()["health"]["managed"]
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    account = alicloud.get_caller_identity_output(opts=invoke_options(parent)).account_id
+    resource = pulumi.Output.all(account, group.id).apply(
+        lambda args: str(data["resource"]).format(region=spec.region, account=args[0], group=args[1])
+    )
+    policy = alicloud.ram.Policy(
+        f"{name}-health-policy",
+        # RAM policy names: letters, digits and '-', 1 to 128 (ram/policy.py policy_name docstring)
+        policy_name=re.sub(r"[^A-Za-z0-9-]", "-", f"{spec.name}-{spec.stack}-set-instance-health")[:128],
+        description=f"gpu-cluster {spec.name}: nodes mark themselves Unhealthy in their own ESS group only",
+        policy_document=resource.apply(lambda arn: policy_document(str(data["action"]), arn)),
+        tags=dict(tags),
+        opts=child,
+    )
+    attachment = alicloud.ram.RolePolicyAttachment(
+        f"{name}-role-health",
+        policy_name=policy.policy_name,
+        policy_type="Custom",
+        role_name=role_name,
+        opts=child,
+    )
+    return HealthGrant(policy, attachment, resource)
+
+
+def output(layout: AlicloudLayout, grant: HealthGrant | None) -> dict[str, Any]:
+    """The `health` stack output: what a failed check does on this cluster and what it may call."""
+    spec = layout.spec
+    if spec.health_action is None:
+        return {"enabled": False}
+    return {
+        "enabled": True,
+        "action": "replace" if grant else "report",
+        "result": "/var/lib/gpu-cluster/health.json",
+        "grant": {"action": alicloud_data()["health"]["managed"]["action"], "resource": grant.resource}
+        if grant
+        else None,
+    }
