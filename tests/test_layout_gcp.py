@@ -40,6 +40,8 @@ def typed(itype: str, **cluster: Any) -> gcp_layout.GcpLayout:
     row = catalog.find("gcp", itype)[0]
     if itype in NO_ON_DEMAND and not {"spot", "reservation", "gcp"} & set(cluster):
         cluster["spot"] = True
+    if itype in NO_ON_DEMAND:
+        cluster.setdefault("zone", "us-central1-b")  # the us-central1 zone that sells A3 Ultra / A4
     return layout_of(instanceType=itype, gpu=f"{row.gpu}:{row.gpus}", **cluster)
 
 
