@@ -276,3 +276,17 @@ def test_instances_register_no_extension_and_no_repairs():
     text = base64.b64decode(vms[0]["inputs"]["osProfile"]["customData"]).decode()
     assert NCCL_ENV in text and "path: /usr/local/sbin/gpu-cluster-unhealthy" not in text
     assert plan.run.outputs["metrics"]["scrape"].startswith("the privateIps output")
+
+
+def test_the_diff_rules_say_what_the_new_bootstrap_does_to_deployed_nodes():
+    from components.diff.rules import classify, default_rules
+
+    rules = default_rules()
+    scale_set = rules.rule("azure-native:compute:VirtualMachineScaleSet")
+    vm = rules.rule("azure-native:compute:VirtualMachine")
+    # the scale set model changes in place; running instances keep the old one until reimaged / replaced
+    assert classify(scale_set, "virtualMachineProfile.osProfile.customData") == "refresh"
+    assert classify(scale_set, "virtualMachineProfile.extensionProfile.extensions[0].settings") == "refresh"
+    assert classify(scale_set, "automaticRepairsPolicy.enabled") == "update"
+    # a single VM's custom data cannot be updated
+    assert classify(vm, "osProfile.customData") == "replace"
