@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -23,7 +22,7 @@ from typing import Any, Literal
 import yaml
 
 from .. import bootstrap, catalog
-from ..bootstrap import File, Part, script
+from ..bootstrap import Part, oneshot_unit, script, service_part
 from ..bootstrap.fabric import FabricUsability, nccl_env_part
 from ..bootstrap.metrics import endpoints as metric_endpoints
 from ..bootstrap.node import node_parts
@@ -216,21 +215,6 @@ def _capability_data() -> dict[str, Any]:
     return data
 
 
-EFA_UNIT = """[Unit]
-Description=gpu-cluster EFA check (libfabric efa provider, aws-ofi-nccl, loader path)
-Wants=network-online.target
-After=network-online.target
-Before=gpu-cluster-health.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-EnvironmentFile=/etc/gpu-cluster/efa.env
-ExecStart=/usr/local/sbin/gpu-cluster-efa
-
-[Install]
-WantedBy=multi-user.target
-"""
 EFA_RESULT = "/var/lib/gpu-cluster/efa.json"
 
 
@@ -305,14 +289,18 @@ def efa_enablement(spec: ClusterSpec, efa_count: int) -> tuple[tuple[Part, ...],
         "MIN_OFI_NCCL": efa["minimum"]["awsOfiNccl"],
         "RESULT": EFA_RESULT,
     }
-    check = Part(
+    check_env = {k: str(v) for k, v in check_env.items()}
+    check = service_part(
         "efa",
-        files=(
-            File("/usr/local/sbin/gpu-cluster-efa", script("aws_efa.sh"), "0755"),
-            File("/etc/gpu-cluster/efa.env", "".join(f"{k}={json.dumps(str(v))}\n" for k, v in check_env.items())),
-            File("/etc/systemd/system/gpu-cluster-efa.service", EFA_UNIT),
+        script_text=script("aws_efa.sh"),
+        env=check_env,
+        unit=oneshot_unit(
+            "gpu-cluster EFA check (libfabric efa provider, aws-ofi-nccl, loader path)",
+            name="efa",
+            wants=("network-online.target",),
+            after=("network-online.target",),
+            before=("gpu-cluster-health.service",),
         ),
-        commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", "--now", "gpu-cluster-efa.service")),
         summary=f"checks the EFA provider and aws-ofi-nccl at boot ({EFA_RESULT}).",
     )
     return (nccl_env_part(env, source), check), usability
