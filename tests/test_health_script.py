@@ -194,3 +194,23 @@ def test_mig_devices_are_counted(tmp_path):
     assert report["healthy"] is True
     _, report, _ = run(tmp_path, [H100], EXPECTED_MIG_DEVICES="14")
     assert failed(report) == ["mig"]
+
+
+def test_nvme_is_counted_once_per_device_across_globs(tmp_path):
+    real = tmp_path / "dev"
+    real.mkdir()
+    links = tmp_path / "by-id"
+    links.mkdir()
+    for i in range(2):
+        (real / f"nvme{i}n1").touch()
+        (links / f"nvme-Disk_{i}").symlink_to(real / f"nvme{i}n1")
+        (links / f"nvme-eui.{i}").symlink_to(real / f"nvme{i}n1")  # a second name for the same device
+    globs = f"{links}/nvme-Disk_* {links}/nvme-eui.*"
+    _, report, _ = run(tmp_path, [H100], EXPECTED_NVME="3", NVME_GLOBS=globs)
+    assert failed(report) == ["nvme"]
+    assert next(c for c in report["checks"] if c["name"] == "nvme")["found"] == "2"
+
+
+def test_the_result_says_it_belongs_to_this_boot(tmp_path):
+    _, report, _ = run(tmp_path, [H100])
+    assert report["status"] == "done" and "boot" in report

@@ -36,6 +36,10 @@ log() { echo "gpu-cluster-health: $*" >&2; }
 checks=()
 failed=0
 
+# A result from an earlier boot must never be read as this boot's: say "running" until the end.
+mkdir -p "$(dirname "$HEALTH_RESULT")"
+printf '{"healthy": null, "status": "running", "boot": "%s"}\n' "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || true)" >"$HEALTH_RESULT"
+
 # record NAME OK EXPECTED FOUND DETAIL
 record() {
   local detail=${5//\"/\'}
@@ -131,15 +135,16 @@ check_fabric() {
 }
 
 check_nvme() {
-  local n=0 glob dev
+  local n glob dev
   [ "$EXPECTED_NVME" -gt 0 ] || return
-  for glob in $NVME_GLOBS; do
+  # by-id links: several names (and several globs) may point at one device, so count real devices
+  n=$(for glob in $NVME_GLOBS; do
     for dev in $glob; do
       [ -e "$dev" ] || continue
       case "$dev" in *-part[0-9]*) continue ;; esac
-      n=$((n + 1))
+      readlink -f "$dev"
     done
-  done
+  done | sort -u | grep -c . || true)
   if [ "$n" -ge "$EXPECTED_NVME" ]; then
     record nvme true "$EXPECTED_NVME" "$n" ""
   else
@@ -182,9 +187,9 @@ check_dcgm
 
 healthy=true
 [ "$failed" = 0 ] || healthy=false
-mkdir -p "$(dirname "$HEALTH_RESULT")"
 {
-  printf '{"healthy": %s, "action": "%s", "checks": [' "$healthy" "$ACTION"
+  printf '{"healthy": %s, "status": "done", "boot": "%s", "action": "%s", "checks": [' \
+    "$healthy" "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || true)" "$ACTION"
   for i in "${!checks[@]}"; do
     [ "$i" -gt 0 ] && printf ', '
     printf '%s' "${checks[$i]}"
