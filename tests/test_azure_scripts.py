@@ -128,6 +128,11 @@ def test_no_result_yet_is_not_an_answer(tmp_path):
     assert status.startswith("HTTP/1.1 503") and "ApplicationHealthState" not in body
 
 
+def test_a_check_still_running_is_not_an_answer(tmp_path):
+    status, body = probe(tmp_path, {"healthy": None, "status": "running", "boot": "b"})
+    assert status.startswith("HTTP/1.1 503") and "ApplicationHealthState" not in body
+
+
 def test_a_result_from_before_this_boot_is_not_trusted(tmp_path):
     status, _ = probe(tmp_path, {"healthy": True, "action": "replace", "checks": []}, stale=True)
     assert status.startswith("HTTP/1.1 503")

@@ -40,7 +40,7 @@ fresh() {
 
 if [ "${method:-}" != GET ] || [ "${path%%\?*}" != /health ]; then
     respond "404 Not Found" '{"error": "only GET /health"}'
-elif ! fresh; then
+elif ! fresh || grep -Eq '"status":[[:space:]]*"running"' "$HEALTH_RESULT"; then
     respond "503 Service Unavailable" '{"detail": "the boot health check has not written its result yet"}'
 elif grep -Eq '"healthy":[[:space:]]*true' "$HEALTH_RESULT"; then
     respond "200 OK" '{"ApplicationHealthState": "Healthy"}'
