@@ -1,6 +1,7 @@
 """The Alibaba ERI bring-up script, run for real against stubbed `ip`, `dhclient`, `networkctl` and `ibv_devinfo`."""
 
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -119,3 +120,70 @@ def test_requires_its_settings(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("ERI_COUNT", "MTU")}
     proc = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=30)
     assert proc.returncode != 0 and "ERI_COUNT is not set" in proc.stderr
+
+
+# --- the eRDMA stack: installed when missing, after the GPU driver ------------------------------------------
+
+INSTALLER = "http://mirrors.cloud.aliyuncs.com/erdma/env_setup.sh"
+
+
+def install_stubs(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """wget "downloads" an env_setup.sh that only logs how it was run; eadm answers after the install."""
+    setup = f'echo "env_setup.sh $*" >> "{tmp_path}/calls.log"'
+    base = {
+        "dhclient": "exit 0",
+        "wget": f'out="${{@: -2:1}}"; printf \'%s\\n\' {shlex.quote(setup)} > "$out"',
+        "mktemp": f'mkdir -p "{tmp_path}/work" && echo "{tmp_path}/work"',
+        "bash": f'exec "{shutil.which("bash")}" "$@"',
+    }
+    return stubs(**{**base, **extra})
+
+
+def test_installs_the_missing_stack_with_the_documented_command_before_the_eris(tmp_path):
+    proc, calls = run(tmp_path, install_stubs(tmp_path), ERDMA_INSTALLER=INSTALLER)
+    assert proc.returncode == 0, proc.stderr
+    wget = next(c for c in calls if c.startswith("wget"))
+    assert wget.endswith(f"-O env_setup.sh {INSTALLER}")
+    assert "env_setup.sh --egs" in calls  # Alibaba's eRDMA stack for GPU instances
+    assert calls.index("env_setup.sh --egs") < calls.index("dhclient -v eth1")
+
+
+def test_an_image_with_the_stack_is_left_alone(tmp_path):
+    proc, calls = run(tmp_path, install_stubs(tmp_path, eadm="exit 0"), ERDMA_INSTALLER=INSTALLER)
+    assert proc.returncode == 0, proc.stderr
+    assert not [c for c in calls if c.startswith("wget") or c.startswith("env_setup")]
+
+
+def test_waits_for_the_gpu_driver_installed_in_this_boot(tmp_path):
+    """Alibaba's order: the eRDMA-only install is for a host whose GPU driver is installed; the driver
+    installer of the user data runs in the first boot and reboots: the stack follows at the next boot."""
+    (tmp_path / "boot_id").write_text("boot-1\n")
+    (tmp_path / "driver-boot").write_text("boot-1\n")
+    env = {
+        "ERDMA_INSTALLER": INSTALLER,
+        "BOOT_ID_FILE": str(tmp_path / "boot_id"),
+        "DRIVER_BOOT_FILE": str(tmp_path / "driver-boot"),
+    }
+    # first boot: no stack yet, so no ibv_devinfo either; the ERIs still come up and the unit succeeds
+    first = {k: v for k, v in install_stubs(tmp_path).items() if k != "ibv_devinfo"}
+    proc, calls = run(tmp_path, first, **env)
+    assert proc.returncode == 0, proc.stderr
+    assert not [c for c in calls if c.startswith("wget")]
+    assert "stack follows it at the next boot" in proc.stderr
+    assert "ip link set dev eth1 mtu 1400" in calls
+    # the next boot (another boot id): installed
+    (tmp_path / "boot_id").write_text("boot-2\n")
+    proc, calls = run(tmp_path, install_stubs(tmp_path), **env)
+    assert proc.returncode == 0, proc.stderr
+    assert "env_setup.sh --egs" in calls
+
+
+def test_a_failed_install_fails_the_unit(tmp_path):
+    proc, calls = run(tmp_path, install_stubs(tmp_path, wget="exit 4"), ERDMA_INSTALLER=INSTALLER)
+    assert proc.returncode != 0
+    assert "env_setup.sh --egs" not in calls
+
+
+def test_shellcheck_clean():
+    proc = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout

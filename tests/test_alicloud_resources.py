@@ -508,3 +508,73 @@ def test_more_than_20_nodes_in_a_deployment_set_is_refused_before_any_resource()
         plan_values(alicloud_values(nodeGroup="instances", nodes=21))
     # raised by the layout inside the program: the key leads the one-line message
     assert str(info.value).startswith("gpu-cluster:cluster.placement: cluster is a LowLatency deployment set")
+
+
+# --- issue 12: self-removal grant, metrics -------------------------------------------------------------------
+
+
+def test_the_health_grant_is_exactly_set_instance_health_on_the_nodes_own_group(dev):
+    policy = one(dev, "ram/policy:Policy")["inputs"]
+    document = json.loads(policy["policyDocument"])
+    group = one(dev, "ess/scalingGroup:ScalingGroup")["name"]
+    assert document == {
+        "Statement": [
+            {
+                "Action": ["ess:SetInstanceHealth"],
+                "Effect": "Allow",
+                "Resource": [f"acs:ess:cn-hangzhou:<resolved at deploy: the account id>:scalinggroup/<id of {group}>"],
+            }
+        ],
+        "Version": "1",
+    }
+    custom = [a["inputs"] for a in resources_of(dev, "RolePolicyAttachment") if a["inputs"]["policyType"] == "Custom"]
+    assert custom == [
+        {
+            "policyName": policy["policyName"],
+            "policyType": "Custom",
+            "roleName": one(dev, "ram/role:Role")["inputs"]["roleName"],
+        }
+    ]
+    health = dev.as_json()["outputs"]["health"]
+    assert health["action"] == "replace" and health["grant"]["resource"] == document["Statement"][0]["Resource"][0]
+
+
+def test_instances_and_report_get_no_grant(a100, erdma):
+    for plan in (a100, erdma, plan_values(alicloud_values(nodeGroup="managed", health={"action": "report"}))):
+        assert not resources_of(plan, "ram/policy:Policy")
+        assert not [a for a in resources_of(plan, "RolePolicyAttachment") if a["inputs"]["policyType"] == "Custom"]
+        assert plan.as_json()["outputs"]["health"]["action"] == "report"
+
+
+def _admits(rule, port):
+    low, high = (int(p) for p in rule["portRange"].split("/"))
+    return rule["ipProtocol"] in ("tcp", "all") and (low == high == -1 or low <= port <= high)
+
+
+def test_metrics_ports_are_closed_to_everything_outside_the_nodes_group(a100, dev, erdma):
+    login = plan_values(
+        alicloud_values(nodeGroup="instances", login={"publicIp": True}, network={"sshCidrs": ["0.0.0.0/0"]})
+    )
+    for plan in (a100, dev, erdma, login):
+        groups = {g["name"] for g in resources_of(plan, "ecs/securityGroup:SecurityGroup")}
+        nodes_sg = f"<id of {plan.spec.name}-alicloud-sg>"
+        assert f"{plan.spec.name}-alicloud-sg" in groups
+        for res in resources_of(plan, "SecurityGroupRule"):
+            rule = res["inputs"]
+            if rule["type"] != "ingress" or rule["securityGroupId"] != nodes_sg:
+                continue
+            for port in (9400, 9100):
+                if _admits(rule, port):
+                    # only the group itself: never a CIDR, never another group (the login node gets SSH only)
+                    assert "cidrIp" not in rule and rule["sourceSecurityGroupId"] == nodes_sg, (res["name"], port)
+    metrics = dev.as_json()["outputs"]["metrics"]
+    assert [(e["name"], e["port"], e["path"]) for e in metrics["endpoints"]] == [
+        ("dcgm-exporter", 9400, "/metrics"),
+        ("node-exporter", 9100, "/metrics"),
+    ]
+    assert "DescribeInstances" in metrics["scrape"] and "own security group" in metrics["scrape"]
+
+
+def test_gzip_user_data_is_what_the_layout_rendered(erdma):
+    node = resources_of(erdma, "ecs/instance:Instance")[0]
+    assert gzip.decompress(base64.b64decode(node["inputs"]["userData"])).decode() == erdma.layout.user_data

@@ -5,6 +5,7 @@ import gzip
 import ipaddress
 import json
 import re
+import subprocess
 
 import pytest
 import yaml
@@ -325,3 +326,88 @@ def test_login_node_takes_the_ssh_cidrs_and_public_ip_from_the_nodes():
     # without a login node, today's behaviour on the nodes
     plain = layout_of(network={"sshCidrs": ["203.0.113.0/24"], "publicIp": True})
     assert plain.node_ssh_cidrs == ("203.0.113.0/24",) and plain.public_bandwidth_mbps == ali.PUBLIC_BANDWIDTH_MBPS
+
+
+# --- issue 12: fabric usability, NCCL environment, health hook ---------------------------------------------
+
+
+def test_every_erdma_type_is_usable_by_nccl_on_its_default_image():
+    for row in catalog.load("alicloud").types:
+        if row.fabric != "erdma":
+            continue
+        for group in ("instances", "managed"):
+            usability = layout_of(instanceType=row.instanceType, nodeGroup=group).fabric_usability
+            assert usability.usable, (row.instanceType, group, usability.missing)
+            assert any("env_setup.sh --egs" in p for p in usability.provides)
+
+
+def test_fabric_usability_is_false_with_the_reason_otherwise():
+    custom = layout_of(image="m-bp1abcdef").fabric_usability
+    assert not custom.usable and "m-bp1abcdef" in custom.missing[0] and "cannot vouch" in custom.missing[0]
+    assert layout_of(fabric="none").fabric_usability.missing == ("no fabric wired",)
+    no_eri = layout_of(instanceType="ecs.gn7e-c16g1.32xlarge").fabric_usability
+    assert (no_eri.usable, no_eri.missing) == (False, ("no fabric wired",))
+
+
+def test_nccl_environment_is_alibabas_preset_for_erdma():
+    files = {f["path"]: f["content"] for f in user_data_doc(layout_of())["write_files"]}
+    env = dict(line.split("=", 1) for line in files["/etc/gpu-cluster/nccl.env"].splitlines() if "=" in line)
+    assert env == {
+        "NCCL_IB_GID_INDEX": "1",
+        "NCCL_IB_HCA": "erdma",
+        "NCCL_IB_QPS_PER_CONNECTION": "8",
+        "NCCL_MIN_NCHANNELS": "16",
+        "NCCL_NET_PLUGIN": "none",
+        "NCCL_SOCKET_IFNAME": "eth0",
+    }
+    assert "PAI" in files["/etc/gpu-cluster/nccl.env"].splitlines()[0]  # the source is in the file
+    assert "/etc/gpu-cluster/nccl.env" not in layout_of(instanceType="ecs.gn7e-c16g1.32xlarge").user_data
+
+
+def test_the_bootstrap_is_node_parts_with_the_fabric_kind_and_eri_count():
+    files = {f["path"]: f["content"] for f in user_data_doc(layout_of())["write_files"]}
+    health = files["/etc/gpu-cluster/health.env"]
+    assert 'FABRIC_KIND="erdma"' in health and 'EXPECTED_FABRIC_DEVICES="2"' in health
+    assert 'EXPECTED_GPUS="8"' in health and 'EXPECTED_NVME="0"' in health
+    assert "/etc/systemd/system/gpu-cluster-dcgm-exporter.service" in files
+    vm = {
+        f["path"]: f["content"] for f in user_data_doc(layout_of(instanceType="ecs.gn7e-c16g1.32xlarge"))["write_files"]
+    }
+    assert 'FABRIC_KIND="none"' in vm["/etc/gpu-cluster/health.env"]
+    off = {
+        f["path"]
+        for f in user_data_doc(layout_of(health={"enabled": False}, monitoring={"dcgmExporter": False}))["write_files"]
+    }
+    assert "/etc/systemd/system/gpu-cluster-health.service" not in off
+    assert "/etc/systemd/system/gpu-cluster-dcgm-exporter.service" not in off
+
+
+def test_the_hook_replaces_only_managed_nodes_and_instances_report():
+    managed = layout_of(nodeGroup="managed")
+    files = {f["path"]: f for f in user_data_doc(managed)["write_files"]}
+    assert managed.health_hook
+    hook = files["/usr/local/sbin/gpu-cluster-unhealthy"]
+    assert hook["content"] == bootstrap.script("alicloud_unhealthy.sh") and hook["permissions"] == "0755"
+    assert 'ACTION="replace"' in files["/etc/gpu-cluster/health.env"]["content"]
+    instances = layout_of()
+    assert not instances.health_hook and "gpu-cluster-unhealthy\n" not in instances.user_data
+    assert "/usr/local/sbin/gpu-cluster-unhealthy" not in {f["path"] for f in user_data_doc(instances)["write_files"]}
+    asked = layout_of(health={"action": "replace"})
+    assert not asked.health_hook
+    assert any("replace acts as report on alicloud instances" in w for w in asked.warnings)
+    assert not layout_of(nodeGroup="managed", health={"action": "report"}).health_hook
+
+
+def test_every_rendered_script_is_valid_yaml_and_shellcheck_clean(tmp_path):
+    for layout in (layout_of(), layout_of(nodeGroup="managed"), layout_of(image="m-bp1abcdef")):
+        doc = user_data_doc(layout)  # valid YAML
+        for item in doc["write_files"]:
+            if item["content"].startswith("#!/bin/bash"):
+                path = tmp_path / item["path"].rsplit("/", 1)[1]
+                path.write_text(item["content"])
+                proc = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
+                assert proc.returncode == 0, (item["path"], proc.stdout)
+        for cmd in doc["runcmd"]:
+            if cmd[:2] in (["bash", "-c"], ["sh", "-c"]):
+                proc = subprocess.run(["shellcheck", "-s", "bash", "-"], input=cmd[2], capture_output=True, text=True)
+                assert proc.returncode == 0, (cmd[2][:80], proc.stdout)

@@ -254,7 +254,7 @@ def _driver_script(driver: GpuDriver) -> str:
             'auto_install_script="auto_install_v4.0.sh"',
             "script_download_url=$(curl http://100.100.100.200/latest/meta-data/source-address | head -1)"
             f'"{driver.script_url_path}/${{auto_install_script}}"',
-            'rm -rf "$INSTALL_DIR" && mkdir -p "$INSTALL_DIR" && cd "$INSTALL_DIR"',
+            'rm -rf "$INSTALL_DIR" && mkdir -p "$INSTALL_DIR" && cd "$INSTALL_DIR" || exit 1',
             'wget -t 10 --timeout=10 "$script_download_url" && bash "$INSTALL_DIR/$auto_install_script" '
             '"$DRIVER_VERSION" "$CUDA_VERSION" "$CUDNN_VERSION" "$IS_INSTALL_RDMA" "$IS_INSTALL_eRDMA"',
         ]

@@ -1,0 +1,126 @@
+"""The Alibaba ESS unhealthy hook, run for real against a stubbed metadata service and ESS endpoint (curl)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlsplit
+
+from components.layout import alicloud as ali
+
+SCRIPT = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "alicloud_unhealthy.sh"
+TOOLS = ("cat", "sed", "head", "sort", "paste", "date", "openssl")
+CREDS = (
+    '{\\n  "AccessKeyId" : "STS.testid",\\n  "AccessKeySecret" : "test/secret+1",\\n'
+    '  "Expiration" : "2030-01-01T00:00:00Z",\\n  "SecurityToken" : "CAIS+tok/en==",\\n  "Code" : "Success"\\n}'
+)
+# curl: metadata answers by path; the ESS call is logged and answered with a RequestId
+CURL = rf"""
+url="${{@: -1}}"
+case "$url" in
+  */meta-data/instance-id) echo i-bp1node ;;
+  */meta-data/ram/security-credentials/) [ -n "${{NO_ROLE:-}}" ] || echo erdma-train-nodes ;;
+  */meta-data/ram/security-credentials/erdma-train-nodes) printf '{CREDS}' ;;
+  https://ess.aliyuncs.com/*) echo "$url" > "$ESS_LOG"; echo '{{"RequestId": "B755AE57"}}' ;;
+  *) exit 22 ;;
+esac
+"""
+
+
+def run(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], str | None]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in TOOLS:
+        found = shutil.which(tool)
+        assert found, tool
+        if not (bin_dir / tool).exists():
+            (bin_dir / tool).symlink_to(found)
+    (bin_dir / "curl").write_text("#!/bin/bash\n" + CURL)
+    (bin_dir / "curl").chmod(0o755)
+    log = tmp_path / "ess.log"
+    bash = shutil.which("bash")
+    assert bash
+    full = {"PATH": str(bin_dir), "ESS_LOG": str(log), "DRIVER_BOOT_FILE": str(tmp_path / "none"), **env}
+    proc = subprocess.run([bash, str(SCRIPT)], env=full, capture_output=True, text=True, timeout=30)
+    return proc, log.read_text().strip() if log.exists() else None
+
+
+def signature(secret: str, params: dict[str, str]) -> str:
+    """Alibaba's RPC signature v1, written independently of the script."""
+
+    def enc(text: str) -> str:
+        return quote(text, safe="-_.~")
+
+    canonical = "&".join(f"{enc(k)}={enc(v)}" for k, v in sorted(params.items()))
+    string_to_sign = f"GET&{enc('/')}&{enc(canonical)}"
+    return base64.b64encode(hmac.new(f"{secret}&".encode(), string_to_sign.encode(), hashlib.sha1).digest()).decode()
+
+
+def test_script_is_the_hook_the_layout_ships():
+    assert ali.unhealthy_hook() == SCRIPT.read_text()
+
+
+def test_signature_reproduces_alibabas_worked_example():
+    params = {
+        "AccessKeyId": "testid",
+        "Action": "DescribeRegions",
+        "Format": "XML",
+        "SignatureMethod": "HMAC-SHA1",
+        "SignatureNonce": "3ee8c1b8-83d3-44af-a94f-4e0ad82fd6cf",
+        "SignatureVersion": "1.0",
+        "Timestamp": "2016-02-23T12:46:24Z",
+        "Version": "2014-05-26",
+    }
+    args = [f"{k}={v}" for k, v in params.items()]
+    out = subprocess.run(
+        ["bash", "-c", f'source "{SCRIPT}"; rpc_signature testsecret "$@"', "sig", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.stdout == "OLeaidS1JvxuMvnyHOwuJ+uX5qY=" == signature("testsecret", params)
+
+
+def test_marks_its_own_instance_unhealthy_with_a_valid_signature(tmp_path):
+    proc, url = run(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert url is not None and url.startswith("https://ess.aliyuncs.com/?")
+    query = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+    assert {k: query[k] for k in ("Action", "HealthStatus", "InstanceId", "Version")} == {
+        "Action": "SetInstanceHealth",
+        "HealthStatus": "Unhealthy",
+        "InstanceId": "i-bp1node",
+        "Version": "2014-08-28",
+    }
+    # the role's STS credentials from the metadata service, the token passed as SecurityToken
+    assert (query["AccessKeyId"], query["SecurityToken"]) == ("STS.testid", "CAIS+tok/en==")
+    sent = query.pop("Signature")
+    assert sent == signature("test/secret+1", query)
+
+
+def test_never_replaces_a_node_whose_driver_is_being_installed(tmp_path):
+    (tmp_path / "boot_id").write_text("boot-1\n")
+    (tmp_path / "driver-boot").write_text("boot-1\n")
+    env = {"BOOT_ID_FILE": str(tmp_path / "boot_id"), "DRIVER_BOOT_FILE": str(tmp_path / "driver-boot")}
+    proc, url = run(tmp_path, **env)
+    assert proc.returncode == 0 and url is None
+    assert "GPU driver is being installed" in proc.stderr
+    # a later boot (driver installed, node rebooted): a failure is acted on
+    (tmp_path / "boot_id").write_text("boot-2\n")
+    proc, url = run(tmp_path, **env)
+    assert proc.returncode == 0 and url is not None
+
+
+def test_without_a_ram_role_it_fails_and_says_why(tmp_path):
+    proc, url = run(tmp_path, NO_ROLE="1")
+    assert proc.returncode == 1 and url is None
+    assert "no RAM role attached" in proc.stderr
+
+
+def test_shellcheck_clean():
+    proc = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
