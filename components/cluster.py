@@ -60,7 +60,7 @@ class GpuCluster(pulumi.ComponentResource):
             "maxNodes": args.max_nodes,
             "fabric": row.fabric if args.fabric_wired else "none",
             "fabricGbpsPerNode": self.layout.fabric_gbps_wired,
-            "placement": args.placement,
+            "placement": self.layout.placement_applied,
             "scratch": self.layout.scratch.describe(),
             **self.cloud.outputs,
         }

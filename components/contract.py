@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import yaml
 
@@ -27,6 +27,7 @@ from .catalog import Cloud
 if TYPE_CHECKING:  # the spec imports this module: only types from it here
     import pulumi
 
+    from .bootstrap.fabric import FabricUsability
     from .bootstrap.scratch import Scratch
     from .spec import ClusterSpec
 
@@ -146,6 +147,14 @@ class Layout(Protocol):
     @property
     def fabric_gbps_wired(self) -> float: ...
 
+    # what the resources apply, which a cloud's limits may make less than `spec.placement`
+    @property
+    def placement_applied(self) -> Literal["cluster", "spread", "none"]: ...
+
+    # whether the bootstrap gives NCCL everything the wired fabric needs on this image
+    @property
+    def fabric_usability(self) -> FabricUsability: ...
+
 
 class CloudCluster(Protocol):
     """The cloud half of `GpuCluster`: a ComponentResource whose outputs the parent re-exports."""
@@ -213,12 +222,24 @@ def _alicloud() -> CloudContract:
     return CloudContract("alicloud", layout.plan, layout.count_wired_gbps, component)
 
 
+def _tencentcloud() -> CloudContract:
+    from .layout import tencentcloud as layout
+
+    def component() -> CloudClusterClass:
+        from .tencentcloud import CloudCluster
+
+        return CloudCluster
+
+    return CloudContract("tencentcloud", layout.plan, layout.count_wired_gbps, component)
+
+
 # Lazy: the layout modules import the spec, which reads capabilities from here.
 CLOUD_CONTRACTS: dict[Cloud, Callable[[], CloudContract]] = {
     "aws": _aws,
     "azure": _azure,
     "gcp": _gcp,
     "alicloud": _alicloud,
+    "tencentcloud": _tencentcloud,
 }
 
 

@@ -38,3 +38,32 @@ def test_identity_row_lists_every_grant():
 def test_a_bastion_says_it_is_billed():
     rows = dict(summary_rows(plan_stack("azure-h100")))
     assert "Bastion billed per hour" in rows["access"] or "Bastion $" in rows["access"]
+
+
+def test_the_summary_reports_the_placement_applied_not_the_one_asked():
+    import copy
+
+    from components.plan import load_stack
+
+    from .conftest import ROOT, plan_values
+
+    values = copy.deepcopy(load_stack(ROOT, "alicloud-erdma").values)
+    values["gpu-cluster:cluster"]["nodeGroup"] = "managed"
+    plan = plan_values(values, "alicloud-erdma")
+    s = plan.summary()
+    assert s["placementRequested"] == "cluster" and s["placement"] == "none"
+    assert plan.run.outputs["placement"] == "none"
+    assert "none (asked: cluster" in dict(summary_rows(plan))["node group"]
+
+
+def test_the_summary_says_whether_nccl_can_use_the_fabric():
+    from .conftest import aws_values, plan_values
+
+    wired = plan_stack("aws-h100").summary()
+    assert wired["fabricUsable"] is True and wired["fabricMissing"] == []
+    custom = plan_values(aws_values(image="ami-0123456789abcdef0"))
+    s = custom.summary()
+    assert s["fabricUsable"] is False and s["fabricMissing"]
+    assert "NOT usable by NCCL: missing" in dict(summary_rows(custom))["fabric"]
+    none = plan_stack("aws-dev").summary()
+    assert none["fabric"] == "none" and "usable" not in dict(summary_rows(plan_stack("aws-dev")))["fabric"]

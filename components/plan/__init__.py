@@ -13,7 +13,7 @@ from typing import Any
 
 from pulumi import RunError
 
-from ..contract import contract
+from ..contract import Layout, contract
 from ..errors import ConfigError
 from ..policy import Resource, Violation, ViolationGroup, evaluate, group_violations
 from ..spec import ClusterSpec, build_spec
@@ -35,8 +35,9 @@ class Plan:
         return self.run.resources
 
     @property
-    def layout(self) -> Any:
-        return self.run.program_globals["cluster"].layout
+    def layout(self) -> Layout:
+        layout: Layout = self.run.program_globals["cluster"].layout
+        return layout
 
     def fabric_gbps_wired(self) -> float | int:
         """Counted from the registered resources, not taken from the layout: the plan's proof."""
@@ -55,7 +56,7 @@ class Plan:
             "maxNodes": spec.max_nodes,
             "totalGpus": spec.total_gpus,
             "nodeGroup": spec.node_group,
-            "placement": spec.placement,
+            "placement": self.layout.placement_applied,  # what is applied (placementRequested: what was asked)
             "fabric": row.fabric if spec.fabric_wired else "none",
             "fabricGbpsPerNode": self.fabric_gbps_wired(),
             "fabricGbpsRated": row.fabricGbps,
@@ -79,6 +80,11 @@ class Plan:
             "accessHourlyUsd": self.run.outputs.get("accessHourlyUsd"),
             "identity": self.run.outputs.get("identity"),
             "login": spec.login.instance_type if spec.login else None,
+            "placementRequested": spec.placement,
+            # wired is necessary, not sufficient: does the bootstrap give NCCL what the fabric needs?
+            "fabricUsable": self.layout.fabric_usability.usable,
+            "fabricMissing": list(self.layout.fabric_usability.missing),
+            "fabricProvides": list(self.layout.fabric_usability.provides),
         }
 
     def violations(self) -> list[Violation]:

@@ -66,6 +66,19 @@ def reservation_text(plan: Plan) -> str:
     return str(s["reservation"]) + (f" ({s['reservationType']})" if s.get("reservationType") else "")
 
 
+def placement_text(s: dict[str, Any]) -> str:
+    applied, asked = s["placement"], s.get("placementRequested", s["placement"])
+    return applied if applied == asked else f"{applied} (asked: {asked}; not applied here, see warnings)"
+
+
+def usable_text(s: dict[str, Any]) -> str:
+    if s["fabric"] == "none":
+        return ""
+    if s.get("fabricUsable"):
+        return "; usable by NCCL"
+    return "; NOT usable by NCCL: missing " + "; ".join(s.get("fabricMissing") or ["?"])
+
+
 def access_text(s: dict[str, Any]) -> str:
     access = s.get("access") or {}
     if not access:
@@ -100,8 +113,8 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
             f"{_count(s['nodes'], 'node')} x {s['gpusPerNode']} x {s['gpu']} = {s['totalGpus']}"
             f" (max {_count(s['maxNodes'], 'node')})",
         ),
-        ("node group", f"{s['nodeGroup']}, placement {s['placement']}"),
-        ("fabric", f"{s['fabric']}: {_gbps(wired)} of {_gbps(rated)} Gb/s per node wired{ratio}"),
+        ("node group", f"{s['nodeGroup']}, placement {placement_text(s)}"),
+        ("fabric", f"{s['fabric']}: {_gbps(wired)} of {_gbps(rated)} Gb/s per node wired{ratio}{usable_text(s)}"),
         ("scratch", s["scratch"]),
         ("image", str(s["image"]) + (f" + driver {s['gpuDriver']}" if s.get("gpuDriver") else "")),
         ("reservation", reservation_text(plan)),
