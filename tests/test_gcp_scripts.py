@@ -162,7 +162,15 @@ def get(url: str) -> tuple[int, str]:
 
 def test_health_endpoint_answers_200_only_while_healthy(tmp_path):
     port, result = free_port(), tmp_path / "health.json"
-    env = {**os.environ, "HEALTH_PORT": str(port), "HEALTH_RESULT": str(result), "HEALTH_PATH": "/health"}
+    boot = tmp_path / "boot_id"
+    boot.write_text("b-2\n")
+    env = {
+        **os.environ,
+        "HEALTH_PORT": str(port),
+        "HEALTH_RESULT": str(result),
+        "HEALTH_PATH": "/health",
+        "BOOT_ID_FILE": str(boot),
+    }
     proc = subprocess.Popen(["bash", str(HERE / "gcp_health_http.sh")], env=env)
     try:
         url = f"http://127.0.0.1:{port}/health"
@@ -173,7 +181,17 @@ def test_health_endpoint_answers_200_only_while_healthy(tmp_path):
             except OSError:
                 time.sleep(0.05)
         assert get(url) == (503, "no health result yet\n")  # still booting
-        result.write_text(json.dumps({"healthy": True, "checks": []}))
+        # an earlier boot's verdict is never this boot's, whatever it says
+        result.write_text(json.dumps({"healthy": True, "status": "done", "boot": "b-1", "checks": []}))
+        assert get(url) == (503, "no health result of this boot yet\n")
+        # this boot's check is running: a rebooted node is not condemned while it checks itself
+        result.write_text(json.dumps({"healthy": None, "status": "running", "boot": "b-2"}))
+        assert get(url) == (200, "check running\n")
+        result.write_text(json.dumps({"healthy": True, "status": "done", "boot": "b-2", "checks": []}))
+        assert get(url) == (200, "healthy\n")
+        result.write_text(json.dumps({"healthy": False, "status": "done", "boot": "b-2", "checks": []}))
+        assert get(url) == (503, "unhealthy\n")
+        result.write_text(json.dumps({"healthy": True, "checks": []}))  # no boot id recorded
         assert get(url) == (200, "healthy\n")
         result.write_text(json.dumps({"healthy": False, "checks": [{"name": "gpus", "ok": False}]}))
         assert get(url) == (503, "unhealthy\n")
