@@ -61,7 +61,7 @@ def fabric(tmp_path: Path, env: dict[str, str], *, ready: bool = True, profile: 
         "gpg": 'while [ $# -gt 0 ]; do [ "$1" = -o ] && { cat >"$2"; exit 0; }; shift; done',
         "sleep": "exit 0",
     }
-    for name in ("modprobe", "udevadm", "systemctl", "apt-mark", "ldconfig"):
+    for name in ("modprobe", "udevadm", "systemctl", "apt-mark", "ldconfig", "gcloud"):
         stubs[name] = f'echo "{name} $*" >>"{calls}"'
     # nvidia-ctk appears once apt-get installs nvidia-container-toolkit
     ctk = bin_dir / "nvidia-ctk"
@@ -102,6 +102,7 @@ def test_tcpxo_installs_the_helper_runs_the_installer_and_waits_for_rxdm(tmp_pat
     data = catalog.load("gcp").rules["fabricEnablement"]["gpudirect-tcpxo"]
     assert f"{data['ncclPluginImage']} install --install-nccl" in calls
     assert "systemctl restart gpu-cluster-rxdm.service" in calls
+    assert "gcloud auth configure-docker --quiet us-docker.pkg.dev" in calls
     sources = (tmp_path / "sources" / "gpu-cluster-gpudirect-tcpxo.list").read_text()
     assert "gpudirect-tcpxo-apt" in sources
     # the installer's exports are merged into nccl.env once, whatever the number of runs

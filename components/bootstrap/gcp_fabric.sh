@@ -70,6 +70,10 @@ tcpxo() {
         nvidia-ctk runtime configure --runtime=docker
         systemctl restart docker
     fi
+    # slurm-gcp's RxDM prolog pulls with the node's credentials (gcloud's docker credential helper)
+    if command -v gcloud >/dev/null 2>&1; then
+        gcloud auth configure-docker --quiet us-docker.pkg.dev >/dev/null 2>&1 || log "gcloud auth configure-docker failed"
+    fi
     rm -rf "${VAR_LIB}/tcpxo/lib64"
     docker run --rm --name gpu-cluster-nccl-installer --network=host -v "${VAR_LIB}:/var/lib" \
         "${NCCL_PLUGIN_IMAGE:?}" install --install-nccl

@@ -323,6 +323,7 @@ After=network-online.target nvidia-persistenced.service gpu-cluster-scratch.serv
 Type=oneshot
 RemainAfterExit=yes
 TimeoutStartSec=1800
+Environment=HOME=/root
 EnvironmentFile={env}
 ExecStart={script}
 """
@@ -336,6 +337,7 @@ After=docker.service
 [Service]
 Restart=always
 RestartSec=10
+Environment=HOME=/root
 ExecStartPre=-/usr/bin/docker rm -f gpu-cluster-rxdm
 ExecStart=/usr/bin/docker run --rm --name gpu-cluster-rxdm --cap-add=NET_ADMIN --network=host --privileged \\
   --gpus all --volume /var/lib/nvidia/lib64:/usr/local/nvidia/lib64 \\
