@@ -20,6 +20,7 @@ TARGETS: dict[str, Any] = {
     "instancesMsPerNodeMax": 5.0,  # slope from the 8-node plan to the largest, instances mode
     "instancesPeakRssMiBMax": 1024.0,  # at the largest size (2,048 nodes), instances mode
     "fabricRatio": 1.0,  # wired / rated Gb/s per node, every catalog type with a fabric
+    "fabricUsable": True,  # and usable by NCCL on its default image (the bootstrap provides what it needs)
     "timing": "CPU seconds (user + system) of each plan process; wall seconds beside them",
 }
 
@@ -144,12 +145,17 @@ def fabric_rows(types: dict[str, Any]) -> list[dict[str, Any]]:
         for e in entries:
             if e["fabric"] == "none":
                 continue
-            row = {k: e.get(k) for k in ("cloud", "instanceType", "gpu", "fabric", "ratedGbps", "wiredGbps")}
+            keys = ("cloud", "instanceType", "gpu", "fabric", "ratedGbps", "wiredGbps", "usable", "usableMissing")
+            row = {k: e.get(k) for k in keys}
             row["ratio"], row["naiveRatio"] = e.get("ratio"), e["naiveRatio"]
             if "error" in e:
                 row["status"] = e["error"]
+            elif (row["ratio"] or 0) < TARGETS["fabricRatio"] - 1e-9:
+                row["status"] = "below target"
+            elif not row["usable"]:
+                row["status"] = "wired, not usable: " + "; ".join(row["usableMissing"] or ["?"])
             else:
-                row["status"] = "ok" if (row["ratio"] or 0) >= TARGETS["fabricRatio"] - 1e-9 else "below target"
+                row["status"] = "ok"
             out.append(row)
     return out
 
@@ -278,7 +284,7 @@ def print_all(result: dict[str, Any], console: Console) -> None:
         console.print(f"[red]rendering benchmark failed[/red]: {render.get('error')}")
 
     fabric = Table(title="Fabric wired per node (counted from the plan) / rated", title_justify="left")
-    for col in ("cloud", "type", "fabric", "wired Gb/s", "rated Gb/s", "ratio", "naive (1 device)", "status"):
+    for col in ("cloud", "type", "fabric", "wired Gb/s", "rated Gb/s", "ratio", "naive (1 device)", "usable", "status"):
         fabric.add_column(col, justify="right" if "Gb/s" in col or col in ("ratio", "naive (1 device)") else "left")
     for f in result["fabric"]:
         fabric.add_row(
@@ -289,11 +295,14 @@ def print_all(result: dict[str, Any], console: Console) -> None:
             f"{f['ratedGbps']:,.0f}" if f.get("ratedGbps") is not None else "",
             f"{f['ratio']:.2f}" if f.get("ratio") is not None else "",
             f"{f['naiveRatio']:.2f}" if f.get("naiveRatio") is not None else "",
+            {True: "yes", False: "no"}.get(f.get("usable"), ""),
             f["status"] if f["status"] == "ok" else f"[red]{f['status'][:70]}[/red]",
         )
     console.print(fabric)
     below = [f"{f['cloud']}/{f['instanceType']}" for f in result["fabric"] if f["status"] != "ok"]
-    console.print(f"fabric types below 1.00 or not planned: {', '.join(below) if below else 'none'}")
+    console.print(
+        f"fabric types below 1.00, not usable by NCCL, or not planned: {', '.join(below) if below else 'none'}"
+    )
 
     counts: dict[str, list[int]] = {}
     for s in result["scratch"]:

@@ -71,6 +71,9 @@ def type_entry(project: Path, base: Path, tmp: Path, row: catalog.InstanceType) 
     wired = summary["fabricGbpsPerNode"]
     entry["wiredGbps"] = wired
     entry["ratio"] = round(wired / row.fabricGbps, 4) if row.fabricGbps else None
+    # wired is necessary, not sufficient: whether the bootstrap gives NCCL what the fabric needs
+    entry["usable"] = summary.get("fabricUsable")
+    entry["usableMissing"] = summary.get("fabricMissing") or []
     if row.localNvmeCount:
         found = bootstrap_of(resources)
         if found is None:

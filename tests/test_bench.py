@@ -44,6 +44,7 @@ def test_quick_run_emits_the_report(tmp_path):
     (fabric,) = data["fabric"]
     assert (fabric["instanceType"], fabric["wiredGbps"], fabric["ratio"]) == ("p5.48xlarge", 3200, 1.0)
     assert fabric["naiveRatio"] == pytest.approx(100 / 3200, abs=1e-3)
+    assert fabric["usable"] is True and fabric["usableMissing"] == [] and fabric["status"] == "ok"
     (scratch,) = data["scratch"]
     assert scratch["status"] == "stripes all" and scratch["devices"] == 8
     assert "Plan time and peak memory" in proc.stdout
