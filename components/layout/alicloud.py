@@ -370,20 +370,12 @@ def erdma_mtu() -> int:
     return int(erdma["mtu"]["jumboFrames" if erdma["jumboFrames"] else "standard"])
 
 
-ERDMA_UNIT = """[Unit]
-Description=gpu-cluster: the eRDMA stack, every ERI up and its MTU set for NCCL
-Wants=network-online.target
-After=network-online.target nvidia-persistenced.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-EnvironmentFile=/etc/gpu-cluster/erdma.env
-ExecStart=/usr/local/sbin/gpu-cluster-erdma
-
-[Install]
-WantedBy=multi-user.target
-"""
+ERDMA_UNIT = bootstrap.oneshot_unit(
+    "gpu-cluster: the eRDMA stack, every ERI up and its MTU set for NCCL",
+    name="erdma",
+    wants=["network-online.target"],
+    after=["network-online.target", "nvidia-persistenced.service"],
+)
 
 
 # The health check counts eRDMA ports: it must run after the ERIs are up and the stack installed.
