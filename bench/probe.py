@@ -20,7 +20,13 @@ import json  # noqa: E402
 import sys  # noqa: E402
 from typing import Any  # noqa: E402
 
-SDK_OF = {"aws": "pulumi_aws", "azure": "pulumi_azure_native", "gcp": "pulumi_gcp", "alicloud": "pulumi_alicloud"}
+SDK_OF = {
+    "aws": "pulumi_aws",
+    "azure": "pulumi_azure_native",
+    "gcp": "pulumi_gcp",
+    "alicloud": "pulumi_alicloud",
+    "tencentcloud": "tencentcloud_iac_pulumi",
+}
 SDKS = tuple(SDK_OF.values())
 
 

@@ -96,6 +96,10 @@ class AlicloudOptions(_Model):
     scratch_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = "PL1"  # ESSD PL of the scratch disk
 
 
+class TencentcloudOptions(_Model):
+    pass
+
+
 class IdentityConfig(_Model):
     """The nodes' cloud identity: least privilege by default (catalog/capabilities/<cloud>.yaml)."""
 
@@ -156,6 +160,7 @@ class ClusterConfig(_Model):
     azure: AzureOptions | None = None
     gcp: GcpOptions | None = None
     alicloud: AlicloudOptions | None = None
+    tencentcloud: TencentcloudOptions | None = None
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Cloud = Literal["aws", "azure", "gcp", "alicloud"]
-CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud")
+Cloud = Literal["aws", "azure", "gcp", "alicloud", "tencentcloud"]
+CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud", "tencentcloud")
 Fabric = Literal["efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "erdma", "none"]
 _DIR = Path(__file__).parent
 # The keys of `gpu-cluster catalog --format json` rows, in order: a stable format.

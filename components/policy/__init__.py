@@ -43,6 +43,7 @@ NODE_TYPES = {
     "gcp:compute/instanceTemplate:InstanceTemplate",
     "alicloud:ecs/instance:Instance",
     "alicloud:ess/scalingConfiguration:ScalingConfiguration",
+    "tencentcloud:Instance/instance:Instance",
 }
 
 # Resources that hand out node addresses without being nodes themselves.
@@ -178,7 +179,9 @@ def _no_public_ip(res: Resource, facts: Facts) -> Iterator[str]:
         return
     if facts.login_public_ip and _is_login(res):
         return
-    if any(_truthy(v) for v in _find(res.props, {"associatePublicIpAddress", "mapPublicIpOnLaunch"})):
+    if any(
+        _truthy(v) for v in _find(res.props, {"associatePublicIpAddress", "mapPublicIpOnLaunch", "allocatePublicIp"})
+    ):
         yield "assigns a public IP to nodes"
     if any(v for v in _find(res.props, {"publicIPAddressConfiguration", "publicIPAddress", "accessConfigs"})):
         yield "attaches a public IP address to node network interfaces"
@@ -209,6 +212,10 @@ def _open_sources(res: Resource) -> Iterator[Any]:
         and props.get("policy", "accept") == "accept"
     ):
         yield from (props.get(k) for k in ("cidrIp", "ipv6CidrIp") if props.get(k))
+    elif kind == "tencentcloud:Security/groupRuleSet:GroupRuleSet":
+        for rule in props.get("ingresses") or []:
+            if str(rule.get("action", "")).upper() == "ACCEPT":
+                yield from (rule.get(k) for k in ("cidrBlock", "ipv6CidrBlock") if rule.get(k))
 
 
 def wide_public(source: str) -> bool:
@@ -257,6 +264,11 @@ def _encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
                 yield f"data disk {disk.get('name') or disk.get('device') or ''} is not encrypted".replace("  ", " ")
     elif kind == "alicloud:ecs/ecsDisk:EcsDisk" and not _truthy(props.get("encrypted")):
         yield "disk is not encrypted"
+    elif kind == "tencentcloud:Instance/instance:Instance":
+        # tencentcloud-iac-pulumi 0.2.3 takes no system-disk encryption flag: data disks are checked
+        for disk in props.get("dataDisks") or []:
+            if not _truthy(disk.get("encrypt")):
+                yield f"data disk {disk.get('dataDiskName') or ''} is not encrypted".replace("  ", " ")
 
 
 def _node_login(res: Resource, facts: Facts) -> Iterator[str]:
@@ -277,9 +289,9 @@ def _node_login(res: Resource, facts: Facts) -> Iterator[str]:
             yield "OS Login is not enabled (metadata enable-oslogin=TRUE)"
         if str(metadata.get("block-project-ssh-keys", "")).upper() != "TRUE":
             yield "project-wide SSH keys are not blocked (metadata block-project-ssh-keys=TRUE)"
-    elif kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration") and (
+    elif (kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration") and (
         props.get("password") or props.get("kmsEncryptedPassword") or _truthy(props.get("passwordInherit"))
-    ):
+    )) or (kind == "tencentcloud:Instance/instance:Instance" and props.get("password")):
         yield "allows password login"
 
 
@@ -326,6 +338,8 @@ def _is_spot(res: Resource) -> bool:
     if any(str(v).lower() == "spot" for v in _find(props, {"priority", "provisioningModel"})):
         return True
     if any(v is True for v in _find(props, {"preemptible"})):
+        return True
+    if any(v == "SPOTPAID" for v in _find(props, {"instanceChargeType"})):
         return True
     return any(v not in (None, "", "NoSpot") for v in _find(props, {"spotStrategy"}))
 
@@ -384,6 +398,10 @@ ADMIN_GRANTS = {
     "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": (
         "policyName",
         {"AdministratorAccess", "AliyunRAMFullAccess"},
+    ),
+    "tencentcloud:Cam/rolePolicyAttachmentByName:RolePolicyAttachmentByName": (
+        "policyName",
+        {"AdministratorAccess", "QcloudCamFullAccess"},
     ),
 }
 WILDCARD_POLICY_TYPES = {"aws:iam/rolePolicy:RolePolicy", "aws:iam/policy:Policy"}

@@ -1,0 +1,126 @@
+"""How people reach the nodes: an SSH key pair and an optional login node.
+
+tencentcloud-iac-pulumi 0.2.3 has no session manager (its `ssm` module is the Secrets Manager), so
+access is SSH: a `key.Pair` whenever `sshPublicKey` is set (through `from_config`, so a `secure:` key
+stays secret), on the nodes and the login node. A login node (`login:`) is one CPU instance in the
+nodes' subnet with its own security group: the SSH CIDRs and the public IP land there, and the nodes
+accept SSH from that group only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import tencentcloud_iac_pulumi as tencentcloud
+
+from ..layout.tencentcloud import DISK_TYPE, TencentLayout
+from ..resources import from_config, invoke_options
+from .network import Network
+
+
+@dataclass(frozen=True)
+class Access:
+    key_pair: tencentcloud.key.Pair | None
+
+
+@dataclass(frozen=True)
+class Login:
+    instance: tencentcloud.instance.Instance
+    security_group: tencentcloud.security.Group
+
+
+def build(parent: pulumi.Resource, name: str, layout: TencentLayout, tags: Mapping[str, str]) -> Access:
+    spec = layout.spec
+    if not spec.ssh_public_key:
+        return Access(None)
+    key = tencentcloud.key.Pair(
+        f"{name}-key",
+        # key names: letters, digits and '_' (the API refuses '-'); one per account, so the stack is in it
+        key_name=f"{spec.name}_{spec.stack}".replace("-", "_")[:25],
+        public_key=from_config(spec, spec.ssh_public_key),
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    return Access(key)
+
+
+def build_login(
+    parent: pulumi.Resource,
+    name: str,
+    layout: TencentLayout,
+    network: Network,
+    key_ids: Sequence[pulumi.Input[str]] | None,
+    role_name: pulumi.Output[str],
+    tags: Mapping[str, str],
+) -> Login | None:
+    login = layout.login
+    if login is None:
+        return None
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    sg = tencentcloud.security.Group(
+        f"{name}-login-sg", name=f"{spec.name}-login", description=f"gpu-cluster {spec.name} login node", opts=child
+    )
+    tencentcloud.security.GroupRuleSet(
+        f"{name}-login-sg-rules",
+        security_group_id=sg.id,
+        ingresses=[
+            tencentcloud.security.GroupRuleSetIngressArgs(
+                action="ACCEPT", cidr_block=cidr, protocol="TCP", port="22", description="SSH to the login node"
+            )
+            for cidr in login.ssh_cidrs
+        ],
+        opts=child,
+    )
+    image = (
+        tencentcloud.images.get_instance_output(
+            os_name=login.os_name,
+            image_types=["PUBLIC_IMAGE"],
+            instance_type=login.instance_type,
+            opts=invoke_options(parent),
+        )
+        .images[0]
+        .image_id
+    )
+    instance = tencentcloud.instance.Instance(
+        f"{name}-login",
+        instance_name=f"{spec.name}-login",
+        hostname=f"{spec.name}-login",
+        availability_zone=network.zone,
+        instance_type=login.instance_type,
+        image_id=image,
+        vpc_id=network.vpc.id,
+        subnet_id=network.subnet.id,
+        orderly_security_groups=[sg.id],
+        instance_charge_type="POSTPAID_BY_HOUR",
+        allocate_public_ip=login.public_ip,
+        internet_charge_type="TRAFFIC_POSTPAID_BY_HOUR" if login.public_ip else None,
+        internet_max_bandwidth_out=100 if login.public_ip else None,
+        system_disk_type=DISK_TYPE,
+        key_ids=key_ids,
+        cam_role_name=role_name,
+        tags={**tags, "Name": f"{spec.name}-login"},
+        opts=child,
+    )
+    return Login(instance, sg)
+
+
+def output(layout: TencentLayout, login: Login | None) -> dict[str, Any]:
+    """The `access` stack output: the method, the command a user types, and how to list the nodes."""
+    spec, access = layout.spec, layout.access
+    nodes = (
+        f"tccli cvm DescribeInstances --region {spec.region} "
+        f'--Filters \'[{{"Name":"tag:gpu-cluster:cluster","Values":["{spec.name}"]}}]\''
+    )
+    command: pulumi.Input[str]
+    if access.method == "ssh":
+        host: pulumi.Input[str] = (
+            login.instance.public_ip if login and layout.login and layout.login.public_ip else "<public ip>"
+        )
+        command = pulumi.Output.concat(f"ssh -i <private key> {access.login_user}@", host)
+    else:
+        command = "none: access is none, the plan builds no way to log in"
+    return {"method": access.method, "command": command, "nodes": nodes}

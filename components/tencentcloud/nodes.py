@@ -1,0 +1,132 @@
+"""The GPU nodes: an HPC cluster (HCC types) or a placement group, the image, and N CVM instances.
+
+Instances mode only: HCC types must be in a `cvm.HpcCluster`, which the auto scaling configuration
+cannot name (the layout refuses managed mode for them); for other types managed mode is planned as
+instances too (see docs/tencentcloud.md, what is left). Disks are encrypted CBS cloud SSDs; spot nodes
+are `SPOTPAID` (`ONE-TIME`, the only type the SDK offers) for non-HCC types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+import tencentcloud_iac_pulumi as tencentcloud
+
+from ..layout.tencentcloud import DISK_TYPE, TencentLayout
+from ..resources import invoke_options
+from .network import Network
+
+
+@dataclass(frozen=True)
+class Nodes:
+    hpc_cluster: tencentcloud.cvm.HpcCluster | None
+    placement_group: tencentcloud.placement.Group | None
+    image_id: pulumi.Output[str]
+    instances: list[tencentcloud.instance.Instance]
+
+
+def build(
+    parent: pulumi.Resource,
+    name: str,
+    layout: TencentLayout,
+    network: Network,
+    key_ids: Sequence[pulumi.Input[str]] | None,
+    role_name: pulumi.Output[str],
+    tags: Mapping[str, str],
+) -> Nodes:
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    hpc = (
+        tencentcloud.cvm.HpcCluster(
+            f"{name}-hpc", zone=network.zone, name=f"{spec.name}-hpc", remark=f"gpu-cluster {spec.name}", opts=child
+        )
+        if layout.hpc_cluster
+        else None
+    )
+    group = (
+        tencentcloud.placement.Group(
+            f"{name}-pg", type=layout.placement_group_type, name=f"{spec.name}-pg", tags=dict(tags), opts=child
+        )
+        if layout.placement_group_type
+        else None
+    )
+    image_id = image(parent, layout)
+    instances = [
+        _instance(name, i, layout, network, image_id, hpc, group, key_ids, role_name, tags, child)
+        for i in range(spec.nodes)
+    ]
+    return Nodes(hpc, group, image_id, instances)
+
+
+def image(parent: pulumi.Resource, layout: TencentLayout) -> pulumi.Output[str]:
+    if layout.image.image_id:
+        return pulumi.Output.from_input(layout.image.image_id)
+    # instance_type filters to images the type can boot
+    found = tencentcloud.images.get_instance_output(
+        os_name=layout.image.os_name,
+        image_types=["PUBLIC_IMAGE"],
+        instance_type=layout.spec.instance.instanceType,
+        opts=invoke_options(parent),
+    )
+    image_id: pulumi.Output[str] = found.images[0].image_id
+    return image_id
+
+
+def _instance(
+    name: str,
+    index: int,
+    layout: TencentLayout,
+    network: Network,
+    image_id: pulumi.Output[str],
+    hpc: tencentcloud.cvm.HpcCluster | None,
+    group: tencentcloud.placement.Group | None,
+    key_ids: Sequence[pulumi.Input[str]] | None,
+    role_name: pulumi.Output[str],
+    tags: Mapping[str, str],
+    child: pulumi.ResourceOptions,
+) -> tencentcloud.instance.Instance:
+    spec = layout.spec
+    scratch = layout.scratch
+    disks = (
+        [
+            tencentcloud.instance.InstanceDataDiskArgs(
+                data_disk_type=DISK_TYPE,
+                data_disk_size=int(scratch.device_gb or 0),
+                data_disk_name=f"{spec.name}-scratch",
+                encrypt=True,
+                delete_with_instance=not scratch.retain,
+            )
+        ]
+        if scratch.kind == "disk"
+        else None
+    )
+    return tencentcloud.instance.Instance(
+        f"{name}-node-{index}",
+        instance_name=f"{spec.name}-node-{index}",
+        hostname=f"{spec.name}-node-{index}",
+        availability_zone=network.zone,
+        instance_type=spec.instance.instanceType,
+        image_id=image_id,
+        vpc_id=network.vpc.id,
+        subnet_id=network.subnet.id,
+        orderly_security_groups=[network.security_group.id],
+        # spot: SPOTPAID needs spot_instance_type and spot_max_price together (docstring)
+        instance_charge_type="SPOTPAID" if layout.spot else "POSTPAID_BY_HOUR",
+        spot_instance_type="ONE-TIME" if layout.spot else None,
+        spot_max_price=layout.spot_max_price,
+        hpc_cluster_id=hpc.id if hpc else None,
+        placement_group_id=group.id if group else None,
+        allocate_public_ip=layout.public_ip,
+        internet_charge_type="TRAFFIC_POSTPAID_BY_HOUR" if layout.public_ip else None,
+        internet_max_bandwidth_out=100 if layout.public_ip else None,
+        system_disk_type=DISK_TYPE,
+        system_disk_size=layout.root_gb,
+        data_disks=disks,
+        key_ids=key_ids,
+        cam_role_name=role_name,
+        user_data=layout.user_data_b64,
+        tags={**tags, "Name": f"{spec.name}-node-{index}"},
+        opts=child,
+    )
