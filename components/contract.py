@@ -80,6 +80,8 @@ class Capabilities:
     forbidden_admin_users: tuple[str, ...] = ()  # `adminUser:` in the data file
     admin_users_source: str = ""
     spot_eviction: str = ""  # what a spot eviction does to a node (`spotEviction:`), with its source
+    node_groups: tuple[str, ...] = ("managed", "instances")  # `nodeGroups: {kinds, why}` when fewer are built
+    node_groups_why: str = ""
 
     def managed_limit(self, feature: str) -> Limitation | None:
         return next((lim for lim in self.managed_group_limits if lim.feature == feature), None)
@@ -125,6 +127,10 @@ def _ssh_and_admin(data: dict[str, Any]) -> dict[str, Any]:
         out["ssh_key_types"] = tuple(keys["types"])
         out["rsa_min_bits"] = keys.get("rsaMinBits")
         out["ssh_keys_source"] = " ".join(str(keys["source"]).split())
+    groups = data.get("nodeGroups")
+    if groups:
+        out["node_groups"] = tuple(groups["kinds"])
+        out["node_groups_why"] = " ".join(str(groups["why"]).split())
     eviction = data.get("spotEviction")
     if eviction:
         out["spot_eviction"] = f"{' '.join(eviction['message'].split())} ({' '.join(eviction['source'].split())})"

@@ -628,6 +628,16 @@ def _node_counts(ctx: _Context) -> Iterator[ConfigError]:
         yield ConfigError(f"{k}maxNodes", "only applies to nodeGroup: managed (instances are a fixed count)")
 
 
+def _node_group(ctx: _Context) -> Iterator[ConfigError]:
+    caps = capabilities(ctx.cloud)
+    if ctx.cfg.node_group not in caps.node_groups:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.nodeGroup",
+            f"{ctx.cfg.node_group} is not built on {ctx.cloud} ({caps.node_groups_why}); "
+            f"allowed: {', '.join(caps.node_groups)}",
+        )
+
+
 def _fabric(ctx: _Context) -> Iterator[ConfigError]:
     row = ctx.row
     if row is not None and ctx.cfg.fabric == "required" and not row.has_fabric:
@@ -725,6 +735,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _other_cloud_blocks,
     _instance_type,
     _node_counts,
+    _node_group,
     _fabric,
     _scratch,
     _capacity,

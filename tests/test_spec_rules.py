@@ -149,3 +149,16 @@ def test_spot_says_what_an_eviction_does_on_each_cloud(values, needle):
     assert any(w.startswith("gpu-cluster:cluster.spot:") and needle in w for w in warnings), warnings
     values["gpu-cluster:cluster"]["spot"] = False
     assert not any(w.startswith("gpu-cluster:cluster.spot:") for w in spec_of(values).warnings)
+
+
+def test_a_node_group_the_cloud_does_not_build_is_refused_not_replaced_by_another():
+    values = {
+        "gpu-cluster:cloud": "tencentcloud",
+        "tencentcloud:region": "ap-shanghai",
+        "gpu-cluster:cluster": {"gpu": "T4:1"},  # nodeGroup defaults to managed
+    }
+    errors = errors_of(values)
+    assert [e.key for e in errors] == ["gpu-cluster:cluster.nodeGroup"]
+    assert "allowed: instances" in errors[0].message
+    values["gpu-cluster:cluster"]["nodeGroup"] = "instances"
+    assert spec_of(values).node_group == "instances"
