@@ -13,6 +13,7 @@ entry in `CLOUD_CONTRACTS` (docs/architecture.md).
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -184,62 +185,47 @@ class CloudContract:
         return capabilities(self.cloud)
 
 
+def _component(cloud: Cloud) -> Callable[[], CloudClusterClass]:
+    """Imports `components.<cloud>`, and so its provider SDK, only when that cloud is built."""
+
+    def load() -> CloudClusterClass:
+        built: CloudClusterClass = importlib.import_module(f"{__package__}.{cloud}").CloudCluster
+        return built
+
+    return load
+
+
+# One entry per cloud. Lazy: the layout modules import the spec, which reads capabilities from here.
 def _aws() -> CloudContract:
     from .layout import aws as layout
 
-    def component() -> CloudClusterClass:
-        from .aws import CloudCluster
-
-        return CloudCluster
-
-    return CloudContract("aws", layout.plan, layout.count_wired_gbps, component)
+    return CloudContract("aws", layout.plan, layout.count_wired_gbps, _component("aws"))
 
 
 def _azure() -> CloudContract:
     from .layout import azure as layout
 
-    def component() -> CloudClusterClass:
-        from .azure import CloudCluster
-
-        return CloudCluster
-
-    return CloudContract("azure", layout.plan, layout.count_wired_gbps, component)
+    return CloudContract("azure", layout.plan, layout.count_wired_gbps, _component("azure"))
 
 
 def _gcp() -> CloudContract:
     from .layout import gcp as layout
 
-    def component() -> CloudClusterClass:
-        from .gcp import CloudCluster
-
-        return CloudCluster
-
-    return CloudContract("gcp", layout.plan, layout.count_wired_gbps, component)
+    return CloudContract("gcp", layout.plan, layout.count_wired_gbps, _component("gcp"))
 
 
 def _alicloud() -> CloudContract:
     from .layout import alicloud as layout
 
-    def component() -> CloudClusterClass:
-        from .alicloud import CloudCluster
-
-        return CloudCluster
-
-    return CloudContract("alicloud", layout.plan, layout.count_wired_gbps, component)
+    return CloudContract("alicloud", layout.plan, layout.count_wired_gbps, _component("alicloud"))
 
 
 def _tencentcloud() -> CloudContract:
     from .layout import tencentcloud as layout
 
-    def component() -> CloudClusterClass:
-        from .tencentcloud import CloudCluster
-
-        return CloudCluster
-
-    return CloudContract("tencentcloud", layout.plan, layout.count_wired_gbps, component)
+    return CloudContract("tencentcloud", layout.plan, layout.count_wired_gbps, _component("tencentcloud"))
 
 
-# Lazy: the layout modules import the spec, which reads capabilities from here.
 CLOUD_CONTRACTS: dict[Cloud, Callable[[], CloudContract]] = {
     "aws": _aws,
     "azure": _azure,

@@ -56,3 +56,20 @@ def test_aliases_are_recorded_as_the_urns_they_stand_for(tmp_path):
     assert by_name["moved"].aliases == ("urn:pulumi:dev::proj::test:index:Box$test:index:Box::moved",)
     assert by_name["old-parent"].aliases == ()
     assert by_name["renamed"].as_json()["aliases"] == ["urn:pulumi:dev::proj::test:index:Box::before"]
+
+
+def test_every_cloud_is_registered_and_loads_no_other_sdk():
+    import subprocess
+    import sys
+
+    from components.catalog import CLOUDS
+    from components.contract import CLOUD_CONTRACTS
+
+    assert tuple(CLOUD_CONTRACTS) == CLOUDS
+    code = (
+        "import sys; from components.contract import contract; "
+        "[contract(c).plan for c in sys.argv[1:]]; "
+        "print(sorted(m.split('.')[0] for m in sys.modules if m.startswith(('pulumi_', 'tencentcloud_'))))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *CLOUDS], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert proc.stdout.strip() == "[]"  # layouts are pure: no provider SDK until a component is built
