@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import yaml
 
@@ -70,7 +71,7 @@ def test_gpu_name_text():
 
 def test_metrics_are_pinned_and_can_be_turned_off():
     part = metrics_part(True)
-    unit = part.files[0].content
+    unit = next(f.content for f in part.files if f.path.endswith(".service"))
     assert versions()["dcgmExporter"]["image"] in unit and "--net host" in unit
     assert [e.port for e in endpoints()] == [9400, 9100]
     assert metrics_part(False).empty
@@ -89,3 +90,63 @@ def test_the_nccl_environment_is_one_sorted_file_with_its_source():
     assert FabricUsability(False, ("the TCPXO NCCL plugin",)).describe() == (
         "not usable by NCCL: missing the TCPXO NCCL plugin"
     )
+
+
+RUNTIME = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "container_runtime.sh"
+
+
+def _runtime(tmp_path: Path, have: tuple[str, ...]) -> list[str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+
+    def stub(name: str, body: str = "") -> None:
+        (bin_dir / name).write_text(f'#!/bin/bash\necho "{name} $*" >> {calls}\n{body}\n')
+        (bin_dir / name).chmod(0o755)
+
+    for name in have:
+        stub(name)
+    stub("curl", 'echo "deb https://nvidia.github.io/x /"')
+    stub("gpg", "cat >/dev/null")  # reads the key from the pipe, as gpg --dearmor does
+    stub("systemctl")
+    # installing a package puts its command on the PATH, as apt would
+    installs = {"docker.io": "docker", "nvidia-container-toolkit": "nvidia-ctk"}
+    body = "; ".join(
+        f'case "$*" in *{pkg}*) printf "#!/bin/bash\\necho \\"{cmd} \\$*\\" >> {calls}\\n" > {bin_dir}/{cmd}; '
+        f"chmod +x {bin_dir}/{cmd} ;; esac"
+        for pkg, cmd in installs.items()
+    )
+    stub("apt-get", body)
+    # only the stubs and the basic tools: docker / nvidia-ctk absent unless stubbed
+    base = ":".join(p for p in ("/usr/bin", "/bin") if Path(p).exists())
+    env = {
+        "PATH": f"{bin_dir}:{base}",
+        "KEYRING": str(tmp_path / "keyring.gpg"),
+        "LIST": str(tmp_path / "nvidia.list"),
+    }
+    if any((Path(p) / n).exists() for p in ("/usr/bin", "/bin") for n in ("docker", "nvidia-ctk")):
+        import pytest
+
+        pytest.skip("this machine has docker or nvidia-ctk on /usr/bin: the absent case cannot be stubbed")
+    proc = subprocess.run(["bash", str(RUNTIME)], env=env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def test_the_container_runtime_is_left_alone_where_the_image_has_it(tmp_path):
+    assert _runtime(tmp_path, ("docker", "nvidia-ctk")) == []
+
+
+def test_the_container_runtime_is_installed_where_missing(tmp_path):
+    calls = _runtime(tmp_path, ())
+    assert "apt-get install -y -q docker.io" in calls
+    assert "apt-get install -y -q nvidia-container-toolkit" in calls
+    assert "nvidia-ctk runtime configure --runtime=docker" in calls
+    assert "signed-by=" in (tmp_path / "nvidia.list").read_text()
+
+
+def test_the_container_runtime_script_is_shellcheck_clean_and_shipped():
+    assert subprocess.run(["shellcheck", str(RUNTIME)], capture_output=True).returncode == 0
+    part = metrics_part(True)
+    assert any(f.content == RUNTIME.read_text() for f in part.files)
+    assert "ExecStartPre=/usr/local/sbin/gpu-cluster-container-runtime" in part.files[-1].content

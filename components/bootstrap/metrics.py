@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from . import File, Part
+from . import File, Part, script
 
 
 @cache
@@ -39,13 +39,13 @@ def endpoints() -> tuple[Endpoint, ...]:
 
 UNIT = """[Unit]
 Description=NVIDIA DCGM exporter (GPU metrics on :{port}/metrics)
-Wants=docker.service
-After=docker.service nvidia-persistenced.service
-ConditionPathExists=/usr/bin/docker
+Wants=network-online.target
+After=network-online.target docker.service nvidia-persistenced.service
 
 [Service]
 Restart=always
-RestartSec=10
+RestartSec=30
+ExecStartPre=/usr/local/sbin/gpu-cluster-container-runtime
 ExecStartPre=-/usr/bin/docker rm -f dcgm-exporter
 ExecStart=/usr/bin/docker run --rm --name dcgm-exporter --gpus all --cap-add SYS_ADMIN --net host {image}
 ExecStop=/usr/bin/docker stop dcgm-exporter
@@ -64,6 +64,8 @@ def metrics_part(enabled: bool) -> Part:
     return Part(
         "metrics",
         files=(
+            # images without Docker or the NVIDIA runtime (GCP accelerator, Alibaba Ubuntu) get them first
+            File("/usr/local/sbin/gpu-cluster-container-runtime", script("container_runtime.sh"), "0755"),
             File(
                 "/etc/systemd/system/gpu-cluster-dcgm-exporter.service",
                 UNIT.format(port=exporter["port"], image=exporter["image"]),
