@@ -1,4 +1,4 @@
-"""The Pulumi program: read stack config, build the spec, create one GpuCluster, export its outputs."""
+"""The Pulumi program: read stack config as `GpuClusterArgs`, validate, create one GpuCluster, export its outputs."""
 
 import pulumi
 
@@ -7,6 +7,7 @@ from components.config import spec_from_pulumi
 from components.errors import ConfigError
 
 try:
+    # GpuClusterArgs.from_config -> to_spec -> build_spec: the path typed args from Python take too
     spec = spec_from_pulumi()
     cluster = GpuCluster(spec.name, spec)
 except ConfigError as exc:

@@ -1,4 +1,4 @@
-"""Reading the engine's stack config into a `ClusterSpec` (the only Pulumi-aware part of the spec)."""
+"""Reading the engine's stack config into `GpuClusterArgs` (the only Pulumi-aware part of the spec)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from .spec import ClusterSpec, build_spec
+from .args import GpuClusterArgs
+from .spec import ClusterSpec
 
 
 def engine_config() -> dict[str, Any]:
@@ -24,5 +25,11 @@ def secret_keys() -> set[str]:
     return keys
 
 
+def args_from_pulumi() -> GpuClusterArgs:
+    """The stack config as typed args (losslessly: what the typed fields do not cover is validated as written)."""
+    return GpuClusterArgs.from_config(engine_config(), secret_keys())
+
+
 def spec_from_pulumi() -> ClusterSpec:
-    return build_spec(engine_config(), pulumi.get_stack(), pulumi.get_project(), secret_keys())
+    """The stack config validated: the same `build_spec` path typed args take; errors name config keys."""
+    return args_from_pulumi().to_spec(pulumi.get_stack(), pulumi.get_project())

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..layout.gcp import SCRATCH_DEVICE_NAME, GcpLayout
+from ..resources import invoke_options
 from .identity import Identity
 from .network import Network
 
@@ -34,7 +35,7 @@ def image_id(layout: GcpLayout, parent: pulumi.Resource) -> pulumi.Output[str]:
         return pulumi.Output.from_input(layout.image.ref)
     # Resolve the family once per deploy so every node of the group boots the same image.
     image: pulumi.Output[str] = gcp.compute.get_image_output(
-        family=layout.image.family, project=layout.image.project, opts=pulumi.InvokeOutputOptions(parent=parent)
+        family=layout.image.family, project=layout.image.project, opts=invoke_options(parent)
     ).self_link
     return image
 

@@ -44,6 +44,9 @@ class Registered:
     retain_on_delete: bool = False
     aliases: tuple[str, ...] = ()  # old URNs this resource carries (a renamed or re-parented resource)
     ignore_changes: tuple[str, ...] = ()
+    # the provider reference the SDK sent (`urn::id`; empty: the engine's default provider). Not in the
+    # plan JSON: the plans of the shipped stacks stay as they were (tests/test_component_provider.py reads it)
+    provider: str = field(default="", compare=False)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -151,6 +154,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.registered: list[Registered] = []
         self.stack_outputs: dict[str, Any] = {}
+        self.invokes: list[tuple[str, str]] = []  # (token, provider reference) of every invoke, in order
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """URNs as the engine makes them: the whole chain of ancestor types, without the root stack.
@@ -202,11 +206,16 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 retain_on_delete=bool(request.retainOnDelete),
                 aliases=self._alias_urns(request),
                 ignore_changes=tuple(request.ignoreChanges),
+                provider=request.provider,
             )
         )
         obj = _sync_await(rpc.serialize_properties(state, {}))
         self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_ or "", state)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_ or "", object=obj)
+
+    def Invoke(self, request: Any) -> Any:
+        self.invokes.append((request.tok, request.provider))
+        return super().Invoke(request)  # type: ignore[no-untyped-call]
 
 
 class _Collect(logging.Handler):

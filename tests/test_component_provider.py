@@ -1,0 +1,96 @@
+"""An explicit provider (`ResourceOptions(providers=[...])` on `GpuCluster`) reaches every resource and
+every invoke of the cluster, on every cloud (the mock monitor records the provider reference of each
+registration and invoke: `components/plan/runner.py`)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from components.plan import load_stack
+from components.plan.runner import PlanMocks, RecordingMonitor, run_program
+from components.plan.stackfile import StackFile
+from components.spec import build_spec
+
+from .conftest import ROOT
+from .test_component_api import STACKS, run_typed, typed_kwargs
+
+# the provider SDK of each cloud and the provider's own region argument
+PROVIDERS = {
+    "aws": ("pulumi_aws", "region"),
+    "azure": ("pulumi_azure_native", "location"),
+    "gcp": ("pulumi_gcp", "region"),
+    "alicloud": ("pulumi_alicloud", "region"),
+    "tencentcloud": ("tencentcloud_iac_pulumi", "region"),
+}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_an_explicit_provider_is_used_by_every_resource_and_invoke(stack: str, tmp_path: Path) -> None:
+    stack_file = load_stack(ROOT, stack)
+    spec = build_spec(stack_file.values, stack, stack_file.project, stack_file.secret_keys)
+    module, region_arg = PROVIDERS[spec.cloud]
+    kwargs = typed_kwargs(stack_file.values, stack_file.secret_keys)
+    monitor = RecordingMonitor(PlanMocks(spec.region))
+    program = f"""
+        import json
+        import pulumi
+        import {module} as sdk
+        from components import GpuCluster, GpuClusterArgs
+
+        explicit = sdk.Provider("explicit", {region_arg}={spec.region!r})
+        cluster = GpuCluster(
+            {spec.name!r},
+            GpuClusterArgs(**json.loads({json.dumps(kwargs)!r})),
+            pulumi.ResourceOptions(providers=[explicit]),
+        )
+        """
+    (tmp_path / "__main__.py").write_text(textwrap.dedent(program))
+    run = run_program(
+        tmp_path / "__main__.py",
+        StackFile("gpu-cluster", stack, tmp_path / f"Pulumi.{stack}.yaml", {}, ()),
+        spec.region,
+        monitor,
+    )
+    provider = next(r for r in run.resources if r.type.startswith("pulumi:providers:"))
+    assert provider.name == "explicit"
+    reference = f"{provider.urn}::"
+    custom = [r for r in run.resources if r.custom and r is not provider]
+    assert custom
+    wrong = [
+        f"{r.type} {r.name}: {r.provider or 'the default provider'}"
+        for r in custom
+        if not r.provider.startswith(reference)
+    ]
+    assert not wrong
+    invokes = [(token, ref) for token, ref in monitor.invokes if not token.startswith("pulumi:pulumi:")]
+    wrong_invokes = [
+        f"{token}: {ref or 'the default provider'}" for token, ref in invokes if not ref.startswith(reference)
+    ]
+    assert not wrong_invokes
+    INVOKED.update(token for token, _ in invokes)
+
+
+INVOKED: set[str] = set()
+
+
+def test_the_invokes_checked_cover_every_cloud() -> None:
+    """Not vacuous: the runs above saw the clouds' invokes (image look-ups, zones, caller identity)."""
+    if len(INVOKED) == 0:
+        pytest.skip("run with the parametrized test above")
+    assert {token.split(":")[0] for token in INVOKED} >= {"aws", "gcp", "alicloud"}
+
+
+def test_without_an_explicit_provider_the_default_one_is_used(tmp_path: Path) -> None:
+    run = run_typed(
+        tmp_path,
+        """
+        from components import GpuCluster, GpuClusterArgs
+
+        GpuCluster("plain", GpuClusterArgs(cloud="aws", region="us-east-1", gpu="T4:1", zone="us-east-1a"))
+        """,
+    )
+    assert all(not r.provider for r in run.resources)
