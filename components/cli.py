@@ -247,7 +247,7 @@ def _catalog_table(rows: list[catalog.InstanceType], width: int, title: str, one
     return table
 
 
-def _parse_gpu_filter(text: str) -> tuple[str, int | None]:
+def _parse_gpu_filter(text: str, flag: str = "--gpu") -> tuple[str, int | None]:
     """`h100` -> ("H100", None), `H100:8` -> ("H100", 8): the syntax of the `gpu` config key."""
     model_text, sep, count_text = text.strip().rpartition(":")
     if not sep:
@@ -255,7 +255,7 @@ def _parse_gpu_filter(text: str) -> tuple[str, int | None]:
     count: int | None = None
     if sep:
         if not count_text.strip().isdigit() or int(count_text) < 1:
-            raise _fail(f"--gpu: got {text!r}; expected MODEL or MODEL:COUNT, for example H100 or H100:8")
+            raise _fail(f"{flag}: got {text!r}; expected MODEL or MODEL:COUNT, for example H100 or H100:8")
         count = int(count_text)
     model = catalog.normalize_gpu(model_text)
     if model is None:
@@ -264,7 +264,7 @@ def _parse_gpu_filter(text: str) -> tuple[str, int | None]:
         suggestions = list(dict.fromkeys(aliases[c] for c in close))
         hint = f"did you mean {' or '.join(suggestions[:2])}? " if suggestions else ""
         known = ", ".join(sorted(set(aliases.values())))
-        raise _fail(f"--gpu: unknown GPU model {model_text.strip()!r}; {hint}known models: {known}")
+        raise _fail(f"{flag}: unknown GPU model {model_text.strip()!r}; {hint}known models: {known}")
     return model, count
 
 
@@ -325,6 +325,234 @@ def catalog_cmd(
     wanted = f" with {count} x {model}" if count else f" with {model}" if model else ""
     title = f"{len(rows)} GPU instance type{'s' if len(rows) != 1 else ''}{scope}{wanted}"
     console.print(_catalog_table(rows, console.width, title, one_cloud=cloud is not None))
+
+
+def _fit_columns(
+    cells: dict[str, list[str]], priority: tuple[str, ...], order: tuple[str, ...], right: set[str], width: int
+) -> tuple[list[str], list[str], int]:
+    """Which columns fit `width` (the first three always), in display order; and the ones left out."""
+    needed = {name: max([len(name), *map(len, values)]) + 3 for name, values in cells.items()}
+    shown: list[str] = []
+    used = 1
+    for name in priority:
+        if len(shown) < 3 or used + needed[name] <= width:
+            shown.append(name)
+            used += needed[name]
+    left_out = [n for n in priority if n not in shown]
+    return [n for n in order if n in shown], left_out, used + sum(needed[n] for n in left_out)
+
+
+def _fitted_table(
+    cells: dict[str, list[str]], priority: tuple[str, ...], order: tuple[str, ...], right: set[str], width: int,
+    title: str, notes: list[str],
+) -> Table:  # fmt: skip
+    shown, left_out, full = _fit_columns(cells, priority, order, right, width)
+    if left_out:
+        notes = [f"not shown at {width} columns: {', '.join(left_out)} (COLUMNS={full} shows all; so does "
+                 "--format json)", *notes]  # fmt: skip
+    table = Table(title=title, caption="\n".join(notes) or None, caption_justify="left")
+    for name in shown:
+        no_wrap = name == "type"
+        table.add_column(name, justify="right" if name in right else "left", no_wrap=no_wrap, overflow="fold")
+    for i in range(len(next(iter(cells.values()), []))):
+        table.add_row(*(cells[name][i] for name in shown))
+    return table
+
+
+def _money(value: float | None, digits: int = 2) -> str:
+    return "?" if value is None else f"{value:,.{digits}f}"
+
+
+def _markdown(headers: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+_COMPARE_ORDER = (
+    "cloud",
+    "type",
+    "GPU",
+    "vCPU",
+    "mem GiB",
+    "local NVMe",
+    "fabric",
+    "Gb/s",
+    "regions",
+    "$/h",
+    "$/GPU-h",
+)
+_COMPARE_PRIORITY = ("type", "GPU", "$/GPU-h", "$/h", "cloud", "regions", "Gb/s", "fabric", "vCPU", "mem GiB",
+                     "local NVMe")  # fmt: skip
+
+
+def _compare_cells(rows: list[dict[str, Any]], region: str | None) -> dict[str, list[str]]:
+    def regions(r: dict[str, Any]) -> str:
+        if region is not None:
+            return {True: "yes", False: "no", None: "?"}[r["soldInRegion"]]
+        return "?" if r["regions"] is None else str(len(r["regions"]))
+
+    def gpu(r: dict[str, Any]) -> str:
+        memory = f" {r['gpuMemoryGiB']:g}G" if r["gpuMemoryGiB"] else ""
+        return f"{r['gpus']}x {r['gpu']}{memory}"
+
+    return {
+        "cloud": [r["cloud"] for r in rows],
+        "type": [r["instanceType"] for r in rows],
+        "GPU": [gpu(r) for r in rows],
+        "vCPU": [str(r["vcpus"] or "?") for r in rows],
+        "mem GiB": [f"{r['memoryGiB']:g}" if r["memoryGiB"] else "?" for r in rows],
+        "local NVMe": [f"{r['localNvmeCount']}x{r['localNvmeGb']:g}" if r["localNvmeGb"] else "-" for r in rows],
+        "fabric": [r["fabric"] for r in rows],
+        "Gb/s": [f"{r['fabricGbps']:g}" if r["fabricGbps"] else "-" for r in rows],
+        "regions": [regions(r) for r in rows],
+        "$/h": [_money(r["hourlyUsd"]) + ("" if r["priceVerified"] else "*") for r in rows],
+        "$/GPU-h": [_money(r["usdPerGpuHour"]) for r in rows],
+    }
+
+
+@app.command(cls=_Command)
+def compare(
+    gpu: Annotated[str, typer.Argument(metavar="GPU[:COUNT]", help="GPU model, any usual spelling, and count")],
+    region: Annotated[
+        str | None, typer.Option("--region", metavar="REGION", help="only types sold there (or not known not to be)")
+    ] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
+) -> None:
+    """Every cloud's types with that GPU side by side, cheapest per GPU-hour first.
+
+    Prices are each cloud's reference on-demand price (its region is in --format json); `regions` is how
+    many regions the availability data lists the type in (with --region: whether it is sold there).
+    """
+    from . import recommend as rec
+
+    model, count = _parse_gpu_filter(gpu, "GPU")
+    rows = [rec.compare_row(r, region) for r in rec.compare(model, count, region)]
+    if not rows:
+        where = f" sold in {region}" if region else ""
+        raise _fail(f"GPU: no type with {gpu}{where}; " + _no_match_hint(None, model, count).split(": ", 1)[1])
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    cells = _compare_cells(rows, region)
+    notes = ["$/h and $/GPU-h: reference on-demand prices per cloud (regions in --format json)"]
+    if any(not r["priceVerified"] for r in rows):
+        notes.append("* price not verified (see the catalog row's priceNote)")
+    if fmt is Format.markdown:
+        sys.stdout.write(
+            _markdown(list(_COMPARE_ORDER), [[cells[c][i] for c in _COMPARE_ORDER] for i in range(len(rows))])
+        )
+        sys.stdout.write("\n" + "\n".join(notes) + "\n")
+        return
+    console = Console(highlight=False)
+    title = f"{len(rows)} type{'s' if len(rows) != 1 else ''} with {gpu}" + (f" in {region}" if region else "")
+    console.print(_fitted_table(cells, _COMPARE_PRIORITY, _COMPARE_ORDER, {"vCPU", "mem GiB", "Gb/s", "regions",
+                                "$/h", "$/GPU-h"}, console.width, title, notes))  # fmt: skip
+
+
+_RECOMMEND_ORDER = ("#", "cloud", "type", "nodes", "GPUs", "fabric", "$/h", "$/GPU-h")
+
+
+@app.command(cls=_Command)
+def recommend(
+    workload: Annotated[
+        str, typer.Option("--workload", metavar="W", help="training | fine-tuning | inference | rendering | hpc")
+    ],
+    model_params: Annotated[
+        str | None, typer.Option("--model-params", metavar="N", help="parameters, e.g. 7B, 70B")
+    ] = None,
+    precision: Annotated[str, typer.Option("--precision", metavar="P", help="bf16 | fp8 | int4")] = "bf16",
+    context: Annotated[
+        str | None, typer.Option("--context", metavar="TOKENS", help="inference context, e.g. 32k")
+    ] = None,
+    batch: Annotated[int | None, typer.Option("--batch", metavar="N", help="concurrent sequences (inference)")] = None,
+    gpu_memory: Annotated[
+        float | None, typer.Option("--gpu-memory", metavar="GIB", help="rendering/hpc: GiB per GPU at least")
+    ] = None,
+    gpus_max: Annotated[int | None, typer.Option("--gpus-max", metavar="N", help="at most N GPUs in all")] = None,
+    cloud: Annotated[str | None, typer.Option("--cloud", metavar="CLOUD", help="only this cloud")] = None,
+    region: Annotated[str | None, typer.Option("--region", metavar="REGION", help="only types sold there")] = None,
+    budget: Annotated[float | None, typer.Option("--budget", metavar="USD/h", help="at most this per hour")] = None,
+    write_stack: Annotated[
+        str | None,
+        typer.Option("--write-stack", metavar="NAME", help="write stacks/Pulumi.NAME.yaml for the best valid option"),
+    ] = None,
+    project: Annotated[Path | None, typer.Option("--project", metavar="DIR", help="folder with Pulumi.yaml")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
+) -> None:
+    """How much GPU memory a workload needs, and the cheapest ways to get it on each cloud.
+
+    Formulas and every constant, with sources: docs/recommend.md. Exit 2 on bad input, naming the flag.
+    """
+    from . import recommend as rec
+
+    try:
+        params = None if model_params is None else rec.parse_size(model_params, "--model-params", rec.PARAM_SUFFIXES)
+        tokens = None if context is None else int(rec.parse_size(context, "--context", rec.TOKEN_SUFFIXES))
+        if batch is not None and batch < 1:
+            raise ConfigError("--batch", f"got {batch}; must be 1 or more")
+        need = rec.memory_need(workload, params, precision, tokens, batch, gpu_memory)
+        options = rec.recommend(need, cloud, gpus_max, budget, region)
+        written = _write_stack(rec, options, write_stack, project) if write_stack is not None else None
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    if fmt is Format.json:
+        out = {"workload": workload, "needGiB": round(need.total_gib, 2), "need": need.explain(),
+               "multiNode": bool(options) and all(o.multi_node for o in options),
+               "options": [o.as_json() for o in options], "wroteStack": written}  # fmt: skip
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return
+    cells: dict[str, list[str]] = {
+        "#": [str(i + 1) for i in range(len(options))],
+        "cloud": [str(o.row.cloud) for o in options],
+        "type": [o.row.instanceType for o in options],
+        "nodes": [str(o.nodes) for o in options],
+        "GPUs": [f"{o.total_gpus}x {o.row.gpu}" for o in options],
+        "fabric": [str(o.row.fabric) if o.multi_node else "-" for o in options],
+        "$/h": [_money(o.hourly_usd) for o in options],
+        "$/GPU-h": [_money(rec.per_gpu_hour(o.row)) for o in options],
+    }
+    head = f"{workload}: {need.total_gib:,.1f} GiB of GPU memory ({need.explain()})"
+    whys = [f"{i + 1}. {o.why}" for i, o in enumerate(options)]
+    if fmt is Format.markdown:
+        rows = [[cells[c][i] for c in _RECOMMEND_ORDER] for i in range(len(options))]
+        sys.stdout.write(f"{head}\n\n" + _markdown(list(_RECOMMEND_ORDER), rows) + "\n" + "\n".join(whys) + "\n")
+    else:
+        console = Console(highlight=False, soft_wrap=False)
+        console.print(Text(head))
+        priority = ("#", "type", "$/h", "nodes", "GPUs", "cloud", "$/GPU-h", "fabric")
+        console.print(_fitted_table(cells, priority, _RECOMMEND_ORDER, {"#", "nodes", "$/h", "$/GPU-h"},
+                                    console.width, "options, cheapest per hour first", []))  # fmt: skip
+        for line in whys:
+            console.print(Text(line))
+    if written:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(f"wrote {written}"))
+
+
+def _write_stack(rec: Any, options: list[Any], name: str, project: Path | None) -> str:
+    """Write stacks/Pulumi.NAME.yaml for the first option whose config validates; say why others did not."""
+    import re
+
+    from .spec import NAME_PATTERN, build_spec
+
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise ConfigError("--write-stack", f"got {name!r}; a stack name is [a-z][a-z0-9-]{{0,30}}")
+    path = _project_dir(project) / "stacks" / f"Pulumi.{name}.yaml"
+    if path.exists():
+        raise ConfigError("--write-stack", f"{path} exists; pick another name or remove it")
+    skipped: list[str] = []
+    for option in options:
+        try:
+            values = rec.stack_config(option, name)
+            build_spec(values, name)
+        except ConfigError as exc:
+            skipped.append(f"{option.row.instanceType}: {exc}")
+            continue
+        header = f"# Written by `gpu-cluster recommend`: {option.why}\n"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header + yaml.safe_dump({"config": values}, sort_keys=False))
+        return str(path)
+    raise ConfigError("--write-stack", "no option validates as a stack: " + "; ".join(skipped))
 
 
 @app.command(cls=_Command)

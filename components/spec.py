@@ -323,7 +323,8 @@ def _check_cidr_rules(cloud: Cloud, network: NetworkConfig, rules: Mapping[str, 
             )
 
 
-def _resolve_type(cloud: Cloud, cfg: ClusterConfig) -> catalog.Resolution:
+def _resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) -> catalog.Resolution:
+    """The type for the config; with a region, one the availability data does not rule out there."""
     wanted: tuple[str, int] | None = None
     if cfg.gpu is not None:
         try:
@@ -351,11 +352,14 @@ def _resolve_type(cloud: Cloud, cfg: ClusterConfig) -> catalog.Resolution:
             raise ConfigError(
                 f"{CLUSTER_KEY}.gpu", f"{cfg.instance_type} takes several GPU configurations ({options}); set gpu"
             )
+        unsold = None if region is None else catalog.availability.why_not(cloud, cfg.instance_type, region)
+        if unsold:
+            raise ConfigError(f"{CLUSTER_KEY}.instanceType", unsold)
         return catalog.Resolution(rows[0], f"instanceType {cfg.instance_type} as configured")
     if wanted is None:
         raise ConfigError(CLUSTER_KEY, "set gpu (MODEL:COUNT, for example H100:8) or instanceType")
     try:
-        return catalog.resolve(cloud, *wanted)
+        return catalog.resolve(cloud, *wanted, region=region)
     except catalog.CatalogError as exc:
         raise ConfigError(f"{CLUSTER_KEY}.gpu", str(exc)) from None
 
@@ -596,8 +600,13 @@ def _zone(ctx: _Context) -> Iterator[ConfigError]:
 
 
 def _zone_of(ctx: _Context) -> str | None:
+    """The configured zone; else, once the type is resolved, the first zone of the region that sells it,
+    where the availability data lists the cloud's zones (GCP); else None (the cloud's own default)."""
     zone_key = ctx.rules["zoneKey"]
     zone = ctx.cfg.zone or (ctx.values.get(zone_key) if zone_key else None)
+    if zone is None and ctx.row is not None:
+        selling = catalog.availability.zones_selling(ctx.cloud, ctx.row.instanceType, ctx.region)
+        return selling[0] if selling else None
     return None if zone is None else str(zone)
 
 
@@ -611,9 +620,35 @@ def _other_cloud_blocks(ctx: _Context) -> Iterator[ConfigError]:
 
 def _instance_type(ctx: _Context) -> Iterator[ConfigError]:
     try:
-        ctx.resolution = _resolve_type(ctx.cloud, ctx.cfg)
+        ctx.resolution = _resolve_type(ctx.cloud, ctx.cfg, ctx.region)
     except ConfigError as exc:
         yield exc
+        return
+    zone_key = ctx.rules["zoneKey"]
+    configured = ctx.cfg.zone or (ctx.values.get(zone_key) if zone_key else None)
+    row, where = ctx.row, f"catalog/availability/{ctx.cloud}.yaml"
+    if row is None:
+        return
+    offer = catalog.availability.offer(ctx.cloud, row.instanceType)
+    if offer is not None and catalog.availability.sold_in(ctx.cloud, row.instanceType, ctx.region) is None:
+        ctx.warn(
+            "instanceType",
+            f"{row.instanceType} in {ctx.region}: unknown, {where} does not cover {ctx.region}; it lists "
+            f"{row.instanceType} in {', '.join(catalog.availability.nearest_first(ctx.region, offer.regions))}",
+        )
+    if configured is not None:
+        # A configured zone the data does not list is warned, not refused: per-zone offers change more often
+        # than per-region ones, and the source is a snapshot (its date is in the message).
+        unsold = catalog.availability.why_not(ctx.cloud, row.instanceType, ctx.region, str(configured))
+        if unsold:
+            ctx.warn("zone", f"{unsold}; the deploy fails there unless the zone sells it by then")
+    elif (defaulted := _zone_of(ctx)) is not None:
+        ctx.warn(
+            "zone",
+            f"not set; {defaulted}, the first zone of {ctx.region} that sells {row.instanceType} "
+            f"({where}, read {catalog.availability.load(ctx.cloud).date}); set zone to choose",
+            "info",
+        )
 
 
 def _node_counts(ctx: _Context) -> Iterator[ConfigError]:

@@ -161,14 +161,20 @@ def test_ranges_without_room_for_gpu_networks_are_refused(cidr, why):
 # --- zone, placement, n1 ----------------------------------------------------------------------
 
 
-def test_zone_is_required_and_named():
+def test_zone_is_required_and_named_where_the_types_zones_are_unknown():
+    unknown = {"gpu": "L4:1", "instanceType": "g2-standard-4", "nodes": 1}  # no zones in catalog/availability
     with pytest.raises(ConfigError) as info:
-        layout_of(zone=None)
+        layout_of(zone=None, **unknown)
     assert info.value.key == "gpu-cluster:cluster.zone"
     assert "gcp:zone" in info.value.message
-    values = gcp_values(zone=None)
+    values = gcp_values(zone=None, **unknown)
     values["gcp:zone"] = "us-central1-c"
     assert gcp_layout.plan(spec_of(values)).zone == "us-central1-c"
+
+
+def test_zone_defaults_to_the_first_that_sells_the_type_where_zones_are_known():
+    assert layout_of(zone=None).zone == "us-central1-a"  # a3-megagpu-8g: us-central1-a, -b, -c
+    assert layout_of(zone=None, gpu="H200:8", instanceType="a3-ultragpu-8g", spot=True).zone == "us-central1-b"
 
 
 def test_compact_placement_vm_count_and_limits():

@@ -3,7 +3,8 @@
 Rows are data with sources (see SCHEMA.md); this module only loads, validates and resolves them.
 `resolve` turns `H100:8` into one instance type with a documented rule, as SkyPilot does for
 accelerator strings: among the types with exactly that GPU model and count, the smallest
-(vCPUs, then memory) wins, then the cheapest, then the name, so the choice is stable.
+(vCPUs, then memory) wins, then the cheapest, then the name, so the choice is stable. Given a region,
+types the availability data says are not sold there are left out first (`availability.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from . import availability
 
 Cloud = Literal["aws", "azure", "gcp", "alicloud", "tencentcloud"]
 CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud", "tencentcloud")
@@ -167,7 +170,7 @@ def _size_key(row: InstanceType) -> tuple[float, float, float, str]:
     return (row.vcpus or 0, row.memoryGiB or 0.0, price, row.instanceType)
 
 
-def resolve(cloud: Cloud, gpu: str, count: int) -> Resolution:
+def resolve(cloud: Cloud, gpu: str, count: int, region: str | None = None) -> Resolution:
     """Pick the instance type for `count` x `gpu` on `cloud` (rule in the module docstring)."""
     rows = load(cloud).types
     same_model = [r for r in rows if r.gpu == gpu]
@@ -178,16 +181,26 @@ def resolve(cloud: Cloud, gpu: str, count: int) -> Resolution:
     if not matches:
         counts = ", ".join(str(c) for c in sorted({r.gpus for r in same_model}))
         raise CatalogError(f"no {cloud} type has {count} x {gpu} per node; counts offered: {counts}")
+    unsold: list[str] = []
+    if region is not None:
+        reasons = {r.instanceType: availability.why_not(cloud, r.instanceType, region) for r in matches}
+        unsold = [name for name, why in reasons.items() if why]
+        if len(unsold) == len(matches):
+            raise CatalogError("; ".join(dict.fromkeys(why for why in reasons.values() if why)))
+        matches = [r for r in matches if r.instanceType not in unsold]
     picked = matches[0]
+    skipped = f"; not sold in {region}: {', '.join(unsold)}" if unsold else ""
     if len(matches) == 1:
         reason = f"{gpu}:{count} -> {picked.instanceType}, the only {cloud} type with {count} x {gpu}"
+        if unsold:
+            reason = f"{gpu}:{count} -> {picked.instanceType}, the only {cloud} type with {count} x {gpu} sold there"
     else:
         others = ", ".join(r.instanceType for r in matches[1:])
         reason = (
             f"{gpu}:{count} -> {picked.instanceType}; also offered: {others}; "
             "rule: fewest vCPUs, then least memory, then lowest price"
         )
-    return Resolution(picked, reason)
+    return Resolution(picked, reason + skipped)
 
 
 @cache

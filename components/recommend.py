@@ -1,0 +1,353 @@
+"""Choosing the GPU: `compare` (one GPU across clouds) and `recommend` (a workload -> ranked options).
+
+Pure: catalog rows and availability data in, plain data out; the CLI only parses flags and renders.
+Every formula and constant is documented, with its source, in docs/recommend.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from . import catalog
+from .catalog import CLOUDS, InstanceType, availability
+from .errors import ConfigError
+
+Workload = Literal["training", "fine-tuning", "inference", "rendering", "hpc"]
+WORKLOADS: tuple[str, ...] = ("training", "fine-tuning", "inference", "rendering", "hpc")
+Precision = Literal["bf16", "fp8", "int4"]
+PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "int4")
+
+GIB = 1024**3
+# Bytes per parameter of the weights (bf16 2, fp8 1, int4 0.5): the formats' widths (docs/recommend.md [W]).
+WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "int4": 0.5}
+# Mixed-precision Adam: bf16 weights and gradients (2 + 2) plus fp32 master weights, momentum and variance
+# (4 + 4 + 4) = 16 bytes per parameter, sharded across the GPUs (ZeRO-3 / FSDP) (docs/recommend.md [Z]).
+TRAIN_BYTES_PER_PARAM = 16.0
+# The share of a GPU's memory a plan may fill; the rest is the runtime's (CUDA context, activations,
+# fragmentation): the default of vLLM's gpu_memory_utilization and TensorRT-LLM's free_gpu_memory_fraction [H].
+USABLE_FRACTION = 0.9
+# Inference defaults when the model's shape is not given: the context and batch (Llama 2's 4096-token
+# context, one sequence), and the nearest Llama 2 shape (layers, KV heads, head size) [L].
+DEFAULT_CONTEXT = 4096
+DEFAULT_BATCH = 1
+LLAMA2_SHAPES: tuple[tuple[float, int, int, int], ...] = (
+    (7e9, 32, 32, 128),  # up to 10B parameters: Llama-2-7B (multi-head attention)
+    (13e9, 40, 40, 128),  # up to 30B: Llama-2-13B
+    (70e9, 80, 8, 128),  # above: Llama-2-70B (grouped-query attention, 8 KV heads)
+)
+# GPUs fit for a workload that is not a model in memory, with why (docs/recommend.md [R], [F]).
+# Only models a source places there; others join with a source (docs/recommend.md lists what is missing).
+RENDERING_GPUS = ("T4", "A10", "L40S")  # RT cores (T4, A10) / NVIDIA's visualization line (L40S)
+HPC_GPUS = ("A100", "A100-80GB", "B200")  # FP64 at half the FP32 rate (A100) / "for those who need FP64" (B200)
+
+
+def parse_size(text: str, flag: str, suffixes: dict[str, float]) -> float:
+    """`70B`, `7.5b`, `32k`, `1M` -> a number; exit-2 ConfigError naming the flag otherwise."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]?)\s*", text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or (unit and unit not in suffixes):
+        allowed = ", ".join(f"{k.upper()}" for k in suffixes)
+        raise ConfigError(flag, f"got {text!r}; expected a number with an optional suffix ({allowed}), e.g. 70B or 32k")
+    value = float(match.group(1)) * suffixes.get(unit, 1.0)
+    if value <= 0:
+        raise ConfigError(flag, f"got {text!r}; must be more than 0")
+    return value
+
+
+PARAM_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+TOKEN_SUFFIXES = {"k": 1024.0, "m": 1024.0**2}
+
+
+# --- compare ----------------------------------------------------------------------------------------
+
+
+def per_gpu_hour(row: InstanceType) -> float | None:
+    return None if row.hourlyUsd is None else row.hourlyUsd / row.gpus
+
+
+def _price_key(row: InstanceType) -> tuple[float, float, str, str]:
+    per = per_gpu_hour(row)
+    return (per if per is not None else math.inf, row.hourlyUsd or math.inf, row.cloud, row.instanceType)
+
+
+def compare_row(row: InstanceType, region: str | None = None) -> dict[str, Any]:
+    """One type of `compare --format json` (keys only ever added)."""
+    found = availability.offer(row.cloud, row.instanceType)
+    per = per_gpu_hour(row)
+    return {
+        "cloud": row.cloud,
+        "instanceType": row.instanceType,
+        "gpu": row.gpu,
+        "gpus": row.gpus,
+        "gpuMemoryGiB": row.gpuMemoryGiB,
+        "vcpus": row.vcpus,
+        "memoryGiB": row.memoryGiB,
+        "fabric": row.fabric,
+        "fabricGbps": row.fabricGbps,
+        "localNvmeCount": row.localNvmeCount,
+        "localNvmeGb": row.localNvmeGb,
+        "hourlyUsd": row.hourlyUsd,
+        "usdPerGpuHour": None if per is None else round(per, 5),
+        "priceRegion": catalog.load(row.cloud).prices.get("region"),
+        "priceVerified": row.priceVerified,
+        "regions": None if found is None else list(found.regions),
+        "soldInRegion": None if region is None else availability.sold_in(row.cloud, row.instanceType, region),
+        "source": row.source,
+    }
+
+
+def compare(gpu: str, count: int | None = None, region: str | None = None) -> list[InstanceType]:
+    """Every cloud's types with `gpu` (and `count`), cheapest per GPU-hour first (unpriced last).
+
+    With a region, only the types the availability data lists there, then those whose availability
+    there is unknown for a cloud that has the region (never a type the data says is not sold there)."""
+    rows = [r for r in catalog.all_types() if r.gpu == gpu and (count is None or r.gpus == count)]
+    if region is not None:
+        rows = [r for r in rows if _may_sell(r, region)]
+    return sorted(rows, key=_price_key)
+
+
+def _may_sell(row: InstanceType, region: str) -> bool:
+    sold = availability.sold_in(row.cloud, row.instanceType, region)
+    if sold is not None:
+        return sold
+    return region in region_names(row.cloud)
+
+
+def region_names(cloud: str) -> frozenset[str]:
+    """The regions gpu-cluster knows for a cloud: the availability source's, the price region, the rules' list."""
+    data = catalog.load(cloud)
+    known = set(availability.load(cloud).covered)
+    if data.prices.get("region"):
+        known.add(str(data.prices["region"]))
+    known.update(str(r) for r in data.rules.get("regions") or [])
+    return frozenset(known)
+
+
+# --- recommend --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Need:
+    """What the workload needs in GPU memory, and how that was worked out (each term in GiB)."""
+
+    workload: str
+    total_gib: float
+    terms: tuple[tuple[str, float], ...]
+    per_gpu_min_gib: float = 0.0  # rendering / hpc: no model to fit, only a floor per GPU
+
+    def explain(self) -> str:
+        return " + ".join(f"{name} {gib:,.1f} GiB" for name, gib in self.terms) or "no model memory"
+
+
+@dataclass(frozen=True)
+class Option:
+    row: InstanceType
+    nodes: int
+    gpus_needed: int
+    region: str
+    why: str
+
+    @property
+    def total_gpus(self) -> int:
+        return self.nodes * self.row.gpus
+
+    @property
+    def hourly_usd(self) -> float | None:
+        return None if self.row.hourlyUsd is None else self.row.hourlyUsd * self.nodes
+
+    @property
+    def multi_node(self) -> bool:
+        return self.nodes > 1
+
+    def as_json(self) -> dict[str, Any]:
+        per = per_gpu_hour(self.row)
+        return {
+            "cloud": self.row.cloud,
+            "instanceType": self.row.instanceType,
+            "gpu": self.row.gpu,
+            "gpusPerNode": self.row.gpus,
+            "gpuMemoryGiB": self.row.gpuMemoryGiB,
+            "nodes": self.nodes,
+            "totalGpus": self.total_gpus,
+            "gpusNeeded": self.gpus_needed,
+            "multiNode": self.multi_node,
+            "fabric": self.row.fabric,
+            "fabricGbps": self.row.fabricGbps,
+            "hourlyUsd": None if self.hourly_usd is None else round(self.hourly_usd, 4),
+            "usdPerGpuHour": None if per is None else round(per, 5),
+            "priceVerified": self.row.priceVerified,
+            "region": self.region,
+            "why": self.why,
+            "source": self.row.source,
+        }
+
+
+def memory_need(
+    workload: str,
+    params: float | None,
+    precision: str = "bf16",
+    context: int | None = None,
+    batch: int | None = None,
+    gpu_memory: float | None = None,
+) -> Need:
+    """The GPU memory a workload needs (docs/recommend.md, "Memory")."""
+    if workload not in WORKLOADS:
+        raise ConfigError("--workload", f"got {workload!r}; allowed: {', '.join(WORKLOADS)}")
+    if precision not in PRECISIONS:
+        raise ConfigError("--precision", f"got {precision!r}; allowed: {', '.join(PRECISIONS)}")
+    if workload in ("rendering", "hpc"):
+        return Need(workload, 0.0, (), gpu_memory or 0.0)
+    if params is None:
+        raise ConfigError("--model-params", f"required for --workload {workload} (for example 70B)")
+    if workload in ("training", "fine-tuning"):
+        if precision == "int4":
+            raise ConfigError(
+                "--precision", f"int4 with --workload {workload}: full training keeps bf16/fp32 states; use bf16"
+            )
+        states = params * TRAIN_BYTES_PER_PARAM / GIB
+        return Need(workload, states, (("weights, gradients and Adam states (16 B/param)", states),))
+    weights = params * WEIGHT_BYTES[precision] / GIB
+    _, layers, kv_heads, head_dim = next((s for s in LLAMA2_SHAPES if params <= s[0] * 1.45), LLAMA2_SHAPES[-1])
+    tokens = (context or DEFAULT_CONTEXT) * (batch or DEFAULT_BATCH)
+    kv_bytes = 1.0 if precision == "fp8" else 2.0
+    kv = 2 * layers * kv_heads * head_dim * tokens * kv_bytes / GIB
+    return Need(
+        workload,
+        weights + kv,
+        ((f"weights ({WEIGHT_BYTES[precision]:g} B/param)", weights), (f"KV cache ({tokens:,} tokens)", kv)),
+    )
+
+
+def _fits_workload(row: InstanceType, need: Need) -> bool:
+    if row.gpu is None or row.gpuMemoryGiB is None:
+        return False
+    if need.workload == "rendering" and row.gpu not in RENDERING_GPUS:
+        return False
+    if need.workload == "hpc" and row.gpu not in HPC_GPUS:
+        return False
+    return row.gpuMemoryGiB >= need.per_gpu_min_gib
+
+
+def recommend(
+    need: Need,
+    cloud: str | None = None,
+    gpus_max: int | None = None,
+    budget: float | None = None,
+    region: str | None = None,
+    limit: int = 10,
+) -> list[Option]:
+    """Ranked options: per (cloud, GPU model) the cheapest type that holds the need on one node, else the
+    fewest nodes of the type with the most GPUs and a fabric; then by cost per hour (docs/recommend.md)."""
+    if cloud is not None and cloud not in CLOUDS:
+        raise ConfigError("--cloud", f"got {cloud!r}; allowed: {', '.join(CLOUDS)}")
+    if gpus_max is not None and gpus_max < 1:
+        raise ConfigError("--gpus-max", f"got {gpus_max}; must be 1 or more")
+    if budget is not None and budget <= 0:
+        raise ConfigError("--budget", f"got {budget:g}; must be more than 0 (USD per hour)")
+    rows = [r for r in catalog.all_types(cloud) if _fits_workload(r, need)]
+    if region is not None:
+        rows = [r for r in rows if _may_sell(r, region)]
+    groups: dict[tuple[str, str], list[InstanceType]] = {}
+    for row in rows:
+        groups.setdefault((row.cloud, str(row.gpu)), []).append(row)
+    options = [opt for group in groups.values() if (opt := _best_of(group, need, region)) is not None]
+    if gpus_max is not None:
+        options = [o for o in options if o.total_gpus <= gpus_max]
+    if budget is not None:
+        within = [o for o in options if o.hourly_usd is not None and o.hourly_usd <= budget]
+        if not within:
+            priced = sorted((o for o in options if o.hourly_usd is not None), key=lambda o: o.hourly_usd or 0)
+            cheapest = (
+                f"; the cheapest fit is {priced[0].row.instanceType} x {priced[0].nodes} at "
+                f"${priced[0].hourly_usd:,.2f}/h"
+                if priced
+                else ""
+            )
+            raise ConfigError("--budget", f"no option needs less than ${budget:,.2f}/h{cheapest}")
+        options = within
+    if not options:
+        raise ConfigError(
+            "--gpus-max" if gpus_max is not None else "--model-params",
+            f"nothing in the catalog holds {need.total_gib:,.1f} GiB ({need.explain()})"
+            + (f" within {gpus_max} GPUs" if gpus_max is not None else ""),
+        )
+    options.sort(key=lambda o: (o.hourly_usd is None, o.hourly_usd or 0.0, o.row.cloud, o.row.instanceType))
+    return options[:limit]
+
+
+def _gpus_needed(row: InstanceType, need: Need) -> int:
+    if need.total_gib <= 0:
+        return 1
+    usable = float(row.gpuMemoryGiB or 0) * USABLE_FRACTION
+    return max(1, math.ceil(need.total_gib / usable))
+
+
+def _best_of(group: list[InstanceType], need: Need, region: str | None) -> Option | None:
+    cheapest = sorted(group, key=lambda r: (r.hourlyUsd is None, r.hourlyUsd or 0.0, r.instanceType))
+
+    def holds(row: InstanceType, needed: int) -> str:
+        per = float(row.gpuMemoryGiB or 0)
+        return f"{need.total_gib:,.1f} GiB / ({per:g} GiB x {USABLE_FRACTION:g} usable per GPU) -> {needed} GPU" + (
+            "s" if needed > 1 else ""
+        )
+
+    for row in cheapest:
+        needed = _gpus_needed(row, need)
+        if row.gpus >= needed:
+            why = f"{holds(row, needed)}; the cheapest {row.cloud} {row.gpu} type with that many"
+            if need.total_gib <= 0:
+                why = f"{need.workload}: {row.gpu} is fit for it (docs/recommend.md); the cheapest {row.cloud} type"
+            return Option(row, 1, needed, _region_for(row, region), why)
+    wired = [r for r in group if r.has_fabric]
+    if not wired:
+        return None  # several nodes without a fabric: not offered
+    biggest = max(wired, key=lambda r: (r.gpus, -(r.hourlyUsd or math.inf)))
+    needed = _gpus_needed(biggest, need)
+    nodes = math.ceil(needed / biggest.gpus)
+    why = (
+        f"{holds(biggest, needed)} = {nodes} nodes of {biggest.gpus}; multi-node, so the fabric matters: "
+        f"{biggest.fabric} {biggest.fabricGbps:g} Gb/s per node"
+    )
+    return Option(biggest, nodes, needed, _region_for(biggest, region), why)
+
+
+def _region_for(row: InstanceType, region: str | None) -> str:
+    """The region to build in: the one asked for, else the price region when the type is not known to be
+    missing there, else the first region the availability data lists."""
+    if region is not None:
+        return region
+    price_region = str(catalog.load(row.cloud).prices.get("region") or "")
+    found = availability.offer(row.cloud, row.instanceType)
+    if found is None or availability.sold_in(row.cloud, row.instanceType, price_region) is not False:
+        return price_region
+    return availability.nearest_first(price_region, found.regions)[0]
+
+
+def stack_config(option: Option, name: str) -> dict[str, Any]:
+    """A stack file (`config:` mapping) for the option, in the shape of the shipped stacks."""
+    row, cloud = option.row, option.row.cloud
+    rules = catalog.load(cloud).rules
+    region_rule = rules["region"]
+    values: dict[str, Any] = {region_rule["key"]: option.region}
+    if region_rule.get("project"):
+        values[region_rule["project"]] = "my-project"  # placeholder: set your project id
+    cluster: dict[str, Any] = {
+        "name": name,
+        "instanceType": row.instanceType,
+        "gpu": f"{row.gpu}:{row.gpus}",
+        "nodes": option.nodes,
+        "tags": {"environment": name},
+    }
+    zones = availability.zones_selling(cloud, row.instanceType, option.region)
+    if cloud == "gcp" and not zones:
+        raise ConfigError(
+            "--write-stack",
+            f"the zones of {option.region} that sell {row.instanceType} are not known; set zone by hand",
+        )
+    values["gpu-cluster:cloud"] = cloud
+    values["gpu-cluster:cluster"] = cluster
+    return values

@@ -1,0 +1,102 @@
+"""`gpu-cluster compare GPU[:COUNT]`: every cloud's types with that GPU, cheapest per GPU-hour first."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from components import catalog, recommend
+from components.cli import app
+
+from .conftest import ROOT
+
+runner = CliRunner()
+MODELS = sorted({r.gpu for r in catalog.all_types() if r.gpu})
+
+
+def run(*args: str, columns: int = 200):
+    return runner.invoke(app, ["compare", *args], env={"COLUMNS": str(columns)})
+
+
+def test_json_rows_are_every_cloud_sorted_by_price_per_gpu_hour():
+    result = run("h100", "-f", "json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert {r["cloud"] for r in rows} >= {"aws", "azure", "gcp"}
+    assert {r["instanceType"] for r in rows} == {r.instanceType for r in catalog.all_types() if r.gpu == "H100"}
+    per = [r["usdPerGpuHour"] if r["usdPerGpuHour"] is not None else math.inf for r in rows]
+    assert per == sorted(per)
+    assert list(rows[0]) == list(recommend.compare_row(catalog.all_types("aws")[0]))
+    first = rows[0]
+    assert first["usdPerGpuHour"] == round(first["hourlyUsd"] / first["gpus"], 5)
+    assert first["priceRegion"] and first["source"]
+
+
+@given(st.sampled_from(MODELS))
+def test_ordering_holds_for_every_model(model):
+    rows = recommend.compare(model)
+    keys = [recommend.per_gpu_hour(r) or math.inf for r in rows]
+    assert keys == sorted(keys)
+    assert all(r.gpu == model for r in rows)
+
+
+def test_count_and_region_filter():
+    rows = json.loads(run("H100:8", "--region", "us-east-1", "-f", "json").stdout)
+    assert [r["instanceType"] for r in rows] == ["p5.48xlarge"]
+    assert rows[0]["soldInRegion"] is True
+    # a region the data says does not sell B200 on AWS leaves it out, with the reason on stderr
+    result = run("B200", "--region", "eu-west-1")
+    assert result.exit_code == 2
+    assert "GPU: no type with B200 sold in eu-west-1" in result.output
+
+
+def test_bad_gpu_exits_2_with_the_argument_named():
+    result = run("z80")
+    assert result.exit_code == 2
+    assert "GPU: unknown GPU model 'z80'" in result.output
+    assert "Traceback" not in result.output
+    assert run("h100:x").exit_code == 2
+
+
+def cells(text: str) -> set[str]:
+    return {cell.strip() for line in text.splitlines() if line.startswith("│") for cell in line.split("│")}
+
+
+def test_table_fits_80_columns_and_keeps_every_type_whole():
+    result = run("T4", columns=80)
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert {r.instanceType for r in catalog.all_types() if r.gpu == "T4"} <= cells(result.stdout)
+    assert "…" not in result.stdout
+    assert "not shown at 80 columns:" in result.stdout
+
+
+def test_in_a_pipe_it_fits_80_columns():
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "components", "compare", "H100"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert max(len(line) for line in proc.stdout.splitlines()) <= 80
+    assert {"p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g"} <= cells(proc.stdout)
+
+
+def test_markdown_has_every_column():
+    result = run("A100-80GB", "-f", "markdown")
+    assert result.exit_code == 0
+    header = result.stdout.splitlines()[0]
+    assert header.startswith("| cloud | type | GPU |") and "$/GPU-h" in header
+    assert "p4de.24xlarge" in result.stdout

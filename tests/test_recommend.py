@@ -1,0 +1,154 @@
+"""`gpu-cluster recommend`: memory from documented formulas (docs/recommend.md), ranked options, and a
+stack file that plans cleanly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from components import recommend as rec
+from components.cli import app
+from components.errors import ConfigError
+
+from .conftest import ROOT
+
+runner = CliRunner()
+
+
+def run(*args: str, columns: int = 200):
+    return runner.invoke(app, ["recommend", *args], env={"COLUMNS": str(columns)})
+
+
+# --- the pinned cases ---------------------------------------------------------------------------------
+
+
+def test_7b_bf16_inference_fits_one_24gb_gpu():
+    need = rec.memory_need("inference", 7e9, "bf16")
+    assert need.total_gib == pytest.approx(7e9 * 2 / rec.GIB + 2.0)  # weights + 2 GiB of KV cache (4,096 tokens)
+    assert need.total_gib <= 24 * rec.USABLE_FRACTION
+    options = rec.recommend(need)
+    a10g = next(o for o in options if o.row.gpu == "A10G")
+    assert (a10g.nodes, a10g.row.gpus, a10g.gpus_needed) == (1, 1, 1)
+
+
+def test_70b_bf16_inference_needs_more_than_one_80gb_gpu():
+    need = rec.memory_need("inference", 70e9, "bf16")
+    assert need.total_gib > 80
+    for option in rec.recommend(need, limit=100):
+        if option.row.gpuMemoryGiB and option.row.gpuMemoryGiB <= 80:
+            assert option.gpus_needed >= 2
+
+
+def test_70b_full_fine_tuning_with_adam_needs_several_8_gpu_nodes():
+    need = rec.memory_need("fine-tuning", 70e9, "bf16")
+    assert need.total_gib == pytest.approx(70e9 * 16 / rec.GIB)
+    options = rec.recommend(need, limit=100)
+    up_to_141 = [o for o in options if (o.row.gpuMemoryGiB or 0) <= 141]
+    assert up_to_141
+    for option in up_to_141:
+        assert option.multi_node and option.row.gpus == 8 and option.row.has_fabric, option.row.instanceType
+
+
+def test_int4_and_fp8_shrink_the_weights():
+    bf16, fp8, int4 = (rec.memory_need("inference", 70e9, p).terms[0][1] for p in ("bf16", "fp8", "int4"))
+    assert bf16 == pytest.approx(2 * fp8) == pytest.approx(4 * int4)
+
+
+@given(st.floats(1e8, 1e12), st.sampled_from(["inference", "training"]))
+def test_every_option_holds_the_need(params, workload):
+    need = rec.memory_need(workload, params)
+    try:
+        options = rec.recommend(need, limit=100)
+    except ConfigError:
+        return  # nothing holds it: said with the flag named
+    for option in options:
+        usable = option.total_gpus * float(option.row.gpuMemoryGiB or 0) * rec.USABLE_FRACTION
+        assert usable >= need.total_gib
+    costs = [o.hourly_usd for o in options if o.hourly_usd is not None]
+    assert costs == sorted(costs)
+
+
+def test_rendering_and_hpc_pick_fit_gpus_only():
+    assert {o.row.gpu for o in rec.recommend(rec.memory_need("rendering", None), limit=100)} <= set(rec.RENDERING_GPUS)
+    assert {o.row.gpu for o in rec.recommend(rec.memory_need("hpc", None), limit=100)} <= set(rec.HPC_GPUS)
+
+
+# --- the command --------------------------------------------------------------------------------------
+
+
+def test_json_schema_and_ranking():
+    result = run("--workload", "inference", "--model-params", "70B", "--context", "32k", "--batch", "4", "-f", "json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert set(out) == {"workload", "needGiB", "need", "multiNode", "options", "wroteStack"}
+    keys = {"cloud", "instanceType", "gpu", "gpusPerNode", "gpuMemoryGiB", "nodes", "totalGpus", "gpusNeeded",
+            "multiNode", "fabric", "fabricGbps", "hourlyUsd", "usdPerGpuHour", "priceVerified", "region", "why",
+            "source"}  # fmt: skip
+    assert all(set(o) == keys for o in out["options"])
+    assert "KV cache (131,072 tokens)" in out["need"]
+    priced = [o["hourlyUsd"] for o in out["options"] if o["hourlyUsd"] is not None]
+    assert priced == sorted(priced)
+
+
+def test_table_fits_80_columns():
+    result = run("--workload", "training", "--model-params", "13B", columns=80)
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "…" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--workload", "dancing", "--model-params", "7B"], "--workload"),
+        (["--workload", "inference", "--model-params", "seven"], "--model-params"),
+        (["--workload", "inference"], "--model-params"),
+        (["--workload", "inference", "--model-params", "7B", "--context", "lots"], "--context"),
+        (["--workload", "inference", "--model-params", "7B", "--precision", "fp4"], "--precision"),
+        (["--workload", "training", "--model-params", "7B", "--precision", "int4"], "--precision"),
+        (["--workload", "training", "--model-params", "70B", "--budget", "1"], "--budget"),
+        (["--workload", "inference", "--model-params", "7B", "--budget", "-3"], "--budget"),
+        (["--workload", "inference", "--model-params", "7B", "--cloud", "mars"], "--cloud"),
+        (["--workload", "inference", "--model-params", "400B", "--gpus-max", "2"], "--gpus-max"),
+        (["--workload", "inference", "--model-params", "7B", "--write-stack", "Bad_Name"], "--write-stack"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_flag(args, flag):
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: {flag}"), result.output
+    assert "Traceback" not in result.output
+
+
+def test_budget_keeps_only_options_under_it():
+    out = json.loads(run("--workload", "inference", "--model-params", "7B", "--budget", "1", "-f", "json").stdout)
+    assert out["options"] and all(o["hourlyUsd"] <= 1 for o in out["options"])
+
+
+def test_write_stack_round_trip(tmp_path):
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    result = run(
+        "--workload", "inference", "--model-params", "7B", "--cloud", "aws", "--write-stack", "rec-rt",
+        "--project", str(tmp_path), "-f", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    path = tmp_path / "stacks" / "Pulumi.rec-rt.yaml"
+    assert json.loads(result.stdout)["wroteStack"] == str(path)
+    config = yaml.safe_load(path.read_text())["config"]
+    assert config["gpu-cluster:cloud"] == "aws" and config["gpu-cluster:cluster"]["nodes"] == 1
+    planned = runner.invoke(app, ["plan", "--config", str(path), "-f", "json"])
+    assert planned.exit_code == 0, planned.output
+    summary = json.loads(planned.stdout)["summary"]
+    assert summary["instanceType"] == config["gpu-cluster:cluster"]["instanceType"]
+    # never overwrites
+    again = run(
+        "--workload", "inference", "--model-params", "7B", "--write-stack", "rec-rt", "--project", str(tmp_path)
+    )
+    assert again.exit_code == 2 and "error: --write-stack" in again.output
