@@ -36,15 +36,16 @@ def test_every_file_is_sourced_dated_and_names_catalog_types(cloud):
 
 def test_the_data_covers_every_cloud_it_should():
     assert {"aws", "gcp"} <= set(WITH_DATA)
-    assert availability.offer("aws", "p6-b200.48xlarge") is not None
+    assert set(availability.load("aws").offers) == {r.instanceType for r in catalog.all_types("aws")}  # every type
     assert availability.offer("gcp", "a3-megagpu-8g") is not None
 
 
 def test_sold_in_is_true_false_or_unknown():
     assert availability.sold_in("aws", "p5.48xlarge", "us-east-1") is True
     assert availability.sold_in("aws", "p6-b200.48xlarge", "eu-west-1") is False
-    assert availability.sold_in("aws", "p6-b200.48xlarge", "ap-south-2") is None  # region outside the source
-    assert availability.sold_in("aws", "g4dn.xlarge", "us-west-2") is None  # type without data
+    assert availability.sold_in("aws", "p6-b200.48xlarge", "ap-south-2") is False
+    assert availability.sold_in("aws", "p6-b200.48xlarge", "ap-southeast-7") is None  # region outside the sources
+    assert availability.sold_in("gcp", "g2-standard-4", "us-central1") is None  # type without data
     assert availability.sold_in("azure", "Standard_ND96isr_H100_v5", "eastus") is None
 
 
@@ -78,7 +79,14 @@ def test_a_type_not_sold_in_the_region_exits_2_naming_the_key_and_where_it_is_so
     assert info.value.key == "gpu-cluster:cluster.gpu"
     assert "p6-b200.48xlarge is not sold in eu-west-1" in info.value.message
     assert "us-east-1, us-east-2, us-west-2" in info.value.message
-    assert "skypilot-org/skypilot-catalog@2c3d7ea7d76b" in info.value.message
+    assert "catalog/availability/aws.yaml: tsaol/aws-gpu@77fcd9fe1d06" in info.value.message
+
+
+def test_the_issues_example_b200_in_ap_south_2_exits_2():
+    values = aws_values(gpu="B200:8", zone=None)
+    values["aws:region"] = "ap-south-2"
+    with pytest.raises(ConfigError, match=re.escape("p6-b200.48xlarge is not sold in ap-south-2")):
+        spec_of(values)
 
 
 def test_instance_type_not_sold_in_the_region_names_instance_type():
@@ -94,10 +102,10 @@ def test_instance_type_not_sold_in_the_region_names_instance_type():
 
 def test_an_unknown_region_is_warned_not_refused():
     values = aws_values(gpu="B200:8", zone=None)
-    values["aws:region"] = "ap-south-2"
+    values["aws:region"] = "ap-southeast-7"  # a region neither source covers
     spec = spec_of(values)
     assert spec.instance.instanceType == "p6-b200.48xlarge"
-    assert any("does not cover ap-south-2" in f.message for f in spec.findings)
+    assert any("does not cover ap-southeast-7" in f.message for f in spec.findings)
 
 
 def gcp(**cluster: Any) -> dict[str, Any]:

@@ -129,12 +129,13 @@ def why_not(cloud: str, instance_type: str, region: str, zone: str | None = None
         where = nearest_first(region, found.regions)
         return (
             f"{instance_type} is not sold in {region}; regions that sell it (nearest first): {', '.join(where)} "
-            f"(source: {_short(data.source)}, read {data.date})"
+            f"(catalog/availability/{cloud}.yaml: {_short(data.source)}, read {data.date})"
         )
     if zone is not None and found.zones and region in found.regions and zone not in found.zones:
         return (
             f"{instance_type} is not sold in zone {zone}; zones of {region} that sell it: "
-            f"{', '.join(found.zones_in(region))} (source: {_short(data.source)}, read {data.date})"
+            f"{', '.join(found.zones_in(region))} (catalog/availability/{cloud}.yaml: {_short(data.source)}, "
+            f"read {data.date})"
         )
     return None
 
