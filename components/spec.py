@@ -15,13 +15,14 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from . import catalog, placeholders
 from .catalog import CLOUDS, Cloud, InstanceType
+from .catalog import storage as shared_storage
 from .contract import Capabilities, capabilities
 from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
 from .policy import wide_public
@@ -42,12 +43,24 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel)
 
 
+class SharedStorageConfig(_Model):
+    """`storage.shared`: one filesystem every node mounts (catalog/storage/<cloud>.yaml)."""
+
+    kind: Literal["auto", "lustre", "nfs", "existing"] = "auto"
+    size_gb: int | None = Field(None, ge=1)  # default: the service's smallest size
+    throughput: int | None = Field(None, ge=1)  # MB/s per TiB, where the service has tiers
+    path: str = Field("/shared", pattern=r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
+    retain: bool = True  # protect + retainOnDelete: never deleted by a destroy or a replacement
+    existing: str = ""  # kind existing: the filesystem's mount source
+
+
 class StorageConfig(_Model):
     root_gb: int = Field(200, ge=30, le=16384)
     scratch: Literal["auto", "nvme", "disk", "none"] = "auto"
     scratch_gb: int = Field(1000, ge=1, le=65536)
     scratch_path: str = Field("/scratch", pattern=r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
     retain_scratch: bool = False
+    shared: SharedStorageConfig | None = None
 
 
 class NetworkConfig(_Model):
@@ -293,9 +306,13 @@ def _pydantic_message(err: Mapping[str, Any]) -> tuple[str, str]:
         parent: type[_Model] = ClusterConfig
         for part in err["loc"][:-1]:
             field = next((f for f in parent.model_fields.values() if f.alias == part), None)
-            if field is None or not isinstance(field.annotation, type):
+            # `X | None` (storage.shared, login): the model inside the optional
+            annotation = None if field is None else field.annotation
+            if annotation is not None and not isinstance(annotation, type):
+                annotation = next((a for a in get_args(annotation) if isinstance(a, type)), None)
+            if field is None or not isinstance(annotation, type) or not issubclass(annotation, _Model):
                 break
-            parent = field.annotation
+            parent = annotation
         names = [f.alias or n for n, f in parent.model_fields.items()]
         near = difflib.get_close_matches(str(err["loc"][-1]), names, n=1, cutoff=0.7)
         hint = f"did you mean {near[0]}? " if near else ""
@@ -697,6 +714,23 @@ def _scratch(ctx: _Context) -> Iterator[ConfigError]:
         )
 
 
+def _shared_storage(ctx: _Context) -> Iterator[ConfigError]:
+    shared, k = ctx.cfg.storage.shared, f"{CLUSTER_KEY}.storage.shared"
+    if shared is None:
+        return
+    for key, message in shared_storage.problems(
+        ctx.cloud, ctx.region, shared.kind, shared.size_gb, shared.throughput, shared.existing
+    ):
+        yield ConfigError(f"{k}.{key}", message)
+    scratch = ctx.cfg.storage.scratch_path
+    if ctx.cfg.storage.scratch != "none" and (
+        shared.path == scratch or shared.path.startswith(scratch + "/") or scratch.startswith(shared.path + "/")
+    ):
+        yield ConfigError(
+            f"{k}.path", f"got {shared.path!r}; it clashes with scratchPath {scratch!r}: use another path"
+        )
+
+
 def _capacity(ctx: _Context) -> Iterator[ConfigError]:
     cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
     if cfg.spot and cfg.reservation:
@@ -773,6 +807,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _node_group,
     _fabric,
     _scratch,
+    _shared_storage,
     _capacity,
     _image,
     _network,

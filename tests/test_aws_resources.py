@@ -69,8 +69,10 @@ def test_cluster_placement_group_and_asg(h100):
 
 
 def test_security_group_allows_itself_and_no_ssh_by_default(h100):
+    node_sg = "<id of llm-train-aws-sg>"  # the shared filesystem's group has its own rules (test_aws_storage.py)
     ingress = [r["inputs"] for r in resources_of(h100, "SecurityGroupIngressRule")]
     egress = [r["inputs"] for r in resources_of(h100, "SecurityGroupEgressRule")]
+    ingress, egress = ([r for r in rules if r["securityGroupId"] == node_sg] for rules in (ingress, egress))
     self_in = [r for r in ingress if r.get("referencedSecurityGroupId") == r["securityGroupId"]]
     self_out = [r for r in egress if r.get("referencedSecurityGroupId") == r["securityGroupId"]]
     assert len(self_in) == 1 and self_in[0]["ipProtocol"] == "-1"

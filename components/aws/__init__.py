@@ -7,7 +7,8 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `network`: VPC, subnets, egress, the node security group;
 - `identity`: the node IAM role, its managed policies and the instance profile;
 - `access`: key pair, SSM interface endpoints (egress: none), the optional login node;
-- `nodes`: placement group, image, launch template, Auto Scaling group or N instances.
+- `nodes`: placement group, image, launch template, Auto Scaling group or N instances;
+- `storage`: the shared filesystem (FSx for Lustre or EFS) and its security group.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .identity import build_health_policy, build_identity
 from .naming import Context
 from .network import build_network
 from .nodes import build_nodes
+from .storage import build_shared
 
 TYPE = "gpu-cluster:aws:Cluster"
 
@@ -62,7 +64,10 @@ class CloudCluster(pulumi.ComponentResource):
         key_pair = build_key_pair(ctx)
         self.endpoints = build_endpoints(ctx, net)
         self.login = build_login(ctx, net, self.identity, key_pair)
-        nodes = build_nodes(ctx, net, self.identity, key_pair)
+        self.shared = build_shared(ctx, net)
+        if layout.shared_note:
+            pulumi.log.warn(layout.shared_note, resource=self)
+        nodes = build_nodes(ctx, net, self.identity, key_pair, self.shared.source if self.shared else None)
         self.placement_group = nodes.placement_group
         self.image_id = nodes.image_id
         self.launch_template = nodes.launch_template
@@ -90,6 +95,8 @@ class CloudCluster(pulumi.ComponentResource):
             "placementApplied": layout.placement_applied,
             "metrics": metrics_output(layout, access["nodes"]),
         }
+        if self.shared is not None and layout.shared is not None:
+            self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if nodes.group is None:
             # a hostfile for mpirun / torchrun: one private IP per node, in node order
             self.outputs["privateIps"] = [inst.private_ip for inst in nodes.instances]

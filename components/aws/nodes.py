@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.aws import ROOT_DEVICE, SCRATCH_DEVICE
 from ..resources import invoke_options
 from .identity import Identity
@@ -25,7 +26,13 @@ class Nodes:
     instances: list[aws.ec2.Instance]  # instances mode
 
 
-def build_nodes(ctx: Context, net: Network, identity: Identity, key_pair: aws.ec2.KeyPair | None) -> Nodes:
+def build_nodes(
+    ctx: Context,
+    net: Network,
+    identity: Identity,
+    key_pair: aws.ec2.KeyPair | None,
+    mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
+) -> Nodes:
     name, layout, child = ctx.name, ctx.layout, ctx.child
     spec = layout.spec
     placement_group = (
@@ -45,7 +52,7 @@ def build_nodes(ctx: Context, net: Network, identity: Identity, key_pair: aws.ec
     # pin the template's latest version, a replace-on-change input).
     managed = spec.node_group == "managed"
     launch_template = _launch_template(
-        ctx, net, image_id, placement_group, key_pair, identity.profile_name if managed else None
+        ctx, net, image_id, placement_group, key_pair, identity.profile_name if managed else None, mount_source
     )
     lt_ref = {"id": launch_template.id, "version": launch_template.latest_version.apply(str)}
     if managed:
@@ -81,8 +88,14 @@ def _launch_template(
     placement_group: aws.ec2.PlacementGroup | None,
     key_pair: aws.ec2.KeyPair | None,
     profile_name: pulumi.Input[str] | None,
+    mount_source: pulumi.Input[str] | None = None,
 ) -> aws.ec2.LaunchTemplate:
     layout = ctx.layout
+    user_data: pulumi.Input[str] = layout.user_data_b64
+    if mount_source is not None:
+        user_data = pulumi.Output.from_input(mount_source).apply(
+            lambda source: layout.user_data_b64_for(layout.user_data.replace(SOURCE_PLACEHOLDER, source))
+        )
     spec = layout.spec
     # Launch templates with interfaces take security groups per interface, not at the top
     # level; with an ASG the subnet comes from the group, with instances from the template.
@@ -174,7 +187,7 @@ def _launch_template(
         instance_market_options=market,
         capacity_reservation_specification=reservation,
         placement=placement,
-        user_data=layout.user_data_b64,
+        user_data=user_data,
         ebs_optimized="true",
         tag_specifications=tag_specs,
         update_default_version=True,

@@ -39,9 +39,12 @@ class HealthCheck:
     action: Literal["replace", "report"]
     dcgm_level: int = 1
     mig_devices: int = 0  # gpus x instances per GPU with gpuPartition
+    mounts: tuple[str, ...] = ()  # shared filesystems that must be mounted (storage.shared.path)
 
     def env(self) -> dict[str, str]:
+        extra = {"EXPECTED_MOUNTS": " ".join(self.mounts)} if self.mounts else {}
         return {
+            **extra,
             "EXPECTED_GPUS": str(self.gpus),
             "GPU_MODEL": self.gpu_model,
             "FABRIC_KIND": self.fabric_kind,

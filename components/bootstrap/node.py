@@ -8,12 +8,14 @@ out of service) and renders the result with `cloud_init` or `startup_script`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..spec import ClusterSpec
 from . import Part
 from .health import HealthCheck, health_part
 from .metrics import metrics_part
 from .mig import mig_part
+from .mounts import Mount, mounts_part
 from .scratch import Scratch, scratch_part
 
 
@@ -47,11 +49,16 @@ def node_parts(
     nvme_globs: tuple[str, ...],
     fabric: Sequence[Part] = (),
     unhealthy_hook: str | None = None,
+    mounts: Mount | None = None,
 ) -> tuple[Part, ...]:
+    check = health_check(spec, fabric_devices, nvme_globs)
+    if check is not None and mounts is not None:
+        check = replace(check, mounts=(mounts.path,))
     return (
         scratch_part(scratch),
         *fabric,
         mig_part(spec.gpu_partition),
-        health_part(health_check(spec, fabric_devices, nvme_globs), unhealthy_hook),
+        mounts_part(mounts),
+        health_part(check, unhealthy_hook),
         metrics_part(spec.dcgm_exporter),
     )

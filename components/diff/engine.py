@@ -304,6 +304,19 @@ def _warnings(
     disruption: list[str] = []
     notes: list[str] = []
     before, after = (old or {}).get("summary") or {}, (new or {}).get("summary") or {}
+    shared_loss: list[str] = []  # the shared filesystem (datasets, checkpoints): always first
+    sides = (after.get("sharedStorage"), before.get("sharedStorage"))  # what is lost: the old side's size
+    shared = {str(fs["resource"]): fs for fs in sides if fs and fs.get("resource")}
+
+    def data_loss(res: dict[str, Any], text: str) -> None:
+        fs = shared.get(str(res.get("name")))
+        if fs is None:
+            loss.append(text)
+            return
+        size = f"{fs['sizeGb']:,} GiB" if fs.get("sizeGb") else "elastic size"
+        guard = " (protect is set: Pulumi refuses until it is unprotected)" if res.get("protect") else ""
+        what = f"{_what(res)}, the shared filesystem ({size} at {fs.get('path')})"
+        shared_loss.append(text.replace(_what(res), what, 1) + guard)
     had_nodes = _nodes_of(old) > 0
     scratch = _scratch_fate(str(before.get("scratch") or ""))
 
@@ -330,7 +343,7 @@ def _warnings(
         if rule.holds == "nodes":
             loss.append(f"DATA LOSS: deletes {_what(res)}: its running nodes are terminated ({scratch}){kept}")
         elif rule.holds == "data":
-            loss.append(f"DATA LOSS: deletes {_what(res)}: the data on it is lost{kept}")
+            data_loss(res, f"DATA LOSS: deletes {_what(res)}: the data on it is lost{kept}")
         elif rule.holds in ("network", "placement") and had_nodes:
             disruption.append(f"DISRUPTION: deletes {_what(res)}, which the nodes run in{kept}")
 
@@ -346,7 +359,7 @@ def _warnings(
                     f"DATA LOSS: {verb} {_what(res)} ({why}){source}: its nodes are terminated and recreated; {scratch}"
                 )
             elif rule.holds == "data":
-                loss.append(f"DATA LOSS: {verb} {_what(res)} ({why}){source}: the data on it is lost")
+                data_loss(res, f"DATA LOSS: {verb} {_what(res)} ({why}){source}: the data on it is lost")
             elif rule.holds in ("network", "placement") and had_nodes:
                 disruption.append(f"DISRUPTION: {verb} {_what(res)} ({why}){source}, which the nodes run in")
             else:
@@ -361,7 +374,8 @@ def _warnings(
 
     old_warnings = set((old or {}).get("warnings") or [])
     notes += [f"plan: {w}" for w in (new or {}).get("warnings") or [] if w not in old_warnings]
-    return loss + disruption + notes
+    removed = loss[:1] if new is None and old is not None else []  # "the stack is removed" stays the headline
+    return removed + shared_loss + loss[len(removed) :] + disruption + notes
 
 
 def _summary(

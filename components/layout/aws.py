@@ -29,6 +29,7 @@ from ..bootstrap.node import node_parts
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for, split_cidr
+from .shared import Shared, efa_note, shared_for
 
 InterfaceType = Literal["interface", "efa", "efa-only"]
 # by-id names the NVMe driver gives instance-store and EBS volumes on Nitro instances
@@ -113,6 +114,8 @@ class AwsLayout:
     fabric_usability: FabricUsability
     health_hook: bool  # the node role may mark the node Unhealthy in its own Auto Scaling group
     metrics: Metrics
+    shared: Shared | None = None  # storage.shared: FSx for Lustre / EFS / an existing filesystem
+    shared_note: str | None = None  # why an EFA node type gets a TCP-only FSx
 
     @property
     def efa_count(self) -> int:
@@ -128,7 +131,10 @@ class AwsLayout:
         it is base64-encoded" (EC2 User Guide, instancedata-add-user-data), the whole bootstrap (scratch, EFA check,
         health check, MIG, metrics) is about 25 KB as text, and cloud-init uncompresses gzip user data
         (canonical/cloud-init doc/rtd/topics/format.rst)."""
-        return base64.b64encode(gzip.compress(self.user_data.encode(), compresslevel=9, mtime=0)).decode()
+        return self.user_data_b64_for(self.user_data)
+
+    def user_data_b64_for(self, user_data: str) -> str:
+        return base64.b64encode(gzip.compress(user_data.encode(), compresslevel=9, mtime=0)).decode()
 
 
 def efa_interfaces(cards: int, efa_devices: int) -> tuple[NetworkInterface, ...]:
@@ -168,6 +174,8 @@ def plan(spec: ClusterSpec) -> AwsLayout:
     efa_count = sum(1 for i in interfaces if i.is_efa)
     fabric, usability = efa_enablement(spec, efa_count)
     health_hook = _health_hook(spec)
+    efa_capable = efa_count > 0 and spec.instance.fabric == "efa"
+    shared = shared_for(spec, efa_capable)
     parts = node_parts(
         spec,
         scratch,
@@ -175,6 +183,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         nvme_globs=INSTANCE_STORE_GLOBS if scratch.kind == "nvme" else (),
         fabric=fabric,
         unhealthy_hook=script("aws_unhealthy.sh") if health_hook else None,
+        mounts=shared.mount if shared else None,
     )
     market: Literal["on-demand", "spot", "capacity-block"] = (
         "spot" if spec.spot else "capacity-block" if spec.reservation_type == "capacity-block" else "on-demand"
@@ -202,6 +211,8 @@ def plan(spec: ClusterSpec) -> AwsLayout:
             endpoints=tuple((e.name, e.port, e.path) for e in metric_endpoints()) if spec.dcgm_exporter else (),
             from_login=spec.dcgm_exporter and spec.login is not None,
         ),
+        shared=shared,
+        shared_note=efa_note(shared, efa_capable),
     )
 
 

@@ -85,7 +85,16 @@ class Plan:
             "fabricUsable": self.layout.fabric_usability.usable,
             "fabricMissing": list(self.layout.fabric_usability.missing),
             "fabricProvides": list(self.layout.fabric_usability.provides),
+            # storage.shared: the filesystem every node mounts, its size and est. monthly cost (None: none)
+            "sharedStorage": self.shared_storage(),
         }
+
+    def shared_storage(self) -> dict[str, Any] | None:
+        shared = getattr(self.layout, "shared", None)  # a cloud without storage.shared support has none
+        if shared is None:
+            return None
+        made = [r.name for r in self.resources if shared.resource is not None and r.type == shared.resource]
+        return {**shared.summary(), "resource": made[0] if made else None}
 
     def violations(self) -> list[Violation]:
         """The policy pack's rules, run on the recorded resources (same code as `policy/`)."""

@@ -92,6 +92,17 @@ def access_text(s: dict[str, Any]) -> str:
     return text
 
 
+def shared_text(s: dict[str, Any]) -> str:
+    shared = s.get("sharedStorage")
+    if not shared:
+        return "none"
+    size = f"{shared['sizeGb']:,} GiB" if shared.get("sizeGb") else "elastic" if shared["kind"] != "existing" else ""
+    tier = f" at {shared['throughput']} MB/s/TiB" if shared.get("throughput") else ""
+    cost = f", est. ${shared['monthlyUsd']:,.2f}/month" if shared.get("monthlyUsd") is not None else ""
+    kept = ", retained on delete" if shared.get("retain") and shared["kind"] != "existing" else ""
+    return f"{shared['service']} {size}{tier} at {shared['path']}{cost}{kept}".replace("  ", " ")
+
+
 def identity_text(s: dict[str, Any]) -> str:
     identity = s.get("identity") or {}
     if not identity:
@@ -116,6 +127,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("node group", f"{s['nodeGroup']}, placement {placement_text(s)}"),
         ("fabric", f"{s['fabric']}: {_gbps(wired)} of {_gbps(rated)} Gb/s per node wired{ratio}{usable_text(s)}"),
         ("scratch", s["scratch"]),
+        ("shared storage", shared_text(s)),
         ("image", str(s["image"]) + (f" + driver {s['gpuDriver']}" if s.get("gpuDriver") else "")),
         ("reservation", reservation_text(plan)),
         ("access", access_text(s)),

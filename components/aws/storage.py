@@ -1,0 +1,138 @@
+"""The shared filesystem (`storage.shared`): FSx for Lustre PERSISTENT_2 or EFS, in the node subnet.
+
+Its own security group admits only the cluster: the Lustre ports (988, 1018-1023) or NFS (2049) from
+the node security group and from itself (FSx servers talk to each other), plus all traffic between the
+two groups for an EFA-enabled FSx (an EFA "requires a security group that allows all inbound and
+outbound traffic to and from the security group itself and the security group of the clients"). The
+node group gets the matching egress, so `egress: none` clusters still reach it. Encrypted at rest
+(FSx persistent types always are, with the AWS managed key by default; EFS with `encrypted`).
+`retain: true` sets `protect` and `retainOnDelete`: no destroy or replacement deletes the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from ..layout.shared import Shared
+from .naming import Context
+from .network import Network
+
+
+@dataclass(frozen=True)
+class SharedFilesystem:
+    resource: pulumi.CustomResource | None  # None for an existing filesystem
+    source: pulumi.Input[str]  # the mount source the nodes use
+    security_group: aws.ec2.SecurityGroup | None
+
+    def output(self, shared: Shared) -> dict[str, Any]:
+        return {
+            "kind": shared.kind,
+            "id": self.resource.id if self.resource is not None else None,
+            "mount": self.source,
+            "path": shared.path,
+        }
+
+
+def _options(ctx: Context, shared: Shared) -> pulumi.ResourceOptions:
+    return pulumi.ResourceOptions(parent=ctx.parent, protect=shared.retain, retain_on_delete=shared.retain)
+
+
+def _rules(ctx: Context, net: Network, sg: aws.ec2.SecurityGroup, shared: Shared) -> None:
+    name, child = ctx.name, ctx.child
+    node_sg = net.security_group
+    for protocol, low, high in shared.ports:
+        ports = f"{low}" if low == high else f"{low}-{high}"
+        for who, ref in (("nodes", node_sg), ("self", sg)):
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-shared-in-{who}-{ports}",
+                security_group_id=sg.id,
+                referenced_security_group_id=ref.id,
+                ip_protocol=protocol,
+                from_port=low,
+                to_port=high,
+                description=f"{shared.kind} {ports} from the cluster's {who}",
+                opts=child,
+            )
+        for who, group, ref in (("shared", sg, node_sg), ("self", sg, sg), ("nodes", node_sg, sg)):
+            aws.vpc.SecurityGroupEgressRule(
+                f"{name}-shared-out-{who}-{ports}",
+                security_group_id=group.id,
+                referenced_security_group_id=ref.id,
+                ip_protocol=protocol,
+                from_port=low,
+                to_port=high,
+                description=f"{shared.kind} {ports} between the nodes and the shared filesystem",
+                opts=child,
+            )
+    if shared.efa:
+        for direction, rule in (("in", aws.vpc.SecurityGroupIngressRule), ("out", aws.vpc.SecurityGroupEgressRule)):
+            for who, ref in (("nodes", node_sg), ("self", sg)):
+                rule(
+                    f"{name}-shared-efa-{direction}-{who}",
+                    security_group_id=sg.id,
+                    referenced_security_group_id=ref.id,
+                    ip_protocol="-1",
+                    description=f"EFA-enabled FSx: all traffic with the cluster's {who}",
+                    opts=child,
+                )
+
+
+def build_shared(ctx: Context, net: Network) -> SharedFilesystem | None:
+    shared = ctx.layout.shared
+    if shared is None:
+        return None
+    if shared.existing:
+        return SharedFilesystem(None, shared.source_form, None)
+    name, child = ctx.name, ctx.child
+    sg = aws.ec2.SecurityGroup(
+        f"{name}-shared-sg",
+        vpc_id=net.vpc.id,
+        description=f"gpu-cluster {ctx.layout.spec.name} shared filesystem (cluster only)",
+        tags=ctx.tagged("shared-sg"),
+        opts=child,
+    )
+    _rules(ctx, net, sg, shared)
+    if shared.kind == "lustre":
+        fs = aws.fsx.LustreFileSystem(
+            f"{name}-shared",
+            deployment_type="PERSISTENT_2",
+            storage_type="SSD",
+            storage_capacity=shared.size_gb,
+            per_unit_storage_throughput=shared.throughput,
+            # pulumi-aws 7.x types it as one string: "File systems currently support only one subnet"
+            subnet_ids=net.subnet.id,
+            security_group_ids=[sg.id],
+            data_compression_type="LZ4",
+            file_system_type_version="2.15",
+            efa_enabled=True if shared.efa else None,
+            metadata_configuration=(
+                aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC") if shared.efa else None
+            ),
+            tags=ctx.tagged("shared"),
+            opts=_options(ctx, shared),
+        )
+        source = pulumi.Output.all(fs.dns_name, fs.mount_name).apply(
+            lambda v: shared.source_form.format(dnsName=v[0], mountName=v[1])
+        )
+        return SharedFilesystem(fs, source, sg)
+    efs = aws.efs.FileSystem(
+        f"{name}-shared",
+        encrypted=True,
+        performance_mode="generalPurpose",
+        throughput_mode="elastic",
+        tags=ctx.tagged("shared"),
+        opts=_options(ctx, shared),
+    )
+    aws.efs.MountTarget(
+        f"{name}-shared-mt",
+        file_system_id=efs.id,
+        subnet_id=net.subnet.id,
+        security_groups=[sg.id],
+        opts=child,
+    )
+    source = efs.dns_name.apply(lambda dns: shared.source_form.format(dnsName=dns))
+    return SharedFilesystem(efs, source, sg)

@@ -1,0 +1,175 @@
+"""The shared filesystem mount (bootstrap/mounts.sh), run for real against a stubbed mount, apt and systemd."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from components import bootstrap
+from components.bootstrap.mounts import SOURCE_PLACEHOLDER, Mount, mounts_part, mounts_script
+
+SCRIPT = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "mounts.sh"
+HEALTH = SCRIPT.with_name("health.sh")
+
+
+def run(tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: bool = True, **env: str):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    log = tmp_path / "calls.log"
+    count = tmp_path / "mount.count"
+    stubs = {
+        # fails FAIL_MOUNTS times ("not answering yet"), then succeeds
+        "mount": f'n=$(cat "{count}" 2>/dev/null || echo 0); echo $((n + 1)) > "{count}"; [ "$n" -ge {fail_mounts} ]',
+        "mountpoint": "exit 0" if mounted else "exit 1",
+        "systemctl": "exit 0",
+        "systemd-escape": 'echo "shared.mount"',
+        "apt-get": "exit 0",
+        "modprobe": "exit 0",
+        "modinfo": "exit 0" if installed else "exit 1",
+        "mount.lustre": "exit 0",
+        "mount.nfs": "exit 0",
+        "curl": "echo KEY",
+        "gpg": "cat > /dev/null",
+        "uname": "echo 6.8.0-1024-aws",
+        "sleep": "exit 0",
+    }
+    for name, body in stubs.items():
+        if not installed and name in ("mount.lustre", "mount.nfs"):
+            continue
+        path = bin_dir / name
+        path.write_text(f'#!/bin/bash\necho "{name} $*" >> "{log}"\n{body}\n')
+        path.chmod(0o755)
+    if not installed:  # a PATH without the system's mount helpers: only the stubs and the tools the script uses
+        for tool in ("dirname", "mkdir", "cat", "sed", "tr"):
+            found = shutil.which(tool)
+            assert found is not None
+            (bin_dir / tool).symlink_to(found)
+    (tmp_path / "os-release").write_text('NAME="Ubuntu"\nVERSION_CODENAME=jammy\n')
+    for folder in ("units", "keyrings", "sources"):
+        (tmp_path / folder).mkdir(exist_ok=True)
+    full_env = {
+        # without the client installed, the system's own mount helpers must not be found either
+        "PATH": f"{bin_dir}:{os.environ['PATH']}" if installed else str(bin_dir),
+        "MOUNT_PATH": str(tmp_path / "shared"),
+        "MOUNT_SOURCE": "fs-1.fsx.us-east-1.amazonaws.com@tcp:/abcdef",
+        "MOUNT_FSTYPE": "lustre",
+        "MOUNT_OPTIONS": "relatime,flock",
+        "CLIENT": "fsx-lustre-apt",
+        "CLIENT_PACKAGES": "lustre-client-modules-$(uname -r)",
+        "CLIENT_REPO": "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu",
+        "CLIENT_KEY": "https://example.invalid/key.asc",
+        "WAIT_SECONDS": "30",
+        "UNIT_DIR": str(tmp_path / "units"),
+        "KEYRING_DIR": str(tmp_path / "keyrings"),
+        "APT_SOURCES": str(tmp_path / "sources"),
+        "OS_RELEASE": str(tmp_path / "os-release"),
+        "RESULT": str(tmp_path / "mounts.json"),
+        **env,
+    }
+    bash = "/bin/bash"
+    proc = subprocess.run([bash, str(SCRIPT)], env=full_env, capture_output=True, text=True, timeout=30)
+    calls = log.read_text().splitlines() if log.exists() else []
+    return proc, calls
+
+
+def test_shellcheck_clean():
+    proc = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_script_is_the_one_shipped():
+    assert mounts_script() == SCRIPT.read_text()
+
+
+def test_mounts_with_the_documented_options_and_writes_a_mount_unit(tmp_path):
+    proc, calls = run(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    mounts = [c for c in calls if c.startswith("mount ")]
+    assert mounts == [
+        f"mount -t lustre -o relatime,flock fs-1.fsx.us-east-1.amazonaws.com@tcp:/abcdef {tmp_path}/shared"
+    ]
+    unit = (tmp_path / "units" / "shared.mount").read_text()
+    assert "What=fs-1.fsx.us-east-1.amazonaws.com@tcp:/abcdef" in unit and f"Where={tmp_path}/shared" in unit
+    assert "Type=lustre" in unit and "Options=relatime,flock,_netdev" in unit and "After=network-online.target" in unit
+    assert "WantedBy=remote-fs.target" in unit
+    assert "systemctl enable shared.mount" in calls  # survives reboots
+    assert json.loads((tmp_path / "mounts.json").read_text())["mounted"] is True
+
+
+def test_retries_until_the_filesystem_answers(tmp_path):
+    proc, calls = run(tmp_path, fail_mounts=3)
+    assert proc.returncode == 0, proc.stderr
+    assert len([c for c in calls if c.startswith("mount ")]) == 4
+    assert proc.stderr.count("not answering yet") == 3
+
+
+def test_gives_up_after_the_wait_and_reports_not_mounted(tmp_path):
+    proc, _calls = run(tmp_path, fail_mounts=10_000, WAIT_SECONDS="0")
+    assert proc.returncode == 1 and "did not answer" in proc.stderr
+    assert json.loads((tmp_path / "mounts.json").read_text())["mounted"] is False
+
+
+def test_an_existing_mount_is_left_alone(tmp_path):
+    proc, calls = run(tmp_path, mounted=True)
+    assert proc.returncode == 0 and not [c for c in calls if c.startswith(("mount ", "apt-get"))]
+
+
+def test_installs_the_lustre_client_for_the_running_kernel(tmp_path):
+    proc, calls = run(tmp_path, installed=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "apt-get install -y -q lustre-client-modules-6.8.0-1024-aws" in calls
+    assert "modprobe lustre" in calls
+    source = (tmp_path / "sources" / "fsxlustreclientrepo.list").read_text()
+    assert "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu jammy main" in source and "signed-by=" in source
+
+
+def test_installs_nfs_utils_for_nfs(tmp_path):
+    proc, calls = run(
+        tmp_path, installed=False, MOUNT_FSTYPE="nfs4", CLIENT="apt", CLIENT_PACKAGES="nfs-common",
+        MOUNT_SOURCE="fs-1.efs.us-east-1.amazonaws.com:/", MOUNT_OPTIONS="nfsvers=4.1,hard",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "apt-get install -y -q nfs-common" in calls and not (tmp_path / "sources" / "fsxlustreclientrepo.list").exists()
+    )
+    assert f"mount -t nfs4 -o nfsvers=4.1,hard fs-1.efs.us-east-1.amazonaws.com:/ {tmp_path}/shared" in calls
+
+
+def test_the_part_is_valid_cloud_init_with_the_unit_before_the_health_check():
+    mount = Mount("/shared", SOURCE_PLACEHOLDER, "lustre", "relatime,flock", "fsx-lustre-apt", "p", "r", "k")
+    part = mounts_part(mount)
+    files = {f.path: f for f in part.files}
+    unit = files["/etc/systemd/system/gpu-cluster-mounts.service"].content
+    assert "Before=gpu-cluster-health.service" in unit and "After=network-online.target" in unit
+    assert f'MOUNT_SOURCE="{SOURCE_PLACEHOLDER}"' in files["/etc/gpu-cluster/mounts.env"].content
+    assert ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-mounts.service") in part.commands
+    assert mounts_part(None).empty
+    assert bootstrap.cloud_init([part]).startswith("#cloud-config\n")
+
+
+@pytest.mark.parametrize(("mounted", "ok"), [(True, True), (False, False)])
+def test_health_check_reports_the_mount(tmp_path, mounted, ok):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in {"mountpoint": "exit 0" if mounted else "exit 1", "sleep": "exit 0"}.items():
+        (bin_dir / name).write_text(f"#!/bin/bash\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    result = tmp_path / "health.json"
+    env = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "EXPECTED_GPUS": "0",
+        "DCGM_LEVEL": "0",
+        "EXPECTED_MOUNTS": "/shared",
+        "WAIT_SECONDS": "2",
+        "HEALTH_RESULT": str(result),
+        "UNHEALTHY_HOOK": str(tmp_path / "missing"),
+    }
+    proc = subprocess.run(["bash", str(HEALTH)], env=env, capture_output=True, text=True, timeout=30)
+    report = json.loads(result.read_text())
+    assert [c["name"] for c in report["checks"]] == ["mount"]
+    assert report["checks"][0]["ok"] is ok and report["healthy"] is ok and (proc.returncode == 0) is ok
