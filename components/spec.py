@@ -25,6 +25,7 @@ from .catalog import CLOUDS, Cloud, InstanceType
 from .catalog import storage as shared_storage
 from .contract import Capabilities, capabilities
 from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
+from .existing_network import check as check_existing_network
 from .policy import wide_public
 
 PROJECT = "gpu-cluster"
@@ -63,11 +64,20 @@ class StorageConfig(_Model):
     shared: SharedStorageConfig | None = None
 
 
+class ExistingNetwork(_Model):
+    """`network.existing`: the network to join, in the cloud's id forms (capabilities `existingNetwork:`)."""
+
+    vpc_id: str = Field(min_length=1)
+    subnet_ids: tuple[str, ...] = Field(min_length=1, strict=False)  # the nodes' (GCP: one per NIC); YAML a list
+    security_group_ids: tuple[str, ...] = Field((), strict=False)  # attached beside the cluster's own
+
+
 class NetworkConfig(_Model):
     cidr: str = "10.42.0.0/16"
     public_ip: bool = False
     ssh_cidrs: tuple[str, ...] = Field((), strict=False)  # YAML gives a list
     egress: Literal["nat", "none"] = "nat"
+    existing: ExistingNetwork | None = None  # join this network: nothing of it is created (existing_network.py)
 
     @field_validator("cidr")
     @classmethod
@@ -796,6 +806,11 @@ def _gpu_partition(ctx: _Context) -> Iterator[ConfigError]:
         yield ConfigError(key, f"got {profile!r}; {row.gpu} takes {', '.join(profiles)} (NVIDIA MIG User Guide)")
 
 
+def _existing_network(ctx: _Context) -> Iterator[ConfigError]:
+    """`network.existing`: the ids' shapes, one zone, and the plan warnings on what the network must provide."""
+    return check_existing_network(ctx)
+
+
 # The cross-field rules, in the order their errors are reported. Each reads the keys it names
 # and yields one ConfigError per problem; all run, so a config with three mistakes hears of three.
 CROSS_RULES: tuple[Check, ...] = (
@@ -814,6 +829,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _tags,
     _login_user,
     _gpu_partition,
+    _existing_network,
 )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_alicloud as alicloud
 
+from ..existing_network import Joined
 from ..layout.alicloud import AlicloudLayout
 from ..resources import invoke_options
 
@@ -25,17 +26,30 @@ class Nat:
 
 @dataclass(frozen=True)
 class Network:
-    vpc: alicloud.vpc.Network
-    vswitch: alicloud.vpc.Switch
+    vpc: alicloud.vpc.Network | Joined
+    vswitch: alicloud.vpc.Switch | Joined
     zone: pulumi.Input[str]
     vswitch_opts: pulumi.ResourceOptions  # the nodes' vSwitch options (ignore_changes on a looked-up zone)
     nat: Nat | None
     security_group: alicloud.ecs.SecurityGroup
+    extra_security_groups: tuple[str, ...] = ()  # network.existing.securityGroupIds
+
+    @property
+    def node_security_groups(self) -> list[pulumi.Input[str]]:
+        """The nodes' groups: the cluster's own, then the given ones."""
+        return [self.security_group.id, *self.extra_security_groups]
 
 
 def build(parent: pulumi.Resource, name: str, layout: AlicloudLayout, tags: Mapping[str, str]) -> Network:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
+    existing = spec.network.existing
+    if existing is not None:  # join it: no VPC, vSwitch, NAT, EIP or SNAT; the zone is the vSwitch's (spec)
+        joined = Joined.of(existing.vpc_id)
+        group = _security_group(parent, name, layout, joined, tags, layout.node_ssh_cidrs)
+        zone_of_vswitch = spec.zone or ""
+        vswitch = Joined.of(existing.subnet_ids[0])
+        return Network(joined, vswitch, zone_of_vswitch, child, None, group, existing.security_group_ids)
     vpc = alicloud.vpc.Network(
         f"{name}-vpc", vpc_name=f"{spec.name}-vpc", cidr_block=layout.vpc_cidr, tags=tags, opts=child
     )
@@ -131,7 +145,7 @@ def _security_group(
     parent: pulumi.Resource,
     name: str,
     layout: AlicloudLayout,
-    vpc: alicloud.vpc.Network,
+    vpc: alicloud.vpc.Network | Joined,
     tags: Mapping[str, str],
     ssh_cidrs: Sequence[str],
 ) -> alicloud.ecs.SecurityGroup:

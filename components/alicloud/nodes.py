@@ -107,7 +107,6 @@ def _instance(
     eri = primary.is_eri
     multi_card = len(layout.interfaces) > 1
     disk = _data_disk(layout)
-    sg = network.security_group
     return alicloud.ecs.Instance(
         f"{name}-node-{index}",
         instance_name=f"{spec.name}-node-{index}",
@@ -115,7 +114,7 @@ def _instance(
         instance_type=spec.instance.instanceType,
         image_id=image_id,
         vswitch_id=network.vswitch.id,
-        security_groups=[sg.id],
+        security_groups=network.node_security_groups,
         instance_charge_type="PostPaid",
         # spot: pay the current market price up to on-demand; when Alibaba reclaims the
         # capacity the instance is released (Terminate, the documented default).
@@ -141,7 +140,7 @@ def _instance(
                 network_card_index=secondary[0].network_card_index,
                 network_interface_traffic_mode=secondary[0].traffic_mode,
                 vswitch_id=network.vswitch.id,
-                security_group_ids=[sg.id],
+                security_group_ids=network.node_security_groups,
             )
             if secondary
             else None
@@ -163,7 +162,6 @@ def _scaling_group(
     child: pulumi.ResourceOptions,
 ) -> alicloud.ess.ScalingGroup:
     spec = layout.spec
-    sg = network.security_group
     group = alicloud.ess.ScalingGroup(
         f"{name}-ess",
         scaling_group_name=f"{spec.name}-nodes",
@@ -183,7 +181,7 @@ def _scaling_group(
             alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
                 instance_type="Primary" if i == 0 else "Secondary",
                 network_interface_traffic_mode=nic.traffic_mode,
-                security_group_ids=[sg.id],
+                security_group_ids=network.node_security_groups,
             )
             for i, nic in enumerate(layout.interfaces)
         ]
@@ -201,7 +199,7 @@ def _scaling_group(
         instance_type=spec.instance.instanceType,
         instance_name=f"{spec.name}-node",
         image_id=image_id,
-        security_group_ids=None if interfaces else [sg.id],
+        security_group_ids=None if interfaces else network.node_security_groups,
         network_interfaces=interfaces,
         spot_strategy="SpotAsPriceGo" if layout.spot else "NoSpot",
         resource_pool_options_strategy="PrivatePoolOnly" if layout.private_pool_id else None,

@@ -1,4 +1,8 @@
-"""The cluster network: VPC, node subnet, egress (NAT or internet gateway) and the node security group."""
+"""The cluster network: VPC, node subnet, egress (NAT or internet gateway) and the node security group.
+
+With `network.existing` the VPC and subnet are the given ones (nothing of the network is created):
+only the node security group is, in the given VPC, with the given groups attached beside it.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +11,36 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from ..existing_network import Joined
 from ..resources import invoke_options
 from .naming import Context
 
 
 @dataclass(frozen=True)
 class Network:
-    vpc: aws.ec2.Vpc
-    subnet: aws.ec2.Subnet  # the nodes' (private unless publicIp)
-    route_table: aws.ec2.RouteTable
+    vpc: aws.ec2.Vpc | Joined
+    subnet: aws.ec2.Subnet | Joined  # the nodes' (private unless publicIp)
+    route_table: aws.ec2.RouteTable | None  # None: an existing network's
     security_group: aws.ec2.SecurityGroup
-    zone: pulumi.Input[str]
+    zone: pulumi.Input[str] | None  # None: the existing subnet's
     public_subnet: aws.ec2.Subnet | None  # the NAT gateway's (egress: nat)
+    extra_security_groups: tuple[str, ...] = ()  # network.existing.securityGroupIds
+
+    @property
+    def node_security_groups(self) -> list[pulumi.Input[str]]:
+        """The nodes' groups: the cluster's own, then the given ones."""
+        return [self.security_group.id, *self.extra_security_groups]
 
 
 def build_network(ctx: Context) -> Network:
     name, layout, child = ctx.name, ctx.layout, ctx.child
     spec = layout.spec
+    existing = spec.network.existing
+    if existing is not None:
+        vpc_joined = Joined.of(existing.vpc_id)
+        subnet_joined = Joined.of(existing.subnet_ids[0])
+        group = _security_group(ctx, vpc_joined)
+        return Network(vpc_joined, subnet_joined, None, group, None, None, existing.security_group_ids)
     zone: pulumi.Input[str] = (
         spec.zone or (aws.get_availability_zones_output(state="available", opts=invoke_options(ctx.parent)).names[0])
     )
@@ -112,7 +129,7 @@ def _egress_routes(
     return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)], public
 
 
-def _security_group(ctx: Context, vpc: aws.ec2.Vpc) -> aws.ec2.SecurityGroup:
+def _security_group(ctx: Context, vpc: aws.ec2.Vpc | Joined) -> aws.ec2.SecurityGroup:
     name, layout, child = ctx.name, ctx.layout, ctx.child
     # EFA needs all traffic in and out to the group itself (EC2 User Guide, efa-start).
     sg = aws.ec2.SecurityGroup(

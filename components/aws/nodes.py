@@ -110,7 +110,7 @@ def _launch_template(
             network_card_index=nic.network_card_index,
             device_index=nic.device_index,
             interface_type=nic.interface_type,
-            security_groups=[net.security_group.id],
+            security_groups=net.node_security_groups,
             subnet_id=subnet,
             associate_public_ip_address=public_ip,
             delete_on_termination="true",

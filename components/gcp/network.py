@@ -7,17 +7,18 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
+from ..existing_network import Joined
 from ..layout.gcp import GcpLayout, Vpc
 
 
 @dataclass
 class Network:
-    networks: dict[str, gcp.compute.Network] = field(default_factory=dict)
-    subnets: dict[str, gcp.compute.Subnetwork] = field(default_factory=dict)
+    networks: dict[str, gcp.compute.Network | Joined] = field(default_factory=dict)
+    subnets: dict[str, gcp.compute.Subnetwork | Joined] = field(default_factory=dict)
     firewalls: list[gcp.compute.Firewall] = field(default_factory=list)
 
     @property
-    def host(self) -> gcp.compute.Network:
+    def host(self) -> gcp.compute.Network | Joined:
         return self.networks["host"]
 
     @property
@@ -28,6 +29,9 @@ class Network:
 
 def build_vpcs(name: str, layout: GcpLayout, child: pulumi.ResourceOptions) -> Network:
     net = Network()
+    existing = layout.spec.network.existing
+    if existing is not None:
+        return _join(name, layout, existing.vpc_id, existing.subnet_ids, child)
     for vpc in layout.vpcs:
         _vpc(net, name, layout, vpc, child)
     return net
@@ -68,6 +72,29 @@ def _vpc(net: Network, name: str, layout: GcpLayout, vpc: Vpc, child: pulumi.Res
                 opts=child,
             )
         )
+
+
+def _join(
+    name: str, layout: GcpLayout, host: str, subnetworks: tuple[str, ...], child: pulumi.ResourceOptions
+) -> Network:
+    """An existing Shared VPC: the NICs use the given subnetworks (NIC order; the layout checked the count);
+    only the host network's internal rule is created (the GPU VPCs' own rules are the network's: plan warning)."""
+    net = Network()
+    net.networks["host"] = Joined.of(host)
+    for nic, link in zip(layout.nics, subnetworks, strict=True):
+        net.subnets[nic.subnet] = Joined.of(link)
+    net.firewalls.append(
+        gcp.compute.Firewall(
+            f"{name}-host-internal",
+            network=net.host.id,
+            direction="INGRESS",
+            allows=[gcp.compute.FirewallAllowArgs(protocol="all")],
+            source_ranges=[layout.spec.network.cidr],
+            description="all traffic between cluster nodes",
+            opts=child,
+        )
+    )
+    return net
 
 
 def build_nat(name: str, layout: GcpLayout, net: Network, child: pulumi.ResourceOptions) -> None:

@@ -710,6 +710,20 @@ def _access(spec: ClusterSpec, rules: Mapping[str, Any], warnings: list[str]) ->
     return Access(spec.access, iap, iap_ranges, cidrs, login, user_roles)
 
 
+def _check_existing_subnetworks(spec: ClusterSpec, nics: tuple[Nic, ...]) -> None:
+    """`network.existing.subnetIds`: one subnetwork per NIC, in NIC order (the GPU VPCs' too)."""
+    existing = spec.network.existing
+    if existing is None or len(existing.subnet_ids) == len(nics):
+        return
+    gpu = len(nics) - 1
+    why = f" and {gpu} for the GPU NICs ({spec.instance.fabric}), each in its own GPU VPC" if gpu else ""
+    raise ConfigError(
+        f"{CLUSTER_KEY}.network.existing.subnetIds",
+        f"{len(existing.subnet_ids)} subnetworks; {spec.instance.instanceType} has {len(nics)} NICs: give one "
+        f"subnetwork per NIC in this order: the host subnetwork{why} ({', '.join(n.subnet for n in nics)})",
+    )
+
+
 def plan(spec: ClusterSpec) -> GcpLayout:
     row = spec.instance
     rules = catalog.load("gcp").rules
@@ -724,6 +738,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     if spec.fabric_wired:
         extra_vpcs, extra_nics = gpu_networks(spec, zone, project)
         vpcs, nics = (*vpcs, *extra_vpcs), (*nics, *extra_nics)
+    _check_existing_subnetworks(spec, nics)
 
     guest = _check_n1(spec)
     scheduling = _consumption(spec, rules)
@@ -772,7 +787,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         vpcs=vpcs,
         nics=nics,
         ssh_source_ranges=access.node_ssh_ranges,
-        nat=spec.network.egress == "nat",
+        nat=spec.network.egress == "nat" and spec.network.existing is None,
         placement=placement,
         image=image,
         boot_disk_type=disk_type,

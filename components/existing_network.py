@@ -1,0 +1,146 @@
+"""`network.existing`: join a network that already exists (landing zones, Shared VPCs).
+
+`{vpcId, subnetIds, securityGroupIds}` in each cloud's own form (VPC/subnet/sg ids on AWS, VNet and
+subnet resource ids on Azure, network and subnetwork self links on GCP, VPC/vSwitch ids on Alibaba).
+The shapes are data (`existingNetwork:` in `catalog/capabilities/<cloud>.yaml`); this module checks
+what can be checked offline and says, as plan warnings, what the network must provide, because the
+cluster then creates no VPC, subnet, NAT or route. Pure: no Pulumi.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from .errors import CLUSTER_KEY, ConfigError
+
+if TYPE_CHECKING:
+    import pulumi
+
+    from .spec import ExistingNetwork, _Context
+
+KEY = f"{CLUSTER_KEY}.network.existing"
+_CAPABILITIES = Path(__file__).parent / "catalog" / "capabilities"
+
+
+@cache
+def rules(cloud: str) -> dict[str, Any] | None:
+    """The cloud's `existingNetwork:` data (None: the cloud cannot join an existing network yet)."""
+    path = _CAPABILITIES / f"{cloud}.yaml"
+    data: dict[str, Any] = yaml.safe_load(path.read_text()) if path.exists() else {}
+    found: dict[str, Any] | None = data.get("existingNetwork")
+    return found
+
+
+def _words(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def check(ctx: _Context) -> Iterator[ConfigError]:
+    """The ids' shapes, one zone, what cannot be combined with a network the cluster does not own; warnings."""
+    net = ctx.cfg.network
+    existing = net.existing
+    if existing is None:
+        return
+    data = rules(ctx.cloud)
+    if data is None:
+        yield ConfigError(KEY, f"{ctx.cloud} cannot join an existing network yet; remove network.existing")
+        return
+    if data.get("built") is False:
+        yield ConfigError(KEY, f"{ctx.cloud}: joining an existing network is not built yet; remove network.existing")
+        return
+    region = re.escape(ctx.region)
+    vpc_pattern = data["vpcIdPattern"].replace("{region}", region)
+    if not re.fullmatch(vpc_pattern, existing.vpc_id):
+        yield ConfigError(f"{KEY}.vpcId", f"got {existing.vpc_id!r}; expected {data['vpcIdHint']}")
+    subnet_pattern = data["subnetIdPattern"].replace("{region}", region)
+    hint = data["subnetIdHint"].replace("{region}", ctx.region)
+    for i, subnet in enumerate(existing.subnet_ids):
+        if not re.fullmatch(subnet_pattern, subnet):
+            yield ConfigError(f"{KEY}.subnetIds[{i}]", f"got {subnet!r}; expected {hint}")
+        elif data.get("subnetsInVpc") and not subnet.lower().startswith(existing.vpc_id.lower() + "/subnets/"):
+            yield ConfigError(f"{KEY}.subnetIds[{i}]", f"{subnet!r} is not a subnet of vpcId {existing.vpc_id}")
+    most = data.get("maxSubnets")
+    if most is not None and len(existing.subnet_ids) > most:
+        yield ConfigError(
+            f"{KEY}.subnetIds",
+            f"{len(existing.subnet_ids)} subnets; {ctx.cloud} nodes go into one subnet (one zone: a cluster "
+            "placement and the fabric stay in one zone); give exactly one",
+        )
+    yield from _security_groups(ctx, existing, data)
+    yield from _conflicts(ctx, data)
+    ctx.warn(
+        "network.existing",
+        "no VPC, subnet, NAT or route is created: the cluster joins the given network",
+        "info",
+    )
+    ctx.warn("network.existing", _words(data["egressNeeds"]))
+    if ctx.fabric_wired:
+        ctx.warn("network.existing", _words(data["fabricNeeds"]))
+
+
+def _security_groups(ctx: _Context, existing: ExistingNetwork, data: dict[str, Any]) -> Iterator[ConfigError]:
+    pattern: str | None = data.get("securityGroupIdPattern")
+    if pattern is None:
+        if not existing.security_group_ids:
+            return
+        yield ConfigError(f"{KEY}.securityGroupIds", f"not on {ctx.cloud}: {data['securityGroupIdHint']}")
+        return
+    for i, group in enumerate(existing.security_group_ids):
+        if not re.fullmatch(pattern, group):
+            yield ConfigError(f"{KEY}.securityGroupIds[{i}]", f"got {group!r}; expected {data['securityGroupIdHint']}")
+    most = data.get("maxSecurityGroups")
+    if most is not None and len(existing.security_group_ids) > most:
+        yield ConfigError(
+            f"{KEY}.securityGroupIds",
+            f"{len(existing.security_group_ids)} groups; at most {most} beside the cluster's own on {ctx.cloud}",
+        )
+
+
+def _conflicts(ctx: _Context, data: dict[str, Any]) -> Iterator[ConfigError]:
+    """What the cluster would have to build in a network it does not own."""
+    net, k = ctx.cfg.network, f"{CLUSTER_KEY}.network"
+    given = net.model_fields_set
+    if "egress" in given:
+        yield ConfigError(
+            f"{k}.egress", "with network.existing, egress is the network's (its NAT or endpoints); remove it"
+        )
+    if net.public_ip:
+        yield ConfigError(f"{k}.publicIp", "with network.existing, the nodes take no public IP; remove it")
+    if ctx.cfg.login is not None and ctx.cfg.login.public_ip:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.login.publicIp", "with network.existing there is no public subnet for it; remove it"
+        )
+    if data.get("cidrRequired") and "cidr" not in given:
+        yield ConfigError(
+            f"{k}.cidr",
+            f"required with network.existing on {ctx.cloud}: the host subnetwork's range "
+            "(the source of the cluster's internal firewall rule)",
+        )
+    elif not data.get("cidrRequired") and "cidr" in given:
+        yield ConfigError(f"{k}.cidr", "with network.existing the ranges are the network's; remove it")
+    if data.get("zoneRequired") and ctx.cfg.zone is None:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.zone", f"required with network.existing on {ctx.cloud}: the zone of the given subnet"
+        )
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A network resource the cluster joins but does not manage: what its users read (`.id`, `.self_link`)."""
+
+    id: pulumi.Output[str]
+    self_link: pulumi.Output[str]
+
+    @staticmethod
+    def of(value: str) -> Joined:
+        import pulumi  # only the cloud packages (which import Pulumi anyway) build these
+
+        out = pulumi.Output.from_input(value)
+        return Joined(out, out)
