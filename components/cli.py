@@ -623,5 +623,17 @@ def diff(
         render_table(diffs, Console(soft_wrap=False))
 
 
+@app.command("schema", cls=_Command)
+def schema_cmd() -> None:
+    """Print the Pulumi package schema (JSON) that `pulumi package add` infers from the component.
+
+    Inferred offline, with Pulumi's own schema inference (no Pulumi CLI): the `GpuCluster` resource, every
+    input with its type and description, every output (docs/component.md).
+    """
+    from .provider import schema
+
+    sys.stdout.write(json.dumps(schema(version()), indent=2) + "\n")
+
+
 def main() -> None:
     app()

@@ -12,8 +12,9 @@ from typing import Any
 
 import pulumi
 
-from .args import GpuClusterArgs
+from .args import GpuClusterArgs, GpuClusterArgsError
 from .contract import CloudCluster, Layout, contract
+from .errors import ConfigError
 from .spec import ClusterSpec
 
 TYPE = "gpu-cluster:index:GpuCluster"
@@ -119,11 +120,18 @@ class GpuCluster(pulumi.ComponentResource):
         args: GpuClusterArgs | ClusterSpec,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        if isinstance(args, GpuClusterArgs):
-            args = _spec_of(name, args)
+        typed_args = args if isinstance(args, GpuClusterArgs) else None
+        if typed_args is not None:
+            args = _spec_of(name, typed_args)
+        assert isinstance(args, ClusterSpec)
         # The layout may still reject the spec (ConfigError): do it before registering anything.
         cloud = contract(args.cloud)
-        self.layout = cloud.plan(args)
+        try:
+            self.layout = cloud.plan(args)
+        except ConfigError as exc:
+            if typed_args is None:
+                raise
+            raise GpuClusterArgsError(exc, typed_args) from None  # named as the args' fields
         # What the stack asked for, as component inputs: policies (pack and offline plan) read these
         # to tell an opted-in public IP or spot node from a mistake. One key, so the SDK's habit of
         # turning input keys into attributes cannot clash with ours.

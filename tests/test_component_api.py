@@ -148,6 +148,18 @@ def test_each_bad_field_is_named(kwargs: dict[str, Any], field: str) -> None:
     assert f"{field}: " in str(info.value)
 
 
+def test_a_layout_rule_names_the_field_too(tmp_path: Path) -> None:
+    with pytest.raises(GpuClusterArgsError, match=r"args\.zone: required on gcp"):
+        run_typed(
+            tmp_path,
+            """
+            from components import GpuCluster, GpuClusterArgs
+
+            GpuCluster("c", GpuClusterArgs(cloud="gcp", project="my-project", region="us-central1", gpu="L4:1"))
+            """,
+        )
+
+
 def test_a_cluster_name_defaults_to_the_resource_name(tmp_path: Path) -> None:
     run = run_typed(
         tmp_path,

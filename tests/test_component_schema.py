@@ -1,0 +1,165 @@
+"""The multi-language package: the schema Pulumi infers from `components/provider.py`, the plugin manifest,
+and the YAML example program (every property it sets exists in the schema, and the clusters it declares
+validate and build under mocks through the provider's own input mapping)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import re
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pulumi.provider.experimental.component import ComponentProvider
+from typer.testing import CliRunner
+
+from components import cluster, provider
+from components.cli import app
+
+from .conftest import ROOT
+from .test_component_api import run_typed
+
+TOKEN = "gpu-cluster:index:GpuCluster"
+EXAMPLE = ROOT / "examples" / "yaml" / "Pulumi.yaml"
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["schema"])
+    assert result.exit_code == 0, result.output
+    parsed: dict[str, Any] = json.loads(result.stdout)
+    return parsed
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def test_the_resource_token_and_every_input_with_type_and_description(schema: dict[str, Any]) -> None:
+    assert schema["name"] == "gpu-cluster"
+    resource = schema["resources"][TOKEN]
+    assert resource["isComponent"] is True
+    inputs = resource["inputProperties"]
+    expected = {_camel(k) for k in typing.get_type_hints(provider.GpuClusterInputs)}
+    assert set(inputs) == expected
+    for name, prop in inputs.items():
+        assert prop.get("description"), name
+        assert "type" in prop or "$ref" in prop, name
+    assert resource["requiredInputs"] == ["cloud"]
+    assert inputs["cloud"]["$ref"] == "#/types/gpu-cluster:index:Cloud"
+    cloud_enum = schema["types"]["gpu-cluster:index:Cloud"]["enum"]
+    assert [e["value"] for e in cloud_enum] == ["aws", "azure", "gcp", "alicloud", "tencentcloud"]
+
+
+def test_every_nested_type_property_is_described(schema: dict[str, Any]) -> None:
+    for token, typ in schema["types"].items():
+        for name, prop in (typ.get("properties") or {}).items():
+            assert prop.get("description"), f"{token}.{name}"
+
+
+def test_every_output_with_type_and_description(schema: dict[str, Any]) -> None:
+    outputs = schema["resources"][TOKEN]["properties"]
+    assert set(outputs) == {_camel(a) for a in cluster.OUTPUT_KEYS} | {"placementRequested"}
+    for name, prop in outputs.items():
+        assert prop.get("description"), name
+        assert "type" in prop or "$ref" in prop, name
+    assert outputs["subnetIds"]["type"] == "array" and outputs["subnetIds"]["items"]["type"] == "string"
+    assert outputs["fabricGbpsPerNode"]["type"] == "number"
+    required = set(schema["resources"][TOKEN]["required"])
+    assert {"vpcId", "subnetIds", "securityGroupId", "fabricGbpsPerNode", "access", "identity"} <= required
+    assert not required & {"nodeGroup", "instanceIds", "resourceGroup", "gpuNetworkIds", "zone"}  # None on some clouds
+
+
+def test_the_hosted_class_declares_exactly_the_python_components_outputs() -> None:
+    assert inspect.get_annotations(provider.GpuCluster) == inspect.get_annotations(cluster.GpuCluster)
+
+
+@pytest.mark.parametrize("module", [provider, cluster])
+def test_modules_read_by_schema_inference_follow_its_limits(module: Any) -> None:
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    futures = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    assert not futures, "string annotations are not followed by schema inference"
+    if module is provider:
+        annotations = [ast.unparse(n.annotation) for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)]
+        annotations += [ast.unparse(a.annotation) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                        for a in n.args.args if a.annotation is not None]  # fmt: skip
+        assert annotations and not [a for a in annotations if "Literal" in a or "tuple[" in a]
+
+
+def test_the_plugin_manifest_points_at_the_entry_point() -> None:
+    manifest = yaml.safe_load((ROOT / "PulumiPlugin.yaml").read_text())
+    assert manifest["runtime"]["name"] == "python"
+    entry = ROOT / manifest["main"]
+    assert entry.is_file() and "component_provider_host([GpuCluster], PACKAGE" in entry.read_text()
+
+
+def _resolve(schema: dict[str, Any], prop: dict[str, Any]) -> dict[str, Any] | None:
+    ref = prop.get("$ref", "")
+    return schema["types"].get(ref.removeprefix("#/types/")) if ref.startswith("#/types/") else None
+
+
+def _check_properties(schema: dict[str, Any], where: str, given: Any, props: dict[str, Any]) -> list[str]:
+    problems = []
+    for key, value in given.items():
+        prop = props.get(key)
+        if prop is None:
+            problems.append(f"{where}.{key}: not in the schema (known: {', '.join(sorted(props))})")
+            continue
+        target = _resolve(schema, prop)
+        if target is not None and "enum" in target:
+            allowed = [e["value"] for e in target["enum"]]
+            if value not in allowed:
+                problems.append(f"{where}.{key}: {value!r} is not one of {allowed}")
+        elif target is not None:
+            problems += _check_properties(schema, f"{where}.{key}", value, target["properties"])
+        elif prop.get("type") == "array" and not isinstance(value, list):
+            problems.append(f"{where}.{key}: not a list")
+    return problems
+
+
+def test_every_property_the_yaml_example_sets_exists_in_the_schema(schema: dict[str, Any]) -> None:
+    program = yaml.safe_load(EXAMPLE.read_text())
+    resource = schema["resources"][TOKEN]
+    problems: list[str] = []
+    for name, declared in program["resources"].items():
+        assert declared["type"] == TOKEN
+        problems += _check_properties(schema, name, declared["properties"], resource["inputProperties"])
+    for key, expression in program["outputs"].items():
+        match = re.fullmatch(r"\$\{(\w+)\.(\w+)\}", expression)
+        assert match and match.group(1) in program["resources"], key
+        if match.group(2) not in resource["properties"]:
+            problems.append(f"outputs.{key}: {match.group(2)} is not an output")
+    assert not problems
+
+
+def test_the_yaml_example_builds_through_the_providers_input_mapping(tmp_path: Path) -> None:
+    """The engine hands the provider camelCase inputs; the SDK maps them (enums, nested types) for the class."""
+    program = yaml.safe_load(EXAMPLE.read_text())
+    host = ComponentProvider([provider.GpuCluster], "gpu-cluster")
+    definition = host._component_defs["GpuCluster"]
+    mapped = {name: host.map_inputs(r["properties"], definition) for name, r in program["resources"].items()}
+    for args in mapped.values():
+        assert isinstance(args["cloud"], provider.Cloud)
+    (tmp_path / "mapped.json").write_text(json.dumps({n: provider._plain(a) for n, a in mapped.items()}))
+    run = run_typed(
+        tmp_path,
+        f"""
+        import json
+        from components.provider import Cloud, GpuCluster
+
+        for name, args in json.loads(open({str(tmp_path / "mapped.json")!r}).read()).items():
+            snake = {{"".join("_" + c.lower() if c.isupper() else c for c in k): v for k, v in args.items()}}
+            snake["cloud"] = Cloud(snake["cloud"])
+            GpuCluster(name, snake)
+        """,
+        stack="yaml-example",
+    )
+    clusters = sorted(r.name for r in run.resources if r.type == TOKEN)
+    assert clusters == sorted(program["resources"])
+    assert not any(r.type == "aws:ec2/vpc:Vpc" for r in run.resources)  # train joins an existing VPC
