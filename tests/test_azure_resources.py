@@ -72,7 +72,8 @@ def test_nd_h100_has_no_public_ip_and_accelerated_networking(h100):
 
 
 def test_nsg_denies_the_internet_allows_the_vnet_and_no_ssh_by_default(h100):
-    rules = {r["name"]: r for r in one(h100, "network:NetworkSecurityGroup")["inputs"]["securityRules"]}
+    nsg = next(r for r in resources_of(h100, "network:NetworkSecurityGroup") if r["name"] == "llm-train-azure-nsg")
+    rules = {r["name"]: r for r in nsg["inputs"]["securityRules"]}  # the nodes' (the filesystem has its own)
     assert set(rules) == {"allow-vnet-inbound", "deny-internet-inbound"}
     deny = rules["deny-internet-inbound"]
     assert (deny["access"], deny["direction"], deny["sourceAddressPrefix"]) == ("Deny", "Inbound", "Internet")

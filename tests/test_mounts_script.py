@@ -36,6 +36,7 @@ def run(tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: 
         "curl": "echo KEY",
         "gpg": "cat > /dev/null",
         "uname": "echo 6.8.0-1024-aws",
+        "apt-cache": "printf 'amlfs-lustre-client-2.15.4-42-gd6d405d\\namlfs-lustre-client-2.16.1-14-gbc76088\\n'",
         "sleep": "exit 0",
     }
     for name, body in stubs.items():
@@ -45,7 +46,7 @@ def run(tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: 
         path.write_text(f'#!/bin/bash\necho "{name} $*" >> "{log}"\n{body}\n')
         path.chmod(0o755)
     if not installed:  # a PATH without the system's mount helpers: only the stubs and the tools the script uses
-        for tool in ("dirname", "mkdir", "cat", "sed", "tr"):
+        for tool in ("dirname", "mkdir", "cat", "sed", "tr", "sort", "tail"):
             found = shutil.which(tool)
             assert found is not None
             (bin_dir / tool).symlink_to(found)
@@ -173,3 +174,14 @@ def test_health_check_reports_the_mount(tmp_path, mounted, ok):
     report = json.loads(result.read_text())
     assert [c["name"] for c in report["checks"]] == ["mount"]
     assert report["checks"][0]["ok"] is ok and report["healthy"] is ok and (proc.returncode == 0) is ok
+
+
+def test_installs_the_newest_amlfs_client_for_the_running_kernel(tmp_path):
+    proc, calls = run(
+        tmp_path, installed=False, CLIENT="amlfs-apt", CLIENT_PACKAGES="",
+        CLIENT_REPO="https://packages.microsoft.com/repos/amlfs-{codename}/",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "apt-get install -y -q amlfs-lustre-client-2.16.1-14-gbc76088=6.8.0-1024-aws" in calls
+    source = (tmp_path / "sources" / "amlfs.list").read_text()
+    assert "https://packages.microsoft.com/repos/amlfs-jammy/ jammy main" in source

@@ -5,7 +5,8 @@ Decisions (InfiniBand scope, NSG rules, image, spot eviction, scratch, identity,
 `network` (resource group, VNet, NSG, NAT gateway, the private node subnet), `identity` (a user-assigned
 managed identity and its role assignments), `nodes` (an optional proximity placement group, then one
 Uniform VM scale set (managed) or N VMs with their NICs, in one availability set when InfiniBand is
-wired (instances)) and `access` (Azure Bastion, an optional login node). Every resource is parented to
+wired (instances)), `access` (Azure Bastion, an optional login node) and `storage` (the shared
+filesystem: Azure Managed Lustre in its own subnet). Every resource is parented to
 `CloudCluster`, so splitting the code changed no URN.
 """
 
@@ -20,6 +21,7 @@ from ..layout.azure import AzureLayout
 from . import access, identity, network, nodes
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
+from .storage import build_shared
 
 __all__ = ["TYPE", "CloudCluster", "_is_api_version_alias", "drop_api_version_aliases"]
 
@@ -44,7 +46,8 @@ class CloudCluster(pulumi.ComponentResource):
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
         self.identity = identity.build(ctx)
-        built = nodes.build(ctx, net.subnet, self.identity)
+        self.shared = build_shared(ctx, net)
+        built = nodes.build(ctx, net.subnet, self.identity, self.shared.source if self.shared else None)
         self.ppg = built.ppg
         self.scale_set: azure.compute.VirtualMachineScaleSet | None = built.scale_set
         self.availability_set: azure.compute.AvailabilitySet | None = built.availability_set
@@ -70,6 +73,8 @@ class CloudCluster(pulumi.ComponentResource):
             "placementApplied": layout.placement_applied,
             "metrics": _metrics_output(layout, self.resource_group_name, built),
         }
+        if self.shared is not None and layout.shared is not None:
+            self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if self.availability_set is not None:
             self.outputs["availabilitySet"] = self.availability_set.id
         if built.scale_set is None:

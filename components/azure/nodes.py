@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_azure_native as azure
 
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.azure import AzureLayout
 from .context import Context
 from .identity import Identity
@@ -100,7 +101,21 @@ def _automatic_repairs(layout: AzureLayout) -> azure.compute.AutomaticRepairsPol
     )
 
 
-def build(ctx: Context, subnet: azure.network.Subnet, identity: Identity) -> Nodes:
+def custom_data(layout: AzureLayout, mount_source: pulumi.Input[str] | None) -> pulumi.Input[str]:
+    """The nodes' custom data, with the shared filesystem's mount source once it is known (deploy)."""
+    if mount_source is None:
+        return layout.custom_data_b64
+    return pulumi.Output.from_input(mount_source).apply(
+        lambda source: layout.custom_data_b64_for(layout.custom_data.replace(SOURCE_PLACEHOLDER, source))
+    )
+
+
+def build(
+    ctx: Context,
+    subnet: azure.network.Subnet,
+    identity: Identity,
+    mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
+) -> Nodes:
     layout = ctx.layout
     ppg = (
         azure.compute.ProximityPlacementGroup(
@@ -120,8 +135,8 @@ def build(ctx: Context, subnet: azure.network.Subnet, identity: Identity) -> Nod
         else None
     )
     if layout.group == "scale-set":
-        return Nodes(ppg, scale_set=_scale_set(ctx, subnet, ppg, identity))
-    return _vms(ctx, subnet, ppg, identity)
+        return Nodes(ppg, scale_set=_scale_set(ctx, subnet, ppg, identity, mount_source))
+    return _vms(ctx, subnet, ppg, identity, mount_source)
 
 
 # --- managed: one Uniform scale set ----------------------------------------------------------------
@@ -132,6 +147,7 @@ def _scale_set(
     subnet: azure.network.Subnet,
     ppg: azure.compute.ProximityPlacementGroup | None,
     identity: Identity,
+    mount_source: pulumi.Input[str] | None = None,
 ) -> azure.compute.VirtualMachineScaleSet:
     layout = ctx.layout
     spec = layout.spec
@@ -181,7 +197,7 @@ def _scale_set(
                 computer_name_prefix=f"{spec.name}-",
                 admin_username=layout.admin_user,
                 linux_configuration=linux(layout),
-                custom_data=layout.custom_data_b64,
+                custom_data=custom_data(layout, mount_source),
             ),
             storage_profile=azure.compute.VirtualMachineScaleSetStorageProfileArgs(
                 image_reference=image_reference(layout),
@@ -230,6 +246,7 @@ def _vms(
     subnet: azure.network.Subnet,
     ppg: azure.compute.ProximityPlacementGroup | None,
     identity: Identity,
+    mount_source: pulumi.Input[str] | None = None,
 ) -> Nodes:
     layout = ctx.layout
     spec, name, child, tagged, rg, zones = (
@@ -260,7 +277,7 @@ def _vms(
     subnet_ref = azure.network.SubnetArgs(id=subnet.id)
     availability_set_ref = azure.compute.SubResourceArgs(id=availability_set.id) if availability_set else None
     hardware = azure.compute.HardwareProfileArgs(vm_size=spec.instance.instanceType)
-    linux_config, custom_data = linux(layout), layout.custom_data_b64
+    linux_config, node_custom_data = linux(layout), custom_data(layout, mount_source)
     disk = layout.scratch_disk
     storage = azure.compute.StorageProfileArgs(
         image_reference=image_reference(layout),
@@ -338,7 +355,7 @@ def _vms(
                     computer_name=f"{spec.name}-{i}",
                     admin_username=layout.admin_user,
                     linux_configuration=linux_config,
-                    custom_data=custom_data,
+                    custom_data=node_custom_data,
                 ),
                 storage_profile=storage,
                 network_profile=azure.compute.NetworkProfileArgs(

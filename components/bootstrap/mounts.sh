@@ -10,7 +10,8 @@
 #   MOUNT_FSTYPE     lustre | nfs | nfs4
 #   MOUNT_OPTIONS    the service's documented options
 #   CLIENT           fsx-lustre-apt | amlfs-apt | gcp-lustre-apt | apt | none: how the client is installed
-#   CLIENT_PACKAGES  packages to install (may name the running kernel as $(uname -r): expanded here)
+#   CLIENT_PACKAGES  packages to install (may name the running kernel as $(uname -r): expanded here);
+#                    empty with amlfs-apt: the newest amlfs-lustre-client metapackage for the running kernel
 #   CLIENT_REPO      the apt repository of the Lustre client (fsx-lustre-apt, amlfs-apt, gcp-lustre-apt)
 #   CLIENT_KEY       the URL of that repository's signing key
 #   WAIT_SECONDS     how long to retry the mount before giving up (the next boot tries again)
@@ -57,7 +58,13 @@ add_apt_repo() {
   keyring="$KEYRING_DIR/$name.gpg"
   mkdir -p "$KEYRING_DIR" "$APT_SOURCES"
   curl -fsSL --retry 5 "$CLIENT_KEY" | gpg --dearmor --yes -o "$keyring"
-  echo "deb [signed-by=$keyring] $CLIENT_REPO $codename main" >"$APT_SOURCES/$name.list"
+  # a repository per release names it as {codename} (packages.microsoft.com/repos/amlfs-jammy)
+  echo "deb [signed-by=$keyring] ${CLIENT_REPO//\{codename\}/$codename} $codename main" >"$APT_SOURCES/$name.list"
+}
+
+newest_amlfs_client() {
+  # amlfs-lustre-client-VERSION=KERNEL: the metapackage that keeps Lustre in lockstep with the kernel
+  apt-cache pkgnames amlfs-lustre-client- 2>/dev/null | sort -V | tail -n 1
 }
 
 install_client() {
@@ -71,8 +78,11 @@ install_client() {
     apt) ;;
     *) log "unknown CLIENT $CLIENT" ; return 1 ;;
   esac
-  read -r -a pkgs <<<"$(packages)"
   DEBIAN_FRONTEND=noninteractive apt-get update -q
+  if [ "$CLIENT" = amlfs-apt ] && [ -z "$CLIENT_PACKAGES" ]; then
+    CLIENT_PACKAGES="$(newest_amlfs_client)=\$(uname -r)"
+  fi
+  read -r -a pkgs <<<"$(packages)"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${pkgs[@]}"
   if [ "$MOUNT_FSTYPE" = lustre ]; then modprobe lustre; fi
 }

@@ -34,10 +34,11 @@ class Sizes:
         return self.first[0] if self.first else self.increment
 
     def allowed(self, size: int, increment: int | None = None) -> bool:
+        """`increment` is a tier's own step (and minimum), where the service's sizes depend on the tier."""
         step = increment or self.increment
         if increment is None and size in self.first:
             return True
-        return self.min <= size <= self.max and size % step == 0
+        return (increment or self.min) <= size <= self.max and size % step == 0
 
     def describe(self, increment: int | None = None) -> str:
         step = increment or self.increment
@@ -49,7 +50,7 @@ class Sizes:
         step = increment or self.increment
         candidates = [] if increment is not None else list(self.first)
         candidates += [c for c in ((size // step) * step, (size // step + 1) * step) if c >= step]
-        allowed = [c for c in candidates if self.min <= c <= self.max]
+        allowed = [c for c in candidates if (increment or self.min) <= c <= self.max]
         below = max((c for c in allowed if c < size), default=None)
         above = min((c for c in allowed if c > size), default=None)
         return tuple(c for c in (below, above) if c is not None)

@@ -40,6 +40,7 @@ from ..bootstrap.node import node_parts
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for, split_cidr
+from .shared import Shared, shared_for
 
 # Local NVMe: Azure's directly attached local disks report the NVMe model "Microsoft NVMe Direct Disk"
 # (v1, e.g. Lsv3) or "Microsoft NVMe Direct Disk v2" (v6 sizes) (Azure/azure-vm-utils@f6b3854
@@ -221,6 +222,8 @@ class AzureLayout:
     identity: NodeIdentity
     bastion: Bastion | None
     login: LoginNode | None
+    shared: Shared | None = None  # storage.shared: Azure Managed Lustre or an existing filesystem
+    shared_subnet_cidr: str | None = None  # AMLFS's own subnet: the last /24 of the VNet's second half
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -228,7 +231,10 @@ class AzureLayout:
 
     @property
     def custom_data_b64(self) -> str:
-        return base64.b64encode(self.custom_data.encode()).decode()
+        return self.custom_data_b64_for(self.custom_data)
+
+    def custom_data_b64_for(self, custom_data: str) -> str:
+        return base64.b64encode(custom_data.encode()).decode()
 
     @property
     def ssh_key_path(self) -> str:
@@ -422,6 +428,7 @@ def _custom_data(
     fabric: tuple[Part, ...],
     extension: HealthExtension | None,
     repairs: AutomaticRepairs | None,
+    shared: Shared | None = None,
 ) -> str:
     parts = node_parts(
         spec,
@@ -430,6 +437,7 @@ def _custom_data(
         nvme_globs=HEALTH_NVME_GLOBS if scratch.kind == "nvme" else (),
         fabric=fabric,
         unhealthy_hook=bootstrap.script("azure_unhealthy.sh") if repairs is not None else None,
+        mounts=shared.mount if shared else None,
     )
     endpoint = (
         health_endpoint_part(int(extension.settings["port"])) if extension is not None else Part("health-endpoint")
@@ -594,6 +602,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
     _check_capacity(spec, group, ib, node_cidr)
 
     scratch = scratch_for(spec, NVME_GLOBS, DATA_DISK_GLOBS)
+    shared = shared_for(spec)
     scratch_disk = (
         DataDisk(SCRATCH_LUN, spec.storage.scratch_gb, DISK_TYPE, not spec.storage.retain_scratch)
         if scratch.kind == "disk"
@@ -669,7 +678,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         public_ip=spec.network.public_ip and spec.login is None,
         zones=(spec.zone,) if spec.zone else (),
         capacity_reservation_group=spec.reservation or None,
-        custom_data=_custom_data(spec, scratch, ib_devices, fabric_parts, extension, repairs),
+        custom_data=_custom_data(spec, scratch, ib_devices, fabric_parts, extension, repairs, shared),
         fabric_usability=usability,
         placement_applied="cluster" if spec.placement == "cluster" else "none",
         health_extension=extension,
@@ -681,7 +690,25 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         identity=_identity(spec),
         bastion=_bastion(spec, node_cidr),
         login=_login(spec, node_cidr),
+        shared=shared,
+        shared_subnet_cidr=_shared_subnet(spec, node_cidr, shared),
     )
+
+
+def _shared_subnet(spec: ClusterSpec, node_cidr: str, shared: Shared | None) -> str | None:
+    """AMLFS's own subnet: the last /24 of the VNet's second half, clear of the /26 access blocks at its start,
+    so adding it moves no existing subnet (catalog/storage/azure.yaml `subnet`)."""
+    if shared is None or shared.existing:
+        return None
+    prefix = int((shared.data or {}).get("subnet", {}).get("prefix", 24))
+    second = next(n for n in ipaddress.IPv4Network(spec.network.cidr).subnets(prefixlen_diff=1) if str(n) != node_cidr)
+    if second.prefixlen > prefix - 1:  # the /24 must leave the access blocks (the first /25) alone
+        raise ConfigError(
+            f"{CLUSTER_KEY}.network.cidr",
+            f"{spec.network.cidr} leaves {second} beside the node subnet, too small for the /{prefix} Azure Managed "
+            f"Lustre needs beside the access subnets; use a /{prefix - 2} or larger network",
+        )
+    return str(list(second.subnets(new_prefix=prefix))[-1])
 
 
 SCALE_SET_TYPE = "azure-native:compute:VirtualMachineScaleSet"

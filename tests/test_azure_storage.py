@@ -1,0 +1,120 @@
+"""Azure storage.shared as registered with Pulumi's mocks: Azure Managed Lustre in its own subnet, the mount."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import ipaddress
+import json
+
+import pytest
+import yaml
+
+from components.bootstrap.mounts import SOURCE_PLACEHOLDER
+from components.diff import diff_plans
+from components.errors import ConfigError, ConfigErrors
+from components.layout import azure as azure_layout
+
+from .conftest import one, plan_values, resources_of, spec_of
+
+KEY = "gpu-cluster:cluster.storage.shared"
+AMLFS = "azure-native:storagecache:AmlFilesystem"
+
+
+def azure_values(**cluster):
+    base = {"gpu": "H100:8", "nodes": 2, "sshPublicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB test"}
+    base.update(cluster)
+    return {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus", "gpu-cluster:cluster": base}
+
+
+@pytest.fixture(scope="module")
+def h100(stack_plan):
+    return stack_plan("azure-h100")
+
+
+def test_amlfs_in_its_own_subnet_with_the_tier_and_size(h100):
+    fs = one(h100, "storagecache:AmlFilesystem")
+    inputs = fs["inputs"]
+    assert inputs["sku"] == {"name": "AMLFS-Durable-Premium-500"} and inputs["storageCapacityTiB"] == 8
+    assert inputs["filesystemSubnet"] == "<id of llm-train-azure-shared-subnet>"
+    assert inputs["maintenanceWindow"] == {"dayOfWeek": "Sunday", "timeOfDayUTC": "02:00"}
+    assert fs["protect"] is True and fs["retainOnDelete"] is True
+
+
+def test_the_filesystem_subnet_moves_no_existing_subnet(h100, stack_plan):
+    subnets = {r["name"]: r["inputs"]["addressPrefix"] for r in resources_of(h100, "network:Subnet")}
+    assert subnets["llm-train-azure-shared-subnet"] == "10.44.255.0/24"
+    assert subnets["llm-train-azure-nodes"] == "10.44.0.0/17"  # as deployed
+    with_access = plan_values(azure_values(access="bastion", login={}, storage={"shared": {}}))
+    prefixes = [r["inputs"]["addressPrefix"] for r in resources_of(with_access, "network:Subnet")]
+    assert len(prefixes) == len(set(prefixes)) == 4  # nodes, bastion, login, filesystem: no overlap
+    nets = [ipaddress.ip_network(p) for p in prefixes]
+    assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1 :])
+
+
+def test_nsg_admits_lustre_only_from_the_node_subnet(h100):
+    nsg = next(r for r in resources_of(h100, "NetworkSecurityGroup") if r["name"] == "llm-train-azure-shared-nsg")
+    rules = {r["name"]: r for r in nsg["inputs"]["securityRules"]}
+    lustre = [r for r in rules.values() if r["name"].startswith("allow-lustre")]
+    assert {(r["destinationPortRange"], r["sourceAddressPrefix"]) for r in lustre} == {
+        ("988", "10.44.0.0/17"),
+        ("1019-1023", "10.44.0.0/17"),
+    }
+    assert rules["allow-within-filesystem"]["sourceAddressPrefix"] == "10.44.255.0/24"
+    assert rules["deny-internet-inbound"]["access"] == "Deny"
+    assert not [r for r in rules.values() if r["access"] == "Allow" and r["sourceAddressPrefix"] in ("*", "Internet")]
+
+
+def test_custom_data_mounts_the_filesystem(h100):
+    vmss = one(h100, "compute:VirtualMachineScaleSet")["inputs"]
+    data = base64.b64decode(vmss["virtualMachineProfile"]["osProfile"]["customData"]).decode()
+    doc = yaml.safe_load(data)
+    files = {f["path"]: f["content"] for f in doc["write_files"]}
+    env = files["/etc/gpu-cluster/mounts.env"]
+    assert 'MOUNT_SOURCE="<mgs address of llm-train-azure-shared>@tcp:/lustrefs"' in env
+    assert 'MOUNT_OPTIONS="noatime,flock"' in env and 'CLIENT="amlfs-apt"' in env
+    assert 'CLIENT_REPO="https://packages.microsoft.com/repos/amlfs-{codename}/"' in env
+    assert SOURCE_PLACEHOLDER not in data
+    assert 'EXPECTED_MOUNTS="/shared"' in files["/etc/gpu-cluster/health.env"]
+
+
+def test_outputs_and_summary(h100):
+    assert h100.run.outputs["sharedFilesystem"]["mount"] == "<mgs address of llm-train-azure-shared>@tcp:/lustrefs"
+    s = h100.summary()["sharedStorage"]
+    assert s["sizeGb"] == 8192 and s["throughput"] == 500 and s["monthlyUsd"] is None and s["priceSource"]
+
+
+@pytest.mark.parametrize(
+    ("cfg", "key", "fragment"),
+    [
+        ({"sizeGb": 6000}, "sizeGb", "multiples of 4096 up to 131072 GiB (nearest: 4096 or 8192)"),
+        ({"throughput": 250, "sizeGb": 4096}, "sizeGb", "multiples of 8192"),
+        ({"throughput": 1000}, "throughput", "takes 40, 125, 250, 500"),
+        ({"kind": "nfs"}, "kind", "azure offers lustre here"),
+    ],
+)
+def test_bad_input_names_the_key(cfg, key, fragment):
+    with pytest.raises(ConfigErrors) as info:
+        spec_of(azure_values(storage={"shared": cfg}))
+    found = {e.key: e.message for e in info.value.errors}
+    assert fragment in found[f"{KEY}.{key}"]
+
+
+def test_defaults_to_the_smallest_filesystem():
+    layout = azure_layout.plan(spec_of(azure_values(storage={"shared": {}})))
+    assert layout.shared is not None and (layout.shared.size_gb, layout.shared.throughput) == (4096, 500)
+
+
+def test_a_network_too_small_for_the_filesystem_subnet_is_refused():
+    with pytest.raises(ConfigError) as info:
+        azure_layout.plan(spec_of(azure_values(nodes=1, network={"cidr": "10.44.0.0/23"}, storage={"shared": {}})))
+    assert info.value.key == "gpu-cluster:cluster.network.cidr" and "/24" in info.value.message
+
+
+def test_a_size_change_replaces_the_filesystem_first_as_data_loss():
+    old = json.loads(json.dumps(plan_values(azure_values(storage={"shared": {"sizeGb": 8192}})).as_json(), default=str))
+    new = copy.deepcopy(old)
+    fs = next(r for r in new["resources"] if r["type"] == AMLFS)
+    fs["inputs"]["storageCapacityTiB"] = 4
+    first = diff_plans(old, new).warnings[0]
+    assert first.startswith(f"DATA LOSS: replaces {AMLFS} `test-azure-shared`, the shared filesystem (8,192 GiB")
