@@ -632,7 +632,7 @@ def schema_cmd() -> None:
     """
     from .provider import schema
 
-    sys.stdout.write(json.dumps(schema(version()), indent=2) + "\n")
+    sys.stdout.write(json.dumps(schema(), indent=2) + "\n")
 
 
 def main() -> None:

@@ -369,11 +369,20 @@ class GpuCluster(cluster.GpuCluster):
         super().__init__(name, to_args(args), opts)
 
 
-def schema(version: str = "0.0.0") -> dict[str, Any]:
+def package_version() -> str:
+    """The package version for the schema and SDKs: pyproject.toml's (an installed copy's metadata may be absent)."""
+    import tomllib
+    from pathlib import Path
+
+    data = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    return str(data["project"]["version"])
+
+
+def schema(version: str | None = None) -> dict[str, Any]:
     """The package schema, as `pulumi package add` infers it (no Pulumi CLI needed)."""
     from pulumi.provider.experimental.component import ComponentProvider
 
-    provider = ComponentProvider([GpuCluster], PACKAGE, None, version)
+    provider = ComponentProvider([GpuCluster], PACKAGE, None, version or package_version())
     assert provider.schema is not None
     inferred: dict[str, Any] = json.loads(provider.schema)
     return inferred

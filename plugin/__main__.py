@@ -12,8 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the `componen
 
 from pulumi.provider.experimental import component_provider_host
 
-from components.cli import version
-from components.provider import PACKAGE, GpuCluster
+from components.provider import PACKAGE, GpuCluster, package_version
 
 if __name__ == "__main__":
-    component_provider_host([GpuCluster], PACKAGE, version=version().split(" ")[0])
+    component_provider_host([GpuCluster], PACKAGE, version=package_version())

@@ -163,3 +163,15 @@ def test_the_yaml_example_builds_through_the_providers_input_mapping(tmp_path: P
     clusters = sorted(r.name for r in run.resources if r.type == TOKEN)
     assert clusters == sorted(program["resources"])
     assert not any(r.type == "aws:ec2/vpc:Vpc" for r in run.resources)  # train joins an existing VPC
+
+
+def test_the_entry_point_infers_the_schema_and_waits_for_an_engine(tmp_path: Path) -> None:
+    """Run as the CLI runs it (another working directory): the provider is built, then it asks for the engine."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "plugin" / "__main__.py")], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "the following arguments are required: engine" in done.stderr
+    assert "Traceback" not in done.stderr
