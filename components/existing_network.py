@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from .contract import capabilities
 from .errors import CLUSTER_KEY, ConfigError
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ def check(ctx: _Context) -> Iterator[ConfigError]:
     ctx.warn("network.existing", _words(data["egressNeeds"]))
     if ctx.fabric_wired:
         ctx.warn("network.existing", _words(data["fabricNeeds"]))
+    if data.get("securityNeeds"):
+        ctx.warn("network.existing", _words(data["securityNeeds"]))
 
 
 def _security_groups(ctx: _Context, existing: ExistingNetwork, data: dict[str, Any]) -> Iterator[ConfigError]:
@@ -125,6 +128,24 @@ def _conflicts(ctx: _Context, data: dict[str, Any]) -> Iterator[ConfigError]:
         )
     elif not data.get("cidrRequired") and "cidr" in given:
         yield ConfigError(f"{k}.cidr", "with network.existing the ranges are the network's; remove it")
+    own = data.get("needsOwnSubnet") or {}
+    access = capabilities(ctx.cloud).resolve_access(ctx.cfg.access)
+    if access in own.get("access", ()):
+        why = " (the cloud's default)" if ctx.cfg.access == "auto" else ""
+        yield ConfigError(
+            f"{CLUSTER_KEY}.access",
+            f"{access}{why} needs a subnet of its own in the VNet, which network.existing does not add; "
+            "use access: ssh or none",
+        )
+    if own.get("login") and ctx.cfg.login is not None:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.login", "needs a subnet of its own in the VNet, which network.existing does not add"
+        )
+    if own.get("sharedStorage") and getattr(ctx.cfg.storage, "shared", None) is not None:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.storage.shared",
+            "needs a subnet of its own in the VNet, which network.existing does not add",
+        )
     if data.get("zoneRequired") and ctx.cfg.zone is None:
         yield ConfigError(
             f"{CLUSTER_KEY}.zone", f"required with network.existing on {ctx.cloud}: the zone of the given subnet"
@@ -137,10 +158,11 @@ class Joined:
 
     id: pulumi.Output[str]
     self_link: pulumi.Output[str]
+    name: pulumi.Output[str]  # the id's last segment (an Azure VNet's or a GCP network's name)
 
     @staticmethod
     def of(value: str) -> Joined:
         import pulumi  # only the cloud packages (which import Pulumi anyway) build these
 
         out = pulumi.Output.from_input(value)
-        return Joined(out, out)
+        return Joined(out, out, pulumi.Output.from_input(value.rstrip("/").rsplit("/", 1)[-1]))

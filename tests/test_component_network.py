@@ -30,6 +30,9 @@ NETWORK_TYPES = {
     "alicloud:vpc/network:Network", "alicloud:vpc/switch:Switch", "alicloud:vpc/natGateway:NatGateway",
     "alicloud:ecs/eipAddress:EipAddress", "alicloud:ecs/eipAssociation:EipAssociation",
     "alicloud:vpc/snatEntry:SnatEntry",
+    "azure-native:network:VirtualNetwork", "azure-native:network:Subnet", "azure-native:network:NatGateway",
+    "azure-native:network:PublicIPAddress", "azure-native:network:NetworkSecurityGroup",
+    "azure-native:network:BastionHost",
 }  # fmt: skip
 
 AWS_NET = {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]}
@@ -37,6 +40,12 @@ GCP_SUBNETS = [
     f"projects/host-prj/regions/us-central1/subnetworks/{n}" for n in ["nodes", *(f"gpu-{i}" for i in range(8))]
 ]
 GCP_NET = {"vpcId": "projects/host-prj/global/networks/shared", "subnetIds": GCP_SUBNETS}
+VNET = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net-rg"
+    "/providers/Microsoft.Network/virtualNetworks/hub"
+)
+OTHER_VNET = VNET.replace("/hub", "/spoke")
+AZ_NET = {"vpcId": VNET, "subnetIds": [VNET + "/subnets/gpu"]}
 ALI_NET = {"vpcId": "vpc-bp1abc234def567gh890i", "subnetIds": ["vsw-bp1abc234def567gh890i"]}
 
 
@@ -47,7 +56,14 @@ def stack_with(stack: str, network: dict[str, Any], **cluster: Any) -> dict[str,
     return values
 
 
+def azure_byo() -> dict[str, Any]:
+    values = stack_with("azure-h100", {"existing": AZ_NET}, access="ssh")
+    values["gpu-cluster:cluster"].get("storage", {}).pop("shared", None)  # Managed Lustre needs its own subnet
+    return values
+
+
 CASES = {
+    "azure": azure_byo(),
     "aws": aws_values(network={"existing": {**AWS_NET, "securityGroupIds": ["sg-0123456789abcdef0"]}}),
     "gcp": stack_with("gcp-a3mega", {"cidr": "10.8.0.0/20", "existing": GCP_NET}),
     "alicloud": stack_with(
@@ -95,6 +111,23 @@ def test_alicloud_nodes_use_the_given_vswitch() -> None:
     nodes = [r for r in plan.resources if r.type == "alicloud:ecs/instance:Instance"]
     assert nodes and all(n.inputs["vswitchId"] == ALI_NET["subnetIds"][0] for n in nodes)
     assert all("sg-bp1abc234def567gh890i" in n.inputs["securityGroups"] for n in nodes)
+
+
+def test_azure_nodes_join_the_given_subnet_whose_nsg_applies() -> None:
+    plan = plan_values(CASES["azure"])
+    vmss = next(r for r in plan.resources if r.type == "azure-native:compute:VirtualMachineScaleSet")
+    (config,) = vmss.inputs["virtualMachineProfile"]["networkProfile"]["networkInterfaceConfigurations"]
+    assert config["ipConfigurations"][0]["subnet"]["id"] == AZ_NET["subnetIds"][0]
+    assert plan.run.outputs["securityGroupId"] is None  # the subnet's own NSG
+    assert any("the subnet's NSG is the nodes' only one" in w for w in plan.warnings())
+
+
+def test_aws_shared_storage_goes_into_the_existing_subnet() -> None:
+    values = aws_values(storage={"shared": {"kind": "lustre"}}, network={"existing": AWS_NET})
+    plan = plan_values(values)
+    fsx = next(r for r in plan.resources if r.type == "aws:fsx/lustreFileSystem:LustreFileSystem")
+    assert fsx.inputs["subnetIds"] == AWS_NET["subnetIds"][0]
+    assert not {r.type for r in plan.resources} & NETWORK_TYPES
 
 
 def test_without_existing_the_plans_are_unchanged() -> None:
@@ -164,8 +197,20 @@ def test_bad_existing_networks_exit_2_naming_the_key(tmp_path: Any, network: dic
             "gpu-cluster:cluster.zone: required with network.existing",
         ),
         (
-            stack_with("azure-h100", {"existing": {"vpcId": "x", "subnetIds": ["y"]}}),
-            "gpu-cluster:cluster.network.existing: azure: joining an existing network is not built yet",
+            stack_with("azure-h100", {"existing": {"vpcId": "x", "subnetIds": ["y"]}}, access="ssh"),
+            "gpu-cluster:cluster.network.existing.vpcId: got 'x'; expected a VNet resource id",
+        ),
+        (
+            stack_with("azure-h100", {"existing": {"vpcId": VNET, "subnetIds": [OTHER_VNET + "/subnets/gpu"]}}),
+            "network.existing.subnetIds[0]: '" + OTHER_VNET + "/subnets/gpu' is not a subnet of vpcId",
+        ),
+        (
+            stack_with("azure-h100", {"existing": AZ_NET}),
+            "gpu-cluster:cluster.access: bastion (the cloud's default) needs a subnet of its own in the VNet",
+        ),
+        (
+            stack_with("azure-h100", {"existing": AZ_NET}, access="ssh", login={}),
+            "gpu-cluster:cluster.login: needs a subnet of its own in the VNet",
         ),
     ],
 )

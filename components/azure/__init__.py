@@ -63,7 +63,7 @@ class CloudCluster(pulumi.ComponentResource):
             "resourceGroup": self.resource_group_name,
             "vpcId": self.vnet.id,
             "subnetIds": pulumi.Output.all(self.subnet.id),
-            "securityGroupId": self.nsg.id,
+            "securityGroupId": self.nsg.id if self.nsg else None,  # None: an existing subnet's NSG
             "imageId": layout.image.ref,
             "nodeGroup" if layout.group == "scale-set" else "instanceIds": node_ids,
             "placementGroup": self.ppg.id if self.ppg else None,

@@ -42,11 +42,16 @@ def _rules(rules: tuple[SecurityRule, ...]) -> list[azure.network.SecurityRuleAr
     ]
 
 
+def _after(previous: pulumi.Resource | None) -> list[pulumi.Resource]:
+    return [previous] if previous is not None else []
+
+
 def build(ctx: Context, net: Network, identity: Identity) -> Access:
     layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
     # Subnets of one VNet one at a time: Azure refuses concurrent subnet writes on a VNet
     # (AnotherOperationInProgress), so each new subnet waits for the one before it.
-    previous: pulumi.Resource = net.subnet
+    # (an existing network's subnet is not ours: then neither Bastion nor a login subnet is built, spec-refused)
+    previous: pulumi.Resource | None = net.subnet if isinstance(net.subnet, pulumi.Resource) else None
     bastion = None
     if layout.bastion is not None:
         subnet = azure.network.Subnet(
@@ -55,7 +60,7 @@ def build(ctx: Context, net: Network, identity: Identity) -> Access:
             resource_group_name=rg,
             virtual_network_name=net.vnet.name,
             address_prefix=layout.bastion.subnet_cidr,
-            opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[previous])),
+            opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=_after(previous))),
         )
         previous = subnet
         ip = azure.network.PublicIPAddress(
@@ -104,7 +109,7 @@ def build(ctx: Context, net: Network, identity: Identity) -> Access:
         network_security_group=azure.network.NetworkSecurityGroupArgs(id=nsg.id),
         nat_gateway=azure.network.SubResourceArgs(id=net.nat.id) if net.nat else None,
         default_outbound_access=False,
-        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[previous])),
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=_after(previous))),
     )
     ip = (
         azure.network.PublicIPAddress(

@@ -1,4 +1,8 @@
-"""The cluster network: resource group, VNet, NSG, NAT gateway and the private node subnet."""
+"""The cluster network: resource group, VNet, NSG, NAT gateway and the private node subnet.
+
+With `network.existing` nothing of the network is created: the nodes join the given subnet, whose own
+NSG applies (the cluster does not change a subnet it does not own).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_azure_native as azure
 
+from ..existing_network import Joined
 from ..layout.azure import AzureLayout
 from .context import Context
 
@@ -24,14 +29,17 @@ def resource_group(name: str, layout: AzureLayout, opts: pulumi.ResourceOptions)
 
 @dataclass(frozen=True)
 class Network:
-    vnet: azure.network.VirtualNetwork
-    nsg: azure.network.NetworkSecurityGroup
+    vnet: azure.network.VirtualNetwork | Joined
+    nsg: azure.network.NetworkSecurityGroup | None  # None: an existing subnet's own applies
     nat: azure.network.NatGateway | None
-    subnet: azure.network.Subnet  # the nodes' subnet
+    subnet: azure.network.Subnet | Joined  # the nodes' subnet
 
 
 def build(ctx: Context) -> Network:
     layout, name, rg, child, zones = ctx.layout, ctx.name, ctx.resource_group_name, ctx.opts, ctx.zones
+    existing = layout.spec.network.existing
+    if existing is not None:
+        return Network(Joined.of(existing.vpc_id), None, None, Joined.of(existing.subnet_ids[0]))
     vnet = azure.network.VirtualNetwork(
         f"{name}-vnet",
         resource_group_name=rg,

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..existing_network import Joined
 from ..layout.azure import AzureLayout
 from .context import Context
 from .identity import Identity
@@ -112,7 +113,7 @@ def custom_data(layout: AzureLayout, mount_source: pulumi.Input[str] | None) -> 
 
 def build(
     ctx: Context,
-    subnet: azure.network.Subnet,
+    subnet: azure.network.Subnet | Joined,
     identity: Identity,
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
 ) -> Nodes:
@@ -144,7 +145,7 @@ def build(
 
 def _scale_set(
     ctx: Context,
-    subnet: azure.network.Subnet,
+    subnet: azure.network.Subnet | Joined,
     ppg: azure.compute.ProximityPlacementGroup | None,
     identity: Identity,
     mount_source: pulumi.Input[str] | None = None,
@@ -243,7 +244,7 @@ def _scale_set(
 
 def _vms(
     ctx: Context,
-    subnet: azure.network.Subnet,
+    subnet: azure.network.Subnet | Joined,
     ppg: azure.compute.ProximityPlacementGroup | None,
     identity: Identity,
     mount_source: pulumi.Input[str] | None = None,
