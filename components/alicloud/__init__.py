@@ -18,6 +18,7 @@ import pulumi_alicloud as alicloud
 from ..bootstrap.metrics import endpoints
 from ..layout.alicloud import AlicloudLayout
 from . import access, health, identity, network, nodes
+from .storage import build_shared
 
 TYPE = "gpu-cluster:alicloud:Cluster"
 
@@ -58,7 +59,9 @@ class CloudCluster(pulumi.ComponentResource):
         self.identity = identity.build(self, name, layout, tags)
         self.access = access.build(self, name, layout, tags)
         key_pair, role_name = self.access.key_pair, self.identity.role_name
-        self.nodes = nodes.build(self, name, layout, self.network, key_pair, role_name, tags)
+        self.shared = build_shared(self, name, layout, self.network, tags)
+        mount_source = self.shared.source if self.shared else None
+        self.nodes = nodes.build(self, name, layout, self.network, key_pair, role_name, tags, mount_source)
         self.login = access.build_login(self, name, layout, self.network, key_pair, role_name, tags)
         self.health = health.build(self, name, layout, self.nodes.group, role_name, tags)
         self.deployment_set = self.nodes.deployment_set
@@ -84,6 +87,8 @@ class CloudCluster(pulumi.ComponentResource):
             "health": health.output(layout, self.health),
             "metrics": metrics_output(layout),
         }
+        if self.shared is not None:
+            self.outputs["sharedFilesystem"] = self.shared.output(layout)
         if self.instances:  # a hostfile for mpirun / torchrun
             self.outputs["privateIps"] = pulumi.Output.all(*[inst.private_ip for inst in self.instances])
         self.register_outputs(self.outputs)

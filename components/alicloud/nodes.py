@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_alicloud as alicloud
 
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import AlicloudLayout
 from ..resources import invoke_options
 from .network import Network
@@ -31,6 +32,7 @@ def build(
     key_pair: alicloud.ecs.EcsKeyPair | None,
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
+    mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
@@ -47,10 +49,11 @@ def build(
     )
     image_id = image(parent, layout)
     if spec.node_group == "managed":
-        group = _scaling_group(name, layout, network, image_id, key_pair, role_name, tags, child)
+        group = _scaling_group(name, layout, network, image_id, key_pair, role_name, tags, child, mount_source)
         return Nodes(deployment_set, image_id, group, [], [])
     instances = [
-        _instance(name, i, layout, network, image_id, deployment_set, key_pair, tags, child) for i in range(spec.nodes)
+        _instance(name, i, layout, network, image_id, deployment_set, key_pair, tags, child, mount_source)
+        for i in range(spec.nodes)
     ]
     # A separate attachment, not ecs.Instance role_name: that argument is deprecated (provider 1.275.0)
     # and ForceNew, so adding it would replace every node of a deployed stack.
@@ -61,6 +64,15 @@ def build(
         for i, inst in enumerate(instances)
     ]
     return Nodes(deployment_set, image_id, None, instances, attachments)
+
+
+def user_data(layout: AlicloudLayout, mount_source: pulumi.Input[str] | None) -> pulumi.Input[str]:
+    """The nodes' user data, with the shared filesystem's mount source once it is known (deploy)."""
+    if mount_source is None:
+        return layout.user_data_b64
+    return pulumi.Output.from_input(mount_source).apply(
+        lambda source: layout.user_data_b64_for(layout.user_data.replace(SOURCE_PLACEHOLDER, source))
+    )
 
 
 def image(parent: pulumi.Resource, layout: AlicloudLayout) -> pulumi.Output[str]:
@@ -101,6 +113,7 @@ def _instance(
     key_pair: alicloud.ecs.EcsKeyPair | None,
     tags: Mapping[str, str],
     child: pulumi.ResourceOptions,
+    mount_source: pulumi.Input[str] | None = None,
 ) -> alicloud.ecs.Instance:
     spec = layout.spec
     primary, *secondary = layout.interfaces
@@ -130,7 +143,7 @@ def _instance(
         data_disks=[alicloud.ecs.InstanceDataDiskArgs(**disk)] if disk else None,
         deployment_set_id=deployment_set.id if deployment_set else None,
         key_name=key_pair.key_pair_name if key_pair else None,
-        user_data=layout.user_data_b64,
+        user_data=user_data(layout, mount_source),
         # ERIs: traffic mode HighPerformance on the primary ENI, and on one secondary ENI on the
         # next network card when the type is rated for two (scheme in components.layout.alicloud).
         network_interface_traffic_mode="HighPerformance" if eri else None,
@@ -160,6 +173,7 @@ def _scaling_group(
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
     child: pulumi.ResourceOptions,
+    mount_source: pulumi.Input[str] | None = None,
 ) -> alicloud.ess.ScalingGroup:
     spec = layout.spec
     group = alicloud.ess.ScalingGroup(
@@ -213,7 +227,7 @@ def _scaling_group(
         key_name=key_pair.key_pair_name if key_pair else None,
         # new instances get the role; instances already in the group keep their configuration
         role_name=role_name,
-        user_data=layout.user_data_b64,
+        user_data=user_data(layout, mount_source),
         tags={**tags, "Name": f"{spec.name}-node"},
         opts=child,
     )

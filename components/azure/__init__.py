@@ -46,13 +46,14 @@ class CloudCluster(pulumi.ComponentResource):
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
         self.identity = identity.build(ctx)
-        self.shared = build_shared(ctx, net)
+        self.access = access.build(ctx, net, self.identity)
+        # after the access subnets: Azure writes one subnet of a VNet at a time (AnotherOperationInProgress)
+        self.shared = build_shared(ctx, net, after=[r for r in (self.access.bastion, self.access.login_nic) if r])
         built = nodes.build(ctx, net.subnet, self.identity, self.shared.source if self.shared else None)
         self.ppg = built.ppg
         self.scale_set: azure.compute.VirtualMachineScaleSet | None = built.scale_set
         self.availability_set: azure.compute.AvailabilitySet | None = built.availability_set
         self.vms: list[azure.compute.VirtualMachine] = built.vms
-        self.access = access.build(ctx, net, self.identity)
 
         node_ids: pulumi.Output[Any]
         if built.scale_set is not None:

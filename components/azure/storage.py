@@ -8,6 +8,7 @@ Microsoft-managed keys (the service default). `retain: true` sets `protect` and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +88,8 @@ def _nsg(ctx: Context, shared: Shared, subnet_cidr: str) -> azure.network.Networ
     )
 
 
-def build_shared(ctx: Context, net: Network) -> SharedFilesystem | None:
+def build_shared(ctx: Context, net: Network, after: Sequence[pulumi.Resource] = ()) -> SharedFilesystem | None:
+    """`after`: what holds the VNet's other subnets (Bastion, the login NIC): the subnet is written last."""
     layout = ctx.layout
     shared = layout.shared
     if shared is None:
@@ -96,6 +98,7 @@ def build_shared(ctx: Context, net: Network) -> SharedFilesystem | None:
         return SharedFilesystem(None, shared.source_form, None)
     assert layout.shared_subnet_cidr is not None and shared.size_gb is not None
     nsg = _nsg(ctx, shared, layout.shared_subnet_cidr)
+    own = [net.subnet] if isinstance(net.subnet, pulumi.Resource) else []  # the node subnet (not a joined one)
     subnet = azure.network.Subnet(
         f"{ctx.name}-shared-subnet",
         resource_group_name=ctx.resource_group_name,
@@ -104,7 +107,7 @@ def build_shared(ctx: Context, net: Network) -> SharedFilesystem | None:
         network_security_group=azure.network.NetworkSecurityGroupArgs(id=nsg.id),
         # the filesystem reaches Azure services (its own management, blob) through the cluster's NAT
         nat_gateway=azure.network.SubResourceArgs(id=net.nat.id) if net.nat else None,
-        opts=ctx.opts,
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[*own, *after])),
     )
     window = (shared.data or {}).get("maintenance") or {}
     fs = azure.storagecache.AmlFilesystem(

@@ -51,6 +51,7 @@ from ..contract import capabilities
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
+from .shared import Shared, shared_for
 
 # Virtio cloud disks are /dev/vd[a-z] (the system disk is vda); NVMe-attached cloud disks are
 # /dev/nvme<X>n1 (Alibaba, "Query the serial number of a disk"). No family here has local NVMe.
@@ -190,6 +191,7 @@ class AlicloudLayout:
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability  # does NCCL get everything eRDMA needs on this image
     health_hook: bool  # the ESS unhealthy hook is on the nodes (the role needs ess:SetInstanceHealth)
+    shared: Shared | None = None  # storage.shared: General-purpose NAS or an existing filesystem
 
     @property
     def eri_count(self) -> int:
@@ -205,7 +207,10 @@ class AlicloudLayout:
     @property
     def user_data_b64(self) -> str:
         """The cloud-config gzip-compressed, then Base64 (cloud-init uncompresses gzip user data)."""
-        return base64.b64encode(gzip_user_data(self.user_data)).decode()
+        return self.user_data_b64_for(self.user_data)
+
+    def user_data_b64_for(self, user_data: str) -> str:
+        return base64.b64encode(gzip_user_data(user_data)).decode()
 
 
 def gzip_user_data(text: str) -> bytes:
@@ -503,6 +508,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
     erdma_url: str | None = catalog_erdma_installer() if eris else None
     mtu = erdma_mtu() if eris else None
     scratch = scratch_for(spec, (), DISK_GLOBS)
+    shared = shared_for(spec)
     fabric: list[Part] = [_driver_mark_part(gpu_driver)]
     if eris:
         env, source = nccl_env()
@@ -516,6 +522,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
             nvme_globs=(),  # no gn/ebmgn family has local NVMe (scratch is a cloud disk)
             fabric=fabric,
             unhealthy_hook=unhealthy_hook() if hook else None,
+            mounts=shared.mount if shared else None,
         ),
         # last: the driver installer reboots the node (every unit above runs again after it)
         bootstrap.commands_part("gpu-driver", [("bash", "-c", _driver_script(gpu_driver))] if gpu_driver else []),
@@ -551,6 +558,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         warnings=tuple(warnings),
         fabric_usability=fabric_usability(spec, eris, entry),
         health_hook=hook,
+        shared=shared,
     )
 
 

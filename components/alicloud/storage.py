@@ -1,0 +1,88 @@
+"""The shared filesystem (`storage.shared`): General-purpose NAS (NFS) with a mount target in the node vSwitch.
+
+Who may mount is a NAS permission group, not an ECS security group: the cluster's own group has one
+rule, read-write from the node vSwitch's CIDR, and the mount target uses it (the default VPC group
+would admit the whole VPC). Encrypted at rest with the NAS-managed key (`encrypt_type` 1). `retain: true`
+sets `protect` and `retainOnDelete` on the filesystem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from ..layout.alicloud import AlicloudLayout
+from .network import Network
+
+
+@dataclass(frozen=True)
+class SharedFilesystem:
+    resource: pulumi.CustomResource | None  # None for an existing filesystem
+    source: pulumi.Input[str]
+
+    def output(self, layout: AlicloudLayout) -> dict[str, Any]:
+        assert layout.shared is not None
+        return {
+            "kind": layout.shared.kind,
+            "id": self.resource.id if self.resource is not None else None,
+            "mount": self.source,
+            "path": layout.shared.path,
+        }
+
+
+def build_shared(
+    parent: pulumi.Resource, name: str, layout: AlicloudLayout, net: Network, tags: Mapping[str, str]
+) -> SharedFilesystem | None:
+    shared = layout.shared
+    if shared is None:
+        return None
+    if shared.existing:
+        return SharedFilesystem(None, shared.source_form)
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    fs = alicloud.nas.FileSystem(
+        f"{name}-shared",
+        file_system_type="standard",
+        protocol_type="NFS",
+        storage_type="Performance",
+        encrypt_type=1,  # NAS-managed key (0: none, 2: a KMS key)
+        zone_id=net.zone,
+        description=f"gpu-cluster {spec.name} shared filesystem",
+        tags={**tags, "Name": f"{spec.name}-shared"},
+        opts=pulumi.ResourceOptions(parent=parent, protect=shared.retain, retain_on_delete=shared.retain),
+    )
+    group = alicloud.nas.AccessGroup(
+        f"{name}-shared-ag",
+        access_group_name=f"{spec.name}-shared",
+        access_group_type="Vpc",
+        file_system_type="standard",
+        description=f"gpu-cluster {spec.name}: the node vSwitch only",
+        opts=child,
+    )
+    # the node vSwitch (with network.existing, the network's configured CIDR: its vSwitch CIDR is not known here)
+    source_cidr = layout.node_vswitch_cidr if spec.network.existing is None else spec.network.cidr
+    alicloud.nas.AccessRule(
+        f"{name}-shared-rule",
+        access_group_name=group.access_group_name,
+        file_system_type="standard",
+        source_cidr_ip=source_cidr,
+        rw_access_type="RDWR",
+        user_access_type="no_squash",
+        priority=1,
+        opts=child,
+    )
+    target = alicloud.nas.MountTarget(
+        f"{name}-shared-mt",
+        file_system_id=fs.id,
+        access_group_name=group.access_group_name,
+        network_type="Vpc",
+        vpc_id=net.vpc.id,
+        vswitch_id=net.vswitch.id,
+        opts=child,
+    )
+    source = target.mount_target_domain.apply(lambda domain: shared.source_form.format(mountTargetDomain=domain))
+    return SharedFilesystem(fs, source)
