@@ -197,6 +197,10 @@ def test_bad_existing_networks_exit_2_naming_the_key(tmp_path: Any, network: dic
             "gpu-cluster:cluster.zone: required with network.existing",
         ),
         (
+            stack_with("tencentcloud-dev", {"existing": {"vpcId": "vpc-12345678", "subnetIds": ["subnet-12345678"]}}),
+            "gpu-cluster:cluster.network.existing: tencentcloud cannot join an existing network yet",
+        ),
+        (
             stack_with("azure-h100", {"existing": {"vpcId": "x", "subnetIds": ["y"]}}, access="ssh"),
             "gpu-cluster:cluster.network.existing.vpcId: got 'x'; expected a VNet resource id",
         ),
