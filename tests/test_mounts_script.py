@@ -185,3 +185,15 @@ def test_installs_the_newest_amlfs_client_for_the_running_kernel(tmp_path):
     assert "apt-get install -y -q amlfs-lustre-client-2.16.1-14-gbc76088=6.8.0-1024-aws" in calls
     source = (tmp_path / "sources" / "amlfs.list").read_text()
     assert "https://packages.microsoft.com/repos/amlfs-jammy/ jammy main" in source
+
+
+def test_a_repository_naming_its_own_suite(tmp_path):
+    proc, calls = run(
+        tmp_path, installed=False, CLIENT="gcp-lustre-apt",
+        CLIENT_PACKAGES="lustre-client-modules-$(uname -r) lustre-client-utils",
+        CLIENT_REPO="https://us-apt.pkg.dev/projects/lustre-client-binaries lustre-client-ubuntu-{codename}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "apt-get install -y -q lustre-client-modules-6.8.0-1024-aws lustre-client-utils" in calls
+    source = (tmp_path / "sources" / "gcp-lustre-client.list").read_text()
+    assert source.endswith("https://us-apt.pkg.dev/projects/lustre-client-binaries lustre-client-ubuntu-jammy main\n")

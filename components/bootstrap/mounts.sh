@@ -12,7 +12,8 @@
 #   CLIENT           fsx-lustre-apt | amlfs-apt | gcp-lustre-apt | apt | none: how the client is installed
 #   CLIENT_PACKAGES  packages to install (may name the running kernel as $(uname -r): expanded here);
 #                    empty with amlfs-apt: the newest amlfs-lustre-client metapackage for the running kernel
-#   CLIENT_REPO      the apt repository of the Lustre client (fsx-lustre-apt, amlfs-apt, gcp-lustre-apt)
+#   CLIENT_REPO      the apt repository of the Lustre client (fsx-lustre-apt, amlfs-apt, gcp-lustre-apt): URL, or
+#                    "URL SUITE"; {codename} stands for the release's codename
 #   CLIENT_KEY       the URL of that repository's signing key
 #   WAIT_SECONDS     how long to retry the mount before giving up (the next boot tries again)
 set -euo pipefail
@@ -58,8 +59,13 @@ add_apt_repo() {
   keyring="$KEYRING_DIR/$name.gpg"
   mkdir -p "$KEYRING_DIR" "$APT_SOURCES"
   curl -fsSL --retry 5 "$CLIENT_KEY" | gpg --dearmor --yes -o "$keyring"
-  # a repository per release names it as {codename} (packages.microsoft.com/repos/amlfs-jammy)
-  echo "deb [signed-by=$keyring] ${CLIENT_REPO//\{codename\}/$codename} $codename main" >"$APT_SOURCES/$name.list"
+  # a repository per release names it as {codename} (packages.microsoft.com/repos/amlfs-jammy); "URL SUITE"
+  # names its own suite (us-apt.pkg.dev/projects/lustre-client-binaries lustre-client-ubuntu-jammy)
+  local repo=${CLIENT_REPO//\{codename\}/$codename}
+  case "$repo" in
+    *" "*) echo "deb [signed-by=$keyring] $repo main" >"$APT_SOURCES/$name.list" ;;
+    *) echo "deb [signed-by=$keyring] $repo $codename main" >"$APT_SOURCES/$name.list" ;;
+  esac
 }
 
 newest_amlfs_client() {

@@ -33,24 +33,24 @@ class Sizes:
     def min(self) -> int:
         return self.first[0] if self.first else self.increment
 
-    def allowed(self, size: int, increment: int | None = None) -> bool:
-        """`increment` is a tier's own step (and minimum), where the service's sizes depend on the tier."""
+    def allowed(self, size: int, increment: int | None = None, top: int | None = None) -> bool:
+        """`increment` is a tier's own step (and minimum), `top` its maximum, where sizes depend on the tier."""
         step = increment or self.increment
         if increment is None and size in self.first:
             return True
-        return (increment or self.min) <= size <= self.max and size % step == 0
+        return (increment or self.min) <= size <= (top or self.max) and size % step == 0
 
-    def describe(self, increment: int | None = None) -> str:
+    def describe(self, increment: int | None = None, top: int | None = None) -> str:
         step = increment or self.increment
         head = ", ".join(str(s) for s in self.first) + ", then " if self.first and increment is None else ""
-        return f"{head}multiples of {step} up to {self.max} GiB"
+        return f"{head}multiples of {step} up to {top or self.max} GiB"
 
-    def nearest(self, size: int, increment: int | None = None) -> tuple[int, ...]:
+    def nearest(self, size: int, increment: int | None = None, top: int | None = None) -> tuple[int, ...]:
         """The allowed sizes just below and just above `size`."""
         step = increment or self.increment
         candidates = [] if increment is not None else list(self.first)
         candidates += [c for c in ((size // step) * step, (size // step + 1) * step) if c >= step]
-        allowed = [c for c in candidates if (increment or self.min) <= c <= self.max]
+        allowed = [c for c in candidates if (increment or self.min) <= c <= (top or self.max)]
         below = max((c for c in allowed if c < size), default=None)
         above = min((c for c in allowed if c > size), default=None)
         return tuple(c for c in (below, above) if c is not None)
@@ -76,6 +76,7 @@ class Service:
     client: dict[str, str]
     regions: tuple[str, ...] | None  # None: no data (never refused by region)
     regions_source: str
+    regions_complete: bool  # False: the list may miss regions (a region not in it is not refused)
     price: dict[str, Any]
     data: dict[str, Any]  # the whole entry, for cloud-only keys
 
@@ -133,6 +134,7 @@ def _service(kind: str, raw: dict[str, Any]) -> Service:
         client={str(k): _text(v) for k, v in (raw.get("client") or {}).items()},
         regions=None if regions is None else tuple(str(r) for r in regions),
         regions_source=_text(raw.get("regionsSource")),
+        regions_complete=bool(raw.get("regionsComplete", True)),
         price={**(raw.get("price") or {})},
         data=raw,
     )
@@ -203,7 +205,7 @@ def problems(
     if service is None:
         out.append(("kind", f"{kind}: {cloud} offers {', '.join(data.services)} here"))
         return out
-    if service.regions is not None and region not in service.regions:
+    if service.regions is not None and service.regions_complete and region not in service.regions:
         out.append(
             ("kind", f"{kind if kind != 'auto' else 'auto (' + service.kind + ')'}: {service.name} is not offered in "
              f"{region} (catalog/storage/{cloud}.yaml: {service.regions_source}); regions: {', '.join(service.regions)}"
@@ -221,11 +223,13 @@ def problems(
             )
     sizes = service.sizes
     tier = throughput if throughput in service.throughputs else service.default_throughput
-    step = service.data.get("sizes", {}).get("byThroughput", {}).get(tier) if sizes else None
-    if size_gb is not None and sizes is not None and not sizes.allowed(size_gb, step):
-        near = sizes.nearest(size_gb, step)
+    raw_sizes = service.data.get("sizes") or {}
+    step = (raw_sizes.get("byThroughput") or {}).get(tier)
+    top = (raw_sizes.get("maxByThroughput") or {}).get(tier)
+    if size_gb is not None and sizes is not None and not sizes.allowed(size_gb, step, top):
+        near = sizes.nearest(size_gb, step, top)
         nearest = f" (nearest: {' or '.join(map(str, near))})" if near else ""
-        out.append(("sizeGb", f"got {size_gb}; {service.name} takes {sizes.describe(step)}{nearest}"))
+        out.append(("sizeGb", f"got {size_gb}; {service.name} takes {sizes.describe(step, top)}{nearest}"))
     return out
 
 

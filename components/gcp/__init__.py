@@ -23,6 +23,7 @@ from .identity import build_identity
 from .network import build_nat, build_vpcs
 from .nodes import build_nodes
 from .placement import build_placement
+from .storage import build_shared
 
 TYPE = "gpu-cluster:gcp:Cluster"
 
@@ -47,8 +48,10 @@ class CloudCluster(pulumi.ComponentResource):
         self.placement_policy = build_placement(name, layout, child)
         self.identity = build_identity(name, layout, child)
         self.health_check = build_health_check(name, layout, self.network, child)
+        self.shared = build_shared(name, layout, self.network, child)
         self.nodes = build_nodes(
-            name, layout, self.network, self.identity, self.placement_policy, self, self.health_check
+            name, layout, self.network, self.identity, self.placement_policy, self, self.health_check,
+            self.shared.source if self.shared else None,
         )
         self.template = self.nodes.template
         self.login = build_login(name, layout, self.network, self.identity, child)
@@ -79,6 +82,8 @@ class CloudCluster(pulumi.ComponentResource):
             )
         if self.login is not None:
             self.outputs["loginNode"] = self.login.name
+        if self.shared is not None:
+            self.outputs["sharedFilesystem"] = self.shared.output(layout)
         self.outputs["placementApplied"] = layout.placement_applied
         self.outputs["metrics"] = metrics_output(layout)
         self.register_outputs(self.outputs)

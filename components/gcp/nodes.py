@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.gcp import SCRATCH_DEVICE_NAME, GcpLayout
 from ..resources import invoke_options
 from .identity import Identity
@@ -48,13 +49,14 @@ def build_nodes(
     placement: gcp.compute.ResourcePolicy | None,
     parent: pulumi.Resource,
     health_check: gcp.compute.HealthCheck | None = None,
+    mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
     image = image_id(layout, parent)
     workload = placement if layout.placement and layout.placement.kind == "workload" else None
     compact = placement if workload is None else None
-    template = _template(name, layout, net, image, identity, compact, child)
+    template = _template(name, layout, net, image, identity, compact, child, mount_source)
     nodes = Nodes(image, template)
     if spec.node_group == "managed":
         nodes.group = gcp.compute.InstanceGroupManager(
@@ -92,6 +94,17 @@ def build_nodes(
     return nodes
 
 
+def metadata(layout: GcpLayout, mount_source: pulumi.Input[str] | None) -> dict[str, pulumi.Input[str]]:
+    """The nodes' metadata, the startup script with the shared filesystem's mount source once it is known."""
+    out: dict[str, pulumi.Input[str]] = dict(layout.metadata)
+    script = layout.metadata.get("startup-script")
+    if mount_source is not None and script is not None:
+        out["startup-script"] = pulumi.Output.from_input(mount_source).apply(
+            lambda source: script.replace(SOURCE_PLACEHOLDER, source)
+        )
+    return out
+
+
 def _template(
     name: str,
     layout: GcpLayout,
@@ -100,6 +113,7 @@ def _template(
     identity: Identity,
     placement: gcp.compute.ResourcePolicy | None,
     child: pulumi.ResourceOptions,
+    mount_source: pulumi.Input[str] | None = None,
 ) -> gcp.compute.InstanceTemplate:
     spec = layout.spec
     labels = dict(layout.labels)
@@ -176,7 +190,7 @@ def _template(
         ),
         resource_policies=placement.self_link if placement else None,
         reservation_affinity=reservation,
-        metadata=dict(layout.metadata),
+        metadata=metadata(layout, mount_source),
         labels=labels,
         description=f"gpu-cluster {spec.name} nodes ({spec.instance.label})",
         opts=child,

@@ -39,11 +39,13 @@ from .. import bootstrap, catalog
 from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.health import RESULT_PATH
+from ..bootstrap.mounts import Mount
 from ..bootstrap.node import node_parts
 from ..bootstrap.scratch import scratch_part
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, image_for, scratch_for
+from .shared import Shared, shared_for
 
 NicType = Literal["GVNIC", "MRDMA"]
 # by-id names Google's guest udev rules give local SSDs (NVMe interface) and a PD with device_name
@@ -188,6 +190,7 @@ class GcpLayout:
     placement_applied: Literal["cluster", "spread", "none"] = "none"
     health_probe: HealthProbe | None = None  # managed groups with health.action replace
     warnings: tuple[str, ...] = field(default=())
+    shared: Shared | None = None  # storage.shared: Managed Lustre on the host VPC, or an existing filesystem
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -494,7 +497,12 @@ def health_http_part(probe: HealthProbe | None) -> Part:
 
 
 def node_bootstrap(
-    spec: ClusterSpec, scratch: Scratch, fabric: Sequence[Part], gpu_nics: int, probe: HealthProbe | None
+    spec: ClusterSpec,
+    scratch: Scratch,
+    fabric: Sequence[Part],
+    gpu_nics: int,
+    probe: HealthProbe | None,
+    mounts: Mount | None = None,
 ) -> tuple[Part, ...]:
     """Scratch, fabric enablement, MIG, health check (+ its endpoint for autohealing), metrics."""
     nvme_globs = scratch.device_globs if scratch.kind == "nvme" else ()
@@ -506,6 +514,7 @@ def node_bootstrap(
         fabric=fabric,
         # only a MIG can replace a node (autohealing); standalone instances report (health.sh logs it)
         unhealthy_hook=bootstrap.script("gcp_unhealthy.sh") if probe is not None else None,
+        mounts=mounts,
     )
     return (*parts, health_http_part(probe))
 
@@ -776,7 +785,8 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     scratch = scratch_for(spec, LOCAL_SSD_GLOBS, SCRATCH_DISK_GLOBS)
     disk_type = _disk_type(row.instanceType, rules)
     probe = health_probe(spec, rules)
-    script = startup_script(node_bootstrap(spec, scratch, fabric, gpu_nics, probe))
+    shared = shared_for(spec)
+    script = startup_script(node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None))
     metadata = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
     if script:
         metadata["startup-script"] = script
@@ -806,6 +816,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         placement_applied="cluster" if placement is not None else "none",
         health_probe=probe,
         warnings=tuple(warnings),
+        shared=shared,
     )
 
 
