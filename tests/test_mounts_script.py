@@ -11,10 +11,26 @@ from pathlib import Path
 import pytest
 
 from components import bootstrap
+from components.bootstrap.health import health_script
 from components.bootstrap.mounts import SOURCE_PLACEHOLDER, Mount, mounts_part, mounts_script
 
 SCRIPT = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "mounts.sh"
 HEALTH = SCRIPT.with_name("health.sh")
+
+
+def test_health_script_is_unchanged_without_mounts():
+    # nodes without storage.shared keep the health.sh they had: their user data (and nodes) do not change
+    assert health_script() == HEALTH.read_text() and "check_mounts" not in health_script()
+    assert health_script(mounts=True).count("check_mounts") == 2
+
+
+def test_the_health_script_with_the_mount_check_is_shellcheck_clean(tmp_path):
+    path = tmp_path / "health.sh"
+    path.write_text(health_script(mounts=True))
+    proc = subprocess.run(
+        ["shellcheck", str(path), str(SCRIPT.with_name("health_mounts.sh"))], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout
 
 
 def run(tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: bool = True, **env: str):
@@ -170,7 +186,9 @@ def test_health_check_reports_the_mount(tmp_path, mounted, ok):
         "HEALTH_RESULT": str(result),
         "UNHEALTHY_HOOK": str(tmp_path / "missing"),
     }
-    proc = subprocess.run(["bash", str(HEALTH)], env=env, capture_output=True, text=True, timeout=30)
+    script = tmp_path / "health.sh"
+    script.write_text(health_script(mounts=True))  # the mount check is spliced in only for nodes with mounts
+    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30)
     report = json.loads(result.read_text())
     assert [c["name"] for c in report["checks"]] == ["mount"]
     assert report["checks"][0]["ok"] is ok and report["healthy"] is ok and (proc.returncode == 0) is ok

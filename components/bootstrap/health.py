@@ -59,8 +59,20 @@ class HealthCheck:
         }
 
 
-def health_script() -> str:
-    return script("health.sh")
+# Where the mount check goes into health.sh (before the checks run, and its call after check_mig).
+_MOUNTS_BEFORE = 'if [ "$EXPECTED_GPUS" -gt 0 ]; then\n  check_gpus'
+_MOUNTS_CALL = ("check_mig\ncheck_dcgm\n", "check_mig\ncheck_mounts\ncheck_dcgm\n")
+
+
+def health_script(mounts: bool = False) -> str:
+    """health.sh; with `mounts`, with the mount check (health_mounts.sh) spliced in. Without, byte for byte the
+    script every node had before storage.shared existed: no deployed node's user data changes for it."""
+    text = script("health.sh")
+    if not mounts:
+        return text
+    assert text.count(_MOUNTS_BEFORE) == 1 and text.count(_MOUNTS_CALL[0]) == 1, "health.sh anchors moved"
+    fragment = script("health_mounts.sh").replace("# shellcheck shell=bash\n", "", 1)
+    return text.replace(_MOUNTS_BEFORE, fragment + _MOUNTS_BEFORE, 1).replace(*_MOUNTS_CALL, 1)
 
 
 def health_part(check: HealthCheck | None, unhealthy_hook: str | None = None) -> Part:
@@ -70,7 +82,7 @@ def health_part(check: HealthCheck | None, unhealthy_hook: str | None = None) ->
     hook = (File(HOOK_PATH, unhealthy_hook, "0755"),) if check.action == "replace" and unhealthy_hook else ()
     return service_part(
         "health",
-        script_text=health_script(),
+        script_text=health_script(mounts=bool(check.mounts)),
         env=check.env(),
         unit=UNIT,
         extra_files=hook,

@@ -15,7 +15,6 @@
 #   DCGM_LEVEL               0 to skip, else the `dcgmi diag -r` level when DCGM is installed
 #   ACTION                   replace | report
 #   UNHEALTHY_HOOK           the cloud's command file run on failure with ACTION=replace
-#   EXPECTED_MOUNTS          shared filesystems (mount points) that must be mounted; empty: none
 set -uo pipefail
 
 EXPECTED_GPUS="${EXPECTED_GPUS:-0}"
@@ -31,7 +30,6 @@ UNHEALTHY_HOOK="${UNHEALTHY_HOOK:-/usr/local/sbin/gpu-cluster-unhealthy}"
 HEALTH_RESULT="${HEALTH_RESULT:-/var/lib/gpu-cluster/health.json}"
 SYSFS_NET="${SYSFS_NET:-/sys/class/net}"
 WAIT_SECONDS="${WAIT_SECONDS:-300}"
-EXPECTED_MOUNTS="${EXPECTED_MOUNTS:-}"
 
 log() { echo "gpu-cluster-health: $*" >&2; }
 
@@ -178,23 +176,6 @@ check_dcgm() {
   fi
 }
 
-check_mounts() {
-  local path ok
-  for path in $EXPECTED_MOUNTS; do
-    # the mount unit retries until the filesystem answers: give it the same wait as the devices
-    ok=false
-    for _ in $(seq 1 "$WAIT_SECONDS"); do
-      if mountpoint -q "$path"; then ok=true; break; fi
-      sleep 1
-    done
-    if [ "$ok" = true ]; then
-      record mount true "$path mounted" "mounted" ""
-    else
-      record mount false "$path mounted" "not mounted" "shared filesystem missing (gpu-cluster-mounts.service)"
-    fi
-  done
-}
-
 if [ "$EXPECTED_GPUS" -gt 0 ]; then
   check_gpus
   check_ecc
@@ -202,7 +183,6 @@ fi
 check_fabric
 check_nvme
 check_mig
-check_mounts
 check_dcgm
 
 healthy=true
