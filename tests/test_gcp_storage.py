@@ -122,3 +122,28 @@ def test_a_tier_change_replaces_the_instance_first_as_data_loss():
     fs["inputs"]["perUnitStorageThroughput"] = "500"
     first = diff_plans(old, new).warnings[0]
     assert first.startswith(f"DATA LOSS: replaces {LUSTRE} `test-gcp-shared`, the shared filesystem (9,000 GiB")
+
+
+def test_nfs_is_filestore_zonal_peered_to_the_host_vpc():
+    plan = plan_values(gcp_values(storage={"shared": {"kind": "nfs", "sizeGb": 2560}}))
+    fs = one(plan, "filestore/instance:Instance")
+    inputs = fs["inputs"]
+    assert inputs["tier"] == "ZONAL" and inputs["fileShares"] == {"capacityGb": 2560, "name": "shared"}
+    assert inputs["networks"] == [
+        {"connectMode": "DIRECT_PEERING", "network": "<autoname:test-gcp-host>", "modes": ["MODE_IPV4"]}
+    ]
+    assert fs["protect"] is True and inputs["location"] == "us-central1-a"
+    script = one(plan, "compute/instanceTemplate:InstanceTemplate")["inputs"]["metadata"]["startup-script"]
+    assert 'MOUNT_SOURCE="<ip address of test-gcp-shared>:/shared"' in script and 'MOUNT_FSTYPE="nfs"' in script
+
+
+@pytest.mark.parametrize(("size", "ok"), [(1024, True), (1280, True), (9984, True), (10000, False), (12800, True)])
+def test_filestore_sizes_follow_the_zonal_ranges(size, ok):
+    values = gcp_values(storage={"shared": {"kind": "nfs", "sizeGb": size}})
+    if ok:
+        assert spec_of(values).storage.shared is not None
+        return
+    with pytest.raises(ConfigErrors) as info:
+        spec_of(values)
+    message = {e.key: e.message for e in info.value.errors}[f"{KEY}.sizeGb"]
+    assert "1024 to 9984 in steps of 256, 10240 to 102400 in steps of 2560" in message and "9984 or 10240" in message

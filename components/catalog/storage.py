@@ -28,25 +28,40 @@ class Sizes:
     increment: int
     max: int
     source: str
+    ranges: tuple[tuple[int, int, int], ...] = ()  # (from, to, step): sizes in ranges of their own steps
 
     @property
     def min(self) -> int:
+        if self.ranges:
+            return self.ranges[0][0]
         return self.first[0] if self.first else self.increment
 
     def allowed(self, size: int, increment: int | None = None, top: int | None = None) -> bool:
         """`increment` is a tier's own step (and minimum), `top` its maximum, where sizes depend on the tier."""
+        if self.ranges:
+            return any(lo <= size <= hi and (size - lo) % step == 0 for lo, hi, step in self.ranges)
         step = increment or self.increment
         if increment is None and size in self.first:
             return True
         return (increment or self.min) <= size <= (top or self.max) and size % step == 0
 
     def describe(self, increment: int | None = None, top: int | None = None) -> str:
+        if self.ranges:
+            return ", ".join(f"{lo} to {hi} in steps of {step}" for lo, hi, step in self.ranges) + " GiB"
         step = increment or self.increment
         head = ", ".join(str(s) for s in self.first) + ", then " if self.first and increment is None else ""
         return f"{head}multiples of {step} up to {top or self.max} GiB"
 
     def nearest(self, size: int, increment: int | None = None, top: int | None = None) -> tuple[int, ...]:
         """The allowed sizes just below and just above `size`."""
+        if self.ranges:
+            fits = [
+                lo + ((min(max(size, lo), hi) - lo) // step + k) * step for lo, hi, step in self.ranges for k in (0, 1)
+            ]
+            fits = [c for c in fits if self.allowed(c)]
+            below = max((c for c in fits if c < size), default=None)
+            above = min((c for c in fits if c > size), default=None)
+            return tuple(c for c in (below, above) if c is not None)
         step = increment or self.increment
         candidates = [] if increment is not None else list(self.first)
         candidates += [c for c in ((size // step) * step, (size // step + 1) * step) if c >= step]
@@ -113,9 +128,10 @@ def _service(kind: str, raw: dict[str, Any]) -> Service:
         sizes=(
             Sizes(
                 tuple(int(s) for s in sizes.get("first") or ()),
-                int(sizes["increment"]),
-                int(sizes["max"]),
+                int(sizes.get("increment") or sizes["ranges"][0][2]),
+                int(sizes.get("max") or sizes["ranges"][-1][1]),
                 _text(sizes.get("source")),
+                tuple((int(lo), int(hi), int(step)) for lo, hi, step in sizes.get("ranges") or ()),
             )
             if sizes
             else None

@@ -45,6 +45,8 @@ def build_shared(name: str, layout: GcpLayout, net: Network, child: pulumi.Resou
         return SharedFilesystem(None, shared.source_form)
     spec = layout.spec
     host = net.host
+    if shared.kind == "nfs":
+        return _filestore(name, layout, net, child)
     depends: list[pulumi.Resource] = []
     if isinstance(host, gcp.compute.Network):  # our VPC: give it private services access
         prefix = int((shared.data or {}).get("psa", {}).get("prefixLength", 24))
@@ -84,4 +86,31 @@ def build_shared(name: str, layout: GcpLayout, net: Network, child: pulumi.Resou
         ),
     )
     source = fs.mount_point.apply(lambda point: shared.source_form.format(mountPoint=point))
+    return SharedFilesystem(fs, source)
+
+
+def _filestore(name: str, layout: GcpLayout, net: Network, child: pulumi.ResourceOptions) -> SharedFilesystem:
+    """Filestore Zonal in the nodes' zone, peered to the host VPC (DIRECT_PEERING, as Cluster Toolkit connects it)."""
+    shared, spec, host = layout.shared, layout.spec, net.host
+    assert shared is not None and shared.size_gb is not None
+    fs = gcp.filestore.Instance(
+        f"{name}-shared",
+        name=f"{spec.name}-shared",
+        location=layout.zone,
+        tier="ZONAL",
+        file_shares=gcp.filestore.InstanceFileSharesArgs(capacity_gb=shared.size_gb, name=FILESYSTEM),
+        networks=[
+            gcp.filestore.InstanceNetworkArgs(
+                network=host.name if isinstance(host, gcp.compute.Network) else host.id,
+                modes=["MODE_IPV4"],
+                connect_mode="DIRECT_PEERING",
+            )
+        ],
+        labels=dict(layout.labels),
+        description=f"gpu-cluster {spec.name} shared filesystem",
+        opts=pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(protect=shared.retain, retain_on_delete=shared.retain)
+        ),
+    )
+    source = fs.networks.apply(lambda nets: shared.source_form.format(ipAddress=nets[0].ip_addresses[0]))
     return SharedFilesystem(fs, source)
