@@ -144,3 +144,17 @@ def test_diff_of_a_throughput_change_is_in_place():
     old, new = _json(shared(sizeGb=4800, throughput=250)), _json(shared(sizeGb=4800, throughput=500))
     d = diff_plans(old, new)
     assert not [w for w in d.warnings if "shared filesystem" in w]
+
+
+def test_a_cloud_without_storage_data_refuses_it_even_existing():
+    values = {
+        "gpu-cluster:cloud": "tencentcloud",
+        "tencentcloud:region": "ap-guangzhou",
+        "gpu-cluster:cluster": {"gpu": "T4:1", "storage": {"shared": {"kind": "existing", "existing": "10.0.0.4:/x"}}},
+    }
+    with pytest.raises(ConfigErrors) as info:
+        spec_of(values)
+    assert (
+        "does not build or mount a shared filesystem on tencentcloud"
+        in {e.key: e.message for e in info.value.errors}[f"{KEY}.kind"]
+    )

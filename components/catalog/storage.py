@@ -203,6 +203,8 @@ def problems(
     """(sub-key under storage.shared, message) for every problem of the request; empty when it is valid."""
     out: list[tuple[str, str]] = []
     data = load(cloud)
+    if data is None:  # the cloud's layout does not mount one yet (no catalog/storage/<cloud>.yaml)
+        return [("kind", f"{kind}: gpu-cluster does not build or mount a shared filesystem on {cloud} yet")]
     if kind == "existing":
         if not existing.strip():
             out.append(
@@ -214,9 +216,6 @@ def problems(
         return out
     if existing:
         out.append(("existing", f"set, but kind is {kind}; use kind: existing to mount it, or drop existing"))
-    if data is None:
-        out.append(("kind", f"{kind}: gpu-cluster creates no shared filesystem on {cloud} yet; use kind: existing"))
-        return out
     service = data.service(kind)
     if service is None:
         out.append(("kind", f"{kind}: {cloud} offers {', '.join(data.services)} here"))
