@@ -21,7 +21,7 @@ import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout
 from ..resources import from_config, invoke_options
-from .network import Network
+from .network import Network, ingress_rule
 
 
 @dataclass(frozen=True)
@@ -87,32 +87,17 @@ def build_login(
         opts=child,
     )
     for cidr in login.ssh_cidrs:
-        alicloud.ecs.SecurityGroupRule(
-            f"{name}-login-sg-ssh-{cidr.replace('/', '_')}",
-            type="ingress",
-            security_group_id=sg.id,
-            cidr_ip=cidr,
-            ip_protocol="tcp",
-            port_range="22/22",
-            nic_type="intranet",
-            policy="accept",
-            priority=1,
-            description="SSH to the login node",
-            opts=child,
+        ingress_rule(
+            f"{name}-login-sg-ssh-{cidr.replace('/', '_')}", sg.id, "22/22", "SSH to the login node", child, cidr=cidr
         )
     # the nodes take SSH from the login node's group, nothing else from outside their own group
-    alicloud.ecs.SecurityGroupRule(
+    ingress_rule(
         f"{name}-sg-ssh-from-login",
-        type="ingress",
-        security_group_id=network.security_group.id,
-        source_security_group_id=sg.id,
-        ip_protocol="tcp",
-        port_range="22/22",
-        nic_type="intranet",
-        policy="accept",
-        priority=1,
-        description="SSH from the login node",
-        opts=child,
+        network.security_group.id,
+        "22/22",
+        "SSH from the login node",
+        child,
+        source_group_id=sg.id,
     )
     image = alicloud.ecs.get_images_output(
         name_regex=login.image_name_regex,

@@ -174,17 +174,32 @@ def _security_group(
         opts=child,
     )
     for cidr in ssh_cidrs:
-        alicloud.ecs.SecurityGroupRule(
-            f"{name}-sg-ssh-{cidr.replace('/', '_')}",
-            type="ingress",
-            security_group_id=sg.id,
-            cidr_ip=cidr,
-            ip_protocol="tcp",
-            port_range="22/22",
-            nic_type="intranet",
-            policy="accept",
-            priority=1,
-            description="SSH",
-            opts=child,
-        )
+        ingress_rule(f"{name}-sg-ssh-{cidr.replace('/', '_')}", sg.id, "22/22", "SSH", child, cidr=cidr)
     return sg
+
+
+def ingress_rule(
+    name: str,
+    security_group_id: pulumi.Input[str],
+    ports: str,
+    description: str,
+    child: pulumi.ResourceOptions,
+    *,
+    cidr: str | None = None,
+    source_group_id: pulumi.Input[str] | None = None,
+) -> alicloud.ecs.SecurityGroupRule:
+    """One accepted TCP ingress rule (`ports` as "22/22") from a CIDR or from another security group."""
+    return alicloud.ecs.SecurityGroupRule(
+        name,
+        type="ingress",
+        security_group_id=security_group_id,
+        cidr_ip=cidr,
+        source_security_group_id=source_group_id,
+        ip_protocol="tcp",
+        port_range=ports,
+        nic_type="intranet",
+        policy="accept",
+        priority=1,
+        description=description,
+        opts=child,
+    )

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_azure_native as azure
 
-from ..layout.azure import BASTION_SUBNET_NAME, SecurityRule
+from ..layout.azure import BASTION_SUBNET_NAME
 from .context import Context
 from .identity import Identity
-from .network import Network
+from .network import Network, security_rule_args
 from .nodes import image_reference, linux
 
 
@@ -21,25 +21,6 @@ class Access:
     login_vm: azure.compute.VirtualMachine | None
     login_nic: azure.network.NetworkInterface | None
     login_ip: azure.network.PublicIPAddress | None
-
-
-def _rules(rules: tuple[SecurityRule, ...]) -> list[azure.network.SecurityRuleArgs]:
-    return [
-        azure.network.SecurityRuleArgs(
-            name=rule.name,
-            priority=rule.priority,
-            direction=rule.direction,
-            access=rule.access,
-            protocol=rule.protocol,
-            source_address_prefixes=list(rule.sources) if len(rule.sources) > 1 else None,
-            source_address_prefix=rule.sources[0] if len(rule.sources) == 1 else None,
-            source_port_range="*",
-            destination_address_prefix=rule.destination,
-            destination_port_range=rule.port,
-            description=rule.description,
-        )
-        for rule in rules
-    ]
 
 
 def _after(previous: pulumi.Resource | None) -> list[pulumi.Resource]:
@@ -97,7 +78,7 @@ def build(ctx: Context, net: Network, identity: Identity) -> Access:
         f"{name}-login-nsg",
         resource_group_name=rg,
         location=ctx.location,
-        security_rules=_rules(login.security_rules),
+        security_rules=security_rule_args(login.security_rules),
         tags=ctx.tagged("login-nsg"),
         opts=ctx.opts,
     )

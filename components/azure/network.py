@@ -12,8 +12,28 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..existing_network import Joined
-from ..layout.azure import AzureLayout
+from ..layout.azure import AzureLayout, SecurityRule
 from .context import Context
+
+
+def security_rule_args(rules: tuple[SecurityRule, ...]) -> list[azure.network.SecurityRuleArgs]:
+    """The layout's NSG rules as the SDK takes them (one source range as a prefix, several as a list)."""
+    return [
+        azure.network.SecurityRuleArgs(
+            name=rule.name,
+            priority=rule.priority,
+            direction=rule.direction,
+            access=rule.access,
+            protocol=rule.protocol,
+            source_address_prefixes=list(rule.sources) if len(rule.sources) > 1 else None,
+            source_address_prefix=rule.sources[0] if len(rule.sources) == 1 else None,
+            source_port_range="*",
+            destination_address_prefix=rule.destination,
+            destination_port_range=rule.port,
+            description=rule.description,
+        )
+        for rule in rules
+    ]
 
 
 def resource_group(name: str, layout: AzureLayout, opts: pulumi.ResourceOptions) -> pulumi.Input[str]:
@@ -54,22 +74,7 @@ def build(ctx: Context) -> Network:
         f"{name}-nsg",
         resource_group_name=rg,
         location=ctx.location,
-        security_rules=[
-            azure.network.SecurityRuleArgs(
-                name=rule.name,
-                priority=rule.priority,
-                direction=rule.direction,
-                access=rule.access,
-                protocol=rule.protocol,
-                source_address_prefixes=list(rule.sources) if len(rule.sources) > 1 else None,
-                source_address_prefix=rule.sources[0] if len(rule.sources) == 1 else None,
-                source_port_range="*",
-                destination_address_prefix=rule.destination,
-                destination_port_range=rule.port,
-                description=rule.description,
-            )
-            for rule in layout.security_rules
-        ],
+        security_rules=security_rule_args(layout.security_rules),
         tags=ctx.tagged("nsg"),
         opts=child,
     )
