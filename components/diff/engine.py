@@ -317,6 +317,7 @@ def _warnings(
         guard = " (protect is set: Pulumi refuses until it is unprotected)" if res.get("protect") else ""
         what = f"{_what(res)}, the shared filesystem ({size} at {fs.get('path')})"
         shared_loss.append(text.replace(_what(res), what, 1) + guard)
+
     had_nodes = _nodes_of(old) > 0
     scratch = _scratch_fate(str(before.get("scratch") or ""))
 

@@ -50,7 +50,13 @@ class CloudCluster(pulumi.ComponentResource):
         self.health_check = build_health_check(name, layout, self.network, child)
         self.shared = build_shared(name, layout, self.network, child)
         self.nodes = build_nodes(
-            name, layout, self.network, self.identity, self.placement_policy, self, self.health_check,
+            name,
+            layout,
+            self.network,
+            self.identity,
+            self.placement_policy,
+            self,
+            self.health_check,
             self.shared.source if self.shared else None,
         )
         self.template = self.nodes.template

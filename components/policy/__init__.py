@@ -289,9 +289,10 @@ def _node_login(res: Resource, facts: Facts) -> Iterator[str]:
             yield "OS Login is not enabled (metadata enable-oslogin=TRUE)"
         if str(metadata.get("block-project-ssh-keys", "")).upper() != "TRUE":
             yield "project-wide SSH keys are not blocked (metadata block-project-ssh-keys=TRUE)"
-    elif (kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration") and (
-        props.get("password") or props.get("kmsEncryptedPassword") or _truthy(props.get("passwordInherit"))
-    )) or (kind == "tencentcloud:Instance/instance:Instance" and props.get("password")):
+    elif (
+        kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration")
+        and (props.get("password") or props.get("kmsEncryptedPassword") or _truthy(props.get("passwordInherit")))
+    ) or (kind == "tencentcloud:Instance/instance:Instance" and props.get("password")):
         yield "allows password login"
 
 
