@@ -476,7 +476,6 @@ def _check_access(cloud: Cloud, cfg: ClusterConfig, findings: list[Finding]) -> 
     if access not in caps.access_methods:
         offered = ", ".join([f"auto ({caps.access_default})", *caps.access_methods])
         raise ConfigError(f"{k}access", f"got {cfg.access!r}; {cloud} offers: {offered}")
-    _check_login_user(cloud, cfg, caps)
     ident = caps.identity
     for i, policy in enumerate(cfg.identity.policies):
         if not ident.policy_ok(policy):

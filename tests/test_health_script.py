@@ -214,3 +214,11 @@ def test_nvme_is_counted_once_per_device_across_globs(tmp_path):
 def test_the_result_says_it_belongs_to_this_boot(tmp_path):
     _, report, _ = run(tmp_path, [H100])
     assert report["status"] == "done" and "boot" in report
+
+
+def test_the_result_is_valid_json_whatever_the_names_hold(tmp_path):
+    # a GPU name with a quote and a backslash: run() parses the result as JSON
+    _, report, _ = run(tmp_path, ['NVIDIA "H100" \\ 80GB'] * 2, GPU_MODEL='"H100"')
+    assert report["healthy"] is True
+    gpus = next(c for c in report["checks"] if c["name"] == "gpus")
+    assert gpus["found"] == "2"

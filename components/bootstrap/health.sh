@@ -40,10 +40,15 @@ failed=0
 mkdir -p "$(dirname "$HEALTH_RESULT")"
 printf '{"healthy": null, "status": "running", "boot": "%s"}\n' "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || true)" >"$HEALTH_RESULT"
 
+# JSON string content: backslashes and double quotes escaped (GPU names and details are free text)
+json_text() {
+  local text=${1//\\/\\\\}
+  printf '%s' "${text//\"/\\\"}"
+}
+
 # record NAME OK EXPECTED FOUND DETAIL
 record() {
-  local detail=${5//\"/\'}
-  checks+=("{\"name\": \"$1\", \"ok\": $2, \"expected\": \"$3\", \"found\": \"$4\", \"detail\": \"$detail\"}")
+  checks+=("{\"name\": \"$1\", \"ok\": $2, \"expected\": \"$(json_text "$3")\", \"found\": \"$(json_text "$4")\", \"detail\": \"$(json_text "$5")\"}")
   if [ "$2" = true ]; then
     log "ok: $1 ($4)"
   else
