@@ -217,8 +217,9 @@ def test_the_result_says_it_belongs_to_this_boot(tmp_path):
 
 
 def test_the_result_is_valid_json_whatever_the_names_hold(tmp_path):
-    # a GPU name with a quote and a backslash: run() parses the result as JSON
-    _, report, _ = run(tmp_path, ['NVIDIA "H100" \\ 80GB'] * 2, GPU_MODEL='"H100"')
-    assert report["healthy"] is True
+    # a model text with a quote and a backslash lands in `expected` and `detail` of a failed check;
+    # run() parses the result as JSON, so an unescaped character fails here
+    model = 'H"1\\00'
+    _, report, _ = run(tmp_path, [f"NVIDIA {model} 80GB", "NVIDIA A100"], GPU_MODEL=model)
     gpus = next(c for c in report["checks"] if c["name"] == "gpus")
-    assert gpus["found"] == "2"
+    assert gpus["ok"] is False and gpus["expected"] == f"2 x {model}" and model in gpus["detail"]

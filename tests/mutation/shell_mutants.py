@@ -95,13 +95,8 @@ SCRATCH = (
 )
 
 HEALTH = (
-    Mutation(
-        "record: detail quotes not escaped",
-        "local detail=${5//\\\"/\\'}",
-        "local detail=$5",
-        equivalent="the only detail that can hold a quote names GPU_MODEL, which `expected` carries unescaped: "
-        "a quote breaks the JSON with or without this escape",
-    ),
+    Mutation("json_text: quotes not escaped", 'printf \'%s\' "${text//\\"/\\\\\\"}"', 'printf \'%s\' "$text"'),
+    Mutation("json_text: backslashes not escaped", "local text=${1//\\\\/\\\\\\\\}", "local text=$1"),
     removed("    failed=1\n", "a failed check fails the node"),
     Mutation("record: ok test flipped", 'if [ "$2" = true ]; then', 'if [ "$2" != true ]; then'),
     Mutation(
