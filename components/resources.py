@@ -4,14 +4,17 @@
   config holds `secure:` values (the engine marks the whole `gpu-cluster:cluster` object secret).
 - `invoke_options`: every invoke gets `parent`, so it runs with the parent's explicit provider
   (region, credentials) instead of the default one (pulumi-eks does the same).
+- `SharedFilesystem`: what every cloud's storage module returns and exports the same way.
 """
 
 from __future__ import annotations
 
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pulumi
 
+from .layout.shared import Shared
 from .spec import ClusterSpec
 
 T = TypeVar("T")
@@ -25,3 +28,20 @@ def from_config(spec: ClusterSpec, value: T) -> pulumi.Input[T]:
 
 def invoke_options(parent: pulumi.Resource) -> pulumi.InvokeOutputOptions:
     return pulumi.InvokeOutputOptions(parent=parent)
+
+
+@dataclass(frozen=True)
+class SharedFilesystem:
+    """A cluster's shared filesystem as built on any cloud (clouds add what else they made)."""
+
+    resource: pulumi.CustomResource | None  # None for an existing filesystem
+    source: pulumi.Input[str]  # the mount source the nodes use
+
+    def output(self, shared: Shared) -> dict[str, Any]:
+        """The `sharedFilesystem` output: the same keys on every cloud."""
+        return {
+            "kind": shared.kind,
+            "id": self.resource.id if self.resource is not None else None,
+            "mount": self.source,
+            "path": shared.path,
+        }

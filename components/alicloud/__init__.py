@@ -87,8 +87,8 @@ class CloudCluster(pulumi.ComponentResource):
             "health": health.output(layout, self.health),
             "metrics": metrics_output(layout),
         }
-        if self.shared is not None:
-            self.outputs["sharedFilesystem"] = self.shared.output(layout)
+        if self.shared is not None and layout.shared is not None:
+            self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if self.instances:  # a hostfile for mpirun / torchrun
             self.outputs["privateIps"] = pulumi.Output.all(*[inst.private_ip for inst in self.instances])
         self.register_outputs(self.outputs)

@@ -9,29 +9,13 @@ sets `protect` and `retainOnDelete` on the filesystem.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout
+from ..resources import SharedFilesystem
 from .network import Network
-
-
-@dataclass(frozen=True)
-class SharedFilesystem:
-    resource: pulumi.CustomResource | None  # None for an existing filesystem
-    source: pulumi.Input[str]
-
-    def output(self, layout: AlicloudLayout) -> dict[str, Any]:
-        assert layout.shared is not None
-        return {
-            "kind": layout.shared.kind,
-            "id": self.resource.id if self.resource is not None else None,
-            "mount": self.source,
-            "path": layout.shared.path,
-        }
 
 
 def build_shared(

@@ -12,29 +12,19 @@ node group gets the matching egress, so `egress: none` clusters still reach it. 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from .. import resources
 from ..layout.shared import Shared
 from .naming import Context
 from .network import Network
 
 
 @dataclass(frozen=True)
-class SharedFilesystem:
-    resource: pulumi.CustomResource | None  # None for an existing filesystem
-    source: pulumi.Input[str]  # the mount source the nodes use
+class SharedFilesystem(resources.SharedFilesystem):
     security_group: aws.ec2.SecurityGroup | None
-
-    def output(self, shared: Shared) -> dict[str, Any]:
-        return {
-            "kind": shared.kind,
-            "id": self.resource.id if self.resource is not None else None,
-            "mount": self.source,
-            "path": shared.path,
-        }
 
 
 def _options(ctx: Context, shared: Shared) -> pulumi.ResourceOptions:

@@ -10,29 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_azure_native as azure
 
+from .. import resources
 from ..layout.shared import Shared
 from .context import Context
 from .network import Network
 
 
 @dataclass(frozen=True)
-class SharedFilesystem:
-    resource: pulumi.CustomResource | None  # None for an existing filesystem
-    source: pulumi.Input[str]
+class SharedFilesystem(resources.SharedFilesystem):
     subnet: azure.network.Subnet | None
-
-    def output(self, shared: Shared) -> dict[str, Any]:
-        return {
-            "kind": shared.kind,
-            "id": self.resource.id if self.resource is not None else None,
-            "mount": self.source,
-            "path": shared.path,
-        }
 
 
 def _nsg(ctx: Context, shared: Shared, subnet_cidr: str) -> azure.network.NetworkSecurityGroup:

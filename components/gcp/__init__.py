@@ -88,8 +88,8 @@ class CloudCluster(pulumi.ComponentResource):
             )
         if self.login is not None:
             self.outputs["loginNode"] = self.login.name
-        if self.shared is not None:
-            self.outputs["sharedFilesystem"] = self.shared.output(layout)
+        if self.shared is not None and layout.shared is not None:
+            self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         self.outputs["placementApplied"] = layout.placement_applied
         self.outputs["metrics"] = metrics_output(layout)
         self.register_outputs(self.outputs)

@@ -9,32 +9,15 @@ instance. With `network.existing` the VPC is not ours: its private services acce
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import pulumi
 import pulumi_gcp as gcp
 
 from ..layout.gcp import GcpLayout
+from ..resources import SharedFilesystem
 from .network import Network
 
 PSA_SERVICE = "servicenetworking.googleapis.com"
 FILESYSTEM = "shared"  # the Lustre fsname: "eight characters or less ... letters and numbers" (pulumi-gcp)
-
-
-@dataclass(frozen=True)
-class SharedFilesystem:
-    resource: pulumi.CustomResource | None  # None for an existing filesystem
-    source: pulumi.Input[str]
-
-    def output(self, layout: GcpLayout) -> dict[str, Any]:
-        assert layout.shared is not None
-        return {
-            "kind": layout.shared.kind,
-            "id": self.resource.id if self.resource is not None else None,
-            "mount": self.source,
-            "path": layout.shared.path,
-        }
 
 
 def build_shared(name: str, layout: GcpLayout, net: Network, child: pulumi.ResourceOptions) -> SharedFilesystem | None:
