@@ -95,7 +95,7 @@ SCRATCH = (
 )
 
 HEALTH = (
-    Mutation("json_text: quotes not escaped", 'printf \'%s\' "${text//\\"/\\\\\\"}"', 'printf \'%s\' "$text"'),
+    Mutation("json_text: quotes not escaped", 'printf \'%s\' "${text//\\"/\\\\\\"}"', "printf '%s' \"$text\""),
     Mutation("json_text: backslashes not escaped", "local text=${1//\\\\/\\\\\\\\}", "local text=$1"),
     removed("    failed=1\n", "a failed check fails the node"),
     Mutation("record: ok test flipped", 'if [ "$2" = true ]; then', 'if [ "$2" != true ]; then'),
