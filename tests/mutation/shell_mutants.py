@@ -214,7 +214,19 @@ def run_tests(target: Target, script_text: str) -> subprocess.CompletedProcess[s
             "GPU_CLUSTER_MUTANT_ORIGINAL": str(target.script),
             "GPU_CLUSTER_MUTANT_COPY": str(copy),
         }
-        args = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "tests.mutation.plugin"]
+        args = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-x",
+            "-q",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.mutation.plugin",
+        ]
         args += list(target.tests)
         for node in target.deselect:
             args += ["--deselect", node]
