@@ -6,6 +6,7 @@ import base64
 import copy
 import ipaddress
 import json
+import re
 
 import pytest
 import yaml
@@ -19,6 +20,7 @@ from .conftest import one, plan_values, resources_of, spec_of
 
 KEY = "gpu-cluster:cluster.storage.shared"
 AMLFS = "azure-native:storagecache:AmlFilesystem"
+SHARE = "azure-native:storage:FileShare"
 
 
 def azure_values(**cluster):
@@ -90,7 +92,8 @@ def test_outputs_and_summary(h100):
         ({"sizeGb": 6000}, "sizeGb", "multiples of 4096 up to 131072 GiB (nearest: 4096 or 8192)"),
         ({"throughput": 250, "sizeGb": 4096}, "sizeGb", "multiples of 8192"),
         ({"throughput": 1000}, "throughput", "takes 40, 125, 250, 500"),
-        ({"kind": "nfs"}, "kind", "azure offers lustre here"),
+        ({"kind": "nfs", "sizeGb": 50}, "sizeGb", "takes 100 to 102400 in steps of 1 GiB (nearest: 100)"),
+        ({"kind": "nfs", "throughput": 250}, "throughput", "has no throughput tiers"),
     ],
 )
 def test_bad_input_names_the_key(cfg, key, fragment):
@@ -118,3 +121,100 @@ def test_a_size_change_replaces_the_filesystem_first_as_data_loss():
     fs["inputs"]["storageCapacityTiB"] = 4
     first = diff_plans(old, new).warnings[0]
     assert first.startswith(f"DATA LOSS: replaces {AMLFS} `test-azure-shared`, the shared filesystem (8,192 GiB")
+
+
+# --- kind: nfs (Azure Files premium NFS share behind a private endpoint) ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def nfs():
+    return plan_values(azure_values(storage={"shared": {"kind": "nfs", "sizeGb": 1024}}))
+
+
+def test_nfs_share_and_its_premium_account(nfs):
+    share = one(nfs, "storage:FileShare")
+    account = one(nfs, "storage:StorageAccount")
+    name = account["inputs"]["accountName"]
+    assert re.fullmatch(r"[a-z0-9]{3,24}", name)
+    assert share["inputs"] == {
+        "accountName": name,
+        "resourceGroupName": "<autoname:test-azure-rg>",
+        "shareName": "shared",
+        "enabledProtocols": "NFS",
+        "shareQuota": 1024,
+    }
+    inputs = account["inputs"]
+    assert (inputs["kind"], inputs["sku"]) == ("FileStorage", {"name": "Premium_LRS"})
+    assert inputs["enableHttpsTrafficOnly"] is False  # NFS: secure transfer off
+    assert inputs["publicNetworkAccess"] == "Disabled"
+    assert inputs["networkRuleSet"] == {"defaultAction": "Deny", "bypass": "None"}
+    for res in (share, account):
+        assert res["protect"] is True and res["retainOnDelete"] is True
+    assert not resources_of(nfs, "storagecache:AmlFilesystem") and not resources_of(nfs, "NetworkSecurityGroup")[1:]
+
+
+def test_nfs_private_endpoint_and_dns_in_the_cluster_vnet(nfs):
+    endpoint = one(nfs, "network:PrivateEndpoint")["inputs"]
+    assert endpoint["subnet"]["id"] == "<id of test-azure-nodes>"
+    (conn,) = endpoint["privateLinkServiceConnections"]
+    assert conn["privateLinkServiceId"] == "<id of test-azure-shared-account>" and conn["groupIds"] == ["file"]
+    zone = one(nfs, "privatedns:PrivateZone")["inputs"]
+    assert zone["privateZoneName"] == "privatelink.file.core.windows.net" and zone["location"] == "Global"
+    link = one(nfs, "privatedns:VirtualNetworkLink")["inputs"]
+    assert link["virtualNetwork"] == {"id": "<id of test-azure-vnet>"} and link["registrationEnabled"] is False
+    assert link["privateZoneName"] == "privatelink.file.core.windows.net"
+    group = one(nfs, "network:PrivateDnsZoneGroup")["inputs"]
+    assert group["privateEndpointName"] == "<autoname:test-azure-shared-endpoint>"
+    assert group["privateDnsZoneConfigs"] == [{"name": "file", "privateDnsZoneId": "<id of test-azure-shared-dns>"}]
+    subnets = [r["name"] for r in resources_of(nfs, "network:Subnet")]
+    assert "test-azure-shared-subnet" not in subnets  # no filesystem subnet for NFS
+
+
+def test_nfs_custom_data_mounts_the_share(nfs):
+    name = one(nfs, "storage:StorageAccount")["inputs"]["accountName"]
+    vmss = one(nfs, "compute:VirtualMachineScaleSet")["inputs"]
+    data = base64.b64decode(vmss["virtualMachineProfile"]["osProfile"]["customData"]).decode()
+    files = {f["path"]: f["content"] for f in yaml.safe_load(data)["write_files"]}
+    env = files["/etc/gpu-cluster/mounts.env"]
+    assert f'MOUNT_SOURCE="{name}.file.core.windows.net:/{name}/shared"' in env
+    assert 'MOUNT_FSTYPE="nfs"' in env and 'CLIENT="apt"' in env and 'CLIENT_PACKAGES="nfs-common"' in env
+    assert 'MOUNT_OPTIONS="vers=4,minorversion=1,sec=sys,nconnect=4,' in env
+    assert SOURCE_PLACEHOLDER not in data
+    assert nfs.run.outputs["sharedFilesystem"]["mount"] == f"{name}.file.core.windows.net:/{name}/shared"
+    s = nfs.summary()["sharedStorage"]
+    assert (s["kind"], s["sizeGb"], s["throughput"], s["monthlyUsd"]) == ("nfs", 1024, None, None)
+
+
+def test_nfs_defaults_to_the_smallest_share_and_retain_false_unprotects():
+    layout = azure_layout.plan(spec_of(azure_values(storage={"shared": {"kind": "nfs"}})))
+    assert layout.shared is not None and layout.shared.size_gb == 100 and layout.shared_subnet_cidr is None
+    plan = plan_values(azure_values(storage={"shared": {"kind": "nfs", "retain": False}}))
+    for kind in ("storage:FileShare", "storage:StorageAccount"):
+        res = one(plan, kind)
+        assert not res.get("protect") and not res.get("retainOnDelete")
+
+
+def test_account_name_is_stable_and_valid():
+    from components.azure.storage import account_name
+
+    a = account_name("LLM-Train_Azure-cluster-with-a-long-name", "gpu-cluster", "azure-h100", "llm")
+    assert a == account_name("LLM-Train_Azure-cluster-with-a-long-name", "gpu-cluster", "azure-h100", "llm")
+    assert re.fullmatch(r"[a-z0-9]{3,24}", a) and a.startswith("llmtrainazureclu")
+    assert a != account_name("LLM-Train_Azure-cluster-with-a-long-name", "gpu-cluster", "other", "llm")
+    assert re.fullmatch(r"gpucluster[0-9a-f]{8}", account_name("--", "p", "s", "c"))
+
+
+def test_nfs_protocol_change_replaces_the_share_first_as_data_loss(nfs):
+    old = json.loads(json.dumps(nfs.as_json(), default=str))
+    new = copy.deepcopy(old)
+    share = next(r for r in new["resources"] if r["type"] == SHARE)
+    share["inputs"]["enabledProtocols"] = "SMB"
+    first = diff_plans(old, new).warnings[0]
+    assert first.startswith(f"DATA LOSS: replaces {SHARE} `test-azure-shared`, the shared filesystem (1,024 GiB")
+
+
+def test_nfs_size_increase_is_in_place(nfs):
+    old = json.loads(json.dumps(nfs.as_json(), default=str))
+    new = copy.deepcopy(old)
+    next(r for r in new["resources"] if r["type"] == SHARE)["inputs"]["shareQuota"] = 2048
+    assert not [w for w in diff_plans(old, new).warnings if "DATA LOSS" in w]

@@ -1,13 +1,25 @@
-"""The shared filesystem (`storage.shared`): Azure Managed Lustre in its own subnet of the cluster VNet.
+"""The shared filesystem (`storage.shared`): Azure Managed Lustre in its own subnet of the cluster VNet, or an
+Azure Files premium NFS share behind a private endpoint.
 
-The subnet is the last /24 of the VNet's second half (`layout.shared_subnet_cidr`): no existing subnet
-moves. Its NSG admits the Lustre ports (988, 1019-1023) from the node subnet, everything between the
-filesystem's own hosts (amlfs-prerequisites), nothing from the internet. Encrypted at rest with
-Microsoft-managed keys (the service default). `retain: true` sets `protect` and `retainOnDelete`.
+Lustre: the subnet is the last /24 of the VNet's second half (`layout.shared_subnet_cidr`): no existing
+subnet moves. Its NSG admits the Lustre ports (988, 1019-1023) from the node subnet, everything between the
+filesystem's own hosts (amlfs-prerequisites), nothing from the internet.
+
+NFS (`kind: nfs`): a FileStorage (premium) account with secure transfer off (NFS does not run over HTTPS),
+public network access disabled and network rules denying everything; the share (NFS, its size the quota);
+a private endpoint for the account's `file` service in the node subnet; the private DNS zone
+`privatelink.file.core.windows.net` linked to the cluster VNet, the endpoint's A record in it (a DNS zone
+group), so ACCOUNT.file.core.windows.net resolves to the private address on the nodes. The account name is
+global: derived from the cluster name and a hash of project, stack and component (catalog/storage/azure.yaml).
+
+Both are encrypted at rest with Microsoft-managed keys (the services' default). `retain: true` sets
+`protect` and `retainOnDelete` on the filesystem (and on the NFS share's account, whose deletion deletes it).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -86,6 +98,8 @@ def build_shared(ctx: Context, net: Network, after: Sequence[pulumi.Resource] = 
         return None
     if shared.existing:
         return SharedFilesystem(None, shared.source_form, None)
+    if shared.kind == "nfs":
+        return _nfs_share(ctx, net, shared)
     assert layout.shared_subnet_cidr is not None and shared.size_gb is not None
     nsg = _nsg(ctx, shared, layout.shared_subnet_cidr)
     own = [net.subnet] if isinstance(net.subnet, pulumi.Resource) else []  # the node subnet (not a joined one)
@@ -118,3 +132,87 @@ def build_shared(ctx: Context, net: Network, after: Sequence[pulumi.Resource] = 
     )
     source = fs.client_info.apply(lambda info: shared.source_form.format(mgsAddress=info.mgs_address))
     return SharedFilesystem(fs, source, subnet)
+
+
+def account_name(cluster: str, project: str, stack: str, component: str) -> str:
+    """A storage account name (3-24 lower-case letters and digits, unique across Azure): up to 16 of the
+    cluster name's, then 8 hex digits of a hash of project, stack and component, stable across runs."""
+    stem = re.sub(r"[^a-z0-9]", "", cluster.lower())[:16] or "gpucluster"
+    digest = hashlib.sha256(f"{project}/{stack}/{component}".encode()).hexdigest()[:8]
+    return f"{stem}{digest}"
+
+
+def _nfs_share(ctx: Context, net: Network, shared: Shared) -> SharedFilesystem:
+    data = shared.data or {}
+    account_data = data.get("account") or {}
+    zone_name = str(data.get("privateDnsZone", "privatelink.file.core.windows.net"))
+    name = account_name(ctx.layout.spec.name, pulumi.get_project(), pulumi.get_stack(), ctx.name)
+    share_name = "shared"
+    kept = pulumi.ResourceOptions.merge(
+        ctx.opts, pulumi.ResourceOptions(protect=shared.retain, retain_on_delete=shared.retain)
+    )
+    account = azure.storage.StorageAccount(
+        f"{ctx.name}-shared-account",
+        account_name=name,
+        resource_group_name=ctx.resource_group_name,
+        location=ctx.location,
+        kind=str(account_data.get("kind", "FileStorage")),
+        sku=azure.storage.SkuArgs(name=str(account_data.get("sku", "Premium_LRS"))),
+        enable_https_traffic_only=False,  # NFS does not run over HTTPS: "secure transfer required" must be off
+        public_network_access="Disabled",
+        network_rule_set=azure.storage.NetworkRuleSetArgs(default_action="Deny", bypass="None"),
+        allow_blob_public_access=False,
+        minimum_tls_version="TLS1_2",
+        tags=ctx.tagged("shared-account"),
+        opts=kept,
+    )
+    share = azure.storage.FileShare(
+        f"{ctx.name}-shared",
+        account_name=name,  # the literal (the plan shows it); depends_on orders the share after the account
+        resource_group_name=ctx.resource_group_name,
+        share_name=share_name,
+        enabled_protocols="NFS",
+        share_quota=shared.size_gb,
+        opts=pulumi.ResourceOptions.merge(kept, pulumi.ResourceOptions(depends_on=[account])),
+    )
+    endpoint = azure.network.PrivateEndpoint(
+        f"{ctx.name}-shared-endpoint",
+        resource_group_name=ctx.resource_group_name,
+        location=ctx.location,
+        subnet=azure.network.SubnetArgs(id=net.subnet.id),
+        private_link_service_connections=[
+            azure.network.PrivateLinkServiceConnectionArgs(
+                name=f"{ctx.name}-shared-file", private_link_service_id=account.id, group_ids=["file"]
+            )
+        ],
+        tags=ctx.tagged("shared-endpoint"),
+        opts=ctx.opts,
+    )
+    zone = azure.privatedns.PrivateZone(
+        f"{ctx.name}-shared-dns",
+        resource_group_name=ctx.resource_group_name,
+        private_zone_name=zone_name,
+        location="Global",
+        tags=ctx.tagged("shared-dns"),
+        opts=ctx.opts,
+    )
+    azure.privatedns.VirtualNetworkLink(
+        f"{ctx.name}-shared-dns-link",
+        resource_group_name=ctx.resource_group_name,
+        private_zone_name=zone_name,
+        virtual_network=azure.privatedns.SubResourceArgs(id=net.vnet.id),
+        registration_enabled=False,
+        location="Global",
+        tags=ctx.tagged("shared-dns-link"),
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[zone])),
+    )
+    azure.network.PrivateDnsZoneGroup(
+        f"{ctx.name}-shared-dns-records",
+        resource_group_name=ctx.resource_group_name,
+        private_endpoint_name=endpoint.name,
+        private_dns_zone_configs=[azure.network.PrivateDnsZoneConfigArgs(name="file", private_dns_zone_id=zone.id)],
+        opts=ctx.opts,
+    )
+    # the source names the account and share; it waits on the share (and so on its account)
+    source = share.id.apply(lambda _: shared.source_form.format(accountName=name, shareName=share_name))
+    return SharedFilesystem(share, source, None)

@@ -222,7 +222,7 @@ class AzureLayout:
     identity: NodeIdentity
     bastion: Bastion | None
     login: LoginNode | None
-    shared: Shared | None = None  # storage.shared: Azure Managed Lustre or an existing filesystem
+    shared: Shared | None = None  # storage.shared: Azure Managed Lustre, an Azure Files NFS share or an existing one
     shared_subnet_cidr: str | None = None  # AMLFS's own subnet: the last /24 of the VNet's second half
 
     @property
@@ -697,8 +697,9 @@ def plan(spec: ClusterSpec) -> AzureLayout:
 
 def _shared_subnet(spec: ClusterSpec, node_cidr: str, shared: Shared | None) -> str | None:
     """AMLFS's own subnet: the last /24 of the VNet's second half, clear of the /26 access blocks at its start,
-    so adding it moves no existing subnet (catalog/storage/azure.yaml `subnet`)."""
-    if shared is None or shared.existing:
+    so adding it moves no existing subnet (catalog/storage/azure.yaml `subnet`). The NFS share needs none: its
+    private endpoint takes an address in the node subnet."""
+    if shared is None or shared.kind != "lustre":
         return None
     prefix = int((shared.data or {}).get("subnet", {}).get("prefix", 24))
     second = next(n for n in ipaddress.IPv4Network(spec.network.cidr).subnets(prefixlen_diff=1) if str(n) != node_cidr)

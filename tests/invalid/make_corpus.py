@@ -271,6 +271,55 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     ],
 }
 
+# storage.shared (catalog/storage/<cloud>.yaml) on every cloud that builds one: a size off the service's
+# increments, `existing` without its mount source, a kind the cloud lacks or the schema does not know, a path
+# clashing with scratchPath, a throughput off the tiers (or on a service without tiers).
+S = "storage.shared"
+SHARED_STORAGE: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
+    "aws": [
+        ("shared-size-off", f"{C}.{S}.sizeGb", {S: {"sizeGb": 3000}}),
+        ("shared-efs-throughput", f"{C}.{S}.throughput", {S: {"kind": "nfs", "throughput": 250}}),
+        ("shared-existing-empty", f"{C}.{S}.existing", {S: {"kind": "existing"}}),
+        ("shared-existing-without-kind", f"{C}.{S}.existing", {S: {"existing": "fs-1@tcp:/x"}}),
+        ("shared-kind-unknown", f"{C}.{S}.kind", {S: {"kind": "gpfs"}}),
+        ("shared-path-scratch", f"{C}.{S}.path", {S: {"path": "/scratch"}}),
+        ("shared-path-under-scratch", f"{C}.{S}.path", {S: {"path": "/scratch/shared"}}),
+        ("shared-path-relative", f"{C}.{S}.path", {S: {"path": "shared"}}),
+        ("shared-throughput-off", f"{C}.{S}.throughput", {S: {"throughput": 300}}),
+        ("shared-size-zero", f"{C}.{S}.sizeGb", {S: {"sizeGb": 0}}),
+        ("shared-unknown-key", f"{C}.{S}.size", {S: {"size": 1200}}),
+    ],
+    "azure": [
+        ("shared-size-off", f"{C}.{S}.sizeGb", {S: {"sizeGb": 6000}}),
+        ("shared-size-off-tier", f"{C}.{S}.sizeGb", {S: {"throughput": 250, "sizeGb": 4096}}),
+        ("shared-nfs-size-small", f"{C}.{S}.sizeGb", {S: {"kind": "nfs", "sizeGb": 50}}),
+        ("shared-nfs-size-huge", f"{C}.{S}.sizeGb", {S: {"kind": "nfs", "sizeGb": 200000}}),
+        ("shared-existing-empty", f"{C}.{S}.existing", {S: {"kind": "existing", "existing": " "}}),
+        ("shared-kind-unknown", f"{C}.{S}.kind", {S: {"kind": "cpfs"}}),
+        ("shared-path-scratch", f"{C}.{S}.path", {S: {"path": "/scratch"}}),
+        ("shared-throughput-off", f"{C}.{S}.throughput", {S: {"throughput": 1000}}),
+        ("shared-nfs-throughput", f"{C}.{S}.throughput", {S: {"kind": "nfs", "throughput": 125}}),
+    ],
+    "gcp": [
+        ("shared-size-off", f"{C}.{S}.sizeGb", {S: {"sizeGb": 10000}}),
+        ("shared-filestore-size-off", f"{C}.{S}.sizeGb", {S: {"kind": "nfs", "sizeGb": 1000}}),
+        ("shared-existing-empty", f"{C}.{S}.existing", {S: {"kind": "existing"}}),
+        ("shared-kind-unknown", f"{C}.{S}.kind", {S: {"kind": "parallelstore"}}),
+        ("shared-path-scratch", f"{C}.{S}.path", {S: {"path": "/scratch"}}),
+        ("shared-throughput-off", f"{C}.{S}.throughput", {S: {"throughput": 300}}),
+    ],
+    "alicloud": [
+        ("shared-lustre-lacking", f"{C}.{S}.kind", {S: {"kind": "lustre"}}),
+        ("shared-existing-empty", f"{C}.{S}.existing", {S: {"kind": "existing"}}),
+        ("shared-path-scratch", f"{C}.{S}.path", {S: {"path": "/scratch"}}),
+        ("shared-throughput-none", f"{C}.{S}.throughput", {S: {"throughput": 250}}),
+        ("shared-existing-without-kind", f"{C}.{S}.existing", {S: {"existing": "x.nas.aliyuncs.com:/"}}),
+    ],
+    "tencentcloud": [
+        ("shared-not-built", f"{C}.{S}.kind", {S: {}}),
+    ],
+}
+
 # Files that are broken before any value is read: (name, key named, text)
 FILES: list[tuple[str, str, str]] = [
     ("empty", "Pulumi.empty.yaml", ""),
@@ -309,7 +358,7 @@ def cases() -> list[tuple[str, str, str, bool]]:
     out: list[tuple[str, str, str, bool]] = []
     for cloud, base in BASES.items():
         shared = COMMON if cloud == "aws" else [c for c in COMMON if c[0].startswith(SHARED_ACROSS_CLOUDS)]
-        for name, key, changes in [*shared, *PER_CLOUD[cloud]]:
+        for name, key, changes in [*shared, *PER_CLOUD[cloud], *SHARED_STORAGE.get(cloud, [])]:
             values = _apply(base, changes)
             text = yaml.safe_dump({"config": values}, sort_keys=False, width=200)
             stem = name if name.startswith(f"{cloud}-") else f"{cloud}-{name}"
