@@ -44,6 +44,7 @@ class CloudAvailability:
     date: str
     covered: frozenset[str]  # regions the source covers: outside them, availability is unknown
     offers: dict[str, Offer]
+    zone_default: bool = True  # False: an unset zone is left to the deploy's own lookup (zones_selling says None)
 
 
 class AvailabilityError(ValueError):
@@ -51,7 +52,8 @@ class AvailabilityError(ValueError):
 
 
 def _zone_region(zone: str) -> str:
-    """`us-central1-a` -> `us-central1` (GCP and Alibaba zone names end in `-<letter>`)."""
+    """`us-central1-a` -> `us-central1`, `ap-guangzhou-3` -> `ap-guangzhou` (GCP and Alibaba zone names end in
+    `-<letter>`, Tencent's in `-<number>`)."""
     head, sep, _ = zone.rpartition("-")
     return head if sep else zone
 
@@ -63,7 +65,7 @@ def load(cloud: str) -> CloudAvailability:
     if not path.exists():
         return CloudAvailability(cloud, "", "", frozenset(), {})
     data: dict[str, Any] = yaml.safe_load(path.read_text()) or {}
-    unknown = set(data) - {"source", "date", "regions", "types"}
+    unknown = set(data) - {"source", "date", "regions", "types", "zoneDefault"}
     if unknown:
         raise AvailabilityError(f"{path.name}: unknown keys {sorted(unknown)}")
     if not data.get("source") or not data.get("date"):
@@ -79,7 +81,10 @@ def load(cloud: str) -> CloudAvailability:
         if outside:
             raise AvailabilityError(f"{path.name}: {name}: regions {outside} are not in the file's regions list")
         offers[str(name)] = Offer(tuple(sorted(regions)), tuple(sorted(zones)))
-    return CloudAvailability(cloud, str(data["source"]), str(data["date"]), covered, offers)
+    zone_default = data.get("zoneDefault", True)
+    if not isinstance(zone_default, bool):
+        raise AvailabilityError(f"{path.name}: zoneDefault must be true or false")
+    return CloudAvailability(cloud, str(data["source"]), str(data["date"]), covered, offers, zone_default)
 
 
 def offer(cloud: str, instance_type: str) -> Offer | None:
@@ -97,9 +102,10 @@ def sold_in(cloud: str, instance_type: str, region: str) -> bool | None:
 
 
 def zones_selling(cloud: str, instance_type: str, region: str) -> tuple[str, ...] | None:
-    """The zones of `region` that sell the type, sorted; None when the cloud's zones are not known for it."""
+    """The zones of `region` that sell the type, sorted (the zone to default to); None when the cloud's zones are
+    not known for it, or the file says `zoneDefault: false` (the deploy looks the zone up itself)."""
     found = offer(cloud, instance_type)
-    if found is None or not found.zones:
+    if found is None or not found.zones or not load(cloud).zone_default:
         return None
     return found.zones_in(region)
 
