@@ -158,3 +158,20 @@ def test_a_cloud_without_storage_data_refuses_it_even_existing():
         "does not build or mount a shared filesystem on tencentcloud"
         in {e.key: e.message for e in info.value.errors}[f"{KEY}.kind"]
     )
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp", "alicloud"])
+def test_every_service_has_a_sourced_price_or_says_why_none(cloud):
+    """A reference price is a number with its source, or null with the date it was searched for: never invented."""
+    data = storage.load(cloud)
+    assert data is not None
+    for kind, svc in data.services.items():
+        price = svc.price
+        numbers = price.get("usdPerGbMonth") or price.get("usdPerGbMonthByThroughput")
+        assert svc.price_source, (cloud, kind)
+        if numbers:
+            continue
+        assert "usdPerGbMonth" in price and price["usdPerGbMonth"] is None, (cloud, kind)
+        assert price.get("searched", "").startswith("20"), (cloud, kind)
+        assert "no reference price found" in svc.price_source, (cloud, kind)
+        assert svc.monthly_usd(10240, svc.default_throughput) is None
