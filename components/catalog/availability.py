@@ -21,7 +21,8 @@ _DIR = Path(__file__).parent / "availability"
 # then the rest, each alphabetically. Names only: no distance table is claimed.
 _WORLD = {
     "us": "americas", "ca": "americas", "sa": "americas", "mx": "americas", "northamerica": "americas",
-    "southamerica": "americas", "eu": "emea", "europe": "emea", "me": "emea", "af": "emea", "il": "emea",
+    "southamerica": "americas", "na": "americas", "eu": "emea", "europe": "emea", "me": "emea", "af": "emea",
+    "il": "emea",
     "ap": "apac", "asia": "apac", "australia": "apac", "cn": "apac",
 }  # fmt: skip
 
