@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from .catalog import storage as shared_storage
 from .contract import capabilities
 from .errors import CLUSTER_KEY, ConfigError
 
@@ -141,11 +142,18 @@ def _conflicts(ctx: _Context, data: dict[str, Any]) -> Iterator[ConfigError]:
         yield ConfigError(
             f"{CLUSTER_KEY}.login", "needs a subnet of its own in the VNet, which network.existing does not add"
         )
-    if own.get("sharedStorage") and getattr(ctx.cfg.storage, "shared", None) is not None:
-        yield ConfigError(
-            f"{CLUSTER_KEY}.storage.shared",
-            "needs a subnet of its own in the VNet, which network.existing does not add",
-        )
+    shared = getattr(ctx.cfg.storage, "shared", None)
+    kinds = own.get("sharedStorage") or ()  # the storage.shared kinds that need a subnet of their own
+    if shared is not None and kinds:
+        catalog = shared_storage.load(ctx.cloud)
+        kind = catalog.auto if shared.kind == "auto" and catalog is not None else shared.kind
+        if kinds is True or kind in kinds:
+            others = [k for k in (catalog.services if catalog else ()) if kinds is not True and k not in kinds]
+            yield ConfigError(
+                f"{CLUSTER_KEY}.storage.shared",
+                f"{kind}: needs a subnet of its own in the VNet, which network.existing does not add; "
+                f"use kind: {' or '.join([*others, 'existing'])}",
+            )
     if data.get("zoneRequired") and ctx.cfg.zone is None:
         yield ConfigError(
             f"{CLUSTER_KEY}.zone", f"required with network.existing on {ctx.cloud}: the zone of the given subnet"

@@ -218,3 +218,23 @@ def test_nfs_size_increase_is_in_place(nfs):
     new = copy.deepcopy(old)
     next(r for r in new["resources"] if r["type"] == SHARE)["inputs"]["shareQuota"] = 2048
     assert not [w for w in diff_plans(old, new).warnings if "DATA LOSS" in w]
+
+
+JOINED_VNET = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net/providers/Microsoft.Network/"
+    "virtualNetworks/hub"
+)
+JOINED = {"existing": {"vpcId": JOINED_VNET, "subnetIds": [JOINED_VNET + "/subnets/gpu"]}}
+
+
+def test_nfs_joins_an_existing_network_lustre_does_not():
+    plan = plan_values(azure_values(access="ssh", network=JOINED, storage={"shared": {"kind": "nfs"}}))
+    assert one(plan, "privatedns:VirtualNetworkLink")["inputs"]["virtualNetwork"] == {"id": JOINED_VNET}
+    assert one(plan, "network:PrivateEndpoint")["inputs"]["subnet"]["id"] == JOINED_VNET + "/subnets/gpu"
+    assert not resources_of(plan, "network:Subnet")
+    for cfg in ({}, {"kind": "lustre"}):
+        with pytest.raises(ConfigErrors) as info:
+            spec_of(azure_values(access="ssh", network=JOINED, storage={"shared": cfg}))
+        found = {e.key: e.message for e in info.value.errors}
+        assert found[KEY].startswith("lustre: needs a subnet of its own") and "use kind: nfs or existing" in found[KEY]
+    spec_of(azure_values(access="ssh", network=JOINED, storage={"shared": {"kind": "existing", "existing": "h:/x"}}))

@@ -299,6 +299,22 @@ SHARED_STORAGE: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("shared-path-scratch", f"{C}.{S}.path", {S: {"path": "/scratch"}}),
         ("shared-throughput-off", f"{C}.{S}.throughput", {S: {"throughput": 1000}}),
         ("shared-nfs-throughput", f"{C}.{S}.throughput", {S: {"kind": "nfs", "throughput": 125}}),
+        (
+            "shared-lustre-existing-network",
+            f"{C}.{S}",
+            {
+                "access": "ssh",
+                "network.existing": {
+                    "vpcId": "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net/providers/"
+                    "Microsoft.Network/virtualNetworks/hub",
+                    "subnetIds": [
+                        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net/providers/"
+                        "Microsoft.Network/virtualNetworks/hub/subnets/gpu"
+                    ],
+                },
+                S: {"kind": "lustre"},
+            },
+        ),
     ],
     "gcp": [
         ("shared-size-off", f"{C}.{S}.sizeGb", {S: {"sizeGb": 10000}}),
