@@ -158,3 +158,9 @@ def test_every_shipped_stack_resolves_where_its_type_is_sold_or_unknown(stack):
     spec = spec_of(load_stack(ROOT, stack).values, stack)
     assert availability.sold_in(spec.cloud, spec.instance.instanceType, spec.region) in (True, None)
     assert not any(f.level == "warning" and "availability" in f.message for f in spec.findings)
+
+
+def test_tencent_regions_order_by_part_of_the_world():
+    regions = ["ap-singapore", "eu-frankfurt", "sa-saopaulo", "na-siliconvalley"]
+    order = availability.nearest_first("na-ashburn", regions)
+    assert order == ["na-siliconvalley", "sa-saopaulo", "ap-singapore", "eu-frankfurt"]
