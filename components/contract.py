@@ -92,8 +92,17 @@ class Capabilities:
 
 
 @cache
+def capability_data(cloud: str) -> dict[str, Any]:
+    """The cloud's whole capabilities file: the keys `Capabilities` reads and the ones only its own
+    layout reads (AWS `efa`, Alibaba `erdma`, GCP identity roles, ...); {} for a cloud without one."""
+    path = _CAPABILITIES / f"{cloud}.yaml"
+    data: dict[str, Any] = yaml.safe_load(path.read_text()) if path.exists() else {}
+    return data
+
+
+@cache
 def capabilities(cloud: Cloud) -> Capabilities:
-    data: dict[str, Any] = yaml.safe_load((_CAPABILITIES / f"{cloud}.yaml").read_text())
+    data = capability_data(cloud)
     ident, access = data["identity"], data["access"]
     return Capabilities(
         cloud=cloud,

@@ -13,13 +13,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from .catalog import storage as shared_storage
-from .contract import capabilities
+from .contract import capabilities, capability_data
 from .errors import CLUSTER_KEY, ConfigError
 
 if TYPE_CHECKING:
@@ -28,15 +25,12 @@ if TYPE_CHECKING:
     from .spec import ExistingNetwork, _Context
 
 KEY = f"{CLUSTER_KEY}.network.existing"
-_CAPABILITIES = Path(__file__).parent / "catalog" / "capabilities"
 
 
 @cache
 def rules(cloud: str) -> dict[str, Any] | None:
     """The cloud's `existingNetwork:` data (None: the cloud cannot join an existing network yet)."""
-    path = _CAPABILITIES / f"{cloud}.yaml"
-    data: dict[str, Any] = yaml.safe_load(path.read_text()) if path.exists() else {}
-    found: dict[str, Any] | None = data.get("existingNetwork")
+    found: dict[str, Any] | None = capability_data(cloud).get("existingNetwork")
     return found
 
 

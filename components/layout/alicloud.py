@@ -37,8 +37,6 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -47,7 +45,7 @@ from .. import bootstrap, catalog
 from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.node import node_parts
-from ..contract import capabilities
+from ..contract import capabilities, capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
@@ -87,12 +85,9 @@ DRIVER_BOOT_FILE = "/var/lib/gpu-cluster/gpu-driver-install-boot"
 RAM_ROLE_NAME = re.compile(r"[^A-Za-z0-9.-]")  # RAM role names: letters, digits, '.', '-'; 1 to 64
 
 
-@cache
 def alicloud_data() -> dict[str, Any]:
     """The Alibaba keys of the capabilities file beyond the contract's schema (nodeIdentity, erdma, ...)."""
-    path = Path(__file__).resolve().parent.parent / "catalog" / "capabilities" / "alicloud.yaml"
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
-    return data
+    return capability_data("alicloud")
 
 
 @dataclass(frozen=True)

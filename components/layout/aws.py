@@ -15,17 +15,14 @@ import base64
 import gzip
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from .. import bootstrap, catalog
 from ..bootstrap import Part, oneshot_unit, script, service_part
 from ..bootstrap.fabric import FabricUsability, nccl_env_part
 from ..bootstrap.metrics import endpoints as metric_endpoints
 from ..bootstrap.node import node_parts
+from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for, split_cidr
@@ -216,14 +213,9 @@ def plan(spec: ClusterSpec) -> AwsLayout:
     )
 
 
-_CAPABILITIES = Path(__file__).resolve().parent.parent / "catalog" / "capabilities" / "aws.yaml"
-
-
-@cache
 def _capability_data() -> dict[str, Any]:
     """The AWS-only keys of the capabilities file (nodeRole, ssmEndpoints); contract.py reads the rest."""
-    data: dict[str, Any] = yaml.safe_load(_CAPABILITIES.read_text())
-    return data
+    return capability_data("aws")
 
 
 EFA_RESULT = "/var/lib/gpu-cluster/efa.json"

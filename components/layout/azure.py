@@ -25,11 +25,7 @@ import fnmatch
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from .. import bootstrap, catalog
 from ..bootstrap import File, Part
@@ -37,6 +33,7 @@ from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.metrics import Endpoint, endpoints
 from ..bootstrap.node import node_parts
+from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for, split_cidr
@@ -77,12 +74,9 @@ ACCESS_BLOCK_PREFIX = 26
 BASTION_SUBNET_NAME = "AzureBastionSubnet"
 
 
-@cache
 def access_data() -> dict[str, Any]:
     """The Azure-only keys of catalog/capabilities/azure.yaml (`bastion:`), as written there."""
-    path = Path(__file__).resolve().parent.parent / "catalog" / "capabilities" / "azure.yaml"
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
-    return data
+    return capability_data("azure")
 
 
 @dataclass(frozen=True)

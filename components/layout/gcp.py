@@ -29,11 +29,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
-from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from .. import bootstrap, catalog
 from ..bootstrap import File, Part
@@ -42,6 +38,7 @@ from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.mounts import Mount
 from ..bootstrap.node import node_parts
 from ..bootstrap.scratch import scratch_part
+from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, image_for, scratch_for
@@ -665,12 +662,9 @@ def _consumption(spec: ClusterSpec, rules: Mapping[str, Any]) -> Scheduling:
     return Scheduling("STANDARD", False, True, "TERMINATE", None)
 
 
-@cache
 def _capability_data() -> dict[str, Any]:
     """The GCP capabilities file, for the keys only this layout reads (identity roles, user roles)."""
-    path = Path(__file__).resolve().parent.parent / "catalog" / "capabilities" / "gcp.yaml"
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
-    return data
+    return capability_data("gcp")
 
 
 def account_id(cluster: str) -> str:

@@ -19,16 +19,12 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from .. import bootstrap, catalog
 from ..bootstrap.fabric import FabricUsability, nccl_env_part
 from ..bootstrap.node import node_parts
-from ..contract import capabilities
+from ..contract import capabilities, capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
@@ -43,12 +39,9 @@ Placement = Literal["cluster", "spread", "none"]
 CAM_ROLE_NAME = re.compile(r"[^A-Za-z0-9+=,.@_-]")
 
 
-@cache
 def tencent_data() -> dict[str, Any]:
     """The Tencent keys of the capabilities file beyond the contract's schema (nodeIdentity, hcc, ...)."""
-    path = Path(__file__).resolve().parent.parent / "catalog" / "capabilities" / "tencentcloud.yaml"
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
-    return data
+    return capability_data("tencentcloud")
 
 
 @dataclass(frozen=True)
