@@ -37,6 +37,29 @@ POLICY_FUNCTIONS = (
     "_cost_ceiling", "_cost_ceiling_unchecked", "_wildcard_statements", "_no_admin_on_nodes",
 )  # fmt: skip
 
+LAYOUT_AWS_FUNCTIONS = (
+    # the EFA/NIC layout and the decisions plan() takes (interfaces, placement, market, image)
+    "efa_interfaces", "plan", "count_wired_gbps",
+    # the EFA environment and enablement (NCCL env, the boot check, whether NCCL can use the fabric)
+    "instance_family", "nccl_env", "_default_image_vouches", "efa_usability", "efa_enablement",
+)  # fmt: skip
+
+# the security-relevant settings the AWS resources get: the node security group's rules (self, SSH only from
+# sshCidrs, egress) and the launch template (IMDSv2, encrypted volumes, public IP only on one interface)
+AWS_SECURITY_FUNCTIONS = (
+    "components.aws.network.x__security_group__mutmut_*",
+    "components.aws.nodes.x__launch_template__mutmut_*",
+)
+
+RUNNER_FUNCTIONS = (
+    # the mock runner: URNs, recorded inputs and options, secrets masking, aliases, mock answers and their
+    # placeholder check, invokes, outputs; not the garbage-collector pause (_Collector: speed, not results)
+    "x__check_references", "x__fill", "x__clean", "x_run_program",
+    "xǁRegisteredǁas_json", "xǁPlanMocksǁnew_resource", "xǁPlanMocksǁcall",
+    "xǁRecordingMonitorǁmake_urn", "xǁRecordingMonitorǁ_alias_urns", "xǁRecordingMonitorǁRegisterResource",
+    "xǁRecordingMonitorǁInvoke",
+)  # fmt: skip
+
 # Tests left out of one module's run: they plan every shipped stack (seconds per mutant) and the module's
 # own tests exercise the same code on crafted resources.
 SLOW: dict[str, tuple[str, ...]] = {
@@ -58,12 +81,18 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("tests/test_policy.py", "tests/test_mutation_policy.py"),
     ),
     "layout-aws": (
-        ("components.layout.aws.*",),
-        ("tests/test_layout_aws.py",),  # not measured yet (README)
+        tuple(f"components.layout.aws.x_{name}__mutmut_*" for name in LAYOUT_AWS_FUNCTIONS),
+        ("tests/test_layout_aws.py", "tests/test_mutation_layout_aws.py"),
+    ),
+    "aws-security": (
+        AWS_SECURITY_FUNCTIONS,
+        # four small plans under the mock runtime (tests/test_aws_*.py plan shipped stacks: seconds per mutant)
+        ("tests/test_mutation_aws_security.py",),
     ),
     "runner": (
-        ("components.plan.runner.*",),
-        ("tests/test_plan_cli.py",),  # not measured yet (README)
+        tuple(f"components.plan.runner.{name}__mutmut_*" for name in RUNNER_FUNCTIONS),
+        # a tiny program each test runs (~20 ms; tests/test_plan_cli.py, test_diff_references.py: 10-15 s a run)
+        ("tests/test_mutation_runner.py",),
     ),
 }
 
