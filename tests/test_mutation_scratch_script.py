@@ -6,40 +6,21 @@ in a temporary folder. `SCRIPT` is what the harness replaces with a mutated copy
 
 from __future__ import annotations
 
-import os
 import stat
-import subprocess
 from pathlib import Path
 
 from components.layout.aws import INSTANCE_STORE_GLOBS
 
-from .test_scratch_script import STUBS, by_id
+from .test_scratch_script import by_id
+from .test_scratch_script import run as scratch_run
 
 SCRIPT = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "scratch.sh"
 STORE = "nvme-Amazon_EC2_NVMe_Instance_Storage_AWS"
 
 
 def run(tmp_path: Path, globs: tuple[str, ...], expected: int, stubs: dict[str, str] | None = None, **env: str):
-    stub_bin = tmp_path / "bin"
-    stub_bin.mkdir(exist_ok=True)
-    log = tmp_path / "calls.log"
-    for name, body in {**STUBS, **(stubs or {})}.items():
-        path = stub_bin / name
-        path.write_text(f'#!/bin/bash\necho "{name} $*" >> "{log}"\n{body}\n')
-        path.chmod(0o755)
-    full_env = {
-        "PATH": f"{stub_bin}:{os.environ['PATH']}",
-        "SCRATCH_PATH": str(tmp_path / "scratch"),
-        "DEVICE_GLOBS": " ".join(str(tmp_path) + g for g in globs),
-        "EXPECTED_DEVICES": str(expected),
-        "WAIT_SECONDS": "5",
-        "ROOT_SOURCE": str(tmp_path / "dev" / "nvme0n1p1"),
-        "ROOT_DISK": "nvme0n1",
-        **env,
-    }
-    proc = subprocess.run(["bash", str(SCRIPT)], env=full_env, capture_output=True, text=True, timeout=30)
-    calls = log.read_text().splitlines() if log.exists() else []
-    return proc, calls
+    # this module's SCRIPT (the harness's copy), with more wait rounds for the late-device cases
+    return scratch_run(tmp_path, globs, expected, stubs, SCRIPT, **{"WAIT_SECONDS": "5", **env})
 
 
 def store_devices(tmp_path: Path, count: int) -> None:

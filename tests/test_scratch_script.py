@@ -31,12 +31,18 @@ def by_id(layout: Path, glob: str, name: str, target: str) -> None:
 
 
 def run(
-    tmp_path: Path, globs: tuple[str, ...], expected: int, **env: str
+    tmp_path: Path,
+    globs: tuple[str, ...],
+    expected: int,
+    stubs: dict[str, str] | None = None,
+    script: Path | None = None,
+    **env: str,
 ) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """The script (default `SCRIPT`, which the mutation harness may replace) against the stubs, plus `stubs`."""
     stub_bin = tmp_path / "bin"
     stub_bin.mkdir(exist_ok=True)
     log = tmp_path / "calls.log"
-    for name, body in STUBS.items():
+    for name, body in {**STUBS, **(stubs or {})}.items():
         path = stub_bin / name
         path.write_text(f'#!/bin/bash\necho "{name} $*" >> "{log}"\n{body}\n')
         path.chmod(0o755)
@@ -50,7 +56,7 @@ def run(
         "ROOT_DISK": "nvme0n1",
         **env,
     }
-    proc = subprocess.run(["bash", str(SCRIPT)], env=full_env, capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(["bash", str(script or SCRIPT)], env=full_env, capture_output=True, text=True, timeout=30)
     calls = log.read_text().splitlines() if log.exists() else []
     return proc, calls
 
