@@ -83,6 +83,8 @@ class Capabilities:
     spot_eviction: str = ""  # what a spot eviction does to a node (`spotEviction:`), with its source
     node_groups: tuple[str, ...] = ("managed", "instances")  # `nodeGroups: {kinds, why}` when fewer are built
     node_groups_why: str = ""
+    schedulers: tuple[str, ...] = ("none", "kubernetes", "slurm")  # `schedulers: {kinds, why}` when fewer
+    schedulers_why: str = ""
 
     def managed_limit(self, feature: str) -> Limitation | None:
         return next((lim for lim in self.managed_group_limits if lim.feature == feature), None)
@@ -141,6 +143,10 @@ def _ssh_and_admin(data: dict[str, Any]) -> dict[str, Any]:
     if groups:
         out["node_groups"] = tuple(groups["kinds"])
         out["node_groups_why"] = " ".join(str(groups["why"]).split())
+    schedulers = data.get("schedulers")
+    if schedulers:
+        out["schedulers"] = tuple(schedulers["kinds"])
+        out["schedulers_why"] = " ".join(str(schedulers["why"]).split())
     eviction = data.get("spotEviction")
     if eviction:
         out["spot_eviction"] = f"{' '.join(eviction['message'].split())} ({' '.join(eviction['source'].split())})"

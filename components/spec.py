@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 
 from . import catalog, placeholders
 from .catalog import CLOUDS, Cloud, InstanceType
+from .catalog import kubernetes as kubernetes_offers
 from .catalog import storage as shared_storage
 from .contract import Capabilities, capabilities
 from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
@@ -150,6 +151,37 @@ class MonitoringConfig(_Model):
     dcgm_exporter: bool = True  # NVIDIA DCGM exporter and the node exporter, scraped from inside the network
 
 
+class KubernetesConfig(_Model):
+    """`kubernetes` (scheduler: kubernetes): the managed control plane and the in-cluster GPU software.
+
+    Versions, the system pool's default type and what each cloud builds: catalog/kubernetes/<cloud>.yaml.
+    """
+
+    version: str | None = Field(None, pattern=r"^1\.[0-9]{2}$")  # MAJOR.MINOR; default: the data's default
+    public_endpoint: bool = False  # the API server on the internet, only from publicCidrs
+    public_cidrs: tuple[str, ...] = Field((), strict=False)
+    # operator: the NVIDIA GPU operator (its driver off where the image or the cloud installs one);
+    # device-plugin: NVIDIA's device plugin alone
+    gpu_software: Literal["operator", "device-plugin"] = "operator"
+    system_instance_type: str | None = Field(None, min_length=1)  # CPU pool for cluster add-ons
+    system_nodes: int = Field(2, ge=1, le=10)
+    # a ServiceMonitor for the DCGM exporter: needs the Prometheus operator's CRDs in the cluster
+    service_monitor: bool = False
+
+    @field_validator("public_cidrs")
+    @classmethod
+    def _public_cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted({str(_parse_cidr(v)) for v in value}))
+
+
+class SlurmConfig(_Model):
+    """`slurm` (scheduler: slurm): a head node running slurmctld; the GPU nodes run slurmd (configless)."""
+
+    head_instance_type: str | None = Field(None, min_length=1)  # default: the cloud's loginDefaultType
+    accounting: bool = False  # slurmdbd with a local MariaDB on the head node
+    partition: str = Field("gpu", pattern=r"^[a-z][a-z0-9_-]{0,30}$")
+
+
 class ClusterConfig(_Model):
     """`gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
 
@@ -179,11 +211,27 @@ class ClusterConfig(_Model):
     health: HealthConfig = HealthConfig()
     monitoring: MonitoringConfig = MonitoringConfig()
     gpu_partition: str | None = Field(None, min_length=1)  # a MIG profile, e.g. 1g.10gb (catalog/mig.yaml)
+    scheduler: Literal["none", "kubernetes", "slurm"] = "none"
+    kubernetes: KubernetesConfig | None = None
+    slurm: SlurmConfig | None = None
     aws: AwsOptions | None = None
     azure: AzureOptions | None = None
     gcp: GcpOptions | None = None
     alicloud: AlicloudOptions | None = None
     tencentcloud: TencentcloudOptions | None = None
+
+
+@dataclass(frozen=True)
+class KubernetesSpec:
+    """`kubernetes` resolved against catalog/kubernetes/<cloud>.yaml."""
+
+    version: str
+    public_endpoint: bool
+    public_cidrs: tuple[str, ...]
+    gpu_software: Literal["operator", "device-plugin"]
+    system_instance_type: str
+    system_nodes: int
+    service_monitor: bool
 
 
 @dataclass(frozen=True)
@@ -224,6 +272,9 @@ class ClusterSpec:
     # MIG: the profile and how many instances of it fill one GPU
     gpu_partition: tuple[str, int] | None = None
     max_hourly_usd: float | None = None
+    scheduler: Literal["none", "kubernetes", "slurm"] = "none"
+    kubernetes: KubernetesSpec | None = None  # scheduler kubernetes, version and system type resolved
+    slurm: SlurmConfig | None = None  # scheduler slurm, headInstanceType resolved
     # the cluster config holds secure values: values taken from it stay secret in state and plans
     secret_config: bool = False
     azure: AzureOptions = field(default_factory=AzureOptions)
@@ -805,6 +856,79 @@ def _gpu_partition(ctx: _Context) -> Iterator[ConfigError]:
         yield ConfigError(key, f"got {profile!r}; {row.gpu} takes {', '.join(profiles)} (NVIDIA MIG User Guide)")
 
 
+def _scheduler(ctx: _Context) -> Iterator[ConfigError]:
+    """`scheduler` and its own block: offered by the cloud (capabilities, catalog/kubernetes), used alone."""
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
+    caps = capabilities(ctx.cloud)
+    if cfg.scheduler not in caps.schedulers:
+        yield ConfigError(
+            f"{k}scheduler",
+            f"{cfg.scheduler} is not built on {ctx.cloud} ({caps.schedulers_why}); allowed: {', '.join(caps.schedulers)}",
+        )
+        return
+    for block in ("kubernetes", "slurm"):
+        if getattr(cfg, block) is not None and cfg.scheduler != block:
+            yield ConfigError(f"{k}{block}", f"options for scheduler {block}, but scheduler is {cfg.scheduler}")
+    if cfg.scheduler == "kubernetes":
+        yield from _kubernetes(ctx, cfg.kubernetes or KubernetesConfig())
+    elif cfg.scheduler == "slurm":
+        yield from _slurm(ctx, cfg.slurm or SlurmConfig())
+
+
+def _kubernetes(ctx: _Context, kube: KubernetesConfig) -> Iterator[ConfigError]:
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
+    offer = kubernetes_offers.offer(ctx.cloud)
+    if offer is None:  # the capabilities list kubernetes, so the data must exist: a packaging mistake
+        yield ConfigError(f"{k}scheduler", f"kubernetes has no catalog/kubernetes/{ctx.cloud}.yaml")
+        return
+    if cfg.node_group == "instances":
+        yield ConfigError(
+            f"{k}nodeGroup",
+            f"instances, but scheduler kubernetes runs the GPU nodes as a {offer.service} node pool; use managed",
+        )
+    if kube.version is not None and kube.version not in offer.versions:
+        yield ConfigError(
+            f"{k}kubernetes.version",
+            f"got {kube.version!r}; {offer.service} offers {', '.join(offer.versions)} "
+            f"(read {offer.read}: {offer.source})",
+        )
+    if kube.public_endpoint and not kube.public_cidrs:
+        yield ConfigError(
+            f"{k}kubernetes.publicCidrs",
+            "empty, but publicEndpoint is true: list the CIDRs allowed to reach the API server",
+        )
+    if kube.public_cidrs and not kube.public_endpoint:
+        yield ConfigError(f"{k}kubernetes.publicCidrs", "set, but publicEndpoint is false: the API stays private")
+    for cidr in kube.public_cidrs:
+        if wide_public(cidr):
+            yield ConfigError(
+                f"{k}kubernetes.publicCidrs", f"{cidr} opens the API server to much of the internet; list narrower CIDRs"
+            )
+    system = kube.system_instance_type
+    if system is not None and catalog.find(ctx.cloud, system):
+        yield ConfigError(
+            f"{k}kubernetes.systemInstanceType",
+            f"{system} is a GPU type; the system pool is CPU, such as {offer.systemInstanceType}",
+        )
+
+
+def _slurm(ctx: _Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
+    if cfg.nodes == 0:
+        yield ConfigError(
+            f"{k}nodes",
+            "0 with scheduler slurm: the partition would be empty (Slurm power saving is not built, "
+            "so the group size is nodes); use 1 or more",
+        )
+    head = slurm.head_instance_type
+    if head is not None and catalog.find(ctx.cloud, head):
+        yield ConfigError(
+            f"{k}slurm.headInstanceType",
+            f"{head} is a GPU type; the head node is a small CPU VM such as "
+            f"{capabilities(ctx.cloud).login_default_type}",
+        )
+
+
 def _existing_network(ctx: _Context) -> Iterator[ConfigError]:
     """`network.existing`: the ids' shapes, one zone, and the plan warnings on what the network must provide."""
     return check_existing_network(ctx)
@@ -829,6 +953,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _login_user,
     _gpu_partition,
     _existing_network,
+    _scheduler,
 )
 
 
@@ -881,6 +1006,30 @@ def _partition(cfg: ClusterConfig, row: InstanceType) -> tuple[str, int] | None:
     return cfg.gpu_partition, profiles[cfg.gpu_partition]
 
 
+def _kubernetes_spec(cloud: Cloud, cfg: ClusterConfig) -> KubernetesSpec | None:
+    offer = kubernetes_offers.offer(cloud)
+    if cfg.scheduler != "kubernetes" or offer is None:
+        return None
+    kube = cfg.kubernetes or KubernetesConfig()
+    return KubernetesSpec(
+        version=kube.version or offer.default,
+        public_endpoint=kube.public_endpoint,
+        public_cidrs=kube.public_cidrs,
+        gpu_software=kube.gpu_software,
+        system_instance_type=kube.system_instance_type or offer.systemInstanceType,
+        system_nodes=kube.system_nodes,
+        service_monitor=kube.service_monitor,
+    )
+
+
+def _slurm_spec(cloud: Cloud, cfg: ClusterConfig) -> SlurmConfig | None:
+    if cfg.scheduler != "slurm":
+        return None
+    slurm = cfg.slurm or SlurmConfig()
+    head = slurm.head_instance_type or capabilities(cloud).login_default_type
+    return slurm.model_copy(update={"head_instance_type": head})
+
+
 def _cross_check(
     cloud: Cloud,
     region: str,
@@ -899,6 +1048,9 @@ def _cross_check(
     assert ctx.resolution is not None  # _instance_type yielded no error
     row = ctx.resolution.type
     placement = _placement(ctx)
+    if cfg.scheduler == "slurm" and cfg.login is None:
+        # users reach the cluster through the login node: sbatch/srun run there
+        cfg = cfg.model_copy(update={"login": LoginConfig()})
     access, login = _check_access(cloud, cfg, ctx.findings)
     scratch: Literal["nvme", "disk", "none"] = (
         ("nvme" if row.localNvmeCount > 0 else "disk") if cfg.storage.scratch == "auto" else cfg.storage.scratch
@@ -936,6 +1088,9 @@ def _cross_check(
         dcgm_exporter=cfg.monitoring.dcgm_exporter,
         gpu_partition=_partition(cfg, row),
         max_hourly_usd=max_hourly,
+        scheduler=cfg.scheduler,
+        kubernetes=_kubernetes_spec(cloud, cfg),
+        slurm=_slurm_spec(cloud, cfg),
         azure=cfg.azure or AzureOptions(),
         gcp=cfg.gcp or GcpOptions(),
         alicloud=cfg.alicloud or AlicloudOptions(),

@@ -1,0 +1,60 @@
+"""In-cluster software of a Kubernetes GPU cluster: the Helm releases of `layout.kubernetes`, installed
+through a `pulumi-kubernetes` provider built from the cluster's own kubeconfig.
+
+`helm.v3.Release` is one resource whose inputs are the chart, its pinned version and the values:
+nothing is fetched or rendered offline, so the plan lists exactly what will be installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .layout.kubernetes import Release
+
+
+@dataclass(frozen=True)
+class InCluster:
+    provider: k8s.Provider
+    releases: list[k8s.helm.v3.Release]
+
+
+def install(
+    name: str,
+    kubeconfig: pulumi.Input[str],
+    releases: Sequence[Release],
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> InCluster:
+    """The provider (kubeconfig as a secret) and one release per entry, all children of `parent`.
+
+    `depends_on`: what must exist before charts install (the node pools: a DaemonSet with no node
+    to run on leaves a release pending until Helm's timeout).
+    """
+    provider = k8s.Provider(
+        f"{name}-k8s",
+        kubeconfig=pulumi.Output.secret(kubeconfig),
+        # server-side apply: the charts' CRDs and the operators' own writes do not fight the provider
+        enable_server_side_apply=True,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    installed = [
+        k8s.helm.v3.Release(
+            f"{name}-{release.name}",
+            name=release.name,
+            chart=release.chart,
+            version=release.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=release.repo),
+            namespace=release.namespace,
+            create_namespace=True,
+            values=dict(release.values),
+            # GPU nodes take minutes to join and pull the driver images: do not fail the deploy on it
+            skip_await=True,
+            opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=list(depends_on)),
+        )
+        for release in releases
+    ]
+    return InCluster(provider, installed)

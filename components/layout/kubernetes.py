@@ -1,0 +1,121 @@
+"""What a Kubernetes GPU cluster runs in-cluster, and how its GPU nodes are marked: pure, no Pulumi.
+
+Every cloud's node pool carries the same taint and labels, so one set of tolerations and node
+selectors fits all clouds. The Helm releases come from data: the charts and their pinned versions
+in `catalog/kubernetes/charts.yaml`, the cloud's choice of them (and its values) in `releases:` of
+`catalog/kubernetes/<cloud>.yaml`, each entry kept when its `when:` matches the spec.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..catalog import kubernetes as offers
+from ..spec import ClusterSpec
+
+CHARTS = Path(offers.__file__).parent / "charts.yaml"
+# GPU nodes repel everything that does not tolerate this: system pods stay on the system pool.
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+LABEL_PREFIX = "gpu-cluster.dev"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One Helm release (`helm.v3.Release`): chart, pinned version, values; `why` says what it is for."""
+
+    name: str
+    chart: str
+    repo: str
+    version: str
+    namespace: str
+    values: Mapping[str, Any]
+    why: str
+    source: str
+
+    def summary(self) -> dict[str, Any]:
+        return {"name": self.name, "chart": self.chart, "version": self.version, "repo": self.repo, "why": self.why}
+
+
+@cache
+def charts() -> dict[str, dict[str, Any]]:
+    data: dict[str, dict[str, Any]] = yaml.safe_load(CHARTS.read_text())["charts"]
+    return data
+
+
+def gpu_labels(spec: ClusterSpec) -> dict[str, str]:
+    """Labels of the GPU pool: the model and the fabric, for node selectors (values as labels allow)."""
+    row = spec.instance
+    fabric = row.fabric if spec.fabric_wired else "none"
+    return {
+        f"{LABEL_PREFIX}/gpu": (row.gpu or "gpu").lower(),
+        f"{LABEL_PREFIX}/gpus": str(row.gpus),
+        f"{LABEL_PREFIX}/fabric": fabric,
+    }
+
+
+def _facts(spec: ClusterSpec) -> dict[str, Any]:
+    """What a `when:` may test."""
+    assert spec.kubernetes is not None
+    return {
+        "gpuSoftware": spec.kubernetes.gpu_software,
+        "fabric": spec.instance.fabric if spec.fabric_wired else "none",
+        "fabricWired": spec.fabric_wired,
+        "serviceMonitor": spec.kubernetes.service_monitor,
+    }
+
+
+def _matches(when: Mapping[str, Any], facts: Mapping[str, Any]) -> bool:
+    """Every key must match; a list means any of its values."""
+    for key, wanted in when.items():
+        if key not in facts:
+            raise KeyError(f"releases: unknown when: key {key!r}; known: {', '.join(facts)}")
+        options = wanted if isinstance(wanted, list) else [wanted]
+        if facts[key] not in options:
+            return False
+    return True
+
+
+def merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's own rule for values: mappings merge key by key, anything else is replaced."""
+    out = copy.deepcopy(dict(base))
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def releases(spec: ClusterSpec) -> tuple[Release, ...]:
+    """The cloud's releases whose `when:` matches the spec, in the data's order."""
+    offer = offers.offer(spec.cloud)
+    if offer is None or spec.kubernetes is None:
+        return ()
+    facts = _facts(spec)
+    out = []
+    for entry in offer.extra.get("releases") or []:
+        if not _matches(entry.get("when") or {}, facts):
+            continue
+        chart = charts()[entry["chart"]]
+        values = merge(chart.get("values") or {}, entry.get("values") or {})
+        out.append(
+            Release(
+                name=entry.get("name", entry["chart"]),
+                chart=chart["chart"],
+                repo=chart["repo"],
+                version=str(chart["version"]),
+                namespace=entry.get("namespace", chart["namespace"]),
+                values=values,
+                why=" ".join(str(entry["why"]).split()),
+                source=" ".join(str(chart["source"]).split()),
+            )
+        )
+    return tuple(out)
