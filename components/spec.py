@@ -863,7 +863,8 @@ def _scheduler(ctx: _Context) -> Iterator[ConfigError]:
     if cfg.scheduler not in caps.schedulers:
         yield ConfigError(
             f"{k}scheduler",
-            f"{cfg.scheduler} is not built on {ctx.cloud} ({caps.schedulers_why}); allowed: {', '.join(caps.schedulers)}",
+            f"{cfg.scheduler} is not built on {ctx.cloud} ({caps.schedulers_why}); "
+            f"allowed: {', '.join(caps.schedulers)}",
         )
         return
     for block in ("kubernetes", "slurm"):
@@ -902,7 +903,8 @@ def _kubernetes(ctx: _Context, kube: KubernetesConfig) -> Iterator[ConfigError]:
     for cidr in kube.public_cidrs:
         if wide_public(cidr):
             yield ConfigError(
-                f"{k}kubernetes.publicCidrs", f"{cidr} opens the API server to much of the internet; list narrower CIDRs"
+                f"{k}kubernetes.publicCidrs",
+                f"{cidr} opens the API server to much of the internet; list narrower CIDRs",
             )
     system = kube.system_instance_type
     if system is not None and catalog.find(ctx.cloud, system):
