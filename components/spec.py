@@ -356,6 +356,8 @@ PATTERN_HINTS = {
     "sshPublicKey": "must be an OpenSSH public key: ssh-ed25519 AAAA..., ssh-rsa AAAA... or ecdsa-sha2-... AAAA...",
     "adminUser": "must be a Linux user name: lowercase letters, digits, '_' and '-', at most 32 characters",
     "resourceGroup": "must be an Azure resource group name: 1-90 letters, digits, '-', '_', '.', '(' or ')'",
+    "version": "must be a Kubernetes MAJOR.MINOR version such as '1.33'",
+    "partition": "must be a Slurm partition name: lowercase letters, digits, '_' and '-', starting with a letter",
 }
 
 
@@ -383,6 +385,9 @@ def _pydantic_message(err: Mapping[str, Any]) -> tuple[str, str]:
         message = message.replace("Input should be", "allowed:")
     if kind == "string_pattern_mismatch" and err["loc"][-1] in PATTERN_HINTS:
         message = PATTERN_HINTS[err["loc"][-1]]
+    if kind == "string_type" and err["loc"][-1] == "version" and isinstance(value, int | float):
+        # YAML reads 1.30 as the number 1.3: the version must be quoted
+        message = "must be text: quote it, as in version: '1.30' (YAML reads an unquoted 1.30 as the number 1.3)"
     if kind in ("tuple_type", "list_type"):
         message = "must be a list (YAML `[a, b]` or one `- item` per line)"
     return key, f"got {_describe(value)}; {message}"

@@ -1,0 +1,150 @@
+"""`scheduler` and its blocks: what each cloud offers (capabilities + catalog/kubernetes data), resolved defaults,
+and every problem reported at once with its key."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.catalog import kubernetes as offers
+from components.errors import ConfigErrors
+from components.spec import build_spec
+
+from .conftest import aws_values
+
+OFFER = offers.KubernetesOffer(
+    service="EKS",
+    versions=("1.32", "1.33"),
+    default="1.33",
+    read="2026-11-30",
+    source="test",
+    systemInstanceType="m7i.xlarge",
+    systemSource="test",
+)
+
+
+@pytest.fixture
+def eks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fixed offer: these tests pin the rules, not the shipped version list."""
+    monkeypatch.setattr(offers, "offer", lambda cloud: OFFER if cloud == "aws" else None)
+
+
+def errors_of(values: dict) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigErrors) as info:
+        build_spec(values, "test")
+    return [(e.key, e.message) for e in info.value.errors]
+
+
+def test_no_scheduler_is_todays_cluster():
+    spec = build_spec(aws_values(), "test")
+    assert (spec.scheduler, spec.kubernetes, spec.slurm, spec.login) == ("none", None, None, None)
+
+
+def test_kubernetes_defaults_come_from_the_data(eks):
+    spec = build_spec(aws_values(scheduler="kubernetes"), "test")
+    assert spec.kubernetes is not None
+    assert (spec.kubernetes.version, spec.kubernetes.system_instance_type) == ("1.33", "m7i.xlarge")
+    assert (spec.kubernetes.public_endpoint, spec.kubernetes.public_cidrs) == (False, ())
+    assert (spec.kubernetes.gpu_software, spec.kubernetes.system_nodes) == ("operator", 2)
+
+
+def test_kubernetes_options_are_kept(eks):
+    kube = {"version": "1.32", "publicEndpoint": True, "publicCidrs": ["203.0.113.7/32", "198.51.100.0/24"],
+            "gpuSoftware": "device-plugin", "systemInstanceType": "m7i.2xlarge", "systemNodes": 3}  # fmt: skip
+    spec = build_spec(aws_values(scheduler="kubernetes", kubernetes=kube), "test")
+    assert spec.kubernetes is not None
+    assert spec.kubernetes.version == "1.32"
+    assert spec.kubernetes.public_cidrs == ("198.51.100.0/24", "203.0.113.7/32")  # sorted, normalised
+    assert (spec.kubernetes.gpu_software, spec.kubernetes.system_instance_type) == ("device-plugin", "m7i.2xlarge")
+
+
+def test_every_kubernetes_problem_is_reported_at_once(eks):
+    kube = {"version": "1.20", "publicEndpoint": True, "systemInstanceType": "p5.48xlarge"}
+    got = errors_of(aws_values(scheduler="kubernetes", nodeGroup="instances", kubernetes=kube))
+    keys = [key for key, _ in got]
+    assert keys == [
+        "gpu-cluster:cluster.nodeGroup",
+        "gpu-cluster:cluster.kubernetes.version",
+        "gpu-cluster:cluster.kubernetes.publicCidrs",
+        "gpu-cluster:cluster.kubernetes.systemInstanceType",
+    ]
+    messages = dict(got)
+    assert "EKS offers 1.32, 1.33 (read 2026-11-30: test)" in messages["gpu-cluster:cluster.kubernetes.version"]
+    assert "use managed" in messages["gpu-cluster:cluster.nodeGroup"]
+    assert "such as m7i.xlarge" in messages["gpu-cluster:cluster.kubernetes.systemInstanceType"]
+
+
+@pytest.mark.parametrize(
+    ("kube", "message"),
+    [
+        ({"publicCidrs": ["203.0.113.0/24"]}, "publicEndpoint is false"),
+        ({"publicEndpoint": True, "publicCidrs": ["0.0.0.0/0"]}, "0.0.0.0/0 opens the API server"),
+        ({"publicEndpoint": True, "publicCidrs": ["10.0.0.0/7"]}, "opens the API server"),
+    ],
+)
+def test_the_api_allow_list(eks, kube, message):
+    got = errors_of(aws_values(scheduler="kubernetes", kubernetes=kube))
+    assert [key for key, _ in got] == ["gpu-cluster:cluster.kubernetes.publicCidrs"]
+    assert message in got[0][1]
+
+
+def test_a_narrow_allow_list_is_accepted(eks):
+    spec = build_spec(
+        aws_values(scheduler="kubernetes", kubernetes={"publicEndpoint": True, "publicCidrs": ["203.0.113.0/24"]}),
+        "test",
+    )
+    assert spec.kubernetes is not None and spec.kubernetes.public_endpoint
+
+
+def test_a_cloud_without_kubernetes_data_says_so(monkeypatch):
+    monkeypatch.setattr(offers, "offer", lambda cloud: None)
+    got = errors_of(aws_values(scheduler="kubernetes"))
+    assert got == [("gpu-cluster:cluster.scheduler", "kubernetes has no catalog/kubernetes/aws.yaml")]
+
+
+def test_slurm_gets_a_login_node_and_the_default_head_type():
+    spec = build_spec(aws_values(scheduler="slurm"), "test")
+    assert spec.slurm is not None and spec.login is not None
+    assert spec.slurm.head_instance_type == "m7i.large"  # the capabilities' loginDefaultType
+    assert spec.login.instance_type == "m7i.large" and not spec.login.public_ip
+    assert (spec.slurm.partition, spec.slurm.accounting) == ("gpu", False)
+
+
+def test_slurm_keeps_a_configured_login_node():
+    spec = build_spec(
+        aws_values(scheduler="slurm", login={"publicIp": True}, network={"sshCidrs": ["203.0.113.0/24"]}), "test"
+    )
+    assert spec.login is not None and spec.login.public_ip
+
+
+def test_slurm_problems_at_once():
+    got = errors_of(
+        aws_values(scheduler="slurm", nodes=0, maxNodes=4, slurm={"headInstanceType": "p4d.24xlarge"}, kubernetes={})
+    )
+    assert [key for key, _ in got] == [
+        "gpu-cluster:cluster.kubernetes",
+        "gpu-cluster:cluster.nodes",
+        "gpu-cluster:cluster.slurm.headInstanceType",
+    ]
+
+
+def test_a_slurm_block_without_the_scheduler():
+    got = errors_of(aws_values(slurm={"partition": "train"}))
+    assert got == [("gpu-cluster:cluster.slurm", "options for scheduler slurm, but scheduler is none")]
+
+
+def test_a_cloud_that_does_not_build_a_scheduler_names_what_it_builds():
+    values = {
+        "gpu-cluster:cloud": "tencentcloud",
+        "tencentcloud:region": "ap-guangzhou",
+        "gpu-cluster:cluster": {"instanceType": "HCCG5v.24XLARGE384", "nodes": 2, "nodeGroup": "instances",
+                                "zone": "ap-guangzhou-3", "scheduler": "kubernetes"},
+    }  # fmt: skip
+    got = errors_of(values)
+    assert [key for key, _ in got] == ["gpu-cluster:cluster.scheduler"]
+    assert got[0][1].startswith("kubernetes is not built on tencentcloud (") and got[0][1].endswith("allowed: none")
+
+
+def test_an_unquoted_version_is_explained(eks):
+    got = errors_of(aws_values(scheduler="kubernetes", kubernetes={"version": 1.30}))
+    assert got[0][0] == "gpu-cluster:cluster.kubernetes.version"
+    assert "quote it" in got[0][1]
