@@ -1,0 +1,171 @@
+"""The Slurm parts (`scheduler: slurm`): head node, GPU node and login node bootstrap, cloud-neutral.
+
+Every cloud calls, with its `SlurmLayout` (components/layout/slurm.py) and its munge-key hook:
+
+- `head_parts(layout, key_hook=..., key_hook_env=..., mount=...)`: the head node's whole bootstrap (user data);
+- `compute_parts(layout, head_address=..., key_hook=..., key_hook_env=..., switch=...)`: appended to the GPU nodes'
+  `node_parts` (after the health part: the HealthCheckProgram runs the same check);
+- `login_parts(layout, head_address=..., key_hook=..., key_hook_env=..., mount=...)`: the login node's user data.
+
+`key_hook` is a shell script (like `<cloud>_unhealthy.sh`) that prints the MUNGE key, base64, on stdout, read from
+the cloud's secret store with the node's identity; `key_hook_env` its settings (e.g. the secret's id), written to
+/etc/gpu-cluster/munge-key.env. The part decodes the key into /etc/munge/munge.key (0400 munge:munge); it is never
+logged. `head_address` is the head's private address or `layout.slurm.HEAD_PLACEHOLDER` (replaced at deploy).
+`mount` is the cloud's `Mount` of storage.shared (the GPU nodes already get it from `node_parts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..layout.slurm import CONF_DIR, HEALTH_PROGRAM, SlurmLayout
+from . import File, Part, env_file, oneshot_unit, script, service_part
+from .mounts import Mount, mounts_part
+
+COMMON_PATH = "/usr/local/lib/gpu-cluster/slurm_common.sh"
+KEY_HOOK_PATH = "/usr/local/sbin/gpu-cluster-munge-key"
+KEY_HOOK_ENV = "/etc/gpu-cluster/munge-key.env"
+CONF_SOURCE = "/etc/gpu-cluster/slurm"
+
+
+def _shared_files(key_hook: str, key_hook_env: Mapping[str, str]) -> tuple[File, ...]:
+    return (
+        File(COMMON_PATH, script("slurm_common.sh")),
+        File(KEY_HOOK_PATH, key_hook, "0755"),
+        File(KEY_HOOK_ENV, env_file(key_hook_env), "0600"),
+    )
+
+
+def _env(layout: SlurmLayout, packages: tuple[str, ...], os_packages: tuple[str, ...]) -> dict[str, str]:
+    pkg = layout.packages
+    return {
+        "SLURM_VERSION": pkg.version,
+        "SLURM_REPO": pkg.repo,
+        "SLURM_KEY": pkg.key,
+        "SLURM_PIN_ORIGIN": pkg.pin_origin,
+        "SLURM_PACKAGES": " ".join(packages),
+        "OS_PACKAGES": " ".join(os_packages),
+        "SLURM_UID": str(layout.slurm_uid),
+        "MUNGE_KEY_HOOK": KEY_HOOK_PATH,
+        "SHARED_PATH": layout.shared_path or "",
+        "SLURM_COMMON": COMMON_PATH,
+    }
+
+
+def _unit(role: str, description: str, mount: bool) -> str:
+    after = ["network-online.target", *(["gpu-cluster-mounts.service"] if mount else [])]
+    return oneshot_unit(description, name=f"slurm-{role}", wants=["network-online.target"], after=after)
+
+
+def head_parts(
+    layout: SlurmLayout,
+    *,
+    key_hook: str,
+    key_hook_env: Mapping[str, str] | None = None,
+    mount: Mount | None = None,
+) -> tuple[Part, ...]:
+    """The head node: slurmctld with the rendered files, MUNGE, and /home (exported, or on storage.shared)."""
+    pkg = layout.packages
+    os_packages = pkg.munge + (pkg.nfs_server if layout.home_export else ())
+    env = {
+        **_env(layout, pkg.head, os_packages),
+        "CONF_SOURCE": CONF_SOURCE,
+        "CONF_DIR": CONF_DIR,
+        "STATE_DIR": layout.state_dir,
+        "EXPORT_CIDR": layout.export_cidr,
+    }
+    confs = tuple(File(f"{CONF_SOURCE}/{name}", text) for name, text in layout.files().items())
+    head = service_part(
+        "slurm-head",
+        script_text=script("slurm_head.sh"),
+        env=env,
+        unit=_unit("head", "gpu-cluster Slurm head node (slurmctld, MUNGE, /home)", mount is not None),
+        extra_files=(*_shared_files(key_hook, key_hook_env or {}), *confs),
+        no_block=True,
+        summary=f"runs slurmctld {pkg.version} for partition {layout.partition} (configless), "
+        + ("/home on storage.shared" if layout.shared_path else "exports /home over NFS"),
+    )
+    return (mounts_part(mount), head)
+
+
+LEAVE_UNIT = """[Unit]
+Description=gpu-cluster: remove this dynamic node from Slurm at shutdown
+Wants=network-online.target
+After=network-online.target gpu-cluster-slurm-compute.service slurmd.service munge.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+EnvironmentFile=/etc/gpu-cluster/slurm-compute.env
+ExecStart=/bin/true
+ExecStop=/usr/local/sbin/gpu-cluster-slurm-compute leave
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def compute_parts(
+    layout: SlurmLayout,
+    *,
+    head_address: str,
+    key_hook: str,
+    key_hook_env: Mapping[str, str] | None = None,
+    switch: str | None = None,
+) -> tuple[Part, ...]:
+    """A GPU node: slurmd registering as a dynamic node (its GRES, memory, feature and switch), leaving at shutdown."""
+    pkg = layout.packages
+    os_packages = pkg.munge + (pkg.nfs_client if layout.home_export else ())
+    env = {
+        **_env(layout, pkg.compute, os_packages),
+        "HEAD_ADDRESS": head_address,
+        "SLURMCTLD_PORT": str(layout.ports.slurmctld),
+        "DYNAMIC_CONF": layout.dynamic_conf(switch),
+    }
+    part = service_part(
+        "slurm-compute",
+        script_text=script("slurm_compute.sh"),
+        env=env,
+        unit=_unit("compute", "gpu-cluster Slurm GPU node (slurmd -Z, configless)", layout.shared_path is not None),
+        extra_files=(
+            *_shared_files(key_hook, key_hook_env or {}),
+            File(HEALTH_PROGRAM, script("slurm_health.sh"), "0755"),
+            File("/etc/systemd/system/gpu-cluster-slurm-leave.service", LEAVE_UNIT),
+        ),
+        no_block=True,
+        summary=f"registers with slurmctld as a dynamic node ({layout.dynamic_conf(switch)})",
+    )
+    leave = Part(
+        "slurm-leave",
+        commands=(("systemctl", "enable", "--now", "--no-block", "gpu-cluster-slurm-leave.service"),),
+        summary="removes the node from Slurm at shutdown",
+    )
+    return (part, leave)
+
+
+def login_parts(
+    layout: SlurmLayout,
+    *,
+    head_address: str,
+    key_hook: str,
+    key_hook_env: Mapping[str, str] | None = None,
+    mount: Mount | None = None,
+) -> tuple[Part, ...]:
+    """The login node: the client commands and sackd (configless), MUNGE, /home."""
+    pkg = layout.packages
+    os_packages = pkg.munge + (pkg.nfs_client if layout.home_export else ())
+    env = {
+        **_env(layout, pkg.login, os_packages),
+        "HEAD_ADDRESS": head_address,
+        "SLURMCTLD_PORT": str(layout.ports.slurmctld),
+    }
+    part = service_part(
+        "slurm-login",
+        script_text=script("slurm_login.sh"),
+        env=env,
+        unit=_unit("login", "gpu-cluster Slurm login node (sackd, client commands)", mount is not None),
+        extra_files=_shared_files(key_hook, key_hook_env or {}),
+        no_block=True,
+        summary=f"sbatch/srun/sinfo {pkg.version}; sackd fetches the configuration from the head",
+    )
+    return (mounts_part(mount), part)

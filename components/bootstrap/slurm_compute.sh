@@ -1,0 +1,38 @@
+#!/bin/bash
+# gpu-cluster Slurm GPU node: slurmd as a dynamic node (slurmd -Z) of the configless head.
+# Runs at every boot (systemd unit); `leave` (at shutdown) removes the node from Slurm. Settings: slurm_common.sh, plus
+#   SLURMCTLD_PORT    the head's port (6817)
+#   DYNAMIC_CONF      what the node registers with: Feature, Gres, RealMemory, Topology
+#   DROPIN            the slurmd unit override (default /etc/systemd/system/slurmd.service.d/gpu-cluster.conf)
+set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=slurm_common.sh
+. "${SLURM_COMMON:-/usr/local/lib/gpu-cluster/slurm_common.sh}"
+
+DROPIN="${DROPIN:-/etc/systemd/system/slurmd.service.d/gpu-cluster.conf}"
+
+if [ "${1:-}" = leave ]; then
+  # a terminated node leaves the cluster instead of lingering DOWN (only an idle dynamic node can be deleted)
+  scontrol delete nodename="$(hostname -s)" && log "left the cluster"
+  exit 0
+fi
+
+write_dropin() {
+  local slurmd
+  slurmd=$(command -v slurmd || echo /usr/sbin/slurmd)
+  mkdir -p "$(dirname "$DROPIN")"
+  printf '[Service]\nExecStart=\nExecStart=%s --systemd -Z --conf-server %s:%s --conf "%s"\n' \
+    "$slurmd" "$HEAD_ADDRESS" "$SLURMCTLD_PORT" "$DYNAMIC_CONF" >"$DROPIN"
+  systemctl daemon-reload
+}
+
+ensure_slurm_user || exit 1
+install_packages || exit 1
+install_munge_key || exit 1
+start_munge || exit 1
+mount_home || exit 1
+mkdir -p /var/log/slurm /var/spool/slurmd
+write_dropin
+systemctl enable slurmd >/dev/null 2>&1 || true
+# retried: the head may still be installing when a GPU node is up
+retry systemctl restart slurmd || exit 1
+log "slurmd registered with ${HEAD_ADDRESS}:${SLURMCTLD_PORT} (${DYNAMIC_CONF})"

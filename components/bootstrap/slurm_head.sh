@@ -1,0 +1,54 @@
+#!/bin/bash
+# gpu-cluster Slurm head node: slurmctld (configless) and, without storage.shared, the NFS export of /home.
+# Runs at every boot (systemd unit). Settings: slurm_common.sh, plus
+#   CONF_SOURCE   where the rendered slurm.conf, gres.conf, cgroup.conf, topology.yaml are (default /etc/gpu-cluster/slurm)
+#   CONF_DIR      where slurmctld reads them (default /etc/slurm)
+#   STATE_DIR     StateSaveLocation; EXPORT_CIDR who may mount /home (the cluster network)
+set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=slurm_common.sh
+. "${SLURM_COMMON:-/usr/local/lib/gpu-cluster/slurm_common.sh}"
+
+CONF_SOURCE="${CONF_SOURCE:-/etc/gpu-cluster/slurm}"
+CONF_DIR="${CONF_DIR:-/etc/slurm}"
+STATE_DIR="${STATE_DIR:-/var/spool/slurmctld}"
+EXPORTS="${EXPORTS:-/etc/exports.d/gpu-cluster.exports}"
+TOKEN="@@GPU_CLUSTER_SLURMCTLD_HOST@@"
+
+# SlurmctldHost must name this host: its short hostname and its address, known only here
+controller_host() {
+  local name address
+  name=$(hostname -s)
+  address=$(hostname -I | awk '{ print $1 }')
+  printf '%s(%s)' "$name" "$address"
+}
+
+write_confs() {
+  local host file
+  host=$(controller_host)
+  mkdir -p "$CONF_DIR"
+  for file in "$CONF_SOURCE"/*; do
+    [ -f "$file" ] || continue
+    sed "s|${TOKEN}|${host}|g" "$file" >"${CONF_DIR}/$(basename "$file")"
+  done
+  log "slurm.conf: SlurmctldHost=${host}"
+}
+
+export_home() {
+  mkdir -p "$(dirname "$EXPORTS")"
+  printf '/home %s(rw,sync,no_subtree_check)\n' "$EXPORT_CIDR" >"$EXPORTS"
+  systemctl enable --now nfs-server >/dev/null 2>&1 || systemctl restart nfs-server
+  exportfs -ra
+}
+
+ensure_slurm_user || exit 1
+install_packages || exit 1
+install_munge_key || exit 1
+start_munge || exit 1
+mount_home || exit 1
+[ -n "${SHARED_PATH:-}" ] || export_home || exit 1
+write_confs
+mkdir -p "$STATE_DIR" /var/log/slurm
+chown slurm:slurm "$STATE_DIR" /var/log/slurm
+systemctl enable slurmctld >/dev/null 2>&1 || true
+systemctl restart slurmctld || exit 1
+log "slurmctld started"

@@ -1,0 +1,29 @@
+#!/bin/bash
+# gpu-cluster Slurm login node: the client commands (sbatch, srun, sinfo) and sackd, which fetches the configless
+# configuration from the head at start (--disable-reconfig: restart gpu-cluster-slurm-login after a config change).
+# Runs at every boot (systemd unit). Settings: slurm_common.sh, plus SLURMCTLD_PORT and
+#   DROPIN  the sackd unit override (default /etc/systemd/system/sackd.service.d/gpu-cluster.conf)
+set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=slurm_common.sh
+. "${SLURM_COMMON:-/usr/local/lib/gpu-cluster/slurm_common.sh}"
+
+DROPIN="${DROPIN:-/etc/systemd/system/sackd.service.d/gpu-cluster.conf}"
+
+write_dropin() {
+  local sackd
+  sackd=$(command -v sackd || echo /usr/sbin/sackd)
+  mkdir -p "$(dirname "$DROPIN")"
+  printf '[Service]\nExecStart=\nExecStart=%s --systemd --conf-server %s:%s --disable-reconfig\n' \
+    "$sackd" "$HEAD_ADDRESS" "$SLURMCTLD_PORT" >"$DROPIN"
+  systemctl daemon-reload
+}
+
+ensure_slurm_user || exit 1
+install_packages || exit 1
+install_munge_key || exit 1
+start_munge || exit 1
+mount_home || exit 1
+write_dropin
+systemctl enable sackd >/dev/null 2>&1 || true
+retry systemctl restart sackd || exit 1
+log "sackd started (configuration from ${HEAD_ADDRESS}:${SLURMCTLD_PORT})"

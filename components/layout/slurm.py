@@ -1,0 +1,332 @@
+"""The cloud-neutral Slurm layer (`scheduler: slurm`): pure data and the rendered configuration files.
+
+Contract for every cloud (the AWS wiring in `components/aws/slurm.py` is the worked example):
+
+1. `slurm_layout(spec, switches=...)` -> `SlurmLayout`: the node definition from the catalog row, the partition,
+   the topology and the text of slurm.conf, gres.conf, cgroup.conf and topology.yaml. `switches` names one switch
+   per placement group the cloud built (default: one, when `spec.placement` is `cluster`, else none).
+   Raises `ConfigError` for what is not built (accounting, MIG partitions as GRES).
+2. `components.bootstrap.slurm.head_parts / compute_parts / login_parts` turn it into bootstrap `Part`s. Each takes
+   the cloud's munge-key hook: a shell script that prints the cluster's MUNGE key, base64, on stdout (read with the
+   node's own identity from the cloud's secret store; the key is never in user data, inputs or outputs).
+3. The compute and login parts take `head_address`: the head node's private address, or `HEAD_PLACEHOLDER` when it
+   is known only at deploy; the cloud then replaces the placeholder in the rendered user data with the head
+   instance's private IP (as `bootstrap.mounts.SOURCE_PLACEHOLDER` is replaced with a filesystem's address).
+4. The head fills `SLURMCTLD_HOST_TOKEN` itself at boot with `<short hostname>(<address>)`: slurmctld only starts
+   on the host that SlurmctldHost names, and the hostname is the cloud's to choose.
+
+Design (why, with sources in catalog/slurm.yaml): every image is Ubuntu 22.04, whose own Slurm (21.08) lacks dynamic
+nodes, sackd and topology.yaml, so the nodes install SchedMD's packages (slurm-smd 25.11) from packages.microsoft.com.
+GPU nodes register as dynamic nodes (`slurmd -Z`): a managed group's nodes get names nobody knows in advance, and
+instances mode works the same way. They join the partition through a NodeSet on a feature, and their placement
+group's switch through `Topology=<topology>:<switch>` at registration. Power saving (resume/suspend programs that grow
+and shrink the group) is not built: the group size is `nodes`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import CLUSTER_KEY, ConfigError
+from ..spec import ClusterSpec
+
+_DATA = Path(__file__).resolve().parent.parent / "catalog" / "slurm.yaml"
+
+HEAD_PLACEHOLDER = "@@GPU_CLUSTER_SLURM_HEAD@@"
+SLURMCTLD_HOST_TOKEN = "@@GPU_CLUSTER_SLURMCTLD_HOST@@"
+IMAGE_DISTRO = "ubuntu-22.04"  # every image in catalog/<cloud>.yaml `images:`
+CONF_DIR = "/etc/slurm"
+HEALTH_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-health"
+LOCAL_STATE_DIR = "/var/spool/slurmctld"
+TOPOLOGY_NAME = "placement"
+
+
+@cache
+def data() -> dict[str, Any]:
+    """catalog/slurm.yaml."""
+    loaded: dict[str, Any] = yaml.safe_load(_DATA.read_text())
+    return loaded
+
+
+@dataclass(frozen=True)
+class Packages:
+    """What a node installs for its role, from where (catalog/slurm.yaml `packages:`)."""
+
+    version: str
+    repo: str
+    key: str
+    pin_origin: str
+    head: tuple[str, ...]
+    compute: tuple[str, ...]
+    login: tuple[str, ...]
+    munge: tuple[str, ...]
+    nfs_server: tuple[str, ...]
+    nfs_client: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NodeDefinition:
+    """The GPU nodes as Slurm sees them (from the catalog row)."""
+
+    cpus: int | None  # the catalog's vCPUs; slurmd -Z detects sockets/cores/threads itself
+    real_memory_mib: int
+    gres: str  # gpu:<type>:<count>
+    feature: str  # the NodeSet feature that puts the node in its partition
+    memory_note: str  # the margin applied, and why
+
+    @property
+    def gpus(self) -> int:
+        return int(self.gres.rsplit(":", 1)[1])
+
+
+@dataclass(frozen=True)
+class Topology:
+    """topology/tree: one leaf switch per placement group (jobs then stay inside one group)."""
+
+    name: str
+    switches: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Ports:
+    slurmctld: int
+    slurmd: int
+    srun_range: tuple[int, int]
+    nfs: int
+
+
+@dataclass(frozen=True)
+class SlurmLayout:
+    cluster_name: str
+    partition: str
+    node: NodeDefinition
+    max_nodes: int
+    packages: Packages
+    ports: Ports
+    topology: Topology | None
+    state_dir: str
+    shared_path: str | None  # storage.shared: /home and the state live there; else the head exports /home
+    export_cidr: str  # who may mount the head's /home (the cluster network)
+    slurm_uid: int
+    munge_key_bytes: int
+    slurm_conf: str
+    gres_conf: str
+    cgroup_conf: str
+    topology_yaml: str | None
+
+    @property
+    def home_export(self) -> bool:
+        """The head NFS-exports /home (no storage.shared): the simple, not the durable, choice."""
+        return self.shared_path is None
+
+    def files(self) -> dict[str, str]:
+        """The configuration files slurmctld serves to every node (configless), by name under /etc/slurm."""
+        out = {"slurm.conf": self.slurm_conf, "gres.conf": self.gres_conf, "cgroup.conf": self.cgroup_conf}
+        if self.topology_yaml is not None:
+            out["topology.yaml"] = self.topology_yaml
+        return out
+
+    def dynamic_conf(self, switch: str | None = None) -> str:
+        """What a GPU node registers with (`slurmd -Z --conf ...`): its GRES, memory, feature and switch."""
+        parts = [f"Feature={self.node.feature}", f"Gres={self.node.gres}", f"RealMemory={self.node.real_memory_mib}"]
+        if self.topology is not None:
+            chosen = switch or self.topology.switches[0]
+            if chosen not in self.topology.switches:
+                raise ValueError(f"switch {chosen!r} is not one of {self.topology.switches}")
+            parts.append(f"Topology={self.topology.name}:{chosen}")
+        return " ".join(parts)
+
+
+def packages(distro: str = IMAGE_DISTRO) -> Packages:
+    entry = data()["packages"][distro]
+    return Packages(
+        version=str(entry["version"]),
+        repo=str(entry["repo"]),
+        key=str(entry["key"]),
+        pin_origin=str(entry["pinOrigin"]),
+        head=tuple(entry["head"]),
+        compute=tuple(entry["compute"]),
+        login=tuple(entry["login"]),
+        munge=tuple(entry["munge"]),
+        nfs_server=tuple(entry["nfsServer"]),
+        nfs_client=tuple(entry["nfsClient"]),
+    )
+
+
+def real_memory_mib(memory_gib: float) -> int:
+    """The catalog's memory less the margin (the larger of a percentage and a floor: catalog/slurm.yaml)."""
+    margin = data()["realMemoryMargin"]
+    total = memory_gib * 1024
+    reserve = max(total * float(margin["percent"]) / 100, float(margin["minimumMiB"]))
+    return math.floor(total - reserve)
+
+
+def gres_type(gpu: str | None) -> str:
+    """The GRES type for a catalog GPU model: `H100` -> `h100`, `A100-80GB` -> `a100`.
+
+    With AutoDetect=nvml Slurm names a GPU after its NVML name (e.g. nvidia_h100_80gb_hbm3); the configured type is
+    the model's lowercase core name, the text every NVML name of the model contains (as the health check matches).
+    """
+    core = (gpu or "gpu").split("-")[0].lower()
+    return re.sub(r"[^a-z0-9_]", "_", core)
+
+
+def cluster_name(spec: ClusterSpec) -> str:
+    # ClusterName is lowercased by Slurm and used in file names: the spec's name already is [a-z][a-z0-9-]*
+    return spec.name.replace("-", "_")
+
+
+def default_switches(spec: ClusterSpec) -> tuple[str, ...]:
+    """One switch when the cloud packs the nodes into one placement group (`placement: cluster`)."""
+    return (f"{spec.name}-pg",) if spec.placement == "cluster" else ()
+
+
+def _check(spec: ClusterSpec) -> None:
+    k = f"{CLUSTER_KEY}."
+    assert spec.slurm is not None
+    if spec.slurm.accounting:
+        raise ConfigError(
+            f"{k}slurm.accounting",
+            "true, but slurmdbd (accounting) is not built yet; use false (jobs run, sacct has no history)",
+        )
+    if spec.gpu_partition is not None:
+        raise ConfigError(
+            f"{k}gpuPartition",
+            f"{spec.gpu_partition[0]} with scheduler slurm: MIG instances as Slurm GRES are not built; "
+            "drop gpuPartition (whole GPUs are the GRES)",
+        )
+    if spec.instance.memoryGiB is None:
+        raise ConfigError(
+            f"{k}instanceType",
+            f"{spec.instance.instanceType} has no memory in the catalog: Slurm's RealMemory cannot be set",
+        )
+
+
+def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> SlurmLayout | None:
+    """The Slurm layer of a cluster; None unless `scheduler: slurm`. See the module docstring for the contract."""
+    if spec.scheduler != "slurm" or spec.slurm is None:
+        return None
+    _check(spec)
+    d = data()
+    row = spec.instance
+    margin = d["realMemoryMargin"]
+    node = NodeDefinition(
+        cpus=row.vcpus,
+        real_memory_mib=real_memory_mib(float(row.memoryGiB or 0)),
+        # a GPU the catalog does not name (gpu: null) is an untyped GRES: gpu:<count>
+        gres=f"gpu:{gres_type(row.gpu)}:{row.gpus}" if row.gpu else f"gpu:{row.gpus}",
+        feature=spec.slurm.partition,
+        memory_note=f"{row.memoryGiB} GiB less {margin['percent']}% or {margin['minimumMiB']} MiB, whichever is "
+        f"larger ({margin['source']})",
+    )
+    ports = Ports(
+        slurmctld=int(d["ports"]["slurmctld"]),
+        slurmd=int(d["ports"]["slurmd"]),
+        srun_range=(int(d["ports"]["srunRange"][0]), int(d["ports"]["srunRange"][1])),
+        nfs=int(d["ports"]["nfs"]),
+    )
+    chosen = default_switches(spec) if switches is None else switches
+    topology = Topology(TOPOLOGY_NAME, tuple(chosen)) if chosen else None
+    shared = spec.storage.shared.path if spec.storage.shared is not None else None
+    state_dir = f"{shared}/slurm/state" if shared else LOCAL_STATE_DIR
+    layout = SlurmLayout(
+        cluster_name=cluster_name(spec),
+        partition=spec.slurm.partition,
+        node=node,
+        max_nodes=spec.max_nodes,
+        packages=packages(),
+        ports=ports,
+        topology=topology,
+        state_dir=state_dir,
+        shared_path=shared,
+        export_cidr=spec.network.cidr,
+        slurm_uid=int(d["slurmUid"]),
+        munge_key_bytes=int(d["mungeKeyBytes"]),
+        slurm_conf="",
+        gres_conf=render_gres_conf(),
+        cgroup_conf=render_cgroup_conf(),
+        topology_yaml=render_topology_yaml(topology) if topology else None,
+    )
+    return _with_conf(layout)
+
+
+def _with_conf(layout: SlurmLayout) -> SlurmLayout:
+    return replace(layout, slurm_conf=render_slurm_conf(layout))
+
+
+def render_slurm_conf(layout: SlurmLayout) -> str:
+    d = data()
+    node, ports = layout.node, layout.ports
+    nodeset = f"{layout.partition}_nodes"
+    lines = [
+        f"# gpu-cluster {layout.cluster_name}: rendered by components/layout/slurm.py (sources: catalog/slurm.yaml)",
+        f"ClusterName={layout.cluster_name}",
+        f"SlurmctldHost={SLURMCTLD_HOST_TOKEN}",
+        f"SlurmctldPort={ports.slurmctld}",
+        f"SlurmdPort={ports.slurmd}",
+        # srun on the login node listens here; the login node's firewall opens exactly this range
+        f"SrunPortRange={ports.srun_range[0]}-{ports.srun_range[1]}",
+        # configless: slurmd and sackd fetch this file and the others from slurmctld
+        "SlurmctldParameters=enable_configless",
+        "AuthType=auth/munge",
+        "CredType=cred/munge",
+        "SlurmUser=slurm",
+        f"StateSaveLocation={layout.state_dir}",
+        "SlurmdSpoolDir=/var/spool/slurmd",
+        "SlurmctldLogFile=/var/log/slurm/slurmctld.log",
+        "SlurmdLogFile=/var/log/slurm/slurmd.log",
+        "ProctrackType=proctrack/cgroup",
+        "TaskPlugin=task/cgroup,task/affinity",
+        "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_Core_Memory",
+        "GresTypes=gpu",
+        # a login shell's small locked-memory limit must not follow the job to the nodes: RDMA (EFA, InfiniBand,
+        # eRDMA) registers GPU and host memory (Slurm FAQ "locked memory", slurm.conf(5) PropagateResourceLimits)
+        "PropagateResourceLimitsExcept=MEMLOCK",
+        # dynamic nodes (slurmd -Z): at most the group's maximum; no fan-out tree (dynamic_nodes.html)
+        f"MaxNodeCount={layout.max_nodes}",
+        f"TreeWidth={d['treeWidth']}",
+        # a node back from a reboot or a failed health check that passes again takes jobs again
+        "ReturnToService=2",
+        f"HealthCheckProgram={HEALTH_PROGRAM}",
+        f"HealthCheckInterval={d['healthCheckInterval']}",
+        "HealthCheckNodeState=ANY",
+        # GPU nodes register themselves (slurmd -Z --conf "<below>"): CPUs are detected by slurmd
+        f"# GPU nodes: CPUs={node.cpus} (catalog) Gres={node.gres} RealMemory={node.real_memory_mib} "
+        f"Feature={node.feature}",
+        f"# RealMemory: {node.memory_note}",
+        f"Nodeset={nodeset} Feature={node.feature}",
+        f"PartitionName={layout.partition} Nodes={nodeset} Default=YES MaxTime=INFINITE State=UP",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_gres_conf() -> str:
+    # NVML finds the GPUs, their device files and their NUMA/NVLink affinity (gres.conf(5) AutoDetect)
+    return "AutoDetect=nvml\n"
+
+
+def render_cgroup_conf() -> str:
+    # jobs see only the GPUs, cores and memory they were given (cgroup.conf(5))
+    return "ConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=yes\n"
+
+
+def render_topology_yaml(topology: Topology) -> str:
+    """topology.yaml(5): one tree topology (the cluster default) whose leaf switches are the placement groups.
+
+    Dynamic nodes name their switch at registration (`Topology=<name>:<switch>`), so no node is listed here."""
+    body = [
+        {
+            "topology": topology.name,
+            "cluster_default": True,
+            "tree": {"switches": [{"switch": s} for s in topology.switches]},
+        }
+    ]
+    return yaml.safe_dump(body, sort_keys=False)
