@@ -4,7 +4,8 @@ Decisions (ERI wiring, vSwitch ranges, deployment set strategy, image, user data
 `components.layout.alicloud`; this package turns them into resources, one module per concern:
 `network` (VPC, vSwitches, NAT egress, security group), `identity` (the nodes' RAM role),
 `access` (session manager, key pair, login node), and `nodes` (deployment set, image, an ESS
-scaling group or N ECS instances). Every resource is parented to
+scaling group or N ECS instances), or with `scheduler: kubernetes` `kubernetes` (an ACK cluster and its
+pools instead of the nodes). Every resource is parented to
 `CloudCluster`, so URNs do not depend on which module registers it.
 """
 
@@ -17,7 +18,7 @@ import pulumi_alicloud as alicloud
 
 from ..bootstrap.metrics import endpoints
 from ..layout.alicloud import AlicloudLayout
-from . import access, health, identity, network, nodes
+from . import access, health, identity, kubernetes, network, nodes
 from .storage import build_shared
 
 TYPE = "gpu-cluster:alicloud:Cluster"
@@ -36,6 +37,12 @@ def metrics_output(layout: AlicloudLayout) -> dict[str, Any]:
         "endpoints": [{"name": e.name, "port": e.port, "path": e.path} for e in endpoints()],
         "scrape": f"{listing}: each private IP with each port; reachable only from the nodes' own security group",
     }
+
+
+def _gpu_driver(layout: AlicloudLayout) -> str | None:
+    if layout.kubernetes is not None:  # ACK installs it, pinned by the node-pool label
+        return f"NVIDIA {layout.kubernetes.driver_version} (installed by ACK, node-pool label)"
+    return layout.gpu_driver.describe() if layout.gpu_driver else None
 
 
 class CloudCluster(pulumi.ComponentResource):
@@ -61,17 +68,27 @@ class CloudCluster(pulumi.ComponentResource):
         key_pair, role_name = self.access.key_pair, self.identity.role_name
         self.shared = build_shared(self, name, layout, self.network, tags)
         mount_source = self.shared.source if self.shared else None
-        self.nodes = nodes.build(self, name, layout, self.network, key_pair, role_name, tags, mount_source)
+        self.kubernetes: kubernetes.Kubernetes | None = None
+        if layout.kubernetes is not None:  # the GPU nodes are an ACK node pool, not an ESS group
+            self.kubernetes = kubernetes.build(self, name, layout, self.network, key_pair, tags)
+            self.deployment_set = self.kubernetes.deployment_set
+            self.image_id = pulumi.Output.from_input(layout.kubernetes.image_type)
+            self.group: alicloud.ess.ScalingGroup | None = None
+            self.instances: list[alicloud.ecs.Instance] = []
+        else:
+            self.nodes = nodes.build(self, name, layout, self.network, key_pair, role_name, tags, mount_source)
+            self.deployment_set = self.nodes.deployment_set
+            self.image_id = self.nodes.image_id
+            self.group = self.nodes.group
+            self.instances = self.nodes.instances
         self.login = access.build_login(self, name, layout, self.network, key_pair, role_name, tags)
-        self.health = health.build(self, name, layout, self.nodes.group, role_name, tags)
-        self.deployment_set = self.nodes.deployment_set
-        self.image_id = self.nodes.image_id
-        self.group: alicloud.ess.ScalingGroup | None = self.nodes.group
-        self.instances: list[alicloud.ecs.Instance] = self.nodes.instances
+        self.health = health.build(self, name, layout, self.group, role_name, tags)
 
-        node_ids: pulumi.Output[Any] = (
-            self.group.id if self.group else pulumi.Output.all(*[inst.id for inst in self.instances])
-        )
+        node_ids: pulumi.Output[Any]
+        if self.kubernetes is not None:
+            node_ids = self.kubernetes.gpu_pool.id
+        else:
+            node_ids = self.group.id if self.group else pulumi.Output.all(*[inst.id for inst in self.instances])
         self.outputs = {
             "vpcId": self.vpc.id,
             "subnetIds": pulumi.Output.all(self.vswitch.id),
@@ -79,7 +96,7 @@ class CloudCluster(pulumi.ComponentResource):
             "imageId": self.image_id,
             "nodeGroup" if spec.node_group == "managed" else "instanceIds": node_ids,
             "placementGroup": self.deployment_set.id if self.deployment_set else None,
-            "gpuDriver": layout.gpu_driver.describe() if layout.gpu_driver else None,
+            "gpuDriver": _gpu_driver(layout),
             "identity": self.identity.output(layout),
             "access": access.output(layout, self.login, self.instances[0] if self.instances else None),
             # what the nodes get, beside `placement` (what was asked): managed groups and spot take no set
@@ -89,6 +106,9 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
+        if self.kubernetes is not None:
+            self.outputs["kubernetes"] = self.kubernetes.output(layout)
+            self.outputs["kubeconfig"] = self.kubernetes.kubeconfig
         if self.instances:  # a hostfile for mpirun / torchrun
             self.outputs["privateIps"] = pulumi.Output.all(*[inst.private_ip for inst in self.instances])
         self.register_outputs(self.outputs)

@@ -36,7 +36,7 @@ import ipaddress
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import yaml
@@ -45,10 +45,12 @@ from .. import bootstrap, catalog
 from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.node import node_parts
+from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capabilities, capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
+from .kubernetes import GPU_TAINT, Release, gpu_labels, releases
 from .shared import Shared, shared_for
 
 # Virtio cloud disks are /dev/vd[a-z] (the system disk is vda); NVMe-attached cloud disks are
@@ -157,6 +159,45 @@ class Access:
 
 
 @dataclass(frozen=True)
+class ErdmaController:
+    """The ACK eRDMA Controller add-on and the RRSA role it calls ECS with (catalog/kubernetes/alicloud.yaml)."""
+
+    addon: str
+    config: str  # the add-on's JSON config (cs.KubernetesAddon `config`)
+    role_prefix: str  # the add-on's RAM role is <prefix><cluster id>
+    namespace: str
+    service_account: str
+    actions: tuple[str, ...]
+    eris: int  # ERIs it wires per node: one per network card, min(cards, ERIs of the type)
+    mtu: int
+
+
+@dataclass(frozen=True)
+class AckLayout:
+    """`scheduler: kubernetes` on alicloud: an ACK Pro cluster, a CPU system pool and the GPU pool."""
+
+    version: str  # ACK's full version string of spec.kubernetes.version
+    cluster_spec: str
+    network_addon: str
+    pod_cidr: str
+    service_cidr: str
+    proxy_mode: str
+    image_type: str
+    system_instance_type: str
+    system_nodes: int
+    gpu_labels: Mapping[str, str]  # gpu_labels(spec) and ACK's driver-version label
+    gpu_taint: Mapping[str, str]
+    driver_version: str
+    secrets_key: Mapping[str, Any]  # kms.Key arguments (camelCase keys of the data)
+    erdma: ErdmaController | None  # None: no ERI-capable fabric wired
+    releases: tuple[Release, ...]
+    user_data_b64: str | None  # the GPU nodes' bootstrap (a bash script: ACK runs it after joining the node)
+    pre_user_data_b64: str | None  # before ACK's own init: keep ACK off the scratch disk
+    min_nodes: int
+    max_nodes: int
+
+
+@dataclass(frozen=True)
 class AlicloudLayout:
     spec: ClusterSpec
     zone: str | None  # None: first zone that sells the type, looked up at deploy
@@ -187,6 +228,7 @@ class AlicloudLayout:
     fabric_usability: FabricUsability  # does NCCL get everything eRDMA needs on this image
     health_hook: bool  # the ESS unhealthy hook is on the nodes (the role needs ess:SetInstanceHealth)
     shared: Shared | None = None  # storage.shared: General-purpose NAS or an existing filesystem
+    kubernetes: AckLayout | None = None  # scheduler: kubernetes (ACK); None builds the nodes as today
 
     @property
     def eri_count(self) -> int:
@@ -299,14 +341,18 @@ def _check_sizes(spec: ClusterSpec) -> None:
         )
 
 
-def _placement(spec: ClusterSpec, warnings: list[str]) -> Placement:
-    """The placement the nodes get: what was asked, less what a managed group or spot cannot have (data)."""
+def _placement(spec: ClusterSpec, warnings: list[str], ack: bool = False) -> Placement:
+    """The placement the nodes get: what was asked, less what a managed group or spot cannot have (data).
+
+    `ack`: the GPU nodes are an ACK node pool, which takes a deployment set (cs.NodePool deployment_set_id),
+    so the ESS limit does not apply.
+    """
     key, caps = CLUSTER_KEY, capabilities("alicloud")
     asked: Placement = spec.placement
     if asked == "none":
         return "none"
     limit = caps.managed_limit("placement")
-    if spec.node_group == "managed" and limit is not None:
+    if spec.node_group == "managed" and limit is not None and not ack:
         warnings.append(f"{key}.placement: {asked} {limit.message}")
         return "none" if limit.applied == "none" else asked
     if spec.spot and not caps.spot_with_placement:
@@ -451,6 +497,13 @@ def unhealthy_hook() -> str:
 def _health_hook(spec: ClusterSpec, warnings: list[str]) -> bool:
     if spec.health_action != "replace":
         return False
+    if spec.scheduler == "kubernetes":
+        warnings.append(
+            f"{CLUSTER_KEY}.health.action: replace acts as report on ACK: the node pool's scaling group belongs to "
+            "ACK, so the health check does not mark instances Unhealthy; it writes /var/lib/gpu-cluster/health.json "
+            "and the journal"
+        )
+        return False
     if spec.node_group == "managed":
         return True
     warnings.append(
@@ -468,10 +521,16 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
     key = CLUSTER_KEY
     caps = capabilities("alicloud")
 
-    interfaces = eri_interfaces(row.fabricDevices) if spec.fabric_wired else (NetworkInterface(0, "Standard"),)
+    ack = spec.scheduler == "kubernetes"
+    if ack and spec.fabric_wired:  # the eRDMA controller: one ERI per network card (module docstring of ack_layout)
+        interfaces = tuple(NetworkInterface(card, "HighPerformance") for card in range(ack_eri_count(row)))
+    elif spec.fabric_wired:
+        interfaces = eri_interfaces(row.fabricDevices)
+    else:
+        interfaces = (NetworkInterface(0, "Standard"),)
     eris = sum(1 for n in interfaces if n.is_eri)
     cards_limit = caps.managed_limit("fabricCards")
-    if spec.node_group == "managed" and eris > 1 and cards_limit is not None:
+    if spec.node_group == "managed" and eris > 1 and cards_limit is not None and not ack:
         # what ESS applies: every ERI on one card (its networkInterfaces take no card index)
         interfaces = tuple(NetworkInterface(0, nic.traffic_mode) for nic in interfaces)
         one_card = _gbps(eris, 1, row.gbps_per_fabric_device)
@@ -480,7 +539,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
             f"{cards_limit.applied}, counted at {one_card:g} of {row.fabricGbps:g} Gb/s"
         )
 
-    placement = _placement(spec, warnings)
+    placement = _placement(spec, warnings, ack)
     strategy = STRATEGIES[placement]
     if spec.zone is None:
         warnings.append(
@@ -500,8 +559,8 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
     else:
         image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
 
-    erdma_url: str | None = catalog_erdma_installer() if eris else None
-    mtu = erdma_mtu() if eris else None
+    erdma_url: str | None = catalog_erdma_installer() if eris and not ack else None
+    mtu = (ack_erdma_mtu() if ack else erdma_mtu()) if eris else None
     scratch = scratch_for(spec, (), DISK_GLOBS)
     shared = shared_for(spec)
     fabric: list[Part] = [_driver_mark_part(gpu_driver)]
@@ -523,6 +582,8 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         bootstrap.commands_part("gpu-driver", [("bash", "-c", _driver_script(gpu_driver))] if gpu_driver else []),
     ]
     login = _login(spec)
+    kubernetes = ack_layout(spec, scratch, eris, shared, warnings) if ack else None
+    usability = ack_fabric_usability(eris) if ack and eris else fabric_usability(spec, eris, entry)
     return AlicloudLayout(
         spec=spec,
         zone=spec.zone,
@@ -551,9 +612,10 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         user_data=bootstrap.cloud_init(parts),
         tags=dict(spec.base_tags),
         warnings=tuple(warnings),
-        fabric_usability=fabric_usability(spec, eris, entry),
+        fabric_usability=usability,
         health_hook=hook,
         shared=shared,
+        kubernetes=kubernetes,
     )
 
 
@@ -602,4 +664,187 @@ def count_wired_gbps(resources: list[Mapping[str, Any]], gbps_per_device: float)
         up = min(len(eris), max(1, _eris_brought_up(inputs.get("userData"))))
         cards = {n.get("networkCardIndex", 0) for n in eris}
         wired = max(wired, _gbps(up, len(cards), gbps_per_device))
+    return max(wired, _count_ack_pools(resources, gbps_per_device))
+
+
+# --- scheduler: kubernetes (ACK) -------------------------------------------------------------------------
+# What is wired where on ACK: pulumi-alicloud 4.0.0 cs.NodePool has no ENI, ERI or network-card argument, so
+# the node pool itself registers no eRDMA. The ACK eRDMA Controller add-on (cs.KubernetesAddon) does it on
+# every node that joins: it converts the primary ENI to HighPerformance on network card 0 and creates and
+# attaches one more ERI per further card, min(NetworkCardQuantity, EriQuantity) of the type, then loads the
+# eRDMA driver (preferDriver) and sets the jumbo-frame MTU (catalog/kubernetes/alicloud.yaml erdmaController).
+# The fabric is therefore counted from the GPU pool's instance type, and only when the add-on is registered
+# on the same cluster; without it the pool counts 0.
+ACK_CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
+ACK_NODE_POOL = "alicloud:cs/nodePool:NodePool"
+ACK_ADDON = "alicloud:cs/kubernetesAddon:KubernetesAddon"
+ACK_BOOTSTRAP = "/var/lib/gpu-cluster/ack-bootstrap.sh"  # where the GPU nodes' user data unpacks the bootstrap
+ACK_DATA_DISK_GB = (40, 32768)  # cs.NodePool data_disks.size "valid value range [40~32768] in GB" (SDK docstring)
+
+
+def ack_user_data(script: str) -> str:
+    """The bootstrap as a small bash script carrying itself gzip-compressed.
+
+    ACK puts the node pool's user data into the one user-data script it runs with its own init (ACK node
+    initialization), so it cannot be gzip user data itself; compressed inside, it stays far under the ECS
+    16 KB user-data limit next to ACK's script (the whole bootstrap is about 14 KB as text).
+    """
+    packed = base64.b64encode(gzip.compress(script.encode(), compresslevel=9, mtime=0)).decode()
+    lines = [packed[i : i + 76] for i in range(0, len(packed), 76)]
+    # written to a file first: a script piped into bash would lose its rest to any command that reads stdin
+    return "\n".join(
+        [
+            "#!/bin/bash",
+            "set -euo pipefail",
+            f"mkdir -p {ACK_BOOTSTRAP.rsplit('/', 1)[0]}",
+            f"base64 -d <<'GPU_CLUSTER_EOF' | gunzip > {ACK_BOOTSTRAP}",
+            *lines,
+            "GPU_CLUSTER_EOF",
+            f"exec bash {ACK_BOOTSTRAP}",
+            "",
+        ]
+    )
+
+
+def ack_bootstrap(user_data_b64: str) -> str:
+    """The bootstrap script inside an ACK node pool's user data (the inverse of `ack_user_data`)."""
+    wrapper = base64.b64decode(user_data_b64).decode()
+    body = wrapper.split(f"<<'GPU_CLUSTER_EOF' | gunzip > {ACK_BOOTSTRAP}\n", 1)[1].split("\nGPU_CLUSTER_EOF", 1)[0]
+    return gzip.decompress(base64.b64decode("".join(body.split()))).decode()
+
+
+def ack_offer() -> dict[str, Any]:
+    """catalog/kubernetes/alicloud.yaml: the ACK keys beyond the common schema."""
+    found = kubernetes_offers.offer("alicloud")
+    assert found is not None  # shipped with the package
+    return {**found.model_dump(), **found.extra}
+
+
+def ack_eri_count(row: Any) -> int:
+    """ERIs the eRDMA controller wires on one node of this type: one per network card, at most the type's ERIs."""
+    return max(0, min(int(row.fabricDevices or 0), int(row.networkCards or 1)))
+
+
+def ack_erdma_mtu() -> int:
+    return int(ack_offer()["erdmaController"]["mtu"])
+
+
+def ack_fabric_usability(eris: int) -> FabricUsability:
+    data = ack_offer()["erdmaController"]
+    return FabricUsability(
+        True,
+        provides=(
+            f"the ACK eRDMA Controller add-on ({data['addon']}): {eris} ERI(s), one per network card, with MTU "
+            f"{data['mtu']} and the eRDMA driver in {data['config']['agent']['preferDriver']} mode",
+            "pods get every ERI of their node as aliyun/erdma (allocateAllDevices); the NCCL environment for eRDMA "
+            "is the job's (NCCL_IB_* in the pod spec)",
+        ),
+    )
+
+
+def _ack_erdma(row: Any, eris: int) -> ErdmaController | None:
+    if eris == 0:
+        return None
+    data = ack_offer()["erdmaController"]
+    rrsa = data["rrsa"]
+    return ErdmaController(
+        addon=str(data["addon"]),
+        config=json.dumps(data["config"], sort_keys=True, separators=(",", ":")),
+        role_prefix=str(rrsa["rolePrefix"]),
+        namespace=str(rrsa["namespace"]),
+        service_account=str(rrsa["serviceAccount"]),
+        actions=tuple(str(a) for a in rrsa["actions"]),
+        eris=ack_eri_count(row),
+        mtu=int(data["mtu"]),
+    )
+
+
+def ack_layout(spec: ClusterSpec, scratch: Scratch, eris: int, shared: Shared | None, warnings: list[str]) -> AckLayout:
+    """The ACK cluster, its pools and the GPU nodes' bootstrap (`scheduler: kubernetes`)."""
+    kube = spec.kubernetes
+    assert kube is not None  # resolved by the spec with scheduler kubernetes
+    key = f"{CLUSTER_KEY}.kubernetes"
+    data = ack_offer()
+    if kube.public_endpoint:
+        # cs.ManagedKubernetes slb_internet_enabled opens the API server's CLB to the internet, and the SDK has
+        # no ACL for ACK's own listener (grep acl in pulumi_alicloud/cs: none): the CIDRs could not be enforced.
+        raise ConfigError(
+            f"{key}.publicEndpoint",
+            "true, but pulumi-alicloud 4.0.0 cannot restrict ACK's public API endpoint to publicCidrs (no ACL "
+            "argument for the API server's load balancer); keep it false and reach the API from the VPC (the "
+            "login node) instead",
+        )
+    driver = str(data["nvidiaDriverVersion"])
+    labels = {**gpu_labels(spec), str(data["driverLabel"]): driver}
+    # GPU nodes: the node bootstrap as a bash script (ACK concatenates user data into the cloud-init script it
+    # runs after joining the node: "ACK node initialization"). No driver (ACK's), no eRDMA part (the add-on's),
+    # no metrics part (the in-cluster DCGM exporter replaces the Docker one), no ESS unhealthy hook.
+    fabric: list[Part] = []
+    if eris:
+        env, source = nccl_env()
+        fabric.append(nccl_env_part(env, source))
+    parts = node_parts(
+        replace(spec, dcgm_exporter=False),
+        scratch,
+        fabric_devices=eris,
+        nvme_globs=(),
+        fabric=fabric,
+        unhealthy_hook=None,
+        mounts=shared.mount if shared else None,
+    )
+    script = bootstrap.startup_script(parts, header=(f"gpu-cluster {spec.name}: ACK GPU node bootstrap",))
+    if scratch.kind == "disk" and spec.storage.scratch_gb < ACK_DATA_DISK_GB[0]:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.storage.scratchGb",
+            f"got {spec.storage.scratch_gb}; an ACK node pool data disk is {ACK_DATA_DISK_GB[0]} to "
+            f"{ACK_DATA_DISK_GB[1]} GB",
+        )
+    # ACK formats the node pool's last data disk for the container runtime unless /var/.skip-auto-fdisk exists
+    # before its init ("ACK node initialization", step 3.1): the scratch disk stays ours.
+    pre = "#!/bin/bash\ntouch /var/.skip-auto-fdisk\n" if scratch.kind == "disk" else None
+    if spec.max_nodes > spec.nodes:
+        warnings.append(
+            f"{CLUSTER_KEY}.maxNodes: the ACK GPU pool scales from {spec.nodes} to {spec.max_nodes} nodes "
+            "(cs.NodePool scaling_config); ACK adds nodes only when node autoscaling is enabled for the cluster "
+            "(ACK console or API, not built here)"
+        )
+    return AckLayout(
+        version=str(data["patchVersions"][kube.version]),
+        cluster_spec=str(data["clusterSpec"]),
+        network_addon=str(data["networkAddon"]),
+        pod_cidr=str(data["podCidr"]),
+        service_cidr=str(data["serviceCidr"]),
+        proxy_mode=str(data["proxyMode"]),
+        image_type=str(data["imageType"]),
+        system_instance_type=kube.system_instance_type,
+        system_nodes=kube.system_nodes,
+        gpu_labels=labels,
+        gpu_taint=dict(GPU_TAINT),
+        driver_version=driver,
+        secrets_key=dict(data["secretsKey"]),
+        erdma=_ack_erdma(spec.instance, eris),
+        releases=releases(spec),
+        user_data_b64=base64.b64encode(ack_user_data(script).encode()).decode() if script else None,
+        pre_user_data_b64=base64.b64encode(pre.encode()).decode() if pre else None,
+        min_nodes=spec.nodes,
+        max_nodes=spec.max_nodes,
+    )
+
+
+def _count_ack_pools(resources: list[Mapping[str, Any]], gbps_per_device: float) -> float:
+    """The GPU pools' fabric: ERIs per node from the pool's instance type, when its cluster has the eRDMA add-on."""
+    served = {
+        str(r["inputs"].get("clusterId"))
+        for r in resources
+        if r["type"] == ACK_ADDON and r["inputs"].get("name") == ack_offer()["erdmaController"]["addon"]
+    }
+    wired = 0.0
+    for res in resources:
+        if res["type"] != ACK_NODE_POOL or str(res["inputs"].get("clusterId")) not in served:
+            continue
+        for instance_type in (res["inputs"].get("instanceTypes") or [])[:1]:
+            rows = catalog.find("alicloud", str(instance_type))
+            if rows and rows[0].fabric == "erdma":
+                eris = ack_eri_count(rows[0])
+                wired = max(wired, _gbps(eris, eris, gbps_per_device))
     return wired
