@@ -7,13 +7,13 @@ nothing is fetched or rendered offline, so the plan lists exactly what will be i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .layout.kubernetes import Release
+from .layout.kubernetes import Manifest, Release
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,27 @@ def install(
         for release in releases
     ]
     return InCluster(provider, installed)
+
+
+def apply(
+    name: str,
+    provider: k8s.Provider,
+    manifests: Sequence[Manifest],
+    parent: pulumi.Resource,
+    after: Mapping[str, pulumi.Resource] | None = None,  # release name -> its resource
+) -> list[k8s.apiextensions.CustomResource]:
+    """One custom resource per manifest, through `provider`, after the release that installs its CRD."""
+    after = after or {}
+    return [
+        k8s.apiextensions.CustomResource(
+            f"{name}-{m.kind.lower()}-{m.name}",
+            api_version=m.api_version,
+            kind=m.kind,
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=m.name, namespace=m.namespace),
+            spec=dict(m.spec),
+            opts=pulumi.ResourceOptions(
+                parent=parent, provider=provider, depends_on=[after[m.after]] if m.after and m.after in after else []
+            ),
+        )
+        for m in manifests
+    ]

@@ -18,7 +18,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
-from . import access, identity, network, nodes
+from . import access, identity, kubernetes, network, nodes
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared
@@ -48,15 +48,25 @@ class CloudCluster(pulumi.ComponentResource):
         self.identity = identity.build(ctx)
         self.access = access.build(ctx, net, self.identity)
         # after the access subnets: Azure writes one subnet of a VNet at a time (AnotherOperationInProgress)
-        self.shared = build_shared(ctx, net, after=[r for r in (self.access.bastion, self.access.login_nic) if r])
-        built = nodes.build(ctx, net.subnet, self.identity, self.shared.source if self.shared else None)
+        subnets: list[pulumi.Resource] = [r for r in (self.access.bastion, self.access.login_nic) if r]
+        api = kubernetes.api_subnet(ctx, net, subnets) if layout.aks is not None else None
+        self.shared = build_shared(ctx, net, after=subnets + ([api] if api else []))
+        self.kubernetes: kubernetes.Kubernetes | None = None
+        if api is not None:
+            # scheduler kubernetes: the GPU nodes are an AKS agent pool (no scale set, no VMs)
+            self.kubernetes = kubernetes.build(ctx, net, self.identity, api)
+            built = nodes.Nodes(self.kubernetes.ppg)
+        else:
+            built = nodes.build(ctx, net.subnet, self.identity, self.shared.source if self.shared else None)
         self.ppg = built.ppg
         self.scale_set: azure.compute.VirtualMachineScaleSet | None = built.scale_set
         self.availability_set: azure.compute.AvailabilitySet | None = built.availability_set
         self.vms: list[azure.compute.VirtualMachine] = built.vms
 
         node_ids: pulumi.Output[Any]
-        if built.scale_set is not None:
+        if self.kubernetes is not None:
+            node_ids = self.kubernetes.gpu_pool.name
+        elif built.scale_set is not None:
             node_ids = built.scale_set.name
         else:
             node_ids = pulumi.Output.all(*[vm.id for vm in built.vms])
@@ -65,7 +75,8 @@ class CloudCluster(pulumi.ComponentResource):
             "vpcId": self.vnet.id,
             "subnetIds": pulumi.Output.all(self.subnet.id),
             "securityGroupId": self.nsg.id if self.nsg else None,  # None: an existing subnet's NSG
-            "imageId": layout.image.ref,
+            # AKS nodes run AKS's own node image (the image key is the login node's)
+            "imageId": f"AKS node image ({layout.aks.gpu.os_sku})" if layout.aks else layout.image.ref,
             "nodeGroup" if layout.group == "scale-set" else "instanceIds": node_ids,
             "placementGroup": self.ppg.id if self.ppg else None,
             "identity": self.identity.output(),
@@ -78,7 +89,10 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if self.availability_set is not None:
             self.outputs["availabilitySet"] = self.availability_set.id
-        if built.scale_set is None:
+        if self.kubernetes is not None and layout.aks is not None:
+            self.outputs["kubernetes"] = self.kubernetes.output(layout.aks, self.resource_group_name)
+            self.outputs["kubeconfig"] = self.kubernetes.kubeconfig
+        elif built.scale_set is None:
             # A hostfile for mpirun / torchrun: each node's private IP (known once its NIC exists).
             self.outputs["privateIps"] = pulumi.Output.all(
                 *[nic.ip_configurations.apply(_first_private_ip) for nic in built.nics]
@@ -92,7 +106,7 @@ def _metrics_output(layout: AzureLayout, rg: pulumi.Input[str], built: nodes.Nod
     """The scrape endpoints on every node (reachable from inside the VNet only: the NSG admits the ports from
     VirtualNetwork and denies the internet) and the command that lists the nodes' private IPs."""
     endpoints = [{"name": e.name, "port": e.port, "path": e.path} for e in layout.metrics_endpoints]
-    if not endpoints:
+    if not endpoints or layout.aks is not None:  # AKS nodes run no bootstrap: metrics are the in-cluster exporter's
         return {"endpoints": [], "scrape": None}
     ports = ", ".join(f":{e.port}{e.path}" for e in layout.metrics_endpoints)
     scrape: pulumi.Input[str]
@@ -118,13 +132,17 @@ def _access_output(
     user = layout.admin_user
     key = "~/.ssh/id_rsa" if layout.ssh_public_key.startswith("ssh-rsa") else "~/.ssh/id_ed25519"
     out: dict[str, Any] = {"method": layout.access}
-    if built.scale_set is not None:
+    if layout.aks is not None:
+        # AKS nodes: listed by the API server (from inside the VNet with a private endpoint, e.g. the login node)
+        out["nodes"] = "kubectl get nodes -l gpu-cluster.dev/gpu -o wide"
+        targets: pulumi.Input[str] = "the login node (AKS nodes take no SSH key)"
+    elif built.scale_set is not None:
         vmss = built.scale_set.name
         out["nodes"] = pulumi.Output.concat(
             "az vmss nic list --resource-group ", rg, " --vmss-name ", vmss,
             ' --query "[].ipConfigurations[0].privateIPAddress" -o tsv',
         )  # fmt: skip
-        targets: pulumi.Input[str] = pulumi.Output.concat(
+        targets = pulumi.Output.concat(
             "az vmss list-instances --resource-group ", rg, " --name ", vmss, ' --query "[].id" -o tsv'
         )
     else:

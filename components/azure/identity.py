@@ -21,6 +21,9 @@ class Identity:
     name: pulumi.Input[str]  # the resource's name, or the existing identity's resource id
     grants: list[str]  # role definition ids, as configured (what the plan lists)
     assignments: list[azure.authorization.RoleAssignment] = field(default_factory=list)
+    # scheduler kubernetes: what AKS takes for a kubelet identity (identityProfile.kubeletidentity)
+    client_id: pulumi.Input[str] | None = None
+    principal_id: pulumi.Input[str] | None = None
 
     def for_vm(self) -> azure.compute.VirtualMachineIdentityArgs:
         """A VM's `identity` (azure-native 3.x takes a list of identity resource ids)."""
@@ -37,24 +40,27 @@ class Identity:
         return {"kind": KIND, "name": self.name, "grants": list(self.grants)}
 
 
-def _existing_principal(ctx: Context, resource_id: str) -> pulumi.Output[str]:
+def _existing(ctx: Context, resource_id: str) -> pulumi.Output[Any]:
     # /subscriptions/S/resourceGroups/RG/providers/Microsoft.ManagedIdentity/userAssignedIdentities/NAME
     parts = resource_id.split("/")
-    found = azure.managedidentity.get_user_assigned_identity_output(
+    found: pulumi.Output[Any] = azure.managedidentity.get_user_assigned_identity_output(
         resource_group_name=parts[4], resource_name=parts[8], opts=invoke_options(ctx.component)
     )
-    principal: pulumi.Output[str] = found.principal_id
-    return principal
+    return found
 
 
 def build(ctx: Context) -> Identity:
     plan = ctx.layout.identity
     spec = ctx.layout.spec
     principal: pulumi.Input[str]
+    client_id: pulumi.Input[str] | None = None
     if plan.existing_id is not None:
         existing: pulumi.Input[str] = from_config(spec, plan.existing_id)
         resource_id, name = existing, existing
-        principal = _existing_principal(ctx, plan.existing_id) if plan.grants else ""
+        # looked up only when needed: a role to assign, or AKS taking it as the kubelet identity
+        found = _existing(ctx, plan.existing_id) if plan.grants or ctx.layout.aks else None
+        principal = found.principal_id if found is not None else ""
+        client_id = found.client_id if found is not None else None
     else:
         created = azure.managedidentity.UserAssignedIdentity(
             f"{ctx.name}-identity",
@@ -64,6 +70,7 @@ def build(ctx: Context) -> Identity:
             opts=ctx.opts,
         )
         resource_id, name, principal = created.id, created.name, created.principal_id
+        client_id = created.client_id
     grants = [g.role_definition_id for g in plan.grants]
     assignments = []
     if plan.grants:
@@ -88,4 +95,4 @@ def build(ctx: Context) -> Identity:
                     opts=ctx.opts,
                 )
             )
-    return Identity(resource_id, name, grants, assignments)
+    return Identity(resource_id, name, grants, assignments, client_id, principal)

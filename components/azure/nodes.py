@@ -111,6 +111,25 @@ def custom_data(layout: AzureLayout, mount_source: pulumi.Input[str] | None) -> 
     )
 
 
+def placement_group(ctx: Context) -> azure.compute.ProximityPlacementGroup | None:
+    """The GPU nodes' proximity placement group (placement cluster): the scale set's, the VMs' or the AKS GPU pool's."""
+    if not ctx.layout.proximity_placement_group:
+        return None
+    return azure.compute.ProximityPlacementGroup(
+        f"{ctx.name}-ppg",
+        resource_group_name=ctx.resource_group_name,
+        location=ctx.location,
+        proximity_placement_group_type="Standard",
+        # The intent lets Azure pick a datacenter that has this size before the first VM lands.
+        intent=azure.compute.ProximityPlacementGroupPropertiesIntentArgs(
+            vm_sizes=[ctx.layout.spec.instance.instanceType]
+        ),
+        zones=ctx.zones,
+        tags=ctx.tagged("ppg"),
+        opts=ctx.opts,
+    )
+
+
 def build(
     ctx: Context,
     subnet: azure.network.Subnet | Joined,
@@ -118,23 +137,7 @@ def build(
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
 ) -> Nodes:
     layout = ctx.layout
-    ppg = (
-        azure.compute.ProximityPlacementGroup(
-            f"{ctx.name}-ppg",
-            resource_group_name=ctx.resource_group_name,
-            location=ctx.location,
-            proximity_placement_group_type="Standard",
-            # The intent lets Azure pick a datacenter that has this size before the first VM lands.
-            intent=azure.compute.ProximityPlacementGroupPropertiesIntentArgs(
-                vm_sizes=[layout.spec.instance.instanceType]
-            ),
-            zones=ctx.zones,
-            tags=ctx.tagged("ppg"),
-            opts=ctx.opts,
-        )
-        if layout.proximity_placement_group
-        else None
-    )
+    ppg = placement_group(ctx)
     if layout.group == "scale-set":
         return Nodes(ppg, scale_set=_scale_set(ctx, subnet, ppg, identity, mount_source))
     return _vms(ctx, subnet, ppg, identity, mount_source)

@@ -119,3 +119,43 @@ def releases(spec: ClusterSpec) -> tuple[Release, ...]:
             )
         )
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One custom resource of the cloud's `manifests:` (e.g. the Network Operator's NicClusterPolicy), applied
+    through the cluster's provider once the release named `after` (whose chart brings its CRD) is installed."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+    spec: Mapping[str, Any]
+    after: str | None
+    why: str
+
+
+def manifests(spec: ClusterSpec) -> tuple[Manifest, ...]:
+    """The cloud's `manifests:` entries whose `when:` matches the spec, in the data's order."""
+    offer = offers.offer(spec.cloud)
+    if offer is None or spec.kubernetes is None:
+        return ()
+    facts = _facts(spec)
+    out = []
+    for entry in offer.extra.get("manifests") or []:
+        if not _matches(entry.get("when") or {}, facts):
+            continue
+        body = entry["manifest"]
+        meta = body.get("metadata") or {}
+        out.append(
+            Manifest(
+                api_version=body["apiVersion"],
+                kind=body["kind"],
+                name=meta["name"],
+                namespace=meta.get("namespace"),
+                spec=copy.deepcopy(body.get("spec") or {}),
+                after=entry.get("after"),
+                why=" ".join(str(entry["why"]).split()),
+            )
+        )
+    return tuple(out)
