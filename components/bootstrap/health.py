@@ -40,6 +40,7 @@ class HealthCheck:
     dcgm_level: int = 1
     mig_devices: int = 0  # gpus x instances per GPU with gpuPartition
     mounts: tuple[str, ...] = ()  # shared filesystems that must be mounted (storage.shared.path)
+    gpu_vendor: str = "nvidia"  # not nvidia: gpus is 0 (the GPU checks are NVIDIA tools), said in the summary
 
     def env(self) -> dict[str, str]:
         extra = {"EXPECTED_MOUNTS": " ".join(self.mounts)} if self.mounts else {}
@@ -75,6 +76,12 @@ def health_script(mounts: bool = False) -> str:
     return text.replace(_MOUNTS_BEFORE, fragment + _MOUNTS_BEFORE, 1).replace(*_MOUNTS_CALL, 1)
 
 
+def _gpus_text(check: HealthCheck) -> str:
+    if check.gpu_vendor == "nvidia":
+        return f"{check.gpus} GPU(s)"
+    return f"no GPUs ({check.gpu_vendor}: nvidia-smi and DCGM do not see them; amd-smi is not wired)"
+
+
 def health_part(check: HealthCheck | None, unhealthy_hook: str | None = None) -> Part:
     """The unit, its settings and (for `replace`) the cloud's hook; an empty part when disabled."""
     if check is None:
@@ -87,6 +94,6 @@ def health_part(check: HealthCheck | None, unhealthy_hook: str | None = None) ->
         unit=UNIT,
         extra_files=hook,
         no_block=True,
-        summary=f"checks {check.gpus} GPU(s), {check.fabric_devices} {check.fabric_kind} device(s) and "
+        summary=f"checks {_gpus_text(check)}, {check.fabric_devices} {check.fabric_kind} device(s) and "
         f"{check.nvme_devices} local NVMe at boot ({RESULT_PATH}).",
     )

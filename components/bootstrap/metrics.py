@@ -1,4 +1,5 @@
-"""The metrics part: NVIDIA's DCGM exporter and the node exporter on every node.
+"""The metrics part: NVIDIA's DCGM exporter and the node exporter on every node (the node exporter only on
+non-NVIDIA GPUs, whose metrics exporter is not wired: catalog.vendor_gaps).
 
 Both listen on the node's own address; what may reach them is decided by each cloud's network
 rules (only the cluster's own security group / NSG / firewall / VPC range), never the internet.
@@ -55,12 +56,26 @@ WantedBy=multi-user.target
 """
 
 
-def metrics_part(enabled: bool) -> Part:
+def metrics_part(enabled: bool, gpu_vendor: str = "nvidia") -> Part:
     if not enabled:
         return Part("metrics")
     v = versions()
     exporter, node = v["dcgmExporter"], v["nodeExporter"]
     package = node["package"]
+    install_node_exporter = (
+        "sh",
+        "-c",
+        f"dpkg -s {package} >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q {package})",
+    )
+    if gpu_vendor != "nvidia":
+        # The DCGM exporter reads NVIDIA GPUs only; the AMD device metrics exporter is not wired (yet), so these
+        # nodes export host metrics only and the GPU metrics gap is said (catalog.vendor_gaps).
+        return Part(
+            "metrics",
+            commands=(install_node_exporter,),
+            summary=f"runs the node exporter (:{node['port']}); no GPU metrics ({gpu_vendor} GPUs: the DCGM exporter "
+            "is NVIDIA's, the AMD device metrics exporter is not wired).",
+        )
     return Part(
         "metrics",
         files=(
@@ -72,11 +87,7 @@ def metrics_part(enabled: bool) -> Part:
             ),
         ),
         commands=(
-            (
-                "sh",
-                "-c",
-                f"dpkg -s {package} >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q {package})",
-            ),
+            install_node_exporter,
             ("systemctl", "daemon-reload"),
             ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-dcgm-exporter.service"),
         ),

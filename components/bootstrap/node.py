@@ -29,9 +29,14 @@ def health_check(spec: ClusterSpec, fabric_devices: int, nvme_globs: tuple[str, 
         return None
     row = spec.instance
     mig = spec.gpu_partition[1] * row.gpus if spec.gpu_partition else 0
+    # The GPU checks (nvidia-smi, ECC, MIG, DCGM diag) are NVIDIA's: on other GPUs they would fail every healthy node,
+    # so they are left out there and the check covers fabric, NVMe and mounts only (catalog.vendor_gaps says so).
+    nvidia = row.gpu_vendor == "nvidia"
     return HealthCheck(
-        gpus=row.gpus,
-        gpu_model=gpu_name_text(row.gpu),
+        gpus=row.gpus if nvidia else 0,
+        gpu_model=gpu_name_text(row.gpu) if nvidia else "",
+        dcgm_level=HealthCheck.dcgm_level if nvidia else 0,
+        gpu_vendor=row.gpu_vendor,
         fabric_kind=row.fabric if spec.fabric_wired and fabric_devices else "none",
         fabric_devices=fabric_devices if spec.fabric_wired else 0,
         nvme_devices=row.localNvmeCount if nvme_globs else 0,
@@ -60,5 +65,5 @@ def node_parts(
         mig_part(spec.gpu_partition),
         mounts_part(mounts),
         health_part(check, unhealthy_hook),
-        metrics_part(spec.dcgm_exporter),
+        metrics_part(spec.dcgm_exporter, spec.instance.gpu_vendor),
     )

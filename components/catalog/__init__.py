@@ -22,6 +22,7 @@ from . import availability
 
 Cloud = Literal["aws", "azure", "gcp", "alicloud", "tencentcloud"]
 CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud", "tencentcloud")
+GpuVendor = Literal["nvidia", "amd"]
 Fabric = Literal["efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "erdma", "none"]
 _DIR = Path(__file__).parent
 # The keys of `gpu-cluster catalog --format json` rows, in order: a stable format.
@@ -77,6 +78,12 @@ class InstanceType(BaseModel):
         return self.fabricGbps / self.fabricDevices if self.fabricDevices else 0.0
 
     @property
+    def gpu_vendor(self) -> GpuVendor:
+        """The GPU vendor (gpus.yaml `vendors:`). A row whose source does not name the model (Alibaba's unnamed
+        96 GB HBM3 parts) keeps the NVIDIA stack every such row is built with today (Alibaba's NVIDIA driver script)."""
+        return gpu_vendors()[self.gpu] if self.gpu else "nvidia"
+
+    @property
     def label(self) -> str:
         model = self.gpu or self.gpuDescription or "GPU"
         return f"{self.instanceType} ({self.gpus} x {model})"
@@ -114,14 +121,38 @@ def _canon(text: str) -> str:
     return re.sub(r"[\s_]+", "-", text.strip().lower())
 
 
+_VENDORS_KEY = "vendors"  # the one key of gpus.yaml that is not a model
+
+
+@cache
+def _gpus_file() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((_DIR / "gpus.yaml").read_text())
+    return data
+
+
 @cache
 def gpu_aliases() -> dict[str, str]:
     """Every accepted spelling (normalised) -> canonical GPU model name."""
-    data = yaml.safe_load((_DIR / "gpus.yaml").read_text())
     table: dict[str, str] = {}
-    for canonical, aliases in data.items():
+    for canonical, aliases in _gpus_file().items():
+        if canonical == _VENDORS_KEY:
+            continue
         for spelling in [canonical, *aliases]:
             table[_canon(spelling)] = canonical
+    return table
+
+
+@cache
+def gpu_vendors() -> dict[str, GpuVendor]:
+    """Canonical GPU model -> its vendor (gpus.yaml `vendors:`)."""
+    table: dict[str, GpuVendor] = {}
+    for vendor, models in _gpus_file()[_VENDORS_KEY].items():
+        if vendor not in ("nvidia", "amd"):
+            raise ValueError(f"gpus.yaml: vendors: unknown vendor {vendor!r}")
+        for model in models:
+            if model in table:
+                raise ValueError(f"gpus.yaml: vendors: {model} is listed under {table[model]} and {vendor}")
+            table[model] = vendor
     return table
 
 
@@ -141,6 +172,8 @@ def load(cloud: Cloud) -> CloudCatalog:
     for row in rows:
         if row.gpu is not None and row.gpu not in known:
             raise ValueError(f"{path.name}: {row.instanceType}: gpu {row.gpu!r} is not in gpus.yaml")
+        if row.gpu is not None and row.gpu not in gpu_vendors():
+            raise ValueError(f"{path.name}: {row.instanceType}: gpu {row.gpu!r} has no vendor in gpus.yaml")
         key = (row.instanceType, row.gpu, row.gpus)
         if key in seen:
             raise ValueError(f"{path.name}: duplicate row {key}")
@@ -153,6 +186,37 @@ def load(cloud: Cloud) -> CloudCatalog:
         dict(data.get("rules") or {}),
         dict(data.get("images") or {}),
     )
+
+
+def vendor_image(cloud: Cloud, row: InstanceType) -> dict[str, Any] | None:
+    """The `image: auto` entry of a type whose GPUs are not NVIDIA's (`images.vendors.<vendor>` of the cloud's file),
+    None for NVIDIA types (their images are `images.default` / `families`). A vendor the file has no image for gets
+    an entry without `urn`, with a `reason`: the layout refuses `image: auto` rather than boot an NVIDIA image."""
+    if row.gpu_vendor == "nvidia":
+        return None
+    entry: dict[str, Any] | None = (load(cloud).images.get("vendors") or {}).get(row.gpu_vendor)
+    if entry is None:
+        return {"urn": None, "reason": f"catalog/{cloud}.yaml has no image for {row.gpu_vendor} GPUs (images.vendors)"}
+    return entry
+
+
+def vendor_gaps(row: InstanceType, *, health: bool, metrics: bool) -> list[str]:
+    """What the node bootstrap does not cover on a type whose GPUs are not NVIDIA's, one sentence each (for the plan's
+    findings): the health check's GPU checks and the GPU metrics are NVIDIA tools (bootstrap.node, metrics)."""
+    if row.gpu_vendor == "nvidia":
+        return []
+    gaps: list[str] = []
+    if health:
+        gaps.append(
+            f"{row.instanceType} has {row.gpu_vendor} GPUs: the health check does not check them (nvidia-smi, ECC, "
+            "MIG and DCGM diag are NVIDIA tools; amd-smi is not wired), only the fabric, local NVMe and mounts"
+        )
+    if metrics:
+        gaps.append(
+            f"{row.instanceType} has {row.gpu_vendor} GPUs: no GPU metrics (the DCGM exporter is NVIDIA's; the AMD "
+            "device metrics exporter is not wired); the node exporter runs"
+        )
+    return gaps
 
 
 def all_types(cloud: Cloud | None = None) -> list[InstanceType]:
