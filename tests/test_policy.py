@@ -362,14 +362,18 @@ def test_cli_exits_3_on_a_mandatory_violation_and_levels_come_from_a_file(tmp_pa
 
 
 def test_the_rules_need_only_the_standard_library():
-    """The pack's own venv has pulumi-policy only (policy/requirements.txt): the rules must not need more."""
+    """The pack's own venv has pulumi-policy only (policy/requirements.txt): the rules must not need more
+    than the standard library and PyYAML, which the pulumi SDK itself requires (so the pack has it)."""
     import ast
     import sys
+    from importlib.metadata import requires
 
     tree = ast.parse((ROOT / "components" / "policy" / "__init__.py").read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert {m.split(".")[0] for m in imported} <= set(sys.stdlib_module_names) | {"__future__"}
+    assert {m.split(".")[0] for m in imported} <= set(sys.stdlib_module_names) | {"__future__", "yaml"}
+    assert any(r.lower().startswith("pyyaml") for r in requires("pulumi") or [])
+    assert any(r.startswith("pulumi") for r in requires("pulumi-policy") or [])
 
 
 @pytest.mark.parametrize("cidrs", [["0.0.0.0/1", "128.0.0.0/1"], ["0.0.0.0/0"], ["8.0.0.0/6"], ["::/1"]])

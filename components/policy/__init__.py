@@ -21,7 +21,11 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any, Literal
+
+import yaml  # a dependency of the pulumi SDK, so the pack's own environment has it too
 
 Level = Literal["mandatory", "advisory", "disabled"]
 LEVELS: tuple[Level, ...] = ("mandatory", "advisory", "disabled")
@@ -46,6 +50,32 @@ NODE_TYPES = {
     "tencentcloud:Instance/instance:Instance",
 }
 
+# Managed Kubernetes: the node pools are nodes too (public IPs, spot, tags); the control planes are
+# read by the Kubernetes rules (endpoint, secrets encryption), described in `kubernetes.yaml`.
+K8S_POOL_TYPES = {
+    "aws:eks/nodeGroup:NodeGroup",
+    "gcp:container/nodePool:NodePool",
+    "azure-native:containerservice:AgentPool",
+    "alicloud:cs/nodePool:NodePool",
+}
+NODE_TYPES |= K8S_POOL_TYPES
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+# Kubernetes resources whose content is rendered by the provider plugin, out of the policy's sight:
+# what they install cannot be checked, so they are not used (a chart goes through a pinned Release).
+K8S_UNCHECKABLE_TYPES = {
+    "kubernetes:helm.sh/v3:Chart",
+    "kubernetes:helm.sh/v4:Chart",
+    "kubernetes:yaml:ConfigFile",
+    "kubernetes:yaml:ConfigGroup",
+    "kubernetes:yaml/v2:ConfigFile",
+    "kubernetes:yaml/v2:ConfigGroup",
+    "kubernetes:kustomize:Directory",
+    "kubernetes:kustomize/v2:Directory",
+}
+_HERE = Path(__file__).resolve().parent
+CHARTS_FILE = _HERE.parent / "catalog" / "kubernetes" / "charts.yaml"
+KUBERNETES_FILE = _HERE / "kubernetes.yaml"
+
 # Resources that hand out node addresses without being nodes themselves.
 NIC_TYPES = {"aws:ec2/subnet:Subnet", "azure-native:network:NetworkInterface"}
 
@@ -69,6 +99,8 @@ class Facts:
     max_hourly_usd: float | None = None
     allow_spot: bool = True
     login_public_ip: bool = False  # the stack opted its login node (only) into a public IP
+    k8s_public_endpoint: bool = False  # kubernetes.publicEndpoint: the API server may be public ...
+    k8s_public_cidrs: tuple[str, ...] = ()  # ... from these ranges only (kubernetes.publicCidrs)
 
 
 @dataclass(frozen=True)
@@ -175,12 +207,33 @@ def _is_login(res: Resource) -> bool:
 
 
 def _no_public_ip(res: Resource, facts: Facts) -> Iterator[str]:
-    if facts.public_ip or res.type not in NODE_TYPES | NIC_TYPES:
+    if facts.public_ip:
         return
+    if res.type == "gcp:container/cluster:Cluster":
+        # GKE nodes get external IPs unless the cluster is private (node pools inherit it)
+        if not _truthy((res.props.get("privateClusterConfig") or {}).get("enablePrivateNodes")):
+            yield "gives its nodes external IPs (privateClusterConfig.enablePrivateNodes is not true)"
+        return
+    if res.type == "azure-native:containerservice:ManagedCluster":
+        # the pools declared inline (the system pool) carry their own enableNodePublicIP
+        if any(_truthy(p.get("enableNodePublicIP")) for p in res.props.get("agentPoolProfiles") or []):
+            yield "assigns a public IP to nodes of an inline agent pool (enableNodePublicIP)"
+        return
+    if res.type not in NODE_TYPES | NIC_TYPES:
+        return
+    if res.type == "gcp:container/nodePool:NodePool" and (res.props.get("networkConfig") or {}).get(
+        "enablePrivateNodes"
+    ) in (False, "false"):
+        yield "gives its nodes external IPs (networkConfig.enablePrivateNodes is false)"
     if facts.login_public_ip and _is_login(res):
         return
     if any(
-        _truthy(v) for v in _find(res.props, {"associatePublicIpAddress", "mapPublicIpOnLaunch", "allocatePublicIp"})
+        _truthy(v)
+        for v in _find(
+            res.props,
+            # AKS agent pools: enableNodePublicIP; ACK node pools: scalingConfig.isBondEip (an EIP per node)
+            {"associatePublicIpAddress", "mapPublicIpOnLaunch", "allocatePublicIp", "enableNodePublicIP", "isBondEip"},
+        )
     ):
         yield "assigns a public IP to nodes"
     if any(v for v in _find(res.props, {"publicIPAddressConfiguration", "publicIPAddress", "accessConfigs"})):
@@ -230,6 +283,17 @@ def wide_public(source: str) -> bool:
 
 
 def _no_open_ingress(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    if res.type == "aws:eks/nodeGroup:NodeGroup":
+        remote = res.props.get("remoteAccess") or {}
+        # pulumi_aws eks NodeGroupRemoteAccessArgs: an ec2SshKey without sourceSecurityGroupIds opens
+        # port 22 on the nodes to 0.0.0.0/0
+        if remote.get("ec2SshKey") and not remote.get("sourceSecurityGroupIds"):
+            yield Issue(
+                "opens SSH to 0.0.0.0/0 (remoteAccess.ec2SshKey without sourceSecurityGroupIds)",
+                "open SSH to 0.0.0.0/0 through remoteAccess",
+                "opens SSH to 0.0.0.0/0 through remoteAccess",
+                "give the node group a launch template instead of remoteAccess",
+            )
     for source in _open_sources(res):
         if isinstance(source, str) and wide_public(source):
             yield Issue(
@@ -243,7 +307,8 @@ def _no_open_ingress(res: Resource, facts: Facts) -> Iterator[str | Issue]:
 def _encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
     # Azure managed disks and GCP persistent disks are always encrypted at rest with
     # platform-managed keys (server-side encryption cannot be turned off), so only AWS EBS
-    # and Alibaba ESSD, where encryption is a per-disk choice, are checked.
+    # and Alibaba ESSD, where encryption is a per-disk choice, are checked; so AKS agent pools and GKE
+    # node pools pass, EKS node groups through their launch template, ACK node pools by their own flags.
     props, kind = res.props, res.type
     if kind == "aws:ec2/launchTemplate:LaunchTemplate":
         for mapping in props.get("blockDeviceMappings") or []:
@@ -256,7 +321,15 @@ def _encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
             yield from ("an EBS volume is not encrypted" for d in disks if d and not _truthy(d.get("encrypted")))
     elif kind == "aws:ebs/volume:Volume" and not _truthy(props.get("encrypted")):
         yield "EBS volume is not encrypted"
-    elif kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration"):
+    elif kind == "aws:eks/nodeGroup:NodeGroup" and not props.get("launchTemplate"):
+        # without a launch template, EKS builds the nodes' volume itself (diskSize) and nothing here
+        # asks for encryption: the nodes' disks are encrypted only if the account's EBS default is
+        yield "node disks are not encrypted (no launch template with encrypted EBS volumes)"
+    elif kind in (
+        "alicloud:ecs/instance:Instance",
+        "alicloud:ess/scalingConfiguration:ScalingConfiguration",
+        "alicloud:cs/nodePool:NodePool",
+    ):
         if not _truthy(props.get("systemDiskEncrypted")):
             yield "system disk is not encrypted"
         for disk in props.get("dataDisks") or []:
@@ -302,6 +375,17 @@ def _normal(key: str) -> str:
 
 def _tag_keys(res: Resource) -> set[str] | None:
     # GCP keeps key/value metadata in `labels`; its `tags` are network tags (a list of strings).
+    # GKE: `labels` of a node pool are Kubernetes node labels; the GCP labels are `resourceLabels`
+    # (the cluster's) and `nodeConfig.resourceLabels` (a pool's).
+    if res.type == "gcp:container/cluster:Cluster":
+        labels = res.props.get("resourceLabels")
+        return {_normal(k) for k in labels} if isinstance(labels, Mapping) else None
+    if res.type == "gcp:container/nodePool:NodePool":
+        labels = (res.props.get("nodeConfig") or {}).get("resourceLabels")
+        return {_normal(k) for k in labels} if isinstance(labels, Mapping) else None
+    if res.type == "aws:eks/nodeGroup:NodeGroup":  # `labels` are Kubernetes node labels; AWS tags are `tags`
+        tags = res.props.get("tags")
+        return {_normal(k) for k in tags} if isinstance(tags, Mapping) else None
     labels = res.props.get("labels")
     if isinstance(labels, Mapping):
         return {_normal(k) for k in labels}
@@ -339,6 +423,11 @@ def _is_spot(res: Resource) -> bool:
     if any(str(v).lower() == "spot" for v in _find(props, {"priority", "provisioningModel"})):
         return True
     if any(v is True for v in _find(props, {"preemptible"})):
+        return True
+    # EKS node groups: capacityType SPOT; AKS agent pools: scaleSetPriority Spot; GKE: nodeConfig.spot
+    if any(str(v).lower() == "spot" for v in _find(props, {"capacityType", "scaleSetPriority"})):
+        return True
+    if res.type == "gcp:container/nodePool:NodePool" and _truthy((props.get("nodeConfig") or {}).get("spot")):
         return True
     if any(v == "SPOTPAID" for v in _find(props, {"instanceChargeType"})):
         return True
@@ -441,6 +530,222 @@ def _no_admin_on_nodes(res: Resource, facts: Facts) -> Iterator[str | Issue]:
         yield Issue('allows "Action": "*" on "Resource": "*"', "allow every action", "allows every action", fix)
 
 
+@cache
+def _kubernetes_data() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(KUBERNETES_FILE.read_text())["controlPlanes"]
+    return data
+
+
+@cache
+def _pinned_charts() -> dict[tuple[str, str], str]:
+    """(chart, repo) -> the pinned version, from the one charts file the clusters install from."""
+    charts = yaml.safe_load(CHARTS_FILE.read_text())["charts"]
+    return {(c["chart"], c["repo"]): str(c["version"]) for c in charts.values()}
+
+
+@cache
+def _fabric_workloads() -> dict[str, tuple[str, frozenset[str]]]:
+    """The fabric plugins a cloud ships as raw workloads (not charts), by name: (namespace, their images).
+
+    Read from `fabricWorkloads.daemonSets` of catalog/kubernetes/<cloud>.yaml, where each is pinned
+    with its source (GKE's NCCL installers and device injector: no chart exists for them).
+    """
+    allowed: dict[str, tuple[str, frozenset[str]]] = {}
+    for path in sorted(CHARTS_FILE.parent.glob("*.yaml")):
+        block = (yaml.safe_load(path.read_text()) or {}).get("fabricWorkloads") or {}
+        for name, entry in (block.get("daemonSets") or {}).items():
+            images = {entry["image"]}
+            if entry.get("hostSetup"):
+                images.add(entry["hostSetup"]["image"])
+            if not entry.get("daemon") and block.get("pause"):
+                images.add(block["pause"])  # an installer ends on the pause container
+            allowed[name] = (str(block.get("namespace", "")), frozenset(images))
+    return allowed
+
+
+def _is_fabric_workload(res: Resource) -> bool:
+    meta = res.props.get("metadata") or {}
+    known = _fabric_workloads().get(str(meta.get("name", "")))
+    if known is None or str(meta.get("namespace", "")) != known[0]:
+        return False
+    images = {str(i) for i in _find(res.props.get("spec") or {}, {"image"})}
+    return bool(images) and images <= known[1]
+
+
+def _at(props: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path of a props tree ('' is the props themselves), None where absent."""
+    value: Any = props
+    for key in filter(None, path.split(".")):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _outside(cidrs: list[Any], allowed: tuple[str, ...]) -> list[str]:
+    """The ranges not inside any allowed range, and any wide public one whatever the stack allows."""
+    nets = [ipaddress.ip_network(a, strict=False) for a in allowed]
+    out = []
+    for cidr in cidrs:
+        text = str(cidr)
+        try:
+            net = ipaddress.ip_network(text, strict=False)
+        except ValueError:
+            out.append(text)
+            continue
+        if wide_public(text) or not any(net.version == a.version and net.subnet_of(a) for a in nets):  # type: ignore[arg-type]
+            out.append(text)
+    return out
+
+
+def _endpoint_state(res: Resource) -> tuple[bool, list[Any] | None, list[str]] | None:
+    """(public?, the CIDRs a public endpoint admits (None: the cloud cannot say), other findings)."""
+    props, kind = res.props, res.type
+    if kind == "aws:eks/cluster:Cluster":
+        vpc = props.get("vpcConfig") or {}
+        # pulumi_aws ClusterVpcConfigArgs: endpointPublicAccess "Default is `true`", endpointPrivateAccess
+        # "Default is `false`"; publicAccessCidrs unset: "EKS defaults this to a list with `0.0.0.0/0`"
+        public = vpc.get("endpointPublicAccess") not in (False, "false")
+        found = (
+            []
+            if _truthy(vpc.get("endpointPrivateAccess"))
+            else ["has no private API endpoint (vpcConfig.endpointPrivateAccess)"]
+        )
+        return public, list(vpc.get("publicAccessCidrs") or ["0.0.0.0/0"]), found
+    if kind == "gcp:container/cluster:Cluster":
+        private = props.get("privateClusterConfig") or {}
+        endpoints = props.get("controlPlaneEndpointsConfig") or {}
+        ip_on = (endpoints.get("ipEndpointsConfig") or {}).get("enabled") not in (False, "false")
+        dns_public = _truthy((endpoints.get("dnsEndpointConfig") or {}).get("allowExternalTraffic"))
+        public = (ip_on and not _truthy(private.get("enablePrivateEndpoint"))) or dns_public
+        networks = props.get("masterAuthorizedNetworksConfig") or {}
+        found = []
+        if _truthy(networks.get("gcpPublicCidrsAccessEnabled")):
+            found.append(
+                "admits every Google Cloud public IP (masterAuthorizedNetworksConfig.gcpPublicCidrsAccessEnabled)"
+            )
+        # without authorized networks, a public GKE endpoint answers from any address
+        cidrs = [b.get("cidrBlock") for b in networks.get("cidrBlocks") or []] or ["0.0.0.0/0"]
+        return public, cidrs, found
+    if kind == "azure-native:containerservice:ManagedCluster":
+        access = props.get("apiServerAccessProfile") or {}
+        public = not _truthy(access.get("enablePrivateCluster"))
+        return public, list(access.get("authorizedIPRanges") or ["0.0.0.0/0"]), []
+    if kind == "alicloud:cs/managedKubernetes:ManagedKubernetes":
+        # slbInternetEnabled: "Whether to create internet load balancer for API Server. Default to true."
+        lbs = (props.get("controlPlaneEndpointsConfig") or {}).get("loadBalancersConfigs") or []
+        public = props.get("slbInternetEnabled") not in (False, "false") or any(
+            str(lb.get("endpointType", "")).lower() == "public" for lb in lbs
+        )
+        # the allow-list of an ACK public endpoint is an ACL on its load balancer, not a cluster input
+        return public, None, []
+    return None
+
+
+def _private_endpoint(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    state = _endpoint_state(res)
+    if state is None:
+        return
+    public, cidrs, found = state
+    yield from found
+    if public and not facts.k8s_public_endpoint:
+        yield Issue(
+            "exposes the Kubernetes API server on the internet although kubernetes.publicEndpoint is false",
+            "expose the Kubernetes API server on the internet",
+            "exposes the Kubernetes API server on the internet",
+            f"keep the endpoint private, or set {CONFIG}.kubernetes.publicEndpoint and publicCidrs",
+        )
+    elif public and cidrs is not None:
+        outside = _outside(cidrs, facts.k8s_public_cidrs)
+        if outside:
+            yield Issue(
+                f"admits {', '.join(outside)} to the public API server, outside kubernetes.publicCidrs",
+                fix=f"list the ranges in {CONFIG}.kubernetes.publicCidrs",
+            )
+
+
+def _secrets_encryption(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    entry = _kubernetes_data().get(res.type)
+    if entry is None:
+        return
+    rule = entry["secrets"]
+    block = _at(res.props, rule["path"])
+    if isinstance(block, list):  # a block is one mapping in the SDK, a list of one in some serialisations
+        block = block[0] if block else None
+    fix = f"set {rule['fix']} (see components/policy/kubernetes.yaml)"
+    message = f"does not envelope-encrypt Kubernetes Secrets with a key ({entry['service']})"
+    issue = Issue(
+        message, "do not envelope-encrypt Kubernetes Secrets", "does not envelope-encrypt Kubernetes Secrets", fix
+    )
+    if not isinstance(block, Mapping) or not block:
+        since = rule.get("defaultFromVersion")
+        version = str(res.props.get("version") or "")
+        # no version: the service's newest, which is later than any default's start
+        if since is not None and (not version or _version(version) >= _version(since)):
+            return
+        yield issue
+        return
+    if not _secrets_on(block, rule):
+        yield issue
+
+
+def _secrets_on(block: Mapping[str, Any], rule: Mapping[str, Any]) -> bool:
+    """Every condition the data names holds: the resources list, the state, the switch, the key."""
+    if "resourcesMust" in rule and rule["resourcesMust"] not in (block.get(rule["resourcesKey"]) or []):
+        return False
+    if "stateMust" in rule and str(block.get(rule["stateKey"], "")).upper() != rule["stateMust"]:
+        return False
+    if "enabledKey" in rule and not _truthy(block.get(rule["enabledKey"])):
+        return False
+    if "disabledKey" in rule and _truthy(block.get(rule["disabledKey"])):
+        return False
+    return bool(_at(block, rule["keyPath"]))
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:2])
+
+
+PRIVILEGED_KEYS = {"privileged", "hostPID", "hostIPC", "hostNetwork", "allowPrivilegeEscalation"}
+
+
+def _allowed_workloads(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    if res.type == RELEASE_TYPE:
+        chart = str(res.props.get("chart") or "")
+        repo = str((res.props.get("repositoryOpts") or {}).get("repo") or "")
+        version = str(res.props.get("version") or "")
+        pinned = _pinned_charts().get((chart, repo))
+        if pinned is None:
+            yield Issue(
+                f"installs chart {chart or '?'} from {repo or 'no repository'}, not one of the GPU/fabric charts",
+                "install a chart that is not one of the GPU/fabric charts",
+                "installs a chart that is not one of the GPU/fabric charts",
+                "install only the charts of components/catalog/kubernetes/charts.yaml",
+            )
+        elif version != pinned:
+            yield Issue(
+                f"installs chart {chart} version {version or 'unpinned'}, not the pinned {pinned}",
+                fix="install the version pinned in components/catalog/kubernetes/charts.yaml",
+            )
+    elif res.type in K8S_UNCHECKABLE_TYPES:
+        yield Issue(
+            "installs manifests rendered out of the policy's sight",
+            "install manifests rendered out of the policy's sight",
+            "installs manifests rendered out of the policy's sight",
+            "install a pinned chart of components/catalog/kubernetes/charts.yaml as a helm.v3.Release",
+        )
+    elif res.type.startswith("kubernetes:") and not res.type.startswith("kubernetes:helm.sh/"):
+        keys = sorted({k for k in PRIVILEGED_KEYS for v in _find(res.props, {k}) if _truthy(v)})
+        added = [c for caps in _find(res.props, {"add"}) if isinstance(caps, list) for c in caps]
+        keys += [f"capabilities {c}" for c in added if str(c).upper() in ("SYS_ADMIN", "ALL", "NET_ADMIN")]
+        if keys and not _is_fabric_workload(res):
+            yield Issue(
+                f"runs a privileged workload ({', '.join(keys)}) that is not a GPU/fabric plugin",
+                "run a privileged workload that is not a GPU/fabric plugin",
+                "runs a privileged workload that is not a GPU/fabric plugin",
+                "ship it as a chart of components/catalog/kubernetes/charts.yaml, or as a pinned "
+                "fabricWorkloads entry of catalog/kubernetes/<cloud>.yaml",
+            )
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "no-public-ip", "GPU nodes get no public IP unless the stack sets network.publicIp", "mandatory", _no_public_ip
@@ -453,7 +758,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "encrypted-disks",
-        "Every disk is encrypted (EBS, ESSD; Azure and GCP disks always are)",
+        "Every disk is encrypted (EBS, ESSD, EKS node groups through a launch template, ACK node pools; "
+        "Azure and GCP disks always are)",
         "mandatory",
         _encrypted_disks,
     ),
@@ -476,6 +782,27 @@ RULES: tuple[Rule, ...] = (
         "Spot nodes only where the stack asks for them and the policy allows them",
         "mandatory",
         _spot_nodes,
+    ),
+    Rule(
+        "kubernetes-private-endpoint",
+        "The Kubernetes API server has a private endpoint, and no public one unless the stack sets "
+        "kubernetes.publicEndpoint (then only from kubernetes.publicCidrs)",
+        "mandatory",
+        _private_endpoint,
+    ),
+    Rule(
+        "kubernetes-secrets-encryption",
+        "Kubernetes Secrets are envelope-encrypted with a key before etcd (EKS from 1.28 by default; GKE, AKS, "
+        "ACK with a KMS key)",
+        "mandatory",
+        _secrets_encryption,
+    ),
+    Rule(
+        "kubernetes-workloads",
+        "In-cluster software is only the pinned GPU/fabric charts (helm.v3.Release of charts.yaml); no "
+        "privileged workload but the clouds' pinned fabric plugins (fabricWorkloads)",
+        "mandatory",
+        _allowed_workloads,
     ),
     Rule(
         "cost-ceiling",
@@ -538,6 +865,8 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
         max_hourly_usd=float(ceiling) if ceiling is not None else None,
         allow_spot=bool(spot_cfg.get("allowSpot", True)),
         login_public_ip=bool(cluster.get("loginPublicIp", False)),
+        k8s_public_endpoint=bool(cluster.get("kubernetesPublicEndpoint", False)),
+        k8s_public_cidrs=tuple(str(c) for c in cluster.get("kubernetesPublicCidrs") or ()),
     )
 
 
