@@ -5,7 +5,8 @@ Decisions (GPU VPCs and NICs, ranges, image, scheduling, labels) are made in
 `network` (VPCs, subnets, firewall rules, Cloud NAT), `identity` (the nodes' service account and
 its roles), `access` (the SSH rules, the login node, how to log in), `placement` (compact or
 workload policy) and `nodes` (one instance template and a managed instance group, or N instances
-from the template). Every resource is parented to `CloudCluster`, so URNs do not
+from the template); with `scheduler: kubernetes`, `kubernetes` (a GKE cluster and its node pools)
+stands in for `nodes`. Every resource is parented to `CloudCluster`, so URNs do not
 depend on which module made it.
 """
 
@@ -20,6 +21,7 @@ from ..layout.gcp import GcpLayout, label_value
 from .access import access_output, build_login, build_ssh_firewall
 from .health import build_health_check
 from .identity import build_identity
+from .kubernetes import build_kubernetes
 from .network import build_nat, build_vpcs
 from .nodes import build_nodes
 from .placement import build_placement
@@ -49,6 +51,10 @@ class CloudCluster(pulumi.ComponentResource):
         self.identity = build_identity(name, layout, child)
         self.health_check = build_health_check(name, layout, self.network, child)
         self.shared = build_shared(name, layout, self.network, child)
+        if layout.kubernetes is not None:
+            self._kubernetes(name, layout, child)
+            self.register_outputs(self.outputs)
+            return
         self.nodes = build_nodes(
             name,
             layout,
@@ -62,13 +68,8 @@ class CloudCluster(pulumi.ComponentResource):
         self.template = self.nodes.template
         self.login = build_login(name, layout, self.network, self.identity, child)
 
-        net = self.network
         self.outputs = {
-            "vpcId": net.host.id,
-            "subnetIds": pulumi.Output.all(net.subnets["nodes"].id),
-            "gpuNetworkIds": pulumi.Output.all(*[n.id for role, n in net.networks.items() if role != "host"]),
-            "securityGroupId": net.internal_firewall.id,
-            "zone": layout.zone,
+            **self._network_outputs(layout),
             "imageId": self.nodes.image_id,
             "instanceTemplate": self.template.self_link_unique,
             "nodeGroup" if spec.node_group == "managed" else "instanceIds": self.nodes.ids,
@@ -94,11 +95,48 @@ class CloudCluster(pulumi.ComponentResource):
         self.outputs["metrics"] = metrics_output(layout)
         self.register_outputs(self.outputs)
 
+    def _network_outputs(self, layout: GcpLayout) -> dict[str, Any]:
+        net = self.network
+        return {
+            "vpcId": net.host.id,
+            "subnetIds": pulumi.Output.all(net.subnets["nodes"].id),
+            "gpuNetworkIds": pulumi.Output.all(*[n.id for role, n in net.networks.items() if role != "host"]),
+            "securityGroupId": net.internal_firewall.id,
+            "zone": layout.zone,
+        }
+
+    def _kubernetes(self, name: str, layout: GcpLayout, child: pulumi.ResourceOptions) -> None:
+        """scheduler kubernetes: the GKE cluster and its pools stand in for the template and the group."""
+        gke = build_kubernetes(name, layout, self.network, self.identity, self)
+        self.kubernetes = gke
+        self.login = build_login(name, layout, self.network, self.identity, child)
+        assert layout.kubernetes is not None
+        self.outputs = {
+            **self._network_outputs(layout),
+            "imageId": layout.kubernetes.image_type,
+            "nodeGroup": gke.pools[-1].name,
+            "placementGroup": None,
+            "identity": self.identity.output(layout),
+            "access": access_output(layout, self.login, None, None),
+            "placementApplied": layout.placement_applied,
+            "metrics": metrics_output(layout),
+            "kubernetes": gke.output(layout),
+            "kubeconfig": gke.kubeconfig,
+        }
+        if self.login is not None:
+            self.outputs["loginNode"] = self.login.name
+
 
 def metrics_output(layout: GcpLayout) -> dict[str, Any]:
     """The exporters' endpoints on every node and how to list the targets (reachable from the host VPC only)."""
     if not layout.spec.dcgm_exporter:
         return {"endpoints": [], "scrape": "none: monitoring.dcgmExporter is false"}
+    if layout.kubernetes is not None:
+        return {
+            "endpoints": [],
+            "scrape": "GKE managed DCGM metrics (monitoringConfig DCGM): Cloud Monitoring, Managed Service for "
+            f"Prometheus, project {layout.project}; no exporter port on the nodes",
+        }
     filt = f"labels.gpu-cluster_cluster={label_value(layout.spec.name)}"
     if layout.access.login is not None:
         filt += " AND NOT labels.gpu-cluster_role:login"

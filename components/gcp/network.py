@@ -57,6 +57,12 @@ def _vpc(net: Network, name: str, layout: GcpLayout, vpc: Vpc, child: pulumi.Res
             region=spec.region,
             ip_cidr_range=subnet.cidr,
             private_ip_google_access=vpc.role == "host",
+            # GKE's pods and services ranges (scheduler kubernetes); none otherwise, so the input stays unset
+            secondary_ip_ranges=[
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=rng, ip_cidr_range=cidr)
+                for rng, cidr in subnet.secondary
+            ]
+            or None,
             opts=child,
         )
     if vpc.internal_firewall:

@@ -31,17 +31,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .. import bootstrap, catalog
+from .. import bootstrap, catalog, placeholders
 from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.mounts import Mount
 from ..bootstrap.node import node_parts
 from ..bootstrap.scratch import scratch_part
+from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, image_for, scratch_for
+from .kubernetes import GPU_TAINT, gpu_labels
 from .shared import Shared, shared_for
 
 NicType = Literal["GVNIC", "MRDMA"]
@@ -63,6 +65,7 @@ MAX_N1_GPU = {  # SkyPilot gcp_catalog.py _NUM_ACC_TO_MAX_CPU_AND_MEMORY (resear
 class Subnet:
     role: str  # stable child-name suffix: "nodes", "gpu-0-subnet", "roce-3"
     cidr: str
+    secondary: tuple[tuple[str, str], ...] = ()  # (range name, CIDR): GKE's pods and services ranges
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,70 @@ class HealthProbe:
 
 
 @dataclass(frozen=True)
+class NodeNetwork:
+    """One extra network of the GPU pool (`additionalNodeNetworkConfigs`) and its in-cluster objects' name."""
+
+    vpc: str  # Vpc.role
+    subnet: str  # Subnet.role
+    name: str  # the Network / GKENetworkParamSet the workloads' interface annotations name
+    device_mode: Literal["NetDevice", "RDMA"]
+
+
+@dataclass(frozen=True)
+class GkePool:
+    """A GKE node pool: the system pool (CPU) or the GPU pool, from the same spec keys as the VMs."""
+
+    name: str
+    machine_type: str
+    nodes: int
+    max_nodes: int  # > nodes: the pool autoscales between the two
+    disk_gb: int | None  # None: GKE's default boot disk
+    disk_type: str | None
+    labels: Mapping[str, str]  # Kubernetes node labels
+    taints: tuple[Mapping[str, str], ...]  # in the GKE API's spelling (effect NO_SCHEDULE)
+    accelerator: tuple[str, int] | None = None  # (accelerator type, count): GKE installs the driver
+    local_ssd_count: int | None = None  # local SSDs behind the pods' ephemeral storage
+    spot: bool = False
+    reservation: str | None = None
+    compact: bool = False  # placementPolicy COMPACT
+    networks: tuple[NodeNetwork, ...] = ()
+
+
+@dataclass(frozen=True)
+class Gke:
+    """`scheduler: kubernetes` on GCP (catalog/kubernetes/gcp.yaml): what components/gcp/kubernetes.py builds."""
+
+    name: str
+    version: str
+    release_channel: str
+    exclusion: Mapping[str, str]  # exclusionName, startTime, scope, endTimeBehavior
+    daily_window: str
+    public_endpoint: bool
+    authorized_cidrs: tuple[str, ...]  # masterAuthorizedNetworksConfig: publicCidrs, else the host VPC's range
+    pods_range: str  # secondary range names on the host subnet ...
+    services_range: str
+    pods_cidr: str  # ... and their CIDRs
+    services_cidr: str
+    multi_networking: bool  # extra node networks: multi-networking on GKE Dataplane V2
+    monitoring_components: tuple[str, ...]
+    image_type: str
+    gpu_driver_version: str
+    secure_boot: bool
+    system: GkePool
+    gpu: GkePool
+    key_role: str  # granted on the cluster's KMS key to the service agents below
+    secrets_agent: str  # "service-{projectNumber}@...": filled in with the project's number at deploy
+    disks_agent: str
+    daemonsets: tuple[Mapping[str, Any], ...]  # the fabric's NCCL installers (Kubernetes objects, camelCase)
+    network_api_version: str
+    fabric_source: str  # where the DaemonSets come from (repository@commit)
+
+    @property
+    def pools(self) -> tuple[GkePool, ...]:
+        return (self.system, self.gpu)
+
+
+@dataclass(frozen=True)
 class GcpLayout:
     spec: ClusterSpec
     project: str
@@ -188,6 +255,7 @@ class GcpLayout:
     health_probe: HealthProbe | None = None  # managed groups with health.action replace
     warnings: tuple[str, ...] = field(default=())
     shared: Shared | None = None  # storage.shared: Managed Lustre on the host VPC, or an existing filesystem
+    kubernetes: Gke | None = None  # scheduler kubernetes: the GKE cluster, its pools and in-cluster objects
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -534,6 +602,261 @@ def startup_script(parts: Sequence[Part] | Scratch) -> str | None:
     return bootstrap.startup_script(parts, header)
 
 
+# --- Kubernetes (GKE) -----------------------------------------------------------------------
+# scheduler: kubernetes builds a GKE Standard cluster on the same VPCs: the host subnet carries the pods and
+# services ranges, the GPU pool takes the GPU VPCs the VM layout builds as extra node networks, and the
+# fabric's NCCL plugin comes from Google's DaemonSets (data: catalog/kubernetes/gcp.yaml, sources there).
+
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"  # set by GKE on GPU nodes; Google's DaemonSets select on it
+
+
+def _gke_data() -> dict[str, Any]:
+    offer = kubernetes_offers.offer("gcp")
+    if offer is None:  # packaging mistake: the capabilities offer kubernetes on gcp
+        raise ValueError("catalog/kubernetes/gcp.yaml is missing")
+    return offer.extra
+
+
+def pod_ranges(spec: ClusterSpec, data: Mapping[str, Any]) -> tuple[str, str]:
+    """(pods, services) CIDRs: slots of the buddy block beside the GPU subnets (catalog podRanges)."""
+    gpu_subnet_cidrs(spec.network.cidr, 0)  # the same size and privacy checks as the GPU subnets
+    ranges = data["podRanges"]
+    buddy = buddy_block(spec.network.cidr)
+    slots = list(buddy.subnets(prefixlen_diff=GPU_SUBNET_BITS))
+    first, count = ranges["podsSlots"]
+    (pods,) = ipaddress.collapse_addresses(slots[first : first + count])
+    services = slots[int(ranges["servicesSlot"])]
+    per_node = int(ranges["addressesPerNode"])
+    assert spec.kubernetes is not None
+    most = spec.kubernetes.system_nodes + spec.max_nodes
+    if pods.num_addresses // per_node < most:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.network.cidr",
+            f"{spec.network.cidr} leaves pods the range {pods}: {pods.num_addresses // per_node} nodes of "
+            f"{per_node} addresses (110 pods each), but the cluster may have {most} "
+            f"({spec.kubernetes.system_nodes} system + {spec.max_nodes} GPU); use a larger network.cidr "
+            "(one bit shorter doubles it)",
+        )
+    return str(pods), str(services)
+
+
+def node_networks(spec: ClusterSpec, nics: Sequence[Nic], data: Mapping[str, Any]) -> tuple[NodeNetwork, ...]:
+    """The GPU pool's extra node networks: every NIC after nic0, named as Google's workloads expect."""
+    extra = [n for n in nics[1:]]
+    if not extra:
+        return ()
+    names = data["networkObjects"]["names"][spec.instance.fabric]
+    out: list[NodeNetwork] = []
+    gvnic = rdma = 0
+    for nic in extra:
+        if nic.nic_type == "MRDMA":
+            out.append(NodeNetwork(nic.vpc, nic.subnet, f"{names['rdmaPrefix']}{names['rdmaStart'] + rdma}", "RDMA"))
+            rdma += 1
+        else:
+            out.append(
+                NodeNetwork(nic.vpc, nic.subnet, f"{names['gvnicPrefix']}{names['gvnicStart'] + gvnic}", "NetDevice")
+            )
+            gvnic += 1
+    return tuple(out)
+
+
+def _container(name: str, image: str, entry: Mapping[str, Any], fw: Mapping[str, Any]) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": name,
+        "image": image,
+        "resources": {"requests": {"cpu": fw["cpuRequest"]}},
+        "securityContext": {"privileged": True},
+    }
+    mounts = entry.get("mounts") or {}
+    if mounts:
+        container["volumeMounts"] = [{"name": k, "mountPath": v} for k, v in mounts.items()]
+    return container
+
+
+def fabric_daemonsets(spec: ClusterSpec, data: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    """Google's NCCL plugin DaemonSets for the fabric (catalog fabricWorkloads), on this type's GPU nodes only."""
+    fw = data["fabricWorkloads"]
+    if not spec.fabric_wired:
+        return ()
+    accelerator = str(spec.instance.extra["acceleratorType"])
+    out = []
+    for name in fw["byFabric"].get(spec.instance.fabric) or []:
+        entry = fw["daemonSets"][name]
+        create = set(entry.get("createHostDirs") or [])
+        volumes = [
+            {"name": k, "hostPath": {"path": v, **({"type": "DirectoryOrCreate"} if k in create else {})}}
+            for k, v in (entry.get("volumes") or {}).items()
+        ]
+        term = {"matchExpressions": [{"key": GKE_ACCELERATOR_LABEL, "operator": "In", "values": [accelerator]}]}
+        pod: dict[str, Any] = {
+            "priorityClassName": fw["priorityClassName"],
+            "affinity": {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+            },
+            "tolerations": [{"operator": "Exists"}],  # as upstream: the GPU taint and any other
+            "hostNetwork": True,
+            "hostPID": True,
+            "volumes": volumes,
+        }
+        if entry.get("daemon"):
+            pod["containers"] = [_container(name, entry["image"], entry, fw)]
+        else:
+            init = []
+            setup = entry.get("hostSetup")
+            if setup:
+                init.append(
+                    {
+                        "name": "pre-installation",
+                        "image": setup["image"],
+                        "securityContext": {"privileged": True},
+                        "command": ["nsenter", "-at", "1", "--", "sh", "-c"],
+                        "args": [setup["script"]],
+                    }
+                )
+            installer = _container(name, entry["image"], entry, fw)
+            installer.update({"command": ["/bin/sh", "-c"], "args": [entry["script"]]})
+            init.append(installer)
+            pod["initContainers"] = init
+            pod["containers"] = [{"name": "pause", "image": fw["pause"]}]  # keeps the pod: the install is done once
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "DaemonSet",
+                "metadata": {"name": name, "namespace": fw["namespace"], "labels": {"k8s-app": name}},
+                "spec": {
+                    "selector": {"matchLabels": {"k8s-app": name}},
+                    "updateStrategy": {"type": "RollingUpdate"},
+                    "template": {"metadata": {"labels": {"name": name, "k8s-app": name}}, "spec": pod},
+                },
+            }
+        )
+    return tuple(out)
+
+
+def gke_fabric_usability(
+    spec: ClusterSpec, daemonsets: Sequence[Mapping[str, Any]], data: Mapping[str, Any]
+) -> FabricUsability:
+    """On GKE the DaemonSets give every GPU node the NCCL plugin; the pods add Google's per-workload parts."""
+    if not spec.fabric_wired:
+        return NO_FABRIC
+    if not daemonsets:
+        return FabricUsability(False, (f"{spec.instance.fabric}: no GKE NCCL plugin is known to gpu-cluster",))
+    fw = data["fabricWorkloads"]
+    images = [
+        c["image"].rsplit("/", 1)[1].split("@")[0]
+        for ds in daemonsets
+        for c in (
+            *ds["spec"]["template"]["spec"].get("initContainers", []),
+            *ds["spec"]["template"]["spec"]["containers"],
+        )
+        if c["name"] not in ("pause", "pre-installation")
+    ]
+    return FabricUsability(
+        True,
+        (),
+        (
+            f"GKE DaemonSets {', '.join(str(d['metadata']['name']) for d in daemonsets)} ({', '.join(images)})",
+            f"workloads add {fw['workloadParts'][spec.instance.fabric]} (docs/gcp.md)",
+        ),
+    )
+
+
+def _gke_checks(spec: ClusterSpec) -> None:
+    assert spec.kubernetes is not None
+    if spec.network.existing is not None:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.network.existing",
+            "set with scheduler kubernetes: GKE needs pods and services ranges on the nodes' subnet, which "
+            "gpu-cluster adds only to a VPC it creates; remove network.existing",
+        )
+    if spec.storage.shared is not None:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.storage.shared",
+            "set with scheduler kubernetes on gcp: the node bootstrap that mounts it does not run on GKE nodes "
+            "and no PersistentVolume for GKE's CSI drivers is built; remove storage.shared",
+        )
+    if spec.kubernetes.service_monitor:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.kubernetes.serviceMonitor",
+            "true on gcp: GKE exports the GPU metrics itself (managed DCGM metrics into Managed Service for "
+            "Prometheus) and no exporter chart runs for a ServiceMonitor to watch; set it false",
+        )
+
+
+def gke_layout(spec: ClusterSpec, nics: Sequence[Nic], placement: bool, warnings: list[str]) -> Gke:
+    """The GKE cluster of `scheduler: kubernetes` (catalog/kubernetes/gcp.yaml)."""
+    kube = spec.kubernetes
+    assert kube is not None
+    _gke_checks(spec)
+    data = _gke_data()
+    hold, nodes_data = data["versionHold"], data["nodes"]
+    pods, services = pod_ranges(spec, data)
+    effects: Mapping[str, str] = nodes_data["taintEffects"]
+    row = spec.instance
+    local_ssd = row.localNvmeCount if spec.scratch == "nvme" and row.localNvmeCount else None
+    if spec.scratch == "disk":
+        warnings.append(
+            f"{CLUSTER_KEY}.storage.scratch: GKE nodes take no extra data disk; pods use ephemeral storage on the "
+            f"boot disk ({spec.storage.root_gb} GB, storage.rootGb)"
+        )
+    gpu_pool = GkePool(
+        name="gpu",
+        machine_type=row.instanceType,
+        nodes=spec.nodes,
+        max_nodes=spec.max_nodes,
+        disk_gb=spec.storage.root_gb,
+        disk_type=_disk_type(row.instanceType, catalog.load("gcp").rules),
+        labels=gpu_labels(spec),
+        taints=({**GPU_TAINT, "effect": effects[GPU_TAINT["effect"]]},),
+        accelerator=(str(row.extra["acceleratorType"]), row.gpus),
+        local_ssd_count=local_ssd,
+        spot=spec.spot,
+        reservation=spec.reservation or None,
+        compact=placement,
+        networks=node_networks(spec, nics, data),
+    )
+    system = GkePool(
+        name="system",
+        machine_type=kube.system_instance_type,
+        nodes=kube.system_nodes,
+        max_nodes=kube.system_nodes,
+        disk_gb=None,
+        disk_type=None,
+        labels={},
+        taints=(),
+    )
+    monitoring = tuple(data["monitoring"]["components"])
+    if spec.dcgm_exporter:
+        monitoring += (str(data["monitoring"]["dcgmComponent"]),)
+    enc = data["encryption"]
+    return Gke(
+        name=spec.name,
+        version=kube.version,
+        release_channel=str(hold["releaseChannel"]),
+        exclusion={k: str(hold[k]) for k in ("exclusionName", "startTime", "scope", "endTimeBehavior")},
+        daily_window=str(hold["dailyWindowStart"]),
+        public_endpoint=kube.public_endpoint,
+        authorized_cidrs=kube.public_cidrs if kube.public_endpoint else (spec.network.cidr,),
+        pods_range=str(data["podRanges"]["podsName"]),
+        services_range=str(data["podRanges"]["servicesName"]),
+        pods_cidr=pods,
+        services_cidr=services,
+        multi_networking=bool(gpu_pool.networks),
+        monitoring_components=monitoring,
+        image_type=str(nodes_data["imageType"]),
+        gpu_driver_version=str(nodes_data["gpuDriverVersion"]),
+        secure_boot=bool(nodes_data["secureBoot"]),
+        system=system,
+        gpu=gpu_pool,
+        key_role=str(enc["keyRole"]),
+        secrets_agent=str(enc["secretsAgent"]),
+        disks_agent=str(enc["disksAgent"]),
+        daemonsets=fabric_daemonsets(spec, data),
+        network_api_version=str(data["networkObjects"]["apiVersion"]),
+        fabric_source=str(data["fabricWorkloads"]["source"]),
+    )
+
+
 # --- the plan -------------------------------------------------------------------------------
 
 
@@ -686,6 +1009,8 @@ def _identity(spec: ClusterSpec) -> NodeIdentity:
     roles = list(ident["roles"])
     if spec.identity.read_storage:
         roles.append(ident["readStorageRole"])
+    if spec.scheduler == "kubernetes":  # what GKE nodes also report (catalog/kubernetes/gcp.yaml nodes.roles)
+        roles += [r for r in _gke_data()["nodes"]["roles"] if r not in roles]
     roles += [r for r in spec.identity.policies if r not in roles]
     return NodeIdentity(account_id(spec.name), None, tuple(roles), scopes)
 
@@ -745,14 +1070,16 @@ def plan(spec: ClusterSpec) -> GcpLayout:
 
     guest = _check_n1(spec)
     scheduling = _consumption(spec, rules)
-    placement = _placement(spec, rules)
+    k8s = spec.scheduler == "kubernetes"
+    # GKE places the GPU pool itself (placementPolicy COMPACT): no resource policy of ours
+    placement = None if k8s else _placement(spec, rules)
     if placement is not None and placement.kind == "compact":
         # Cluster Toolkit vm-instance main.tf: automatic_restart false whenever a COLLOCATED policy is set.
         scheduling = replace(scheduling, automatic_restart=False)
     access = _access(spec, rules, warnings)
     if access.login is not None:
         nics = tuple(replace(n, external_ip=False) for n in nics)
-    if spec.node_group == "managed" and spec.max_nodes > spec.nodes:
+    if spec.node_group == "managed" and spec.max_nodes > spec.nodes and not k8s:
         warnings.append(
             f"{CLUSTER_KEY}.maxNodes: the managed instance group starts at {spec.nodes} nodes and has no "
             f"autoscaler (GPU training has no useful CPU signal); resize it up to {spec.max_nodes} yourself"
@@ -764,8 +1091,8 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         )
     image = _image(spec)
     gpu_nics = sum(1 for n in nics if n.gpu)
-    fabric, usability = fabric_enablement(spec, image, gpu_nics, rules)
-    if spec.fabric_wired and gpu_nics and not usability.usable:
+    fabric, usability = fabric_enablement(spec, image, gpu_nics, rules) if not k8s else ((), NO_FABRIC)
+    if spec.fabric_wired and gpu_nics and not usability.usable and not k8s:
         warnings.append(
             f"{row.instanceType}: the GPU NICs are wired, but {row.fabric} is {usability.describe()}; see docs/gcp.md"
         )
@@ -778,9 +1105,34 @@ def plan(spec: ClusterSpec) -> GcpLayout:
 
     scratch = scratch_for(spec, LOCAL_SSD_GLOBS, SCRATCH_DISK_GLOBS)
     disk_type = _disk_type(row.instanceType, rules)
-    probe = health_probe(spec, rules)
+    probe = health_probe(spec, rules) if not k8s else None  # GKE repairs its nodes (management.autoRepair)
     shared = shared_for(spec)
-    script = startup_script(node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None))
+    gke: Gke | None = None
+    if k8s:
+        gke = gke_layout(spec, nics, spec.placement == "cluster" and spec.max_nodes >= 2, warnings)
+        usability = gke_fabric_usability(spec, gke.daemonsets, _gke_data())
+        host = replace(
+            host,
+            subnets=(
+                replace(
+                    host.subnets[0],
+                    secondary=((gke.pods_range, gke.pods_cidr), (gke.services_range, gke.services_cidr)),
+                ),
+            ),
+        )
+        vpcs = (host, *vpcs[1:])
+        # GKE builds the local SSDs' RAID-0 for the pods' ephemeral storage; no extra data disk on GKE nodes
+        scratch = (
+            replace(scratch, path="the pods' ephemeral storage (GKE)", device_globs=())
+            if scratch.kind == "nvme"
+            else Scratch("none", spec.storage.scratch_path, 0, None, ())
+        )
+    # GKE reserves the startup-script and user-data metadata keys of its nodes: no node bootstrap there
+    script = (
+        None
+        if k8s
+        else startup_script(node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None))
+    )
     metadata = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
     if script:
         metadata["startup-script"] = script
@@ -807,13 +1159,16 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         identity=_identity(spec),
         access=access,
         fabric_usability=usability,
-        placement_applied="cluster" if placement is not None else "none",
+        placement_applied="cluster" if placement is not None or (gke is not None and gke.gpu.compact) else "none",
         health_probe=probe,
         warnings=tuple(warnings),
         shared=shared,
+        kubernetes=gke,
     )
 
 
+_NETWORK_TYPE = "gcp:compute/network:Network"
+_NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
 _TEMPLATE_TYPES = (
     "gcp:compute/instanceTemplate:InstanceTemplate",
     "gcp:compute/instance:Instance",
@@ -827,9 +1182,19 @@ def count_wired_gbps(resources: list[Mapping[str, Any]], gbps_per_device: float)
     GPU NICs are the MRDMA NICs when there are any (A3 Ultra, A4: the second gVNIC carries no GPU
     traffic); otherwise every NIC after the first (A3 High/Mega: nic0 is the host NIC, nic1.. the
     GPU NICs). A template wired with one GPU NIC counts as one device.
+
+    A GKE node pool counts its own extra node networks (`networkConfig.additionalNodeNetworkConfigs`)
+    the same way: the ones on a RoCE network (a recorded network with a `networkProfile`) when there
+    are any, else all of them.
     """
     wired = 0
+    roce = {r["name"] for r in resources if r["type"] == _NETWORK_TYPE and r["inputs"].get("networkProfile")}
     for res in resources:
+        if res["type"] == _NODE_POOL_TYPE:
+            extra = (res["inputs"].get("networkConfig") or {}).get("additionalNodeNetworkConfigs") or []
+            rdma = sum(1 for n in extra if roce & set(placeholders.referenced(str(n.get("network") or ""))))
+            wired = max(wired, rdma if rdma else len(extra))
+            continue
         if res["type"] not in _TEMPLATE_TYPES:
             continue
         nics = res["inputs"].get("networkInterfaces") or []
