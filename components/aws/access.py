@@ -91,7 +91,13 @@ class LoginNode:
     public_ip: bool
 
 
-def build_login(ctx: Context, net: Network, identity: Identity, key_pair: aws.ec2.KeyPair | None) -> LoginNode | None:
+def build_login(
+    ctx: Context,
+    net: Network,
+    identity: Identity,
+    key_pair: aws.ec2.KeyPair | None,
+    user_data: pulumi.Input[str] | None = None,  # gzip+base64 (scheduler slurm: the Slurm client part)
+) -> LoginNode | None:
     layout = ctx.layout
     login = layout.access.login
     if login is None:
@@ -161,6 +167,7 @@ def build_login(ctx: Context, net: Network, identity: Identity, key_pair: aws.ec
         key_name=key_pair.key_name if key_pair else None,
         metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required"),
         root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(volume_type="gp3", volume_size=30, encrypted=True),
+        user_data_base64=user_data,
         tags=ctx.tagged("login"),
         opts=child,
     )

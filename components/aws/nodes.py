@@ -15,6 +15,7 @@ from ..resources import invoke_options
 from .identity import Identity
 from .naming import Context
 from .network import Network
+from .slurm import user_data as slurm_user_data
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ def build_nodes(
     identity: Identity,
     key_pair: aws.ec2.KeyPair | None,
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
+    head_address: pulumi.Input[str] | None = None,  # scheduler slurm: the head node's private IP
 ) -> Nodes:
     name, layout, child = ctx.name, ctx.layout, ctx.child
     spec = layout.spec
@@ -52,7 +54,14 @@ def build_nodes(
     # pin the template's latest version, a replace-on-change input).
     managed = spec.node_group == "managed"
     launch_template = _launch_template(
-        ctx, net, image_id, placement_group, key_pair, identity.profile_name if managed else None, mount_source
+        ctx,
+        net,
+        image_id,
+        placement_group,
+        key_pair,
+        identity.profile_name if managed else None,
+        mount_source,
+        head_address,
     )
     lt_ref = {"id": launch_template.id, "version": launch_template.latest_version.apply(str)}
     if managed:
@@ -89,6 +98,7 @@ def _launch_template(
     key_pair: aws.ec2.KeyPair | None,
     profile_name: pulumi.Input[str] | None,
     mount_source: pulumi.Input[str] | None = None,
+    head_address: pulumi.Input[str] | None = None,
 ) -> aws.ec2.LaunchTemplate:
     layout = ctx.layout
     user_data: pulumi.Input[str] = layout.user_data_b64
@@ -96,6 +106,8 @@ def _launch_template(
         user_data = pulumi.Output.from_input(mount_source).apply(
             lambda source: layout.user_data_b64_for(layout.user_data.replace(SOURCE_PLACEHOLDER, source))
         )
+    if head_address is not None:
+        user_data = slurm_user_data(ctx, layout.user_data, head_address, mount_source)
     spec = layout.spec
     # Launch templates with interfaces take security groups per interface, not at the top
     # level; with an ASG the subnet comes from the group, with instances from the template.

@@ -13,6 +13,8 @@ APT_LIST="${APT_LIST:-/etc/apt/sources.list.d/gpu-cluster-slurm.list}"
 APT_PIN="${APT_PIN:-/etc/apt/preferences.d/gpu-cluster-slurm}"
 APT_KEYRING="${APT_KEYRING:-/usr/share/keyrings/microsoft-slurm.gpg}"
 MUNGE_KEY="${MUNGE_KEY:-/etc/munge/munge.key}"
+LOG_DIR="${LOG_DIR:-/var/log/slurm}"
+HOME_DIR="${HOME_DIR:-/home}"
 ATTEMPTS="${ATTEMPTS:-30}"
 RETRY_SECONDS="${RETRY_SECONDS:-10}"
 export DEBIAN_FRONTEND=noninteractive
@@ -95,13 +97,13 @@ mount_home() {
   if [ -n "${SHARED_PATH:-}" ]; then
     retry mountpoint -q "$SHARED_PATH" || return 1
     mkdir -p "${SHARED_PATH}/home"
-    mountpoint -q /home && return 0
+    mountpoint -q "$HOME_DIR" && return 0
     # the first node to get there seeds it with the image's home directories (the admin user's keys)
-    [ -n "$(ls -A "${SHARED_PATH}/home")" ] || cp -a /home/. "${SHARED_PATH}/home/"
-    mount --bind "${SHARED_PATH}/home" /home
+    [ -n "$(ls -A "${SHARED_PATH}/home")" ] || cp -a "$HOME_DIR"/. "${SHARED_PATH}/home/"
+    mount --bind "${SHARED_PATH}/home" "$HOME_DIR"
     return
   fi
   [ -n "${HEAD_ADDRESS:-}" ] || return 0  # the head itself
-  mountpoint -q /home && return 0
-  retry mount -t nfs4 -o rw,hard,_netdev "${HEAD_ADDRESS}:/home" /home
+  mountpoint -q "$HOME_DIR" && return 0
+  retry mount -t nfs4 -o rw,hard,_netdev "${HEAD_ADDRESS}:/home" "$HOME_DIR"
 }

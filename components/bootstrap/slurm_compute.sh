@@ -9,6 +9,7 @@ set -uo pipefail
 . "${SLURM_COMMON:-/usr/local/lib/gpu-cluster/slurm_common.sh}"
 
 DROPIN="${DROPIN:-/etc/systemd/system/slurmd.service.d/gpu-cluster.conf}"
+SPOOL_DIR="${SPOOL_DIR:-/var/spool/slurmd}"
 
 if [ "${1:-}" = leave ]; then
   # a terminated node leaves the cluster instead of lingering DOWN (only an idle dynamic node can be deleted)
@@ -30,7 +31,7 @@ install_packages || exit 1
 install_munge_key || exit 1
 start_munge || exit 1
 mount_home || exit 1
-mkdir -p /var/log/slurm /var/spool/slurmd
+mkdir -p "$LOG_DIR" "$SPOOL_DIR"
 write_dropin
 systemctl enable slurmd >/dev/null 2>&1 || true
 # retried: the head may still be installing when a GPU node is up

@@ -47,8 +47,8 @@ start_munge || exit 1
 mount_home || exit 1
 [ -n "${SHARED_PATH:-}" ] || export_home || exit 1
 write_confs
-mkdir -p "$STATE_DIR" /var/log/slurm
-chown slurm:slurm "$STATE_DIR" /var/log/slurm
+mkdir -p "$STATE_DIR" "$LOG_DIR"
+chown slurm:slurm "$STATE_DIR" "$LOG_DIR"
 systemctl enable slurmctld >/dev/null 2>&1 || true
 systemctl restart slurmctld || exit 1
 log "slurmctld started"

@@ -202,6 +202,12 @@ def _check(spec: ClusterSpec) -> None:
             f"{spec.gpu_partition[0]} with scheduler slurm: MIG instances as Slurm GRES are not built; "
             "drop gpuPartition (whole GPUs are the GRES)",
         )
+    if spec.network.egress != "nat":
+        raise ConfigError(
+            f"{k}network.egress",
+            f"{spec.network.egress} with scheduler slurm: the head, GPU and login nodes install Slurm and MUNGE at "
+            "boot from packages.microsoft.com and Ubuntu's archive; use nat",
+        )
     if spec.instance.memoryGiB is None:
         raise ConfigError(
             f"{k}instanceType",

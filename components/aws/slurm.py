@@ -1,0 +1,217 @@
+"""`scheduler: slurm` on AWS: the MUNGE key's secret, the head node and the firewall between head, nodes and login.
+
+- MUNGE key: `random.RandomBytes` (a secret output) stored as a Secrets Manager secret (base64); the node role may
+  call `secretsmanager:GetSecretValue` on exactly that secret's ARN (an inline policy). The head and the login node
+  carry the node instance profile, so one grant covers all three; no key is in any user data, input or output.
+- Head node: a private instance in the node subnet running slurmctld (layout.aws_slurm), its own security group.
+- Rules, inside the cluster only: slurmctld 6817 and NFS 2049 to the head from the nodes and the login node,
+  slurmd 6818 to the nodes from the head and the login node, SrunPortRange to the login node from both.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_random as random
+
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..layout.aws_slurm import AwsSlurm
+from ..layout.slurm import HEAD_PLACEHOLDER
+from ..resources import invoke_options
+from .access import SSH_PORT, LoginNode
+from .identity import Identity
+from .naming import Context
+from .network import Network
+
+
+@dataclass(frozen=True)
+class SlurmHead:
+    plan: AwsSlurm
+    instance: aws.ec2.Instance
+    security_group: aws.ec2.SecurityGroup
+    secret: aws.secretsmanager.Secret
+    policy: aws.iam.RolePolicy | None
+
+    @property
+    def address(self) -> pulumi.Output[str]:
+        address: pulumi.Output[str] = self.instance.private_ip
+        return address
+
+
+def user_data(
+    ctx: Context,
+    text: str,
+    head_address: pulumi.Input[str] | None,
+    mount_source: pulumi.Input[str] | None,
+) -> pulumi.Output[str]:
+    """The user data, gzip+base64, with the head's address and the shared filesystem's source filled in at deploy."""
+    layout = ctx.layout
+
+    def fill(values: list[Any]) -> str:
+        head, source = values
+        filled = text if head is None else text.replace(HEAD_PLACEHOLDER, head)
+        filled = filled if source is None else filled.replace(SOURCE_PLACEHOLDER, source)
+        return layout.user_data_b64_for(filled)
+
+    return pulumi.Output.all(head_address, mount_source).apply(fill)
+
+
+def _munge_secret(ctx: Context, plan: AwsSlurm) -> tuple[aws.secretsmanager.Secret, aws.secretsmanager.SecretVersion]:
+    key = random.RandomBytes(f"{ctx.name}-munge-key-bytes", length=plan.key_bytes, opts=ctx.child)
+    secret = aws.secretsmanager.Secret(
+        f"{ctx.name}-munge-key",
+        name=plan.secret_name,
+        description=f"gpu-cluster {ctx.layout.spec.name}: the Slurm MUNGE key (base64)",
+        recovery_window_in_days=plan.recovery_window_days,
+        tags=ctx.tagged("munge-key"),
+        opts=ctx.child,
+    )
+    version = aws.secretsmanager.SecretVersion(
+        f"{ctx.name}-munge-key-version",
+        secret_id=secret.id,
+        secret_string=key.base64,  # a secret output of RandomBytes (additional_secret_outputs)
+        opts=ctx.child,
+    )
+    return secret, version
+
+
+def _key_policy(
+    ctx: Context, plan: AwsSlurm, identity: Identity, secret: aws.secretsmanager.Secret
+) -> aws.iam.RolePolicy | None:
+    if identity.role is None:  # identity.existing: refused by the layout
+        return None
+    action = plan.secret_action
+    return aws.iam.RolePolicy(
+        f"{ctx.name}-node-role-munge-key",
+        role=identity.role.name,
+        policy=secret.arn.apply(
+            lambda arn: json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [{"Sid": "ReadOwnMungeKey", "Effect": "Allow", "Action": action, "Resource": arn}],
+                }
+            )
+        ),
+        opts=ctx.child,
+    )
+
+
+def build_head(
+    ctx: Context,
+    net: Network,
+    identity: Identity,
+    key_pair: aws.ec2.KeyPair | None,
+    mount_source: pulumi.Input[str] | None = None,
+) -> SlurmHead | None:
+    plan = ctx.layout.slurm
+    if plan is None:
+        return None
+    name, child = ctx.name, ctx.child
+    secret, version = _munge_secret(ctx, plan)
+    policy = _key_policy(ctx, plan, identity, secret)
+    sg = aws.ec2.SecurityGroup(
+        f"{name}-head-sg",
+        vpc_id=net.vpc.id,
+        description=f"gpu-cluster {ctx.layout.spec.name} Slurm head node",
+        tags=ctx.tagged("head-sg"),
+        opts=child,
+    )
+    # out: packages (Slurm, MUNGE, NFS) through the NAT; the layout refuses egress none with slurm
+    aws.vpc.SecurityGroupEgressRule(
+        f"{name}-head-sg-out",
+        security_group_id=sg.id,
+        cidr_ipv4="0.0.0.0/0",
+        ip_protocol="-1",
+        description="outbound from the head node",
+        opts=child,
+    )
+    image = aws.ssm.get_parameter_output(name=plan.head_image_parameter, opts=invoke_options(ctx.parent)).value
+    depends: list[pulumi.Resource] = [version, *([policy] if policy else [])]
+    instance = aws.ec2.Instance(
+        f"{name}-head",
+        ami=image,
+        instance_type=plan.head_instance_type,
+        subnet_id=net.subnet.id,
+        vpc_security_group_ids=[sg.id],
+        associate_public_ip_address=False,
+        iam_instance_profile=identity.profile_name,
+        key_name=key_pair.key_name if key_pair else None,
+        metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required"),
+        # /home (the NFS export without storage.shared) and the Slurm state live on this disk
+        root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+            volume_type="gp3", volume_size=ctx.layout.root_gb, encrypted=True
+        ),
+        user_data_base64=user_data(ctx, plan.head_user_data, None, mount_source),
+        tags=ctx.tagged("head"),
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=depends)),
+    )
+    return SlurmHead(plan, instance, sg, secret, policy)
+
+
+def login_user_data(
+    ctx: Context, head: SlurmHead | None, mount_source: pulumi.Input[str] | None = None
+) -> pulumi.Output[str] | None:
+    if head is None:
+        return None
+    return user_data(ctx, head.plan.login_user_data, head.address, mount_source)
+
+
+def _rule(
+    ctx: Context,
+    suffix: str,
+    to: aws.ec2.SecurityGroup,
+    source: aws.ec2.SecurityGroup,
+    ports: tuple[int, int],
+    description: str,
+) -> aws.vpc.SecurityGroupIngressRule:
+    return aws.vpc.SecurityGroupIngressRule(
+        f"{ctx.name}-{suffix}",
+        security_group_id=to.id,
+        referenced_security_group_id=source.id,
+        ip_protocol="tcp",
+        from_port=ports[0],
+        to_port=ports[1],
+        description=description,
+        opts=ctx.child,
+    )
+
+
+def connect(ctx: Context, net: Network, head: SlurmHead | None, login: LoginNode | None) -> None:
+    """The Slurm ports between the head, the GPU nodes and the login node, and nothing from outside."""
+    if head is None:
+        return
+    ports = head.plan.layout.ports
+    ctld, slurmd = (ports.slurmctld, ports.slurmctld), (ports.slurmd, ports.slurmd)
+    nodes, hsg = net.security_group, head.security_group
+    sources = [("nodes", nodes), *([("login", login.security_group)] if login else [])]
+    for who, group in sources:
+        _rule(ctx, f"head-sg-slurmctld-from-{who}", hsg, group, ctld, f"slurmctld from the {who}")
+        if head.plan.layout.home_export:
+            _rule(ctx, f"head-sg-nfs-from-{who}", hsg, group, (ports.nfs, ports.nfs), f"NFS /home for the {who}")
+    _rule(ctx, "sg-slurmd-from-head", nodes, hsg, slurmd, "slurmd from the Slurm head node")
+    if login is not None:
+        lsg = login.security_group
+        _rule(ctx, "sg-slurmd-from-login", nodes, lsg, slurmd, "slurmd from srun on the login node")
+        _rule(ctx, "login-sg-srun-from-head", lsg, hsg, ports.srun_range, "srun (SrunPortRange) from slurmctld")
+        _rule(ctx, "login-sg-srun-from-nodes", lsg, nodes, ports.srun_range, "srun (SrunPortRange) from slurmd")
+        _rule(ctx, "head-sg-ssh-from-login", hsg, lsg, (SSH_PORT, SSH_PORT), "SSH from the login node")
+
+
+def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, Any] | None:
+    """`slurm`: where the controller runs, how to submit and check, and which secret holds the key (not the key)."""
+    if head is None:
+        return None
+    layout = head.plan.layout
+    return {
+        "headNode": {"instanceId": head.instance.id, "privateIp": head.instance.private_ip},
+        "partition": layout.partition,
+        "slurmVersion": layout.packages.version,
+        "login": access["command"],
+        "check": "sinfo -N -l",
+        "mungeKeySecret": head.secret.arn,
+        "powerSaving": "not built: the partition has the group's nodes (nodes), which register on boot",
+    }

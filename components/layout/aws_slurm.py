@@ -1,0 +1,76 @@
+"""AWS's half of `scheduler: slurm`, pure: the head node, the MUNGE key's secret and the three bootstraps.
+
+The head is a small CPU instance in the node subnet (private), with Canonical's Ubuntu 22.04 (the login image) and
+the node instance profile, whose role may read exactly the cluster's MUNGE secret (an inline policy on its ARN).
+The GPU nodes get `compute_parts` after their own parts; the login node gets `login_user_data`. Both carry
+`HEAD_PLACEHOLDER`, replaced by the head's private IP at deploy (components/aws/slurm.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import bootstrap, catalog
+from ..bootstrap import Part, script
+from ..bootstrap.mounts import Mount
+from ..bootstrap.slurm import compute_parts, head_parts, login_parts
+from ..errors import CLUSTER_KEY, ConfigError
+from ..spec import ClusterSpec
+from .slurm import HEAD_PLACEHOLDER, SlurmLayout, data, slurm_layout
+
+KEY_HOOK = "aws_munge_key.sh"
+
+
+@dataclass(frozen=True)
+class AwsSlurm:
+    layout: SlurmLayout
+    head_instance_type: str
+    head_image_parameter: str  # SSM parameter of the head's AMI (catalog/aws.yaml images.login)
+    secret_name: str  # Secrets Manager name of the MUNGE key (the hooks read it by name)
+    secret_action: str
+    recovery_window_days: int
+    head_user_data: str
+    login_user_data: str  # HEAD_PLACEHOLDER until deploy
+    compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
+
+    @property
+    def key_bytes(self) -> int:
+        return self.layout.munge_key_bytes
+
+
+def secret_name(spec: ClusterSpec) -> str:
+    """One name per stack and cluster (Secrets Manager names take letters, digits and /_+=.@-)."""
+    return f"gpu-cluster/{spec.stack}/{spec.name}/munge-key"
+
+
+def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
+    """None unless scheduler slurm. `mount`: storage.shared's mount (the head and the login node mount it too)."""
+    layout = slurm_layout(spec)
+    if layout is None:
+        return None
+    assert spec.slurm is not None and spec.slurm.head_instance_type is not None
+    if spec.identity.existing is not None:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.identity.existing",
+            f"{spec.identity.existing} with scheduler slurm: the nodes read the MUNGE key from a secret the cluster "
+            "creates, and the cluster cannot grant that to an instance profile it does not own; drop identity.existing",
+        )
+    aws: dict[str, Any] = data()["clouds"]["aws"]
+    name = secret_name(spec)
+    hook, hook_env = script(KEY_HOOK), {"MUNGE_SECRET_ID": name}
+    login_image: dict[str, Any] = catalog.load("aws").images["login"]
+    head = head_parts(layout, key_hook=hook, key_hook_env=hook_env, mount=mount)
+    login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=hook_env, mount=mount)
+    compute = compute_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=hook_env)
+    return AwsSlurm(
+        layout=layout,
+        head_instance_type=spec.slurm.head_instance_type,
+        head_image_parameter=str(login_image["ssmParameter"]),
+        secret_name=name,
+        secret_action=str(aws["secretAction"]),
+        recovery_window_days=int(aws["recoveryWindowInDays"]),
+        head_user_data=bootstrap.cloud_init(head),
+        login_user_data=bootstrap.cloud_init(login),
+        compute_parts=compute,
+    )

@@ -1,0 +1,189 @@
+"""The cloud-neutral Slurm layer, pure: rendered slurm.conf / gres.conf / topology for a p5 (AWS), an ND H100 v5
+(Azure), an a3-mega (GCP) and an ebmgn8v (Alibaba) cluster, from specs built by `build_spec`."""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.errors import ConfigError
+from components.layout.slurm import (
+    HEAD_PLACEHOLDER,
+    SLURMCTLD_HOST_TOKEN,
+    data,
+    real_memory_mib,
+    slurm_layout,
+)
+from components.spec import build_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def stack_values(stack: str, **cluster: Any) -> dict[str, Any]:
+    values: dict[str, Any] = copy.deepcopy(
+        yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    )
+    values["gpu-cluster:cluster"].update({"scheduler": "slurm", **cluster})
+    return values
+
+
+def conf_lines(text: str) -> dict[str, str]:
+    """`Key=value` lines of a Slurm conf (comments out)."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            out[key] = value
+    return out
+
+
+# stack, instance type, GPUs, catalog memory GiB, GRES
+CLUSTERS = [
+    ("aws-h100", "p5.48xlarge", 8, 2048.0, "gpu:h100:8"),
+    ("azure-h100", "Standard_ND96isr_H100_v5", 8, 1900.0, "gpu:h100:8"),
+    ("gcp-a3mega", "a3-megagpu-8g", 8, 1872.0, "gpu:h100:8"),
+    # ebmgn8v: the catalog does not name the GPU model (96 GB HBM3): an untyped GRES
+    ("alicloud-erdma", "ecs.ebmgn8v.48xlarge", 8, 1024.0, "gpu:8"),
+]
+
+
+@pytest.mark.parametrize(("stack", "instance", "gpus", "memory", "gres"), CLUSTERS, ids=[c[0] for c in CLUSTERS])
+def test_four_clouds_render_gpus_memory_partition_and_topology(stack, instance, gpus, memory, gres):
+    spec = build_spec(stack_values(stack), stack)
+    assert spec.instance.instanceType == instance and spec.instance.memoryGiB == memory
+    lay = slurm_layout(spec)
+    assert lay is not None
+    # RealMemory: the catalog's memory less max(5%, 1 GiB), in MiB
+    expected_mib = math.floor(memory * 1024 - max(memory * 1024 * 0.05, 1024))
+    assert lay.node.real_memory_mib == expected_mib
+    assert lay.node.gres == gres and lay.node.gpus == gpus
+    conf = conf_lines(lay.slurm_conf)
+    for key, value in {
+        "SlurmctldParameters": "enable_configless",
+        "SelectType": "select/cons_tres",
+        "GresTypes": "gpu",
+        "AuthType": "auth/munge",
+        "SlurmctldHost": SLURMCTLD_HOST_TOKEN,
+        "HealthCheckProgram": "/usr/local/sbin/gpu-cluster-slurm-health",
+        "MaxNodeCount": str(spec.max_nodes),
+        "TreeWidth": "65533",
+        "Nodeset": "gpu_nodes Feature=gpu",
+        "PartitionName": "gpu Nodes=gpu_nodes Default=YES MaxTime=INFINITE State=UP",
+    }.items():
+        assert conf[key] == value, key
+    assert lay.gres_conf == "AutoDetect=nvml\n"
+    assert "ConstrainDevices=yes" in lay.cgroup_conf
+    # every shipped GPU stack packs its nodes into one placement group: one switch, the nodes register under it
+    assert spec.placement == "cluster"
+    topo = yaml.safe_load(lay.topology_yaml or "")
+    assert topo == [
+        {"topology": "placement", "cluster_default": True, "tree": {"switches": [{"switch": f"{spec.name}-pg"}]}}
+    ]
+    assert lay.dynamic_conf() == f"Feature=gpu Gres={gres} RealMemory={expected_mib} Topology=placement:{spec.name}-pg"
+
+
+def test_the_margin_floor_of_1_gib_wins_on_small_memory():
+    assert real_memory_mib(16) == 16 * 1024 - 1024  # 5% of 16 GiB is 819 MiB, under the 1 GiB floor
+    assert real_memory_mib(2048) == math.floor(2048 * 1024 * 0.95)
+    assert data()["realMemoryMargin"] == {
+        "percent": 5,
+        "minimumMiB": 1024,
+        "source": data()["realMemoryMargin"]["source"],
+    }
+
+
+def test_without_placement_there_is_no_topology_and_nodes_name_no_switch():
+    lay = slurm_layout(build_spec(stack_values("aws-h100", placement="none"), "t"))
+    assert lay is not None and lay.topology is None and lay.topology_yaml is None
+    assert "topology.yaml" not in lay.files()
+    assert "Topology=" not in lay.dynamic_conf()
+
+
+def test_a_cloud_with_several_placement_groups_names_one_switch_each():
+    spec = build_spec(stack_values("gcp-a3mega"), "t")
+    lay = slurm_layout(spec, switches=("pg-a", "pg-b"))
+    assert lay is not None
+    assert [s["switch"] for s in yaml.safe_load(lay.topology_yaml or "")[0]["tree"]["switches"]] == ["pg-a", "pg-b"]
+    assert lay.dynamic_conf("pg-b").endswith("Topology=placement:pg-b")
+    with pytest.raises(ValueError, match="pg-c"):
+        lay.dynamic_conf("pg-c")
+
+
+def test_partition_name_and_max_nodes_come_from_the_spec():
+    spec = build_spec(stack_values("aws-h100", slurm={"partition": "h100"}, maxNodes=6), "t")
+    lay = slurm_layout(spec)
+    assert lay is not None
+    conf = conf_lines(lay.slurm_conf)
+    assert conf["PartitionName"].startswith("h100 Nodes=h100_nodes ")
+    assert conf["Nodeset"] == "h100_nodes Feature=h100"
+    assert conf["MaxNodeCount"] == "6"
+    assert "Feature=h100 " in lay.dynamic_conf()
+
+
+def test_home_and_state_on_shared_storage_else_exported_from_the_head():
+    shared = slurm_layout(build_spec(stack_values("aws-h100"), "t"))  # the stack has storage.shared /shared
+    assert shared is not None and shared.shared_path == "/shared" and not shared.home_export
+    assert conf_lines(shared.slurm_conf)["StateSaveLocation"] == "/shared/slurm/state"
+    values = stack_values("aws-h100")
+    del values["gpu-cluster:cluster"]["storage"]["shared"]
+    local = slurm_layout(build_spec(values, "t"))
+    assert local is not None and local.home_export and local.export_cidr == "10.42.0.0/16"
+    assert conf_lines(local.slurm_conf)["StateSaveLocation"] == "/var/spool/slurmctld"
+
+
+def test_scheduler_none_has_no_slurm_layer():
+    values = stack_values("aws-h100")
+    values["gpu-cluster:cluster"]["scheduler"] = "none"
+    assert slurm_layout(build_spec(values, "t")) is None
+
+
+@pytest.mark.parametrize(
+    ("cluster", "key", "text"),
+    [
+        ({"slurm": {"accounting": True}}, "slurm.accounting", "slurmdbd"),
+        ({"network": {"cidr": "10.42.0.0/16", "egress": "none"}}, "network.egress", "packages.microsoft.com"),
+    ],
+    ids=["accounting", "egress-none"],
+)
+def test_what_is_not_built_is_refused_with_the_key(cluster, key, text):
+    spec = build_spec(stack_values("aws-h100", **cluster), "t")
+    with pytest.raises(ConfigError) as info:
+        slurm_layout(spec)
+    assert info.value.key == f"gpu-cluster:cluster.{key}" and text in str(info.value)
+
+
+def test_mig_partitions_are_refused():
+    values = {
+        "gpu-cluster:cloud": "aws",
+        "aws:region": "us-east-1",
+        "gpu-cluster:cluster": {"gpu": "A100:8", "nodes": 1, "scheduler": "slurm", "gpuPartition": "1g.10gb"},
+    }
+    with pytest.raises(ConfigError) as info:
+        slurm_layout(build_spec(values, "t"))
+    assert info.value.key == "gpu-cluster:cluster.gpuPartition"
+
+
+def test_package_facts_are_data_with_their_source():
+    pkg = data()["packages"]["ubuntu-22.04"]
+    assert pkg["version"] == "25.11.5"
+    assert pkg["repo"].endswith("https://packages.microsoft.com/repos/slurm-ubuntu-jammy/ stable main")
+    assert "slurm-smd-sackd" in pkg["login"] and "slurm-smd-slurmd" in pkg["compute"]
+    assert "slurm-smd-slurmctld" in pkg["head"]
+    assert "MicrosoftDocs/azure-docs" in pkg["source"]
+    assert data()["mungeKeyBytes"] == 128
+
+
+def test_the_placeholders_are_distinct_and_never_in_a_rendered_file_but_slurm_conf():
+    lay = slurm_layout(build_spec(stack_values("azure-h100"), "t"))
+    assert lay is not None
+    assert HEAD_PLACEHOLDER != SLURMCTLD_HOST_TOKEN
+    for name, text in lay.files().items():
+        assert HEAD_PLACEHOLDER not in text
+        assert (SLURMCTLD_HOST_TOKEN in text) == (name == "slurm.conf")
+    assert re.search(r"^SrunPortRange=60001-63000$", lay.slurm_conf, re.M)
