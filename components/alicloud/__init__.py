@@ -18,7 +18,7 @@ import pulumi_alicloud as alicloud
 
 from ..bootstrap.metrics import endpoints
 from ..layout.alicloud import AlicloudLayout
-from . import access, health, identity, kubernetes, network, nodes
+from . import access, health, identity, kubernetes, network, nodes, slurm
 from .storage import build_shared
 
 TYPE = "gpu-cluster:alicloud:Cluster"
@@ -69,6 +69,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.shared = build_shared(self, name, layout, self.network, tags)
         mount_source = self.shared.source if self.shared else None
         self.kubernetes: kubernetes.Kubernetes | None = None
+        self.slurm: slurm.SlurmHead | None = None
         if layout.kubernetes is not None:  # the GPU nodes are an ACK node pool, not an ESS group
             self.kubernetes = kubernetes.build(self, name, layout, self.network, key_pair, tags)
             self.deployment_set = self.kubernetes.deployment_set
@@ -76,12 +77,22 @@ class CloudCluster(pulumi.ComponentResource):
             self.group: alicloud.ess.ScalingGroup | None = None
             self.instances: list[alicloud.ecs.Instance] = []
         else:
-            self.nodes = nodes.build(self, name, layout, self.network, key_pair, role_name, tags, mount_source)
+            # scheduler slurm: the head first, its address and the MUNGE key's ciphertext go into the nodes' user data
+            self.slurm = slurm.build_head(self, name, layout, self.network, key_pair, role_name, tags, mount_source)
+            fills = self.slurm.replacements() if self.slurm else None
+            self.nodes = nodes.build(
+                self, name, layout, self.network, key_pair, role_name, tags, mount_source, replacements=fills
+            )
             self.deployment_set = self.nodes.deployment_set
             self.image_id = self.nodes.image_id
             self.group = self.nodes.group
             self.instances = self.nodes.instances
-        self.login = access.build_login(self, name, layout, self.network, key_pair, role_name, tags)
+        head = self.slurm
+        login_data = slurm.fill(layout, head.plan.login_user_data, head.replacements(), mount_source) if head else None
+        self.login = access.build_login(
+            self, name, layout, self.network, key_pair, role_name, tags, user_data=login_data
+        )
+        slurm.connect(self, name, self.network, head, self.login.security_group if self.login else None)
         self.health = health.build(self, name, layout, self.group, role_name, tags)
 
         node_ids: pulumi.Output[Any]
@@ -106,6 +117,8 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
+        if head is not None:
+            self.outputs["slurm"] = slurm.output(head)
         if self.kubernetes is not None:
             self.outputs["kubernetes"] = self.kubernetes.output(layout)
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig

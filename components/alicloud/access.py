@@ -72,6 +72,7 @@ def build_login(
     key_pair: alicloud.ecs.EcsKeyPair | None,
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
+    user_data: pulumi.Input[str] | None = None,  # scheduler slurm: the login node's Slurm client bootstrap
 ) -> Login | None:
     login = layout.login
     if login is None:
@@ -120,6 +121,7 @@ def build_login(
         system_disk_category="cloud_essd",
         system_disk_encrypted=True,
         key_name=key_pair.key_pair_name if key_pair else None,
+        user_data=user_data,
         tags={**tags, "Name": f"{spec.name}-login"},
         volume_tags=dict(tags),
         opts=child,

@@ -33,6 +33,7 @@ def build(
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
+    replacements: Mapping[str, pulumi.Input[str]] | None = None,  # more values known at deploy (scheduler slurm)
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
@@ -49,10 +50,12 @@ def build(
     )
     image_id = image(parent, layout)
     if spec.node_group == "managed":
-        group = _scaling_group(name, layout, network, image_id, key_pair, role_name, tags, child, mount_source)
+        group = _scaling_group(
+            name, layout, network, image_id, key_pair, role_name, tags, child, mount_source, replacements
+        )
         return Nodes(deployment_set, image_id, group, [], [])
     instances = [
-        _instance(name, i, layout, network, image_id, deployment_set, key_pair, tags, child, mount_source)
+        _instance(name, i, layout, network, image_id, deployment_set, key_pair, tags, child, mount_source, replacements)
         for i in range(spec.nodes)
     ]
     # A separate attachment, not ecs.Instance role_name: that argument is deprecated (provider 1.275.0)
@@ -66,8 +69,24 @@ def build(
     return Nodes(deployment_set, image_id, None, instances, attachments)
 
 
-def user_data(layout: AlicloudLayout, mount_source: pulumi.Input[str] | None) -> pulumi.Input[str]:
-    """The nodes' user data, with the shared filesystem's mount source once it is known (deploy)."""
+def user_data(
+    layout: AlicloudLayout,
+    mount_source: pulumi.Input[str] | None,
+    replacements: Mapping[str, pulumi.Input[str]] | None = None,
+) -> pulumi.Input[str]:
+    """The nodes' user data, with the shared filesystem's mount source once it is known (deploy), and with
+    `replacements` (placeholder -> value: the Slurm head's address and the MUNGE key's ciphertext)."""
+    if replacements:
+        fills = {**replacements, **({SOURCE_PLACEHOLDER: mount_source} if mount_source is not None else {})}
+        tokens = list(fills)
+
+        def render(values: list[Any]) -> str:
+            text = layout.user_data
+            for token, value in zip(tokens, values, strict=True):
+                text = text.replace(token, str(value))
+            return layout.user_data_b64_for(text)
+
+        return pulumi.Output.all(*fills.values()).apply(render)
     if mount_source is None:
         return layout.user_data_b64
     return pulumi.Output.from_input(mount_source).apply(
@@ -114,6 +133,7 @@ def _instance(
     tags: Mapping[str, str],
     child: pulumi.ResourceOptions,
     mount_source: pulumi.Input[str] | None = None,
+    replacements: Mapping[str, pulumi.Input[str]] | None = None,
 ) -> alicloud.ecs.Instance:
     spec = layout.spec
     primary, *secondary = layout.interfaces
@@ -143,7 +163,7 @@ def _instance(
         data_disks=[alicloud.ecs.InstanceDataDiskArgs(**disk)] if disk else None,
         deployment_set_id=deployment_set.id if deployment_set else None,
         key_name=key_pair.key_pair_name if key_pair else None,
-        user_data=user_data(layout, mount_source),
+        user_data=user_data(layout, mount_source, replacements),
         # ERIs: traffic mode HighPerformance on the primary ENI, and on one secondary ENI on the
         # next network card when the type is rated for two (scheme in components.layout.alicloud).
         network_interface_traffic_mode="HighPerformance" if eri else None,
@@ -174,6 +194,7 @@ def _scaling_group(
     tags: Mapping[str, str],
     child: pulumi.ResourceOptions,
     mount_source: pulumi.Input[str] | None = None,
+    replacements: Mapping[str, pulumi.Input[str]] | None = None,
 ) -> alicloud.ess.ScalingGroup:
     spec = layout.spec
     group = alicloud.ess.ScalingGroup(
@@ -227,7 +248,7 @@ def _scaling_group(
         key_name=key_pair.key_pair_name if key_pair else None,
         # new instances get the role; instances already in the group keep their configuration
         role_name=role_name,
-        user_data=user_data(layout, mount_source),
+        user_data=user_data(layout, mount_source, replacements),
         tags={**tags, "Name": f"{spec.name}-node"},
         opts=child,
     )

@@ -45,6 +45,7 @@ from .. import bootstrap, catalog
 from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.node import node_parts
+from ..bootstrap.slurm import compute_parts, head_parts, login_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capabilities, capability_data
 from ..errors import CLUSTER_KEY, ConfigError
@@ -52,6 +53,7 @@ from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
 from .kubernetes import GPU_TAINT, Release, gpu_labels, releases
 from .shared import Shared, shared_for
+from .slurm import HEAD_PLACEHOLDER, SlurmLayout, slurm_layout
 
 # Virtio cloud disks are /dev/vd[a-z] (the system disk is vda); NVMe-attached cloud disks are
 # /dev/nvme<X>n1 (Alibaba, "Query the serial number of a disk"). No family here has local NVMe.
@@ -198,6 +200,30 @@ class AckLayout:
 
 
 @dataclass(frozen=True)
+class AliSlurm:
+    """`scheduler: slurm` on alicloud: a private head node, the MUNGE key KMS-encrypted, a client login node.
+
+    The key is `random.RandomBytes` (a secret), encrypted with the cluster's own KMS key (`kms.Ciphertext`): only the
+    ciphertext reaches the nodes, and only the cluster's node RAM role may call kms:Decrypt on that one key. A KMS
+    *secret* would need a KMS instance (KMS 3.0: pulumi-alicloud 4.0.0 kms/secret.py, dkms_instance_id "In KMS 3.0,
+    this parameter is required"); a key without one is a default key, free and region-wide (kms/key.py).
+    """
+
+    layout: SlurmLayout
+    head_instance_type: str
+    head_image_regex: str
+    kms_endpoint: str  # the KMS shared gateway's VPC domain the hook calls
+    encryption_context: Mapping[str, str]
+    head_user_data: str  # CIPHERTEXT_PLACEHOLDER until deploy
+    login_user_data: str  # HEAD_PLACEHOLDER and CIPHERTEXT_PLACEHOLDER until deploy
+    # the GPU nodes' user data (AlicloudLayout.user_data) carries both placeholders too
+
+    @property
+    def key_bytes(self) -> int:
+        return self.layout.munge_key_bytes
+
+
+@dataclass(frozen=True)
 class AlicloudLayout:
     spec: ClusterSpec
     zone: str | None  # None: first zone that sells the type, looked up at deploy
@@ -229,6 +255,7 @@ class AlicloudLayout:
     health_hook: bool  # the ESS unhealthy hook is on the nodes (the role needs ess:SetInstanceHealth)
     shared: Shared | None = None  # storage.shared: General-purpose NAS or an existing filesystem
     kubernetes: AckLayout | None = None  # scheduler: kubernetes (ACK); None builds the nodes as today
+    slurm: AliSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key's delivery, the login client
 
     @property
     def eri_count(self) -> int:
@@ -568,6 +595,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         env, source = nccl_env()
         fabric += [erdma_part(eris, mtu or 0, erdma_url), nccl_env_part(env, source)]
     hook = _health_hook(spec, warnings)
+    slurm = ali_slurm(spec, placement, shared) if spec.scheduler == "slurm" else None
     parts = [
         *node_parts(
             spec,
@@ -578,6 +606,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
             unhealthy_hook=unhealthy_hook() if hook else None,
             mounts=shared.mount if shared else None,
         ),
+        *(slurm_compute_parts(spec, slurm, placement) if slurm else ()),
         # last: the driver installer reboots the node (every unit above runs again after it)
         bootstrap.commands_part("gpu-driver", [("bash", "-c", _driver_script(gpu_driver))] if gpu_driver else []),
     ]
@@ -616,6 +645,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         health_hook=hook,
         shared=shared,
         kubernetes=kubernetes,
+        slurm=slurm,
     )
 
 
@@ -848,3 +878,80 @@ def _count_ack_pools(resources: list[Mapping[str, Any]], gbps_per_device: float)
                 eris = ack_eri_count(rows[0])
                 wired = max(wired, _gbps(eris, eris, gbps_per_device))
     return wired
+
+
+# --- scheduler: slurm ------------------------------------------------------------------------------------
+MUNGE_HOOK = "alicloud_munge_key.sh"
+CIPHERTEXT_PLACEHOLDER = "@@GPU_CLUSTER_MUNGE_CIPHERTEXT@@"  # the key's KMS ciphertext, known at deploy
+# KMS Decrypt through the shared gateway's VPC domain (KMS API Decrypt: "VPC domain names:
+# kms-vpc.<REGION_ID>.aliyuncs.com")
+KMS_VPC_ENDPOINT = "https://kms-vpc.{region}.aliyuncs.com"
+# The GPU driver installer reboots a fresh node: slurmd registers only in a boot with the driver (the same test the
+# erdma unit makes), so a node never joins without its GPUs (ExecCondition: a non-zero exit skips the unit).
+SLURM_AFTER_DRIVER = f"""[Service]
+ExecCondition=/bin/sh -c '! [ "$(cat {DRIVER_BOOT_FILE} 2>/dev/null)" = "$(cat /proc/sys/kernel/random/boot_id)" ]'
+"""
+
+
+def munge_hook() -> str:
+    """The key hook: KMS Decrypt of the key's ciphertext with the node's RAM role (tested on stubs)."""
+    return bootstrap.script(MUNGE_HOOK)
+
+
+def _hook_env(spec: ClusterSpec) -> dict[str, str]:
+    context = json.dumps(slurm_encryption_context(spec), sort_keys=True, separators=(",", ":"))
+    return {
+        "MUNGE_CIPHERTEXT": CIPHERTEXT_PLACEHOLDER,
+        "KMS_ENDPOINT": KMS_VPC_ENDPOINT.format(region=spec.region),
+        "ENCRYPTION_CONTEXT": context,
+    }
+
+
+def slurm_encryption_context(spec: ClusterSpec) -> dict[str, str]:
+    """Bound to the ciphertext: Decrypt succeeds only with the same context (KMS Encrypt EncryptionContext)."""
+    return {"gpu-cluster": spec.name, "stack": spec.stack, "purpose": "munge-key"}
+
+
+def _switches(spec: ClusterSpec, placement: Placement) -> tuple[str, ...]:
+    """One switch per deployment set the nodes are in (what the nodes get, not what was asked)."""
+    return (f"{spec.name}-ds",) if placement == "cluster" else ()
+
+
+def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) -> AliSlurm | None:
+    layout = slurm_layout(spec, switches=_switches(spec, placement))
+    if layout is None:
+        return None
+    assert spec.slurm is not None and spec.slurm.head_instance_type is not None
+    hook, env = munge_hook(), _hook_env(spec)
+    mount = shared.mount if shared else None
+    head = head_parts(layout, key_hook=hook, key_hook_env=env, mount=mount)
+    login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=env, mount=mount)
+    return AliSlurm(
+        layout=layout,
+        head_instance_type=spec.slurm.head_instance_type,
+        # a CPU VM: the plain public Ubuntu image, as the login node's
+        head_image_regex=str(image_for("alicloud", spec.slurm.head_instance_type)["nameRegex"]),
+        kms_endpoint=env["KMS_ENDPOINT"],
+        encryption_context=slurm_encryption_context(spec),
+        head_user_data=bootstrap.cloud_init(head),
+        login_user_data=bootstrap.cloud_init(login),
+    )
+
+
+def slurm_compute_parts(spec: ClusterSpec, slurm: AliSlurm, placement: Placement) -> tuple[Part, ...]:
+    switches = _switches(spec, placement)
+    parts = compute_parts(
+        slurm.layout,
+        head_address=HEAD_PLACEHOLDER,
+        key_hook=munge_hook(),
+        key_hook_env=_hook_env(spec),
+        switch=switches[0] if switches else None,
+    )
+    after_driver = Part(
+        "slurm-after-driver",
+        files=(
+            File("/etc/systemd/system/gpu-cluster-slurm-compute.service.d/10-after-driver.conf", SLURM_AFTER_DRIVER),
+        ),
+        summary="slurmd registers only in a boot with the GPU driver installed",
+    )
+    return (after_driver, *parts)

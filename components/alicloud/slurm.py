@@ -1,0 +1,275 @@
+"""`scheduler: slurm` on Alibaba Cloud: the MUNGE key's delivery, the head node and the Slurm ports.
+
+- MUNGE key: `random.RandomBytes` (a secret) encrypted with the cluster's own KMS key (`kms.Key`, a default key:
+  no KMS instance) by `kms.Ciphertext`, bound to an encryption context. Only the ciphertext goes into the nodes'
+  user data; the node RAM role may call `kms:Decrypt` on exactly that key (a custom policy on its ARN), and the
+  hook (bootstrap/alicloud_munge_key.sh) decrypts it at boot. The head and the login node carry the same role.
+- Head node: a private `ecs.Instance` in the nodes' vSwitch with its own security group, running slurmctld.
+- Rules, inside the cluster only: slurmctld and NFS to the head from the nodes and the login node, slurmd to the
+  nodes from the head and the login node, SrunPortRange to the login node from both, SSH to the head from the login.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_alicloud as alicloud
+import pulumi_random as random
+
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AlicloudLayout, AliSlurm
+from ..layout.slurm import HEAD_PLACEHOLDER
+from ..resources import invoke_options
+from .network import Network, ingress_rule
+
+SSH = 22
+
+
+@dataclass(frozen=True)
+class SlurmHead:
+    plan: AliSlurm
+    instance: alicloud.ecs.Instance
+    security_group: alicloud.ecs.SecurityGroup
+    key: alicloud.kms.Key
+    ciphertext: pulumi.Output[str]
+    policy: alicloud.ram.Policy
+    grant: alicloud.ram.RolePolicyAttachment
+
+    @property
+    def address(self) -> pulumi.Output[str]:
+        ip: pulumi.Output[str] = self.instance.private_ip
+        return ip
+
+    def replacements(self) -> dict[str, pulumi.Input[str]]:
+        """What the nodes' and the login node's user data learn at deploy: the head's address, the key's ciphertext."""
+        return {HEAD_PLACEHOLDER: self.address, CIPHERTEXT_PLACEHOLDER: self.ciphertext}
+
+
+def fill(
+    layout: AlicloudLayout,
+    text: str,
+    replacements: Mapping[str, pulumi.Input[str]],
+    mount_source: pulumi.Input[str] | None = None,
+) -> pulumi.Output[str]:
+    """The user data, gzip+base64, with the values known only at deploy filled in."""
+    tokens = list(replacements)
+    if mount_source is not None:
+        tokens.append(SOURCE_PLACEHOLDER)
+    values = [*replacements.values(), *([mount_source] if mount_source is not None else [])]
+
+    def render(resolved: list[Any]) -> str:
+        out = text
+        for token, value in zip(tokens, resolved, strict=True):
+            out = out.replace(token, str(value))
+        return layout.user_data_b64_for(out)
+
+    return pulumi.Output.all(*values).apply(render)
+
+
+def decrypt_policy(key_arn: str) -> str:
+    statement = {"Action": ["kms:Decrypt"], "Effect": "Allow", "Resource": [key_arn]}
+    return json.dumps({"Statement": [statement], "Version": "1"}, sort_keys=True)
+
+
+def _munge(
+    parent: pulumi.Resource, name: str, layout: AlicloudLayout, plan: AliSlurm, role_name: pulumi.Input[str]
+) -> tuple[alicloud.kms.Key, pulumi.Output[str], alicloud.ram.Policy, alicloud.ram.RolePolicyAttachment]:
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    key_bytes = random.RandomBytes(f"{name}-munge-key-bytes", length=plan.key_bytes, opts=child)
+    key = alicloud.kms.Key(
+        f"{name}-munge-kms",
+        description=f"gpu-cluster {spec.name}: encrypts the Slurm MUNGE key",
+        key_spec="Aliyun_AES_256",
+        key_usage="ENCRYPT/DECRYPT",
+        protection_level="SOFTWARE",
+        pending_window_in_days=7,
+        tags=dict(layout.tags),
+        opts=child,
+    )
+    plaintext: pulumi.Output[str] = pulumi.Output.secret(key_bytes.base64)
+    ciphertext = alicloud.kms.Ciphertext(
+        f"{name}-munge-key",
+        key_id=key.id,
+        # kms/ciphertext.py: "The plaintext to be encrypted which must be encoded in Base64"
+        plaintext=plaintext,
+        encryption_context=dict(plan.encryption_context),
+        opts=child,
+    )
+    account = alicloud.get_caller_identity_output(opts=invoke_options(parent)).account_id
+    arn = pulumi.Output.all(account, key.id).apply(lambda a: f"acs:kms:{spec.region}:{a[0]}:key/{a[1]}")
+    policy = alicloud.ram.Policy(
+        f"{name}-munge-policy",
+        # RAM policy names: letters, digits and '-', 1 to 128 (ram/policy.py policy_name docstring)
+        policy_name=re.sub(r"[^A-Za-z0-9-]", "-", f"{spec.name}-{spec.stack}-munge-key-decrypt")[:128],
+        description=f"gpu-cluster {spec.name}: decrypt the Slurm MUNGE key with the cluster's own KMS key only",
+        policy_document=arn.apply(decrypt_policy),
+        tags=dict(layout.tags),
+        opts=child,
+    )
+    grant = alicloud.ram.RolePolicyAttachment(
+        f"{name}-role-munge-key",
+        policy_name=policy.policy_name,
+        policy_type="Custom",
+        role_name=role_name,
+        opts=child,
+    )
+    return key, ciphertext.ciphertext_blob, policy, grant
+
+
+def build_head(
+    parent: pulumi.Resource,
+    name: str,
+    layout: AlicloudLayout,
+    network: Network,
+    key_pair: alicloud.ecs.EcsKeyPair | None,
+    role_name: pulumi.Output[str],
+    tags: Mapping[str, str],
+    mount_source: pulumi.Input[str] | None = None,
+) -> SlurmHead | None:
+    plan = layout.slurm
+    if plan is None:
+        return None
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    key, ciphertext, policy, grant = _munge(parent, name, layout, plan, role_name)
+    sg = alicloud.ecs.SecurityGroup(
+        f"{name}-head-sg",
+        vpc_id=network.vpc.id,
+        security_group_name=f"{spec.name}-slurm-head",
+        description=f"gpu-cluster {spec.name} Slurm head node",
+        tags=dict(tags),
+        opts=child,
+    )
+    image = alicloud.ecs.get_images_output(
+        name_regex=plan.head_image_regex,
+        owners="system",
+        most_recent=True,
+        instance_type=plan.head_instance_type,
+        opts=invoke_options(parent),
+    ).ids[0]
+    instance = alicloud.ecs.Instance(
+        f"{name}-head",
+        instance_name=f"{spec.name}-head",
+        host_name=f"{spec.name}-head",
+        instance_type=plan.head_instance_type,
+        image_id=image,
+        vswitch_id=network.vswitch.id,
+        security_groups=[sg.id],
+        instance_charge_type="PostPaid",
+        internet_max_bandwidth_out=0,  # private: egress through the NAT (slurm needs egress nat)
+        # /home (the NFS export without storage.shared) and the Slurm state live on this disk
+        system_disk_category="cloud_essd",
+        system_disk_size=layout.root_gb,
+        system_disk_encrypted=True,
+        key_name=key_pair.key_pair_name if key_pair else None,
+        user_data=fill(layout, plan.head_user_data, {CIPHERTEXT_PLACEHOLDER: ciphertext}, mount_source),
+        tags={**tags, "Name": f"{spec.name}-head"},
+        volume_tags=dict(tags),
+        # the head decrypts the key at first boot: its role must be allowed first
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[grant]),
+    )
+    alicloud.ecs.RamRoleAttachment(f"{name}-head-role", instance_id=instance.id, ram_role_name=role_name, opts=child)
+    return SlurmHead(plan, instance, sg, key, ciphertext, policy, grant)
+
+
+def connect(
+    parent: pulumi.Resource,
+    name: str,
+    network: Network,
+    head: SlurmHead | None,
+    login_group: alicloud.ecs.SecurityGroup | None,
+) -> None:
+    """The Slurm ports between the head, the GPU nodes and the login node, and nothing from outside."""
+    if head is None:
+        return
+    child = pulumi.ResourceOptions(parent=parent)
+    ports = head.plan.layout.ports
+    ctld, slurmd, srun = (
+        f"{ports.slurmctld}/{ports.slurmctld}",
+        f"{ports.slurmd}/{ports.slurmd}",
+        "{}/{}".format(*ports.srun_range),
+    )
+    nodes, hsg = network.security_group, head.security_group
+    sources = [("nodes", nodes), *([("login", login_group)] if login_group is not None else [])]
+    for who, group in sources:
+        ingress_rule(
+            f"{name}-head-sg-slurmctld-from-{who}",
+            hsg.id,
+            ctld,
+            f"slurmctld from the {who}",
+            child,
+            source_group_id=group.id,
+        )
+        if head.plan.layout.home_export:
+            nfs = f"{ports.nfs}/{ports.nfs}"
+            ingress_rule(
+                f"{name}-head-sg-nfs-from-{who}",
+                hsg.id,
+                nfs,
+                f"NFS /home for the {who}",
+                child,
+                source_group_id=group.id,
+            )
+    ingress_rule(
+        f"{name}-sg-slurmd-from-head",
+        nodes.id,
+        slurmd,
+        "slurmd from the Slurm head node",
+        child,
+        source_group_id=hsg.id,
+    )
+    if login_group is not None:
+        lsg = login_group
+        ingress_rule(
+            f"{name}-sg-slurmd-from-login",
+            nodes.id,
+            slurmd,
+            "slurmd from srun on the login node",
+            child,
+            source_group_id=lsg.id,
+        )
+        ingress_rule(
+            f"{name}-login-sg-srun-from-head",
+            lsg.id,
+            srun,
+            "srun (SrunPortRange) from slurmctld",
+            child,
+            source_group_id=hsg.id,
+        )
+        ingress_rule(
+            f"{name}-login-sg-srun-from-nodes",
+            lsg.id,
+            srun,
+            "srun (SrunPortRange) from slurmd",
+            child,
+            source_group_id=nodes.id,
+        )
+        ingress_rule(
+            f"{name}-head-sg-ssh-from-login",
+            hsg.id,
+            f"{SSH}/{SSH}",
+            "SSH from the login node",
+            child,
+            source_group_id=lsg.id,
+        )
+
+
+def output(head: SlurmHead | None) -> dict[str, Any] | None:
+    """The `slurm` stack output: the head and how the key is delivered (never the key)."""
+    if head is None:
+        return None
+    layout = head.plan.layout
+    return {
+        "head": head.instance.id,
+        "headAddress": head.address,
+        "partition": layout.partition,
+        "gres": layout.node.gres,
+        "mungeKey": {"store": "kms-ciphertext", "kmsKey": head.key.id, "grant": "kms:Decrypt on that key only"},
+        "sinfo": "sinfo -N -l  # on the login node",
+    }
