@@ -87,6 +87,13 @@ class GpuClusterArgs:
     """{dcgmExporter}."""
     gpu_partition: str | None = None
     """A MIG profile, for example 1g.10gb."""
+    scheduler: Literal["none", "kubernetes", "slurm"] | None = None
+    """What schedules work on the GPU nodes: none (default), kubernetes or slurm."""
+    kubernetes: Mapping[str, Any] | None = None
+    """scheduler kubernetes: {version, publicEndpoint, publicCidrs, gpuSoftware: operator|device-plugin,
+    systemInstanceType, systemNodes, serviceMonitor}."""
+    slurm: Mapping[str, Any] | None = None
+    """scheduler slurm: {headInstanceType, accounting, partition}."""
     aws: Mapping[str, Any] | None = None
     """AWS options."""
     azure: Mapping[str, Any] | None = None

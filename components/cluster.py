@@ -47,7 +47,11 @@ OUTPUT_KEYS = {
     "identity": "identity",
     "access": "access",
     "metrics": "metrics",
+    "kubernetes": "kubernetes",
+    "kubeconfig": "kubeconfig",
+    "slurm": "slurm",
 }
+SECRET_OUTPUTS = {"kubeconfig"}  # secret whatever the cloud package handed over
 
 
 def plan_layout(spec: ClusterSpec) -> Layout:
@@ -113,6 +117,12 @@ class GpuCluster(pulumi.ComponentResource):
     """How to log in and how to list the nodes."""
     metrics: pulumi.Output[dict[str, Any]]
     """The exporters' endpoints and how to list the scrape targets."""
+    kubernetes: pulumi.Output[dict[str, Any]] | None
+    """scheduler kubernetes: clusterName, endpoint, version, nodePools, credentials (the command), releases."""
+    kubeconfig: pulumi.Output[str] | None
+    """scheduler kubernetes: the cluster's kubeconfig (secret)."""
+    slurm: pulumi.Output[dict[str, Any]] | None
+    """scheduler slurm: the head node, the partition and the login command."""
 
     def __init__(
         self,
@@ -146,6 +156,12 @@ class GpuCluster(pulumi.ComponentResource):
             "hourlyUsdAtMaxNodes": args.max_hourly_usd_at_scale,
             "maxHourlyUsd": args.max_hourly_usd,
         }
+        if args.kubernetes is not None:  # only then: other stacks keep their inputs as deployed
+            facts["scheduler"] = args.scheduler
+            facts["kubernetesPublicEndpoint"] = args.kubernetes.public_endpoint
+            facts["kubernetesPublicCidrs"] = list(args.kubernetes.public_cidrs)
+        elif args.scheduler != "none":
+            facts["scheduler"] = args.scheduler
         super().__init__(TYPE, name, {"stackFacts": facts}, opts)
         self.spec = args
         for finding in args.findings:
@@ -170,6 +186,9 @@ class GpuCluster(pulumi.ComponentResource):
             "scratch": self.layout.scratch.describe(),
             **self.cloud.outputs,
         }
+        for key in SECRET_OUTPUTS & self.outputs.keys():
+            if self.outputs[key] is not None:
+                self.outputs[key] = pulumi.Output.secret(self.outputs[key])
         typed = {attr: _to_output(self.outputs.get(key)) for attr, key in OUTPUT_KEYS.items()}
         typed["placement_requested"] = _to_output(args.placement)
         for attr, value in typed.items():

@@ -100,6 +100,26 @@ class HealthAction(Enum):
     REPORT = "report"
 
 
+class Scheduler(Enum):
+    """What schedules work on the GPU nodes."""
+
+    NONE = "none"
+    """Nothing: the nodes as they are (default)."""
+    KUBERNETES = "kubernetes"
+    """The cloud's managed Kubernetes (EKS, GKE, AKS, ACK) with the GPU nodes as a node pool."""
+    SLURM = "slurm"
+    """A Slurm head node; the GPU nodes run slurmd."""
+
+
+class GpuSoftware(Enum):
+    """The NVIDIA software installed in a Kubernetes cluster."""
+
+    OPERATOR = "operator"
+    """The NVIDIA GPU operator (its driver off where the image or the cloud installs one)."""
+    DEVICE_PLUGIN = "device-plugin"
+    """NVIDIA's device plugin alone."""
+
+
 class ScratchPerformanceLevel(Enum):
     """Alibaba ESSD performance level."""
 
@@ -184,6 +204,36 @@ class MonitoringArgs(TypedDict, total=False):
 
     dcgm_exporter: bool
     """The DCGM and node exporters (default true)."""
+
+
+class KubernetesArgs(TypedDict, total=False):
+    """scheduler kubernetes: the managed control plane and the in-cluster GPU software."""
+
+    version: str
+    """Kubernetes MAJOR.MINOR the cloud offers (default: catalog/kubernetes/<cloud>.yaml's)."""
+    public_endpoint: bool
+    """The API server on the internet, only from publicCidrs (default false: private)."""
+    public_cidrs: list[str]
+    """The ranges allowed to reach a public API server."""
+    gpu_software: GpuSoftware
+    """operator (default) or device-plugin."""
+    system_instance_type: str
+    """The CPU type of the system node pool (default: the cloud's)."""
+    system_nodes: int
+    """Nodes of the system pool (default 2)."""
+    service_monitor: bool
+    """A ServiceMonitor for the DCGM exporter (needs the Prometheus operator's CRDs)."""
+
+
+class SlurmArgs(TypedDict, total=False):
+    """scheduler slurm: a head node running slurmctld; the GPU nodes run slurmd."""
+
+    head_instance_type: str
+    """The head node's CPU type (default: the cloud's login type)."""
+    accounting: bool
+    """slurmdbd with a local MariaDB on the head node (default false)."""
+    partition: str
+    """The GPU partition's name (default gpu)."""
 
 
 class AzureOptionsArgs(TypedDict, total=False):
@@ -272,6 +322,12 @@ class GpuClusterInputs(TypedDict, total=False):
     """Node metrics."""
     gpu_partition: str
     """A MIG profile, for example 1g.10gb."""
+    scheduler: Scheduler
+    """none (default), kubernetes or slurm."""
+    kubernetes: KubernetesArgs
+    """scheduler kubernetes: the control plane and the GPU software."""
+    slurm: SlurmArgs
+    """scheduler slurm: the head node and the partition."""
     azure: AzureOptionsArgs
     """Azure options."""
     gcp: GcpOptionsArgs
@@ -364,6 +420,12 @@ class GpuCluster(cluster.GpuCluster):
     """How to log in and how to list the nodes."""
     metrics: pulumi.Output[dict[str, Any]]
     """The exporters' endpoints and how to list the scrape targets."""
+    kubernetes: pulumi.Output[dict[str, Any]] | None
+    """scheduler kubernetes: clusterName, endpoint, version, nodePools, credentials (the command), releases."""
+    kubeconfig: pulumi.Output[str] | None
+    """scheduler kubernetes: the cluster's kubeconfig (secret)."""
+    slurm: pulumi.Output[dict[str, Any]] | None
+    """scheduler slurm: the head node, the partition and the login command."""
 
     def __init__(self, name: str, args: GpuClusterInputs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(name, to_args(args), opts)
