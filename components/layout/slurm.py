@@ -299,7 +299,7 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
         # dynamic nodes (slurmd -Z): at most the group's maximum; no fan-out tree (dynamic_nodes.html)
         f"MaxNodeCount={layout.max_nodes}",
         f"TreeWidth={d['treeWidth']}",
-        # a node back from a reboot or a failed health check that passes again takes jobs again
+        # a DOWN node (rebooted, not responding) takes jobs again once it registers; a drained one stays drained
         "ReturnToService=2",
         f"HealthCheckProgram={HEALTH_PROGRAM}",
         f"HealthCheckInterval={d['healthCheckInterval']}",
