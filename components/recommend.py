@@ -286,6 +286,16 @@ def _gpus_needed(row: InstanceType, need: Need) -> int:
     return max(1, math.ceil(need.total_gib / usable))
 
 
+def _vendor_note(row: InstanceType) -> str:
+    """Not NVIDIA: what the plan will not cover, so a ranking never hides it (catalog.vendor_gaps)."""
+    if row.gpu_vendor == "nvidia":
+        return ""
+    return (
+        f"; {row.gpu_vendor} GPUs: the health check's GPU checks, GPU metrics and the fabric's collective library "
+        "are not covered by gpu-cluster (docs/recommend.md)"
+    )
+
+
 def _best_of(group: list[InstanceType], need: Need, region: str | None) -> Option | None:
     cheapest = sorted(group, key=lambda r: (r.hourlyUsd is None, r.hourlyUsd or 0.0, r.instanceType))
 
@@ -301,7 +311,7 @@ def _best_of(group: list[InstanceType], need: Need, region: str | None) -> Optio
             why = f"{holds(row, needed)}; the cheapest {row.cloud} {row.gpu} type with that many"
             if need.total_gib <= 0:
                 why = f"{need.workload}: {row.gpu} is fit for it (docs/recommend.md); the cheapest {row.cloud} type"
-            return Option(row, 1, needed, _region_for(row, region), why)
+            return Option(row, 1, needed, _region_for(row, region), why + _vendor_note(row))
     wired = [r for r in group if r.has_fabric]
     if not wired:
         return None  # several nodes without a fabric: not offered
@@ -312,7 +322,7 @@ def _best_of(group: list[InstanceType], need: Need, region: str | None) -> Optio
         f"{holds(biggest, needed)} = {nodes} nodes of {biggest.gpus}; multi-node, so the fabric matters: "
         f"{biggest.fabric} {biggest.fabricGbps:g} Gb/s per node"
     )
-    return Option(biggest, nodes, needed, _region_for(biggest, region), why)
+    return Option(biggest, nodes, needed, _region_for(biggest, region), why + _vendor_note(biggest))
 
 
 def _region_for(row: InstanceType, region: str | None) -> str:

@@ -100,3 +100,16 @@ def test_markdown_has_every_column():
     header = result.stdout.splitlines()[0]
     assert header.startswith("| cloud | type | GPU |") and "$/GPU-h" in header
     assert "p4de.24xlarge" in result.stdout
+
+
+def test_the_newest_types_show_what_is_and_is_not_known():
+    rows = {r["instanceType"]: r for r in json.loads(run("b300", "-f", "json").stdout)}
+    b300 = rows["p6-b300.48xlarge"]
+    # EFA not wired (no network-card layout source): shown without a fabric, price marked unverified
+    assert (b300["fabric"], b300["fabricGbps"], b300["priceVerified"]) == ("none", 0, False)
+    assert b300["regions"] == ["ap-northeast-2", "us-east-1", "us-gov-east-1", "us-west-2"]
+    g7e = json.loads(run("rtx-pro-6000:8", "-f", "json").stdout)
+    assert [r["instanceType"] for r in g7e] == ["g7e.48xlarge"] and g7e[0]["localNvmeGb"] is None
+    (mi300x,) = json.loads(run("mi300x", "--region", "eastus", "-f", "json").stdout)
+    assert (mi300x["fabric"], mi300x["fabricGbps"], mi300x["hourlyUsd"]) == ("infiniband", 3200, None)
+    assert mi300x["regions"] is None and mi300x["soldInRegion"] is None  # availability unknown, never refused

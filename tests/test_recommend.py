@@ -152,3 +152,16 @@ def test_write_stack_round_trip(tmp_path):
         "--workload", "inference", "--model-params", "7B", "--write-stack", "rec-rt", "--project", str(tmp_path)
     )
     assert again.exit_code == 2 and "error: --write-stack" in again.output
+
+
+def test_new_types_rank_with_their_caveats():
+    # 70B full fine-tuning (1,043 GiB) fits one p6-b300 node (8 x 268.6 x 0.9 = 1,934 GiB): no fabric needed,
+    # which matters because its EFA is not wired (catalog/aws.yaml); g7e (96 GB, no fabric) cannot hold it on
+    # one node and is never offered multi-node.
+    options = rec.recommend(rec.memory_need("fine-tuning", 70e9, "bf16"), limit=100)
+    b300 = next(o for o in options if o.row.instanceType == "p6-b300.48xlarge")
+    assert (b300.nodes, b300.multi_node, b300.row.has_fabric) == (1, False, False)
+    assert not any(o.row.gpu == "RTX-PRO-6000" for o in options)
+    mi300x = next(o for o in options if o.row.gpu == "MI300X")
+    assert mi300x.nodes == 1 and "amd GPUs" in mi300x.why and "not covered" in mi300x.why
+    assert all("not covered" not in o.why for o in options if o.row.gpu_vendor == "nvidia")
