@@ -170,3 +170,21 @@ def test_scheduler_none_builds_no_slurm_resource(stack_plan):
         assert not any(r.name.endswith("-head") for r in plan.resources)
         login = [r.as_json() for r in plan.resources if r.name.endswith("-aws-login")]
         assert all("userDataBase64" not in r["inputs"] for r in login)
+
+
+def test_the_largest_gpu_bootstrap_with_slurm_stays_under_ec2s_16_kb():
+    import yaml
+
+    from .conftest import ROOT
+
+    values = yaml.safe_load((ROOT / "stacks" / "Pulumi.aws-h100.yaml").read_text())["config"]
+    values["gpu-cluster:cluster"]["scheduler"] = "slurm"  # p5, EFA, Lustre mount, health, metrics, Slurm
+    plan = plan_values(values, stack="h100-slurm")
+    lt = one(plan, "LaunchTemplate")["inputs"]["userData"]
+    assert len(base64.b64decode(lt)) < 16384
+    assert "/etc/gpu-cluster/mounts.env" in decoded(lt) and "/etc/gpu-cluster/slurm-compute.env" in decoded(lt)
+
+
+def test_a_new_ubuntu_image_does_not_replace_the_head(plan):
+    head = next(r for r in plan.resources if r.name == "slurm-h100-aws-head")
+    assert head.ignore_changes == ("ami",)

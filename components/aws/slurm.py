@@ -147,7 +147,9 @@ def build_head(
         ),
         user_data_base64=user_data(ctx, plan.head_user_data, None, mount_source),
         tags=ctx.tagged("head"),
-        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=depends)),
+        # the SSM parameter follows Canonical's newest image: a new AMI id must not replace the head (a new
+        # address for every node, and without storage.shared the queue and /home); patch it in place instead
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=depends, ignore_changes=["ami"])),
     )
     return SlurmHead(plan, instance, sg, secret, policy)
 
