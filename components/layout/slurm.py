@@ -171,8 +171,10 @@ def real_memory_mib(memory_gib: float) -> int:
 def gres_type(gpu: str | None) -> str:
     """The GRES type for a catalog GPU model: `H100` -> `h100`, `A100-80GB` -> `a100`.
 
-    With AutoDetect=nvml Slurm names a GPU after its NVML name (e.g. nvidia_h100_80gb_hbm3); the configured type is
-    the model's lowercase core name, the text every NVML name of the model contains (as the health check matches).
+    With AutoDetect=nvml Slurm names a GPU after its NVML name, spaces as underscores and lowercased (e.g.
+    nvidia_h100_80gb_hbm3; SchedMD/slurm gpu_common_underscorify_tolower), and a configured Type "must either exactly
+    match or be a substring of the GPU name reported by slurmd via the AutoDetect mechanism" (gres.conf(5)): the
+    model's lowercase core name is that substring for every NVML name of the model (as the health check matches).
     """
     core = (gpu or "gpu").split("-")[0].lower()
     return re.sub(r"[^a-z0-9_]", "_", core)
