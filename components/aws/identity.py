@@ -25,6 +25,7 @@ class Identity:
     role: aws.iam.Role | None  # None with an existing profile
     profile: aws.iam.InstanceProfile | None
     grants: tuple[pulumi.Input[str], ...]  # the managed policy ARNs the role carries: all that nodes may do
+    attachments: tuple[aws.iam.RolePolicyAttachment, ...] = ()  # what must exist before EKS uses the role
 
     def output(self, kind: str, inline: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The stack output `identity`: everything the nodes are allowed, listed (`inline`: the inline grants)."""
@@ -63,15 +64,18 @@ def build_identity(ctx: Context) -> Identity:
         opts=ctx.child,
     )
     grants: list[pulumi.Input[str]] = []
+    attachments = []
     for arn in ident.policies:
         # ARNs from identity.policies are config values (secret when the config holds secrets)
         value = from_config(spec, arn) if arn in spec.identity.policies else arn
         grants.append(value)
-        aws.iam.RolePolicyAttachment(
-            f"{ctx.name}-node-role-{_attachment_suffix(arn)}",
-            role=role.name,
-            policy_arn=value,
-            opts=ctx.child,
+        attachments.append(
+            aws.iam.RolePolicyAttachment(
+                f"{ctx.name}-node-role-{_attachment_suffix(arn)}",
+                role=role.name,
+                policy_arn=value,
+                opts=ctx.child,
+            )
         )
     profile = aws.iam.InstanceProfile(
         f"{ctx.name}-node-profile",
@@ -79,7 +83,7 @@ def build_identity(ctx: Context) -> Identity:
         tags=ctx.tagged("node-profile"),
         opts=ctx.child,
     )
-    return Identity(profile.name, role, profile, tuple(grants))
+    return Identity(profile.name, role, profile, tuple(grants), tuple(attachments))
 
 
 def build_health_policy(

@@ -1,0 +1,344 @@
+"""scheduler: kubernetes on AWS: an EKS control plane, a CPU system node group and the GPU node group, and the
+in-cluster software (`components.incluster`) through a provider built from the cluster's kubeconfig.
+
+The GPU node group launches from a launch template carrying the VM mode's EFA interfaces (`layout.interfaces`,
+one per network card), the cluster placement group, the encrypted gp3 root and IMDSv2; EKS picks the AMI by
+`amiType` (no image id in the template), so it merges its own bootstrap (nodeadm) into our MIME user data.
+What the template may not hold (EKS User Guide, launch-templates): the subnet, the IAM instance profile, the
+shutdown behaviour; the node group takes the subnet, the role and the instance type instead, and no remote access.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from ..incluster import InCluster, install
+from ..layout.aws import SCRATCH_DEVICE, EksPool
+from ..resources import invoke_options
+from .identity import Identity
+from .naming import Context
+from .network import Network
+
+
+@dataclass(frozen=True)
+class Eks:
+    cluster: aws.eks.Cluster
+    control_plane_subnet: aws.ec2.Subnet
+    placement_group: aws.ec2.PlacementGroup | None
+    launch_templates: dict[str, aws.ec2.LaunchTemplate]
+    node_groups: dict[str, aws.eks.NodeGroup]
+    kubeconfig: pulumi.Output[str]
+    in_cluster: InCluster
+
+    @property
+    def gpu_group(self) -> aws.eks.NodeGroup:
+        return self.node_groups["gpu"]
+
+
+def build_kubernetes(ctx: Context, net: Network, identity: Identity, key_pair: aws.ec2.KeyPair | None) -> Eks:
+    eks = ctx.layout.kubernetes
+    assert eks is not None and identity.role is not None  # the layout refuses identity.existing
+    subnet = _control_plane_subnet(ctx, net)
+    cluster = _cluster(ctx, net, subnet)
+    _admin_access(ctx, cluster)
+    placement_group = (
+        aws.ec2.PlacementGroup(
+            f"{ctx.name}-pg", strategy=ctx.layout.placement_strategy, tags=ctx.tagged("pg"), opts=ctx.child
+        )
+        if ctx.layout.placement_strategy
+        else None
+    )
+    templates: dict[str, aws.ec2.LaunchTemplate] = {
+        pool.key: _launch_template(ctx, net, cluster, pool, placement_group, key_pair) for pool in eks.pools
+    }
+    # EKS deletes a group's instances with the role's permissions: the attachments must outlive the groups
+    # (pulumi-aws 7.51.1 eks/node_group.py, the docstring example: depends_on the role policy attachments).
+    after_role = pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=list(identity.attachments)))
+    groups: dict[str, aws.eks.NodeGroup] = {
+        pool.key: aws.eks.NodeGroup(
+            f"{ctx.name}-{pool.key}",
+            cluster_name=cluster.name,
+            version=cluster.version,
+            node_role_arn=identity.role.arn,
+            subnet_ids=[net.subnet.id],  # one zone: the cluster's (EFA and the placement group need it)
+            instance_types=[pool.instance_type],
+            ami_type=pool.ami_type,
+            capacity_type=pool.capacity_type,
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                desired_size=pool.desired, min_size=pool.min_size, max_size=pool.max_size
+            ),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=templates[pool.key].id, version=templates[pool.key].latest_version.apply(str)
+            ),
+            labels=dict(pool.labels),
+            taints=[aws.eks.NodeGroupTaintArgs(**t) for t in pool.taints] or None,
+            tags=ctx.tagged(f"{pool.key}-pool"),
+            opts=after_role,
+        )
+        for pool in eks.pools
+    }
+    region = ctx.layout.spec.region
+    rendered: pulumi.Output[str] = pulumi.Output.all(
+        cluster.name, cluster.endpoint, cluster.certificate_authority.data
+    ).apply(lambda args: render_kubeconfig(args[0], args[1], args[2], region))
+    kubeconfig: pulumi.Output[str] = pulumi.Output.secret(rendered)
+    # Charts with DaemonSets only settle once nodes exist; with a private endpoint Helm (run by `pulumi up`)
+    # must reach the API server from inside the VPC (a login node, a VPN or a peered network).
+    in_cluster = install(ctx.name, kubeconfig, eks.releases, ctx.parent, depends_on=list(groups.values()))
+    return Eks(cluster, subnet, placement_group, templates, groups, kubeconfig, in_cluster)
+
+
+def _control_plane_subnet(ctx: Context, net: Network) -> aws.ec2.Subnet:
+    """EKS needs its control plane's subnets in two zones: a small private subnet in another zone, used by the
+    control plane's interfaces only (no node group uses it)."""
+    eks = ctx.layout.kubernetes
+    assert eks is not None and net.zone is not None and net.route_table is not None
+    names = aws.get_availability_zones_output(state="available", opts=invoke_options(ctx.parent)).names
+    other = pulumi.Output.all(names, net.zone).apply(lambda args: _other_zone(args[0], args[1]))
+    subnet = aws.ec2.Subnet(
+        f"{ctx.name}-control-plane",
+        vpc_id=net.vpc.id,
+        cidr_block=eks.control_plane_subnet_cidr,
+        availability_zone=other,
+        map_public_ip_on_launch=False,
+        tags=ctx.tagged("control-plane"),
+        # "another available zone" may answer differently later: the first deploy's stays
+        opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(ignore_changes=["availabilityZone"])),
+    )
+    aws.ec2.RouteTableAssociation(
+        f"{ctx.name}-control-plane-rta", subnet_id=subnet.id, route_table_id=net.route_table.id, opts=ctx.child
+    )
+    return subnet
+
+
+def _other_zone(names: list[str], zone: str) -> str:
+    others = [z for z in names if z != zone]
+    if not others:
+        raise ValueError(f"EKS needs a second zone for its control plane; the region lists only {zone}")
+    return others[0]
+
+
+def _cluster(ctx: Context, net: Network, subnet: aws.ec2.Subnet) -> aws.eks.Cluster:
+    eks = ctx.layout.kubernetes
+    assert eks is not None
+    name, spec = ctx.name, ctx.layout.spec
+    key = aws.kms.Key(
+        f"{name}-eks-secrets",
+        description=f"gpu-cluster {spec.name}: EKS secrets encryption",
+        enable_key_rotation=True,
+        tags=ctx.tagged("eks-secrets"),
+        opts=ctx.child,
+    )
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": eks.cluster_trust_service}, "Action": "sts:AssumeRole"}
+        ],
+    }
+    role = aws.iam.Role(
+        f"{name}-eks-role",
+        assume_role_policy=json.dumps(trust),
+        description=f"gpu-cluster {spec.name} EKS control plane",
+        tags=ctx.tagged("eks-role"),
+        opts=ctx.child,
+    )
+    attachments = [
+        aws.iam.RolePolicyAttachment(
+            f"{name}-eks-role-{arn.rsplit('/', 1)[-1].lower()}", role=role.name, policy_arn=arn, opts=ctx.child
+        )
+        for arn in eks.cluster_policies
+    ]
+    return aws.eks.Cluster(
+        f"{name}-eks",
+        role_arn=role.arn,
+        version=eks.version,
+        vpc_config=aws.eks.ClusterVpcConfigArgs(
+            subnet_ids=[net.subnet.id, subnet.id],
+            endpoint_private_access=True,
+            endpoint_public_access=eks.public_endpoint,
+            # without a public endpoint there is nothing to allow; EKS would default the list to 0.0.0.0/0
+            public_access_cidrs=list(eks.public_cidrs) if eks.public_endpoint else None,
+        ),
+        encryption_config=aws.eks.ClusterEncryptionConfigArgs(
+            provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn), resources=["secrets"]
+        ),
+        # access entries only (no aws-auth ConfigMap); the caller's entry is explicit, not the creator's bootstrap
+        # one (both would be the same principal: the second create fails)
+        access_config=aws.eks.ClusterAccessConfigArgs(
+            authentication_mode=eks.authentication_mode, bootstrap_cluster_creator_admin_permissions=False
+        ),
+        tags=ctx.tagged("eks"),
+        # EKS cleans up its network interfaces with the role's permissions (pulumi-aws eks/cluster.py role_arn)
+        opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=attachments)),
+    )
+
+
+def _admin_access(ctx: Context, cluster: aws.eks.Cluster) -> aws.eks.AccessPolicyAssociation:
+    """Cluster admin for whoever runs `pulumi up`. An assumed-role caller (arn:aws:sts::...:assumed-role/R/session)
+    is entered as its role (arn:aws:iam::...:role/R): EKS access entries take IAM principals, not sessions."""
+    eks = ctx.layout.kubernetes
+    assert eks is not None
+    caller = aws.get_caller_identity_output(opts=invoke_options(ctx.parent))
+    principal = aws.iam.get_session_context_output(arn=caller.arn, opts=invoke_options(ctx.parent)).issuer_arn
+    entry = aws.eks.AccessEntry(
+        f"{ctx.name}-eks-admin",
+        cluster_name=cluster.name,
+        principal_arn=principal,
+        type="STANDARD",
+        tags=ctx.tagged("eks-admin"),
+        opts=ctx.child,
+    )
+    return aws.eks.AccessPolicyAssociation(
+        f"{ctx.name}-eks-admin-policy",
+        cluster_name=cluster.name,
+        principal_arn=entry.principal_arn,
+        policy_arn=eks.admin_policy_arn,
+        access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+        opts=ctx.child,
+    )
+
+
+def _launch_template(
+    ctx: Context,
+    net: Network,
+    cluster: aws.eks.Cluster,
+    pool: EksPool,
+    placement_group: aws.ec2.PlacementGroup | None,
+    key_pair: aws.ec2.KeyPair | None,
+) -> aws.ec2.LaunchTemplate:
+    layout = ctx.layout
+    eks = layout.kubernetes
+    assert eks is not None
+    gpu = pool.key == "gpu"
+    interfaces = None
+    if gpu:
+        # Our security groups on the interfaces replace the cluster security group EKS would add: list it too,
+        # so the nodes reach the control plane (EKS User Guide, launch-templates "Using custom security groups").
+        groups: list[pulumi.Input[str]] = [cluster.vpc_config.cluster_security_group_id, *net.node_security_groups]
+        single = len(layout.interfaces) == 1
+        interfaces = [
+            aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                network_card_index=nic.network_card_index,
+                device_index=nic.device_index,
+                interface_type=nic.interface_type,
+                security_groups=groups,
+                # EC2 refuses the flag on multi-interface launches (nodes.py); no subnet: the node group's
+                associate_public_ip_address="false" if single else None,
+                delete_on_termination="true",
+            )
+            for nic in layout.interfaces
+        ]
+    disks = [
+        aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+            device_name=eks.root_device,
+            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                volume_size=pool.root_gb, volume_type="gp3", encrypted="true", delete_on_termination="true"
+            ),
+        )
+    ]
+    if gpu and layout.scratch.kind == "disk":
+        disks.append(
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name=SCRATCH_DEVICE,
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_size=int(layout.scratch.device_gb or 0),
+                    volume_type="gp3",
+                    encrypted="true",
+                    delete_on_termination="false" if layout.scratch.retain else "true",
+                ),
+            )
+        )
+    # Spot is the node group's capacityType; a Capacity Block also needs the template's market and target
+    # (EKS User Guide, capacity-blocks-mng); an ODCR is targeted by the template alone.
+    market = (
+        aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+        if gpu and layout.market == "capacity-block"
+        else None
+    )
+    reservation = (
+        aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=layout.capacity_reservation_id,
+            ),
+        )
+        if gpu and layout.capacity_reservation_id
+        else None
+    )
+    placement = (
+        aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group.name)
+        if gpu and placement_group is not None
+        else None
+    )
+    suffix = "node" if gpu else "system"
+    return aws.ec2.LaunchTemplate(
+        f"{ctx.name}-{pool.key}-lt",
+        key_name=key_pair.key_name if key_pair else None,
+        network_interfaces=interfaces,
+        block_device_mappings=disks,
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_endpoint="enabled",
+            http_tokens="required",
+            # containers reach IMDSv2 through one more hop (EKS User Guide, launch-templates note)
+            http_put_response_hop_limit=2,
+        ),
+        instance_market_options=market,
+        capacity_reservation_specification=reservation,
+        placement=placement,
+        user_data=eks.gpu_user_data_b64 if gpu else None,
+        ebs_optimized="true",
+        tag_specifications=[
+            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=ctx.tagged(f"{suffix}{tail}"))
+            for kind, tail in (("instance", ""), ("volume", "-volume"), ("network-interface", "-eni"))
+        ],
+        update_default_version=True,
+        tags=ctx.tagged(f"{pool.key}-lt"),
+        opts=ctx.child,
+    )
+
+
+def render_kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str) -> str:
+    """A kubeconfig whose user runs `aws eks get-token` (the caller's AWS credentials, nothing stored)."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}],
+        "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": cluster}}],
+        "current-context": cluster,
+        "users": [
+            {
+                "name": cluster,
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "aws",
+                        "args": ["eks", "get-token", "--region", region, "--cluster-name", cluster, "--output", "json"],
+                    }
+                },
+            }
+        ],
+    }
+    return json.dumps(config, indent=2)  # JSON is YAML: kubectl and the provider read it
+
+
+def kubernetes_output(ctx: Context, eks: Eks) -> dict[str, Any]:
+    """`kubernetes`: the cluster, its pools, how to get credentials, and what is installed in it."""
+    layout = ctx.layout.kubernetes
+    assert layout is not None
+    region = ctx.layout.spec.region
+    return {
+        "service": layout.service,
+        "clusterName": eks.cluster.name,
+        "endpoint": eks.cluster.endpoint,
+        "version": layout.version,
+        "publicEndpoint": layout.public_endpoint,
+        "nodePools": [group.node_group_name for group in eks.node_groups.values()],
+        "credentials": eks.cluster.name.apply(lambda n: f"aws eks update-kubeconfig --region {region} --name {n}"),
+        "releases": [
+            {"name": r.name, "chart": r.chart, "version": r.version, "namespace": r.namespace} for r in layout.releases
+        ],
+    }
