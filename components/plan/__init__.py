@@ -15,7 +15,17 @@ from pulumi import RunError
 
 from ..contract import Layout, contract
 from ..errors import ConfigError
-from ..policy import Resource, Violation, ViolationGroup, evaluate, group_violations
+from ..policy import (
+    K8S_POOL_TYPES,
+    RELEASE_TYPE,
+    Resource,
+    Violation,
+    ViolationGroup,
+    control_plane_service,
+    endpoint_state,
+    evaluate,
+    group_violations,
+)
 from ..spec import ClusterSpec, build_spec
 from .runner import ProgramRun, Registered, run_program
 from .stackfile import StackFile, find_project, project_info, read_stack_file
@@ -87,6 +97,79 @@ class Plan:
             "fabricProvides": list(self.layout.fabric_usability.provides),
             # storage.shared: the filesystem every node mounts, its size and est. monthly cost (None: none)
             "sharedStorage": self.shared_storage(),
+            # what schedules work: none, kubernetes (control plane, pools, releases) or slurm (head node)
+            "scheduler": spec.scheduler,
+            "kubernetes": self.kubernetes(),
+            "slurm": self.slurm(),
+        }
+
+    def kubernetes(self) -> dict[str, Any] | None:
+        """The control plane, pools and releases as registered (endpoint read from the control plane's inputs)."""
+        kube = self.spec.kubernetes
+        if kube is None:
+            return None
+        outputs = self.run.outputs.get("kubernetes") or {}
+        planes = [r for r in self.resources if control_plane_service(r.type)]
+        state = (
+            endpoint_state(Resource(planes[0].type, planes[0].inputs, planes[0].urn, planes[0].name))
+            if planes
+            else None
+        )
+        releases = [
+            {
+                "name": r.inputs.get("name") or r.name,
+                "chart": r.inputs.get("chart"),
+                "version": r.inputs.get("version"),
+                "namespace": r.inputs.get("namespace"),
+                "repo": (r.inputs.get("repositoryOpts") or {}).get("repo"),
+            }
+            for r in self.resources
+            if r.type == RELEASE_TYPE
+        ]
+        return {
+            "service": control_plane_service(planes[0].type) if planes else None,
+            "controlPlane": planes[0].name if planes else None,
+            "clusterName": outputs.get("clusterName"),
+            "version": kube.version,
+            "versionBuilt": outputs.get("version"),  # what the cloud is asked for (ACK: its patch release)
+            "endpoint": None if state is None else ("public" if state[0] else "private"),
+            "publicCidrs": list(kube.public_cidrs),
+            "endpointAddress": outputs.get("endpoint"),
+            "systemPool": {"instanceType": kube.system_instance_type, "nodes": kube.system_nodes},
+            "gpuPool": {
+                "instanceType": self.spec.instance.instanceType,
+                "nodes": self.spec.nodes,
+                "maxNodes": self.spec.max_nodes,
+            },
+            # pools declared inside the control plane (AKS's system pool: agentPoolProfiles), then pool resources
+            "nodePools": [
+                f"{plane.name}/{pool.get('name')}"
+                for plane in planes
+                for pool in plane.inputs.get("agentPoolProfiles") or []
+            ]
+            + [r.name for r in self.resources if r.type in K8S_POOL_TYPES],
+            "releases": releases,
+            "gpuSoftware": kube.gpu_software,
+            "credentials": outputs.get("credentials"),
+        }
+
+    def slurm(self) -> dict[str, Any] | None:
+        """The head node, the partition and how to log in and submit (the cloud's `slurm` output)."""
+        slurm = self.spec.slurm
+        if slurm is None:
+            return None
+        outputs = self.run.outputs.get("slurm") or {}
+        return {
+            "headNode": slurm.head_instance_type,
+            "headNodeAddress": (outputs.get("headNode") or {}).get("privateIp")
+            if isinstance(outputs.get("headNode"), dict)
+            else outputs.get("headNode"),
+            "loginNode": self.spec.login.instance_type if self.spec.login else None,
+            "partition": outputs.get("partition", slurm.partition),
+            "accounting": slurm.accounting,
+            "slurmVersion": outputs.get("slurmVersion"),
+            "login": outputs.get("login"),
+            "check": outputs.get("check"),
         }
 
     def shared_storage(self) -> dict[str, Any] | None:

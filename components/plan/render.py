@@ -112,6 +112,43 @@ def identity_text(s: dict[str, Any]) -> str:
     return f"{identity.get('kind')} {identity.get('name')}: {what}"
 
 
+def scheduler_text(s: dict[str, Any]) -> str:
+    kube, slurm = s.get("kubernetes"), s.get("slurm")
+    if kube:
+        where = "private API endpoint"
+        if kube.get("endpoint") == "public":
+            where = "public API endpoint from " + (", ".join(kube.get("publicCidrs") or []) or "anywhere")
+        built = kube.get("versionBuilt")
+        version = kube["version"] + (f" ({built})" if built and built != kube["version"] else "")
+        return f"kubernetes: {kube.get('service') or '?'} {version}, {where}"
+    if slurm:
+        version = f" {slurm['slurmVersion']}" if slurm.get("slurmVersion") else ""
+        return f"slurm{version}: head node {slurm['headNode']}, partition {slurm['partition']}"
+    return str(s.get("scheduler") or "none")
+
+
+def kubernetes_rows(kube: dict[str, Any]) -> list[tuple[str, str]]:
+    system, gpu = kube["systemPool"], kube["gpuPool"]
+    grows = f" (max {gpu['maxNodes']})" if gpu.get("maxNodes") not in (None, gpu["nodes"]) else ""
+    pools = (
+        f"system {system['nodes']} x {system['instanceType']}; GPU {gpu['nodes']} x {gpu['instanceType']}{grows}"
+        f" ({', '.join(kube['nodePools']) or 'none registered'})"
+    )
+    releases = ", ".join(f"{r['chart']} {r['version']}" for r in kube["releases"]) or "none"
+    return [
+        ("node pools", pools),
+        ("releases", releases),
+        ("credentials", str(kube.get("credentials") or "not given")),
+    ]
+
+
+def slurm_rows(slurm: dict[str, Any]) -> list[tuple[str, str]]:
+    submit = str(slurm.get("login") or "no login command")
+    if slurm.get("check"):
+        submit += f", then {slurm['check']}"
+    return [("slurm login", submit)]
+
+
 def summary_rows(plan: Plan) -> list[tuple[str, str]]:
     s = plan.summary()
     wired, rated = s["fabricGbpsPerNode"], s["fabricGbpsRated"]
@@ -125,6 +162,9 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
             f" (max {_count(s['maxNodes'], 'node')})",
         ),
         ("node group", f"{s['nodeGroup']}, placement {placement_text(s)}"),
+        ("scheduler", scheduler_text(s)),
+        *(kubernetes_rows(s["kubernetes"]) if s.get("kubernetes") else []),
+        *(slurm_rows(s["slurm"]) if s.get("slurm") else []),
         ("fabric", f"{s['fabric']}: {_gbps(wired)} of {_gbps(rated)} Gb/s per node wired{ratio}{usable_text(s)}"),
         ("scratch", s["scratch"]),
         ("shared storage", shared_text(s)),

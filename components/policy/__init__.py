@@ -596,7 +596,7 @@ def _outside(cidrs: list[Any], allowed: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _endpoint_state(res: Resource) -> tuple[bool, list[Any] | None, list[str]] | None:
+def endpoint_state(res: Resource) -> tuple[bool, list[Any] | None, list[str]] | None:
     """(public?, the CIDRs a public endpoint admits (None: the cloud cannot say), other findings)."""
     props, kind = res.props, res.type
     if kind == "aws:eks/cluster:Cluster":
@@ -640,8 +640,14 @@ def _endpoint_state(res: Resource) -> tuple[bool, list[Any] | None, list[str]] |
     return None
 
 
+def control_plane_service(kind: str) -> str | None:
+    """EKS, GKE, AKS or ACK for a managed control plane's type token, else None."""
+    entry = _kubernetes_data().get(kind)
+    return None if entry is None else str(entry["service"])
+
+
 def _private_endpoint(res: Resource, facts: Facts) -> Iterator[str | Issue]:
-    state = _endpoint_state(res)
+    state = endpoint_state(res)
     if state is None:
         return
     public, cidrs, found = state
