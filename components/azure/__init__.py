@@ -18,7 +18,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
-from . import access, identity, kubernetes, network, nodes
+from . import access, identity, kubernetes, network, nodes, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared
@@ -46,7 +46,11 @@ class CloudCluster(pulumi.ComponentResource):
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
         self.identity = identity.build(ctx)
-        self.access = access.build(ctx, net, self.identity)
+        # scheduler slurm: the MUNGE key's vault and the head node first; the login node and the GPU nodes need
+        # the head's address
+        self.slurm = slurm.build_head(ctx, net, self.identity)
+        login_data = self.slurm.login_custom_data(layout.custom_data_b64_for) if self.slurm else None
+        self.access = access.build(ctx, net, self.identity, login_data)
         # after the access subnets: Azure writes one subnet of a VNet at a time (AnotherOperationInProgress)
         subnets: list[pulumi.Resource] = [r for r in (self.access.bastion, self.access.login_nic) if r]
         api = kubernetes.api_subnet(ctx, net, subnets) if layout.aks is not None else None
@@ -57,7 +61,13 @@ class CloudCluster(pulumi.ComponentResource):
             self.kubernetes = kubernetes.build(ctx, net, self.identity, api)
             built = nodes.Nodes(self.kubernetes.ppg)
         else:
-            built = nodes.build(ctx, net.subnet, self.identity, self.shared.source if self.shared else None)
+            built = nodes.build(
+                ctx,
+                net.subnet,
+                self.identity,
+                self.shared.source if self.shared else None,
+                self.slurm.address if self.slurm else None,
+            )
         self.ppg = built.ppg
         self.scale_set: azure.compute.VirtualMachineScaleSet | None = built.scale_set
         self.availability_set: azure.compute.AvailabilitySet | None = built.availability_set
@@ -97,6 +107,8 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["privateIps"] = pulumi.Output.all(
                 *[nic.ip_configurations.apply(_first_private_ip) for nic in built.nics]
             )
+        if self.slurm is not None:
+            self.outputs["slurm"] = self.slurm.output(self.outputs["access"])
         if self.access.login_nic is not None:
             self.outputs["loginPrivateIp"] = self.access.login_nic.ip_configurations.apply(_first_private_ip)
         self.register_outputs(self.outputs)

@@ -27,7 +27,8 @@ def _after(previous: pulumi.Resource | None) -> list[pulumi.Resource]:
     return [previous] if previous is not None else []
 
 
-def build(ctx: Context, net: Network, identity: Identity) -> Access:
+def build(ctx: Context, net: Network, identity: Identity, login_custom_data: pulumi.Input[str] | None = None) -> Access:
+    """`login_custom_data`: the login node's bootstrap (scheduler slurm: the Slurm client); None: none."""
     layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
     # Subnets of one VNet one at a time: Azure refuses concurrent subnet writes on a VNet
     # (AnotherOperationInProgress), so each new subnet waits for the one before it.
@@ -133,6 +134,7 @@ def build(ctx: Context, net: Network, identity: Identity) -> Access:
             computer_name=f"{layout.spec.name}-login",
             admin_username=layout.admin_user,
             linux_configuration=linux(layout),
+            custom_data=login_custom_data,
         ),
         # The cluster's image: the same MPI / NCCL tools as the nodes, for launching jobs from here.
         storage_profile=azure.compute.StorageProfileArgs(

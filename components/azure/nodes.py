@@ -12,6 +12,7 @@ import pulumi_azure_native as azure
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..existing_network import Joined
 from ..layout.azure import AzureLayout
+from ..layout.slurm import HEAD_PLACEHOLDER
 from .context import Context
 from .identity import Identity
 
@@ -102,13 +103,20 @@ def _automatic_repairs(layout: AzureLayout) -> azure.compute.AutomaticRepairsPol
     )
 
 
-def custom_data(layout: AzureLayout, mount_source: pulumi.Input[str] | None) -> pulumi.Input[str]:
-    """The nodes' custom data, with the shared filesystem's mount source once it is known (deploy)."""
-    if mount_source is None:
+def custom_data(
+    layout: AzureLayout, mount_source: pulumi.Input[str] | None, head_address: pulumi.Input[str] | None = None
+) -> pulumi.Input[str]:
+    """The nodes' custom data, with the shared filesystem's mount source and the Slurm head's address once they are
+    known (deploy)."""
+    if mount_source is None and head_address is None:
         return layout.custom_data_b64
-    return pulumi.Output.from_input(mount_source).apply(
-        lambda source: layout.custom_data_b64_for(layout.custom_data.replace(SOURCE_PLACEHOLDER, source))
-    )
+
+    def fill(values: list[Any]) -> str:
+        source, head = values
+        text = layout.custom_data if source is None else layout.custom_data.replace(SOURCE_PLACEHOLDER, source)
+        return layout.custom_data_b64_for(text if head is None else text.replace(HEAD_PLACEHOLDER, head))
+
+    return pulumi.Output.all(mount_source, head_address).apply(fill)
 
 
 def placement_group(ctx: Context) -> azure.compute.ProximityPlacementGroup | None:
@@ -135,12 +143,14 @@ def build(
     subnet: azure.network.Subnet | Joined,
     identity: Identity,
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
+    head_address: pulumi.Input[str] | None = None,  # scheduler slurm: the head's private IP, known at deploy
 ) -> Nodes:
     layout = ctx.layout
     ppg = placement_group(ctx)
+    data = custom_data(layout, mount_source, head_address)
     if layout.group == "scale-set":
-        return Nodes(ppg, scale_set=_scale_set(ctx, subnet, ppg, identity, mount_source))
-    return _vms(ctx, subnet, ppg, identity, mount_source)
+        return Nodes(ppg, scale_set=_scale_set(ctx, subnet, ppg, identity, data))
+    return _vms(ctx, subnet, ppg, identity, data)
 
 
 # --- managed: one Uniform scale set ----------------------------------------------------------------
@@ -151,7 +161,7 @@ def _scale_set(
     subnet: azure.network.Subnet | Joined,
     ppg: azure.compute.ProximityPlacementGroup | None,
     identity: Identity,
-    mount_source: pulumi.Input[str] | None = None,
+    node_custom_data: pulumi.Input[str],
 ) -> azure.compute.VirtualMachineScaleSet:
     layout = ctx.layout
     spec = layout.spec
@@ -201,7 +211,7 @@ def _scale_set(
                 computer_name_prefix=f"{spec.name}-",
                 admin_username=layout.admin_user,
                 linux_configuration=linux(layout),
-                custom_data=custom_data(layout, mount_source),
+                custom_data=node_custom_data,
             ),
             storage_profile=azure.compute.VirtualMachineScaleSetStorageProfileArgs(
                 image_reference=image_reference(layout),
@@ -250,7 +260,7 @@ def _vms(
     subnet: azure.network.Subnet | Joined,
     ppg: azure.compute.ProximityPlacementGroup | None,
     identity: Identity,
-    mount_source: pulumi.Input[str] | None = None,
+    node_custom_data: pulumi.Input[str],
 ) -> Nodes:
     layout = ctx.layout
     spec, name, child, tagged, rg, zones = (
@@ -281,7 +291,7 @@ def _vms(
     subnet_ref = azure.network.SubnetArgs(id=subnet.id)
     availability_set_ref = azure.compute.SubResourceArgs(id=availability_set.id) if availability_set else None
     hardware = azure.compute.HardwareProfileArgs(vm_size=spec.instance.instanceType)
-    linux_config, node_custom_data = linux(layout), custom_data(layout, mount_source)
+    linux_config = linux(layout)
     disk = layout.scratch_disk
     storage = azure.compute.StorageProfileArgs(
         image_reference=image_reference(layout),

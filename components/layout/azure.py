@@ -37,7 +37,8 @@ from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
-from . import Scratch, image_for, scratch_for, split_cidr
+from . import Scratch, azure_slurm, image_for, scratch_for, split_cidr
+from .azure_slurm import AzureSlurm
 from .kubernetes import GPU_TAINT, Manifest, Release, gpu_labels, manifests, releases
 from .shared import Shared, shared_for
 
@@ -278,6 +279,7 @@ class AzureLayout:
     shared: Shared | None = None  # storage.shared: Azure Managed Lustre, an Azure Files NFS share or an existing one
     shared_subnet_cidr: str | None = None  # AMLFS's own subnet: the last /24 of the VNet's second half
     aks: Aks | None = None  # scheduler kubernetes: the AKS cluster replaces the scale set / VMs
+    slurm: AzureSlurm | None = None  # scheduler slurm: the head node, the MUNGE key's vault, the Slurm parts
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -489,6 +491,7 @@ def _custom_data(
     extension: HealthExtension | None,
     repairs: AutomaticRepairs | None,
     shared: Shared | None = None,
+    slurm: tuple[Part, ...] = (),
 ) -> str:
     parts = node_parts(
         spec,
@@ -502,7 +505,8 @@ def _custom_data(
     endpoint = (
         health_endpoint_part(int(extension.settings["port"])) if extension is not None else Part("health-endpoint")
     )
-    return bootstrap.cloud_init([*parts, endpoint])
+    # scheduler slurm: slurmd after the node's own parts (its HealthCheckProgram runs the same check)
+    return bootstrap.cloud_init([*parts, endpoint, *slurm])
 
 
 def _ssh_rule(spec: ClusterSpec) -> SecurityRule:
@@ -710,6 +714,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
             "yourself or with an autoscale setting, within the one placement group"
         )
     aks = _aks(spec, node_cidr, ib, warnings) if spec.scheduler == "kubernetes" else None
+    slurm = azure_slurm.plan(spec, shared.mount if shared else None)
     if aks is not None:
         # AKS nodes run AKS's node image and no bootstrap: no scratch RAID, no data disk, no health extension;
         # NCCL's InfiniBand prerequisites come from the in-cluster releases instead of the HPC image
@@ -744,7 +749,9 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         public_ip=spec.network.public_ip and spec.login is None,
         zones=(spec.zone,) if spec.zone else (),
         capacity_reservation_group=spec.reservation or None,
-        custom_data=_custom_data(spec, scratch, ib_devices, fabric_parts, extension, repairs, shared),
+        custom_data=_custom_data(
+            spec, scratch, ib_devices, fabric_parts, extension, repairs, shared, slurm.compute_parts if slurm else ()
+        ),
         fabric_usability=usability,
         placement_applied="cluster" if spec.placement == "cluster" else "none",
         health_extension=extension,
@@ -759,6 +766,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         shared=shared,
         shared_subnet_cidr=_shared_subnet(spec, node_cidr, shared),
         aks=aks,
+        slurm=slurm,
     )
 
 

@@ -1,0 +1,209 @@
+"""`scheduler: slurm` on Azure: the MUNGE key's Key Vault, the head node, and what the GPU and login nodes need.
+
+- MUNGE key: `random.RandomBytes` (a secret output) stored as a Key Vault secret (base64) in a vault of the cluster:
+  RBAC mode, public network access disabled, a private endpoint in the node subnet and its privatelink DNS zone
+  linked to the VNet. The nodes' user-assigned identity holds Key Vault Secrets User on exactly that secret (a role
+  assignment at the secret's scope); the head, the GPU nodes and the login node carry that identity, so one grant
+  covers all three. No key is in any custom data, input or output.
+- Head node: a private VM in the node subnet running slurmctld (layout.azure_slurm). The node NSG already admits
+  everything from inside the VNet (Slurm's ports included) and nothing from the internet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_azure_native as azure
+import pulumi_random as random
+
+from ..layout.azure_slurm import AzureSlurm
+from ..layout.slurm import HEAD_PLACEHOLDER
+from ..resources import invoke_options
+from .context import Context
+from .identity import Identity
+from .network import Network
+from .nodes import image_reference, linux
+
+
+@dataclass(frozen=True)
+class SlurmHead:
+    plan: AzureSlurm
+    vm: azure.compute.VirtualMachine
+    nic: azure.network.NetworkInterface
+    vault: azure.keyvault.Vault
+    secret: azure.keyvault.Secret
+    grant: azure.authorization.RoleAssignment
+    address: pulumi.Output[str]
+
+    def login_custom_data(self, encode: Any) -> pulumi.Output[str]:
+        """The login node's custom data (base64 by `encode`), the head's address filled in at deploy."""
+        text = self.plan.login_custom_data
+        return self.address.apply(lambda ip: encode(text.replace(HEAD_PLACEHOLDER, ip)))
+
+    def output(self, access: dict[str, Any]) -> dict[str, Any]:
+        """`slurm`: where the controller runs, how to submit and check, which secret holds the key (not the key)."""
+        layout = self.plan.layout
+        return {
+            "headNode": {"id": self.vm.id, "privateIp": self.address},
+            "partition": layout.partition,
+            "slurmVersion": layout.packages.version,
+            "login": access.get("command"),
+            "check": "sinfo -N -l",
+            "mungeKeySecret": self.secret.id,
+            "powerSaving": "not built: the partition has the group's nodes (nodes), which register on boot",
+        }
+
+
+def _first_ip(configs: Any) -> Any:
+    return configs[0].private_ip_address if configs else None
+
+
+def _vault(
+    ctx: Context, net: Network, plan: AzureSlurm, identity: Identity
+) -> tuple[azure.keyvault.Vault, azure.keyvault.Secret, azure.authorization.RoleAssignment, list[pulumi.Resource]]:
+    name, rg = ctx.name, ctx.resource_group_name
+    client = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component))
+    vault = azure.keyvault.Vault(
+        f"{name}-slurm-vault",
+        vault_name=plan.vault_name,
+        resource_group_name=rg,
+        location=ctx.location,
+        properties=azure.keyvault.VaultPropertiesArgs(
+            tenant_id=client.tenant_id,
+            sku=azure.keyvault.SkuArgs(family="A", name=plan.vault_sku),
+            enable_rbac_authorization=True,
+            enable_purge_protection=True,
+            soft_delete_retention_in_days=plan.soft_delete_days,
+            public_network_access="Disabled",
+            network_acls=azure.keyvault.NetworkRuleSetArgs(default_action="Deny", bypass="None"),
+        ),
+        tags=ctx.tagged("slurm-vault"),
+        opts=ctx.opts,
+    )
+    key = random.RandomBytes(f"{name}-munge-key-bytes", length=plan.key_bytes, opts=ctx.opts)
+    encoded: pulumi.Input[str] = key.base64
+    secret = azure.keyvault.Secret(
+        f"{name}-munge-key",
+        resource_group_name=rg,
+        vault_name=vault.name,
+        secret_name=plan.secret_name,
+        # base64 of the key; RandomBytes marks it secret through the engine (additional_secret_outputs), which the
+        # offline plan has not: marked here too, so it is a secret in state and in every plan
+        properties=azure.keyvault.SecretPropertiesArgs(
+            value=pulumi.Output.secret(encoded), content_type="application/octet-stream;base64"
+        ),
+        tags=ctx.tagged("munge-key"),
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(additional_secret_outputs=["properties"])),
+    )
+    subscription = client.subscription_id
+    grant = azure.authorization.RoleAssignment(
+        f"{name}-role-munge-key",
+        principal_id=identity.principal_id or "",
+        principal_type="ServicePrincipal",
+        role_definition_id=pulumi.Output.concat("/subscriptions/", subscription, plan.secrets_user_role),
+        scope=secret.id,  # this one secret, not the vault
+        description=f"gpu-cluster {ctx.layout.spec.name}: the nodes read the Slurm MUNGE key",
+        opts=ctx.opts,
+    )
+    endpoint = azure.network.PrivateEndpoint(
+        f"{name}-slurm-vault-endpoint",
+        resource_group_name=rg,
+        location=ctx.location,
+        subnet=azure.network.SubnetArgs(id=net.subnet.id),
+        private_link_service_connections=[
+            azure.network.PrivateLinkServiceConnectionArgs(
+                name=f"{name}-slurm-vault", private_link_service_id=vault.id, group_ids=[plan.group_id]
+            )
+        ],
+        tags=ctx.tagged("slurm-vault-endpoint"),
+        opts=ctx.opts,
+    )
+    zone = azure.privatedns.PrivateZone(
+        f"{name}-slurm-vault-dns",
+        resource_group_name=rg,
+        private_zone_name=plan.private_dns_zone,
+        location="Global",
+        tags=ctx.tagged("slurm-vault-dns"),
+        opts=ctx.opts,
+    )
+    link = azure.privatedns.VirtualNetworkLink(
+        f"{name}-slurm-vault-dns-link",
+        resource_group_name=rg,
+        private_zone_name=plan.private_dns_zone,
+        virtual_network=azure.privatedns.SubResourceArgs(id=net.vnet.id),
+        registration_enabled=False,
+        location="Global",
+        tags=ctx.tagged("slurm-vault-dns-link"),
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[zone])),
+    )
+    records = azure.network.PrivateDnsZoneGroup(
+        f"{name}-slurm-vault-dns-records",
+        resource_group_name=rg,
+        private_endpoint_name=endpoint.name,
+        private_dns_zone_configs=[
+            azure.network.PrivateDnsZoneConfigArgs(name=plan.group_id, private_dns_zone_id=zone.id)
+        ],
+        opts=ctx.opts,
+    )
+    # a node that boots before these exist fails to read the key: the VMs wait for them
+    return vault, secret, grant, [grant, link, records]
+
+
+def build_head(ctx: Context, net: Network, identity: Identity) -> SlurmHead | None:
+    plan = ctx.layout.slurm
+    if plan is None:
+        return None
+    layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
+    vault, secret, grant, ready = _vault(ctx, net, plan, identity)
+    nic = azure.network.NetworkInterface(
+        f"{name}-head-nic",
+        resource_group_name=rg,
+        location=ctx.location,
+        ip_configurations=[
+            azure.network.NetworkInterfaceIPConfigurationArgs(
+                name="ipv4",
+                primary=True,
+                private_ip_allocation_method="Dynamic",
+                subnet=azure.network.SubnetArgs(id=net.subnet.id),  # private: no public IP
+            )
+        ],
+        tags=ctx.tagged("head-nic"),
+        opts=ctx.opts,
+    )
+    vm = azure.compute.VirtualMachine(
+        f"{name}-head",
+        resource_group_name=rg,
+        location=ctx.location,
+        hardware_profile=azure.compute.HardwareProfileArgs(vm_size=plan.head_instance_type),
+        zones=ctx.zones,
+        identity=identity.for_vm(),
+        os_profile=azure.compute.OSProfileArgs(
+            computer_name=f"{layout.spec.name}-head",
+            admin_username=layout.admin_user,
+            linux_configuration=linux(layout),
+            custom_data=layout.custom_data_b64_for(plan.head_custom_data),
+        ),
+        # the cluster's image (Ubuntu 22.04, as the Slurm layer expects); /home (the NFS export) lives on this disk
+        storage_profile=azure.compute.StorageProfileArgs(
+            image_reference=image_reference(layout),
+            os_disk=azure.compute.OSDiskArgs(
+                create_option="FromImage",
+                caching="ReadWrite",
+                delete_option="Delete",
+                disk_size_gb=layout.os_disk_gb,
+                managed_disk=azure.compute.ManagedDiskParametersArgs(storage_account_type=layout.os_disk_type),
+            ),
+        ),
+        network_profile=azure.compute.NetworkProfileArgs(
+            network_interfaces=[azure.compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]
+        ),
+        security_profile=(
+            azure.compute.SecurityProfileArgs(encryption_at_host=True) if layout.encryption_at_host else None
+        ),
+        tags=ctx.tagged("head"),
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[secret, *ready])),
+    )
+    address: pulumi.Output[str] = nic.ip_configurations.apply(_first_ip)
+    return SlurmHead(plan, vm, nic, vault, secret, grant, address)

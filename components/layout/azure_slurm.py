@@ -1,0 +1,121 @@
+"""Azure's half of `scheduler: slurm`, pure: the head node, the MUNGE key's Key Vault and the three bootstraps.
+
+The head is a small CPU VM in the node subnet (private, no public IP) with the cluster's image and the nodes'
+user-assigned identity. The MUNGE key is a Key Vault secret (catalog/azure_slurm.yaml) in a private RBAC-mode vault
+of the cluster; the identity holds Key Vault Secrets User on that one secret, so the head, the GPU nodes and the login
+node (all carry the identity) read it at boot with `azure_munge_key.sh`. The GPU nodes get `compute_parts` after
+their own parts, the login node `login_custom_data`; both carry `HEAD_PLACEHOLDER`, replaced by the head's private
+IP at deploy (components/azure/slurm.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import bootstrap
+from ..bootstrap import Part, script
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER, Mount
+from ..bootstrap.slurm import compute_parts, head_parts, login_parts
+from ..errors import CLUSTER_KEY, ConfigError
+from ..spec import ClusterSpec
+from .slurm import HEAD_PLACEHOLDER, SlurmLayout, slurm_layout
+
+KEY_HOOK = "azure_munge_key.sh"
+_DATA = Path(__file__).resolve().parent.parent / "catalog" / "azure_slurm.yaml"
+
+
+@cache
+def data() -> dict[str, Any]:
+    """catalog/azure_slurm.yaml."""
+    loaded: dict[str, Any] = yaml.safe_load(_DATA.read_text())
+    return loaded
+
+
+@dataclass(frozen=True)
+class AzureSlurm:
+    layout: SlurmLayout
+    head_instance_type: str
+    vault_name: str  # the MUNGE key's vault (deterministic per stack: the hooks name it)
+    vault_sku: str
+    soft_delete_days: int
+    secret_name: str
+    secrets_user_role: str  # tenant-relative role definition id, assigned at the secret's scope
+    private_dns_zone: str
+    group_id: str
+    head_custom_data: str
+    login_custom_data: str  # HEAD_PLACEHOLDER until deploy
+    compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
+
+    @property
+    def key_bytes(self) -> int:
+        return self.layout.munge_key_bytes
+
+
+def vault_name(spec: ClusterSpec) -> str:
+    """A Key Vault name (globally unique, 3-24 letters, digits and hyphens, starting with a letter), stable per stack
+    and cluster: a deleted vault keeps its name for the soft-delete retention."""
+    stem = re.sub(r"[^a-z0-9]", "", spec.name.lower())[:12] or "gpucluster"
+    digest = hashlib.sha256(f"{spec.project}/{spec.stack}/{spec.name}/slurm".encode()).hexdigest()[:8]
+    return f"{stem}slurm{digest}"[:24]
+
+
+def hook_env(spec: ClusterSpec) -> dict[str, str]:
+    """What the key hook reads (/etc/gpu-cluster/munge-key.env): where the secret is, never the secret."""
+    d = data()
+    vault = d["keyVault"]
+    return {
+        "MUNGE_VAULT_URI": f"https://{vault_name(spec)}.{vault['dnsSuffix']}/",
+        "MUNGE_SECRET_NAME": str(vault["secretName"]),
+        "IMDS_TOKEN_URL": str(d["imds"]["tokenUrl"]),
+        "IMDS_API_VERSION": str(d["imds"]["apiVersion"]),
+        "KEYVAULT_RESOURCE": str(d["imds"]["resource"]),
+        "KEYVAULT_API_VERSION": str(d["keyVaultApiVersion"]),
+    }
+
+
+def plan(spec: ClusterSpec, mount: Mount | None) -> AzureSlurm | None:
+    """None unless scheduler slurm. `mount`: storage.shared's mount, when its source is known now (kind existing)."""
+    layout = slurm_layout(spec)
+    if layout is None:
+        return None
+    assert spec.slurm is not None and spec.slurm.head_instance_type is not None
+    k = f"{CLUSTER_KEY}."
+    if spec.storage.shared is not None and (mount is None or SOURCE_PLACEHOLDER in mount.source):
+        raise ConfigError(
+            f"{k}storage.shared",
+            "a filesystem the cluster creates, with scheduler slurm on azure: the head and the login node would "
+            "need its address before Azure gives it (not wired yet); use kind: existing or no storage.shared",
+        )
+    if spec.network.egress != "nat":
+        raise ConfigError(
+            f"{k}network.egress",
+            f"{spec.network.egress} with scheduler slurm: every node installs Slurm and MUNGE from "
+            "packages.microsoft.com and Ubuntu at boot; use nat",
+        )
+    hook, env = script(KEY_HOOK), hook_env(spec)
+    head = head_parts(layout, key_hook=hook, key_hook_env=env, mount=mount)
+    login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=env, mount=mount)
+    compute = compute_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=env)
+    d = data()
+    vault = d["keyVault"]
+    return AzureSlurm(
+        layout=layout,
+        head_instance_type=spec.slurm.head_instance_type,
+        vault_name=vault_name(spec),
+        vault_sku=str(vault["sku"]),
+        soft_delete_days=int(vault["softDeleteRetentionDays"]),
+        secret_name=str(vault["secretName"]),
+        secrets_user_role=str(d["secretsUserRole"]),
+        private_dns_zone=str(vault["privateDnsZone"]),
+        group_id=str(vault["groupId"]),
+        head_custom_data=bootstrap.cloud_init(head),
+        login_custom_data=bootstrap.cloud_init(login),
+        compute_parts=compute,
+    )

@@ -1,0 +1,266 @@
+"""`scheduler: slurm` on Azure: the MUNGE key's Key Vault, its one-secret grant, the head node and the rendered Slurm
+configuration for ND H100 v5, as registered with Pulumi's mocks; the key hook run against stubbed commands."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.errors import ConfigError
+from components.layout import azure as layout_azure
+from components.layout import azure_slurm
+from components.layout.slurm import HEAD_PLACEHOLDER
+from components.plan.render import render_json, render_markdown
+
+from .conftest import one, plan_values, resources_of, spec_of
+
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
+HOOK = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "azure_munge_key.sh"
+DATA = yaml.safe_load((Path(azure_slurm.__file__).parent.parent / "catalog" / "azure_slurm.yaml").read_text())
+# what the offline plan's random provider answers for the key: it must appear nowhere
+KEY_PLACEHOLDER = "<base64 of test-azure-munge-key-bytes>"
+
+
+def slurm_values(**cluster):
+    base = {"gpu": "H100:8", "nodes": 2, "sshPublicKey": KEY, "scheduler": "slurm"}
+    base.update(cluster)
+    return {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus", "gpu-cluster:cluster": base}
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    return plan_values(slurm_values())
+
+
+def cloud_config(b64: str) -> dict:
+    text = base64.b64decode(b64).decode()
+    assert text.startswith("#cloud-config")
+    return yaml.safe_load(text)
+
+
+def files_of(b64: str) -> dict[str, str]:
+    return {f["path"]: f["content"] for f in cloud_config(b64).get("write_files", [])}
+
+
+def vm(plan, name):
+    return next(r for r in resources_of(plan, "compute:VirtualMachine") if r["name"] == name)["inputs"]
+
+
+# --- the key: generated, stored, never in clear ----------------------------------------------------------
+
+
+def test_the_munge_key_is_in_clear_nowhere(slurm):
+    secret = one(slurm, "keyvault:Secret")["inputs"]
+    assert secret["properties"] == "[secret]"  # the value makes the whole object secret
+    assert secret["secretName"] == DATA["keyVault"]["secretName"]
+    inputs = json.dumps([r.as_json() for r in slurm.resources])
+    outputs = json.dumps(slurm.run.outputs)
+    for text in (inputs, outputs, render_markdown(slurm), render_json(slurm)):
+        assert KEY_PLACEHOLDER not in text
+    # nor in any node's custom data: the nodes fetch it, the custom data only says where from
+    datas = [
+        vm(slurm, "test-azure-head")["osProfile"]["customData"],
+        vm(slurm, "test-azure-login")["osProfile"]["customData"],
+        one(slurm, "VirtualMachineScaleSet")["inputs"]["virtualMachineProfile"]["osProfile"]["customData"],
+    ]
+    for data in datas:
+        text = base64.b64decode(data).decode()
+        assert KEY_PLACEHOLDER not in text and "MUNGE_VAULT_URI" in text
+    key_bytes = one(slurm, "randomBytes:RandomBytes")["inputs"]
+    assert key_bytes["length"] == 128
+
+
+def test_only_the_nodes_identity_reads_only_that_secret(slurm):
+    grants = resources_of(slurm, "authorization:RoleAssignment")
+    assert [g["name"] for g in grants] == ["test-azure-role-munge-key"]
+    grant = grants[0]["inputs"]
+    assert grant["scope"] == "<id of test-azure-munge-key>"  # the secret, not the vault or the group
+    assert grant["roleDefinitionId"].endswith("/roleDefinitions/4633458b-17de-408a-b874-0445c86b69e6")
+    assert grant["roleDefinitionId"].endswith(DATA["secretsUserRole"])
+    assert grant["principalId"] == "<principal id of test-azure-identity>"
+    assert grant["principalType"] == "ServicePrincipal"
+    # head, login and GPU nodes carry exactly that identity
+    ids = {"type": "UserAssigned", "userAssignedIdentities": ["<id of test-azure-identity>"]}
+    assert vm(slurm, "test-azure-head")["identity"] == ids == vm(slurm, "test-azure-login")["identity"]
+    assert one(slurm, "VirtualMachineScaleSet")["inputs"]["identity"] == ids
+
+
+def test_the_vault_is_private_and_rbac(slurm):
+    vault = one(slurm, "keyvault:Vault")["inputs"]
+    props = vault["properties"]
+    assert props["enableRbacAuthorization"] is True and props["publicNetworkAccess"] == "Disabled"
+    assert props["networkAcls"] == {"defaultAction": "Deny", "bypass": "None"}
+    assert props["enablePurgeProtection"] is True and props["softDeleteRetentionInDays"] == 7
+    assert vault["vaultName"] == azure_slurm.vault_name(spec_of(slurm_values()))
+    assert 3 <= len(vault["vaultName"]) <= 24
+    endpoint = one(slurm, "network:PrivateEndpoint")["inputs"]
+    assert endpoint["subnet"]["id"] == "<id of test-azure-nodes>"
+    (conn,) = endpoint["privateLinkServiceConnections"]
+    assert conn["groupIds"] == ["vault"] and conn["privateLinkServiceId"] == "<id of test-azure-slurm-vault>"
+    zone = one(slurm, "privatedns:PrivateZone")["inputs"]
+    assert zone["privateZoneName"] == "privatelink.vaultcore.azure.net"
+    link = one(slurm, "privatedns:VirtualNetworkLink")["inputs"]
+    assert link["virtualNetwork"] == {"id": "<id of test-azure-vnet>"}
+
+
+def test_the_hook_env_names_the_vault_and_secret_only(slurm):
+    head = files_of(vm(slurm, "test-azure-head")["osProfile"]["customData"])
+    env = head["/etc/gpu-cluster/munge-key.env"]
+    spec = spec_of(slurm_values())
+    assert f'MUNGE_VAULT_URI="https://{azure_slurm.vault_name(spec)}.vault.azure.net/"' in env
+    assert 'MUNGE_SECRET_NAME="munge-key"' in env and 'KEYVAULT_API_VERSION="2025-07-01"' in env
+    assert head["/usr/local/sbin/gpu-cluster-munge-key"] == HOOK.read_text()
+
+
+# --- the head node and the rendered configuration ----------------------------------------------------------
+
+
+def test_head_node_is_a_private_cpu_vm_in_the_node_subnet(slurm):
+    head = vm(slurm, "test-azure-head")
+    assert head["hardwareProfile"] == {"vmSize": "Standard_D2s_v5"}  # loginDefaultType
+    nic = next(r for r in resources_of(slurm, "NetworkInterface") if r["name"] == "test-azure-head-nic")["inputs"]
+    (ip,) = nic["ipConfigurations"]
+    assert ip["subnet"]["id"] == "<id of test-azure-nodes>" and "publicIPAddress" not in ip
+    assert head["networkProfile"]["networkInterfaces"] == [{"id": "<id of test-azure-head-nic>", "primary": True}]
+    assert head["osProfile"]["linuxConfiguration"]["disablePasswordAuthentication"] is True
+    custom = plan_values(slurm_values(slurm={"headInstanceType": "Standard_D4s_v5"}))
+    assert vm(custom, "test-azure-head")["hardwareProfile"] == {"vmSize": "Standard_D4s_v5"}
+
+
+def test_rendered_slurm_conf_for_nd_h100_v5(slurm):
+    files = files_of(vm(slurm, "test-azure-head")["osProfile"]["customData"])
+    conf = files["/etc/gpu-cluster/slurm/slurm.conf"]
+    for line in ("SlurmctldParameters=enable_configless", "SelectType=select/cons_tres", "GresTypes=gpu",
+                 "AuthType=auth/munge", "PartitionName=gpu Nodes=gpu_nodes", "MaxNodeCount=2"):  # fmt: skip
+        assert line in conf.splitlines() or any(x.startswith(line) for x in conf.splitlines()), line
+    # 8 x H100, 1900 GiB less 5% (1,848,320 MiB): the catalog row of Standard_ND96isr_H100_v5
+    assert "Gres=gpu:h100:8" in conf and "RealMemory=1848320" in conf
+    assert files["/etc/gpu-cluster/slurm/gres.conf"].strip() == "AutoDetect=nvml"
+    # one switch for the proximity placement group the scale set is in
+    topo = yaml.safe_load(files["/etc/gpu-cluster/slurm/topology.yaml"])
+    assert topo[0]["tree"]["switches"] == [{"switch": "test-pg"}]
+
+
+def test_gpu_nodes_and_login_get_the_heads_address_at_deploy(slurm):
+    vmss = one(slurm, "VirtualMachineScaleSet")["inputs"]
+    nodes = base64.b64decode(vmss["virtualMachineProfile"]["osProfile"]["customData"]).decode()
+    login = base64.b64decode(vm(slurm, "test-azure-login")["osProfile"]["customData"]).decode()
+    for text in (nodes, login):
+        assert HEAD_PLACEHOLDER not in text
+        assert 'HEAD_ADDRESS="<private ip, known after deploy>"' in text
+    node_files = files_of(vmss["virtualMachineProfile"]["osProfile"]["customData"])
+    compute_env = node_files["/etc/gpu-cluster/slurm-compute.env"]
+    assert "Gres=gpu:h100:8" in compute_env and "RealMemory=1848320" in compute_env
+    assert "/etc/gpu-cluster/slurm-login.env" in files_of(vm(slurm, "test-azure-login")["osProfile"]["customData"])
+
+
+def test_outputs_name_the_head_and_the_secret_not_the_key(slurm):
+    out = slurm.run.outputs["slurm"]
+    assert out["headNode"] == {"id": "<id of test-azure-head>", "privateIp": "<private ip, known after deploy>"}
+    assert out["mungeKeySecret"] == "<id of test-azure-munge-key>"
+    assert out["partition"] == "gpu" and out["check"] == "sinfo -N -l"
+    assert out["login"].startswith("az network bastion ssh")
+
+
+def test_what_is_not_wired_is_refused_with_the_key():
+    shared = {"kind": "lustre", "sizeGb": 8192, "throughput": 500, "path": "/shared"}
+    for cluster, key in (
+        ({"storage": {"shared": shared}}, "gpu-cluster:cluster.storage.shared"),
+        ({"network": {"egress": "none"}}, "gpu-cluster:cluster.network.egress"),
+    ):
+        with pytest.raises(ConfigError) as info:
+            layout_azure.plan(spec_of(slurm_values(**cluster)))
+        assert info.value.key == key
+
+
+def test_scheduler_none_builds_no_slurm():
+    values = slurm_values()
+    del values["gpu-cluster:cluster"]["scheduler"]
+    layout = layout_azure.plan(spec_of(values))
+    assert layout.slurm is None and "slurm" not in base64.b64decode(layout.custom_data_b64).decode()
+
+
+# --- the key hook, against stubs ------------------------------------------------------------------------
+
+
+def run_hook(tmp_path: Path, imds: str, vault: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    calls = tmp_path / "calls"
+    # curl: the metadata service or the vault by URL; records argv and stdin (the Authorization header)
+    (bin_dir / "curl").write_text(
+        "#!/bin/bash\n"
+        f'printf "ARGS %s\\n" "$*" >>"{calls}"\n'
+        f'if [[ " $* " == *" -H @- "* ]]; then printf "STDIN %s\\n" "$(cat)" >>"{calls}"; fi\n'
+        'case "$*" in\n'
+        f"  *169.254.169.254*) {imds} ;;\n"
+        f"  *) {vault} ;;\n"
+        "esac\n"
+    )
+    (bin_dir / "curl").chmod(0o755)
+    env_file = tmp_path / "munge-key.env"
+    settings = {k: v for k, v in azure_slurm.hook_env(spec_of(slurm_values())).items()}
+    env_file.write_text("".join(f'{k}="{v}"\n' for k, v in {**settings, **(env or {})}.items()))
+    proc = subprocess.run(
+        ["bash", str(HOOK)],
+        env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "ENV_FILE": str(env_file)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    return proc, calls.read_text() if calls.exists() else ""
+
+
+TOKEN = "eyJ0eXAiOiJKV1QifQ.payload.signature"
+SECRET_B64 = base64.b64encode(b"k" * 128).decode()
+
+
+def test_hook_is_shellcheck_clean():
+    proc = subprocess.run(["shellcheck", str(HOOK)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_hook_prints_the_key_and_keeps_the_token_off_argv(tmp_path):
+    imds = f"""echo '{{"access_token":"{TOKEN}","expires_in":"86399","resource":"https://vault.azure.net"}}'"""
+    vault = f"""echo '{{"value":"{SECRET_B64}","id":"https://v.vault.azure.net/secrets/munge-key/1"}}'"""
+    proc, calls = run_hook(tmp_path, imds, vault)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == SECRET_B64 + "\n"
+    assert SECRET_B64 not in proc.stderr and TOKEN not in proc.stderr
+    args = [line for line in calls.splitlines() if line.startswith("ARGS")]
+    assert "Metadata: true" in args[0]
+    assert "api-version=2018-02-01&resource=https://vault.azure.net" in args[0]
+    vault_name = azure_slurm.vault_name(spec_of(slurm_values()))
+    assert f"https://{vault_name}.vault.azure.net/secrets/munge-key?api-version=2025-07-01" in args[1]
+    assert all(TOKEN not in a for a in args)  # the bearer token went on stdin
+    assert f"STDIN Authorization: Bearer {TOKEN}" in calls
+
+
+@pytest.mark.parametrize(
+    ("imds", "vault", "message"),
+    [
+        ("exit 7", "exit 0", "no token from the Instance Metadata Service"),
+        ("""echo '{"expires_in":"1"}'""", "exit 0", "without an access_token"),
+        (f"""echo '{{"access_token":"{TOKEN}"}}'""", "exit 22", "reading secret munge-key"),
+        (f"""echo '{{"access_token":"{TOKEN}"}}'""", """echo '{"id":"x"}'""", "has no value"),
+    ],
+)
+def test_hook_fails_loudly_without_leaking(tmp_path, imds, vault, message):
+    proc, _ = run_hook(tmp_path, imds, vault)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert message in proc.stderr and TOKEN not in proc.stderr
+
+
+def test_hook_needs_its_settings(tmp_path):
+    proc, calls = run_hook(tmp_path, "exit 0", "exit 0", env={"MUNGE_SECRET_NAME": ""})
+    assert proc.returncode == 1 and "MUNGE_SECRET_NAME is not set" in proc.stderr and calls == ""
+
+
+def test_the_slurm_plan_passes_every_policy(slurm):
+    assert slurm.violations() == []
