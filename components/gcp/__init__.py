@@ -6,8 +6,8 @@ Decisions (GPU VPCs and NICs, ranges, image, scheduling, labels) are made in
 its roles), `access` (the SSH rules, the login node, how to log in), `placement` (compact or
 workload policy) and `nodes` (one instance template and a managed instance group, or N instances
 from the template); with `scheduler: kubernetes`, `kubernetes` (a GKE cluster and its node pools)
-stands in for `nodes`. Every resource is parented to `CloudCluster`, so URNs do not
-depend on which module made it.
+stands in for `nodes`; with `scheduler: slurm`, `slurm` adds the head node and the MUNGE key's
+secret. Every resource is parented to `CloudCluster`, so URNs do not depend on which module made it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .kubernetes import build_kubernetes
 from .network import build_nat, build_vpcs
 from .nodes import build_nodes
 from .placement import build_placement
+from .slurm import build_head, login_script, slurm_output
 from .storage import build_shared
 
 TYPE = "gpu-cluster:gcp:Cluster"
@@ -55,6 +56,9 @@ class CloudCluster(pulumi.ComponentResource):
             self._kubernetes(name, layout, child)
             self.register_outputs(self.outputs)
             return
+        source = self.shared.source if self.shared else None
+        # scheduler slurm: the head first, the nodes and the login node are given its address
+        self.slurm = build_head(name, layout, self.network, self.identity, child, source)
         self.nodes = build_nodes(
             name,
             layout,
@@ -63,10 +67,11 @@ class CloudCluster(pulumi.ComponentResource):
             self.placement_policy,
             self,
             self.health_check,
-            self.shared.source if self.shared else None,
+            source,
+            self.slurm.address if self.slurm else None,
         )
         self.template = self.nodes.template
-        self.login = build_login(name, layout, self.network, self.identity, child)
+        self.login = build_login(name, layout, self.network, self.identity, child, login_script(self.slurm, source))
 
         self.outputs = {
             **self._network_outputs(layout),
@@ -93,6 +98,8 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         self.outputs["placementApplied"] = layout.placement_applied
         self.outputs["metrics"] = metrics_output(layout)
+        if self.slurm is not None:
+            self.outputs["slurm"] = slurm_output(self.slurm, self.outputs["access"])
         self.register_outputs(self.outputs)
 
     def _network_outputs(self, layout: GcpLayout) -> dict[str, Any]:

@@ -29,7 +29,12 @@ def build_ssh_firewall(
 
 
 def build_login(
-    name: str, layout: GcpLayout, net: Network, identity: Identity, child: pulumi.ResourceOptions
+    name: str,
+    layout: GcpLayout,
+    net: Network,
+    identity: Identity,
+    child: pulumi.ResourceOptions,
+    startup_script: pulumi.Input[str] | None = None,  # scheduler slurm: the login part (sbatch, srun, sackd)
 ) -> gcp.compute.Instance | None:
     """One small CPU VM on the host subnet: the only place sshCidrs and a public IP land when it exists."""
     login = layout.access.login
@@ -47,7 +52,9 @@ def build_login(
             opts=child,
         )
     labels = {**layout.labels, "gpu-cluster_role": "login"}
-    metadata = {k: v for k, v in layout.metadata.items() if k != "startup-script"}
+    metadata: dict[str, pulumi.Input[str]] = {k: v for k, v in layout.metadata.items() if k != "startup-script"}
+    if startup_script is not None:
+        metadata["startup-script"] = startup_script
     return gcp.compute.Instance(
         f"{name}-login",
         machine_type=login.instance_type,

@@ -10,6 +10,7 @@ import pulumi_gcp as gcp
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.gcp import SCRATCH_DEVICE_NAME, GcpLayout
+from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
 from .identity import Identity
 from .network import Network
@@ -50,13 +51,14 @@ def build_nodes(
     parent: pulumi.Resource,
     health_check: gcp.compute.HealthCheck | None = None,
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
+    head_address: pulumi.Input[str] | None = None,  # scheduler slurm: the head's private IP, known at deploy
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
     image = image_id(layout, parent)
     workload = placement if layout.placement and layout.placement.kind == "workload" else None
     compact = placement if workload is None else None
-    template = _template(name, layout, net, image, identity, compact, child, mount_source)
+    template = _template(name, layout, net, image, identity, compact, child, mount_source, head_address)
     nodes = Nodes(image, template)
     if spec.node_group == "managed":
         nodes.group = gcp.compute.InstanceGroupManager(
@@ -94,15 +96,29 @@ def build_nodes(
     return nodes
 
 
-def metadata(layout: GcpLayout, mount_source: pulumi.Input[str] | None) -> dict[str, pulumi.Input[str]]:
-    """The nodes' metadata, the startup script with the shared filesystem's mount source once it is known."""
+def metadata(
+    layout: GcpLayout, mount_source: pulumi.Input[str] | None, head_address: pulumi.Input[str] | None = None
+) -> dict[str, pulumi.Input[str]]:
+    """The nodes' metadata, the startup script with the shared filesystem's mount source (and the Slurm head's
+    address) once they are known."""
     out: dict[str, pulumi.Input[str]] = dict(layout.metadata)
     script = layout.metadata.get("startup-script")
-    if mount_source is not None and script is not None:
-        out["startup-script"] = pulumi.Output.from_input(mount_source).apply(
-            lambda source: script.replace(SOURCE_PLACEHOLDER, source)
-        )
+    if script is not None and (mount_source is not None or head_address is not None):
+        out["startup-script"] = filled(script, mount_source, head_address)
     return out
+
+
+def filled(
+    script: str, mount_source: pulumi.Input[str] | None, head_address: pulumi.Input[str] | None
+) -> pulumi.Output[str]:
+    """A startup script with the placeholders of what is known only at deploy replaced."""
+
+    def fill(values: list[Any]) -> str:
+        source, head = values
+        text = script if source is None else script.replace(SOURCE_PLACEHOLDER, source)
+        return text if head is None else text.replace(HEAD_PLACEHOLDER, head)
+
+    return pulumi.Output.all(mount_source, head_address).apply(fill)
 
 
 def _template(
@@ -114,6 +130,7 @@ def _template(
     placement: gcp.compute.ResourcePolicy | None,
     child: pulumi.ResourceOptions,
     mount_source: pulumi.Input[str] | None = None,
+    head_address: pulumi.Input[str] | None = None,
 ) -> gcp.compute.InstanceTemplate:
     spec = layout.spec
     labels = dict(layout.labels)
@@ -190,7 +207,7 @@ def _template(
         ),
         resource_policies=placement.self_link if placement else None,
         reservation_affinity=reservation,
-        metadata=metadata(layout, mount_source),
+        metadata=metadata(layout, mount_source, head_address),
         labels=labels,
         description=f"gpu-cluster {spec.name} nodes ({spec.instance.label})",
         opts=child,

@@ -29,7 +29,10 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
+
+import yaml
 
 from .. import bootstrap, catalog, placeholders
 from ..bootstrap import File, Part
@@ -38,6 +41,7 @@ from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.mounts import Mount
 from ..bootstrap.node import node_parts
 from ..bootstrap.scratch import scratch_part
+from ..bootstrap.slurm import compute_parts, head_parts, login_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
@@ -45,6 +49,7 @@ from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, image_for, scratch_for
 from .kubernetes import GPU_TAINT, gpu_labels
 from .shared import Shared, shared_for
+from .slurm import HEAD_PLACEHOLDER, SlurmLayout, slurm_layout
 
 NicType = Literal["GVNIC", "MRDMA"]
 # by-id names Google's guest udev rules give local SSDs (NVMe interface) and a PD with device_name
@@ -228,6 +233,24 @@ class Gke:
 
 
 @dataclass(frozen=True)
+class GcpSlurm:
+    """`scheduler: slurm` on GCP: the head VM, the MUNGE secret and the three bootstraps (catalog/gcp_slurm.yaml)."""
+
+    layout: SlurmLayout
+    head_instance_type: str
+    head_image: str  # projects/P/global/images/family/F (the login node's Ubuntu 22.04)
+    secret_id: str  # the Secret Manager secret holding the MUNGE key
+    secret_role: str  # granted on that secret to the nodes' service account
+    head_script: str  # the head's startup-script (SOURCE_PLACEHOLDER until deploy with storage.shared)
+    login_script: str  # HEAD_PLACEHOLDER (and SOURCE_PLACEHOLDER) until deploy
+    compute_parts: tuple[Part, ...]  # appended to the GPU nodes' bootstrap; HEAD_PLACEHOLDER until deploy
+
+    @property
+    def key_bytes(self) -> int:
+        return self.layout.munge_key_bytes
+
+
+@dataclass(frozen=True)
 class GcpLayout:
     spec: ClusterSpec
     project: str
@@ -256,6 +279,7 @@ class GcpLayout:
     warnings: tuple[str, ...] = field(default=())
     shared: Shared | None = None  # storage.shared: Managed Lustre on the host VPC, or an existing filesystem
     kubernetes: Gke | None = None  # scheduler kubernetes: the GKE cluster, its pools and in-cluster objects
+    slurm: GcpSlurm | None = None  # scheduler slurm: the head node, the MUNGE secret, the Slurm bootstraps
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -857,6 +881,59 @@ def gke_layout(spec: ClusterSpec, nics: Sequence[Nic], placement: bool, warnings
     )
 
 
+# --- Slurm ----------------------------------------------------------------------------------
+# scheduler: slurm on GCP (components/layout/slurm.py is the cloud-neutral layer): the head is a private VM in the
+# host subnet on the nodes' service account, which may read exactly the cluster's MUNGE secret. The host VPC's
+# internal rule already admits every port between the head, the GPU nodes and the login node (all in the host
+# subnet), and nothing from outside: no Slurm firewall rule of its own.
+
+SLURM_DATA = Path(__file__).resolve().parent.parent / "catalog" / "gcp_slurm.yaml"
+MUNGE_KEY_HOOK = "gcp_munge_key.sh"
+
+
+def _slurm_data() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(SLURM_DATA.read_text())
+    return loaded
+
+
+def munge_secret_id(spec: ClusterSpec) -> str:
+    """One secret per stack and cluster in the project: letters, digits, '-' and '_' (catalog/gcp_slurm.yaml)."""
+    text = re.sub(r"[^A-Za-z0-9_-]", "-", f"gpu-cluster-{spec.stack}-{spec.name}-munge-key")
+    return text[: int(_slurm_data()["secret"]["idMaxLength"])]
+
+
+def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None) -> GcpSlurm | None:
+    """None unless scheduler slurm. `mount`: storage.shared's (the head and the login node mount it too)."""
+    layout = slurm_layout(spec)
+    if layout is None:
+        return None
+    assert spec.slurm is not None and spec.slurm.head_instance_type is not None
+    data = _slurm_data()
+    secret_id = munge_secret_id(spec)
+    hook = bootstrap.script(MUNGE_KEY_HOOK)
+    hook_env = {
+        "MUNGE_SECRET": f"projects/{project}/secrets/{secret_id}",
+        "METADATA_TOKEN_URL": str(data["hook"]["tokenUrl"]),
+        "SECRET_MANAGER_URL": str(data["hook"]["apiUrl"]),
+    }
+    entry = catalog.load("gcp").images["login"]
+    head = head_parts(layout, key_hook=hook, key_hook_env=hook_env, mount=mount)
+    login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=hook_env, mount=mount)
+    compute = compute_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=hook_env)
+    head_script, login_script = startup_script(head), startup_script(login)
+    assert head_script is not None and login_script is not None
+    return GcpSlurm(
+        layout=layout,
+        head_instance_type=spec.slurm.head_instance_type,
+        head_image=f"projects/{entry['project']}/global/images/family/{entry['family']}",
+        secret_id=secret_id,
+        secret_role=str(data["secret"]["accessorRole"]),
+        head_script=head_script,
+        login_script=login_script,
+        compute_parts=compute,
+    )
+
+
 # --- the plan -------------------------------------------------------------------------------
 
 
@@ -1127,12 +1204,12 @@ def plan(spec: ClusterSpec) -> GcpLayout:
             if scratch.kind == "nvme"
             else Scratch("none", spec.storage.scratch_path, 0, None, ())
         )
+    slurm = slurm_plan(spec, project, shared.mount if shared else None)
+    parts = () if k8s else node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None)
+    if slurm is not None:  # after the health part: the HealthCheckProgram runs the same check
+        parts = (*parts, *slurm.compute_parts)
     # GKE reserves the startup-script and user-data metadata keys of its nodes: no node bootstrap there
-    script = (
-        None
-        if k8s
-        else startup_script(node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None))
-    )
+    script = None if k8s else startup_script(parts)
     metadata = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
     if script:
         metadata["startup-script"] = script
@@ -1164,6 +1241,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         warnings=tuple(warnings),
         shared=shared,
         kubernetes=gke,
+        slurm=slurm,
     )
 
 
