@@ -192,6 +192,31 @@ def _what(res: dict[str, Any]) -> str:
     return f"{res['type']} `{res['name']}`"
 
 
+RELEASE = "kubernetes:helm.sh/v3:Release"  # components/incluster.py: one resource per Helm release
+
+
+def _release(res: dict[str, Any]) -> str:
+    inputs = res.get("inputs") or {}
+    return f"Helm release `{inputs.get('name') or res['name']}` ({inputs.get('chart')} {inputs.get('version')})"
+
+
+def _control_planes(*summaries: dict[str, Any]) -> dict[str, str]:
+    """Control-plane resource name -> its service (EKS, GKE, AKS, ACK), from the plans' `kubernetes` summary."""
+    out: dict[str, str] = {}
+    for summary in summaries:
+        kube = summary.get("kubernetes") or {}
+        if kube.get("controlPlane"):
+            out[str(kube["controlPlane"])] = str(kube.get("service") or "Kubernetes")
+    return out
+
+
+def _plane_loss(service: str) -> str:
+    return (
+        f"the {service} control plane: every Kubernetes object in it is lost (etcd: Secrets, workloads, "
+        "the operators' state); its node pools and Helm releases go with it"
+    )
+
+
 def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Rules | None = None) -> PlanDiff:
     """Compare two plan JSON documents of one stack. `None` = the stack does not exist on that side."""
     rules = rules or default_rules()
@@ -269,7 +294,7 @@ def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Ru
     changed_list = [changed[u] for u in sorted(changed)]
     unchanged = sum(1 for u in new_res if u in old_res and u not in changed)
     may_replace = [c.urn for c in changed_list if c.verdict in REPLACING]
-    warnings = _warnings(old, new, old_res, new_res, sorted(deleted), changed_list, rules)
+    warnings = _warnings(old, new, old_res, new_res, sorted(deleted), changed_list, rules, tuple(sorted(created)))
     summary = _summary(old, new, len(created), len(changed_list), len(deleted), unchanged, len(may_replace))
     types = {u: r["type"] for u, r in {**old_res, **new_res}.items()}
     stack = str(new_doc.get("stack") or old_doc.get("stack") or "?")
@@ -299,8 +324,10 @@ def _warnings(
     deleted: list[str],
     changed: list[Changed],
     rules: Rules,
+    created: tuple[str, ...] = (),
 ) -> list[str]:
     loss: list[str] = []
+    plane_loss: list[str] = []  # a Kubernetes control plane: everything in the cluster, so it leads
     disruption: list[str] = []
     notes: list[str] = []
     before, after = (old or {}).get("summary") or {}, (new or {}).get("summary") or {}
@@ -320,6 +347,11 @@ def _warnings(
 
     had_nodes = _nodes_of(old) > 0
     scratch = _scratch_fate(str(before.get("scratch") or ""))
+    planes = _control_planes(before, after)
+    # a control plane deleted or replaced takes its releases with it: they are not listed one by one
+    planes_gone = any(old_res[u]["name"] in planes for u in deleted) or any(
+        c.name in planes and c.verdict in REPLACING for c in changed
+    )
 
     if old is not None and new is not None:
         o_nodes, n_nodes = _nodes_of(old), _nodes_of(new)
@@ -343,8 +375,12 @@ def _warnings(
         kept = " (retainOnDelete: the cloud resource is kept)" if res.get("retainOnDelete") else ""
         if rule.holds == "nodes":
             loss.append(f"DATA LOSS: deletes {_what(res)}: its running nodes are terminated ({scratch}){kept}")
+        elif res["name"] in planes:
+            plane_loss.append(f"DATA LOSS: deletes {_what(res)}, {_plane_loss(planes[res['name']])}{kept}")
         elif rule.holds == "data":
             data_loss(res, f"DATA LOSS: deletes {_what(res)}: the data on it is lost{kept}")
+        elif res["type"] == RELEASE and new is not None and not planes_gone:
+            disruption.append(f"DISRUPTION: uninstalls {_release(res)}: what it runs in the cluster is removed")
         elif rule.holds in ("network", "placement") and had_nodes:
             disruption.append(f"DISRUPTION: deletes {_what(res)}, which the nodes run in{kept}")
 
@@ -359,12 +395,21 @@ def _warnings(
                 loss.append(
                     f"DATA LOSS: {verb} {_what(res)} ({why}){source}: its nodes are terminated and recreated; {scratch}"
                 )
+            elif res["name"] in planes:
+                plane_loss.append(f"DATA LOSS: {verb} {_what(res)} ({why}){source}, {_plane_loss(planes[res['name']])}")
+            elif res["type"] == RELEASE:
+                if not planes_gone:
+                    disruption.append(
+                        f"DISRUPTION: {verb} {_release(res)} ({why}){source}: uninstalled, then installed again"
+                    )
             elif rule.holds == "data":
                 data_loss(res, f"DATA LOSS: {verb} {_what(res)} ({why}){source}: the data on it is lost")
             elif rule.holds in ("network", "placement") and had_nodes:
                 disruption.append(f"DISRUPTION: {verb} {_what(res)} ({why}){source}, which the nodes run in")
             else:
                 notes.append(f"{verb} {_what(res)} ({why}){source}")
+        elif res["type"] == RELEASE:
+            notes.append(_release_update(old_res[item.urn], res, item))
         elif item.verdict == "restart":
             disruption.append(f"DISRUPTION: {_what(res)}: {why} change in place with a stop/start of the node")
         elif item.verdict == "refresh" and rule.holds == "nodes":
@@ -373,10 +418,28 @@ def _warnings(
                 f"until an instance refresh replaces them ({scratch} then); new nodes get the new one"
             )
 
+    if old is not None:  # a new stack's releases are in its resource list, not news
+        notes += [f"installs {_release(new_res[u])}" for u in created if new_res[u]["type"] == RELEASE]
     old_warnings = set((old or {}).get("warnings") or [])
     notes += [f"plan: {w}" for w in (new or {}).get("warnings") or [] if w not in old_warnings]
     removed = loss[:1] if new is None and old is not None else []  # "the stack is removed" stays the headline
-    return removed + shared_loss + loss[len(removed) :] + disruption + notes
+    return removed + shared_loss + plane_loss + loss[len(removed) :] + disruption + notes
+
+
+def _release_update(before: dict[str, Any], after: dict[str, Any], item: Changed) -> str:
+    """A Helm upgrade in place: the chart version and which values change (`helm upgrade`: its pods restart)."""
+    parts = []
+    old_v, new_v = (before.get("inputs") or {}).get("version"), (after.get("inputs") or {}).get("version")
+    if old_v != new_v:
+        parts.append(f"chart {(after.get('inputs') or {}).get('chart')} {old_v} -> {new_v}")
+    values = sorted({c.path for c in item.changes if c.path == "values" or c.path.startswith("values.")})
+    if values:
+        parts.append("values " + ", ".join(f"`{v}`" for v in values[:3]) + (" ..." if len(values) > 3 else ""))
+    others = sorted({c.path for c in item.changes if c.path != "version" and not c.path.startswith("values")})
+    if others:
+        parts.append(", ".join(f"`{o}`" for o in others[:3]))
+    name = (after.get("inputs") or {}).get("name") or after["name"]
+    return f"upgrades Helm release `{name}` in place: {'; '.join(parts)} (helm upgrade: its pods restart)"
 
 
 def _summary(
