@@ -936,6 +936,16 @@ def _slurm(ctx: _Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
         )
 
 
+def _gpu_vendor(ctx: _Context) -> Iterator[ConfigError]:
+    """On GPUs that are not NVIDIA's, the plan says what the node bootstrap does not cover (catalog.vendor_gaps)."""
+    row = ctx.row
+    if row is None:
+        return
+    for gap in catalog.vendor_gaps(row, health=ctx.cfg.health.enabled, metrics=ctx.cfg.monitoring.dcgm_exporter):
+        ctx.warn("instanceType", gap)
+    yield from ()
+
+
 def _existing_network(ctx: _Context) -> Iterator[ConfigError]:
     """`network.existing`: the ids' shapes, one zone, and the plan warnings on what the network must provide."""
     return check_existing_network(ctx)
@@ -961,6 +971,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _gpu_partition,
     _existing_network,
     _scheduler,
+    _gpu_vendor,
 )
 
 

@@ -103,3 +103,17 @@ def test_vendor_gaps_name_what_is_not_covered():
     assert len(gaps) == 2 and "amd-smi is not wired" in gaps[0] and "AMD device metrics exporter" in gaps[1]
     assert catalog.vendor_gaps(row, health=False, metrics=False) == []
     assert catalog.vendor_gaps(catalog.find("azure", "Standard_ND96isr_H100_v5")[0], health=True, metrics=True) == []
+
+
+def test_the_plan_says_what_the_bootstrap_does_not_cover_on_amd():
+    from components.spec import build_spec
+
+    values = {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus",
+              "gpu-cluster:cluster": {"instanceType": "Standard_ND96isr_MI300X_v5", "nodes": 2}}  # fmt: skip
+    gaps = [w for w in build_spec(values, "t").warnings if "has amd GPUs" in w]
+    assert len(gaps) == 2 and all(w.startswith("gpu-cluster:cluster.instanceType: ") for w in gaps)
+    values["gpu-cluster:cluster"] |= {"health": {"enabled": False}, "monitoring": {"dcgmExporter": False}}
+    assert not [w for w in build_spec(values, "t").warnings if "has amd GPUs" in w]
+    nvidia = {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus",
+              "gpu-cluster:cluster": {"instanceType": "Standard_ND96isr_H100_v5", "nodes": 2}}  # fmt: skip
+    assert not [w for w in build_spec(nvidia, "t").warnings if "GPUs: " in w]
