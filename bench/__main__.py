@@ -2,6 +2,7 @@
 
     python3 -m uv run python -m bench                  # the full run (a few minutes on 2 cores)
     python3 -m uv run python -m bench --quick          # sizes 1,2, one cloud: a smoke test (seconds)
+    python3 -m uv run python -m bench --kubernetes     # only the Kubernetes stacks' series (about a minute)
 
 Prints tables and writes JSON (`--out`, default bench/results/latest.json, quick.json for --quick). Exit code 0 when the
 run completed (targets missed are reported, not fatal), 2 on a bad flag.
@@ -25,7 +26,7 @@ from rich.console import Console
 from components.catalog import CLOUDS
 
 from . import measure, report
-from .stacks import pick, shipped_stacks
+from .stacks import kubernetes_stacks, pick, shipped_stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SIZES = (1, 8, 64, 512, 2048)
@@ -63,13 +64,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, one cloud, no test suite")
     parser.add_argument("--jobs", type=int, default=2, help="parallel processes for the untimed checks (default 2)")
     parser.add_argument("--no-tests", action="store_true", help="skip timing the test suite")
+    parser.add_argument(
+        "--kubernetes", action="store_true", help="only the series of the scheduler: kubernetes stacks (managed mode)"
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"argument --jobs: got {args.jobs}; allowed: 1 or more")
     args.sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
     args.clouds = args.clouds or (("aws",) if args.quick else CLOUDS)
     # a smoke run must not overwrite the full run's figures
-    args.out = args.out or ROOT / "bench" / "results" / ("quick.json" if args.quick else "latest.json")
+    name = "quick.json" if args.quick else "kubernetes.json" if args.kubernetes else "latest.json"
+    args.out = args.out or ROOT / "bench" / "results" / name
     return args
 
 
@@ -79,6 +84,7 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     chosen = {c: pick(stacks, c) for c in args.clouds}
     skipped = {c: "no shipped stack for this cloud yet" for c, s in chosen.items() if s is None}
     flagships = {c: s for c, s in chosen.items() if s is not None}
+    kube = kubernetes_stacks(stacks, args.clouds)
     result: dict[str, Any] = {
         "schema": 1,
         "command": "python -m bench " + " ".join(sys.argv[1:]),
@@ -94,10 +100,17 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         "clouds": list(args.clouds),
         "targets": report.TARGETS,
         "stacks": {c: s.stack for c, s in flagships.items()},
+        "kubernetesStacks": [s.stack for s in kube],
         "skipped": skipped,
         "invalidStacks": invalid,
     }
     with measure.Workspace() as ws:
+        if args.kubernetes:  # the Kubernetes series alone, timed one process at a time
+            result["kubernetes"] = measure.kubernetes_matrix(ROOT, ws, kube, args.sizes, 1)
+            result["kubernetesTargets"] = report.kubernetes_targets(result["kubernetes"], args.sizes)
+            result["machine"]["loadAverageAtEnd"] = list(os.getloadavg())
+            result["seconds"] = round(time.perf_counter() - started, 1)
+            return result
         # 1. Timed, one process at a time (quick mode trades fairness for speed).
         cold: dict[str, Any] = {}
         if not args.quick:
@@ -111,6 +124,9 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         else:
             result["plans"] = measure.plan_matrix(ROOT, ws, flagships, args.sizes, MODES, 1)
         result["planTargets"] = report.plan_targets(result["plans"], args.sizes)
+        jobs = max(1, args.jobs - 1) if args.quick else 1
+        result["kubernetes"] = measure.kubernetes_matrix(ROOT, ws, kube, args.sizes, jobs)
+        result["kubernetesTargets"] = report.kubernetes_targets(result["kubernetes"], args.sizes)
         result["startup"] = measure.startup(
             ROOT, ws, flagships, result["plans"], args.sizes, eager=not args.quick, cold=cold
         )

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from .probe import SDK_OF, SDKS
-from .stacks import Shipped, series_overrides, sized
+from .stacks import Shipped, kubernetes_overrides, kubernetes_sized, series_overrides, sized
 
 
 class Workspace:
@@ -133,6 +133,46 @@ def plan_matrix(
         return call
 
     return _pool(jobs, [case(*c) for c in cases])
+
+
+def kubernetes_matrix(
+    project: Path, ws: Workspace, stacks: Sequence[Shipped], sizes: Sequence[int], jobs: int
+) -> list[dict[str, Any]]:
+    """Plan each Kubernetes stack at every size (its GPU pool is a managed node group), each plan a fresh process.
+
+    Rows carry mode "managed" so `report.plan_targets` judges them as managed-mode plans (time flat, resources
+    flat in node count), and `scheduler` to tell them from the VM-mode series."""
+    folder = ws.file("k8s-stacks")
+
+    def relaxation(shipped: Shipped) -> dict[str, str]:
+        # the one accepted at the largest size any is accepted at (a cloud's group cap may stop the series short)
+        for nodes in sorted(sizes, reverse=True):
+            extra = kubernetes_overrides(project, shipped.path, folder, shipped.stack, nodes)
+            if extra is not None:
+                return extra
+        return {}
+
+    relax = {s.stack: relaxation(s) for s in stacks}
+
+    def case(shipped: Shipped, nodes: int) -> Any:
+        extra = relax[shipped.stack]
+
+        def call() -> dict[str, Any]:
+            config = kubernetes_sized(shipped.path, folder, shipped.stack, nodes, **extra)
+            row = _probe(ws, project, config, f"k8s-{shipped.stack}-{nodes}")
+            return {
+                "cloud": shipped.cloud,
+                "stack": shipped.stack,
+                "scheduler": "kubernetes",
+                "mode": "managed",
+                "nodes": nodes,
+                "overrides": extra,
+                **row,
+            }
+
+        return call
+
+    return _pool(jobs, [case(s, n) for s in stacks for n in sizes])
 
 
 def warm_up(project: Path, ws: Workspace, flagships: dict[str, Shipped], nodes: int) -> dict[str, dict[str, Any]]:

@@ -126,6 +126,15 @@ def plan_targets(plans: list[dict[str, Any]], sizes: Sequence[int]) -> list[dict
     return verdicts
 
 
+def kubernetes_targets(rows: list[dict[str, Any]], sizes: Sequence[int]) -> list[dict[str, Any]]:
+    """The managed-mode targets (time and resources flat in node count), per Kubernetes stack."""
+    verdicts: list[dict[str, Any]] = []
+    for stack in dict.fromkeys(r["stack"] for r in rows):
+        mine = [r for r in rows if r["stack"] == stack]
+        verdicts += [{**v, "mode": "kubernetes", "stack": stack} for v in plan_targets(mine, sizes)]
+    return verdicts
+
+
 def _verdict(cloud: str, mode: str, target: str, value: str, met: bool | None) -> dict[str, Any]:
     return {"cloud": cloud, "mode": mode, "target": target, "value": value, "met": met}
 
@@ -191,7 +200,16 @@ def print_all(result: dict[str, Any], console: Console) -> None:
     for name, reason in result["invalidStacks"].items():
         console.print(f"[yellow]stack {name} does not validate[/yellow]: {reason}")
 
-    plans = Table(title="Plan time and peak memory (whole process per plan)", title_justify="left")
+    if result.get("plans") is not None:
+        _print_plans(result, console)
+    if result.get("kubernetes"):
+        _print_kubernetes(result, console)
+    if result.get("startup") is not None:
+        _print_rest(result, console)
+
+
+def _plan_table(title: str, rows: list[dict[str, Any]]) -> Table:
+    plans = Table(title=title, title_justify="left")
     for col in (
         "cloud",
         "stack",
@@ -205,7 +223,7 @@ def print_all(result: dict[str, Any], console: Console) -> None:
         "x ref wall",
     ):
         plans.add_column(col, justify="left" if col in ("cloud", "stack", "mode") else "right")
-    for p in result["plans"]:
+    for p in rows:
         ratio = p.get("ratioToRef") or {}
         plans.add_row(
             p["cloud"],
@@ -221,14 +239,32 @@ def print_all(result: dict[str, Any], console: Console) -> None:
             f"{ratio['cpu']:.2f}" if ratio else "",
             f"{ratio['wall']:.2f}" if ratio else "",
         )
-    console.print(plans)
+    return plans
 
-    targets = Table(title="Plan targets", title_justify="left")
+
+def _target_table(title: str, verdicts: list[dict[str, Any]]) -> Table:
+    targets = Table(title=title, title_justify="left")
     for col in ("cloud", "mode", "target", "value", "met"):
         targets.add_column(col)
-    for v in result["planTargets"]:
-        targets.add_row(v["cloud"], v["mode"], v["target"], v["value"], _yes(v["met"]))
-    console.print(targets)
+    for v in verdicts:
+        targets.add_row(v.get("stack", v["cloud"]), v["mode"], v["target"], v["value"], _yes(v["met"]))
+    return targets
+
+
+def _print_plans(result: dict[str, Any], console: Console) -> None:
+    console.print(_plan_table("Plan time and peak memory (whole process per plan)", result["plans"]))
+    console.print(_target_table("Plan targets", result["planTargets"]))
+
+
+def _print_kubernetes(result: dict[str, Any], console: Console) -> None:
+    title = "Kubernetes stacks (GPU pool: a managed node group): plan time and peak memory"
+    console.print(_plan_table(title, result["kubernetes"]))
+    console.print(
+        _target_table("Kubernetes plan targets (managed mode: flat in node count)", result["kubernetesTargets"])
+    )
+
+
+def _print_rest(result: dict[str, Any], console: Console) -> None:
 
     start = Table(title="Start-up: SDKs loaded and time to the first registered resource", title_justify="left")
     for col in (

@@ -26,6 +26,7 @@ class Shipped:
     fabric_gbps: float
     gpus: int
     gpu: str | None
+    scheduler: str = "none"  # none (VM mode), kubernetes or slurm
 
 
 def stack_dir(project: Path) -> Path:
@@ -46,17 +47,33 @@ def shipped_stacks(project: Path) -> tuple[list[Shipped], dict[str, str]]:
             continue
         row = spec.instance
         found.append(
-            Shipped(sf.stack, path, spec.cloud, row.instanceType, row.fabric, row.fabricGbps, row.gpus, row.gpu)
+            Shipped(
+                sf.stack,
+                path,
+                spec.cloud,
+                row.instanceType,
+                row.fabric,
+                row.fabricGbps,
+                row.gpus,
+                row.gpu,
+                spec.scheduler,
+            )
         )
     return found, invalid
 
 
 def pick(stacks: list[Shipped], cloud: str) -> Shipped | None:
-    """The cloud's flagship: the stack whose type has the largest fabric (then most GPUs, then name)."""
-    mine = [s for s in stacks if s.cloud == cloud]
+    """The cloud's flagship: the stack whose type has the largest fabric (then most GPUs, then name), among the
+    VM-mode stacks (a scheduler's stack measures its own series: `kubernetes_stacks`)."""
+    mine = [s for s in stacks if s.cloud == cloud and s.scheduler == "none"]
     if not mine:
         return None
     return min(mine, key=lambda s: (-s.fabric_gbps, -s.gpus, s.stack))
+
+
+def kubernetes_stacks(stacks: list[Shipped], clouds: tuple[str, ...] | list[str]) -> list[Shipped]:
+    """Every shipped `scheduler: kubernetes` stack of the clouds asked for, in stack-name order."""
+    return [s for s in stacks if s.scheduler == "kubernetes" and s.cloud in clouds]
 
 
 def _cluster_block(doc: dict[str, Any]) -> dict[str, Any]:
@@ -93,6 +110,12 @@ def sized(base: Path, out_dir: Path, cloud: str, mode: str, nodes: int, **extra:
     return variant(base, out_dir, name, nodes=nodes, maxNodes=nodes, nodeGroup=mode, **extra)
 
 
+def kubernetes_sized(base: Path, out_dir: Path, stack: str, nodes: int, **extra: Any) -> Path:
+    """The Kubernetes stack at `nodes` GPU nodes (its pool is always a managed group)."""
+    name = f"bench-k8s-{stack}-{nodes}" + "".join(f"-{k}-{v}" for k, v in extra.items()).replace("/", "_")
+    return variant(base, out_dir, name, nodes=nodes, maxNodes=nodes, **extra)
+
+
 # Tried in order when a flagship is refused at the largest size: cloud limits on one placement
 # group or one InfiniBand domain (Azure: 100 VMs per scale set with IB; GCP: 150 per compact policy)
 # would otherwise stop the series short of 2,048 nodes.
@@ -115,3 +138,30 @@ def series_overrides(project: Path, base: Path, out_dir: Path, cloud: str, mode:
             path.unlink(missing_ok=True)
         return extra
     return {}
+
+
+# A Kubernetes stack's pods take addresses from the cluster network (GKE: a pod range per node): a larger
+# network.cidr lets the series reach 2,048 nodes where the shipped /16 stops it.
+K8S_RELAXED: tuple[dict[str, str], ...] = (
+    *RELAXED,
+    {"network.cidr": "10.0.0.0/10"},
+    {"placement": "none", "network.cidr": "10.0.0.0/10"},
+)
+
+
+def kubernetes_overrides(project: Path, base: Path, out_dir: Path, stack: str, nodes: int) -> dict[str, str] | None:
+    """As `series_overrides`, for a Kubernetes stack's series; None when no relaxation is accepted at `nodes`."""
+    from components.cluster import plan_layout  # pure: no provider SDK
+
+    name = project_info(project)[0]
+    for extra in K8S_RELAXED:
+        path = kubernetes_sized(base, out_dir, stack, nodes, **extra)
+        try:
+            sf = read_stack_file(path, name)
+            plan_layout(build_spec(copy.deepcopy(sf.values), sf.stack, sf.project))
+        except (ConfigError, ValueError):
+            continue
+        finally:
+            path.unlink(missing_ok=True)
+        return extra
+    return None

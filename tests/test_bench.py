@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import parse
-from bench.report import plan_targets
+from bench.report import kubernetes_targets, plan_targets
 from bench.scratch import bootstrap_of, files_in
+from bench.stacks import Shipped, kubernetes_stacks, pick
 from components.layout import cloud_init
 from components.layout.aws import INSTANCE_STORE_GLOBS
 from components.layout.gcp import startup_script
@@ -34,7 +35,11 @@ def test_quick_run_emits_the_report(tmp_path):
     data = json.loads(out.read_text())
     for key in ("plans", "planTargets", "startup", "tests", "render", "fabric", "scratch", "targets", "stacks"):
         assert key in data
-    assert data["stacks"] == {"aws": "aws-h100"}
+    assert data["stacks"] == {"aws": "aws-h100"}  # the VM-mode flagship, not a scheduler's stack
+    assert data["kubernetesStacks"] == ["aws-eks-h100"]
+    (kube,) = data["kubernetes"]
+    assert (kube["stack"], kube["scheduler"], kube["nodes"]) == ("aws-eks-h100", "kubernetes", 1)
+    assert kube["ok"] and kube["resourceCount"] > 0 and kube["fabricGbpsPerNode"] == 3200
     plans = {(p["mode"], p["nodes"]): p for p in data["plans"]}
     assert set(plans) == {("managed", 1), ("instances", 1)}
     for p in plans.values():
@@ -121,3 +126,31 @@ def test_collector_paused_during_a_plan_and_nothing_stays_frozen():
         pass
     assert gc.isenabled() and not collector.frozen
     assert before or gc.get_freeze_count() == 0
+
+
+def test_kubernetes_series_judged_as_managed_mode_per_stack():
+    rows = [
+        {**_row("managed", 8, 1.0, 39), "stack": "aws-eks-h100"},
+        {**_row("managed", 2048, 1.1, 39), "stack": "aws-eks-h100"},
+        {**_row("managed", 8, 1.0, 64), "cloud": "gcp", "stack": "gcp-gke"},
+        {**_row("managed", 2048, 1.3, 65), "cloud": "gcp", "stack": "gcp-gke"},  # slower and more resources
+    ]
+    verdicts = {(v["stack"], v["target"].split(" ")[0]): v["met"] for v in kubernetes_targets(rows, [8, 2048])}
+    assert verdicts == {
+        ("aws-eks-h100", "resources"): True,
+        ("aws-eks-h100", "time"): True,
+        ("gcp-gke", "resources"): False,
+        ("gcp-gke", "time"): False,
+    }
+    assert all(v["mode"] == "kubernetes" for v in kubernetes_targets(rows, [8, 2048]))
+
+
+def test_flagships_are_vm_mode_stacks_and_kubernetes_stacks_are_listed_apart():
+    def shipped(stack: str, scheduler: str) -> Shipped:
+        return Shipped(stack, Path(stack), "aws", "p5.48xlarge", "efa", 3200.0, 8, "H100", scheduler)
+
+    stacks = [shipped("aws-eks-h100", "kubernetes"), shipped("aws-h100", "none"), shipped("aws-slurm", "slurm")]
+    picked = pick(stacks, "aws")
+    assert picked is not None and picked.stack == "aws-h100"  # "aws-eks-h100" sorts first but is EKS
+    assert [s.stack for s in kubernetes_stacks(stacks, ["aws"])] == ["aws-eks-h100"]
+    assert kubernetes_stacks(stacks, ["gcp"]) == []
