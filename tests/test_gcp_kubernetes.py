@@ -374,12 +374,19 @@ def test_opening_the_endpoint_is_an_update_of_the_control_plane():
             "GKE nodes",
         ),
         ({"network": {"cidr": "10.42.0.0/24"}, "nodes": 2}, "network.cidr", "pods the range"),
+        ({"gcp": {"flexStart": True}}, "gcp.flexStart", "flex-start node pools are not built"),
     ],
 )
 def test_bad_input_names_the_key(cluster, key, words):
     with pytest.raises(ConfigError) as info:
         gcp_layout.plan(spec_of(k8s_values(**copy.deepcopy(cluster))))
     assert info.value.key == f"gpu-cluster:cluster.{key}" and words in str(info.value)
+
+
+def test_placement_max_distance_is_said_to_be_ignored():
+    layout = gcp_layout.plan(spec_of(k8s_values(gcp={"placementMaxDistance": 2})))
+    assert any(w.startswith("gpu-cluster:cluster.gcp.placementMaxDistance:") for w in layout.warnings)
+    assert layout.kubernetes is not None and layout.kubernetes.gpu.compact
 
 
 def test_the_data_lists_the_versions_with_a_source():

@@ -1146,8 +1146,18 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     _check_existing_subnetworks(spec, nics)
 
     guest = _check_n1(spec)
-    scheduling = _consumption(spec, rules)
     k8s = spec.scheduler == "kubernetes"
+    if k8s and spec.gcp.flex_start:  # before _consumption, whose advice (nodeGroup: instances) is VM mode's
+        raise ConfigError(
+            f"{CLUSTER_KEY}.gcp.flexStart",
+            "true with scheduler kubernetes: GKE's flex-start node pools are not built; drop gcp.flexStart",
+        )
+    if k8s and spec.gcp.placement_max_distance is not None:
+        warnings.append(
+            f"{CLUSTER_KEY}.gcp.placementMaxDistance: GKE's COMPACT placement policy takes no maxDistance "
+            "(pulumi-gcp NodePoolPlacementPolicyArgs: type, policy_name, tpu_topology); ignored"
+        )
+    scheduling = _consumption(spec, rules)
     # GKE places the GPU pool itself (placementPolicy COMPACT): no resource policy of ours
     placement = None if k8s else _placement(spec, rules)
     if placement is not None and placement.kind == "compact":
