@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components.bootstrap.mounts import SOURCE_PLACEHOLDER
 from components.errors import ConfigError
 from components.layout import azure as layout_azure
 from components.layout import azure_slurm
@@ -168,15 +169,22 @@ def test_outputs_name_the_head_and_the_secret_not_the_key(slurm):
     assert out["login"].startswith("az network bastion ssh")
 
 
-def test_what_is_not_wired_is_refused_with_the_key():
+def test_egress_none_is_refused_with_the_key():
+    with pytest.raises(ConfigError) as info:
+        layout_azure.plan(spec_of(slurm_values(network={"egress": "none"})))
+    assert info.value.key == "gpu-cluster:cluster.network.egress"
+
+
+def test_with_managed_lustre_home_and_state_live_on_it():
     shared = {"kind": "lustre", "sizeGb": 8192, "throughput": 500, "path": "/shared"}
-    for cluster, key in (
-        ({"storage": {"shared": shared}}, "gpu-cluster:cluster.storage.shared"),
-        ({"network": {"egress": "none"}}, "gpu-cluster:cluster.network.egress"),
-    ):
-        with pytest.raises(ConfigError) as info:
-            layout_azure.plan(spec_of(slurm_values(**cluster)))
-        assert info.value.key == key
+    plan = plan_values(slurm_values(storage={"shared": shared}))
+    head = base64.b64decode(vm(plan, "test-azure-head")["osProfile"]["customData"]).decode()
+    login = base64.b64decode(vm(plan, "test-azure-login")["osProfile"]["customData"]).decode()
+    for text in (head, login):
+        assert SOURCE_PLACEHOLDER not in text and HEAD_PLACEHOLDER not in text
+        assert "<mgs address of test-azure-shared>" in text  # the filesystem's address, filled in at deploy
+        assert 'SHARED_PATH="/shared"' in text
+    assert "StateSaveLocation=/shared/slurm/state" in head
 
 
 def test_scheduler_none_builds_no_slurm():

@@ -46,15 +46,17 @@ class CloudCluster(pulumi.ComponentResource):
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
         self.identity = identity.build(ctx)
-        # scheduler slurm: the MUNGE key's vault and the head node first; the login node and the GPU nodes need
-        # the head's address
-        self.slurm = slurm.build_head(ctx, net, self.identity)
-        login_data = self.slurm.login_custom_data(layout.custom_data_b64_for) if self.slurm else None
-        self.access = access.build(ctx, net, self.identity, login_data)
+        # scheduler slurm: the login VM waits for the head's address (and the shared filesystem's)
+        self.access = access.build(ctx, net, self.identity, defer_login_vm=layout.slurm is not None)
         # after the access subnets: Azure writes one subnet of a VNet at a time (AnotherOperationInProgress)
         subnets: list[pulumi.Resource] = [r for r in (self.access.bastion, self.access.login_nic) if r]
         api = kubernetes.api_subnet(ctx, net, subnets) if layout.aks is not None else None
         self.shared = build_shared(ctx, net, after=subnets + ([api] if api else []))
+        source = self.shared.source if self.shared else None
+        self.slurm = slurm.build_head(ctx, net, self.identity, source)
+        if self.slurm is not None:
+            login_data = self.slurm.login_custom_data(layout.custom_data_b64_for, source)
+            self.access = access.login_vm(ctx, self.access, self.identity, login_data)
         self.kubernetes: kubernetes.Kubernetes | None = None
         if api is not None:
             # scheduler kubernetes: the GPU nodes are an AKS agent pool (no scale set, no VMs)

@@ -27,8 +27,16 @@ def _after(previous: pulumi.Resource | None) -> list[pulumi.Resource]:
     return [previous] if previous is not None else []
 
 
-def build(ctx: Context, net: Network, identity: Identity, login_custom_data: pulumi.Input[str] | None = None) -> Access:
-    """`login_custom_data`: the login node's bootstrap (scheduler slurm: the Slurm client); None: none."""
+def build(
+    ctx: Context,
+    net: Network,
+    identity: Identity,
+    login_custom_data: pulumi.Input[str] | None = None,
+    defer_login_vm: bool = False,
+) -> Access:
+    """`login_custom_data`: the login node's bootstrap (scheduler slurm: the Slurm client); None: none.
+    `defer_login_vm`: stop at the login NIC; `login_vm` builds the VM once its custom data can be made (it needs
+    the shared filesystem's address, and the filesystem's subnet comes after the login subnet)."""
     layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
     # Subnets of one VNet one at a time: Azure refuses concurrent subnet writes on a VNet
     # (AnotherOperationInProgress), so each new subnet waits for the one before it.
@@ -123,7 +131,24 @@ def build(ctx: Context, net: Network, identity: Identity, login_custom_data: pul
         tags=ctx.tagged("login-nic"),
         opts=ctx.opts,
     )
-    vm = azure.compute.VirtualMachine(
+    if defer_login_vm:
+        return Access(bastion, None, nic, ip)
+    return Access(bastion, _login_vm(ctx, identity, nic, login_custom_data), nic, ip)
+
+
+def login_vm(ctx: Context, way: Access, identity: Identity, custom_data: pulumi.Input[str] | None) -> Access:
+    """The login VM of a `build(..., defer_login_vm=True)`."""
+    assert way.login_nic is not None and way.login_vm is None
+    return Access(way.bastion, _login_vm(ctx, identity, way.login_nic, custom_data), way.login_nic, way.login_ip)
+
+
+def _login_vm(
+    ctx: Context, identity: Identity, nic: azure.network.NetworkInterface, login_custom_data: pulumi.Input[str] | None
+) -> azure.compute.VirtualMachine:
+    layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
+    login = layout.login
+    assert login is not None
+    return azure.compute.VirtualMachine(
         f"{name}-login",
         resource_group_name=rg,
         location=ctx.location,
@@ -152,4 +177,3 @@ def build(ctx: Context, net: Network, identity: Identity, login_custom_data: pul
         tags=ctx.tagged("login"),
         opts=ctx.opts,
     )
-    return Access(bastion, vm, nic, ip)

@@ -18,6 +18,7 @@ import pulumi
 import pulumi_azure_native as azure
 import pulumi_random as random
 
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.azure_slurm import AzureSlurm
 from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
@@ -37,10 +38,10 @@ class SlurmHead:
     grant: azure.authorization.RoleAssignment
     address: pulumi.Output[str]
 
-    def login_custom_data(self, encode: Any) -> pulumi.Output[str]:
-        """The login node's custom data (base64 by `encode`), the head's address filled in at deploy."""
-        text = self.plan.login_custom_data
-        return self.address.apply(lambda ip: encode(text.replace(HEAD_PLACEHOLDER, ip)))
+    def login_custom_data(self, encode: Any, mount_source: pulumi.Input[str] | None) -> pulumi.Output[str]:
+        """The login node's custom data (base64 by `encode`), the head's address and the shared filesystem's
+        source filled in at deploy."""
+        return filled(self.plan.login_custom_data, encode, self.address, mount_source)
 
     def output(self, access: dict[str, Any]) -> dict[str, Any]:
         """`slurm`: where the controller runs, how to submit and check, which secret holds the key (not the key)."""
@@ -54,6 +55,19 @@ class SlurmHead:
             "mungeKeySecret": self.secret.id,
             "powerSaving": "not built: the partition has the group's nodes (nodes), which register on boot",
         }
+
+
+def filled(
+    text: str, encode: Any, head_address: pulumi.Input[str] | None, mount_source: pulumi.Input[str] | None
+) -> pulumi.Output[str]:
+    """`text` with HEAD_PLACEHOLDER and SOURCE_PLACEHOLDER replaced once the values are known, base64 by `encode`."""
+
+    def fill(values: list[Any]) -> str:
+        head, source = values
+        out = text if head is None else text.replace(HEAD_PLACEHOLDER, head)
+        return str(encode(out if source is None else out.replace(SOURCE_PLACEHOLDER, source)))
+
+    return pulumi.Output.all(head_address, mount_source).apply(fill)
 
 
 def _first_ip(configs: Any) -> Any:
@@ -151,7 +165,10 @@ def _vault(
     return vault, secret, grant, [grant, link, records]
 
 
-def build_head(ctx: Context, net: Network, identity: Identity) -> SlurmHead | None:
+def build_head(
+    ctx: Context, net: Network, identity: Identity, mount_source: pulumi.Input[str] | None = None
+) -> SlurmHead | None:
+    """`mount_source`: storage.shared's, known at deploy (the head keeps /home and the state there)."""
     plan = ctx.layout.slurm
     if plan is None:
         return None
@@ -183,7 +200,11 @@ def build_head(ctx: Context, net: Network, identity: Identity) -> SlurmHead | No
             computer_name=f"{layout.spec.name}-head",
             admin_username=layout.admin_user,
             linux_configuration=linux(layout),
-            custom_data=layout.custom_data_b64_for(plan.head_custom_data),
+            custom_data=(
+                filled(plan.head_custom_data, layout.custom_data_b64_for, None, mount_source)
+                if mount_source is not None
+                else layout.custom_data_b64_for(plan.head_custom_data)
+            ),
         ),
         # the cluster's image (Ubuntu 22.04, as the Slurm layer expects); /home (the NFS export) lives on this disk
         storage_profile=azure.compute.StorageProfileArgs(

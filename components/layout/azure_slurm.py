@@ -21,7 +21,7 @@ import yaml
 
 from .. import bootstrap
 from ..bootstrap import Part, script
-from ..bootstrap.mounts import SOURCE_PLACEHOLDER, Mount
+from ..bootstrap.mounts import Mount
 from ..bootstrap.slurm import compute_parts, head_parts, login_parts
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
@@ -81,18 +81,12 @@ def hook_env(spec: ClusterSpec) -> dict[str, str]:
 
 
 def plan(spec: ClusterSpec, mount: Mount | None) -> AzureSlurm | None:
-    """None unless scheduler slurm. `mount`: storage.shared's mount, when its source is known now (kind existing)."""
+    """None unless scheduler slurm. `mount`: storage.shared's mount (its source SOURCE_PLACEHOLDER until deploy)."""
     layout = slurm_layout(spec)
     if layout is None:
         return None
     assert spec.slurm is not None and spec.slurm.head_instance_type is not None
     k = f"{CLUSTER_KEY}."
-    if spec.storage.shared is not None and (mount is None or SOURCE_PLACEHOLDER in mount.source):
-        raise ConfigError(
-            f"{k}storage.shared",
-            "a filesystem the cluster creates, with scheduler slurm on azure: the head and the login node would "
-            "need its address before Azure gives it (not wired yet); use kind: existing or no storage.shared",
-        )
     if spec.network.egress != "nat":
         raise ConfigError(
             f"{k}network.egress",
