@@ -250,6 +250,7 @@ def test_outputs_name_the_cluster_pools_credentials_and_releases(eks):
     assert [r["chart"] for r in kube["releases"]] == ["gpu-operator", "aws-efa-k8s-device-plugin"]
     assert out["kubeconfig"] == "[secret]"  # a secret output, never shown in the plan
     assert out["nodeGroup"] == "<autoname:llm-eks-aws-gpu>"
+    assert out["access"]["nodes"] == "kubectl get nodes -l gpu-cluster.dev/gpus -o wide"
 
 
 def test_kubeconfig_uses_aws_eks_get_token():

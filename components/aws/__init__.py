@@ -8,7 +8,9 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `identity`: the node IAM role, its managed policies and the instance profile;
 - `access`: key pair, SSM interface endpoints (egress: none), the optional login node;
 - `nodes`: placement group, image, launch template, Auto Scaling group or N instances;
-- `storage`: the shared filesystem (FSx for Lustre or EFS) and its security group.
+- `storage`: the shared filesystem (FSx for Lustre or EFS) and its security group;
+- `kubernetes`: scheduler kubernetes's EKS control plane, node groups and in-cluster releases;
+- `slurm`: scheduler slurm's head node, MUNGE secret and Slurm ports.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ import pulumi_aws as aws
 
 from ..contract import capabilities
 from ..layout.aws import AwsLayout
+from ..layout.kubernetes import LABEL_PREFIX
 from .access import access_output, build_endpoints, build_key_pair, build_login
 from .identity import build_health_policy, build_identity
+from .kubernetes import build_kubernetes, kubernetes_output
 from .naming import Context
-from .network import build_network
+from .network import Network, build_network
 from .nodes import build_nodes
+from .slurm import build_head, connect, login_user_data, slurm_output
 from .storage import build_shared
 
 TYPE = "gpu-cluster:aws:Cluster"
@@ -63,11 +68,27 @@ class CloudCluster(pulumi.ComponentResource):
         self.identity = build_identity(ctx)
         key_pair = build_key_pair(ctx)
         self.endpoints = build_endpoints(ctx, net)
-        self.login = build_login(ctx, net, self.identity, key_pair)
-        self.shared = build_shared(ctx, net)
+        # scheduler slurm: the head and the login node mount storage.shared too, so it comes first
+        self.shared = build_shared(ctx, net) if layout.slurm else None
+        source = self.shared.source if self.shared else None
+        self.slurm = build_head(ctx, net, self.identity, key_pair, source)
+        self.login = build_login(ctx, net, self.identity, key_pair, login_user_data(ctx, self.slurm, source))
+        if layout.slurm is None:
+            self.shared = build_shared(ctx, net)
         if layout.shared_note:
             pulumi.log.warn(layout.shared_note, resource=self)
-        nodes = build_nodes(ctx, net, self.identity, key_pair, self.shared.source if self.shared else None)
+        if layout.kubernetes is not None:  # EKS node groups instead of the VM mode's nodes
+            self._kubernetes(ctx, net, key_pair)
+            return
+        nodes = build_nodes(
+            ctx,
+            net,
+            self.identity,
+            key_pair,
+            self.shared.source if self.shared else None,
+            self.slurm.address if self.slurm else None,
+        )
+        connect(ctx, net, self.slurm, self.login)
         self.placement_group = nodes.placement_group
         self.image_id = nodes.image_id
         self.launch_template = nodes.launch_template
@@ -97,9 +118,45 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
+        if self.slurm is not None:
+            self.outputs["slurm"] = slurm_output(self.slurm, access)
         if nodes.group is None:
             # a hostfile for mpirun / torchrun: one private IP per node, in node order
             self.outputs["privateIps"] = [inst.private_ip for inst in nodes.instances]
+        if self.login is not None:
+            self.outputs["loginNode"] = {
+                "instanceId": self.login.instance.id,
+                "privateIp": self.login.instance.private_ip,
+                "publicIp": self.login.instance.public_ip if self.login.public_ip else None,
+            }
+        self.register_outputs(self.outputs)
+
+    def _kubernetes(self, ctx: Context, net: Network, key_pair: aws.ec2.KeyPair | None) -> None:
+        """scheduler kubernetes: the EKS cluster, its node groups and releases (`kubernetes.py`), and the outputs."""
+        layout = ctx.layout
+        assert layout.kubernetes is not None
+        self.eks = build_kubernetes(ctx, net, self.identity, key_pair)
+        self.placement_group = self.eks.placement_group
+        self.group = None
+        self.instances = []
+        access = access_output(ctx, self.login, None, [])
+        # the nodes are Kubernetes nodes: list them with kubectl (the GPU pool carries the gpu-cluster labels)
+        access["nodes"] = f"kubectl get nodes -l {LABEL_PREFIX}/gpus -o wide"
+        self.outputs = {
+            "vpcId": self.vpc.id,
+            "subnetIds": pulumi.Output.all(self.subnet.id),
+            "securityGroupId": self.security_group.id,
+            "imageId": f"EKS-optimized {layout.kubernetes.gpu.ami_type} AMI (EKS picks the release for "
+            f"{layout.kubernetes.version})",
+            "nodeGroup": self.eks.gpu_group.node_group_name,
+            "placementGroup": self.placement_group.name if self.placement_group else None,
+            "identity": self.identity.output(capabilities("aws").identity.kind),
+            "access": access,
+            "placementApplied": layout.placement_applied,
+            "metrics": metrics_output(layout, access["nodes"]),
+            "kubernetes": kubernetes_output(ctx, self.eks),
+            "kubeconfig": self.eks.kubeconfig,
+        }
         if self.login is not None:
             self.outputs["loginNode"] = {
                 "instanceId": self.login.instance.id,

@@ -45,7 +45,7 @@ def build_kubernetes(ctx: Context, net: Network, identity: Identity, key_pair: a
     assert eks is not None and identity.role is not None  # the layout refuses identity.existing
     subnet = _control_plane_subnet(ctx, net)
     cluster = _cluster(ctx, net, subnet)
-    _admin_access(ctx, cluster)
+    admin = _admin_access(ctx, cluster)
     placement_group = (
         aws.ec2.PlacementGroup(
             f"{ctx.name}-pg", strategy=ctx.layout.placement_strategy, tags=ctx.tagged("pg"), opts=ctx.child
@@ -89,7 +89,8 @@ def build_kubernetes(ctx: Context, net: Network, identity: Identity, key_pair: a
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(rendered)
     # Charts with DaemonSets only settle once nodes exist; with a private endpoint Helm (run by `pulumi up`)
     # must reach the API server from inside the VPC (a login node, a VPN or a peered network).
-    in_cluster = install(ctx.name, kubeconfig, eks.releases, ctx.parent, depends_on=list(groups.values()))
+    # ... and only once the caller's access entry grants it the cluster (Helm authenticates as the caller)
+    in_cluster = install(ctx.name, kubeconfig, eks.releases, ctx.parent, depends_on=[*groups.values(), admin])
     return Eks(cluster, subnet, placement_group, templates, groups, kubeconfig, in_cluster)
 
 
@@ -180,7 +181,9 @@ def _cluster(ctx: Context, net: Network, subnet: aws.ec2.Subnet) -> aws.eks.Clus
 
 def _admin_access(ctx: Context, cluster: aws.eks.Cluster) -> aws.eks.AccessPolicyAssociation:
     """Cluster admin for whoever runs `pulumi up`. An assumed-role caller (arn:aws:sts::...:assumed-role/R/session)
-    is entered as its role (arn:aws:iam::...:role/R): EKS access entries take IAM principals, not sessions."""
+    is entered as its role (arn:aws:iam::...:role/R): EKS access entries take IAM principals, not sessions.
+    `issuer_arn` is that role for an assumed role and the ARN itself otherwise (an IAM user): pulumi-aws 7.51.1
+    iam/get_session_context.py."""
     eks = ctx.layout.kubernetes
     assert eks is not None
     caller = aws.get_caller_identity_output(opts=invoke_options(ctx.parent))

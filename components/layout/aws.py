@@ -14,18 +14,22 @@ from __future__ import annotations
 import base64
 import gzip
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from .. import bootstrap, catalog
+from .. import bootstrap, catalog, placeholders
 from ..bootstrap import Part, oneshot_unit, script, service_part
 from ..bootstrap.fabric import FabricUsability, nccl_env_part
 from ..bootstrap.metrics import endpoints as metric_endpoints
 from ..bootstrap.node import node_parts
+from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for, split_cidr
+from .aws_slurm import AwsSlurm
+from .aws_slurm import plan as slurm_plan
+from .kubernetes import GPU_TAINT, LABEL_PREFIX, Release, gpu_labels, releases
 from .shared import Shared, efa_note, shared_for
 
 InterfaceType = Literal["interface", "efa", "efa-only"]
@@ -113,6 +117,8 @@ class AwsLayout:
     metrics: Metrics
     shared: Shared | None = None  # storage.shared: FSx for Lustre / EFS / an existing filesystem
     shared_note: str | None = None  # why an EFA node type gets a TCP-only FSx
+    kubernetes: EksLayout | None = None  # scheduler kubernetes: the EKS control plane, its pools and releases
+    slurm: AwsSlurm | None = None  # scheduler slurm: the head node, the MUNGE secret, the Slurm bootstraps
 
     @property
     def efa_count(self) -> int:
@@ -147,6 +153,8 @@ def efa_interfaces(cards: int, efa_devices: int) -> tuple[NetworkInterface, ...]
 
 
 def plan(spec: ClusterSpec) -> AwsLayout:
+    if spec.kubernetes is not None:
+        _check_kubernetes(spec)
     row = spec.instance
     if spec.fabric_wired:
         interfaces = efa_interfaces(row.networkCards or 1, row.fabricDevices)
@@ -182,10 +190,13 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         unhealthy_hook=script("aws_unhealthy.sh") if health_hook else None,
         mounts=shared.mount if shared else None,
     )
+    slurm = slurm_plan(spec, shared.mount if shared else None)
+    if slurm is not None:
+        parts = (*parts, *slurm.compute_parts)
     market: Literal["on-demand", "spot", "capacity-block"] = (
         "spot" if spec.spot else "capacity-block" if spec.reservation_type == "capacity-block" else "on-demand"
     )
-    return AwsLayout(
+    layout = AwsLayout(
         spec=spec,
         vpc_cidr=spec.network.cidr,
         node_subnet_cidr=node_cidr,
@@ -210,7 +221,9 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         ),
         shared=shared,
         shared_note=efa_note(shared, efa_capable),
+        slurm=slurm,
     )
+    return layout if spec.kubernetes is None else _with_kubernetes(layout)
 
 
 def _capability_data() -> dict[str, Any]:
@@ -383,11 +396,247 @@ def access_plan(spec: ClusterSpec) -> Access:
     )
 
 
+NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
+
+
+def _efa_count(template: Mapping[str, Any]) -> int:
+    nics = template["inputs"].get("networkInterfaces") or []
+    return sum(1 for n in nics if n.get("interfaceType") in ("efa", "efa-only"))
+
+
+def _gpu_templates(resources: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The launch templates the GPU nodes launch from: with EKS, those the GPU-tainted node groups reference
+    (the system pool's template carries no fabric and must not count); otherwise every template."""
+    templates = [r for r in resources if r["type"] == LAUNCH_TEMPLATE_TYPE]
+    gpu_groups = [
+        r
+        for r in resources
+        if r["type"] == NODE_GROUP_TYPE
+        and any(t.get("key") == GPU_TAINT["key"] for t in r["inputs"].get("taints") or [])
+    ]
+    if not gpu_groups:
+        return templates
+    names = {
+        name
+        for group in gpu_groups
+        for name in placeholders.referenced(str((group["inputs"].get("launchTemplate") or {}).get("id", "")))
+    }
+    return [t for t in templates if t["name"] in names]
+
+
 def count_wired_gbps(resources: list[Mapping[str, Any]], gbps_per_device: float) -> float:
     """Fabric Gb/s per node counted from recorded launch-template inputs (the plan's proof)."""
-    wired = 0
-    for res in resources:
-        if res["type"] == "aws:ec2/launchTemplate:LaunchTemplate":
-            nics = res["inputs"].get("networkInterfaces") or []
-            wired = max(wired, sum(1 for n in nics if n.get("interfaceType") in ("efa", "efa-only")))
+    wired = max((_efa_count(t) for t in _gpu_templates(resources)), default=0)
     return wired * gbps_per_device
+
+
+# --- scheduler: kubernetes (EKS) ------------------------------------------------------------------------------
+# The GPU pool is an EKS managed node group on a launch template that carries the same interfaces (`interfaces`),
+# placement group, disks and IMDS settings as the VM mode's; EKS picks the AMI (`amiType`) and merges its own
+# bootstrap into our MIME user data. Data: catalog/kubernetes/aws.yaml.
+MIME_BOUNDARY = "==GPU-CLUSTER-BOUNDARY=="
+
+
+@dataclass(frozen=True)
+class EksPool:
+    """One managed node group: the CPU system pool or the GPU pool."""
+
+    key: Literal["system", "gpu"]  # the logical-name suffix
+    instance_type: str
+    ami_type: str
+    capacity_type: str  # ON_DEMAND | SPOT | CAPACITY_BLOCK (the EKS API's names)
+    desired: int
+    min_size: int
+    max_size: int
+    root_gb: int
+    labels: Mapping[str, str]
+    taints: tuple[Mapping[str, str], ...]  # {key, value, effect} with the EKS API's effect names
+
+
+@dataclass(frozen=True)
+class EksLayout:
+    service: str
+    version: str
+    public_endpoint: bool
+    public_cidrs: tuple[str, ...]  # only with public_endpoint
+    control_plane_subnet_cidr: str  # a subnet in a second zone, for the control plane's interfaces only
+    cluster_trust_service: str
+    cluster_policies: tuple[str, ...]
+    authentication_mode: str
+    admin_policy_arn: str
+    root_device: str
+    system: EksPool
+    gpu: EksPool
+    releases: tuple[Release, ...]
+    gpu_user_data: str  # MIME multi-part: EKS adds its nodeadm part to it
+
+    @property
+    def gpu_user_data_b64(self) -> str:
+        # The document itself stays plain MIME: EKS parses it to add its own part (ours inside is gzip).
+        return base64.b64encode(self.gpu_user_data.encode()).decode()
+
+    @property
+    def pools(self) -> tuple[EksPool, EksPool]:
+        return (self.system, self.gpu)
+
+
+def kubernetes_offer() -> kubernetes_offers.KubernetesOffer:
+    offer = kubernetes_offers.offer("aws")
+    assert offer is not None  # shipped with the package
+    return offer
+
+
+def _check_kubernetes(spec: ClusterSpec) -> None:
+    """What scheduler kubernetes on EKS cannot build from the spec: one line per key, before any resource."""
+    k = f"{CLUSTER_KEY}."
+    net = spec.network
+    if net.existing is not None:
+        raise ConfigError(
+            f"{k}network.existing",
+            "set with scheduler kubernetes: the EKS control plane needs subnets in two zones and the cluster builds "
+            "its own (one for the nodes, one more for the control plane); drop network.existing",
+        )
+    if net.public_ip:
+        raise ConfigError(f"{k}network.publicIp", "true with scheduler kubernetes: EKS nodes stay private; use false")
+    if net.egress != "nat":
+        raise ConfigError(
+            f"{k}network.egress",
+            f"{net.egress} with scheduler kubernetes: the nodes pull the GPU operator's and the EFA plugin's images "
+            "(nvcr.io, ECR) and reach the EKS and STS APIs; use nat",
+        )
+    if spec.identity.existing is not None:
+        raise ConfigError(
+            f"{k}identity.existing",
+            "set with scheduler kubernetes: an EKS node group takes an IAM role, not an instance profile; drop it "
+            "to let the cluster create the node role",
+        )
+    if spec.storage.shared is not None:
+        raise ConfigError(
+            f"{k}storage.shared",
+            "set with scheduler kubernetes: the node bootstrap mounts it with apt packages and EKS nodes run "
+            "Amazon Linux 2023; mount FSx in pods with the FSx for Lustre CSI driver, or drop storage.shared",
+        )
+    if spec.image != "auto":
+        raise ConfigError(
+            f"{k}image",
+            f"{spec.image} with scheduler kubernetes: the GPU pool runs the EKS-optimized AL2023 NVIDIA AMI that EKS "
+            "picks (amiType); use auto",
+        )
+    if spec.max_nodes < 1:
+        raise ConfigError(f"{k}maxNodes", "0 with scheduler kubernetes: an EKS node group's maxSize is at least 1")
+
+
+def mime_user_data(cloud_config: str) -> str:
+    """The cloud-config as the one part of a MIME multi-part document (what EKS merges its bootstrap into).
+
+    The part is gzip (base64 in the MIME): EC2 takes at most 16 KB of user data and EKS adds its own part (the
+    cluster's endpoint and CA) to ours. cloud-init decompresses a part of a gzip content type and then reads it as
+    what it starts with, `#cloud-config` (canonical/cloud-init cloudinit/user_data.py: DECOMP_TYPES, _process_msg).
+    """
+    packed = base64.encodebytes(gzip.compress(cloud_config.encode(), compresslevel=9, mtime=0)).decode()
+    if MIME_BOUNDARY in packed:  # pragma: no cover - base64 has no "="-runs of this shape; guard a broken document
+        raise ValueError(f"the user data contains the MIME boundary {MIME_BOUNDARY}")
+    return (
+        "MIME-Version: 1.0\n"
+        f'Content-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\n\n'
+        f"--{MIME_BOUNDARY}\n"
+        "Content-Type: application/gzip\n"
+        "Content-Transfer-Encoding: base64\n\n"
+        f"{packed}"
+        f"--{MIME_BOUNDARY}--\n"
+    )
+
+
+def eks_usability(efa_count: int) -> FabricUsability:
+    """EFA on an EKS GPU node: the AMI brings the kernel side, the plugin advertises it, the image brings NCCL's."""
+    if not efa_count:
+        return FabricUsability(False, ("no fabric wired",))
+    return FabricUsability(
+        False,
+        (
+            "libfabric with the efa provider and aws-ofi-nccl: the EKS AL2023 NVIDIA AMI has only the EFA kernel "
+            "module and rdma-core, so they must be in the workload's container image",
+        ),
+        provides=(
+            "EFA kernel module and rdma-core from the EKS AL2023 NVIDIA AMI",
+            "vpc.amazonaws.com/efa advertised by aws-efa-k8s-device-plugin",
+        ),
+    )
+
+
+def _with_kubernetes(layout: AwsLayout) -> AwsLayout:
+    """The VM layout turned into EKS's: same interfaces, placement, disks; EKS pools, releases and user data."""
+    spec = layout.spec
+    kube = spec.kubernetes
+    assert kube is not None
+    offer = kubernetes_offer()
+    data = offer.extra
+    groups = data["nodeGroups"]
+    # The second half of the VPC holds the NAT's subnet (egress nat is required) and the control plane's.
+    public_cidr, control_plane_cidr = split_cidr(split_cidr(spec.network.cidr, 1, 2)[1], 1, 2)
+    # EKS nodes: no host exporters (the operator's or the chart's DCGM exporter), no self-removal hook (EKS owns
+    # the Auto Scaling group): the health check reports. No host EFA check: libfabric is the container's.
+    node_spec = replace(spec, dcgm_exporter=False, health_action="report" if spec.health_action else None)
+    parts = node_parts(
+        node_spec,
+        layout.scratch,
+        fabric_devices=layout.efa_count,
+        nvme_globs=INSTANCE_STORE_GLOBS if layout.scratch.kind == "nvme" else (),
+    )
+    effects: dict[str, str] = groups["taintEffects"]
+    capacity: dict[str, str] = groups["capacityTypes"]
+    system = EksPool(
+        key="system",
+        instance_type=kube.system_instance_type,
+        ami_type=str(groups["systemAmiType"]),
+        capacity_type=capacity["on-demand"],
+        desired=kube.system_nodes,
+        min_size=kube.system_nodes,
+        max_size=kube.system_nodes,
+        root_gb=int(groups["systemRootGb"]),
+        labels={f"{LABEL_PREFIX}/pool": "system"},
+        taints=(),
+    )
+    gpu = EksPool(
+        key="gpu",
+        instance_type=spec.instance.instanceType,
+        ami_type=str(groups["gpuAmiType"]),
+        capacity_type=capacity[layout.market],
+        desired=spec.nodes,
+        min_size=0 if spec.max_nodes > spec.nodes else spec.nodes,
+        max_size=spec.max_nodes,
+        root_gb=layout.root_gb,
+        labels=gpu_labels(spec),
+        taints=({**GPU_TAINT, "effect": effects[GPU_TAINT["effect"]]},),
+    )
+    role = data["clusterRole"]
+    access = data["access"]
+    node_policies = tuple(p["arn"] for p in data["nodeRolePolicies"])
+    identity = replace(layout.identity, policies=tuple(dict.fromkeys((*layout.identity.policies, *node_policies))))
+    eks = EksLayout(
+        service=offer.service,
+        version=kube.version,
+        public_endpoint=kube.public_endpoint,
+        public_cidrs=kube.public_cidrs if kube.public_endpoint else (),
+        control_plane_subnet_cidr=control_plane_cidr,
+        cluster_trust_service=str(role["trustService"]),
+        cluster_policies=tuple(p["arn"] for p in role["policies"]),
+        authentication_mode=str(access["authenticationMode"]),
+        admin_policy_arn=str(access["adminPolicyArn"]),
+        root_device=str(groups["rootDevice"]),
+        system=system,
+        gpu=gpu,
+        releases=releases(spec),
+        gpu_user_data=mime_user_data(bootstrap.cloud_init(parts)),
+    )
+    return replace(
+        layout,
+        public_subnet_cidr=public_cidr,
+        user_data=bootstrap.cloud_init(parts),
+        identity=identity,
+        fabric_usability=eks_usability(layout.efa_count),
+        health_hook=False,
+        metrics=Metrics((), False),
+        kubernetes=eks,
+    )
