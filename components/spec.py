@@ -13,10 +13,13 @@ import difflib
 import ipaddress
 import json
 import re
+import zoneinfo
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, Literal, get_args
 
+from cronsim import CronSim, CronSimError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
@@ -182,6 +185,40 @@ class SlurmConfig(_Model):
     partition: str = Field("gpu", pattern=r"^[a-z][a-z0-9_-]{0,30}$")
 
 
+class SpotConfig(_Model):
+    """`spot` as an object: spot nodes above an on-demand base, and what to do when spot runs short."""
+
+    enabled: bool = True
+    on_demand_base: int = Field(0, ge=0, le=MAX_NODES)  # nodes that are always on demand
+    fallback: Literal["onDemand", "none"] = "none"  # onDemand: launch on demand when spot capacity is short
+
+
+class ScheduledSize(_Model):
+    cron: str = Field(min_length=1)  # five fields, in scaling.timeZone
+    nodes: int = Field(ge=0, le=MAX_NODES)  # the desired count from then on
+
+
+class ScalingConfig(_Model):
+    """`scaling`: what moves a managed group between minNodes and maxNodes (catalog/scaling/<cloud>.yaml)."""
+
+    metric: Literal["gpuUtilization", "queueDepth", "schedule", "none"] = "none"
+    target: float | None = Field(None, gt=0, strict=False)  # percent (gpuUtilization) or messages per node
+    # queueDepth: `auto` creates the cluster's own queue; else an existing queue's id in the cloud's form
+    queue: str | None = Field(None, min_length=1)
+    schedule: tuple[ScheduledSize, ...] = Field((), strict=False)
+    time_zone: str = "UTC"  # IANA name, for schedule
+    scale_in_cooldown_seconds: int = Field(600, ge=0, le=86400)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _time_zone(cls, value: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError("not an IANA time zone; use one such as UTC or Europe/Berlin") from None
+        return value
+
+
 class ClusterConfig(_Model):
     """`gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
 
@@ -190,9 +227,11 @@ class ClusterConfig(_Model):
     instance_type: str | None = Field(None, min_length=1)
     nodes: int = Field(1, ge=0, le=MAX_NODES)
     max_nodes: int | None = Field(None, ge=0, le=MAX_NODES)
+    min_nodes: int | None = Field(None, ge=0, le=MAX_NODES)  # default: nodes
     node_group: Literal["managed", "instances"] = "managed"
     zone: str | None = Field(None, min_length=1)
-    spot: bool = False
+    spot: SpotConfig = SpotConfig(enabled=False)  # YAML `spot: true|false` or the object
+    scaling: ScalingConfig | None = None
     reservation: str = ""
     reservation_type: Literal["odcr", "capacity-block"] = "odcr"
     fabric: Literal["auto", "required", "none"] = "auto"
@@ -219,6 +258,27 @@ class ClusterConfig(_Model):
     gcp: GcpOptions | None = None
     alicloud: AlicloudOptions | None = None
     tencentcloud: TencentcloudOptions | None = None
+
+    @field_validator("spot", mode="before")
+    @classmethod
+    def _spot_form(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # `spot: true` as it always was: no on-demand base, no fallback
+            return {"enabled": value}
+        if not isinstance(value, Mapping | SpotConfig):
+            raise ValueError("allowed: true, false or {enabled, onDemandBase, fallback}")
+        return value
+
+
+@dataclass(frozen=True)
+class ScalingSpec:
+    """`scaling` resolved: metric gpuUtilization | queueDepth | schedule (none is no ScalingSpec)."""
+
+    metric: Literal["gpuUtilization", "queueDepth", "schedule"]
+    target: float | None
+    queue: str | None  # queueDepth: "auto" or an existing queue's id
+    schedule: tuple[ScheduledSize, ...]
+    time_zone: str
+    scale_in_cooldown_seconds: int
 
 
 @dataclass(frozen=True)
@@ -272,6 +332,11 @@ class ClusterSpec:
     # MIG: the profile and how many instances of it fill one GPU
     gpu_partition: tuple[str, int] | None = None
     max_hourly_usd: float | None = None
+    min_nodes: int = 0  # the group's floor (minNodes, default nodes)
+    # spot: nodes above this many are spot; fallback onDemand launches on demand when spot is short
+    spot_on_demand_base: int = 0
+    spot_fallback: Literal["onDemand", "none"] = "none"
+    scaling: ScalingSpec | None = None  # None: nothing moves the group between minNodes and maxNodes
     scheduler: Literal["none", "kubernetes", "slurm"] = "none"
     kubernetes: KubernetesSpec | None = None  # scheduler kubernetes, version and system type resolved
     slurm: SlurmConfig | None = None  # scheduler slurm, headInstanceType resolved
@@ -798,19 +863,97 @@ def _shared_storage(ctx: _Context) -> Iterator[ConfigError]:
 
 def _capacity(ctx: _Context) -> Iterator[ConfigError]:
     cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
-    if cfg.spot and cfg.reservation:
+    if _spot(cfg).enabled and cfg.reservation:
         yield ConfigError(f"{k}reservation", "a reservation and spot are exclusive; set one of them")
     if cfg.reservation and not re.fullmatch(ctx.rules["reservationPattern"], cfg.reservation):
         yield ConfigError(f"{k}reservation", f"got {cfg.reservation!r}; not a reservation id for {ctx.cloud}")
     if cfg.reservation_type == "capacity-block" and (ctx.cloud != "aws" or not cfg.reservation):
         yield ConfigError(f"{k}reservationType", "capacity-block needs cloud aws and a reservation id")
-    if cfg.spot:
+    spot = _spot(cfg)
+    if spot.enabled and spot.on_demand_base > ctx.max_nodes:
+        yield ConfigError(f"{k}spot.onDemandBase", f"{spot.on_demand_base} is more than maxNodes {ctx.max_nodes}")
+    if not spot.enabled and (spot.on_demand_base or spot.fallback != "none"):
+        yield ConfigError(f"{k}spot", "onDemandBase and fallback apply only with enabled: true")
+    if spot.enabled and (spot.on_demand_base or spot.fallback != "none") and cfg.node_group == "instances":
+        yield ConfigError(
+            f"{k}spot", "onDemandBase and fallback need nodeGroup: managed (a fixed set of instances has no mix)"
+        )
+    if spot.enabled:
         ctx.warn(
             "spot", "spot nodes can be reclaimed at any time; cost shows the on-demand price as an upper bound", "info"
         )
         eviction = capabilities(ctx.cloud).spot_eviction
         if eviction:
             ctx.warn("spot", eviction)
+
+
+def _spot(cfg: ClusterConfig) -> SpotConfig:
+    return cfg.spot
+
+
+def _min_nodes(cfg: ClusterConfig) -> int:
+    return cfg.nodes if cfg.min_nodes is None else cfg.min_nodes
+
+
+def _scaling(ctx: _Context) -> Iterator[ConfigError]:
+    """`minNodes` and `scaling`: a managed group of the VM modes, bounds that hold, a target, a queue, crons."""
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
+    low = _min_nodes(cfg)
+    if cfg.min_nodes is not None:
+        if cfg.min_nodes > ctx.max_nodes:
+            yield ConfigError(f"{k}minNodes", f"{cfg.min_nodes} is more than maxNodes {ctx.max_nodes}")
+        elif cfg.min_nodes > cfg.nodes:
+            yield ConfigError(f"{k}minNodes", f"{cfg.min_nodes} is more than nodes {cfg.nodes} (the count at deploy)")
+        if cfg.node_group == "instances" and cfg.min_nodes != cfg.nodes:
+            yield ConfigError(f"{k}minNodes", "only applies to nodeGroup: managed (instances are a fixed count)")
+    scaling = cfg.scaling
+    if scaling is None:
+        return
+    if cfg.node_group == "instances":
+        yield ConfigError(f"{k}scaling", "needs nodeGroup: managed (a fixed set of instances does not scale)")
+        return
+    if cfg.scheduler != "none":
+        yield ConfigError(
+            f"{k}scaling",
+            f"not with scheduler {cfg.scheduler}: its own autoscaler sizes the GPU pool (docs/scaling.md); remove it",
+        )
+        return
+    metric = scaling.metric
+    needs_target = metric in ("gpuUtilization", "queueDepth")
+    if needs_target and scaling.target is None:
+        unit = "a percent of GPU utilisation (1-100)" if metric == "gpuUtilization" else "messages per node"
+        yield ConfigError(f"{k}scaling.target", f"required with metric {metric}: {unit}")
+    if metric == "gpuUtilization" and scaling.target is not None and not 1 <= scaling.target <= 100:
+        yield ConfigError(f"{k}scaling.target", f"got {scaling.target:g}; a percent of GPU utilisation, 1 to 100")
+    if not needs_target and scaling.target is not None:
+        yield ConfigError(f"{k}scaling.target", f"applies to gpuUtilization and queueDepth, not {metric}")
+    if metric == "queueDepth" and scaling.queue is None:
+        yield ConfigError(
+            f"{k}scaling.queue", "required with metric queueDepth: auto (the cluster's own) or a queue id"
+        )
+    if metric != "queueDepth" and scaling.queue is not None:
+        yield ConfigError(f"{k}scaling.queue", f"applies to metric queueDepth, not {metric}")
+    if metric == "schedule" and not scaling.schedule:
+        yield ConfigError(f"{k}scaling.schedule", "empty, but metric is schedule: list {cron, nodes} entries")
+    for i, entry in enumerate(scaling.schedule):
+        key = f"{k}scaling.schedule[{i}]"
+        fields = entry.cron.split()
+        try:
+            if len(fields) != 5:
+                raise CronSimError("five fields are needed: minute hour day-of-month month day-of-week")
+            CronSim(entry.cron, datetime(2026, 1, 1))
+        except CronSimError as exc:
+            yield ConfigError(f"{key}.cron", f"got {entry.cron!r}; not a cron expression ({exc})")
+        if not low <= entry.nodes <= ctx.max_nodes:
+            yield ConfigError(f"{key}.nodes", f"{entry.nodes} is outside minNodes {low} to maxNodes {ctx.max_nodes}")
+    if metric != "none" and low == ctx.max_nodes:
+        ctx.warn("scaling", f"{metric}, but minNodes = maxNodes = {low}: nothing can move; raise maxNodes")
+    if metric != "none" and ctx.fabric_wired and ctx.max_nodes > 1:
+        ctx.warn(
+            "scaling",
+            f"{metric} on a fabric-wired multi-node cluster: nodes added later may not land near the others in "
+            "the placement group, and a training job loses ranks when a node is removed",
+        )
 
 
 def _image(ctx: _Context) -> Iterator[ConfigError]:
@@ -972,6 +1115,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _existing_network,
     _scheduler,
     _gpu_vendor,
+    _scaling,
 )
 
 
@@ -1022,6 +1166,20 @@ def _partition(cfg: ClusterConfig, row: InstanceType) -> tuple[str, int] | None:
         return None
     profiles = catalog.mig_profiles(row) or {}
     return cfg.gpu_partition, profiles[cfg.gpu_partition]
+
+
+def _scaling_spec(cfg: ClusterConfig) -> ScalingSpec | None:
+    scaling = cfg.scaling
+    if scaling is None or scaling.metric == "none":
+        return None
+    return ScalingSpec(
+        metric=scaling.metric,
+        target=scaling.target,
+        queue=scaling.queue,
+        schedule=scaling.schedule,
+        time_zone=scaling.time_zone,
+        scale_in_cooldown_seconds=scaling.scale_in_cooldown_seconds,
+    )
 
 
 def _kubernetes_spec(cloud: Cloud, cfg: ClusterConfig) -> KubernetesSpec | None:
@@ -1085,7 +1243,11 @@ def _cross_check(
         nodes=cfg.nodes,
         max_nodes=ctx.max_nodes,
         node_group=cfg.node_group,
-        spot=cfg.spot,
+        spot=_spot(cfg).enabled,
+        spot_on_demand_base=_spot(cfg).on_demand_base if _spot(cfg).enabled else 0,
+        spot_fallback=_spot(cfg).fallback if _spot(cfg).enabled else "none",
+        min_nodes=_min_nodes(cfg),
+        scaling=_scaling_spec(cfg),
         reservation=cfg.reservation,
         reservation_type=cfg.reservation_type,
         fabric_wired=ctx.fabric_wired,

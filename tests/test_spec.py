@@ -37,7 +37,7 @@ def test_defaults_resolve_a_full_spec():
         ({"nodes": -1}, "gpu-cluster:cluster.nodes", "greater than or equal to 0"),
         ({"nodes": 100000}, "gpu-cluster:cluster.nodes", "less than or equal to 5000"),
         ({"nodes": "4"}, "gpu-cluster:cluster.nodes", "valid integer"),
-        ({"spot": "yes"}, "gpu-cluster:cluster.spot", "valid boolean"),
+        ({"spot": "yes"}, "gpu-cluster:cluster.spot", "allowed: true, false or {enabled, onDemandBase, fallback}"),
         ({"colour": "red"}, "gpu-cluster:cluster.colour", "unknown key; allowed keys here: name, gpu"),
         ({"storage": {"scratchSize": 5}}, "gpu-cluster:cluster.storage.scratchSize", "allowed keys here: rootGb"),
         ({"name": "Bad_Name"}, "gpu-cluster:cluster.name", "lowercase letters"),

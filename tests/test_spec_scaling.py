@@ -1,0 +1,104 @@
+"""`minNodes`, `scaling` and the object form of `spot` (issue: elastic GPU fleets): defaults that keep every
+stack as it was, and one keyed error per problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import ConfigErrors
+from components.spec import ScheduledSize, build_spec
+
+from .conftest import aws_values
+
+
+def fleet(**cluster):
+    base = {"gpu": "L40S:1", "nodes": 1, "maxNodes": 20}
+    return aws_values(**{**base, **cluster})
+
+
+def errors_of(values) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigErrors) as info:
+        build_spec(values, "test")
+    return [(e.key, e.message) for e in info.value.errors]
+
+
+def test_the_defaults_are_todays_cluster():
+    spec = build_spec(aws_values(spot=True), "test")
+    assert (spec.min_nodes, spec.nodes, spec.scaling) == (2, 2, None)
+    assert (spec.spot, spec.spot_on_demand_base, spec.spot_fallback) == (True, 0, "none")
+    assert build_spec(aws_values(), "test").spot is False
+
+
+def test_a_fleet_resolves():
+    spec = build_spec(
+        fleet(minNodes=0, spot={"onDemandBase": 1, "fallback": "onDemand"},
+              scaling={"metric": "gpuUtilization", "target": 70, "schedule": [{"cron": "0 20 * * *", "nodes": 0}],
+                       "timeZone": "Europe/Berlin", "scaleInCooldownSeconds": 300}),
+        "test",
+    )  # fmt: skip
+    assert (spec.min_nodes, spec.max_nodes, spec.spot, spec.spot_on_demand_base, spec.spot_fallback) == (
+        0, 20, True, 1, "onDemand"
+    )  # fmt: skip
+    assert spec.scaling is not None
+    assert (spec.scaling.metric, spec.scaling.target, spec.scaling.time_zone) == ("gpuUtilization", 70, "Europe/Berlin")
+    assert spec.scaling.schedule == (ScheduledSize(cron="0 20 * * *", nodes=0),)
+    assert spec.scaling.scale_in_cooldown_seconds == 300
+
+
+def test_metric_none_is_no_scaling():
+    assert build_spec(fleet(scaling={"metric": "none"}), "test").scaling is None
+
+
+def test_spot_disabled_drops_the_mix():
+    spec = build_spec(fleet(spot={"enabled": False}), "test")
+    assert (spec.spot, spec.spot_on_demand_base, spec.spot_fallback) == (False, 0, "none")
+
+
+@pytest.mark.parametrize(
+    ("cluster", "key", "fragment"),
+    [
+        ({"minNodes": 21}, "minNodes", "more than maxNodes 20"),
+        ({"minNodes": 2}, "minNodes", "more than nodes 1"),
+        ({"scaling": {"metric": "gpuUtilization", "target": 0.5}}, "scaling.target", "1 to 100"),
+        ({"scaling": {"metric": "gpuUtilization", "target": 101}}, "scaling.target", "1 to 100"),
+        ({"scaling": {"metric": "gpuUtilization"}}, "scaling.target", "required with metric gpuUtilization"),
+        ({"scaling": {"metric": "queueDepth", "target": 5}}, "scaling.queue", "required with metric queueDepth"),
+        ({"scaling": {"metric": "schedule", "queue": "auto", "schedule": [{"cron": "0 8 * * *", "nodes": 2}]}},
+         "scaling.queue", "applies to metric queueDepth"),
+        ({"scaling": {"metric": "schedule", "target": 5, "schedule": [{"cron": "0 8 * * *", "nodes": 2}]}},
+         "scaling.target", "not schedule"),
+        ({"scaling": {"metric": "schedule"}}, "scaling.schedule", "empty"),
+        ({"scaling": {"metric": "schedule", "schedule": [{"cron": "0 25 * * *", "nodes": 1}]}},
+         "scaling.schedule[0].cron", "not a cron expression"),
+        ({"scaling": {"metric": "schedule", "schedule": [{"cron": "0 8 * *", "nodes": 1}]}},
+         "scaling.schedule[0].cron", "five fields"),
+        ({"scaling": {"metric": "schedule", "schedule": [{"cron": "0 8 * * *", "nodes": 30}]}},
+         "scaling.schedule[0].nodes", "outside minNodes 1 to maxNodes 20"),
+        ({"scaling": {"metric": "schedule", "timeZone": "Mars/Base", "schedule": []}}, "scaling.timeZone", "IANA"),
+        ({"scaling": {"metric": "gpuUtilization", "target": 50}, "scheduler": "slurm"}, "scaling",
+         "its own autoscaler"),
+        ({"spot": {"onDemandBase": 21}}, "spot.onDemandBase", "more than maxNodes 20"),
+        ({"spot": {"enabled": False, "fallback": "onDemand"}}, "spot", "only with enabled: true"),
+        ({"spot": "yes"}, "spot", "allowed: true, false or"),
+        ({"spot": {"fallback": "ondemand"}}, "spot.fallback", "'onDemand' or 'none'"),
+    ],
+)  # fmt: skip
+def test_bad_fleet_input_names_the_key(cluster, key, fragment):
+    got = errors_of(fleet(**cluster))
+    assert any(k == f"gpu-cluster:cluster.{key}" and fragment in m for k, m in got), got
+
+
+def test_instances_neither_scale_nor_mix():
+    got = errors_of(
+        aws_values(nodeGroup="instances", minNodes=1, spot={"onDemandBase": 1},
+                   scaling={"metric": "gpuUtilization", "target": 60})
+    )  # fmt: skip
+    keys = [k for k, _ in got]
+    assert keys == ["gpu-cluster:cluster.spot", "gpu-cluster:cluster.minNodes", "gpu-cluster:cluster.scaling"]
+
+
+def test_scaling_a_fabric_wired_training_cluster_is_warned():
+    spec = build_spec(aws_values(maxNodes=8, scaling={"metric": "gpuUtilization", "target": 80}), "test")
+    assert any("fabric-wired multi-node" in w for w in spec.warnings)
+    idle = build_spec(fleet(maxNodes=1, scaling={"metric": "gpuUtilization", "target": 80}), "test")
+    assert any("nothing can move" in w for w in idle.warnings)
