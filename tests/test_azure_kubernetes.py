@@ -111,6 +111,7 @@ def test_a_reservation_and_a_zone_reach_the_pool():
 def test_private_api_server_pinned_version_no_local_accounts(aks):
     mc = one(aks, CLUSTER)["inputs"]
     assert mc["kubernetesVersion"] == "1.36"
+    assert mc["sku"] == {"name": "Base", "tier": "Standard"}  # uptime SLA: Free is for fewer than 10 nodes
     api = mc["apiServerAccessProfile"]
     assert api["enablePrivateCluster"] is True and api["enablePrivateClusterPublicFQDN"] is False
     assert api["privateDNSZone"] == "system" and "authorizedIPRanges" not in api

@@ -217,6 +217,7 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
         resource_group_name=rg,
         location=ctx.location,
         kubernetes_version=aks.version,
+        sku=azure.containerservice.ManagedClusterSKUArgs(name=aks.sku_name, tier=aks.sku_tier),
         dns_prefix=layout.spec.name.rstrip("-"),
         identity=azure.containerservice.ManagedClusterIdentityArgs(
             type="UserAssigned", user_assigned_identities=[control.id]

@@ -217,6 +217,8 @@ class Aks:
     """`scheduler: kubernetes` on Azure: one AKS cluster in the cluster VNet (catalog/kubernetes/azure.yaml)."""
 
     version: str
+    sku_name: str  # ManagedClusterSKU name / tier (catalog controlPlaneSku)
+    sku_tier: str
     private: bool  # enablePrivateCluster: the API server only inside the VNet
     authorized_ranges: tuple[str, ...]  # public endpoint: who may reach it (kubernetes.publicCidrs)
     api_subnet_cidr: str  # API Server VNet Integration: the delegated subnet
@@ -897,6 +899,8 @@ def _aks(spec: ClusterSpec, node_cidr: str, ib: bool, warnings: list[str]) -> Ak
         )
     return Aks(
         version=kube.version,
+        sku_name=str(data["controlPlaneSku"]["name"]),
+        sku_tier=str(data["controlPlaneSku"]["tier"]),
         private=not kube.public_endpoint,
         authorized_ranges=kube.public_cidrs,
         api_subnet_cidr=_api_subnet(spec, node_cidr, int(api["prefix"])),
