@@ -155,6 +155,7 @@ def test_gpu_nodes_and_login_get_the_heads_address_at_deploy(slurm):
     for text in (nodes, login):
         assert HEAD_PLACEHOLDER not in text
         assert 'HEAD_ADDRESS="<private ip, known after deploy>"' in text
+    assert len(base64.b64decode(vmss["virtualMachineProfile"]["osProfile"]["customData"])) < 65535
     node_files = files_of(vmss["virtualMachineProfile"]["osProfile"]["customData"])
     compute_env = node_files["/etc/gpu-cluster/slurm-compute.env"]
     assert "Gres=gpu:h100:8" in compute_env and "RealMemory=1848320" in compute_env
@@ -272,3 +273,15 @@ def test_hook_needs_its_settings(tmp_path):
 
 def test_the_slurm_plan_passes_every_policy(slurm):
     assert slurm.violations() == []
+
+
+def test_instances_mode_vms_run_slurmd_too():
+    plan = plan_values(slurm_values(nodeGroup="instances"))
+    nodes = [r for r in resources_of(plan, "compute:VirtualMachine") if r["name"].startswith("test-azure-node-")]
+    assert len(nodes) == 2
+    for node in nodes:
+        files = files_of(node["inputs"]["osProfile"]["customData"])
+        env = files["/etc/gpu-cluster/slurm-compute.env"]
+        assert 'HEAD_ADDRESS="<private ip, known after deploy>"' in env and "Gres=gpu:h100:8" in env
+        # "The maximum length of the binary array is 65535 bytes" (azure-native compute OSProfileArgs.custom_data)
+        assert len(base64.b64decode(node["inputs"]["osProfile"]["customData"])) < 65535
