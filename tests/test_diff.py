@@ -273,6 +273,8 @@ def test_every_rule_has_a_source_and_known_holds():
         ("azure-native:compute:VirtualMachineScaleSet", "sku.name", "may-replace"),
         ("alicloud:ecs/instance:Instance", "availabilityZone", "replace"),
         ("alicloud:ecs/instance:Instance", "vswitchId", "may-replace"),
+        ("random:index/randomBytes:RandomBytes", "length", "replace"),
+        ("random:index/randomBytes:RandomBytes", "keepers.rotation", "replace"),
         ("aws:ec2/natGateway:NatGateway", "tags.team", "update"),
         ("aws:ec2/natGateway:NatGateway", "subnetId", "may-replace"),
     ],
