@@ -297,3 +297,14 @@ def test_vm_layout_untouched_without_the_scheduler():
     spec = spec_of(aws_values())
     layout = aws_layout.plan(spec)
     assert layout.kubernetes is None and layout.health_hook is True
+
+
+def test_login_node_reaches_the_private_api():
+    plan = plan_values(eks_values(login={}))
+    rule = by_name(plan, "-eks-api-from-login")["inputs"]
+    assert rule["securityGroupId"] == "<cluster security group of test-aws-eks>"
+    assert rule["referencedSecurityGroupId"] == "<id of test-aws-login-sg>"
+    assert (rule["ipProtocol"], rule["fromPort"], rule["toPort"]) == ("tcp", 443, 443)
+    assert not [v for v in plan.violations() if v.level == "mandatory"]
+    # without a login node nothing outside the cluster's members is admitted
+    assert not [r for r in plan_values(eks_values()).resources if r.name.endswith("-eks-api-from-login")]

@@ -135,7 +135,7 @@ class CloudCluster(pulumi.ComponentResource):
         """scheduler kubernetes: the EKS cluster, its node groups and releases (`kubernetes.py`), and the outputs."""
         layout = ctx.layout
         assert layout.kubernetes is not None
-        self.eks = build_kubernetes(ctx, net, self.identity, key_pair)
+        self.eks = build_kubernetes(ctx, net, self.identity, key_pair, self.login)
         self.placement_group = self.eks.placement_group
         self.group = None
         self.instances = []

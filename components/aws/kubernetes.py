@@ -20,6 +20,7 @@ import pulumi_aws as aws
 from ..incluster import InCluster, install
 from ..layout.aws import SCRATCH_DEVICE, EksPool
 from ..resources import invoke_options
+from .access import LoginNode
 from .identity import Identity
 from .naming import Context
 from .network import Network
@@ -40,11 +41,30 @@ class Eks:
         return self.node_groups["gpu"]
 
 
-def build_kubernetes(ctx: Context, net: Network, identity: Identity, key_pair: aws.ec2.KeyPair | None) -> Eks:
+def build_kubernetes(
+    ctx: Context,
+    net: Network,
+    identity: Identity,
+    key_pair: aws.ec2.KeyPair | None,
+    login: LoginNode | None = None,
+) -> Eks:
     eks = ctx.layout.kubernetes
     assert eks is not None and identity.role is not None  # the layout refuses identity.existing
     subnet = _control_plane_subnet(ctx, net)
     cluster = _cluster(ctx, net, subnet)
+    if login is not None:
+        # The private endpoint answers only what its security group admits: the login node is where kubectl runs
+        # (EKS User Guide, cluster-endpoint "Amazon EC2 bastion host": allow ingress on 443 from the bastion).
+        aws.vpc.SecurityGroupIngressRule(
+            f"{ctx.name}-eks-api-from-login",
+            security_group_id=cluster.vpc_config.cluster_security_group_id,
+            referenced_security_group_id=login.security_group.id,
+            ip_protocol="tcp",
+            from_port=443,
+            to_port=443,
+            description="Kubernetes API from the login node",
+            opts=ctx.child,
+        )
     admin = _admin_access(ctx, cluster)
     placement_group = (
         aws.ec2.PlacementGroup(
