@@ -803,7 +803,7 @@ def _api_subnet(spec: ClusterSpec, node_cidr: str, prefix: int) -> str:
         raise ConfigError(
             f"{CLUSTER_KEY}.network.cidr",
             f"{spec.network.cidr} leaves {second} beside the node subnet, too small for the AKS API server subnet "
-            f"(a /{prefix} after the access subnets); use a /22 or larger network",
+            f"(a /{prefix} after the access subnets); use a /23 or larger network",
         )
     return str(next(blocks[API_SUBNET_BLOCK].subnets(new_prefix=prefix)))
 
