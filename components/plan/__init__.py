@@ -101,6 +101,11 @@ class Plan:
             "scheduler": spec.scheduler,
             "kubernetes": self.kubernetes(),
             "slurm": self.slurm(),
+            # elastic fleets: the group's floor and its cost there (the target is `nodes`, the top maxNodes),
+            # and what moves the group between them (None: nothing does)
+            "minNodes": spec.min_nodes,
+            "hourlyUsdAtMinNodes": None if row.hourlyUsd is None else round(row.hourlyUsd * spec.min_nodes, 2),
+            "scaling": self.run.outputs.get("scaling"),
         }
 
     def kubernetes(self) -> dict[str, Any] | None:

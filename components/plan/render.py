@@ -41,13 +41,21 @@ def _gbps(value: float | None) -> str:
 
 
 def cost_text(s: dict[str, Any]) -> str:
-    """The cost row: now and, for a group that can grow, at maxNodes; with the price's caveats."""
+    """The cost row: now and, for a group that can grow, at maxNodes (an elastic fleet: at minNodes, the target and
+    maxNodes); with the price's caveats."""
     ceiling = s.get("maxHourlyUsd")
     if s["hourlyUsdPerNode"] is None:
         text = "unknown (no public price)"
         return text + (f"; the ceiling ${ceiling:,.2f}/h cannot be checked" if ceiling is not None else "")
     text = f"${s['hourlyUsd']:,.2f}/h"
-    if s["maxNodes"] != s["nodes"]:
+    low = s.get("minNodes", s["nodes"])
+    if low != s["nodes"]:  # an elastic fleet: at its floor, at the deploy count (the target), at its top
+        text = (
+            f"${s['hourlyUsdAtMinNodes']:,.2f}/h at minNodes ({_count(low, 'node')}), "
+            f"{text} at the target ({_count(s['nodes'], 'node')}), "
+            f"up to ${s['hourlyUsdAtMaxNodes']:,.2f}/h at {s['maxNodes']} nodes"
+        )
+    elif s["maxNodes"] != s["nodes"]:
         top = s["hourlyUsdAtMaxNodes"]
         text += f" now ({_count(s['nodes'], 'node')}), up to ${top:,.2f}/h at {s['maxNodes']} nodes"
     if s["spot"]:
