@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from pulumi_policy import PolicyResource, StackValidationArgs
 
 from components.layout.kubernetes import charts
 from components.policy import RULES, Resource, evaluate
@@ -277,6 +278,25 @@ def test_the_pack_carries_the_kubernetes_rules() -> None:
     names = {p.name for p in stack_policies()}
     assert {"kubernetes-private-endpoint", "kubernetes-secrets-encryption", "kubernetes-workloads"} <= names
     assert names == {r.name for r in RULES}
+
+
+def _pack_reports(rule: str, resources: list[Resource]) -> list[tuple[str, str | None]]:
+    policy = next(p for p in stack_policies() if p.name == rule)
+    args = StackValidationArgs(
+        [PolicyResource(r.type, r.props, r.urn, r.name, None, None, None, [], {}) for r in resources], config={}
+    )
+    reported: list[tuple[str, str | None]] = []
+    policy.validate(args, lambda message, urn=None: reported.append((message, urn)))
+    return reported
+
+
+def test_the_pack_reads_the_stacks_opt_in_from_the_component_as_the_plan_does() -> None:
+    public = res(AKS, _public(AKS, PUBLIC[2][1], ["203.0.113.0/25"]), "aks")
+    assert _pack_reports("kubernetes-private-endpoint", [cluster(**OPTED_IN), public]) == []
+    reported = _pack_reports("kubernetes-private-endpoint", [cluster(), public])
+    assert [urn for _, urn in reported] == ["urn:aks"] and "kubernetes.publicEndpoint is false" in reported[0][0]
+    bad = res(RELEASE, {**_release("gpu-operator"), "version": "v1.0.0"}, "rel")
+    assert [urn for _, urn in _pack_reports("kubernetes-workloads", [cluster(), bad])] == ["urn:rel"]
 
 
 KUBERNETES_STACKS = ["aws-eks-h100", "gcp-gke-a3mega", "azure-aks-h100", "alicloud-ack-erdma"]
