@@ -25,6 +25,7 @@ from .kubernetes import build_kubernetes
 from .network import build_nat, build_vpcs
 from .nodes import build_nodes
 from .placement import build_placement
+from .scaling import build_scaling
 from .slurm import build_head, login_script, slurm_output
 from .storage import build_shared
 
@@ -71,6 +72,10 @@ class CloudCluster(pulumi.ComponentResource):
             self.slurm.address if self.slurm else None,
         )
         self.template = self.nodes.template
+        head = self.slurm.address if self.slurm else None
+        self.scaling = build_scaling(
+            name, layout, self.network, self.identity, self.nodes, self, self.health_check, source, head
+        )
         self.login = build_login(name, layout, self.network, self.identity, child, login_script(self.slurm, source))
 
         self.outputs = {
@@ -100,6 +105,8 @@ class CloudCluster(pulumi.ComponentResource):
         self.outputs["metrics"] = metrics_output(layout)
         if self.slurm is not None:
             self.outputs["slurm"] = slurm_output(self.slurm, self.outputs["access"])
+        if self.scaling is not None:
+            self.outputs["scaling"] = self.scaling.output(layout)
         self.register_outputs(self.outputs)
 
     def _network_outputs(self, layout: GcpLayout) -> dict[str, Any]:

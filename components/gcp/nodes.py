@@ -60,12 +60,15 @@ def build_nodes(
     compact = placement if workload is None else None
     template = _template(name, layout, net, image, identity, compact, child, mount_source, head_address)
     nodes = Nodes(image, template)
+    elastic = layout.elastic
     if spec.node_group == "managed":
+        # with an autoscaler the group's size is its business after the deploy (gcp/scaling.py)
+        autoscaled = elastic is not None and elastic.autoscaler is not None
         nodes.group = gcp.compute.InstanceGroupManager(
             f"{name}-mig",
             base_instance_name=f"{spec.name}-node",
             zone=layout.zone,
-            target_size=spec.nodes,
+            target_size=spec.nodes if elastic is None else elastic.spot_target,
             versions=[
                 gcp.compute.InstanceGroupManagerVersionArgs(name="primary", instance_template=template.self_link_unique)
             ],
@@ -80,7 +83,9 @@ def build_nodes(
             )
             if health_check is not None and layout.health_probe is not None
             else None,
-            opts=child,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["targetSize"]))
+            if autoscaled
+            else child,
         )
     else:
         nodes.instances = [

@@ -47,6 +47,8 @@ from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, image_for, scratch_for
+from .gcp_scaling import Elastic
+from .gcp_scaling import plan as elastic_plan
 from .kubernetes import GPU_TAINT, gpu_labels
 from .shared import Shared, shared_for
 from .slurm import HEAD_PLACEHOLDER, SlurmLayout, slurm_layout
@@ -280,6 +282,7 @@ class GcpLayout:
     shared: Shared | None = None  # storage.shared: Managed Lustre on the host VPC, or an existing filesystem
     kubernetes: Gke | None = None  # scheduler kubernetes: the GKE cluster, its pools and in-cluster objects
     slurm: GcpSlurm | None = None  # scheduler slurm: the head node, the MUNGE secret, the Slurm bootstraps
+    elastic: Elastic | None = None  # scaling / spot.onDemandBase: the autoscaler and the standard floor group
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -1166,7 +1169,9 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     access = _access(spec, rules, warnings)
     if access.login is not None:
         nics = tuple(replace(n, external_ip=False) for n in nics)
-    if spec.node_group == "managed" and spec.max_nodes > spec.nodes and not k8s:
+    no_on_demand = any(row.instanceType.startswith(p) for p in rules["consumption"]["noOnDemand"])
+    elastic = None if k8s else elastic_plan(spec, no_on_demand)
+    if spec.node_group == "managed" and spec.max_nodes > spec.nodes and not k8s and spec.scaling is None:
         warnings.append(
             f"{CLUSTER_KEY}.maxNodes: the managed instance group starts at {spec.nodes} nodes and has no "
             f"autoscaler (GPU training has no useful CPU signal); resize it up to {spec.max_nodes} yourself"
@@ -1218,6 +1223,8 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     parts = () if k8s else node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None)
     if slurm is not None:  # after the health part: the HealthCheckProgram runs the same check
         parts = (*parts, *slurm.compute_parts)
+    if elastic is not None:
+        parts = (*parts, *elastic.parts)
     # GKE reserves the startup-script and user-data metadata keys of its nodes: no node bootstrap there
     script = None if k8s else startup_script(parts)
     metadata = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
@@ -1252,6 +1259,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         shared=shared,
         kubernetes=gke,
         slurm=slurm,
+        elastic=elastic,
     )
 
 
