@@ -108,3 +108,20 @@ def test_a_release_moved_to_another_namespace_is_reinstalled() -> None:
         next(w for w in diff.warnings if w.startswith("DISRUPTION: may replace Helm release"))
     ]
     assert "uninstalled, then installed again" in diff.warnings[0]
+
+
+def _eks(**inputs: Any) -> dict[str, Any]:
+    res = {"urn": "urn:pulumi:s::p::aws:eks/cluster:Cluster::k", "type": "aws:eks/cluster:Cluster", "name": "k"}
+    return {"stack": "s", "cloud": "aws", "resources": [{**res, "custom": True, "inputs": inputs}], "summary": {}}
+
+
+def test_a_block_added_whole_is_judged_by_the_paths_inside_it() -> None:
+    """The rule names `kubernetesNetworkConfig.serviceIpv4Cidr`; the diff sees `kubernetesNetworkConfig` appear."""
+    base = _eks(version="1.36")
+    replaced = diff_plans(base, _eks(version="1.36", kubernetesNetworkConfig={"serviceIpv4Cidr": "172.21.0.0/16"}))
+    assert [c.verdict for c in replaced.changed] == ["replace"]
+    assert replaced.warnings == [  # no plan summary names it a control plane: the data rule's words
+        "DATA LOSS: replaces aws:eks/cluster:Cluster `k` (`kubernetesNetworkConfig`): the data on it is lost"
+    ]
+    in_place = diff_plans(base, _eks(version="1.36", accessConfig={"authenticationMode": "API"}))
+    assert [c.verdict for c in in_place.changed] == ["update"]

@@ -145,6 +145,15 @@ def _walk(old: Any, new: Any, path: str, secret: bool, out: list[Change], counte
         out.append(Change(path, _mask(old, secret), _mask(new, secret)))
 
 
+def _leaf_paths(value: Any, path: str) -> list[str]:
+    """The paths inside a mapping or list that a change replaces whole (`block.key`, list indices kept)."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in [_join(path, str(k)), *_leaf_paths(v, _join(path, str(k)))]]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _leaf_paths(v, f"{path}[{i}]")]
+    return []
+
+
 def _references(
     inputs: Any, counter: _Counter, path: str = "", parent: dict[str, Any] | None = None
 ) -> list[tuple[str, str, dict[str, Any] | None, str]]:
@@ -240,7 +249,12 @@ def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Ru
     def judge(item: Changed, res: dict[str, Any]) -> None:
         rule = rules.rule(item.type)
         for ch in item.changes:
-            verdict: Verdict = classify(rule, ch.path) if res.get("custom", True) else "update"
+            verdict: Verdict = "update"
+            if res.get("custom", True):
+                # a block added or removed whole changes every path inside it (EKS: kubernetesNetworkConfig
+                # added with a serviceIpv4Cidr replaces the cluster, though the rule names only the inner path)
+                inner = [p for side in (ch.old, ch.new) for p in _leaf_paths(side, ch.path)]
+                verdict = max((classify(rule, p) for p in [ch.path, *inner]), key=SEVERITY.__getitem__)
             if SEVERITY[verdict] > SEVERITY[item.verdict]:
                 item.verdict, item.reasons = verdict, []
             if verdict == item.verdict and verdict != "update" and len(item.reasons) < 3:
