@@ -17,6 +17,7 @@ import pytest
 import yaml
 from rich.console import Console
 
+from components import bootstrap
 from components.layout import alicloud as ali
 from components.layout.slurm import HEAD_PLACEHOLDER
 from components.plan.render import render_json, render_table
@@ -108,7 +109,7 @@ def test_the_key_is_never_in_clear_in_inputs_outputs_or_the_printed_plan(plan):
         assert 'KMS_ENDPOINT="https://kms-vpc.cn-beijing.aliyuncs.com"' in env
         assert ali.CIPHERTEXT_PLACEHOLDER not in json.dumps(files)
         assert KEY_MOCK not in json.dumps(files)
-        assert files["/usr/local/sbin/gpu-cluster-munge-key"] == HOOK.read_text()
+        assert files["/usr/local/sbin/gpu-cluster-munge-key"] == bootstrap.script("alicloud_munge_key.sh")
 
 
 def test_every_user_data_stays_under_alibabas_16_kb(plan):
@@ -222,7 +223,7 @@ def signature(secret: str, params: dict[str, str]) -> str:
 
 
 def test_hook_is_the_one_the_layout_ships():
-    assert ali.munge_hook() == HOOK.read_text()
+    assert ali.munge_hook() == bootstrap.script("alicloud_munge_key.sh")
 
 
 def test_hook_decrypts_with_the_role_and_prints_only_the_key(tmp_path):

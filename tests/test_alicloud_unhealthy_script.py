@@ -10,6 +10,9 @@ import subprocess
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlsplit
 
+import pytest
+
+from components import bootstrap
 from components.layout import alicloud as ali
 
 SCRIPT = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "alicloud_unhealthy.sh"
@@ -61,7 +64,7 @@ def signature(secret: str, params: dict[str, str]) -> str:
 
 
 def test_script_is_the_hook_the_layout_ships():
-    assert ali.unhealthy_hook() == SCRIPT.read_text()
+    assert ali.unhealthy_hook() == bootstrap.script("alicloud_unhealthy.sh")
 
 
 def test_signature_reproduces_alibabas_worked_example():
@@ -123,4 +126,16 @@ def test_without_a_ram_role_it_fails_and_says_why(tmp_path):
 
 def test_shellcheck_clean():
     proc = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+@pytest.mark.parametrize("name", ["alicloud_unhealthy.sh", "alicloud_munge_key.sh"])
+def test_a_node_gets_one_self_contained_script(tmp_path, name):
+    """The hooks source alicloud_rpc.sh beside them; what a node gets has the library inlined in its place."""
+    rendered = bootstrap.script(name)
+    assert 'alicloud_rpc.sh"' not in rendered and rendered.count("rpc_call() {") == 1
+    assert rendered.startswith("#!/bin/bash\n") and rendered.endswith('    main "$@"\nfi\n')
+    path = tmp_path / name
+    path.write_text(rendered)
+    proc = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout

@@ -13,6 +13,7 @@ Parts must be idempotent: they run again at every boot (local NVMe is wiped on s
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -46,10 +47,15 @@ class Part:
         return not self.files and not self.commands
 
 
+# A hook sources a library beside it (so it runs as is from the repository, in the tests); on a node it is one file,
+# the library's text in place of that line.
+_SOURCE_BESIDE = re.compile(r'^# shellcheck source=(\S+)\n\. "\$\{BASH_SOURCE\[0\]%/\*\}/\1"\n', re.M)
+
+
 @cache
 def script(name: str) -> str:
-    """A shell script shipped beside this module (shellcheck-clean; tested against stubs)."""
-    return (_HERE / name).read_text()
+    """A shell script shipped beside this module (shellcheck-clean; tested against stubs), libraries inlined."""
+    return _SOURCE_BESIDE.sub(lambda m: (_HERE / m.group(1)).read_text(), (_HERE / name).read_text())
 
 
 def env_file(values: Mapping[str, str]) -> str:
