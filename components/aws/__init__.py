@@ -10,7 +10,8 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `nodes`: placement group, image, launch template, Auto Scaling group or N instances;
 - `storage`: the shared filesystem (FSx for Lustre or EFS) and its security group;
 - `kubernetes`: scheduler kubernetes's EKS control plane, node groups and in-cluster releases;
-- `slurm`: scheduler slurm's head node, MUNGE secret and Slurm ports.
+- `slurm`: scheduler slurm's head node, MUNGE secret and Slurm ports;
+- `scaling`: elastic fleets' target-tracking policy, scheduled actions and SQS queue.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from ..contract import capabilities
 from ..layout.aws import AwsLayout
 from ..layout.kubernetes import LABEL_PREFIX
 from .access import access_output, build_endpoints, build_key_pair, build_login
-from .identity import build_health_policy, build_identity
+from .identity import build_health_policy, build_identity, build_scaling_policy
 from .kubernetes import build_kubernetes, kubernetes_output
 from .naming import Context
 from .network import Network, build_network
 from .nodes import build_nodes
+from .scaling import build_queue, build_scaling
 from .slurm import build_head, connect, login_user_data, slurm_output
 from .storage import build_shared
 
@@ -97,6 +99,13 @@ class CloudCluster(pulumi.ComponentResource):
 
         self.health_policy = build_health_policy(ctx, self.identity, nodes.group)
         inline = [self.health_policy[1]] if self.health_policy else None
+        self.scaling = None
+        if layout.scaling is not None and nodes.group is not None:
+            queue = build_queue(ctx, layout.scaling)
+            self.scaling = build_scaling(ctx, nodes.group, queue)
+            self.scaling_policy = build_scaling_policy(ctx, self.identity, queue)
+            if self.scaling_policy:
+                inline = [*(inline or []), *self.scaling_policy[1]]
         access = access_output(ctx, self.login, nodes.group, nodes.instances)
 
         node_ids: pulumi.Output[Any]
@@ -116,6 +125,8 @@ class CloudCluster(pulumi.ComponentResource):
             "placementApplied": layout.placement_applied,
             "metrics": metrics_output(layout, access["nodes"]),
         }
+        if self.scaling is not None and layout.scaling is not None:
+            self.outputs["scaling"] = self.scaling.output(layout.scaling)
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if self.slurm is not None:

@@ -114,3 +114,43 @@ def build_health_policy(
         opts=ctx.child,
     )
     return policy, {"action": action, "resource": group.arn}
+
+
+def build_scaling_policy(
+    ctx: Context, identity: Identity, queue: aws.sqs.Queue | None
+) -> tuple[aws.iam.RolePolicy, list[dict[str, Any]]] | None:
+    """Elastic fleets: the node role may put the GPU metric into its one namespace, and consume its own queue.
+
+    `cloudwatch:PutMetricData` has no resource ARN; the `cloudwatch:namespace` condition is what scopes it
+    (catalog/scaling/aws.yaml gpuUtilization.permissionSource). With queue auto the workers on the nodes receive
+    and delete messages of that queue only. With identity.existing the grant is the profile owner's to make.
+    """
+    scaling = ctx.layout.scaling
+    if scaling is None or identity.role is None:
+        return None
+    metric = scaling.permission
+    if metric is None and queue is None:
+        return None
+    consume = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"]
+
+    def document(queue_arn: str | None) -> str:
+        statements = [metric] if metric is not None else []
+        if queue_arn is not None:
+            statements.append(
+                {"Sid": "ConsumeOwnQueue", "Effect": "Allow", "Action": consume, "Resource": queue_arn}
+            )
+        return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+    policy_doc: pulumi.Input[str] = queue.arn.apply(document) if queue is not None else document(None)
+    policy = aws.iam.RolePolicy(
+        f"{ctx.name}-node-role-scaling",
+        role=identity.role.name,
+        policy=policy_doc,
+        opts=ctx.child,
+    )
+    inline: list[dict[str, Any]] = []
+    if metric is not None:
+        inline.append({"action": metric["Action"], "namespace": scaling.gpu.namespace if scaling.gpu else None})
+    if queue is not None:
+        inline.append({"action": consume, "resource": queue.arn})
+    return policy, inline

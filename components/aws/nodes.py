@@ -218,6 +218,8 @@ def _auto_scaling_group(
     spec = layout.spec
     mixed = None
     launch_template: Any = lt_ref
+    scaling = layout.scaling  # elastic fleet (layout.aws_scaling); None: the group as before
+    spot = scaling.spot if scaling is not None else None
     if layout.market == "spot":
         # Spot through a mixed-instances policy: the template stays market-neutral and the
         # group asks for 100% spot with the capacity-optimized strategy (fewest interruptions).
@@ -233,15 +235,26 @@ def _auto_scaling_group(
                 on_demand_base_capacity=0,
                 on_demand_percentage_above_base_capacity=0,
                 spot_allocation_strategy="capacity-optimized",
+            )
+            if spot is None
+            else aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                # elastic fleet: the first onDemandBase nodes on demand, every node above them Spot
+                on_demand_base_capacity=spot.on_demand_base,
+                on_demand_percentage_above_base_capacity=0,
+                spot_allocation_strategy=spot.allocation_strategy,
             ),
         )
     return aws.autoscaling.Group(
         f"{ctx.name}-asg",
         desired_capacity=spec.nodes,
-        min_size=0 if spec.max_nodes > spec.nodes else spec.nodes,
+        min_size=scaling.min_size if scaling else 0 if spec.max_nodes > spec.nodes else spec.nodes,
         max_size=spec.max_nodes,
         launch_template=launch_template,
         mixed_instances_policy=mixed,
+        capacity_rebalance=True if spot is not None and spot.capacity_rebalance else None,
+        # queueDepth divides by GroupInServiceInstances, which CloudWatch has only with group metrics on
+        enabled_metrics=[scaling.queue.group_metric] if scaling and scaling.queue else None,
+        metrics_granularity="1Minute" if scaling and scaling.queue else None,
         vpc_zone_identifiers=[net.subnet.id],
         placement_group=placement_group.name if placement_group else None,
         # GPU nodes take minutes to boot and pull images; do not let the group block the deploy.
@@ -250,5 +263,11 @@ def _auto_scaling_group(
             aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True)
             for k, v in {**ctx.layout.tags, "Name": f"{spec.name}-node"}.items()
         ],
-        opts=ctx.child,
+        # once a policy or a schedule moves the group, `nodes` is the count at deploy only: a later
+        # `pulumi up` must not reset what the scaling did
+        opts=(
+            pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(ignore_changes=["desiredCapacity"]))
+            if scaling is not None and scaling.metric is not None
+            else ctx.child
+        ),
     )

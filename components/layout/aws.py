@@ -27,6 +27,9 @@ from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for, split_cidr
+from .aws_scaling import AwsScaling
+from .aws_scaling import data as scaling_data
+from .aws_scaling import plan as scaling_plan
 from .aws_slurm import AwsSlurm
 from .aws_slurm import plan as slurm_plan
 from .kubernetes import GPU_TAINT, LABEL_PREFIX, Release, gpu_labels, releases
@@ -119,6 +122,7 @@ class AwsLayout:
     shared_note: str | None = None  # why an EFA node type gets a TCP-only FSx
     kubernetes: EksLayout | None = None  # scheduler kubernetes: the EKS control plane, its pools and releases
     slurm: AwsSlurm | None = None  # scheduler slurm: the head node, the MUNGE secret, the Slurm bootstraps
+    scaling: AwsScaling | None = None  # elastic fleet: minNodes, scaling policies and schedules, the Spot mix
 
     @property
     def efa_count(self) -> int:
@@ -193,6 +197,9 @@ def plan(spec: ClusterSpec) -> AwsLayout:
     slurm = slurm_plan(spec, shared.mount if shared else None)
     if slurm is not None:
         parts = (*parts, *slurm.compute_parts)
+    scaling = scaling_plan(spec)
+    if scaling is not None:
+        parts = (*parts, scaling.agent)
     market: Literal["on-demand", "spot", "capacity-block"] = (
         "spot" if spec.spot else "capacity-block" if spec.reservation_type == "capacity-block" else "on-demand"
     )
@@ -210,7 +217,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         capacity_reservation_id=spec.reservation or None,
         user_data=bootstrap.cloud_init(parts),
         tags={"Name": spec.name, **spec.base_tags},
-        identity=node_identity(spec),
+        identity=_fleet_identity(node_identity(spec), scaling),
         access=access_plan(spec),
         placement_applied="none" if spec.placement == "none" else spec.placement,
         fabric_usability=usability,
@@ -222,6 +229,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         shared=shared,
         shared_note=efa_note(shared, efa_capable),
         slurm=slurm,
+        scaling=scaling,
     )
     return layout if spec.kubernetes is None else _with_kubernetes(layout)
 
@@ -338,6 +346,15 @@ def _health_hook(spec: ClusterSpec) -> bool:
             "instance is not replaced); use report (the default for instances) or nodeGroup: managed",
         )
     return True
+
+
+def _fleet_identity(identity: NodeIdentity, scaling: AwsScaling | None) -> NodeIdentity:
+    """With gpuUtilization the CloudWatch agent's one write is the inline PutMetricData grant scoped to its namespace
+    (aws_scaling.permission): the broader CloudWatchAgentServerPolicy (every namespace, logs) is then left off."""
+    if scaling is None or scaling.gpu is None:
+        return identity
+    broad = scaling_data()["gpuUtilization"]["replacesPolicy"]
+    return replace(identity, policies=tuple(p for p in identity.policies if p != broad))
 
 
 def node_identity(spec: ClusterSpec) -> NodeIdentity:
