@@ -181,7 +181,7 @@ class SlurmConfig(_Model):
     """`slurm` (scheduler: slurm): a head node running slurmctld; the GPU nodes run slurmd (configless)."""
 
     head_instance_type: str | None = Field(None, min_length=1)  # default: the cloud's loginDefaultType
-    accounting: bool = False  # slurmdbd with a local MariaDB on the head node
+    accounting: bool = False  # slurmdbd: not built yet (refused when true)
     partition: str = Field("gpu", pattern=r"^[a-z][a-z0-9_-]{0,30}$")
 
 
@@ -1069,6 +1069,23 @@ def _slurm(ctx: _Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
             f"{k}nodes",
             "0 with scheduler slurm: the partition would be empty (Slurm power saving is not built, "
             "so the group size is nodes); use 1 or more",
+        )
+    if slurm.accounting:
+        yield ConfigError(
+            f"{k}slurm.accounting",
+            "true, but slurmdbd (accounting) is not built yet; use false (jobs run, sacct has no history)",
+        )
+    if cfg.gpu_partition is not None:
+        yield ConfigError(
+            f"{k}gpuPartition",
+            f"{cfg.gpu_partition} with scheduler slurm: MIG instances as Slurm GRES are not built; "
+            "drop gpuPartition (whole GPUs are the GRES)",
+        )
+    if cfg.network.egress != "nat":
+        yield ConfigError(
+            f"{k}network.egress",
+            f"{cfg.network.egress} with scheduler slurm: the head, GPU and login nodes install Slurm and MUNGE at "
+            "boot from packages.microsoft.com and Ubuntu's archive (catalog/slurm.yaml); use nat",
         )
     head = slurm.head_instance_type
     if head is not None and catalog.find(ctx.cloud, head):

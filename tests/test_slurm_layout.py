@@ -152,9 +152,9 @@ def test_scheduler_none_has_no_slurm_layer():
     ids=["accounting", "egress-none"],
 )
 def test_what_is_not_built_is_refused_with_the_key(cluster, key, text):
-    spec = build_spec(stack_values("aws-h100", **cluster), "t")
+    """The spec refuses it, with the other problems of the config, before any layout."""
     with pytest.raises(ConfigError) as info:
-        slurm_layout(spec)
+        build_spec(stack_values("aws-h100", **cluster), "t")
     assert info.value.key == f"gpu-cluster:cluster.{key}" and text in str(info.value)
 
 
@@ -165,7 +165,7 @@ def test_mig_partitions_are_refused():
         "gpu-cluster:cluster": {"gpu": "A100:8", "nodes": 1, "scheduler": "slurm", "gpuPartition": "1g.10gb"},
     }
     with pytest.raises(ConfigError) as info:
-        slurm_layout(build_spec(values, "t"))
+        build_spec(values, "t")
     assert info.value.key == "gpu-cluster:cluster.gpuPartition"
 
 

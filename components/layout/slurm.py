@@ -191,25 +191,9 @@ def default_switches(spec: ClusterSpec) -> tuple[str, ...]:
 
 
 def _check(spec: ClusterSpec) -> None:
+    """What the catalog must give (the spec refused the Slurm options that are not built)."""
     k = f"{CLUSTER_KEY}."
     assert spec.slurm is not None
-    if spec.slurm.accounting:
-        raise ConfigError(
-            f"{k}slurm.accounting",
-            "true, but slurmdbd (accounting) is not built yet; use false (jobs run, sacct has no history)",
-        )
-    if spec.gpu_partition is not None:
-        raise ConfigError(
-            f"{k}gpuPartition",
-            f"{spec.gpu_partition[0]} with scheduler slurm: MIG instances as Slurm GRES are not built; "
-            "drop gpuPartition (whole GPUs are the GRES)",
-        )
-    if spec.network.egress != "nat":
-        raise ConfigError(
-            f"{k}network.egress",
-            f"{spec.network.egress} with scheduler slurm: the head, GPU and login nodes install Slurm and MUNGE at "
-            "boot from packages.microsoft.com and Ubuntu's archive; use nat",
-        )
     if spec.instance.memoryGiB is None:
         raise ConfigError(
             f"{k}instanceType",
