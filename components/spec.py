@@ -27,7 +27,7 @@ from . import catalog, placeholders
 from .catalog import CLOUDS, Cloud, InstanceType
 from .catalog import kubernetes as kubernetes_offers
 from .catalog import storage as shared_storage
-from .contract import Capabilities, capabilities
+from .contract import Capabilities, capabilities, capability_data
 from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
 from .existing_network import check as check_existing_network
 from .policy import wide_public
@@ -219,6 +219,15 @@ class ScalingConfig(_Model):
         return value
 
 
+class EncryptionConfig(_Model):
+    """`encryption`: the key of every disk and filesystem the stack creates (capabilities `encryption:`)."""
+
+    # provider: the cloud's own managed keys (as before); auto: one key per cluster in the cloud's KMS, rotated,
+    # protected; else an existing key, in the cloud's id form
+    key: str = Field("provider", min_length=1)
+    algorithm: Literal["aes256", "sm4"] = "aes256"  # sm4: Alibaba KMS `Aliyun_SM4` keys, with key auto
+
+
 class ClusterConfig(_Model):
     """`gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
 
@@ -253,6 +262,9 @@ class ClusterConfig(_Model):
     scheduler: Literal["none", "kubernetes", "slurm"] = "none"
     kubernetes: KubernetesConfig | None = None
     slurm: SlurmConfig | None = None
+    encryption: EncryptionConfig = EncryptionConfig()
+    # a named set of policy rules and levels (components/policy/profiles.yaml)
+    compliance: Literal["none", "cis", "mlps3"] = "none"
     aws: AwsOptions | None = None
     azure: AzureOptions | None = None
     gcp: GcpOptions | None = None
@@ -337,6 +349,10 @@ class ClusterSpec:
     spot_on_demand_base: int = 0
     spot_fallback: Literal["onDemand", "none"] = "none"
     scaling: ScalingSpec | None = None  # None: nothing moves the group between minNodes and maxNodes
+    # provider | auto | an existing key's id; algorithm sm4 only with auto on Alibaba
+    encryption_key: str = "provider"
+    encryption_algorithm: Literal["aes256", "sm4"] = "aes256"
+    compliance: Literal["none", "cis", "mlps3"] = "none"
     scheduler: Literal["none", "kubernetes", "slurm"] = "none"
     kubernetes: KubernetesSpec | None = None  # scheduler kubernetes, version and system type resolved
     slurm: SlurmConfig | None = None  # scheduler slurm, headInstanceType resolved
@@ -1096,6 +1112,30 @@ def _slurm(ctx: _Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
         )
 
 
+def _encryption(ctx: _Context) -> Iterator[ConfigError]:
+    """`encryption`: a key the cloud takes (its capabilities' `encryption:` patterns), SM4 only where it is sold."""
+    enc, k = ctx.cfg.encryption, f"{CLUSTER_KEY}.encryption"
+    data = capability_data(ctx.cloud).get("encryption")
+    if data is None:
+        if enc.key != "provider" or enc.algorithm != "aes256":
+            yield ConfigError(f"{k}.key", f"customer-managed keys are not built on {ctx.cloud}; allowed: provider")
+        return
+    if enc.key not in ("provider", "auto") and not re.fullmatch(data["keyPattern"], enc.key):
+        yield ConfigError(f"{k}.key", f"got {_describe(enc.key)}; allowed: provider, auto or {data['keyHint']}")
+    if enc.algorithm == "sm4":
+        sm4_regions = data.get("sm4Regions")
+        if sm4_regions is None:
+            yield ConfigError(f"{k}.algorithm", f"sm4 is an Alibaba Cloud KMS key spec; {ctx.cloud} has none")
+        elif enc.key != "auto":
+            yield ConfigError(f"{k}.algorithm", "sm4 applies to the key the stack creates: set key: auto")
+        elif ctx.region not in sm4_regions:
+            yield ConfigError(
+                f"{k}.algorithm",
+                f"sm4 keys are not offered in {ctx.region}; regions with SM4 keys: {', '.join(sm4_regions)} "
+                f"({' '.join(str(data.get('sm4Source', '')).split())})",
+            )
+
+
 def _gpu_vendor(ctx: _Context) -> Iterator[ConfigError]:
     """On GPUs that are not NVIDIA's, the plan says what the node bootstrap does not cover (catalog.vendor_gaps)."""
     row = ctx.row
@@ -1133,6 +1173,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _scheduler,
     _gpu_vendor,
     _scaling,
+    _encryption,
 )
 
 
@@ -1264,6 +1305,9 @@ def _cross_check(
         spot_on_demand_base=_spot(cfg).on_demand_base if _spot(cfg).enabled else 0,
         spot_fallback=_spot(cfg).fallback if _spot(cfg).enabled else "none",
         min_nodes=_min_nodes(cfg),
+        encryption_key=cfg.encryption.key,
+        encryption_algorithm=cfg.encryption.algorithm,
+        compliance=cfg.compliance,
         scaling=_scaling_spec(cfg),
         reservation=cfg.reservation,
         reservation_type=cfg.reservation_type,
