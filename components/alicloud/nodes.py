@@ -197,15 +197,23 @@ def _scaling_group(
     replacements: Mapping[str, pulumi.Input[str]] | None = None,
 ) -> alicloud.ess.ScalingGroup:
     spec = layout.spec
+    fleet = layout.fleet  # elastic fleet (layout.alicloud_scaling); None: the group as before
+    mix = fleet.spot if fleet is not None else None
     group = alicloud.ess.ScalingGroup(
         f"{name}-ess",
         scaling_group_name=f"{spec.name}-nodes",
-        min_size=0 if spec.max_nodes > spec.nodes else spec.nodes,
+        min_size=fleet.min_size if fleet else 0 if spec.max_nodes > spec.nodes else spec.nodes,
         max_size=spec.max_nodes,
         desired_capacity=spec.nodes,
         vswitch_ids=[network.vswitch.id],
         # spot: when a spot recycling message arrives, ESS launches a replacement first.
         spot_instance_remedy=True if layout.spot else None,
+        # the Spot mix: onDemandBase pay-as-you-go nodes, preemptible above them, and with fallback onDemand
+        # pay-as-you-go when preemptible capacity is short (all three need the cost optimization mode)
+        multi_az_policy=mix.multi_az_policy if mix else None,
+        on_demand_base_capacity=mix.on_demand_base if mix else None,
+        on_demand_percentage_above_base_capacity=mix.on_demand_percentage_above_base if mix else None,
+        compensate_with_on_demand=mix.compensate_with_on_demand if mix else None,
         tags=dict(tags),
         opts=child,
     )

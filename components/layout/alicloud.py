@@ -51,6 +51,8 @@ from ..contract import capabilities, capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
+from .alicloud_scaling import AlicloudFleet
+from .alicloud_scaling import plan as fleet_plan
 from .kubernetes import GPU_TAINT, Release, gpu_labels, releases
 from .shared import Shared, shared_for
 from .slurm import HEAD_PLACEHOLDER, SlurmLayout, slurm_layout
@@ -256,6 +258,7 @@ class AlicloudLayout:
     shared: Shared | None = None  # storage.shared: General-purpose NAS or an existing filesystem
     kubernetes: AckLayout | None = None  # scheduler: kubernetes (ACK); None builds the nodes as today
     slurm: AliSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key's delivery, the login client
+    fleet: AlicloudFleet | None = None  # elastic fleet: minNodes and the Spot mix of the ESS group
 
     @property
     def eri_count(self) -> int:
@@ -646,6 +649,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         shared=shared,
         kubernetes=kubernetes,
         slurm=slurm,
+        fleet=fleet_plan(spec),
     )
 
 
