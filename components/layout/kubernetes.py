@@ -94,18 +94,24 @@ def merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def releases(spec: ClusterSpec) -> tuple[Release, ...]:
-    """The cloud's releases whose `when:` matches the spec, in the data's order."""
+def _selected(spec: ClusterSpec, key: str) -> list[dict[str, Any]]:
+    """The entries of the cloud's `releases:` / `manifests:` whose `when:` matches the spec, in the data's order."""
     offer = offers.offer(spec.cloud)
     if offer is None or spec.kubernetes is None:
-        return ()
+        return []
     facts = _facts(spec)
+    return [entry for entry in offer.extra.get(key) or [] if _matches(entry.get("when") or {}, facts)]
+
+
+def _words(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def releases(spec: ClusterSpec) -> tuple[Release, ...]:
+    """The cloud's releases for the spec, each chart's shared values under the cloud's own."""
     out = []
-    for entry in offer.extra.get("releases") or []:
-        if not _matches(entry.get("when") or {}, facts):
-            continue
+    for entry in _selected(spec, "releases"):
         chart = charts()[entry["chart"]]
-        values = merge(chart.get("values") or {}, entry.get("values") or {})
         out.append(
             Release(
                 name=entry.get("name", entry["chart"]),
@@ -113,9 +119,9 @@ def releases(spec: ClusterSpec) -> tuple[Release, ...]:
                 repo=chart["repo"],
                 version=str(chart["version"]),
                 namespace=entry.get("namespace", chart["namespace"]),
-                values=values,
-                why=" ".join(str(entry["why"]).split()),
-                source=" ".join(str(chart["source"]).split()),
+                values=merge(chart.get("values") or {}, entry.get("values") or {}),
+                why=_words(entry["why"]),
+                source=_words(chart["source"]),
             )
         )
     return tuple(out)
@@ -136,15 +142,9 @@ class Manifest:
 
 
 def manifests(spec: ClusterSpec) -> tuple[Manifest, ...]:
-    """The cloud's `manifests:` entries whose `when:` matches the spec, in the data's order."""
-    offer = offers.offer(spec.cloud)
-    if offer is None or spec.kubernetes is None:
-        return ()
-    facts = _facts(spec)
+    """The cloud's custom resources for the spec."""
     out = []
-    for entry in offer.extra.get("manifests") or []:
-        if not _matches(entry.get("when") or {}, facts):
-            continue
+    for entry in _selected(spec, "manifests"):
         body = entry["manifest"]
         meta = body.get("metadata") or {}
         out.append(
@@ -155,7 +155,7 @@ def manifests(spec: ClusterSpec) -> tuple[Manifest, ...]:
                 namespace=meta.get("namespace"),
                 spec=copy.deepcopy(body.get("spec") or {}),
                 after=entry.get("after"),
-                why=" ".join(str(entry["why"]).split()),
+                why=_words(entry["why"]),
             )
         )
     return tuple(out)
