@@ -75,7 +75,7 @@ def test_shipped_fleet_night_schedule_moves_only_the_desired_count(shipped):
     assert [(s["recurrence"], s["desiredCapacity"]) for s in schedules] == [("0 22 * * *", 0), ("0 7 * * 1-5", 1)]
     for s in schedules:
         assert s["timeZone"] == "America/New_York"
-        assert (s["minSize"], s["maxSize"]) == (-1, -1)
+        assert (s["minSize"], s["maxSize"]) == (s["desiredCapacity"], -1)  # the entry's count is the floor
         assert s["autoscalingGroupName"] == "<autoname:inference-aws-asg>"
     assert len({s["scheduledActionName"] for s in schedules}) == 2
 
@@ -188,8 +188,22 @@ def test_spot_fallback_on_demand_is_refused_on_aws_with_its_key():
     assert info.value.key == "gpu-cluster:cluster.spot.fallback"
 
 
+@pytest.mark.parametrize("schedule", [[], [{"cron": "0 22 * * *", "nodes": 0}]])
+def test_gpu_utilisation_from_zero_with_nothing_to_bring_nodes_back_is_refused(schedule):
+    values = fleet(scaling={"metric": "gpuUtilization", "target": 60, "schedule": schedule})
+    with pytest.raises(ConfigError) as info:
+        aws_layout.plan(spec_of(values))
+    assert info.value.key == "gpu-cluster:cluster.minNodes"
+    assert "no GPU metric" in info.value.message
+
+
+def test_gpu_utilisation_with_a_floor_of_one_needs_no_schedule():
+    layout = aws_layout.plan(spec_of(fleet(minNodes=1, scaling={"metric": "gpuUtilization", "target": 60})))
+    assert layout.scaling is not None and layout.scaling.min_size == 1 and layout.scaling.schedule == ()
+
+
 def test_gpu_utilisation_without_egress_is_refused_with_its_key():
-    values = fleet(scaling={"metric": "gpuUtilization", "target": 60}, network={"egress": "none"})
+    values = fleet(minNodes=1, scaling={"metric": "gpuUtilization", "target": 60}, network={"egress": "none"})
     with pytest.raises(ConfigError) as info:
         aws_layout.plan(spec_of(values))
     assert info.value.key == "gpu-cluster:cluster.network.egress"

@@ -133,8 +133,9 @@ def build_scaling(ctx: Context, group: aws.autoscaling.Group, queue: aws.sqs.Que
             recurrence=action.cron,
             time_zone=scaling.time_zone,
             desired_capacity=action.nodes,
-            # -1: the group's bounds stay minNodes..maxNodes; only the desired count moves
-            min_size=-1,
+            # the entry's count is also the floor until the next entry: target tracking on an idle fleet cannot
+            # take it below what the schedule asked for (and a night entry of 0 lets it reach zero); -1: max stays
+            min_size=action.nodes,
             max_size=-1,
             opts=ctx.child,
         )

@@ -191,7 +191,7 @@ def plan(spec: ClusterSpec) -> AwsScaling | None:
     scaling = spec.scaling
     metric = scaling.metric if scaling else None
     gpu = None
-    if metric == "gpuUtilization":
+    if scaling is not None and metric == "gpuUtilization":
         if spec.network.egress == "none":
             raise ConfigError(
                 f"{k}network.egress",
@@ -200,6 +200,13 @@ def plan(spec: ClusterSpec) -> AwsScaling | None:
             )
         if spec.instance.gpu_vendor != "nvidia":
             raise ConfigError(f"{k}scaling.metric", "gpuUtilization reads NVIDIA GPUs only (nvidia_gpu)")
+        if spec.min_nodes == 0 and not any(e.nodes for e in scaling.schedule):
+            raise ConfigError(
+                f"{k}minNodes",
+                "0 with scaling.metric gpuUtilization and no schedule entry above 0: an empty group publishes no GPU "
+                "metric, so target tracking could never scale it out again; set minNodes to 1 or more, or add a "
+                "schedule entry that brings nodes back (catalog/scaling/aws.yaml scaleToZeroSource)",
+            )
         g = data()["gpuUtilization"]
         gpu = GpuMetric(g["namespace"], g["metricName"], (g["dimension"], spec.name), g["statistic"])
     queue = _queue(spec, scaling.queue or "") if metric == "queueDepth" and scaling else None
