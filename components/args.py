@@ -49,12 +49,17 @@ class GpuClusterArgs:
     """Number of GPU nodes (default 1)."""
     max_nodes: int | None = None
     """Upper bound for a managed group (default: nodes)."""
+    min_nodes: int | None = None
+    """Lower bound of a managed group (default: nodes; 0 scales to zero where the cloud's group can)."""
     node_group: Literal["managed", "instances"] | None = None
     """managed (the cloud's scaling group; default) or instances (a fixed list of VMs)."""
     zone: str | None = None
     """The zone of the nodes (default: the cloud's or the first zone selling the type)."""
-    spot: bool | None = None
-    """Spot / preemptible nodes."""
+    spot: bool | Mapping[str, Any] | None = None
+    """Spot / preemptible nodes: true, false, or {enabled, onDemandBase, fallback: onDemand|none}."""
+    scaling: Mapping[str, Any] | None = None
+    """What moves a managed group between minNodes and maxNodes: {metric: gpuUtilization|queueDepth|schedule|none,
+    target, queue, schedule: [{cron, nodes}], timeZone, scaleInCooldownSeconds}."""
     reservation: str | None = None
     """A capacity reservation id in the cloud's form."""
     reservation_type: Literal["odcr", "capacity-block"] | None = None
@@ -94,6 +99,10 @@ class GpuClusterArgs:
     systemInstanceType, systemNodes, serviceMonitor}."""
     slurm: Mapping[str, Any] | None = None
     """scheduler slurm: {headInstanceType, accounting, partition}."""
+    encryption: Mapping[str, Any] | None = None
+    """The key of every disk and filesystem: {key: provider|auto|<key id>, algorithm: aes256|sm4}."""
+    compliance: Literal["none", "cis", "mlps3"] | None = None
+    """A named set of policy rules and levels (components/policy/profiles.yaml): none (default), cis or mlps3."""
     aws: Mapping[str, Any] | None = None
     """AWS options."""
     azure: Mapping[str, Any] | None = None

@@ -120,6 +120,48 @@ class GpuSoftware(Enum):
     """NVIDIA's device plugin alone."""
 
 
+class SpotFallback(Enum):
+    """What a Spot mix does when Spot capacity is short."""
+
+    ON_DEMAND = "onDemand"
+    """Launch on-demand nodes instead (where the cloud's group can)."""
+    NONE = "none"
+    """Wait for Spot capacity (default)."""
+
+
+class ScalingMetric(Enum):
+    """What moves a managed group between minNodes and maxNodes."""
+
+    GPU_UTILIZATION = "gpuUtilization"
+    """The DCGM GPU utilisation, in percent."""
+    QUEUE_DEPTH = "queueDepth"
+    """Messages waiting in a cloud queue, per node."""
+    SCHEDULE = "schedule"
+    """Sizes set by cron entries alone."""
+    NONE = "none"
+    """Nothing (default)."""
+
+
+class EncryptionAlgorithm(Enum):
+    """The algorithm of a key the stack creates (key auto)."""
+
+    AES256 = "aes256"
+    """AES-256 (default)."""
+    SM4 = "sm4"
+    """Alibaba KMS Aliyun_SM4 keys, where the region sells them."""
+
+
+class Compliance(Enum):
+    """A named set of policy rules and their levels (components/policy/profiles.yaml)."""
+
+    NONE = "none"
+    """No profile: the policy pack's default levels."""
+    CIS = "cis"
+    """The cluster-level controls of the cloud's CIS benchmark."""
+    MLPS3 = "mlps3"
+    """GB/T 22239-2019 level 3 (等保 2.0 三级) controls a cluster stack can meet."""
+
+
 class ScratchPerformanceLevel(Enum):
     """Alibaba ESSD performance level."""
 
@@ -236,6 +278,41 @@ class SlurmArgs(TypedDict, total=False):
     """The GPU partition's name (default gpu)."""
 
 
+class ScheduledSizeArgs(TypedDict, total=False):
+    """One entry of a scaling schedule."""
+
+    cron: Required[str]
+    """Five cron fields, in the scaling's timeZone."""
+    nodes: Required[int]
+    """The desired count from then on."""
+
+
+class ScalingArgs(TypedDict, total=False):
+    """What moves a managed group between minNodes and maxNodes (catalog/scaling/<cloud>.yaml)."""
+
+    metric: ScalingMetric
+    """gpuUtilization, queueDepth, schedule or none (default)."""
+    target: float
+    """Percent of GPU utilisation (gpuUtilization) or messages per node (queueDepth)."""
+    queue: str
+    """queueDepth: auto (the cluster's own queue) or an existing queue's id in the cloud's form."""
+    schedule: list[ScheduledSizeArgs]
+    """Sizes from cron entries on."""
+    time_zone: str
+    """The IANA time zone of the schedule (default UTC)."""
+    scale_in_cooldown_seconds: int
+    """Seconds between scale-ins (default 600)."""
+
+
+class EncryptionArgs(TypedDict, total=False):
+    """The key of every disk and filesystem the stack creates."""
+
+    key: str
+    """provider (the cloud's managed keys; default), auto (one key per cluster, rotated, protected) or a key id."""
+    algorithm: EncryptionAlgorithm
+    """aes256 (default) or sm4 (Alibaba, with key auto)."""
+
+
 class AzureOptionsArgs(TypedDict, total=False):
     """Azure options."""
 
@@ -284,12 +361,20 @@ class GpuClusterInputs(TypedDict, total=False):
     """GPU nodes (default 1)."""
     max_nodes: int
     """Upper bound of a managed group (default: nodes)."""
+    min_nodes: int
+    """Lower bound of a managed group (default: nodes; 0 scales to zero where the cloud's group can)."""
     node_group: NodeGroup
     """managed (default) or instances."""
     zone: str
     """The zone of the nodes."""
     spot: bool
-    """Spot / preemptible nodes."""
+    """Spot / preemptible nodes (the stack file's spot.enabled)."""
+    spot_on_demand_base: int
+    """With spot: nodes that are always on demand (the stack file's spot.onDemandBase; default 0)."""
+    spot_fallback: SpotFallback
+    """With spot: onDemand or none (the stack file's spot.fallback; default none)."""
+    scaling: ScalingArgs
+    """What moves a managed group between minNodes and maxNodes."""
     reservation: str
     """A capacity reservation id."""
     reservation_type: ReservationType
@@ -328,6 +413,10 @@ class GpuClusterInputs(TypedDict, total=False):
     """scheduler kubernetes: the control plane and the GPU software."""
     slurm: SlurmArgs
     """scheduler slurm: the head node and the partition."""
+    encryption: EncryptionArgs
+    """The key of every disk and filesystem."""
+    compliance: Compliance
+    """none (default), cis or mlps3."""
     azure: AzureOptionsArgs
     """Azure options."""
     gcp: GcpOptionsArgs
@@ -352,14 +441,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# `spot` is `true|false` or an object in a stack file; schema inference has no unions, so the schema keeps
+# `spot: bool` (what programs already pass) and takes the object's other keys flat beside it.
+_SPOT_KEYS = {"spot_on_demand_base": "onDemandBase", "spot_fallback": "fallback"}
+
+
 def to_args(inputs: GpuClusterInputs) -> GpuClusterArgs:
     """The schema's inputs as the Python API's `GpuClusterArgs` (tags are kept as given)."""
     given: dict[str, Any] = dict(inputs)
     kwargs: dict[str, Any] = {}
+    spot: dict[str, Any] = {}
     for key, value in given.items():
         if value is None:
             continue
-        kwargs[key] = dict(value) if key == "tags" else _plain(value)
+        if key in _SPOT_KEYS:
+            spot[_SPOT_KEYS[key]] = _plain(value)
+        else:
+            kwargs[key] = dict(value) if key == "tags" else _plain(value)
+    if spot:  # the object form; enabled as given (an unset spot with a base is refused by the spec)
+        kwargs["spot"] = {"enabled": kwargs.get("spot", False), **spot}
     return GpuClusterArgs(**kwargs)
 
 

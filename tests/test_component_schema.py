@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from components import cluster, provider
 from components.cli import app
+from components.errors import ConfigError
 
 from .conftest import ROOT
 from .test_component_api import run_typed
@@ -175,3 +176,54 @@ def test_the_entry_point_infers_the_schema_and_waits_for_an_engine(tmp_path: Pat
     )
     assert done.returncode == 2 and "the following arguments are required: engine" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_elastic_and_encryption_keys_reach_the_args_as_the_stack_file_writes_them() -> None:
+    """spot is bool-or-object in a stack file; the schema has no unions: spot plus flat spotOnDemandBase/Fallback."""
+    from components.plan import load_stack
+
+    stack_file = load_stack(ROOT, "aws-inference-fleet")
+    written = stack_file.values["gpu-cluster:cluster"]
+    inputs: provider.GpuClusterInputs = {
+        "cloud": provider.Cloud.AWS,
+        "region": "us-east-1",
+        "name": "inference",
+        "instance_type": "g6e.xlarge",
+        "nodes": 1,
+        "min_nodes": 0,
+        "max_nodes": 20,
+        "node_group": provider.NodeGroup.MANAGED,
+        "zone": "us-east-1a",
+        "placement": provider.Placement.NONE,
+        "spot": True,
+        "spot_on_demand_base": 1,
+        "spot_fallback": provider.SpotFallback.NONE,
+        "scaling": {
+            "metric": provider.ScalingMetric.GPU_UTILIZATION,
+            "target": 70,
+            "scale_in_cooldown_seconds": 600,
+            "time_zone": "America/New_York",
+            "schedule": [{"cron": "0 22 * * *", "nodes": 0}, {"cron": "0 7 * * 1-5", "nodes": 1}],
+        },
+        "network": {"cidr": "10.70.0.0/16", "ssh_cidrs": [], "egress": provider.Egress.NAT},
+        "tags": {"team": "inference", "environment": "prod"},
+    }
+    values, _ = provider.to_args(inputs).to_config()
+    assert values["gpu-cluster:cluster"] == written
+    encrypted = provider.to_args(
+        {
+            "cloud": provider.Cloud.ALICLOUD,
+            "encryption": {"key": "auto", "algorithm": provider.EncryptionAlgorithm.SM4},
+            "compliance": provider.Compliance.MLPS3,
+        }
+    )
+    assert encrypted.encryption == {"key": "auto", "algorithm": "sm4"} and encrypted.compliance == "mlps3"
+
+
+def test_spot_keys_without_spot_are_refused_naming_the_key() -> None:
+    args = provider.to_args(
+        {"cloud": provider.Cloud.AWS, "region": "us-east-1", "gpu": "L4:1", "spot_on_demand_base": 1}
+    )
+    assert args.spot == {"enabled": False, "onDemandBase": 1}
+    with pytest.raises(ConfigError, match=r"args\.spot: onDemandBase and fallback apply only with enabled: true"):
+        args.to_spec("test", python_names=True)
