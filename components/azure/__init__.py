@@ -18,7 +18,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
-from . import access, identity, kubernetes, network, nodes, slurm
+from . import access, identity, kubernetes, network, nodes, scaling, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared
@@ -74,6 +74,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.scale_set: azure.compute.VirtualMachineScaleSet | None = built.scale_set
         self.availability_set: azure.compute.AvailabilitySet | None = built.availability_set
         self.vms: list[azure.compute.VirtualMachine] = built.vms
+        self.scaling = scaling.build(ctx, built.scale_set, self.identity)
 
         node_ids: pulumi.Output[Any]
         if self.kubernetes is not None:
@@ -111,6 +112,8 @@ class CloudCluster(pulumi.ComponentResource):
             )
         if self.slurm is not None:
             self.outputs["slurm"] = self.slurm.output(self.outputs["access"])
+        if self.scaling is not None:
+            self.outputs["scaling"] = self.scaling.output(ctx)
         if self.access.login_nic is not None:
             self.outputs["loginPrivateIp"] = self.access.login_nic.ip_configurations.apply(_first_private_ip)
         self.register_outputs(self.outputs)

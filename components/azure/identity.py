@@ -57,8 +57,12 @@ def build(ctx: Context) -> Identity:
     if plan.existing_id is not None:
         existing: pulumi.Input[str] = from_config(spec, plan.existing_id)
         resource_id, name = existing, existing
-        # looked up only when needed: a role to assign (grants, the Slurm MUNGE key), or AKS's kubelet identity
-        found = _existing(ctx, plan.existing_id) if plan.grants or ctx.layout.aks or ctx.layout.slurm else None
+        # looked up only when needed: a role to assign (grants, the Slurm MUNGE key, scaling), or AKS's kubelet identity
+        found = (
+            _existing(ctx, plan.existing_id)
+            if plan.grants or ctx.layout.aks or ctx.layout.slurm or ctx.layout.elastic
+            else None
+        )
         principal = found.principal_id if found is not None else ""
         client_id = found.client_id if found is not None else None
     else:

@@ -248,7 +248,10 @@ def _scale_set(
             **_spot(layout),
         ),
         tags=ctx.tagged("vmss"),
-        opts=ctx.opts,
+        # scaling: the autoscale setting owns the capacity after the deploy (azure/scaling.py)
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(ignore_changes=["sku.capacity"]))
+        if layout.elastic is not None
+        else ctx.opts,
     )
 
 

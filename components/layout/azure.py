@@ -38,6 +38,8 @@ from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from . import Scratch, azure_slurm, image_for, scratch_for, split_cidr
+from .azure_scaling import AzureElastic
+from .azure_scaling import plan as elastic_plan
 from .azure_slurm import AzureSlurm
 from .kubernetes import GPU_TAINT, Manifest, Release, gpu_labels, manifests, releases
 from .shared import Shared, shared_for
@@ -282,6 +284,7 @@ class AzureLayout:
     shared_subnet_cidr: str | None = None  # AMLFS's own subnet: the last /24 of the VNet's second half
     aks: Aks | None = None  # scheduler kubernetes: the AKS cluster replaces the scale set / VMs
     slurm: AzureSlurm | None = None  # scheduler slurm: the head node, the MUNGE key's vault, the Slurm parts
+    elastic: AzureElastic | None = None  # scaling: the scale set's autoscale setting, its queue and metric
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -710,7 +713,8 @@ def plan(spec: ClusterSpec) -> AzureLayout:
             f"{k}network.publicIp: a login node exists, so the GPU nodes get no public IP; "
             "set login.publicIp to reach the login node from sshCidrs"
         )
-    if ib and spec.max_nodes > spec.nodes:
+    elastic = elastic_plan(spec, group) if spec.scheduler == "none" else None
+    if ib and spec.max_nodes > spec.nodes and spec.scaling is None:
         warnings.append(
             f"{k}maxNodes: the scale set starts at {spec.nodes} VMs; scale it (capacity) up to {spec.max_nodes} "
             "yourself or with an autoscale setting, within the one placement group"
@@ -752,7 +756,14 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         zones=(spec.zone,) if spec.zone else (),
         capacity_reservation_group=spec.reservation or None,
         custom_data=_custom_data(
-            spec, scratch, ib_devices, fabric_parts, extension, repairs, shared, slurm.compute_parts if slurm else ()
+            spec,
+            scratch,
+            ib_devices,
+            fabric_parts,
+            extension,
+            repairs,
+            shared,
+            (*(slurm.compute_parts if slurm else ()), *(elastic.parts if elastic else ())),
         ),
         fabric_usability=usability,
         placement_applied="cluster" if spec.placement == "cluster" else "none",
@@ -769,6 +780,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         shared_subnet_cidr=_shared_subnet(spec, node_cidr, shared),
         aks=aks,
         slurm=slurm,
+        elastic=elastic,
     )
 
 
