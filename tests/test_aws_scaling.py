@@ -51,6 +51,8 @@ def test_shipped_fleet_group_scales_to_zero_with_one_on_demand_node_under_spot(s
     }
     assert asg["capacityRebalance"] is True
     assert "enabledMetrics" not in asg  # only queueDepth needs group metrics
+    # after deploy the policy and the schedules own the count: a later `pulumi up` leaves it alone
+    assert one(shipped, "autoscaling/group:Group")["ignoreChanges"] == ["desiredCapacity"]
 
 
 def test_shipped_fleet_tracks_gpu_utilisation_of_its_own_cluster(shipped):
@@ -215,6 +217,7 @@ def test_spot_true_keeps_the_old_distribution_and_no_fleet_resources(stack_plan)
     assert asg["mixedInstancesPolicy"]["instancesDistribution"]["spotAllocationStrategy"] == "capacity-optimized"
     assert "capacityRebalance" not in asg
     assert resources_of(dev, "autoscaling/policy:Policy") == resources_of(dev, "autoscaling/schedule:Schedule") == []
+    assert one(dev, "autoscaling/group:Group")["ignoreChanges"] == []
     assert aws_layout.plan(spec_of(aws_values(spot=True, nodes=1))).scaling is None
 
 
