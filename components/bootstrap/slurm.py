@@ -52,9 +52,40 @@ def _env(layout: SlurmLayout, packages: tuple[str, ...], os_packages: tuple[str,
     }
 
 
-def _unit(role: str, description: str, mount: bool) -> str:
-    after = ["network-online.target", *(["gpu-cluster-mounts.service"] if mount else [])]
-    return oneshot_unit(description, name=f"slurm-{role}", wants=["network-online.target"], after=after)
+def _client_env(layout: SlurmLayout, packages: tuple[str, ...], head_address: str) -> dict[str, str]:
+    """A node of the head's (GPU or login): MUNGE, the NFS client for the head's /home, and where the head is."""
+    pkg = layout.packages
+    os_packages = pkg.munge + (pkg.nfs_client if layout.home_export else ())
+    return {
+        **_env(layout, packages, os_packages),
+        "HEAD_ADDRESS": head_address,
+        "SLURMCTLD_PORT": str(layout.ports.slurmctld),
+    }
+
+
+def _role_part(
+    role: str,
+    env: Mapping[str, str],
+    *,
+    description: str,
+    summary: str,
+    mounted: bool,
+    key_hook: str,
+    key_hook_env: Mapping[str, str] | None,
+    extra_files: tuple[File, ...] = (),
+) -> Part:
+    """The part of one role: slurm_<role>.sh as the unit gpu-cluster-slurm-<role>, after the network and the mounts
+    (`mounted`), with the common library and the key hook beside it."""
+    after = ["network-online.target", *(["gpu-cluster-mounts.service"] if mounted else [])]
+    return service_part(
+        f"slurm-{role}",
+        script_text=script(f"slurm_{role}.sh"),
+        env=env,
+        unit=oneshot_unit(description, name=f"slurm-{role}", wants=["network-online.target"], after=after),
+        extra_files=(*_shared_files(key_hook, key_hook_env or {}), *extra_files),
+        no_block=True,
+        summary=summary,
+    )
 
 
 def head_parts(
@@ -75,15 +106,16 @@ def head_parts(
         "EXPORT_CIDR": layout.export_cidr,
     }
     confs = tuple(File(f"{CONF_SOURCE}/{name}", text) for name, text in layout.files().items())
-    head = service_part(
-        "slurm-head",
-        script_text=script("slurm_head.sh"),
-        env=env,
-        unit=_unit("head", "gpu-cluster Slurm head node (slurmctld, MUNGE, /home)", mount is not None),
-        extra_files=(*_shared_files(key_hook, key_hook_env or {}), *confs),
-        no_block=True,
+    head = _role_part(
+        "head",
+        env,
+        description="gpu-cluster Slurm head node (slurmctld, MUNGE, /home)",
         summary=f"runs slurmctld {pkg.version} for partition {layout.partition} (configless), "
         + ("/home on storage.shared" if layout.shared_path else "exports /home over NFS"),
+        mounted=mount is not None,
+        key_hook=key_hook,
+        key_hook_env=key_hook_env,
+        extra_files=confs,
     )
     return (mounts_part(mount), head)
 
@@ -114,26 +146,19 @@ def compute_parts(
     switch: str | None = None,
 ) -> tuple[Part, ...]:
     """A GPU node: slurmd registering as a dynamic node (its GRES, memory, feature and switch), leaving at shutdown."""
-    pkg = layout.packages
-    os_packages = pkg.munge + (pkg.nfs_client if layout.home_export else ())
-    env = {
-        **_env(layout, pkg.compute, os_packages),
-        "HEAD_ADDRESS": head_address,
-        "SLURMCTLD_PORT": str(layout.ports.slurmctld),
-        "DYNAMIC_CONF": layout.dynamic_conf(switch),
-    }
-    part = service_part(
-        "slurm-compute",
-        script_text=script("slurm_compute.sh"),
-        env=env,
-        unit=_unit("compute", "gpu-cluster Slurm GPU node (slurmd -Z, configless)", layout.shared_path is not None),
+    env = {**_client_env(layout, layout.packages.compute, head_address), "DYNAMIC_CONF": layout.dynamic_conf(switch)}
+    part = _role_part(
+        "compute",
+        env,
+        description="gpu-cluster Slurm GPU node (slurmd -Z, configless)",
+        summary=f"registers with slurmctld as a dynamic node ({layout.dynamic_conf(switch)})",
+        mounted=layout.shared_path is not None,
+        key_hook=key_hook,
+        key_hook_env=key_hook_env,
         extra_files=(
-            *_shared_files(key_hook, key_hook_env or {}),
             File(HEALTH_PROGRAM, script("slurm_health.sh"), "0755"),
             File("/etc/systemd/system/gpu-cluster-slurm-leave.service", LEAVE_UNIT),
         ),
-        no_block=True,
-        summary=f"registers with slurmctld as a dynamic node ({layout.dynamic_conf(switch)})",
     )
     leave = Part(
         "slurm-leave",
@@ -153,19 +178,13 @@ def login_parts(
 ) -> tuple[Part, ...]:
     """The login node: the client commands and sackd (configless), MUNGE, /home."""
     pkg = layout.packages
-    os_packages = pkg.munge + (pkg.nfs_client if layout.home_export else ())
-    env = {
-        **_env(layout, pkg.login, os_packages),
-        "HEAD_ADDRESS": head_address,
-        "SLURMCTLD_PORT": str(layout.ports.slurmctld),
-    }
-    part = service_part(
-        "slurm-login",
-        script_text=script("slurm_login.sh"),
-        env=env,
-        unit=_unit("login", "gpu-cluster Slurm login node (sackd, client commands)", mount is not None),
-        extra_files=_shared_files(key_hook, key_hook_env or {}),
-        no_block=True,
+    part = _role_part(
+        "login",
+        _client_env(layout, pkg.login, head_address),
+        description="gpu-cluster Slurm login node (sackd, client commands)",
         summary=f"sbatch/srun/sinfo {pkg.version}; sackd fetches the configuration from the head",
+        mounted=mount is not None,
+        key_hook=key_hook,
+        key_hook_env=key_hook_env,
     )
     return (mounts_part(mount), part)
