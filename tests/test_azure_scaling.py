@@ -214,6 +214,10 @@ def test_a_schedule_with_a_metric_keeps_the_rules_with_the_entry_as_floor():
             {"scaling": {"metric": "queueDepth", "target": 3, "queue": "projects/p/subscriptions/s"}},
             r"scaling\.queue: got 'projects/p/subscriptions/s'",
         ),
+        (
+            {"network": {"egress": "none"}, "scaling": {"metric": "gpuUtilization", "target": 70}},
+            r"network\.egress: none with metric gpuUtilization",
+        ),
     ],
 )
 def test_what_azure_cannot_build_is_refused_by_key(cluster, key):
@@ -315,3 +319,15 @@ def test_a_refused_post_is_reported(tmp_path):
 
 def test_publisher_is_shellcheck_clean():
     subprocess.run(["shellcheck", str(SCRIPT)], check=True)
+
+
+def test_minnodes_zero_with_gpu_utilisation_is_allowed_when_a_schedule_brings_nodes_back():
+    sched = [{"cron": "0 8 * * 1-5", "nodes": 1}, {"cron": "0 20 * * 1-5", "nodes": 0}]
+    plan = plan_values(
+        fleet(minNodes=0, nodes=0, scaling={"metric": "gpuUtilization", "target": 70, "schedule": sched})
+    )
+    default, morning, night = setting(plan)["profiles"]
+    assert default["capacity"]["minimum"] == "0"
+    assert morning["capacity"] == {"minimum": "1", "maximum": "10", "default": "1"}
+    assert night["capacity"] == {"minimum": "0", "maximum": "10", "default": "0"}
+    assert len(morning["rules"]) == 2

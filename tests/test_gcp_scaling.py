@@ -205,6 +205,10 @@ def test_spot_base_without_scaling_still_builds_the_floor_and_no_autoscaler():
             {"monitoring": {"dcgmExporter": False}, "scaling": {"metric": "gpuUtilization", "target": 70}},
             r"scaling\.metric: gpuUtilization reads the DCGM exporter",
         ),
+        (
+            {"network": {"egress": "none"}, "scaling": {"metric": "gpuUtilization", "target": 70}},
+            r"network\.egress: none with metric gpuUtilization: the Ops Agent is downloaded",
+        ),
     ],
 )
 def test_what_gcp_cannot_build_is_refused_by_key(cluster, key):
@@ -277,3 +281,14 @@ def test_ops_agent_script_a_failed_download_does_not_fail_the_boot(tmp_path):
 
 def test_ops_agent_script_is_shellcheck_clean():
     subprocess.run(["shellcheck", str(SCRIPT)], check=True)
+
+
+def test_minnodes_zero_with_gpu_utilisation_is_allowed_when_a_schedule_brings_nodes_back():
+    sched = [{"cron": "0 8 * * 1-5", "nodes": 1}, {"cron": "0 20 * * 1-5", "nodes": 0}]
+    plan = plan_values(
+        fleet(minNodes=0, nodes=0, scaling={"metric": "gpuUtilization", "target": 70, "schedule": sched})
+    )
+    pol = policy(plan)
+    assert pol["minReplicas"] == 0
+    assert [s["minRequiredReplicas"] for s in pol["scalingSchedules"]] == [1]
+    assert pol["metrics"][0]["name"] == GPU_METRIC

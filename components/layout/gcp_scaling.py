@@ -213,11 +213,19 @@ def _checks(spec: ClusterSpec, no_on_demand: bool) -> None:
         raise ConfigError(
             f"{K}scaling.metric", "gpuUtilization reads the DCGM exporter: set monitoring.dcgmExporter: true"
         )
-    if scaling.metric == "gpuUtilization" and spec.min_nodes == 0:
+    if scaling.metric == "gpuUtilization" and spec.network.egress == "none" and not spec.network.public_ip:
+        raise ConfigError(
+            f"{K}network.egress",
+            "none with metric gpuUtilization: the Ops Agent is downloaded at boot (dl.google.com) and"
+            " nothing else reaches the internet; use egress nat or another scaling.metric",
+        )
+    wakes = any(entry.nodes > 0 for entry in scaling.schedule)  # a schedule entry brings nodes (and samples) back
+    if scaling.metric == "gpuUtilization" and spec.min_nodes == 0 and not wakes:
         raise ConfigError(
             f"{K}minNodes",
-            "0 with metric gpuUtilization: at zero nodes no GPU reports utilisation, so nothing would scale the "
-            "group out again; set minNodes 1, or use queueDepth or schedule to scale to zero",
+            "0 with metric gpuUtilization and no schedule entry above 0:"
+            " at zero nodes no GPU reports utilisation, so nothing would scale the "
+            "group out again; set minNodes 1, add a schedule entry above 0, or use queueDepth to scale to zero",
         )
 
 
