@@ -18,7 +18,9 @@ import pulumi
 
 from ..bootstrap.metrics import endpoints
 from ..layout.gcp import GcpLayout, label_value
+from ..layout.gcp_encryption import key_plan
 from .access import access_output, build_login, build_ssh_firewall
+from .encryption import build_encryption
 from .health import build_health_check
 from .identity import build_identity
 from .kubernetes import build_kubernetes
@@ -52,14 +54,16 @@ class CloudCluster(pulumi.ComponentResource):
         self.placement_policy = build_placement(name, layout, child)
         self.identity = build_identity(name, layout, child)
         self.health_check = build_health_check(name, layout, self.network, child)
-        self.shared = build_shared(name, layout, self.network, child)
+        # encryption.key not provider: the key every disk and filesystem below is encrypted with (None: Google's)
+        self.key = build_encryption(name, layout, self)
+        self.shared = build_shared(name, layout, self.network, child, self.key)
         if layout.kubernetes is not None:
             self._kubernetes(name, layout, child)
             self.register_outputs(self.outputs)
             return
         source = self.shared.source if self.shared else None
         # scheduler slurm: the head first, the nodes and the login node are given its address
-        self.slurm = build_head(name, layout, self.network, self.identity, child, source)
+        self.slurm = build_head(name, layout, self.network, self.identity, child, source, self.key)
         self.nodes = build_nodes(
             name,
             layout,
@@ -70,13 +74,16 @@ class CloudCluster(pulumi.ComponentResource):
             self.health_check,
             source,
             self.slurm.address if self.slurm else None,
+            self.key,
         )
         self.template = self.nodes.template
         head = self.slurm.address if self.slurm else None
         self.scaling = build_scaling(
             name, layout, self.network, self.identity, self.nodes, self, self.health_check, source, head
         )
-        self.login = build_login(name, layout, self.network, self.identity, child, login_script(self.slurm, source))
+        self.login = build_login(
+            name, layout, self.network, self.identity, child, login_script(self.slurm, source), self.key
+        )
 
         self.outputs = {
             **self._network_outputs(layout),
@@ -107,6 +114,7 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["slurm"] = slurm_output(self.slurm, self.outputs["access"])
         if self.scaling is not None:
             self.outputs["scaling"] = self.scaling.output(layout)
+        self._encryption_output(layout)
         self.register_outputs(self.outputs)
 
     def _network_outputs(self, layout: GcpLayout) -> dict[str, Any]:
@@ -121,9 +129,9 @@ class CloudCluster(pulumi.ComponentResource):
 
     def _kubernetes(self, name: str, layout: GcpLayout, child: pulumi.ResourceOptions) -> None:
         """scheduler kubernetes: the GKE cluster and its pools stand in for the template and the group."""
-        gke = build_kubernetes(name, layout, self.network, self.identity, self)
+        gke = build_kubernetes(name, layout, self.network, self.identity, self, self.key)
         self.kubernetes = gke
-        self.login = build_login(name, layout, self.network, self.identity, child)
+        self.login = build_login(name, layout, self.network, self.identity, child, key=self.key)
         assert layout.kubernetes is not None
         self.outputs = {
             **self._network_outputs(layout),
@@ -139,6 +147,13 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if self.login is not None:
             self.outputs["loginNode"] = self.login.name
+        self._encryption_output(layout)
+
+    def _encryption_output(self, layout: GcpLayout) -> None:
+        """`encryption`: the key and who may use it (absent with encryption.key provider: outputs as before)."""
+        enc = key_plan(layout)
+        if self.key is not None and enc is not None:
+            self.outputs["encryption"] = self.key.output(enc)
 
 
 def metrics_output(layout: GcpLayout) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..layout.gcp import GcpLayout, label_value
+from .encryption import Key
 from .identity import Identity
 from .network import Network
 
@@ -35,6 +36,7 @@ def build_login(
     identity: Identity,
     child: pulumi.ResourceOptions,
     startup_script: pulumi.Input[str] | None = None,  # scheduler slurm: the login part (sbatch, srun, sackd)
+    key: Key | None = None,  # encryption.key not provider: the boot disk's CMEK
 ) -> gcp.compute.Instance | None:
     """One small CPU VM on the host subnet: the only place sshCidrs and a public IP land when it exists."""
     login = layout.access.login
@@ -64,6 +66,7 @@ def build_login(
                 image=login.image, size=50, type="pd-balanced", labels=labels
             ),
             auto_delete=True,
+            kms_key_self_link=key.id if key else None,
         ),
         network_interfaces=[
             gcp.compute.InstanceNetworkInterfaceArgs(
@@ -79,7 +82,7 @@ def build_login(
         metadata=metadata,
         labels=labels,
         description=f"gpu-cluster {label_value(layout.spec.name)} login node",
-        opts=child,
+        opts=key.after(child) if key else child,
     )
 
 

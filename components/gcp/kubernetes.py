@@ -27,6 +27,7 @@ from .. import incluster
 from ..layout.gcp import GcpLayout, Gke, GkePool
 from ..layout.kubernetes import Manifest, Release, releases
 from ..resources import invoke_options
+from .encryption import Key
 from .identity import Identity
 from .network import Network
 
@@ -61,7 +62,7 @@ users:
 class Kubernetes:
     cluster: gcp.container.Cluster
     pools: list[gcp.container.NodePool]
-    key: gcp.kms.CryptoKey
+    key: pulumi.Input[str]  # the KMS key's id: the cluster's own, or encryption.key's (gcp/encryption.py)
     kubeconfig: pulumi.Output[str]
     releases: tuple[Release, ...]
     installed: incluster.InCluster
@@ -99,12 +100,18 @@ def _images(daemonset: Mapping[str, Any]) -> list[str]:
 
 
 def build_kubernetes(
-    name: str, layout: GcpLayout, net: Network, identity: Identity, parent: pulumi.Resource
+    name: str, layout: GcpLayout, net: Network, identity: Identity, parent: pulumi.Resource, cmek: Key | None = None
 ) -> Kubernetes:
     gke = layout.kubernetes
     assert gke is not None
     child = pulumi.ResourceOptions(parent=parent)
-    key, grants = _key(name, layout, gke, parent)
+    # encryption.key not provider: one key per cluster, its grants include the GKE agent (layout.gcp_encryption)
+    key: pulumi.Input[str]
+    if cmek is not None:
+        key, grants = cmek.id, list(cmek.grants)
+    else:
+        made, grants = _key(name, layout, gke, parent)
+        key = made.id
     cluster = _cluster(name, layout, gke, net, key, pulumi.ResourceOptions(parent=parent, depends_on=grants))
     pools = [_pool(name, layout, gke, pool, cluster, net, identity, key, child) for pool in gke.pools]
     kubeconfig: pulumi.Output[str] = pulumi.Output.all(
@@ -143,7 +150,7 @@ def _key(
 
 
 def _cluster(
-    name: str, layout: GcpLayout, gke: Gke, net: Network, key: gcp.kms.CryptoKey, opts: pulumi.ResourceOptions
+    name: str, layout: GcpLayout, gke: Gke, net: Network, key: pulumi.Input[str], opts: pulumi.ResourceOptions
 ) -> gcp.container.Cluster:
     spec = layout.spec
     c = gcp.container
@@ -196,7 +203,7 @@ def _cluster(
         master_auth=c.ClusterMasterAuthArgs(
             client_certificate_config=c.ClusterMasterAuthClientCertificateConfigArgs(issue_client_certificate=False)
         ),
-        database_encryption=c.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=key.id),
+        database_encryption=c.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=key),
         # multi-networking needs GKE Dataplane V2 (providers.md section 1; Cluster Toolkit gke-cluster main.tf)
         datapath_provider="ADVANCED_DATAPATH" if gke.multi_networking else None,
         enable_multi_networking=True if gke.multi_networking else None,
@@ -223,7 +230,7 @@ def _pool(
     cluster: gcp.container.Cluster,
     net: Network,
     identity: Identity,
-    key: gcp.kms.CryptoKey,
+    key: pulumi.Input[str],
     child: pulumi.ResourceOptions,
 ) -> gcp.container.NodePool:
     c = gcp.container
@@ -278,7 +285,7 @@ def _pool(
             image_type=gke.image_type,
             disk_size_gb=pool.disk_gb,
             disk_type=pool.disk_type,
-            boot_disk_kms_key=key.id,
+            boot_disk_kms_key=key,
             service_account=identity.email,
             oauth_scopes=[SCOPE_URL.format(s) for s in identity.scopes],
             labels=dict(pool.labels) or None,

@@ -12,6 +12,7 @@ from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.gcp import SCRATCH_DEVICE_NAME, GcpLayout
 from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
+from .encryption import Key
 from .identity import Identity
 from .network import Network
 
@@ -22,6 +23,7 @@ class Nodes:
     template: gcp.compute.InstanceTemplate
     group: gcp.compute.InstanceGroupManager | None = None
     instances: list[gcp.compute.InstanceFromTemplate] = field(default_factory=list)
+    key: Key | None = None  # encryption.key not provider: the disks' CMEK
 
     @property
     def ids(self) -> pulumi.Output[Any]:
@@ -52,14 +54,15 @@ def build_nodes(
     health_check: gcp.compute.HealthCheck | None = None,
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
     head_address: pulumi.Input[str] | None = None,  # scheduler slurm: the head's private IP, known at deploy
+    key: Key | None = None,  # encryption.key not provider
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
     image = image_id(layout, parent)
     workload = placement if layout.placement and layout.placement.kind == "workload" else None
     compact = placement if workload is None else None
-    template = _template(name, layout, net, image, identity, compact, child, mount_source, head_address)
-    nodes = Nodes(image, template)
+    template = _template(name, layout, net, image, identity, compact, child, mount_source, head_address, key)
+    nodes = Nodes(image, template, key=key)
     elastic = layout.elastic
     if spec.node_group == "managed":
         # with an autoscaler the group's size is its business after the deploy (gcp/scaling.py)
@@ -136,9 +139,12 @@ def _template(
     child: pulumi.ResourceOptions,
     mount_source: pulumi.Input[str] | None = None,
     head_address: pulumi.Input[str] | None = None,
+    key: Key | None = None,
 ) -> gcp.compute.InstanceTemplate:
     spec = layout.spec
     labels = dict(layout.labels)
+    # CMEK on the boot and scratch persistent disks; local SSD takes none (layout.gcp_encryption notes)
+    cmek = gcp.compute.InstanceTemplateDiskDiskEncryptionKeyArgs(kms_key_self_link=key.id) if key else None
     disks = [
         gcp.compute.InstanceTemplateDiskArgs(
             boot=True,
@@ -147,6 +153,7 @@ def _template(
             disk_type=layout.boot_disk_type,
             auto_delete=True,
             labels=labels,
+            disk_encryption_key=cmek,
         )
     ]
     if layout.scratch.kind == "disk":
@@ -158,6 +165,7 @@ def _template(
                 disk_type=layout.scratch_disk_type,
                 auto_delete=not layout.scratch.retain,
                 labels=labels,
+                disk_encryption_key=cmek,
             )
         )
     # No network tags: every VPC here is the cluster's own, so its firewall rules apply to all of
@@ -215,5 +223,5 @@ def _template(
         metadata=metadata(layout, mount_source, head_address),
         labels=labels,
         description=f"gpu-cluster {spec.name} nodes ({spec.instance.label})",
-        opts=child,
+        opts=key.after(child) if key else child,
     )

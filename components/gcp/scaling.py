@@ -142,6 +142,7 @@ def _floor_group(
         child,
         mount_source,
         head_address,
+        nodes.key,
     )
     return gcp.compute.InstanceGroupManager(
         f"{name}-ondemand-mig",

@@ -19,6 +19,7 @@ import pulumi_gcp as gcp
 import pulumi_random as random
 
 from ..layout.gcp import GcpLayout, GcpSlurm, label_value
+from .encryption import Key
 from .identity import Identity
 from .network import Network
 from .nodes import filled
@@ -88,6 +89,7 @@ def build_head(
     identity: Identity,
     child: pulumi.ResourceOptions,
     mount_source: pulumi.Input[str] | None = None,
+    key: Key | None = None,  # encryption.key not provider: the boot disk's CMEK
 ) -> SlurmHead | None:
     plan = layout.slurm
     if plan is None:
@@ -108,6 +110,7 @@ def build_head(
                 image=plan.head_image, size=layout.root_gb, type="pd-balanced", labels=labels
             ),
             auto_delete=True,
+            kms_key_self_link=key.id if key else None,
         ),
         # no access config: no external IP; egress through the host subnet's Cloud NAT
         network_interfaces=[gcp.compute.InstanceNetworkInterfaceArgs(subnetwork=net.subnets["nodes"].id)],
@@ -118,7 +121,9 @@ def build_head(
         metadata=metadata,
         labels=labels,
         description=f"gpu-cluster {label_value(layout.spec.name)} Slurm head node (slurmctld)",
-        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[version, grant])),
+        opts=pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[version, grant, *(key.grants if key else [])])
+        ),
     )
     return SlurmHead(plan, instance, secret, grant)
 

@@ -14,13 +14,16 @@ import pulumi_gcp as gcp
 
 from ..layout.gcp import GcpLayout
 from ..resources import SharedFilesystem
+from .encryption import Key
 from .network import Network
 
 PSA_SERVICE = "servicenetworking.googleapis.com"
 FILESYSTEM = "shared"  # the Lustre fsname: "eight characters or less ... letters and numbers" (pulumi-gcp)
 
 
-def build_shared(name: str, layout: GcpLayout, net: Network, child: pulumi.ResourceOptions) -> SharedFilesystem | None:
+def build_shared(
+    name: str, layout: GcpLayout, net: Network, child: pulumi.ResourceOptions, key: Key | None = None
+) -> SharedFilesystem | None:
     shared = layout.shared
     if shared is None:
         return None
@@ -29,7 +32,7 @@ def build_shared(name: str, layout: GcpLayout, net: Network, child: pulumi.Resou
     spec = layout.spec
     host = net.host
     if shared.kind == "nfs":
-        return _filestore(name, layout, net, child)
+        return _filestore(name, layout, net, child, key)
     depends: list[pulumi.Resource] = []
     if isinstance(host, gcp.compute.Network):  # our VPC: give it private services access
         prefix = int((shared.data or {}).get("psa", {}).get("prefixLength", 24))
@@ -63,16 +66,23 @@ def build_shared(name: str, layout: GcpLayout, net: Network, child: pulumi.Resou
         network=host.id,
         labels=dict(layout.labels),
         description=f"gpu-cluster {spec.name} shared filesystem",
+        kms_key=key.id if key else None,  # CMEK: file data and metadata (the key in the instance's region)
         opts=pulumi.ResourceOptions.merge(
             child,
-            pulumi.ResourceOptions(protect=shared.retain, retain_on_delete=shared.retain, depends_on=depends),
+            pulumi.ResourceOptions(
+                protect=shared.retain,
+                retain_on_delete=shared.retain,
+                depends_on=[*depends, *(key.grants if key else [])],
+            ),
         ),
     )
     source = fs.mount_point.apply(lambda point: shared.source_form.format(mountPoint=point))
     return SharedFilesystem(fs, source)
 
 
-def _filestore(name: str, layout: GcpLayout, net: Network, child: pulumi.ResourceOptions) -> SharedFilesystem:
+def _filestore(
+    name: str, layout: GcpLayout, net: Network, child: pulumi.ResourceOptions, key: Key | None = None
+) -> SharedFilesystem:
     """Filestore Zonal in the nodes' zone, peered to the host VPC (DIRECT_PEERING, as Cluster Toolkit connects it)."""
     shared, spec, host = layout.shared, layout.spec, net.host
     assert shared is not None and shared.size_gb is not None
@@ -91,8 +101,12 @@ def _filestore(name: str, layout: GcpLayout, net: Network, child: pulumi.Resourc
         ],
         labels=dict(layout.labels),
         description=f"gpu-cluster {spec.name} shared filesystem",
+        kms_key_name=key.id if key else None,  # CMEK (the key in the instance's region)
         opts=pulumi.ResourceOptions.merge(
-            child, pulumi.ResourceOptions(protect=shared.retain, retain_on_delete=shared.retain)
+            child,
+            pulumi.ResourceOptions(
+                protect=shared.retain, retain_on_delete=shared.retain, depends_on=key.grants if key else None
+            ),
         ),
     )
     source = fs.networks.apply(lambda nets: shared.source_form.format(ipAddress=nets[0].ip_addresses[0]))
