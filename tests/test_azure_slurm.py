@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+from components.bootstrap import script
 from components.bootstrap.mounts import SOURCE_PLACEHOLDER
 from components.errors import ConfigError
 from components.layout import azure as layout_azure
@@ -20,6 +20,8 @@ from components.layout.slurm import HEAD_PLACEHOLDER
 from components.plan.render import render_json, render_markdown
 
 from .conftest import one, plan_values, resources_of, spec_of
+from .hook_helpers import assert_shellcheck_clean, rendered_hook, stub_bin
+from .hook_helpers import run_hook as run_hook_on_stubs
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
 HOOK = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "azure_munge_key.sh"
@@ -116,7 +118,7 @@ def test_the_hook_env_names_the_vault_and_secret_only(slurm):
     spec = spec_of(slurm_values())
     assert f'MUNGE_VAULT_URI="https://{azure_slurm.vault_name(spec)}.vault.azure.net/"' in env
     assert 'MUNGE_SECRET_NAME="munge-key"' in env and 'KEYVAULT_API_VERSION="2025-07-01"' in env
-    assert head["/usr/local/sbin/gpu-cluster-munge-key"] == HOOK.read_text()
+    assert head["/usr/local/sbin/gpu-cluster-munge-key"] == script(HOOK.name)
 
 
 # --- the head node and the rendered configuration ----------------------------------------------------------
@@ -198,13 +200,12 @@ def test_scheduler_none_builds_no_slurm():
 # --- the key hook, against stubs ------------------------------------------------------------------------
 
 
-def run_hook(tmp_path: Path, imds: str, vault: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, str]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
+def run_hook(
+    tmp_path: Path, imds: str, vault: str, env: dict | None = None, hook: Path = HOOK
+) -> tuple[subprocess.CompletedProcess, str]:
     calls = tmp_path / "calls"
     # curl: the metadata service or the vault by URL; records argv and stdin (the Authorization header)
-    (bin_dir / "curl").write_text(
-        "#!/bin/bash\n"
+    curl = (
         f'printf "ARGS %s\\n" "$*" >>"{calls}"\n'
         f'if [[ " $* " == *" -H @- "* ]]; then printf "STDIN %s\\n" "$(cat)" >>"{calls}"; fi\n'
         'case "$*" in\n'
@@ -212,17 +213,10 @@ def run_hook(tmp_path: Path, imds: str, vault: str, env: dict | None = None) -> 
         f"  *) {vault} ;;\n"
         "esac\n"
     )
-    (bin_dir / "curl").chmod(0o755)
     env_file = tmp_path / "munge-key.env"
     settings = {k: v for k, v in azure_slurm.hook_env(spec_of(slurm_values())).items()}
     env_file.write_text("".join(f'{k}="{v}"\n' for k, v in {**settings, **(env or {})}.items()))
-    proc = subprocess.run(
-        ["bash", str(HOOK)],
-        env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "ENV_FILE": str(env_file)},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    proc = run_hook_on_stubs(hook, stub_bin(tmp_path, {"curl": curl}), {"ENV_FILE": str(env_file)})
     return proc, calls.read_text() if calls.exists() else ""
 
 
@@ -231,14 +225,15 @@ SECRET_B64 = base64.b64encode(b"k" * 128).decode()
 
 
 def test_hook_is_shellcheck_clean():
-    proc = subprocess.run(["shellcheck", str(HOOK)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout
+    assert_shellcheck_clean(HOOK)
 
 
-def test_hook_prints_the_key_and_keeps_the_token_off_argv(tmp_path):
+@pytest.mark.parametrize("rendered", [False, True], ids=["beside-its-library", "as-a-node-gets-it"])
+def test_hook_prints_the_key_and_keeps_the_token_off_argv(tmp_path, rendered):
     imds = f"""echo '{{"access_token":"{TOKEN}","expires_in":"86399","resource":"https://vault.azure.net"}}'"""
     vault = f"""echo '{{"value":"{SECRET_B64}","id":"https://v.vault.azure.net/secrets/munge-key/1"}}'"""
-    proc, calls = run_hook(tmp_path, imds, vault)
+    hook = rendered_hook(tmp_path, HOOK.name, "munge_key_bearer.sh", "secret_field") if rendered else HOOK
+    proc, calls = run_hook(tmp_path, imds, vault, hook=hook)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == SECRET_B64 + "\n"
     assert SECRET_B64 not in proc.stderr and TOKEN not in proc.stderr

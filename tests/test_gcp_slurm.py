@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from components.layout.slurm import HEAD_PLACEHOLDER
 from components.plan.render import render_markdown, render_table
 
 from .conftest import one, plan_values, resources_of, spec_of
+from .hook_helpers import assert_shellcheck_clean, rendered_hook, run_hook, stub_bin
 from .test_layout_gcp import gcp_values
 
 HOOK = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "gcp_munge_key.sh"
@@ -206,45 +205,37 @@ def test_secret_ids_are_sanitized_and_bounded():
 # --- the munge-key hook, against stubbed curl ------------------------------------------------
 
 
-def _hook(tmp_path: Path, token_answer: str, access_answer: str, access_exit: int = 0):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+def _hook(tmp_path: Path, token_answer: str, access_answer: str, access_exit: int = 0, hook: Path = HOOK):
     log = tmp_path / "calls"
     stdin_log = tmp_path / "stdin"
-    (bin_dir / "curl").write_text(
-        "#!/bin/bash\n"
+    curl = (
         f'echo "$*" >>"{log}"\n'
         'case "$*" in\n'
         f"  *service-accounts/default/token*) printf '%s' '{token_answer}' ;;\n"
         f"  *:access*) cat >\"{stdin_log}\"; printf '%s' '{access_answer}'; exit {access_exit} ;;\n"
         "esac\n"
     )
-    (bin_dir / "curl").chmod(0o755)
     env_file = tmp_path / "munge-key.env"
     env_file.write_text(
         'MUNGE_SECRET="projects/p/secrets/s"\n'
         'METADATA_TOKEN_URL="http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token"\n'
         'SECRET_MANAGER_URL="https://secretmanager.googleapis.com/v1"\n'
     )
-    proc = subprocess.run(
-        ["bash", str(HOOK)],
-        env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "ENV_FILE": str(env_file)},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    proc = run_hook(hook, stub_bin(tmp_path, {"curl": curl}), {"ENV_FILE": str(env_file)})
     calls = log.read_text().splitlines() if log.exists() else []
     sent = stdin_log.read_text() if stdin_log.exists() else ""
     return proc, calls, sent
 
 
-def test_hook_reads_the_latest_version_with_the_metadata_token(tmp_path):
+@pytest.mark.parametrize("rendered", [False, True], ids=["beside-its-library", "as-a-node-gets-it"])
+def test_hook_reads_the_latest_version_with_the_metadata_token(tmp_path, rendered):
     token = '{"access_token":"ya29.TOKEN","expires_in":3599,"token_type":"Bearer"}'
     access = (
         '{\n  "name": "projects/1/secrets/s/versions/3",\n'
         '  "payload": {\n    "data": "QUJD+/=",\n    "dataCrc32c": "42"\n  }\n}'
     )
-    proc, calls, sent = _hook(tmp_path, token, access)
+    hook = rendered_hook(tmp_path, HOOK.name, "munge_key_bearer.sh", "secret_field") if rendered else HOOK
+    proc, calls, sent = _hook(tmp_path, token, access, hook=hook)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "QUJD+/=\n"  # the key alone on stdout, as the payload holds it (base64)
     assert calls[0].endswith(
@@ -271,5 +262,4 @@ def test_hook_fails_clearly_without_a_token_or_without_access(tmp_path):
 
 
 def test_hook_is_shellcheck_clean():
-    proc = subprocess.run(["shellcheck", str(HOOK)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout
+    assert_shellcheck_clean(HOOK)

@@ -11,35 +11,17 @@
 # SECRET_MANAGER_URL (catalog/gcp_slurm.yaml).
 set -euo pipefail
 
-ENV_FILE="${ENV_FILE:-/etc/gpu-cluster/munge-key.env}"
-# shellcheck source=/dev/null
-[ -r "$ENV_FILE" ] && . "$ENV_FILE"
-
-log() { echo "gpu-cluster-munge-key: $*" >&2; }
-
-# a string field of a JSON object (a token and base64 hold no quotes); "data" does not match "dataCrc32c"
-field() { sed -n "s/.*\"$1\" *: *\"\([^\"]*\)\".*/\1/p" | head -n 1; }
+# shellcheck source=munge_key_bearer.sh
+. "${BASH_SOURCE[0]%/*}/munge_key_bearer.sh"
 
 main() {
-    local answer token
-    for name in MUNGE_SECRET METADATA_TOKEN_URL SECRET_MANAGER_URL; do
-        [ -n "${!name:-}" ] || { log "${name} is not set in ${ENV_FILE}"; return 1; }
-    done
-    if ! answer=$(curl -fsS --max-time 5 --retry 3 -H "Metadata-Flavor: Google" "$METADATA_TOKEN_URL" 2>/dev/null); then
-        log "no token from the metadata server (has this VM a service account?)"
-        return 1
-    fi
-    token=$(field access_token <<<"$answer")
-    [ -n "$token" ] || { log "the metadata server answered without an access_token"; return 1; }
-    # the answer holds the key: it stays in this variable, never in a log
-    if ! answer=$(printf 'Authorization: Bearer %s\n' "$token" | curl -fsS --max-time 10 --retry 3 -H @- \
-        "${SECRET_MANAGER_URL%/}/${MUNGE_SECRET}/versions/latest:access" 2>/dev/null); then
-        log "reading ${MUNGE_SECRET} failed (the secret accessor grant, or the route to secretmanager.googleapis.com)"
-        return 1
-    fi
-    answer=$(field data <<<"$answer")
-    [ -n "$answer" ] || { log "${MUNGE_SECRET} has no payload"; return 1; }
-    printf '%s\n' "$answer"
+    local token
+    require_settings MUNGE_SECRET METADATA_TOKEN_URL SECRET_MANAGER_URL || return 1
+    token=$(metadata_token "Metadata-Flavor: Google" "$METADATA_TOKEN_URL" \
+        "the metadata server" "has this VM a service account?") || return 1
+    secret_field "$token" "${SECRET_MANAGER_URL%/}/${MUNGE_SECRET}/versions/latest:access" data \
+        "reading ${MUNGE_SECRET} failed (the secret accessor grant, or the route to secretmanager.googleapis.com)" \
+        "${MUNGE_SECRET} has no payload"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -1,0 +1,72 @@
+"""What the node hooks' tests share: stubbed commands, running a hook on them, shellcheck, the rendered hook (its
+libraries inlined, as a node gets it) and Alibaba's RPC signature written independently of the shell."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from urllib.parse import quote
+
+from components import bootstrap
+
+BOOTSTRAP = Path(bootstrap.__file__).resolve().parent
+
+
+def stub_bin(tmp_path: Path, stubs: Mapping[str, str], tools: Iterable[str] = ()) -> Path:
+    """tmp_path/bin with a bash stub per name (its body) and links to the real `tools`."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in tools:
+        found = shutil.which(tool)
+        assert found, tool
+        if not (bin_dir / tool).exists():
+            (bin_dir / tool).symlink_to(found)
+    for name, body in stubs.items():
+        (bin_dir / name).write_text("#!/bin/bash\n" + body)
+        (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+def run_hook(
+    script: Path, bin_dir: Path, env: Mapping[str, str], *, isolated: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`bash script` with the stubs first on PATH; `isolated`: on PATH only them (a command not stubbed or linked
+    fails instead of running for real)."""
+    bash = shutil.which("bash")
+    assert bash
+    path = str(bin_dir) if isolated else f"{bin_dir}:{os.environ['PATH']}"
+    return subprocess.run([bash, str(script)], env={"PATH": path, **env}, capture_output=True, text=True, timeout=30)
+
+
+def assert_shellcheck_clean(path: Path) -> None:
+    proc = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+def rendered_hook(tmp_path: Path, name: str, library: str, defines: str) -> Path:
+    """The hook as a node gets it (`bootstrap.script`): `library` inlined in place of the line sourcing it (once, with
+    its function `defines`), still a whole script, shellcheck-clean; written to tmp_path/name."""
+    text = bootstrap.script(name)
+    assert f'{library}"' not in text and text.count(f"{defines}() {{") == 1
+    assert text.startswith("#!/bin/bash\n") and text.endswith('    main "$@"\nfi\n')
+    path = tmp_path / name
+    path.write_text(text)
+    assert_shellcheck_clean(path)
+    return path
+
+
+def alicloud_signature(secret: str, params: dict[str, str]) -> str:
+    """Alibaba's RPC signature v1, written independently of the script."""
+
+    def enc(text: str) -> str:
+        return quote(text, safe="-_.~")
+
+    canonical = "&".join(f"{enc(k)}={enc(v)}" for k, v in sorted(params.items()))
+    string_to_sign = f"GET&{enc('/')}&{enc(canonical)}"
+    return base64.b64encode(hmac.new(f"{secret}&".encode(), string_to_sign.encode(), hashlib.sha1).digest()).decode()
