@@ -57,7 +57,7 @@ def test_spot_true_and_a_fixed_group_plan_as_before(stack_plan):
     ("scaling", "reason"),
     [
         ({"metric": "gpuUtilization", "target": 70}, "no GPU metric"),
-        ({"metric": "queueDepth", "target": 5, "queue": "auto"}, "no Message Service"),
+        ({"metric": "queueDepth", "target": 5, "queue": "auto"}, "no Message Service queue metric"),
         ({"metric": "schedule", "schedule": [{"cron": "0 22 * * *", "nodes": 0}]}, "365 days"),
     ],
 )

@@ -44,10 +44,11 @@ def plan(spec: ClusterSpec) -> AlicloudFleet | None:
         return None
     if spec.scaling is not None:
         metric = spec.scaling.metric
+        why = data()["notBuilt"][metric]["why"]
         raise ConfigError(
             f"{CLUSTER_KEY}.scaling.metric",
-            f"{metric} is not built on Alibaba Cloud yet: {data()['notBuilt'][metric]}; remove scaling and size the "
-            "group between minNodes and maxNodes yourself (ESS console or API)",
+            f"{metric} is not built on Alibaba Cloud: {why} (catalog/scaling/alicloud.yaml notBuilt); remove "
+            "scaling and size the group between minNodes and maxNodes yourself",
         )
     if spec.kubernetes is not None:
         raise ConfigError(
