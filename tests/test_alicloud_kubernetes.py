@@ -14,6 +14,7 @@ from components.layout import alicloud as ali_layout
 from components.layout.kubernetes import GPU_TAINT, gpu_labels
 
 from .conftest import one, plan_stack, plan_values, resources_of
+from .test_alicloud_resources import alicloud_values
 
 STACK = "alicloud-ack-erdma"
 CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
@@ -21,15 +22,7 @@ SUB = "system:serviceaccount:ack-erdma-controller:ack-erdma-controller"
 
 
 def ack_values(**cluster):
-    base = {
-        "instanceType": "ecs.gn8is-8x.32xlarge",
-        "nodes": 2,
-        "zone": "cn-hangzhou-k",
-        "scheduler": "kubernetes",
-        "tags": {"team": "ml", "environment": "dev"},
-    }
-    base.update(cluster)
-    return {"gpu-cluster:cloud": "alicloud", "alicloud:region": "cn-hangzhou", "gpu-cluster:cluster": base}
+    return alicloud_values(**{"scheduler": "kubernetes", "tags": {"team": "ml", "environment": "dev"}, **cluster})
 
 
 @pytest.fixture(scope="module")

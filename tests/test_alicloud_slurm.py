@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import base64
 import gzip
-import hashlib
-import hmac
 import json
-import shutil
-import subprocess
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import yaml
@@ -23,24 +19,17 @@ from components.layout.slurm import HEAD_PLACEHOLDER
 from components.plan.render import render_json, render_table
 
 from .conftest import one, plan_values, resources_of
+from .hook_helpers import alicloud_signature, assert_shellcheck_clean, stub_bin
+from .hook_helpers import run_hook as run_hook_on_stubs
+from .test_layout_alicloud import ali_values
 
 HOOK = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "alicloud_munge_key.sh"
 KEY_MOCK = "<base64 of slm-alicloud-munge-key-bytes>"  # what the mocks answer for the random key
 
 
 def slurm_values(**cluster):
-    base = {
-        "name": "slm",
-        "instanceType": "ecs.ebmgn8v.48xlarge",
-        "nodes": 2,
-        "nodeGroup": "instances",
-        "zone": "cn-beijing-l",
-        "fabric": "required",
-        "scheduler": "slurm",
-        "tags": {"team": "hpc", "environment": "dev"},
-    }
-    base.update(cluster)
-    return {"gpu-cluster:cloud": "alicloud", "alicloud:region": "cn-beijing", "gpu-cluster:cluster": base}
+    extra = {"name": "slm", "fabric": "required", "scheduler": "slurm", "tags": {"team": "hpc", "environment": "dev"}}
+    return ali_values(**{**extra, **cluster})
 
 
 @pytest.fixture(scope="module")
@@ -188,15 +177,6 @@ esac
 
 
 def run_hook(tmp_path: Path, **env: str):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    for tool in TOOLS:
-        found = shutil.which(tool)
-        assert found, tool
-        if not (bin_dir / tool).exists():
-            (bin_dir / tool).symlink_to(found)
-    (bin_dir / "curl").write_text("#!/bin/bash\n" + CURL)
-    (bin_dir / "curl").chmod(0o755)
     env_file = tmp_path / "munge-key.env"
     context = json.dumps({"gpu-cluster": "slm", "purpose": "munge-key", "stack": "test"}, separators=(",", ":"))
     env_file.write_text(
@@ -204,22 +184,9 @@ def run_hook(tmp_path: Path, **env: str):
         f"ENCRYPTION_CONTEXT='{context}'\n"
     )
     log = tmp_path / "kms.log"
-    bash = shutil.which("bash")
-    assert bash
-    full = {"PATH": str(bin_dir), "KMS_LOG": str(log), "ENV_FILE": str(env_file), **env}
-    proc = subprocess.run([bash, str(HOOK)], env=full, capture_output=True, text=True, timeout=30)
+    full = {"KMS_LOG": str(log), "ENV_FILE": str(env_file), **env}
+    proc = run_hook_on_stubs(HOOK, stub_bin(tmp_path, {"curl": CURL}, TOOLS), full, isolated=True)
     return proc, log.read_text().strip() if log.exists() else None
-
-
-def signature(secret: str, params: dict[str, str]) -> str:
-    """Alibaba's RPC signature v1, written independently of the script."""
-
-    def enc(text: str) -> str:
-        return quote(text, safe="-_.~")
-
-    canonical = "&".join(f"{enc(k)}={enc(v)}" for k, v in sorted(params.items()))
-    string_to_sign = f"GET&{enc('/')}&{enc(canonical)}"
-    return base64.b64encode(hmac.new(f"{secret}&".encode(), string_to_sign.encode(), hashlib.sha1).digest()).decode()
 
 
 def test_hook_is_the_one_the_layout_ships():
@@ -241,7 +208,7 @@ def test_hook_decrypts_with_the_role_and_prints_only_the_key(tmp_path):
     assert json.loads(query["EncryptionContext"]) == {"gpu-cluster": "slm", "purpose": "munge-key", "stack": "test"}
     assert (query["AccessKeyId"], query["SecurityToken"]) == ("STS.kmsid", "CAIS+tok==")
     sent = query.pop("Signature")
-    assert sent == signature("kms/secret+1", query)
+    assert sent == alicloud_signature("kms/secret+1", query)
 
 
 def test_hook_fails_quietly_when_kms_refuses_or_there_is_no_role(tmp_path):
@@ -255,5 +222,4 @@ def test_hook_fails_quietly_when_kms_refuses_or_there_is_no_role(tmp_path):
 
 
 def test_hook_shellcheck_clean():
-    proc = subprocess.run(["shellcheck", str(HOOK)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout
+    assert_shellcheck_clean(HOOK)

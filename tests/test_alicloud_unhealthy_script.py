@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import shutil
 import subprocess
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 from components import bootstrap
 from components.layout import alicloud as ali
+
+from .hook_helpers import alicloud_signature, assert_shellcheck_clean, rendered_hook, run_hook, stub_bin
 
 SCRIPT = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "alicloud_unhealthy.sh"
 TOOLS = ("cat", "sed", "head", "sort", "paste", "date", "openssl")
@@ -35,32 +33,10 @@ esac
 
 
 def run(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], str | None]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    for tool in TOOLS:
-        found = shutil.which(tool)
-        assert found, tool
-        if not (bin_dir / tool).exists():
-            (bin_dir / tool).symlink_to(found)
-    (bin_dir / "curl").write_text("#!/bin/bash\n" + CURL)
-    (bin_dir / "curl").chmod(0o755)
     log = tmp_path / "ess.log"
-    bash = shutil.which("bash")
-    assert bash
-    full = {"PATH": str(bin_dir), "ESS_LOG": str(log), "DRIVER_BOOT_FILE": str(tmp_path / "none"), **env}
-    proc = subprocess.run([bash, str(SCRIPT)], env=full, capture_output=True, text=True, timeout=30)
+    full = {"ESS_LOG": str(log), "DRIVER_BOOT_FILE": str(tmp_path / "none"), **env}
+    proc = run_hook(SCRIPT, stub_bin(tmp_path, {"curl": CURL}, TOOLS), full, isolated=True)
     return proc, log.read_text().strip() if log.exists() else None
-
-
-def signature(secret: str, params: dict[str, str]) -> str:
-    """Alibaba's RPC signature v1, written independently of the script."""
-
-    def enc(text: str) -> str:
-        return quote(text, safe="-_.~")
-
-    canonical = "&".join(f"{enc(k)}={enc(v)}" for k, v in sorted(params.items()))
-    string_to_sign = f"GET&{enc('/')}&{enc(canonical)}"
-    return base64.b64encode(hmac.new(f"{secret}&".encode(), string_to_sign.encode(), hashlib.sha1).digest()).decode()
 
 
 def test_script_is_the_hook_the_layout_ships():
@@ -85,7 +61,7 @@ def test_signature_reproduces_alibabas_worked_example():
         text=True,
         timeout=30,
     )
-    assert out.stdout == "OLeaidS1JvxuMvnyHOwuJ+uX5qY=" == signature("testsecret", params)
+    assert out.stdout == "OLeaidS1JvxuMvnyHOwuJ+uX5qY=" == alicloud_signature("testsecret", params)
 
 
 def test_marks_its_own_instance_unhealthy_with_a_valid_signature(tmp_path):
@@ -102,7 +78,7 @@ def test_marks_its_own_instance_unhealthy_with_a_valid_signature(tmp_path):
     # the role's STS credentials from the metadata service, the token passed as SecurityToken
     assert (query["AccessKeyId"], query["SecurityToken"]) == ("STS.testid", "CAIS+tok/en==")
     sent = query.pop("Signature")
-    assert sent == signature("test/secret+1", query)
+    assert sent == alicloud_signature("test/secret+1", query)
 
 
 def test_never_replaces_a_node_whose_driver_is_being_installed(tmp_path):
@@ -125,17 +101,10 @@ def test_without_a_ram_role_it_fails_and_says_why(tmp_path):
 
 
 def test_shellcheck_clean():
-    proc = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout
+    assert_shellcheck_clean(SCRIPT)
 
 
 @pytest.mark.parametrize("name", ["alicloud_unhealthy.sh", "alicloud_munge_key.sh"])
 def test_a_node_gets_one_self_contained_script(tmp_path, name):
     """The hooks source alicloud_rpc.sh beside them; what a node gets has the library inlined in its place."""
-    rendered = bootstrap.script(name)
-    assert 'alicloud_rpc.sh"' not in rendered and rendered.count("rpc_call() {") == 1
-    assert rendered.startswith("#!/bin/bash\n") and rendered.endswith('    main "$@"\nfi\n')
-    path = tmp_path / name
-    path.write_text(rendered)
-    proc = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout
+    rendered_hook(tmp_path, name, "alicloud_rpc.sh", "rpc_call")
