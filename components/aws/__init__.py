@@ -11,7 +11,8 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `storage`: the shared filesystem (FSx for Lustre or EFS) and its security group;
 - `kubernetes`: scheduler kubernetes's EKS control plane, node groups and in-cluster releases;
 - `slurm`: scheduler slurm's head node, MUNGE secret and Slurm ports;
-- `scaling`: elastic fleets' target-tracking policy, scheduled actions and SQS queue.
+- `scaling`: elastic fleets' target-tracking policy, scheduled actions and SQS queue;
+- `encryption`: the customer-managed KMS key (`encryption.key`) the others read from `Context.kms_key`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..contract import capabilities
 from ..layout.aws import AwsLayout
 from ..layout.kubernetes import LABEL_PREFIX
 from .access import access_output, build_endpoints, build_key_pair, build_login
+from .encryption import build_key
 from .identity import build_health_policy, build_identity, build_scaling_policy
 from .kubernetes import build_kubernetes, kubernetes_output
 from .naming import Context
@@ -62,7 +64,8 @@ class CloudCluster(pulumi.ComponentResource):
         super().__init__(TYPE, name, {}, opts)
         self.layout = layout
         spec = layout.spec
-        ctx = Context(name, layout, self)
+        # encryption.key not provider: the key first, every disk, filesystem and secret below names it
+        ctx, self.encryption = build_key(Context(name, layout, self))
 
         net = build_network(ctx)
         self.vpc, self.subnet, self.route_table = net.vpc, net.subnet, net.route_table
@@ -127,6 +130,8 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if self.scaling is not None and layout.scaling is not None:
             self.outputs["scaling"] = self.scaling.output(layout.scaling)
+        if self.encryption is not None:
+            self.outputs["encryption"] = self.encryption.output()
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if self.slurm is not None:
@@ -168,6 +173,8 @@ class CloudCluster(pulumi.ComponentResource):
             "kubernetes": kubernetes_output(ctx, self.eks),
             "kubeconfig": self.eks.kubeconfig,
         }
+        if self.encryption is not None:
+            self.outputs["encryption"] = self.encryption.output()
         if self.login is not None:
             self.outputs["loginNode"] = {
                 "instanceId": self.login.instance.id,

@@ -166,7 +166,9 @@ def build_login(
         iam_instance_profile=identity.profile_name,
         key_name=key_pair.key_name if key_pair else None,
         metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required"),
-        root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(volume_type="gp3", volume_size=30, encrypted=True),
+        root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+            volume_type="gp3", volume_size=30, encrypted=True, kms_key_id=ctx.kms_key
+        ),
         user_data_base64=user_data,
         tags=ctx.tagged("login"),
         opts=child,

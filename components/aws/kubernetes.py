@@ -260,7 +260,11 @@ def _launch_template(
         aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
             device_name=eks.root_device,
             ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                volume_size=pool.root_gb, volume_type="gp3", encrypted="true", delete_on_termination="true"
+                volume_size=pool.root_gb,
+                volume_type="gp3",
+                encrypted="true",
+                kms_key_id=ctx.kms_key,
+                delete_on_termination="true",
             ),
         )
     ]
@@ -272,6 +276,7 @@ def _launch_template(
                     volume_size=int(layout.scratch.device_gb or 0),
                     volume_type="gp3",
                     encrypted="true",
+                    kms_key_id=ctx.kms_key,
                     delete_on_termination="false" if layout.scratch.retain else "true",
                 ),
             )

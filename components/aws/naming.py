@@ -16,6 +16,9 @@ class Context:
     name: str
     layout: AwsLayout
     parent: pulumi.Resource
+    # encryption.key not provider: the KMS key ARN every EBS volume, filesystem and secret is encrypted with
+    # (components/aws/encryption.py); None: the AWS managed keys, and no kmsKeyId input anywhere
+    kms_key: pulumi.Input[str] | None = None
 
     @property
     def child(self) -> pulumi.ResourceOptions:

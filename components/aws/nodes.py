@@ -136,6 +136,7 @@ def _launch_template(
                 volume_size=layout.root_gb,
                 volume_type="gp3",
                 encrypted="true",
+                kms_key_id=ctx.kms_key,
                 delete_on_termination="true",
             ),
         )
@@ -148,6 +149,7 @@ def _launch_template(
                     volume_size=int(layout.scratch.device_gb or 0),
                     volume_type="gp3",
                     encrypted="true",
+                    kms_key_id=ctx.kms_key,
                     delete_on_termination="false" if layout.scratch.retain else "true",
                 ),
             )

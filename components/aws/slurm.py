@@ -67,6 +67,7 @@ def _munge_secret(ctx: Context, plan: AwsSlurm) -> tuple[aws.secretsmanager.Secr
         name=plan.secret_name,
         description=f"gpu-cluster {ctx.layout.spec.name}: the Slurm MUNGE key (base64)",
         recovery_window_in_days=plan.recovery_window_days,
+        kms_key_id=ctx.kms_key,  # None: the account's aws/secretsmanager key, as before
         tags=ctx.tagged("munge-key"),
         opts=ctx.child,
     )
@@ -143,7 +144,7 @@ def build_head(
         metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required"),
         # /home (the NFS export without storage.shared) and the Slurm state live on this disk
         root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
-            volume_type="gp3", volume_size=ctx.layout.root_gb, encrypted=True
+            volume_type="gp3", volume_size=ctx.layout.root_gb, encrypted=True, kms_key_id=ctx.kms_key
         ),
         user_data_base64=user_data(ctx, plan.head_user_data, None, mount_source),
         tags=ctx.tagged("head"),

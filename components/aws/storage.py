@@ -5,7 +5,8 @@ the node security group and from itself (FSx servers talk to each other), plus a
 two groups for an EFA-enabled FSx (an EFA "requires a security group that allows all inbound and
 outbound traffic to and from the security group itself and the security group of the clients"). The
 node group gets the matching egress, so `egress: none` clusters still reach it. Encrypted at rest
-(FSx persistent types always are, with the AWS managed key by default; EFS with `encrypted`).
+(FSx persistent types always are, with the AWS managed key by default; EFS with `encrypted`), with the
+cluster's customer-managed key when `encryption.key` is not provider.
 `retain: true` sets `protect` and `retainOnDelete`: no destroy or replacement deletes the data.
 """
 
@@ -97,6 +98,7 @@ def build_shared(ctx: Context, net: Network) -> SharedFilesystem | None:
             subnet_ids=net.subnet.id,
             security_group_ids=[sg.id],
             data_compression_type="LZ4",
+            kms_key_id=ctx.kms_key,  # None: the AWS managed aws/fsx key
             file_system_type_version="2.15",
             efa_enabled=True if shared.efa else None,
             metadata_configuration=(
@@ -112,6 +114,7 @@ def build_shared(ctx: Context, net: Network) -> SharedFilesystem | None:
     efs = aws.efs.FileSystem(
         f"{name}-shared",
         encrypted=True,
+        kms_key_id=ctx.kms_key,  # None: the AWS managed aws/elasticfilesystem key
         performance_mode="generalPurpose",
         throughput_mode="elastic",
         tags=ctx.tagged("shared"),
