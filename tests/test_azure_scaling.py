@@ -331,3 +331,14 @@ def test_minnodes_zero_with_gpu_utilisation_is_allowed_when_a_schedule_brings_no
     assert morning["capacity"] == {"minimum": "1", "maximum": "10", "default": "1"}
     assert night["capacity"] == {"minimum": "0", "maximum": "10", "default": "0"}
     assert len(morning["rules"]) == 2
+
+
+def test_an_existing_identity_is_looked_up_for_the_scoped_grant():
+    ident = (
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/ids"
+        "/providers/Microsoft.ManagedIdentity/userAssignedIdentities/nodes"
+    )
+    plan = plan_values(fleet(identity={"existing": ident}, scaling={"metric": "gpuUtilization", "target": 70}))
+    grant = roles(plan)["test-azure-metrics-publisher"]
+    assert grant["principalId"] == "<resolved at deploy: principal id of nodes>"
+    assert grant["scope"] == VMSS

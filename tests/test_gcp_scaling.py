@@ -292,3 +292,13 @@ def test_minnodes_zero_with_gpu_utilisation_is_allowed_when_a_schedule_brings_no
     assert pol["minReplicas"] == 0
     assert [s["minRequiredReplicas"] for s in pol["scalingSchedules"]] == [1]
     assert pol["metrics"][0]["name"] == GPU_METRIC
+
+
+def test_an_existing_service_account_gets_the_subscriber_role_on_the_clusters_subscription_only():
+    email = "nodes-sa@my-project.iam.gserviceaccount.com"
+    plan = plan_values(
+        fleet(identity={"existing": email}, scaling={"metric": "queueDepth", "target": 4, "queue": "auto"})
+    )
+    grant = one(plan, "pubsub/subscriptionIAMMember:SubscriptionIAMMember")["inputs"]
+    assert (grant["member"], grant["subscription"]) == (f"serviceAccount:{email}", "test-work")
+    assert not resources_of(plan, "projects/iAMMember:IAMMember")  # nothing on the project for an existing account
