@@ -16,7 +16,7 @@ from components.bootstrap.mounts import SOURCE_PLACEHOLDER
 from components.errors import ConfigError
 from components.layout import azure as layout_azure
 from components.layout import azure_slurm
-from components.layout.slurm import HEAD_PLACEHOLDER
+from components.layout.slurm import HEAD_PLACEHOLDER, cloud_data
 from components.plan.render import render_json, render_markdown
 
 from .conftest import one, plan_values, resources_of, spec_of
@@ -25,7 +25,7 @@ from .hook_helpers import run_hook as run_hook_on_stubs
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
 HOOK = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "azure_munge_key.sh"
-DATA = yaml.safe_load((Path(azure_slurm.__file__).parent.parent / "catalog" / "azure_slurm.yaml").read_text())
+DATA = cloud_data("azure")
 # what the offline plan's random provider answers for the key: it must appear nowhere
 KEY_PLACEHOLDER = "<base64 of test-azure-munge-key-bytes>"
 

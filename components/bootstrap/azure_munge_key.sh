@@ -8,7 +8,7 @@
 # key never reach argv, a log or stderr (the Authorization header goes to curl on stdin).
 #
 # Environment: ENV_FILE, and from it MUNGE_VAULT_URI (https://<vault>.vault.azure.net/), MUNGE_SECRET_NAME,
-# IMDS_TOKEN_URL, IMDS_API_VERSION, KEYVAULT_RESOURCE, KEYVAULT_API_VERSION (catalog/azure_slurm.yaml).
+# IMDS_TOKEN_URL, IMDS_API_VERSION, KEYVAULT_RESOURCE, KEYVAULT_API_VERSION (catalog/slurm.yaml clouds.azure).
 set -euo pipefail
 
 # shellcheck source=munge_key_bearer.sh

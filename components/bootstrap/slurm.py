@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..layout.slurm import CONF_DIR, HEALTH_PROGRAM, SlurmLayout
+from ..layout.slurm import CONF_DIR, HEAD_PLACEHOLDER, HEALTH_PROGRAM, SlurmLayout
 from . import File, Part, env_file, oneshot_unit, script, service_part
 from .mounts import Mount, mounts_part
 
@@ -188,3 +188,20 @@ def login_parts(
         key_hook_env=key_hook_env,
     )
     return (mounts_part(mount), part)
+
+
+def cluster_parts(
+    layout: SlurmLayout,
+    *,
+    key_hook: str,
+    key_hook_env: Mapping[str, str] | None = None,
+    mount: Mount | None = None,
+) -> tuple[tuple[Part, ...], tuple[Part, ...], tuple[Part, ...]]:
+    """The head's, the login node's and the GPU nodes' parts, with one key hook; the login and GPU nodes reach the head
+    at `HEAD_PLACEHOLDER`, which the cloud replaces with the head's private address at deploy."""
+    head = head_parts(layout, key_hook=key_hook, key_hook_env=key_hook_env, mount=mount)
+    login = login_parts(
+        layout, head_address=HEAD_PLACEHOLDER, key_hook=key_hook, key_hook_env=key_hook_env, mount=mount
+    )
+    compute = compute_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=key_hook, key_hook_env=key_hook_env)
+    return head, login, compute

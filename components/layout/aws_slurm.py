@@ -14,18 +14,16 @@ from typing import Any
 from .. import bootstrap, catalog
 from ..bootstrap import Part, script
 from ..bootstrap.mounts import Mount
-from ..bootstrap.slurm import compute_parts, head_parts, login_parts
+from ..bootstrap.slurm import cluster_parts
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
-from .slurm import HEAD_PLACEHOLDER, SlurmLayout, data, slurm_layout
+from .slurm import CloudSlurm, cloud_data, slurm_layout
 
 KEY_HOOK = "aws_munge_key.sh"
 
 
 @dataclass(frozen=True)
-class AwsSlurm:
-    layout: SlurmLayout
-    head_instance_type: str
+class AwsSlurm(CloudSlurm):
     head_image_parameter: str  # SSM parameter of the head's AMI (catalog/aws.yaml images.login)
     secret_name: str  # Secrets Manager name of the MUNGE key (the hooks read it by name)
     secret_action: str
@@ -33,10 +31,6 @@ class AwsSlurm:
     head_user_data: str
     login_user_data: str  # HEAD_PLACEHOLDER until deploy
     compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
-
-    @property
-    def key_bytes(self) -> int:
-        return self.layout.munge_key_bytes
 
 
 def secret_name(spec: ClusterSpec) -> str:
@@ -56,13 +50,12 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
             f"{spec.identity.existing} with scheduler slurm: the nodes read the MUNGE key from a secret the cluster "
             "creates, and the cluster cannot grant that to an instance profile it does not own; drop identity.existing",
         )
-    aws: dict[str, Any] = data()["clouds"]["aws"]
+    aws = cloud_data("aws")
     name = secret_name(spec)
-    hook, hook_env = script(KEY_HOOK), {"MUNGE_SECRET_ID": name}
     login_image: dict[str, Any] = catalog.load("aws").images["login"]
-    head = head_parts(layout, key_hook=hook, key_hook_env=hook_env, mount=mount)
-    login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=hook_env, mount=mount)
-    compute = compute_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=hook_env)
+    head, login, compute = cluster_parts(
+        layout, key_hook=script(KEY_HOOK), key_hook_env={"MUNGE_SECRET_ID": name}, mount=mount
+    )
     return AwsSlurm(
         layout=layout,
         head_instance_type=spec.slurm.head_instance_type,

@@ -16,6 +16,7 @@ from ..bootstrap import Part
 from ..bootstrap.metrics import versions
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
+from .slurm import cloud_data
 
 K = f"{CLUSTER_KEY}."
 DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
@@ -142,7 +143,7 @@ def recurrence(cron: str, time_zone: str, key: str) -> Recurrence:
 
 def publisher_part() -> Part:
     m = data()["metrics"]["gpuUtilization"]
-    imds = yaml.safe_load((Path(__file__).parent.parent / "catalog/azure_slurm.yaml").read_text())["imds"]
+    imds = cloud_data("azure")["imds"]  # the IMDS token endpoint the MUNGE-key hook uses too
     port = int(versions()["dcgmExporter"]["port"])
     return bootstrap.service_part(
         PUBLISHER,

@@ -1,11 +1,11 @@
 """Azure's half of `scheduler: slurm`, pure: the head node, the MUNGE key's Key Vault and the three bootstraps.
 
 The head is a small CPU VM in the node subnet (private, no public IP) with the cluster's image and the nodes'
-user-assigned identity. The MUNGE key is a Key Vault secret (catalog/azure_slurm.yaml) in a private RBAC-mode vault
-of the cluster; the identity holds Key Vault Secrets User on that one secret, so the head, the GPU nodes and the login
-node (all carry the identity) read it at boot with `azure_munge_key.sh`. The GPU nodes get `compute_parts` after
-their own parts, the login node `login_custom_data`; both carry `HEAD_PLACEHOLDER`, replaced by the head's private
-IP at deploy (components/azure/slurm.py).
+user-assigned identity. The MUNGE key is a Key Vault secret (catalog/slurm.yaml `clouds.azure`) in a private
+RBAC-mode vault of the cluster; the identity holds Key Vault Secrets User on that one secret, so the head, the GPU
+nodes and the login node (all carry the identity) read it at boot with `azure_munge_key.sh`. The GPU nodes get
+`compute_parts` after their own parts, the login node `login_custom_data`; both carry `HEAD_PLACEHOLDER`, replaced by
+the head's private IP at deploy (components/azure/slurm.py).
 """
 
 from __future__ import annotations
@@ -13,35 +13,20 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-from typing import Any
-
-import yaml
 
 from .. import bootstrap
 from ..bootstrap import Part, script
 from ..bootstrap.mounts import Mount
-from ..bootstrap.slurm import compute_parts, head_parts, login_parts
+from ..bootstrap.slurm import cluster_parts
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
-from .slurm import HEAD_PLACEHOLDER, SlurmLayout, slurm_layout
+from .slurm import CloudSlurm, cloud_data, slurm_layout
 
 KEY_HOOK = "azure_munge_key.sh"
-_DATA = Path(__file__).resolve().parent.parent / "catalog" / "azure_slurm.yaml"
-
-
-@cache
-def data() -> dict[str, Any]:
-    """catalog/azure_slurm.yaml."""
-    loaded: dict[str, Any] = yaml.safe_load(_DATA.read_text())
-    return loaded
 
 
 @dataclass(frozen=True)
-class AzureSlurm:
-    layout: SlurmLayout
-    head_instance_type: str
+class AzureSlurm(CloudSlurm):
     vault_name: str  # the MUNGE key's vault (deterministic per stack: the hooks name it)
     vault_sku: str
     soft_delete_days: int
@@ -52,10 +37,6 @@ class AzureSlurm:
     head_custom_data: str
     login_custom_data: str  # HEAD_PLACEHOLDER until deploy
     compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
-
-    @property
-    def key_bytes(self) -> int:
-        return self.layout.munge_key_bytes
 
 
 def vault_name(spec: ClusterSpec) -> str:
@@ -68,7 +49,7 @@ def vault_name(spec: ClusterSpec) -> str:
 
 def hook_env(spec: ClusterSpec) -> dict[str, str]:
     """What the key hook reads (/etc/gpu-cluster/munge-key.env): where the secret is, never the secret."""
-    d = data()
+    d = cloud_data("azure")
     vault = d["keyVault"]
     return {
         "MUNGE_VAULT_URI": f"https://{vault_name(spec)}.{vault['dnsSuffix']}/",
@@ -93,11 +74,8 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AzureSlurm | None:
             f"{spec.network.egress} with scheduler slurm: every node installs Slurm and MUNGE from "
             "packages.microsoft.com and Ubuntu at boot; use nat",
         )
-    hook, env = script(KEY_HOOK), hook_env(spec)
-    head = head_parts(layout, key_hook=hook, key_hook_env=env, mount=mount)
-    login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=env, mount=mount)
-    compute = compute_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=env)
-    d = data()
+    head, login, compute = cluster_parts(layout, key_hook=script(KEY_HOOK), key_hook_env=hook_env(spec), mount=mount)
+    d = cloud_data("azure")
     vault = d["keyVault"]
     return AzureSlurm(
         layout=layout,

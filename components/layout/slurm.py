@@ -55,6 +55,12 @@ def data() -> dict[str, Any]:
     return loaded
 
 
+def cloud_data(cloud: str) -> dict[str, Any]:
+    """catalog/slurm.yaml `clouds.<cloud>`: how that cloud keeps the MUNGE key and how its hook reads it."""
+    entry: dict[str, Any] = data()["clouds"][cloud]
+    return entry
+
+
 @dataclass(frozen=True)
 class Packages:
     """What a node installs for its role, from where (catalog/slurm.yaml `packages:`)."""
@@ -142,6 +148,19 @@ class SlurmLayout:
                 raise ValueError(f"switch {chosen!r} is not one of {self.topology.switches}")
             parts.append(f"Topology={self.topology.name}:{chosen}")
         return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class CloudSlurm:
+    """What every cloud's half of `scheduler: slurm` holds (its own fields follow): the layout and the head's type."""
+
+    layout: SlurmLayout
+    head_instance_type: str
+
+    @property
+    def key_bytes(self) -> int:
+        """The MUNGE key's length, for the cloud's random key (catalog/slurm.yaml mungeKeyBytes)."""
+        return self.layout.munge_key_bytes
 
 
 def packages(distro: str = IMAGE_DISTRO) -> Packages:
