@@ -12,6 +12,10 @@ the cloud's secret store with the node's identity; `key_hook_env` its settings (
 /etc/gpu-cluster/munge-key.env. The part decodes the key into /etc/munge/munge.key (0400 munge:munge); it is never
 logged. `head_address` is the head's private address or `layout.slurm.HEAD_PLACEHOLDER` (replaced at deploy).
 `mount` is the cloud's `Mount` of storage.shared (the GPU nodes already get it from `node_parts`).
+
+The role scripts (slurm_<role>.sh) share slurm_common.sh, installed as a file and sourced at run time, and
+slurm_node_setup.sh, the steps every role takes first, which `script` inlines in their place (so a node's script is
+the same as with the steps written out).
 """
 
 from __future__ import annotations

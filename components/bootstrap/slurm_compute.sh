@@ -26,11 +26,8 @@ write_dropin() {
   systemctl daemon-reload
 }
 
-ensure_slurm_user || exit 1
-install_packages || exit 1
-install_munge_key || exit 1
-start_munge || exit 1
-mount_home || exit 1
+# shellcheck source=slurm_node_setup.sh
+. "${BASH_SOURCE[0]%/*}/slurm_node_setup.sh"
 mkdir -p "$LOG_DIR" "$SPOOL_DIR"
 write_dropin
 systemctl enable slurmd >/dev/null 2>&1 || true

@@ -40,11 +40,8 @@ export_home() {
   exportfs -ra
 }
 
-ensure_slurm_user || exit 1
-install_packages || exit 1
-install_munge_key || exit 1
-start_munge || exit 1
-mount_home || exit 1
+# shellcheck source=slurm_node_setup.sh
+. "${BASH_SOURCE[0]%/*}/slurm_node_setup.sh"
 [ -n "${SHARED_PATH:-}" ] || export_home || exit 1
 write_confs
 mkdir -p "$STATE_DIR" "$LOG_DIR"

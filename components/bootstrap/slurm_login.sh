@@ -18,11 +18,8 @@ write_dropin() {
   systemctl daemon-reload
 }
 
-ensure_slurm_user || exit 1
-install_packages || exit 1
-install_munge_key || exit 1
-start_munge || exit 1
-mount_home || exit 1
+# shellcheck source=slurm_node_setup.sh
+. "${BASH_SOURCE[0]%/*}/slurm_node_setup.sh"
 write_dropin
 systemctl enable sackd >/dev/null 2>&1 || true
 retry systemctl restart sackd || exit 1
