@@ -302,3 +302,12 @@ def test_an_existing_service_account_gets_the_subscriber_role_on_the_clusters_su
     grant = one(plan, "pubsub/subscriptionIAMMember:SubscriptionIAMMember")["inputs"]
     assert (grant["member"], grant["subscription"]) == (f"serviceAccount:{email}", "test-work")
     assert not resources_of(plan, "projects/iAMMember:IAMMember")  # nothing on the project for an existing account
+
+
+def test_an_existing_service_account_is_told_the_role_the_ops_agent_needs():
+    email = "nodes-sa@my-project.iam.gserviceaccount.com"
+    plan = plan_values(fleet(identity={"existing": email}, scaling={"metric": "gpuUtilization", "target": 70}))
+    assert any(
+        w.startswith("gpu-cluster:cluster.identity.existing: the Ops Agent") and "roles/monitoring.metricWriter" in w
+        for w in plan.warnings()
+    )

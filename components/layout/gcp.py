@@ -1171,6 +1171,8 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         nics = tuple(replace(n, external_ip=False) for n in nics)
     no_on_demand = any(row.instanceType.startswith(p) for p in rules["consumption"]["noOnDemand"])
     elastic = None if k8s else elastic_plan(spec, no_on_demand)
+    if elastic is not None:
+        warnings.extend(elastic.warnings)
     if spec.node_group == "managed" and spec.max_nodes > spec.nodes and not k8s and spec.scaling is None:
         warnings.append(
             f"{CLUSTER_KEY}.maxNodes: the managed instance group starts at {spec.nodes} nodes and has no "

@@ -78,6 +78,7 @@ class Elastic:
     spot_target: int  # the spot group's size at deploy (nodes - floor)
     job: str  # the Ops Agent's scrape job: the metric's resource.labels.job
     parts: tuple[Part, ...]  # node bootstrap parts (the Ops Agent) to append
+    warnings: tuple[str, ...] = ()
 
 
 def _job(spec: ClusterSpec) -> str:
@@ -272,4 +273,11 @@ def plan(spec: ClusterSpec, no_on_demand: bool) -> Elastic | None:
             scale_in_window_sec=cooldown or None,
             queue=queue,
         )
-    return Elastic(autoscaler, floor, max(spec.nodes - floor, 0), job, parts)
+    warnings: tuple[str, ...] = ()
+    if parts and spec.identity.existing:
+        role = data()["opsAgent"]["role"]
+        warnings = (
+            f"{K}identity.existing: the Ops Agent writes the GPU metric as {spec.identity.existing}; that account "
+            f"needs {role} (gpu-cluster grants nothing to an existing account)",
+        )
+    return Elastic(autoscaler, floor, max(spec.nodes - floor, 0), job, parts, warnings)
