@@ -1190,6 +1190,11 @@ def _placement(ctx: _Context) -> Literal["cluster", "spread", "none"]:
                 "reservations (aws-parallelcluster#4215)",
                 "info",
             )
+        elif cfg.scaling is not None and cfg.scaling.metric != "none" and not ctx.fabric_wired:
+            # a fleet that grows and shrinks: a cluster placement group would cap where new nodes can land
+            # (GCP compact placement fixes the VM count), and nothing between its nodes needs the locality
+            placement = "none"
+            ctx.warn("placement", "auto resolves to none for a scaling fleet without a fabric", "info")
         else:
             placement = "cluster" if ctx.max_nodes > 1 or ctx.fabric_wired else "none"
             why = "maxNodes > 1" if ctx.max_nodes > 1 else "the fabric is wired"

@@ -102,3 +102,12 @@ def test_scaling_a_fabric_wired_training_cluster_is_warned():
     assert any("fabric-wired multi-node" in w for w in spec.warnings)
     idle = build_spec(fleet(maxNodes=1, scaling={"metric": "gpuUtilization", "target": 80}), "test")
     assert any("nothing can move" in w for w in idle.warnings)
+
+
+def test_a_scaling_fleet_without_a_fabric_gets_no_placement_group():
+    fleet_spec = build_spec(fleet(scaling={"metric": "gpuUtilization", "target": 70}), "test")
+    assert fleet_spec.placement == "none"
+    assert any("auto resolves to none for a scaling fleet" in str(f) for f in fleet_spec.findings)
+    assert build_spec(fleet(), "test").placement == "cluster"  # maxNodes > 1, no scaling: as before
+    wired = build_spec(aws_values(maxNodes=8, scaling={"metric": "gpuUtilization", "target": 80}), "test")
+    assert wired.placement == "cluster"  # fabric wired: placement kept (and the scaling warned)
