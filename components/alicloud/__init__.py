@@ -18,7 +18,7 @@ import pulumi_alicloud as alicloud
 
 from ..bootstrap.metrics import endpoints
 from ..layout.alicloud import AlicloudLayout
-from . import access, health, identity, kubernetes, network, nodes, slurm
+from . import access, encryption, health, identity, kubernetes, network, nodes, slurm
 from .storage import build_shared
 
 TYPE = "gpu-cluster:alicloud:Cluster"
@@ -58,6 +58,9 @@ class CloudCluster(pulumi.ComponentResource):
         for message in layout.warnings:
             pulumi.log.warn(message, resource=self)
 
+        # encryption.key not provider: the KMS key of every ESSD below (None: the ECS service key, as before)
+        self.encryption = encryption.build(self, name, layout, tags)
+        kms_key = self.encryption.key_id if self.encryption else None
         self.network = network.build(self, name, layout, tags)
         self.vpc = self.network.vpc
         self.vswitch = self.network.vswitch
@@ -71,17 +74,19 @@ class CloudCluster(pulumi.ComponentResource):
         self.kubernetes: kubernetes.Kubernetes | None = None
         self.slurm: slurm.SlurmHead | None = None
         if layout.kubernetes is not None:  # the GPU nodes are an ACK node pool, not an ESS group
-            self.kubernetes = kubernetes.build(self, name, layout, self.network, key_pair, tags)
+            self.kubernetes = kubernetes.build(self, name, layout, self.network, key_pair, tags, kms_key)
             self.deployment_set = self.kubernetes.deployment_set
             self.image_id = pulumi.Output.from_input(layout.kubernetes.image_type)
             self.group: alicloud.ess.ScalingGroup | None = None
             self.instances: list[alicloud.ecs.Instance] = []
         else:
             # scheduler slurm: the head first, its address and the MUNGE key's ciphertext go into the nodes' user data
-            self.slurm = slurm.build_head(self, name, layout, self.network, key_pair, role_name, tags, mount_source)
+            self.slurm = slurm.build_head(
+                self, name, layout, self.network, key_pair, role_name, tags, mount_source, kms_key
+            )
             fills = self.slurm.replacements() if self.slurm else None
             self.nodes = nodes.build(
-                self, name, layout, self.network, key_pair, role_name, tags, mount_source, replacements=fills
+                self, name, layout, self.network, key_pair, role_name, tags, mount_source, fills, kms_key
             )
             self.deployment_set = self.nodes.deployment_set
             self.image_id = self.nodes.image_id
@@ -90,7 +95,7 @@ class CloudCluster(pulumi.ComponentResource):
         head = self.slurm
         login_data = slurm.fill(layout, head.plan.login_user_data, head.replacements(), mount_source) if head else None
         self.login = access.build_login(
-            self, name, layout, self.network, key_pair, role_name, tags, user_data=login_data
+            self, name, layout, self.network, key_pair, role_name, tags, user_data=login_data, kms_key=kms_key
         )
         slurm.connect(self, name, self.network, head, self.login.security_group if self.login else None)
         self.health = health.build(self, name, layout, self.group, role_name, tags)
@@ -119,6 +124,8 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if head is not None:
             self.outputs["slurm"] = slurm.output(head)
+        if self.encryption is not None:
+            self.outputs["encryption"] = self.encryption.output()
         if self.kubernetes is not None:
             self.outputs["kubernetes"] = self.kubernetes.output(layout)
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig

@@ -73,6 +73,7 @@ def build_login(
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
     user_data: pulumi.Input[str] | None = None,  # scheduler slurm: the login node's Slurm client bootstrap
+    kms_key: pulumi.Input[str] | None = None,  # encryption.key not provider: the system disk's KMS key
 ) -> Login | None:
     login = layout.login
     if login is None:
@@ -120,6 +121,7 @@ def build_login(
         internet_charge_type="PayByTraffic" if login.public_bandwidth_mbps else None,
         system_disk_category="cloud_essd",
         system_disk_encrypted=True,
+        system_disk_kms_key_id=kms_key,
         key_name=key_pair.key_pair_name if key_pair else None,
         user_data=user_data,
         tags={**tags, "Name": f"{spec.name}-login"},

@@ -82,6 +82,7 @@ def build(
     network: Network,
     key_pair: alicloud.ecs.EcsKeyPair | None,
     tags: Mapping[str, str],
+    kms_key: pulumi.Input[str] | None = None,  # encryption.key not provider: the pools' disks' KMS key
 ) -> Kubernetes:
     ack = layout.kubernetes
     assert ack is not None  # scheduler kubernetes
@@ -133,12 +134,13 @@ def build(
         image_type=ack.image_type,
         system_disk_category="cloud_essd",
         system_disk_encrypted=True,
+        system_disk_kms_key=kms_key,
         security_group_ids=security_groups,
         key_name=key_pair.key_pair_name if key_pair else None,
         tags={**tags, "Name": f"{spec.name}-system"},
         opts=child,
     )
-    gpu_pool = _gpu_pool(name, layout, ack, network, cluster, deployment_set, key_pair, tags, child)
+    gpu_pool = _gpu_pool(name, layout, ack, network, cluster, deployment_set, key_pair, tags, child, kms_key)
     erdma = _erdma(parent, name, ack.erdma, cluster, tags) if ack.erdma else None
     credential = alicloud.cs.get_cluster_credential_output(cluster_id=cluster.id, opts=invoke_options(parent))
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credential.kube_config)
@@ -173,6 +175,7 @@ def _gpu_pool(
     key_pair: alicloud.ecs.EcsKeyPair | None,
     tags: Mapping[str, str],
     child: pulumi.ResourceOptions,
+    kms_key: pulumi.Input[str] | None = None,
 ) -> alicloud.cs.NodePool:
     spec = layout.spec
     scaling = ack.max_nodes > ack.min_nodes
@@ -210,6 +213,7 @@ def _gpu_pool(
         system_disk_category="cloud_essd",
         system_disk_size=layout.root_gb,
         system_disk_encrypted=True,
+        system_disk_kms_key=kms_key,
         data_disks=(
             [
                 alicloud.cs.NodePoolDataDiskArgs(
@@ -217,6 +221,7 @@ def _gpu_pool(
                     size=int(disk),
                     performance_level=layout.scratch_performance_level,
                     encrypted="true",
+                    kms_key_id=kms_key,
                     name=f"{spec.name}-scratch",
                 )
             ]

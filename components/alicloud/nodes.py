@@ -34,6 +34,7 @@ def build(
     tags: Mapping[str, str],
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
     replacements: Mapping[str, pulumi.Input[str]] | None = None,  # more values known at deploy (scheduler slurm)
+    kms_key: pulumi.Input[str] | None = None,  # encryption.key not provider: the disks' KMS key (else the ECS one)
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
@@ -51,11 +52,24 @@ def build(
     image_id = image(parent, layout)
     if spec.node_group == "managed":
         group = _scaling_group(
-            name, layout, network, image_id, key_pair, role_name, tags, child, mount_source, replacements
+            name, layout, network, image_id, key_pair, role_name, tags, child, mount_source, replacements, kms_key
         )
         return Nodes(deployment_set, image_id, group, [], [])
     instances = [
-        _instance(name, i, layout, network, image_id, deployment_set, key_pair, tags, child, mount_source, replacements)
+        _instance(
+            name,
+            i,
+            layout,
+            network,
+            image_id,
+            deployment_set,
+            key_pair,
+            tags,
+            child,
+            mount_source,
+            replacements,
+            kms_key,
+        )
         for i in range(spec.nodes)
     ]
     # A separate attachment, not ecs.Instance role_name: that argument is deprecated (provider 1.275.0)
@@ -109,10 +123,11 @@ def image(parent: pulumi.Resource, layout: AlicloudLayout) -> pulumi.Output[str]
     return image_id
 
 
-def _data_disk(layout: AlicloudLayout) -> dict[str, Any] | None:
+def _data_disk(layout: AlicloudLayout, kms_key: pulumi.Input[str] | None = None) -> dict[str, Any] | None:
     if layout.scratch.kind != "disk":
         return None
-    return {
+    # kms_key_id only with a customer key: without one the disk's inputs are as before
+    return ({"kms_key_id": kms_key} if kms_key is not None else {}) | {
         "category": "cloud_essd",
         "size": int(layout.scratch.device_gb or 0),
         "performance_level": layout.scratch_performance_level,
@@ -134,12 +149,13 @@ def _instance(
     child: pulumi.ResourceOptions,
     mount_source: pulumi.Input[str] | None = None,
     replacements: Mapping[str, pulumi.Input[str]] | None = None,
+    kms_key: pulumi.Input[str] | None = None,
 ) -> alicloud.ecs.Instance:
     spec = layout.spec
     primary, *secondary = layout.interfaces
     eri = primary.is_eri
     multi_card = len(layout.interfaces) > 1
-    disk = _data_disk(layout)
+    disk = _data_disk(layout, kms_key)
     return alicloud.ecs.Instance(
         f"{name}-node-{index}",
         instance_name=f"{spec.name}-node-{index}",
@@ -160,6 +176,7 @@ def _instance(
         system_disk_category="cloud_essd",
         system_disk_size=layout.root_gb,
         system_disk_encrypted=True,
+        system_disk_kms_key_id=kms_key,
         data_disks=[alicloud.ecs.InstanceDataDiskArgs(**disk)] if disk else None,
         deployment_set_id=deployment_set.id if deployment_set else None,
         key_name=key_pair.key_pair_name if key_pair else None,
@@ -195,6 +212,7 @@ def _scaling_group(
     child: pulumi.ResourceOptions,
     mount_source: pulumi.Input[str] | None = None,
     replacements: Mapping[str, pulumi.Input[str]] | None = None,
+    kms_key: pulumi.Input[str] | None = None,
 ) -> alicloud.ess.ScalingGroup:
     spec = layout.spec
     fleet = layout.fleet  # elastic fleet (layout.alicloud_scaling); None: the group as before
@@ -231,7 +249,7 @@ def _scaling_group(
         if wired
         else None
     )
-    disk = _data_disk(layout)
+    disk = _data_disk(layout, kms_key)
     alicloud.ess.ScalingConfiguration(
         f"{name}-config",
         scaling_group_id=group.id,
@@ -252,6 +270,7 @@ def _scaling_group(
         system_disk_category="cloud_essd",
         system_disk_size=layout.root_gb,
         system_disk_encrypted=True,
+        system_disk_kms_key_id=kms_key,
         data_disks=[alicloud.ess.ScalingConfigurationDataDiskArgs(**disk)] if disk else None,
         key_name=key_pair.key_pair_name if key_pair else None,
         # new instances get the role; instances already in the group keep their configuration

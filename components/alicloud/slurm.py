@@ -131,6 +131,7 @@ def build_head(
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
     mount_source: pulumi.Input[str] | None = None,
+    kms_key: pulumi.Input[str] | None = None,  # encryption.key not provider: the system disk's KMS key
 ) -> SlurmHead | None:
     plan = layout.slurm
     if plan is None:
@@ -167,6 +168,7 @@ def build_head(
         system_disk_category="cloud_essd",
         system_disk_size=layout.root_gb,
         system_disk_encrypted=True,
+        system_disk_kms_key_id=kms_key,
         key_name=key_pair.key_pair_name if key_pair else None,
         user_data=fill(layout, plan.head_user_data, {CIPHERTEXT_PLACEHOLDER: ciphertext}, mount_source),
         tags={**tags, "Name": f"{spec.name}-head"},

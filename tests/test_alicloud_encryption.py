@@ -1,0 +1,145 @@
+"""Customer-managed keys on Alibaba Cloud (`encryption.key`) as registered with Pulumi's mocks: the KMS key, its use
+on every ESSD (ECS instances, the ESS scaling configuration, ACK pools, head and login nodes), an existing key used as
+given, what takes no key (NAS, the account's ECS role) said in the plan, SM4 refused, the diff's DATA LOSS."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from components.diff import diff_plans
+from components.errors import ConfigErrors
+from components.plan import load_stack
+from components.spec import build_spec
+
+from .conftest import ROOT, one, plan_stack, plan_values, resources_of
+
+KEY_ID = "0b30658a-ed1a-4922-b8f7-a673ca9c1234"
+ALI_STACKS = sorted(p.stem.removeprefix("Pulumi.") for p in (ROOT / "stacks").glob("Pulumi.alicloud-*.yaml"))
+ECS_ROLE = "ECS encrypts the disks with a customer key through the account's RAM role AliyunECSDiskEncryptDefaultRole"
+
+
+def ali_values(**cluster):
+    base = {"instanceType": "ecs.gn7e-c16g1.32xlarge", "nodes": 2, "nodeGroup": "instances", "zone": "cn-beijing-l"}
+    base.update(cluster)
+    return {"gpu-cluster:cloud": "alicloud", "alicloud:region": "cn-beijing", "gpu-cluster:cluster": base}
+
+
+@pytest.fixture(scope="module")
+def cmk():
+    return plan_stack("alicloud-a100-cmk")
+
+
+def cluster_keys(plan):
+    return [k for k in resources_of(plan, "kms/key:Key") if k["name"].endswith("-alicloud-kms")]
+
+
+def test_auto_creates_a_rotated_deletion_protected_key(cmk):
+    (key,) = cluster_keys(cmk)
+    assert key["inputs"] == {
+        **key["inputs"],
+        "keySpec": "Aliyun_AES_256",
+        "keyUsage": "ENCRYPT/DECRYPT",
+        "protectionLevel": "SOFTWARE",
+        "automaticRotation": "Enabled",
+        "rotationInterval": "365d",
+        "pendingWindowInDays": 30,
+        "deletionProtection": "Enabled",
+    }
+    assert key["protect"] is True and key["retainOnDelete"] is True
+
+
+def test_the_scaling_configuration_head_and_login_disks_use_the_key(cmk):
+    key = "<id of a100-cmk-alicloud-kms>"
+    config = one(cmk, "ess/scalingConfiguration:ScalingConfiguration")["inputs"]
+    assert config["systemDiskEncrypted"] is True and config["systemDiskKmsKeyId"] == key
+    assert [(d["encrypted"], d["kmsKeyId"]) for d in config["dataDisks"]] == [(True, key)]
+    instances = {i["name"]: i["inputs"] for i in resources_of(cmk, "ecs/instance:Instance")}
+    assert {n: i["systemDiskKmsKeyId"] for n, i in instances.items()} == {
+        "a100-cmk-alicloud-head": key,
+        "a100-cmk-alicloud-login": key,
+    }
+    assert cmk.as_json()["outputs"]["encryption"] == {
+        "key": key,
+        "created": True,
+        "keySpec": "Aliyun_AES_256",
+        "rotation": "365d",
+    }
+    assert any(w.startswith(ECS_ROLE) for w in cmk.warnings())
+
+
+def test_instances_disks_use_the_key_and_nas_says_it_cannot():
+    plan = plan_values(ali_values(encryption={"key": "auto"}, storage={"scratch": "disk", "shared": {}}))
+    key = "<id of test-alicloud-kms>"
+    nodes = resources_of(plan, "ecs/instance:Instance")
+    assert len(nodes) == 2
+    assert all(n["inputs"]["systemDiskKmsKeyId"] == key for n in nodes)
+    assert all([d["kmsKeyId"] for d in n["inputs"]["dataDisks"]] == [key] for n in nodes)
+    nas = one(plan, "nas/fileSystem:FileSystem")["inputs"]
+    assert nas["encryptType"] == 1 and "kmsKeyId" not in nas  # General-purpose NAS: the NAS-managed key only
+    assert any(
+        w.startswith("storage.shared (General-purpose NAS) stays encrypted with the NAS-managed key")
+        for w in plan.warnings()
+    )
+
+
+def test_ack_pools_disks_use_the_key():
+    values = ali_values(
+        scheduler="kubernetes",
+        nodeGroup="managed",
+        encryption={"key": "auto"},
+        storage={"scratch": "disk"},
+        tags={"team": "ml", "environment": "dev"},
+    )
+    plan = plan_values(values)
+    key = "<id of test-alicloud-kms>"
+    pools = {p["name"]: p["inputs"] for p in resources_of(plan, "cs/nodePool:NodePool")}
+    assert {n: p["systemDiskKmsKey"] for n, p in pools.items()} == {
+        "test-alicloud-system": key,
+        "test-alicloud-gpu": key,
+    }
+    assert [d["kmsKeyId"] for d in pools["test-alicloud-gpu"]["dataDisks"]] == [key]
+
+
+def test_an_existing_key_is_used_as_given_and_nothing_is_created():
+    plan = plan_values(ali_values(encryption={"key": KEY_ID}, storage={"scratch": "disk"}))
+    assert not cluster_keys(plan)
+    nodes = resources_of(plan, "ecs/instance:Instance")
+    assert {n["inputs"]["systemDiskKmsKeyId"] for n in nodes} == {KEY_ID}
+    assert {d["kmsKeyId"] for n in nodes for d in n["inputs"]["dataDisks"]} == {KEY_ID}
+    assert plan.as_json()["outputs"]["encryption"]["created"] is False
+
+
+def test_sm4_is_refused_by_its_key_with_the_source():
+    with pytest.raises(ConfigErrors) as info:
+        build_spec(ali_values(encryption={"key": "auto", "algorithm": "sm4"}), "test")
+    (error,) = info.value.errors
+    assert error.key == "gpu-cluster:cluster.encryption.algorithm"
+    assert "Managed HSM" in error.message
+
+
+@pytest.mark.parametrize("stack", [s for s in ALI_STACKS if s != "alicloud-a100-cmk"])
+def test_key_provider_plans_exactly_as_before(stack):
+    values = copy.deepcopy(load_stack(ROOT, stack).values)
+    values["gpu-cluster:cluster"]["encryption"] = {"key": "provider"}
+    explicit = plan_values(values, stack).as_json()
+    shipped = plan_stack(stack).as_json()
+    assert json.dumps(explicit["resources"], sort_keys=True, default=str) == json.dumps(
+        shipped["resources"], sort_keys=True, default=str
+    )
+    assert "encryption" not in shipped["outputs"]
+    assert "KmsKey" not in json.dumps(shipped["resources"]) and "kmsKeyId" not in json.dumps(shipped["resources"])
+
+
+def test_diff_reports_data_loss_when_the_key_goes():
+    old = json.loads(json.dumps(plan_stack("alicloud-a100-cmk").as_json(), default=str))
+    values = copy.deepcopy(load_stack(ROOT, "alicloud-a100-cmk").values)
+    values["gpu-cluster:cluster"]["encryption"] = {"key": "provider"}
+    new = json.loads(json.dumps(plan_values(values, "alicloud-a100-cmk").as_json(), default=str))
+    d = diff_plans(old, new)
+    assert any(urn.endswith("::a100-cmk-alicloud-kms") for urn in d.deleted)
+    assert any("deletes alicloud:kms/key:Key `a100-cmk-alicloud-kms`" in w for w in d.warnings)
+    first = next(w for w in d.warnings if w.startswith(("DATA LOSS", "DISRUPTION")))
+    assert first.startswith("DATA LOSS")
