@@ -117,7 +117,7 @@ def test_sm4_is_refused_by_its_key_with_the_source():
         build_spec(ali_values(encryption={"key": "auto", "algorithm": "sm4"}), "test")
     (error,) = info.value.errors
     assert error.key == "gpu-cluster:cluster.encryption.algorithm"
-    assert "Managed HSM" in error.message
+    assert "Aliyun_AES_256 only" in error.message and "hardware key management instance" in error.message
 
 
 @pytest.mark.parametrize("stack", [s for s in ALI_STACKS if s != "alicloud-a100-cmk"])
