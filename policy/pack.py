@@ -11,7 +11,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.policy import RULES, Resource, Rule, check_rule, facts_from
+from components.policy import RULES, Level, Resource, Rule, check_rule, facts_from, profile_variants, variant_levels
 
 LEVELS = {
     "mandatory": EnforcementLevel.MANDATORY,
@@ -26,24 +26,40 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def _validator(rule: Rule) -> Any:
+def _validator(rule: Rule, level: Level | None) -> Any:
+    """`level` None: the rule's own policy, which reports unless the stack's profile gives the rule another level;
+    a level: the rule's policy for the stacks whose profile gives it that level (`<rule>-<level>`)."""
+
     def validate(args: StackValidationArgs, report_violation: Any) -> None:
-        resources = [Resource(r.resource_type, r.props, r.urn, r.name) for r in args.resources]
+        resources = [
+            Resource(r.resource_type, r.props, r.urn, r.name, bool(r.opts and r.opts.protect)) for r in args.resources
+        ]
         config = {rule.name: args.get_config() or {}}
-        for violation in check_rule(rule, resources, facts_from(resources, config), rule.level):
+        facts = facts_from(resources, config)
+        profiled = profile_variants(facts.compliance).get(rule.name)
+        if profiled != level:
+            return  # the stack's profile gives this rule another level: another policy of the pack reports it
+        for violation in check_rule(rule, resources, facts, level or rule.level):
             report_violation(violation.message, violation.urn)
 
     return validate
 
 
 def stack_policies() -> list[StackValidationPolicy]:
-    return [
-        StackValidationPolicy(
-            name=rule.name,
-            description=rule.description,
-            validate=_validator(rule),
-            enforcement_level=LEVELS[rule.level],
-            config_schema=PolicyConfigSchema(properties=SCHEMAS[rule.name]) if rule.name in SCHEMAS else None,
-        )
-        for rule in RULES
-    ]
+    """One policy per rule at its default level (the policy config overrides it as ever), and one per level a
+    compliance profile gives a rule beyond its default: the engine, not the policy, sets a violation's level."""
+    policies = []
+    for rule in RULES:
+        levels: list[Level | None] = [None, *sorted(variant_levels().get(rule.name, ()))]
+        for level in levels:
+            policies.append(
+                StackValidationPolicy(
+                    name=rule.name if level is None else f"{rule.name}-{level}",
+                    description=rule.description
+                    + ("" if level is None else f" ({level}: the level of a compliance profile)"),
+                    validate=_validator(rule, level),
+                    enforcement_level=LEVELS[level or rule.level],
+                    config_schema=PolicyConfigSchema(properties=SCHEMAS[rule.name]) if rule.name in SCHEMAS else None,
+                )
+            )
+    return policies

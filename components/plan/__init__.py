@@ -21,11 +21,14 @@ from ..policy import (
     Resource,
     Violation,
     ViolationGroup,
+    benchmark,
     control_plane_service,
     endpoint_state,
     evaluate,
     group_violations,
+    profile_rows,
 )
+from ..policy.transit import in_transit
 from ..spec import ClusterSpec, build_spec
 from .runner import ProgramRun, Registered, run_program
 from .stackfile import StackFile, find_project, project_info, read_stack_file
@@ -106,6 +109,28 @@ class Plan:
             "minNodes": spec.min_nodes,
             "hourlyUsdAtMinNodes": None if row.hourlyUsd is None else round(row.hourlyUsd * spec.min_nodes, 2),
             "scaling": self.run.outputs.get("scaling"),
+            # the compliance profile's rules with the control each serves and its result (None: no profile), and
+            # what is encrypted in transit (metrics inside the cluster network, TLS endpoints, the shared mounts)
+            "compliance": self.compliance(),
+            "inTransit": in_transit(
+                self.spec.cloud,
+                [Resource(r.type, r.inputs, r.urn, r.name) for r in self.resources],
+                cluster_cidrs=(self.spec.network.cidr,),
+                shared_kind=(self.shared_storage() or {}).get("kind"),
+                kubernetes=self.spec.kubernetes is not None,
+            ),
+        }
+
+    def compliance(self) -> dict[str, Any] | None:
+        profile = self.spec.compliance
+        if profile == "none":
+            return None
+        rows = profile_rows(profile, self.spec.cloud, self.violations(), self.policy_config)
+        return {
+            "profile": profile,
+            "benchmark": benchmark(profile, self.spec.cloud),
+            "passed": not any(r.result == "fail" for r in rows),
+            "rules": [r.as_json() for r in rows],
         }
 
     def kubernetes(self) -> dict[str, Any] | None:
@@ -186,7 +211,7 @@ class Plan:
 
     def violations(self) -> list[Violation]:
         """The policy pack's rules, run on the recorded resources (same code as `policy/`)."""
-        resources = [Resource(r.type, r.inputs, r.urn, r.name) for r in self.resources]
+        resources = [Resource(r.type, r.inputs, r.urn, r.name, r.protect or r.retain_on_delete) for r in self.resources]
         return evaluate(resources, self.policy_config)
 
     def violation_groups(self) -> list[ViolationGroup]:

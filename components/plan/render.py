@@ -181,8 +181,35 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("access", access_text(s)),
         ("identity", identity_text(s)),
         ("est. cost", cost_text(s)),
+        ("in transit", transit_text(s)),
         ("resources", str(s["resourceCount"])),
     ]
+
+
+def transit_text(s: dict[str, Any]) -> str:
+    """Metrics inside the cluster network (checked on the rules), the TLS endpoints, the shared mount."""
+    t = s["inTransit"]
+    ports = "/".join(str(p) for p in t["metrics"]["ports"])
+    parts = [f"metrics :{ports} " + ("cluster network only" if t["metrics"]["insideClusterNetwork"] else "EXPOSED")]
+    if t.get("kubernetesApi"):
+        parts.append(f"Kubernetes API {t['kubernetesApi']['tls']}")
+    if t.get("sharedStorage"):
+        parts.append(f"shared {t['sharedStorage']['kind']}: {t['sharedStorage']['inTransit']}")
+    return "; ".join(parts)
+
+
+def compliance_rows(plan: Plan) -> list[tuple[str, str, str]]:
+    """(rule, control, result) of the stack's compliance profile; empty without one."""
+    c = plan.summary()["compliance"]
+    if c is None:
+        return []
+    return [(r["rule"], r["control"] or "none (toolkit baseline)", r["result"]) for r in c["rules"]]
+
+
+def compliance_title(plan: Plan) -> str:
+    c = plan.summary()["compliance"]
+    bench = c["benchmark"] or "no benchmark for this cloud: the toolkit's baseline"
+    return f"compliance {c['profile']}: {bench}: " + ("passed" if c["passed"] else "FAILED")
 
 
 def _tree(plan: Plan) -> Tree:
@@ -214,6 +241,15 @@ def render_table(plan: Plan, console: Console) -> None:
     for group in plan.violation_groups():  # one line per rule and fix; the resources are in the JSON
         color = "red" if group.level == "mandatory" else "yellow"
         parts.append(Text.assemble((f"policy {group.rule} ({group.level}): ", color), group.summary))
+    rows = compliance_rows(plan)
+    if rows:
+        profile = Table(title=compliance_title(plan), title_justify="left")
+        for column in ("rule", "control", "result"):
+            profile.add_column(column, overflow="fold")
+        for rule, control, result in rows:
+            style = "red" if result == "fail" else ("yellow" if result != "pass" else "green")
+            profile.add_row(rule, control, Text(result, style=style))
+        parts.append(profile)
     parts.append(_tree(plan))
     console.print(Group(*parts))
 
@@ -229,6 +265,10 @@ def render_markdown(plan: Plan) -> str:
     warnings = plan.warnings()
     if warnings:
         lines += ["", "**Warnings**", ""] + [f"- :warning: {w}" for w in warnings]
+    rows = compliance_rows(plan)
+    if rows:
+        lines += ["", f"**{_md(compliance_title(plan))}**", "", "| rule | control | result |", "|---|---|---|"]
+        lines += [f"| `{rule}` | {_md(control)} | {result} |" for rule, control, result in rows]
     violations = plan.violations()
     if violations:
         lines += ["", "**Policy violations**", ""]

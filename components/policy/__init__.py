@@ -86,6 +86,7 @@ class Resource:
     props: Mapping[str, Any]
     urn: str
     name: str
+    protect: bool = False  # the resource option (the pack: `opts.protect`; the plan: protect or retainOnDelete)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ class Facts:
     login_public_ip: bool = False  # the stack opted its login node (only) into a public IP
     k8s_public_endpoint: bool = False  # kubernetes.publicEndpoint: the API server may be public ...
     k8s_public_cidrs: tuple[str, ...] = ()  # ... from these ranges only (kubernetes.publicCidrs)
+    cloud: str | None = None
+    compliance: str = "none"  # the stack's profile (profiles.yaml): its levels override the rules' defaults
 
 
 @dataclass(frozen=True)
@@ -752,6 +755,126 @@ def _allowed_workloads(res: Resource, facts: Facts) -> Iterator[str | Issue]:
             )
 
 
+# --- Rules a compliance profile turns on (default level: disabled, so stacks without a profile plan as before) ---
+
+
+# Where each cloud's disks and filesystems name a customer-managed key (the provider SDKs' input names).
+def _key_missing(res: Resource) -> Iterator[str]:
+    props, kind = res.props, res.type
+    if kind == "aws:ec2/launchTemplate:LaunchTemplate":
+        for mapping in props.get("blockDeviceMappings") or []:
+            ebs = mapping.get("ebs")
+            if ebs is not None and not ebs.get("kmsKeyId"):
+                yield f"EBS volume {mapping.get('deviceName')} has no kmsKeyId"
+    elif kind == "aws:ec2/instance:Instance" and ("launchTemplate" not in props or props.get("rootBlockDevice")):
+        for disk in [props.get("rootBlockDevice") or {}, *(props.get("ebsBlockDevices") or [])]:
+            if not disk.get("kmsKeyId"):
+                yield "an EBS volume has no kmsKeyId"
+    elif kind in (
+        "aws:ebs/volume:Volume",
+        "aws:efs/fileSystem:FileSystem",
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+    ):
+        if not props.get("kmsKeyId"):
+            yield "has no kmsKeyId (an AWS managed key)"
+    elif kind == "aws:eks/nodeGroup:NodeGroup" and not props.get("launchTemplate"):
+        yield "node disks take the account's default key (no launch template naming a kmsKeyId)"
+    elif kind == "gcp:compute/instanceTemplate:InstanceTemplate":
+        for i, disk in enumerate(props.get("disks") or []):
+            # local SSD cannot take a customer-managed key (catalog/encryption/gcp.yaml notes.localSsd)
+            if str(disk.get("type", "")).upper() != "SCRATCH" and not (disk.get("diskEncryptionKey") or {}).get(
+                "kmsKeySelfLink"
+            ):
+                yield f"disk {i} has no diskEncryptionKey.kmsKeySelfLink"
+    elif kind == "gcp:compute/instance:Instance":
+        if not (props.get("bootDisk") or {}).get("kmsKeySelfLink"):
+            yield "boot disk has no kmsKeySelfLink"
+    elif kind == "gcp:filestore/instance:Instance" and not props.get("kmsKeyName"):
+        yield "has no kmsKeyName (a Google-managed key)"
+    elif kind == "gcp:lustre/instance:Instance" and not props.get("kmsKey"):
+        yield "has no kmsKey (a Google-managed key)"
+    elif kind == "gcp:container/nodePool:NodePool" and not (props.get("nodeConfig") or {}).get("bootDiskKmsKey"):
+        yield "node boot disks have no nodeConfig.bootDiskKmsKey"
+    elif kind in ("azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"):
+        storage = (props.get("virtualMachineProfile") or props).get("storageProfile") or {}
+        disks = [storage.get("osDisk") or {}, *(storage.get("dataDisks") or [])]
+        if any(not ((d.get("managedDisk") or {}).get("diskEncryptionSet") or {}).get("id") for d in disks):
+            yield "a managed disk has no diskEncryptionSet (a platform-managed key)"
+    elif kind == "azure-native:containerservice:ManagedCluster" and not props.get("diskEncryptionSetID"):
+        yield "node disks have no diskEncryptionSetID (a platform-managed key)"
+    elif kind == "azure-native:storagecache:AmlFilesystem" and not (props.get("encryptionSettings") or {}).get(
+        "keyEncryptionKey"
+    ):
+        yield "has no encryptionSettings.keyEncryptionKey (a platform-managed key)"
+    elif (
+        kind == "azure-native:storage:StorageAccount"
+        and str((props.get("encryption") or {}).get("keySource", "Microsoft.Storage")) != "Microsoft.Keyvault"
+    ):
+        yield "encrypts with a Microsoft-managed key (encryption.keySource is not Microsoft.Keyvault)"
+    elif kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration"):
+        if not props.get("systemDiskKmsKeyId"):
+            yield "system disk has no systemDiskKmsKeyId"
+        yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
+    elif kind == "alicloud:cs/nodePool:NodePool":
+        if not props.get("systemDiskKmsKey"):
+            yield "system disk has no systemDiskKmsKey"
+        yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
+    elif kind == "alicloud:nas/fileSystem:FileSystem" and props.get("encryptType") != 2:
+        yield "is not encrypted with a KMS key of the account (encryptType is not 2)"
+    elif kind == "tencentcloud:Instance/instance:Instance":
+        # capabilities/tencentcloud.yaml encryption: provider only (the toolkit takes no Tencent KMS key)
+        yield "disks use Tencent Cloud's managed keys (the toolkit takes encryption.key provider only here)"
+
+
+def _customer_managed_keys(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    # Tencent Cloud: no customer-managed key to set (capabilities: encryption provider only)
+    fix = "" if res.type.startswith("tencentcloud:") else f"set {CONFIG}.encryption.key auto"
+    for message in _key_missing(res):
+        yield Issue(message, "use a provider-managed key", "uses a provider-managed key", fix)
+
+
+def _metadata_protection(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    """The node's credentials in the metadata service, where a setting protects them beyond node-login's IMDSv2."""
+    props, kind = res.props, res.type
+    if kind in ("alicloud:ecs/instance:Instance",) and props.get("httpTokens") != "required":
+        # pulumi-alicloud ecs.Instance http_tokens: "required" is the metadata security-hardening (token) mode
+        yield "metadata access is not in security-hardening mode (httpTokens must be 'required')"
+    elif kind == "gcp:container/nodePool:NodePool":
+        mode = ((props.get("nodeConfig") or {}).get("workloadMetadataConfig") or {}).get("mode")
+        if mode != "GKE_METADATA":  # Workload Identity's metadata server hides the node's service account
+            yield "pods can read the node's metadata (nodeConfig.workloadMetadataConfig.mode is not GKE_METADATA)"
+
+
+def _in_transit(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    """TLS 1.2 or later where the resource takes a minimum (the endpoints the nodes reach beyond themselves)."""
+    props, kind = res.props, res.type
+    if kind == "azure-native:storage:StorageAccount" and props.get("minimumTlsVersion") not in ("TLS1_2", "TLS1_3"):
+        yield f"accepts TLS below 1.2 (minimumTlsVersion {props.get('minimumTlsVersion')!r})"
+
+
+# What holds data that outlives a node: the shared filesystems (storage.shared). The keys of encryption.key auto
+# protect themselves (their cloud packages); keys of a control plane's or a Slurm secret go with what they encrypt.
+DATA_TYPES = {
+    "aws:efs/fileSystem:FileSystem",
+    "aws:fsx/lustreFileSystem:LustreFileSystem",
+    "azure-native:storage:FileShare",
+    "azure-native:storagecache:AmlFilesystem",
+    "gcp:filestore/instance:Instance",
+    "gcp:lustre/instance:Instance",
+    "alicloud:nas/fileSystem:FileSystem",
+}
+
+
+def _deletion_protection(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    if res.type in DATA_TYPES and not res.protect:
+        yield Issue(
+            "is deleted with the stack (not protected)",
+            "are deleted with the stack (not protected)",
+            "is deleted with the stack (not protected)",
+            f"set {CONFIG}.storage.shared.retain true",
+        )
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "no-public-ip", "GPU nodes get no public IP unless the stack sets network.publicIp", "mandatory", _no_public_ip
@@ -822,23 +945,134 @@ RULES: tuple[Rule, ...] = (
         "advisory",
         _cost_ceiling_unchecked,
     ),
+    Rule(
+        "customer-managed-keys",
+        "Every disk and filesystem is encrypted with a customer-managed key (encryption.key auto or a key id)",
+        "disabled",
+        _customer_managed_keys,
+    ),
+    Rule(
+        "metadata-protection",
+        "The node's credentials in the metadata service: Alibaba ECS in security-hardening mode, GKE pools behind "
+        "the GKE metadata server (AWS IMDSv2: node-login)",
+        "disabled",
+        _metadata_protection,
+    ),
+    Rule(
+        "in-transit",
+        "Endpoints that take a minimum TLS version require 1.2 or later (Azure storage accounts)",
+        "disabled",
+        _in_transit,
+    ),
+    Rule(
+        "deletion-protection",
+        "Shared filesystems (storage.shared) are protected from deletion with the stack (retain)",
+        "disabled",
+        _deletion_protection,
+    ),
 )
+PROFILE_ONLY = {"customer-managed-keys", "metadata-protection", "in-transit", "deletion-protection"}
+PROFILES_FILE = _HERE / "profiles.yaml"
+PROFILES = ("cis", "mlps3")
+
+
+@cache
+def _profiles() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(PROFILES_FILE.read_text())
+    return loaded
+
+
+def profile_levels(profile: str) -> dict[str, Level]:
+    """The levels a profile gives its rules (none: no override)."""
+    if profile == "none":
+        return {}
+    return {name: entry["level"] for name, entry in _profiles()["profiles"][profile]["rules"].items()}
+
+
+def profile_variants(profile: str) -> dict[str, Level]:
+    """The rules to which a profile gives a level other than the rule's default, with that level."""
+    defaults = {rule.name: rule.level for rule in RULES}
+    return {name: level for name, level in profile_levels(profile).items() if level != defaults[name]}
+
+
+def variant_levels() -> dict[str, set[Level]]:
+    """Per rule, every level a profile gives it beyond its default (the pack registers a policy for each)."""
+    found: dict[str, set[Level]] = {}
+    for profile in PROFILES:
+        for name, level in profile_variants(profile).items():
+            found.setdefault(name, set()).add(level)
+    return found
+
+
+def policy_names() -> set[str]:
+    """The pack's policies: one per rule, and `<rule>-<level>` per level a profile gives a rule beyond its default."""
+    variants = {f"{name}-{level}" for name, levels in variant_levels().items() for level in levels}
+    return {rule.name for rule in RULES} | variants
+
+
+@dataclass(frozen=True)
+class ProfileRow:
+    """One rule of a profile on one stack: the control it serves and what the stack's resources gave."""
+
+    rule: str
+    level: Level
+    control: str | None  # None: no control of the benchmark asks for it (the toolkit's baseline)
+    findings: int
+
+    @property
+    def result(self) -> str:
+        if self.level == "disabled":
+            return "not checked (disabled by the policy config)"
+        if not self.findings:
+            return "pass"
+        return "fail" if self.level == "mandatory" else f"advisory ({self.findings})"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "level": self.level,
+            "control": self.control,
+            "result": self.result,
+            "findings": self.findings,
+        }
+
+
+def benchmark(profile: str, cloud: str) -> str | None:
+    entry = _profiles()["benchmarks"][profile]
+    return entry.get(cloud) if isinstance(entry, Mapping) else entry
+
+
+def profile_rows(
+    profile: str, cloud: str, violations: list[Violation], config: Mapping[str, Any] | None = None
+) -> list[ProfileRow]:
+    """The profile's rules in its order, each with its control on this cloud, the level it ran at (a policy config
+    may still change the profile's) and the violations found."""
+    levels = rule_levels(config or {}, profile)
+    rows = []
+    for name, entry in _profiles()["profiles"][profile]["rules"].items():
+        control = entry["control"] if "control" in entry else (entry.get("controls") or {}).get(cloud)
+        found = sum(1 for v in violations if v.rule == name)
+        rows.append(ProfileRow(name, levels[name], control, found))
+    return rows
 
 
 class PolicyConfigError(ValueError):
     """Bad policy config; the message names the key."""
 
 
-def rule_levels(config: Mapping[str, Any]) -> dict[str, Level]:
-    """Enforcement level per rule: the rule's default, then `all`, then the rule's own entry."""
+def rule_levels(config: Mapping[str, Any], profile: str = "none") -> dict[str, Level]:
+    """Enforcement level per rule: the rule's default, then the stack's profile, then `all`, then the rule's own entry.
+
+    `all` does not turn on the rules only a profile uses (they stay disabled without one)."""
     names = {rule.name for rule in RULES}
     for key in config:
         if key != "all" and key not in names:
             raise PolicyConfigError(f"{key}: unknown policy; known: all, {', '.join(sorted(names))}")
     levels: dict[str, Level] = {}
+    overrides = profile_levels(profile)
     for rule in RULES:
-        level: Any = rule.level
-        for key in ("all", rule.name):
+        level: Any = overrides.get(rule.name, rule.level)
+        for key in ("all", rule.name) if rule.name in overrides or rule.name not in PROFILE_ONLY else (rule.name,):
             entry = config.get(key)
             if isinstance(entry, Mapping):
                 entry = entry.get("enforcementLevel")
@@ -873,6 +1107,8 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
         login_public_ip=bool(cluster.get("loginPublicIp", False)),
         k8s_public_endpoint=bool(cluster.get("kubernetesPublicEndpoint", False)),
         k8s_public_cidrs=tuple(str(c) for c in cluster.get("kubernetesPublicCidrs") or ()),
+        cloud=cluster.get("cloud"),
+        compliance=str(cluster.get("compliance", "none")),
     )
 
 
@@ -899,8 +1135,8 @@ def check_rule(rule: Rule, resources: list[Resource], facts: Facts, level: Level
 def evaluate(resources: list[Resource], config: Mapping[str, Any] | None = None) -> list[Violation]:
     """All violations of the enabled rules, in rule order, then resource order."""
     config = config or {}
-    levels = rule_levels(config)
     facts = facts_from(resources, config)
+    levels = rule_levels(config, facts.compliance)
     return [
         violation
         for rule in RULES
