@@ -12,13 +12,15 @@ filesystem: Azure Managed Lustre in its own subnet). Every resource is parented 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
-from . import access, identity, kubernetes, network, nodes, scaling, slurm
+from ..layout.azure_encryption import key_plan
+from . import access, encryption, identity, kubernetes, network, nodes, scaling, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared
@@ -42,6 +44,9 @@ class CloudCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, transformations=[drop_api_version_aliases])
         self.resource_group_name = network.resource_group(name, layout, child)
         ctx = Context(name, self, layout, child, self.resource_group_name, list(layout.zones) or None)
+        # encryption.key not provider: every managed disk and the shared filesystem name this key (None: Azure's)
+        self.key = encryption.build(ctx)
+        ctx = replace(ctx, key=self.key)
 
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
@@ -116,6 +121,9 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["scaling"] = self.scaling.output(ctx)
         if self.access.login_nic is not None:
             self.outputs["loginPrivateIp"] = self.access.login_nic.ip_configurations.apply(_first_private_ip)
+        enc = key_plan(layout)
+        if self.key is not None and enc is not None:
+            self.outputs["encryption"] = self.key.output(enc)
         self.register_outputs(self.outputs)
 
 

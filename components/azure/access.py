@@ -10,6 +10,7 @@ import pulumi_azure_native as azure
 
 from ..layout.azure import BASTION_SUBNET_NAME
 from .context import Context
+from .encryption import disk_set
 from .identity import Identity
 from .network import Network, security_rule_args
 from .nodes import image_reference, linux
@@ -168,7 +169,9 @@ def _login_vm(
                 create_option="FromImage",
                 caching="ReadWrite",
                 delete_option="Delete",
-                managed_disk=azure.compute.ManagedDiskParametersArgs(storage_account_type=layout.os_disk_type),
+                managed_disk=azure.compute.ManagedDiskParametersArgs(
+                    storage_account_type=layout.os_disk_type, disk_encryption_set=disk_set(ctx)
+                ),
             ),
         ),
         network_profile=azure.compute.NetworkProfileArgs(

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
 
 from ..layout.azure import AzureLayout
+
+if TYPE_CHECKING:
+    from .encryption import Key
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,7 @@ class Context:
     opts: pulumi.ResourceOptions  # parent=the component, plus the alias transformation
     resource_group_name: pulumi.Input[str]
     zones: list[str] | None
+    key: Key | None = None  # encryption.key not provider: the disk encryption set and key (azure/encryption.py)
 
     @property
     def location(self) -> str:

@@ -24,6 +24,7 @@ import yaml
 from .. import incluster
 from ..existing_network import Joined
 from ..layout.azure import Aks, AksPool
+from ..layout.azure_encryption import reader_role
 from ..resources import invoke_options
 from .context import Context
 from .identity import Identity
@@ -211,6 +212,10 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
               "AKS KMS: the private link to the private key vault"),
     ]  # fmt: skip
 
+    if ctx.key is not None:
+        # "Ensure your AKS cluster identity has read permission of DiskEncryptionSet" (AKS BYOK)
+        grants.append(_role(ctx, "des-reader", reader_role(), principal, ctx.key.des_id, subscription,
+                            "AKS control plane: reads the node disks' disk encryption set"))  # fmt: skip
     system = _profile(aks.system, aks, net.subnet.id, layout.encryption_at_host)
     cluster = azure.containerservice.ManagedCluster(
         f"{name}-aks",
@@ -259,6 +264,8 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
                 key_vault_resource_id=vault.id,
             )
         ),
+        # encryption.key not provider: the nodes' OS and data disks on the cluster's disk encryption set
+        disk_encryption_set_id=ctx.key.des_id if ctx.key else None,
         tags=ctx.tagged("aks"),
         opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=grants)),
     )

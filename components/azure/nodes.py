@@ -14,6 +14,7 @@ from ..existing_network import Joined
 from ..layout.azure import AzureLayout
 from ..layout.slurm import HEAD_PLACEHOLDER
 from .context import Context
+from .encryption import disk_set
 from .identity import Identity
 
 
@@ -174,7 +175,7 @@ def _scale_set(
                 disk_size_gb=disk.size_gb,
                 caching="None",
                 managed_disk=azure.compute.VirtualMachineScaleSetManagedDiskParametersArgs(
-                    storage_account_type=disk.storage_account_type
+                    storage_account_type=disk.storage_account_type, disk_encryption_set=disk_set(ctx)
                 ),
             )
         ]
@@ -220,7 +221,7 @@ def _scale_set(
                     caching="ReadWrite",
                     disk_size_gb=layout.os_disk_gb,
                     managed_disk=azure.compute.VirtualMachineScaleSetManagedDiskParametersArgs(
-                        storage_account_type=layout.os_disk_type
+                        storage_account_type=layout.os_disk_type, disk_encryption_set=disk_set(ctx)
                     ),
                 ),
                 data_disks=data_disks,
@@ -303,7 +304,9 @@ def _vms(
             caching="ReadWrite",
             disk_size_gb=layout.os_disk_gb,
             delete_option="Delete",
-            managed_disk=azure.compute.ManagedDiskParametersArgs(storage_account_type=layout.os_disk_type),
+            managed_disk=azure.compute.ManagedDiskParametersArgs(
+                storage_account_type=layout.os_disk_type, disk_encryption_set=disk_set(ctx)
+            ),
         ),
         data_disks=(
             [
@@ -314,7 +317,7 @@ def _vms(
                     caching="None",
                     delete_option="Delete" if disk.delete_with_vm else "Detach",
                     managed_disk=azure.compute.ManagedDiskParametersArgs(
-                        storage_account_type=disk.storage_account_type
+                        storage_account_type=disk.storage_account_type, disk_encryption_set=disk_set(ctx)
                     ),
                 )
             ]

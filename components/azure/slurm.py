@@ -23,6 +23,7 @@ from ..layout.azure_slurm import AzureSlurm
 from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
 from .context import Context
+from .encryption import disk_set
 from .identity import Identity
 from .network import Network
 from .nodes import image_reference, linux
@@ -214,7 +215,9 @@ def build_head(
                 caching="ReadWrite",
                 delete_option="Delete",
                 disk_size_gb=layout.os_disk_gb,
-                managed_disk=azure.compute.ManagedDiskParametersArgs(storage_account_type=layout.os_disk_type),
+                managed_disk=azure.compute.ManagedDiskParametersArgs(
+                    storage_account_type=layout.os_disk_type, disk_encryption_set=disk_set(ctx)
+                ),
             ),
         ),
         network_profile=azure.compute.NetworkProfileArgs(

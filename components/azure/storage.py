@@ -22,6 +22,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_azure_native as azure
@@ -125,6 +126,7 @@ def build_shared(ctx: Context, net: Network, after: Sequence[pulumi.Resource] = 
             day_of_week=window.get("dayOfWeek", "Sunday"), time_of_day_utc=window.get("timeOfDayUTC", "02:00")
         ),
         zones=ctx.zones[:1] if ctx.zones else None,  # "should only contain a single element"
+        **_lustre_key(ctx),
         tags=ctx.tagged("shared"),
         opts=pulumi.ResourceOptions.merge(
             ctx.opts, pulumi.ResourceOptions(protect=shared.retain, retain_on_delete=shared.retain)
@@ -132,6 +134,41 @@ def build_shared(ctx: Context, net: Network, after: Sequence[pulumi.Resource] = 
     )
     source = fs.client_info.apply(lambda info: shared.source_form.format(mgsAddress=info.mgs_address))
     return SharedFilesystem(fs, source, subnet)
+
+
+def _lustre_key(ctx: Context) -> dict[str, Any]:
+    """encryption.key not provider: the filesystem's key encryption key and the identity that unwraps it."""
+    key = ctx.key
+    if key is None:
+        return {}
+    assert key.vault_id is not None  # the layout refuses a key id with Managed Lustre (no vault resource id)
+    sc = azure.storagecache
+    return {
+        "encryption_settings": sc.AmlFilesystemEncryptionSettingsArgs(
+            key_encryption_key=sc.KeyVaultKeyReferenceArgs(
+                key_url=key.key_url, source_vault=sc.KeyVaultKeyReferenceSourceVaultArgs(id=key.vault_id)
+            )
+        ),
+        "identity": sc.AmlFilesystemIdentityArgs(type="UserAssigned", user_assigned_identities=[key.identity_id]),
+    }
+
+
+def _account_key(ctx: Context) -> dict[str, Any]:
+    """encryption.key not provider: the storage account (its file shares) on the key, without a version so Azure
+    Storage follows the key's rotation, unwrapped by the encryption identity."""
+    key = ctx.key
+    if key is None:
+        return {}
+    st = azure.storage
+    return {
+        "identity": st.IdentityArgs(type="UserAssigned", user_assigned_identities=[key.identity_id]),
+        "encryption": st.EncryptionArgs(
+            key_source="Microsoft.Keyvault",
+            key_vault_properties=st.KeyVaultPropertiesArgs(key_vault_uri=key.vault_uri, key_name=key.key_name),
+            encryption_identity=st.EncryptionIdentityArgs(encryption_user_assigned_identity=key.identity_id),
+            services=st.EncryptionServicesArgs(file=st.EncryptionServiceArgs(enabled=True, key_type="Account")),
+        ),
+    }
 
 
 def account_name(cluster: str, project: str, stack: str, component: str) -> str:
@@ -163,6 +200,7 @@ def _nfs_share(ctx: Context, net: Network, shared: Shared) -> SharedFilesystem:
         network_rule_set=azure.storage.NetworkRuleSetArgs(default_action="Deny", bypass="None"),
         allow_blob_public_access=False,
         minimum_tls_version="TLS1_2",
+        **_account_key(ctx),
         tags=ctx.tagged("shared-account"),
         opts=kept,
     )

@@ -1,0 +1,157 @@
+"""Azure customer-managed keys: the cluster's Key Vault and key (`encryption.key: auto`) or the key named, the
+encryption identity and its role on the key, and the disk encryption set every managed disk names (decisions in
+`components.layout.azure_encryption`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_azure_native as azure
+
+from ..layout.azure_encryption import AzureEncryption, key_plan
+from ..resources import invoke_options
+from .context import Context
+
+
+@dataclass
+class Key:
+    """What the disks and the shared filesystem name. `key_url` and `des_id` resolve only after the identity's
+    role on the key exists, so whatever names them waits for it."""
+
+    key_url: pulumi.Input[str]  # versioned (auto) or as given
+    vault_uri: pulumi.Input[str]  # https://VAULT.vault.azure.net (a storage account names the key by vault and name)
+    key_name: str
+    vault_id: pulumi.Input[str] | None  # auto only: a key id does not carry its vault's resource id
+    identity_id: pulumi.Input[str]  # the user-assigned encryption identity's resource id
+    principal_id: pulumi.Input[str]
+    des_id: pulumi.Input[str]
+    des: azure.compute.DiskEncryptionSet
+    vault: azure.keyvault.Vault | None = None
+    key: azure.keyvault.Key | None = None
+    grant: azure.authorization.RoleAssignment | None = None
+
+    def output(self, enc: AzureEncryption) -> dict[str, Any]:
+        return {
+            "key": self.key_url,
+            "created": enc.auto,
+            "rotation": f"every {enc.rotate_after_create} (ISO 8601)" if enc.auto else None,
+            "diskEncryptionSet": self.des_id,
+            "principalId": self.principal_id,
+        }
+
+
+def disk_set(ctx: Context) -> azure.compute.DiskEncryptionSetParametersArgs | None:
+    """A managed disk's `diskEncryptionSet` (None with encryption.key provider: the disk as before)."""
+    key = ctx.key
+    return azure.compute.DiskEncryptionSetParametersArgs(id=key.des_id) if key is not None else None
+
+
+def build(ctx: Context) -> Key | None:
+    from .kubernetes import vault_name  # here: kubernetes imports nodes, which imports this module
+
+    enc = key_plan(ctx.layout)
+    if enc is None:
+        return None
+    for message in enc.notes:
+        pulumi.log.warn(message, resource=ctx.component)
+    name, rg, layout = ctx.name, ctx.resource_group_name, ctx.layout
+    identity = azure.managedidentity.UserAssignedIdentity(
+        f"{name}-cmk-identity",
+        resource_group_name=rg,
+        location=ctx.location,
+        tags=ctx.tagged("cmk-identity"),
+        opts=ctx.opts,
+    )
+    vault = key = grant = None
+    key_url: pulumi.Input[str]
+    if enc.auto:
+        # Destroying the key (or its vault) destroys every disk and filesystem encrypted with it: protected, and
+        # kept in Azure when the stack forgets them (purge protection holds them for the retention anyway).
+        kept = pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
+        client = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component))
+        vname = vault_name(layout.spec.name, pulumi.get_project(), pulumi.get_stack(), f"{name}-cmk")
+        vault = azure.keyvault.Vault(
+            f"{name}-cmk-vault",
+            vault_name=vname,
+            resource_group_name=rg,
+            location=ctx.location,
+            properties=azure.keyvault.VaultPropertiesArgs(
+                tenant_id=client.tenant_id,
+                sku=azure.keyvault.SkuArgs(family="A", name=enc.vault_sku),
+                enable_rbac_authorization=True,
+                enable_purge_protection=enc.purge_protection,
+                soft_delete_retention_in_days=enc.soft_delete_days,
+                network_acls=azure.keyvault.NetworkRuleSetArgs(default_action=enc.default_action, bypass=enc.bypass),
+            ),
+            tags=ctx.tagged("cmk-vault"),
+            opts=kept,
+        )
+        key = azure.keyvault.Key(
+            f"{name}-cmk-key",
+            resource_group_name=rg,
+            vault_name=vault.name,
+            key_name=enc.key_name,
+            properties=azure.keyvault.KeyPropertiesArgs(
+                kty=enc.kty,
+                key_size=enc.key_size,
+                rotation_policy=azure.keyvault.RotationPolicyArgs(
+                    attributes=azure.keyvault.KeyRotationPolicyAttributesArgs(expiry_time=enc.expiry),
+                    lifetime_actions=[
+                        azure.keyvault.LifetimeActionArgs(
+                            action=azure.keyvault.ActionArgs(type="rotate"),
+                            trigger=azure.keyvault.TriggerArgs(time_after_create=enc.rotate_after_create),
+                        ),
+                        azure.keyvault.LifetimeActionArgs(
+                            action=azure.keyvault.ActionArgs(type="notify"),
+                            trigger=azure.keyvault.TriggerArgs(time_before_expiry=enc.notify_before_expiry),
+                        ),
+                    ],
+                ),
+            ),
+            tags=ctx.tagged("cmk-key"),
+            opts=kept,
+        )
+        grant = azure.authorization.RoleAssignment(
+            f"{name}-cmk-role",
+            principal_id=identity.principal_id,
+            principal_type="ServicePrincipal",
+            role_definition_id=pulumi.Output.concat("/subscriptions/", client.subscription_id, enc.role),
+            scope=key.id,
+            description=f"gpu-cluster {layout.spec.name}: disk encryption set and shared filesystem wrap their keys",
+            opts=ctx.opts,
+        )
+        # the URL resolves once the role exists: what names it (the set, the filesystem) is created after
+        key_url = pulumi.Output.all(key.key_uri_with_version, grant.id).apply(lambda a: str(a[0]))
+        # the vault's DNS name (Azure public cloud, as capabilities encryption.keyPattern), after the role exists
+        vault_uri: pulumi.Input[str] = grant.id.apply(lambda _: f"https://{vname}.vault.azure.net")
+    else:
+        assert enc.key_url is not None and enc.vault_uri is not None
+        key_url, vault_uri = enc.key_url, enc.vault_uri
+    des = azure.compute.DiskEncryptionSet(
+        f"{name}-cmk-des",
+        resource_group_name=rg,
+        location=ctx.location,
+        encryption_type=enc.encryption_type,
+        active_key=azure.compute.KeyForDiskEncryptionSetArgs(
+            key_url=key_url, source_vault=azure.compute.SourceVaultArgs(id=vault.id) if vault else None
+        ),
+        identity=azure.compute.EncryptionSetIdentityArgs(type="UserAssigned", user_assigned_identities=[identity.id]),
+        rotation_to_latest_key_version_enabled=True,
+        tags=ctx.tagged("cmk-des"),
+        opts=ctx.opts,
+    )
+    return Key(
+        key_url,
+        vault_uri,
+        enc.key_name,
+        vault.id if vault else None,
+        identity.id,
+        identity.principal_id,
+        des.id,
+        des,
+        vault,
+        key,
+        grant,
+    )
