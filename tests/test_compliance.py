@@ -61,6 +61,7 @@ def test_every_shipped_stack_passes_cis(stack: str) -> None:
 def test_the_mlps3_stacks_cover_the_clouds_that_offer_customer_managed_keys() -> None:
     clouds = {load_stack(ROOT, s).values["gpu-cluster:cloud"] for s in MLPS3_STACKS}
     assert {"aws", "gcp"} <= clouds  # the others as their stacks land (MLPS3_STACKS names them)
+    assert len(clouds) == len(MLPS3_STACKS)  # one per cloud
     for stack in MLPS3_STACKS:
         assert load_stack(ROOT, stack).values["gpu-cluster:cluster"]["encryption"]["key"] == "auto", stack
 
