@@ -8,7 +8,7 @@
 # a log or stderr (the Authorization header goes to curl on stdin).
 #
 # Environment: ENV_FILE, and from it MUNGE_SECRET (projects/<project>/secrets/<id>), METADATA_TOKEN_URL,
-# SECRET_MANAGER_URL (catalog/gcp_slurm.yaml).
+# SECRET_MANAGER_URL (catalog/slurm.yaml clouds.gcp).
 set -euo pipefail
 
 # shellcheck source=munge_key_bearer.sh

@@ -55,7 +55,7 @@ from .alicloud_scaling import AlicloudFleet
 from .alicloud_scaling import plan as fleet_plan
 from .kubernetes import GPU_TAINT, Release, gpu_labels, releases
 from .shared import Shared, shared_for
-from .slurm import HEAD_PLACEHOLDER, SlurmLayout, slurm_layout
+from .slurm import HEAD_PLACEHOLDER, CloudSlurm, slurm_layout
 
 # Virtio cloud disks are /dev/vd[a-z] (the system disk is vda); NVMe-attached cloud disks are
 # /dev/nvme<X>n1 (Alibaba, "Query the serial number of a disk"). No family here has local NVMe.
@@ -202,7 +202,7 @@ class AckLayout:
 
 
 @dataclass(frozen=True)
-class AliSlurm:
+class AliSlurm(CloudSlurm):
     """`scheduler: slurm` on alicloud: a private head node, the MUNGE key KMS-encrypted, a client login node.
 
     The key is `random.RandomBytes` (a secret), encrypted with the cluster's own KMS key (`kms.Ciphertext`): only the
@@ -211,18 +211,12 @@ class AliSlurm:
     this parameter is required"); a key without one is a default key, free and region-wide (kms/key.py).
     """
 
-    layout: SlurmLayout
-    head_instance_type: str
     head_image_regex: str
     kms_endpoint: str  # the KMS shared gateway's VPC domain the hook calls
     encryption_context: Mapping[str, str]
     head_user_data: str  # CIPHERTEXT_PLACEHOLDER until deploy
     login_user_data: str  # HEAD_PLACEHOLDER and CIPHERTEXT_PLACEHOLDER until deploy
     # the GPU nodes' user data (AlicloudLayout.user_data) carries both placeholders too
-
-    @property
-    def key_bytes(self) -> int:
-        return self.layout.munge_key_bytes
 
 
 @dataclass(frozen=True)

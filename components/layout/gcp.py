@@ -29,10 +29,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from .. import bootstrap, catalog, placeholders
 from ..bootstrap import File, Part
@@ -41,7 +38,7 @@ from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.mounts import Mount
 from ..bootstrap.node import node_parts
 from ..bootstrap.scratch import scratch_part
-from ..bootstrap.slurm import compute_parts, head_parts, login_parts
+from ..bootstrap.slurm import cluster_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError
@@ -51,7 +48,7 @@ from .gcp_scaling import Elastic
 from .gcp_scaling import plan as elastic_plan
 from .kubernetes import GPU_TAINT, gpu_labels
 from .shared import Shared, shared_for
-from .slurm import HEAD_PLACEHOLDER, SlurmLayout, slurm_layout
+from .slurm import CloudSlurm, cloud_data, slurm_layout
 
 NicType = Literal["GVNIC", "MRDMA"]
 # by-id names Google's guest udev rules give local SSDs (NVMe interface) and a PD with device_name
@@ -235,21 +232,16 @@ class Gke:
 
 
 @dataclass(frozen=True)
-class GcpSlurm:
-    """`scheduler: slurm` on GCP: the head VM, the MUNGE secret and the three bootstraps (catalog/gcp_slurm.yaml)."""
+class GcpSlurm(CloudSlurm):
+    """`scheduler: slurm` on GCP: the head VM, the MUNGE secret and the three bootstraps (catalog/slurm.yaml
+    `clouds.gcp`)."""
 
-    layout: SlurmLayout
-    head_instance_type: str
     head_image: str  # projects/P/global/images/family/F (the login node's Ubuntu 22.04)
     secret_id: str  # the Secret Manager secret holding the MUNGE key
     secret_role: str  # granted on that secret to the nodes' service account
     head_script: str  # the head's startup-script (SOURCE_PLACEHOLDER until deploy with storage.shared)
     login_script: str  # HEAD_PLACEHOLDER (and SOURCE_PLACEHOLDER) until deploy
     compute_parts: tuple[Part, ...]  # appended to the GPU nodes' bootstrap; HEAD_PLACEHOLDER until deploy
-
-    @property
-    def key_bytes(self) -> int:
-        return self.layout.munge_key_bytes
 
 
 @dataclass(frozen=True)
@@ -890,17 +882,15 @@ def gke_layout(spec: ClusterSpec, nics: Sequence[Nic], placement: bool, warnings
 # internal rule already admits every port between the head, the GPU nodes and the login node (all in the host
 # subnet), and nothing from outside: no Slurm firewall rule of its own.
 
-SLURM_DATA = Path(__file__).resolve().parent.parent / "catalog" / "gcp_slurm.yaml"
 MUNGE_KEY_HOOK = "gcp_munge_key.sh"
 
 
 def _slurm_data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(SLURM_DATA.read_text())
-    return loaded
+    return cloud_data("gcp")
 
 
 def munge_secret_id(spec: ClusterSpec) -> str:
-    """One secret per stack and cluster in the project: letters, digits, '-' and '_' (catalog/gcp_slurm.yaml)."""
+    """One secret per stack and cluster in the project: letters, digits, '-' and '_' (catalog/slurm.yaml clouds.gcp)."""
     text = re.sub(r"[^A-Za-z0-9_-]", "-", f"gpu-cluster-{spec.stack}-{spec.name}-munge-key")
     return text[: int(_slurm_data()["secret"]["idMaxLength"])]
 
@@ -920,9 +910,7 @@ def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None) -> GcpSlurm
         "SECRET_MANAGER_URL": str(data["hook"]["apiUrl"]),
     }
     entry = catalog.load("gcp").images["login"]
-    head = head_parts(layout, key_hook=hook, key_hook_env=hook_env, mount=mount)
-    login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=hook_env, mount=mount)
-    compute = compute_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=hook_env)
+    head, login, compute = cluster_parts(layout, key_hook=hook, key_hook_env=hook_env, mount=mount)
     head_script, login_script = startup_script(head), startup_script(login)
     assert head_script is not None and login_script is not None
     return GcpSlurm(
