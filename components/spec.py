@@ -1129,10 +1129,10 @@ def _encryption(ctx: _Context) -> Iterator[ConfigError]:
         elif enc.key != "auto":
             yield ConfigError(f"{k}.algorithm", "sm4 applies to the key the stack creates: set key: auto")
         elif ctx.region not in sm4_regions:
+            where = f"in {ctx.region} (only in {', '.join(sm4_regions)})" if sm4_regions else "in any region"
             yield ConfigError(
                 f"{k}.algorithm",
-                f"sm4 keys are not offered in {ctx.region}; regions with SM4 keys: {', '.join(sm4_regions)} "
-                f"({' '.join(str(data.get('sm4Source', '')).split())})",
+                f"sm4 keys are not built {where}: {' '.join(str(data.get('sm4Source', '')).split())}",
             )
 
 
