@@ -18,7 +18,7 @@ import pulumi_alicloud as alicloud
 
 from ..bootstrap.metrics import endpoints
 from ..layout.alicloud import AlicloudLayout
-from . import access, encryption, health, identity, kubernetes, network, nodes, slurm
+from . import access, encryption, health, identity, kubernetes, network, nodes, scaling, slurm
 from .storage import build_shared
 
 TYPE = "gpu-cluster:alicloud:Cluster"
@@ -99,6 +99,7 @@ class CloudCluster(pulumi.ComponentResource):
         )
         slurm.connect(self, name, self.network, head, self.login.security_group if self.login else None)
         self.health = health.build(self, name, layout, self.group, role_name, tags)
+        self.schedule = scaling.build(self, name, layout, self.group)  # ESS scheduled tasks (metric schedule)
 
         node_ids: pulumi.Output[Any]
         if self.kubernetes is not None:
@@ -120,6 +121,8 @@ class CloudCluster(pulumi.ComponentResource):
             "health": health.output(layout, self.health),
             "metrics": metrics_output(layout),
         }
+        if (fleet := scaling.output(layout)) is not None:
+            self.outputs["scaling"] = fleet
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if head is not None:

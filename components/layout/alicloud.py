@@ -610,6 +610,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
     login = _login(spec)
     kubernetes = ack_layout(spec, scratch, eris, shared, warnings) if ack else None
     usability = ack_fabric_usability(eris) if ack and eris else fabric_usability(spec, eris, entry)
+    fleet = fleet_plan(spec)  # before any resource: refusals are keyed; its warnings join the plan's
     return AlicloudLayout(
         spec=spec,
         zone=spec.zone,
@@ -637,13 +638,13 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         login=login,
         user_data=bootstrap.cloud_init(parts),
         tags=dict(spec.base_tags),
-        warnings=tuple(warnings),
+        warnings=tuple(warnings) + (fleet.warnings if fleet else ()),
         fabric_usability=usability,
         health_hook=hook,
         shared=shared,
         kubernetes=kubernetes,
         slurm=slurm,
-        fleet=fleet_plan(spec),
+        fleet=fleet,
     )
 
 
