@@ -27,7 +27,7 @@ def build(
         alicloud.ess.ScheduledTask(
             f"{name}-{task.name.removeprefix(f'{layout.spec.name}-')}",
             scheduled_task_name=task.name,
-            description=f"gpu-cluster {layout.spec.name}: {task.nodes} nodes at {task.cron} (UTC)",
+            description=f"gpu-cluster {task.name}: desired capacity {task.nodes}",
             scaling_group_id=group.id,
             desired_capacity=task.nodes,
             launch_time=task.launch_time,
