@@ -11,7 +11,17 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.policy import RULES, Level, Resource, Rule, check_rule, facts_from, profile_variants, variant_levels
+from components.policy import (
+    PROFILE_ONLY,
+    RULES,
+    Level,
+    Resource,
+    Rule,
+    check_rule,
+    facts_from,
+    profile_variants,
+    variant_levels,
+)
 
 LEVELS = {
     "mandatory": EnforcementLevel.MANDATORY,
@@ -50,7 +60,9 @@ def stack_policies() -> list[StackValidationPolicy]:
     compliance profile gives a rule beyond its default: the engine, not the policy, sets a violation's level."""
     policies = []
     for rule in RULES:
-        levels: list[Level | None] = [None, *sorted(variant_levels().get(rule.name, ()))]
+        # a rule only profiles use has no policy of its own: `all` in a pack config would turn it on everywhere
+        own: list[Level | None] = [] if rule.name in PROFILE_ONLY else [None]
+        levels = [*own, *sorted(variant_levels().get(rule.name, ()))]
         for level in levels:
             policies.append(
                 StackValidationPolicy(

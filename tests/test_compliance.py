@@ -56,6 +56,8 @@ def test_every_shipped_stack_passes_cis(stack: str) -> None:
     assert not [v for v in plan.violations() if v.level == "mandatory"]
     rules = {r["rule"] for r in compliance["rules"]}
     assert {"customer-managed-keys", "no-public-ip", "no-open-ingress", "node-login", "in-transit"} <= rules
+    plan.policy_config = json.loads((ROOT / "policy" / "config.json").read_text())  # the shipped pack config too
+    assert plan.summary()["compliance"]["passed"]
 
 
 def test_the_mlps3_stacks_cover_the_clouds_that_offer_customer_managed_keys() -> None:
@@ -114,7 +116,13 @@ def test_without_a_profile_the_new_rules_stay_off_and_the_summary_says_none() ->
 def test_the_profile_overrides_the_defaults_and_a_policy_config_overrides_the_profile() -> None:
     assert rule_levels({}, "mlps3")["customer-managed-keys"] == "mandatory"
     assert rule_levels({}, "cis")["customer-managed-keys"] == "advisory"
-    assert rule_levels({"customer-managed-keys": "disabled"}, "mlps3")["customer-managed-keys"] == "disabled"
+    # as the engine sets the pack's levels: the profile's policy `<rule>-<level>` by its own entry, else by `all`
+    assert rule_levels({"customer-managed-keys-mandatory": "disabled"}, "mlps3")["customer-managed-keys"] == "disabled"
+    assert rule_levels({"all": "mandatory"}, "cis")["customer-managed-keys"] == "mandatory"
+    shipped = json.loads((ROOT / "policy" / "config.json").read_text())  # pins the profiles' advisory levels
+    assert rule_levels(shipped, "cis")["customer-managed-keys"] == "advisory"
+    assert rule_levels(shipped, "mlps3")["customer-managed-keys"] == "mandatory"
+    assert rule_levels(shipped)["customer-managed-keys"] == "disabled"
     assert rule_levels({}, "mlps3")["spot-nodes"] == "mandatory"  # not in the profile: its default
 
 
@@ -244,7 +252,7 @@ def _pack(resources: list[Resource]) -> dict[str, list[str | None]]:
 
 def test_the_pack_reports_a_rule_under_the_level_the_stacks_profile_gives_it() -> None:
     levels = {p.name: p.enforcement_level.value for p in stack_policies()}
-    assert levels["customer-managed-keys"] == "disabled"
+    assert "customer-managed-keys" not in levels  # only profiles use it: `all` in a pack config cannot turn it on
     assert levels["customer-managed-keys-mandatory"] == "mandatory"
     assert levels["customer-managed-keys-advisory"] == "advisory"
     disk = _res("aws:fsx/lustreFileSystem:LustreFileSystem", {"tags": {}}, "fs", protect=True)
@@ -323,7 +331,7 @@ def test_a_policy_config_turning_a_profile_rule_off_shows_in_the_table(tmp_path:
     stack_file = tmp_path / "Pulumi.mlps.yaml"
     stack_file.write_text(yaml.safe_dump({"config": values}, allow_unicode=True))
     levels = tmp_path / "levels.json"
-    levels.write_text(json.dumps({"customer-managed-keys": "disabled"}))
+    levels.write_text(json.dumps({"customer-managed-keys-mandatory": "disabled"}))
     out = CliRunner().invoke(
         app, ["plan", "--config", str(stack_file), "--format", "json", "--policy-config", str(levels)]
     )

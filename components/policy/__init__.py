@@ -1005,9 +1005,10 @@ def variant_levels() -> dict[str, set[Level]]:
 
 
 def policy_names() -> set[str]:
-    """The pack's policies: one per rule, and `<rule>-<level>` per level a profile gives a rule beyond its default."""
+    """The pack's policies: one per rule (but the profile-only ones), and `<rule>-<level>` per level a profile gives a
+    rule beyond its default."""
     variants = {f"{name}-{level}" for name, levels in variant_levels().items() for level in levels}
-    return {rule.name for rule in RULES} | variants
+    return {rule.name for rule in RULES if rule.name not in PROFILE_ONLY} | variants
 
 
 @dataclass(frozen=True)
@@ -1061,18 +1062,25 @@ class PolicyConfigError(ValueError):
 
 
 def rule_levels(config: Mapping[str, Any], profile: str = "none") -> dict[str, Level]:
-    """Enforcement level per rule: the rule's default, then the stack's profile, then `all`, then the rule's own entry.
-
-    `all` does not turn on the rules only a profile uses (they stay disabled without one)."""
-    names = {rule.name for rule in RULES}
+    """Enforcement level per rule, as the engine sets the pack's: the rule's default, then `all`, then the rule's
+    own entry. A rule the stack's profile gives another level L is the pack's `<rule>-<L>` policy: L, then `all`,
+    then that policy's entry. A rule only profiles use (PROFILE_ONLY) has no policy of its own in the pack: without
+    a profile only its own entry turns it on here (`all` does not)."""
+    names = {rule.name for rule in RULES} | policy_names()
     for key in config:
         if key != "all" and key not in names:
             raise PolicyConfigError(f"{key}: unknown policy; known: all, {', '.join(sorted(names))}")
     levels: dict[str, Level] = {}
-    overrides = profile_levels(profile)
+    variants = profile_variants(profile)
     for rule in RULES:
-        level: Any = overrides.get(rule.name, rule.level)
-        for key in ("all", rule.name) if rule.name in overrides or rule.name not in PROFILE_ONLY else (rule.name,):
+        level: Any = variants.get(rule.name, rule.level)
+        if rule.name in variants:
+            keys: tuple[str, ...] = ("all", f"{rule.name}-{variants[rule.name]}")
+        elif rule.name in PROFILE_ONLY:
+            keys = (rule.name,)
+        else:
+            keys = ("all", rule.name)
+        for key in keys:
             entry = config.get(key)
             if isinstance(entry, Mapping):
                 entry = entry.get("enforcementLevel")
