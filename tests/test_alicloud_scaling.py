@@ -61,7 +61,7 @@ def test_spot_true_and_a_fixed_group_plan_as_before(stack_plan):
     ("scaling", "reason"),
     [
         ({"metric": "gpuUtilization", "target": 70}, "no GPU metric"),
-        ({"metric": "gpuUtilization", "target": 70}, "combines the series of several nodes is not documented"),
+        ({"metric": "gpuUtilization", "target": 70}, "which series an ESS custom-metric alarm reads"),
         ({"metric": "queueDepth", "target": 5, "queue": "auto"}, "no Message Service queue metric"),
     ],
 )
