@@ -136,9 +136,7 @@ def build_scaling_policy(
     def document(queue_arn: str | None) -> str:
         statements = [metric] if metric is not None else []
         if queue_arn is not None:
-            statements.append(
-                {"Sid": "ConsumeOwnQueue", "Effect": "Allow", "Action": consume, "Resource": queue_arn}
-            )
+            statements.append({"Sid": "ConsumeOwnQueue", "Effect": "Allow", "Action": consume, "Resource": queue_arn})
         return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
     policy_doc: pulumi.Input[str] = queue.arn.apply(document) if queue is not None else document(None)
