@@ -9,11 +9,10 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import BASTION_SUBNET_NAME
+from . import vm
 from .context import Context
-from .encryption import disk_set
 from .identity import Identity
 from .network import Network, security_rule_args
-from .nodes import image_reference, linux
 
 
 @dataclass(frozen=True)
@@ -116,22 +115,7 @@ def build(
         if login.public_ip
         else None
     )
-    nic = azure.network.NetworkInterface(
-        f"{name}-login-nic",
-        resource_group_name=rg,
-        location=ctx.location,
-        ip_configurations=[
-            azure.network.NetworkInterfaceIPConfigurationArgs(
-                name="ipv4",
-                primary=True,
-                private_ip_allocation_method="Dynamic",
-                subnet=azure.network.SubnetArgs(id=subnet.id),
-                public_ip_address=azure.network.PublicIPAddressArgs(id=ip.id) if ip else None,
-            )
-        ],
-        tags=ctx.tagged("login-nic"),
-        opts=ctx.opts,
-    )
+    nic = vm.nic(ctx, "login", subnet.id, ip)
     if defer_login_vm:
         return Access(bastion, None, nic, ip)
     return Access(bastion, _login_vm(ctx, identity, nic, login_custom_data), nic, ip)
@@ -146,37 +130,9 @@ def login_vm(ctx: Context, way: Access, identity: Identity, custom_data: pulumi.
 def _login_vm(
     ctx: Context, identity: Identity, nic: azure.network.NetworkInterface, login_custom_data: pulumi.Input[str] | None
 ) -> azure.compute.VirtualMachine:
-    layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
-    login = layout.login
+    login = ctx.layout.login
     assert login is not None
-    return azure.compute.VirtualMachine(
-        f"{name}-login",
-        resource_group_name=rg,
-        location=ctx.location,
-        hardware_profile=azure.compute.HardwareProfileArgs(vm_size=login.instance_type),
-        zones=ctx.zones,
-        identity=identity.for_vm(),
-        os_profile=azure.compute.OSProfileArgs(
-            computer_name=f"{layout.spec.name}-login",
-            admin_username=layout.admin_user,
-            linux_configuration=linux(layout),
-            custom_data=login_custom_data,
-        ),
-        # The cluster's image: the same MPI / NCCL tools as the nodes, for launching jobs from here.
-        storage_profile=azure.compute.StorageProfileArgs(
-            image_reference=image_reference(layout),
-            os_disk=azure.compute.OSDiskArgs(
-                create_option="FromImage",
-                caching="ReadWrite",
-                delete_option="Delete",
-                managed_disk=azure.compute.ManagedDiskParametersArgs(
-                    storage_account_type=layout.os_disk_type, disk_encryption_set=disk_set(ctx)
-                ),
-            ),
-        ),
-        network_profile=azure.compute.NetworkProfileArgs(
-            network_interfaces=[azure.compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]
-        ),
-        tags=ctx.tagged("login"),
-        opts=ctx.opts,
+    # The cluster's image: the same MPI / NCCL tools as the nodes, for launching jobs from here.
+    return vm.virtual_machine(
+        ctx, "login", size=login.instance_type, nic=nic, identity=identity, custom_data=login_custom_data
     )

@@ -22,11 +22,10 @@ from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.azure_slurm import AzureSlurm
 from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
+from . import vm
 from .context import Context
-from .encryption import disk_set
 from .identity import Identity
 from .network import Network
-from .nodes import image_reference, linux
 
 
 @dataclass(frozen=True)
@@ -173,61 +172,24 @@ def build_head(
     plan = ctx.layout.slurm
     if plan is None:
         return None
-    layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
+    layout = ctx.layout
     vault, secret, grant, ready = _vault(ctx, net, plan, identity)
-    nic = azure.network.NetworkInterface(
-        f"{name}-head-nic",
-        resource_group_name=rg,
-        location=ctx.location,
-        ip_configurations=[
-            azure.network.NetworkInterfaceIPConfigurationArgs(
-                name="ipv4",
-                primary=True,
-                private_ip_allocation_method="Dynamic",
-                subnet=azure.network.SubnetArgs(id=net.subnet.id),  # private: no public IP
-            )
-        ],
-        tags=ctx.tagged("head-nic"),
-        opts=ctx.opts,
-    )
-    vm = azure.compute.VirtualMachine(
-        f"{name}-head",
-        resource_group_name=rg,
-        location=ctx.location,
-        hardware_profile=azure.compute.HardwareProfileArgs(vm_size=plan.head_instance_type),
-        zones=ctx.zones,
-        identity=identity.for_vm(),
-        os_profile=azure.compute.OSProfileArgs(
-            computer_name=f"{layout.spec.name}-head",
-            admin_username=layout.admin_user,
-            linux_configuration=linux(layout),
-            custom_data=(
-                filled(plan.head_custom_data, layout.custom_data_b64_for, None, mount_source)
-                if mount_source is not None
-                else layout.custom_data_b64_for(plan.head_custom_data)
-            ),
+    nic = vm.nic(ctx, "head", net.subnet.id)  # private: no public IP
+    # the cluster's image (Ubuntu 22.04, as the Slurm layer expects); /home (the NFS export) lives on its disk
+    head = vm.virtual_machine(
+        ctx,
+        "head",
+        size=plan.head_instance_type,
+        nic=nic,
+        identity=identity,
+        custom_data=(
+            filled(plan.head_custom_data, layout.custom_data_b64_for, None, mount_source)
+            if mount_source is not None
+            else layout.custom_data_b64_for(plan.head_custom_data)
         ),
-        # the cluster's image (Ubuntu 22.04, as the Slurm layer expects); /home (the NFS export) lives on this disk
-        storage_profile=azure.compute.StorageProfileArgs(
-            image_reference=image_reference(layout),
-            os_disk=azure.compute.OSDiskArgs(
-                create_option="FromImage",
-                caching="ReadWrite",
-                delete_option="Delete",
-                disk_size_gb=layout.os_disk_gb,
-                managed_disk=azure.compute.ManagedDiskParametersArgs(
-                    storage_account_type=layout.os_disk_type, disk_encryption_set=disk_set(ctx)
-                ),
-            ),
-        ),
-        network_profile=azure.compute.NetworkProfileArgs(
-            network_interfaces=[azure.compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]
-        ),
-        security_profile=(
-            azure.compute.SecurityProfileArgs(encryption_at_host=True) if layout.encryption_at_host else None
-        ),
-        tags=ctx.tagged("head"),
-        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[secret, *ready])),
+        disk_size_gb=layout.os_disk_gb,
+        host_encryption=layout.encryption_at_host,
+        depends_on=[secret, *ready],
     )
     address: pulumi.Output[str] = nic.ip_configurations.apply(_first_ip)
-    return SlurmHead(plan, vm, nic, vault, secret, grant, address)
+    return SlurmHead(plan, head, nic, vault, secret, grant, address)
