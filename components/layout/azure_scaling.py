@@ -16,6 +16,7 @@ from ..bootstrap import Part
 from ..bootstrap.metrics import versions
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
+from .scaling import gpu_metric_checks
 from .slurm import cloud_data
 
 K = f"{CLUSTER_KEY}."
@@ -196,24 +197,11 @@ def _checks(spec: ClusterSpec, group: str) -> None:
         return
     if group != "scale-set":
         raise ConfigError(f"{K}scaling", "needs nodeGroup: managed (the autoscale setting targets a scale set)")
-    if scaling.metric == "gpuUtilization" and not spec.dcgm_exporter:
-        raise ConfigError(
-            f"{K}scaling.metric", "gpuUtilization reads the DCGM exporter: set monitoring.dcgmExporter: true"
-        )
-    if scaling.metric == "gpuUtilization" and spec.network.egress == "none" and not spec.network.public_ip:
-        raise ConfigError(
-            f"{K}network.egress",
-            "none with metric gpuUtilization: the nodes post the metric to REGION.monitoring.azure.com and"
-            " nothing else reaches the internet; use egress nat or another scaling.metric",
-        )
-    wakes = any(entry.nodes > 0 for entry in scaling.schedule)  # a schedule entry brings nodes (and samples) back
-    if scaling.metric == "gpuUtilization" and spec.min_nodes == 0 and not wakes:
-        raise ConfigError(
-            f"{K}minNodes",
-            "0 with metric gpuUtilization and no schedule entry above 0:"
-            " at zero nodes no node publishes the metric, so nothing would scale the "
-            "set out again; set minNodes 1, add a schedule entry above 0, or use queueDepth to scale to zero",
-        )
+    gpu_metric_checks(
+        spec,
+        reaches="the nodes post the metric to REGION.monitoring.azure.com",
+        at_zero="no node publishes the metric, so nothing would scale the set out again",
+    )
     a = data()["autoscale"]
     low, high = int(a["cooldownMinSeconds"]), int(a["cooldownMaxSeconds"])
     if not low <= scaling.scale_in_cooldown_seconds <= high:

@@ -18,6 +18,7 @@ from ..bootstrap import File, Part
 from ..bootstrap.metrics import versions
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
+from .scaling import gpu_metric_checks
 
 K = f"{CLUSTER_KEY}."
 OPS_AGENT_SCRIPT = "/usr/local/sbin/gpu-cluster-ops-agent"
@@ -186,7 +187,6 @@ def schedules(spec: ClusterSpec, floor: int) -> tuple[Schedule, ...]:
 
 
 def _checks(spec: ClusterSpec, no_on_demand: bool) -> None:
-    scaling = spec.scaling
     base = spec.spot_on_demand_base if spec.spot else 0
     if spec.spot and spec.spot_fallback == "onDemand":
         raise ConfigError(
@@ -208,26 +208,11 @@ def _checks(spec: ClusterSpec, no_on_demand: bool) -> None:
                 f"{base} is more than minNodes {spec.min_nodes}: on GCP the base is a second group of standard VMs "
                 "that always run; set it at most minNodes",
             )
-    if scaling is None:
-        return
-    if scaling.metric == "gpuUtilization" and not spec.dcgm_exporter:
-        raise ConfigError(
-            f"{K}scaling.metric", "gpuUtilization reads the DCGM exporter: set monitoring.dcgmExporter: true"
-        )
-    if scaling.metric == "gpuUtilization" and spec.network.egress == "none" and not spec.network.public_ip:
-        raise ConfigError(
-            f"{K}network.egress",
-            "none with metric gpuUtilization: the Ops Agent is downloaded at boot (dl.google.com) and"
-            " nothing else reaches the internet; use egress nat or another scaling.metric",
-        )
-    wakes = any(entry.nodes > 0 for entry in scaling.schedule)  # a schedule entry brings nodes (and samples) back
-    if scaling.metric == "gpuUtilization" and spec.min_nodes == 0 and not wakes:
-        raise ConfigError(
-            f"{K}minNodes",
-            "0 with metric gpuUtilization and no schedule entry above 0:"
-            " at zero nodes no GPU reports utilisation, so nothing would scale the "
-            "group out again; set minNodes 1, add a schedule entry above 0, or use queueDepth to scale to zero",
-        )
+    gpu_metric_checks(
+        spec,
+        reaches="the Ops Agent is downloaded at boot (dl.google.com)",
+        at_zero="no GPU reports utilisation, so nothing would scale the group out again",
+    )
 
 
 def plan(spec: ClusterSpec, no_on_demand: bool) -> Elastic | None:
