@@ -9,7 +9,8 @@ import ipaddress
 import pytest
 import yaml
 
-from components.azure.kubernetes import AKS_SERVER_ID, azurecli_kubeconfig, vault_name
+from components.azure.kubernetes import AKS_SERVER_ID, azurecli_kubeconfig
+from components.azure.vault import vault_name
 from components.errors import ConfigError
 from components.layout import azure as layout_azure
 from components.layout.kubernetes import charts

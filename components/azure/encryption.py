@@ -13,6 +13,8 @@ import pulumi_azure_native as azure
 from ..layout.azure_encryption import AzureEncryption, key_plan
 from ..resources import invoke_options
 from .context import Context
+from .identity import role_assignment
+from .vault import rbac_vault, vault_name
 
 
 @dataclass
@@ -49,8 +51,6 @@ def disk_set(ctx: Context) -> azure.compute.DiskEncryptionSetParametersArgs | No
 
 
 def build(ctx: Context) -> Key | None:
-    from .kubernetes import vault_name  # here: kubernetes imports nodes, which imports this module
-
     enc = key_plan(ctx.layout)
     if enc is None:
         return None
@@ -72,20 +72,16 @@ def build(ctx: Context) -> Key | None:
         kept = pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
         client = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component))
         vname = vault_name(layout.spec.name, pulumi.get_project(), pulumi.get_stack(), f"{name}-cmk")
-        vault = azure.keyvault.Vault(
-            f"{name}-cmk-vault",
-            vault_name=vname,
-            resource_group_name=rg,
-            location=ctx.location,
-            properties=azure.keyvault.VaultPropertiesArgs(
-                tenant_id=client.tenant_id,
-                sku=azure.keyvault.SkuArgs(family="A", name=enc.vault_sku),
-                enable_rbac_authorization=True,
-                enable_purge_protection=enc.purge_protection,
-                soft_delete_retention_in_days=enc.soft_delete_days,
-                network_acls=azure.keyvault.NetworkRuleSetArgs(default_action=enc.default_action, bypass=enc.bypass),
-            ),
-            tags=ctx.tagged("cmk-vault"),
+        vault = rbac_vault(
+            ctx,
+            "cmk-vault",
+            name=vname,
+            tenant_id=client.tenant_id,
+            sku=enc.vault_sku,
+            purge_protection=enc.purge_protection,
+            soft_delete_days=enc.soft_delete_days,
+            default_action=enc.default_action,
+            bypass=enc.bypass,
             opts=kept,
         )
         key = azure.keyvault.Key(
@@ -113,14 +109,14 @@ def build(ctx: Context) -> Key | None:
             tags=ctx.tagged("cmk-key"),
             opts=kept,
         )
-        grant = azure.authorization.RoleAssignment(
-            f"{name}-cmk-role",
-            principal_id=identity.principal_id,
-            principal_type="ServicePrincipal",
-            role_definition_id=pulumi.Output.concat("/subscriptions/", client.subscription_id, enc.role),
-            scope=key.id,
-            description=f"gpu-cluster {layout.spec.name}: disk encryption set and shared filesystem wrap their keys",
-            opts=ctx.opts,
+        grant = role_assignment(
+            ctx,
+            "cmk-role",
+            enc.role,
+            identity.principal_id,
+            key.id,
+            client.subscription_id,
+            "disk encryption set and shared filesystem wrap their keys",
         )
         # the URL resolves once the role exists: what names it (the set, the filesystem) is created after
         key_url = pulumi.Output.all(key.key_uri_with_version, grant.id).apply(lambda a: str(a[0]))

@@ -40,6 +40,29 @@ class Identity:
         return {"kind": KIND, "name": self.name, "grants": list(self.grants)}
 
 
+def role_assignment(
+    ctx: Context,
+    suffix: str,
+    role: str,
+    principal: pulumi.Input[str],
+    scope: pulumi.Input[str],
+    subscription: pulumi.Input[str],
+    why: str,
+    principal_type: str | None = "ServicePrincipal",
+) -> azure.authorization.RoleAssignment:
+    """`principal` holds the built-in `role` (its tenant-relative /providers/... id) on `scope`, f"{ctx.name}-{suffix}".
+    The role is assigned in its subscription form, as Azure returns it (no diff on refresh)."""
+    return azure.authorization.RoleAssignment(
+        f"{ctx.name}-{suffix}",
+        principal_id=principal,
+        principal_type=principal_type,
+        role_definition_id=pulumi.Output.concat("/subscriptions/", subscription, role),
+        scope=scope,
+        description=f"gpu-cluster {ctx.layout.spec.name}: {why}",
+        opts=ctx.opts,
+    )
+
+
 def _existing(ctx: Context, resource_id: str) -> pulumi.Output[Any]:
     # /subscriptions/S/resourceGroups/RG/providers/Microsoft.ManagedIdentity/userAssignedIdentities/NAME
     parts = resource_id.split("/")

@@ -12,8 +12,6 @@ releases and custom resources through a provider built from the cluster's own ku
 from __future__ import annotations
 
 import base64
-import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,9 +25,10 @@ from ..layout.azure import Aks, AksPool
 from ..layout.azure_encryption import reader_role
 from ..resources import invoke_options
 from .context import Context
-from .identity import Identity
+from .identity import Identity, role_assignment
 from .network import Network
 from .nodes import placement_group
+from .vault import rbac_vault, vault_name
 
 # The Entra ID server application of every AKS cluster with managed Entra ID: the audience kubelogin asks a
 # token for (Azure/kubelogin docs, "convert-kubeconfig": --server-id; the id AKS writes into the exec kubeconfig).
@@ -65,14 +64,6 @@ class Kubernetes:
         }
 
 
-def vault_name(cluster: str, project: str, stack: str, component: str) -> str:
-    """A Key Vault name (globally unique, 3-24 letters, digits and hyphens, starting with a letter), stable per
-    stack: a deleted vault keeps its name for the soft-delete retention (catalog kms.softDeleteRetentionDays)."""
-    stem = re.sub(r"[^a-z0-9]", "", cluster.lower())[:14] or "gpucluster"
-    digest = hashlib.sha256(f"{project}/{stack}/{component}".encode()).hexdigest()[:8]
-    return f"{stem}kv{digest}"
-
-
 def azurecli_kubeconfig(encoded: str) -> str:
     """The cluster user kubeconfig (base64, `format exec`) with kubelogin switched to the Azure CLI login, as
     `kubelogin convert-kubeconfig -l azurecli` does: no device-code prompt during `pulumi up`."""
@@ -85,27 +76,6 @@ def azurecli_kubeconfig(encoded: str) -> str:
         server = args[args.index("--server-id") + 1] if "--server-id" in args else AKS_SERVER_ID
         exec_["args"] = ["get-token", "--login", "azurecli", "--server-id", server]
     return str(yaml.safe_dump(config, sort_keys=False))
-
-
-def _role(
-    ctx: Context,
-    suffix: str,
-    role: str,
-    principal: pulumi.Input[str],
-    scope: pulumi.Input[str],
-    subscription: pulumi.Input[str],
-    why: str,
-    principal_type: str | None = "ServicePrincipal",
-) -> azure.authorization.RoleAssignment:
-    return azure.authorization.RoleAssignment(
-        f"{ctx.name}-aks-role-{suffix}",
-        principal_id=principal,
-        principal_type=principal_type,
-        role_definition_id=pulumi.Output.concat("/subscriptions/", subscription, role),
-        scope=scope,
-        description=f"gpu-cluster {ctx.layout.spec.name}: {why}",
-        opts=ctx.opts,
-    )
 
 
 def _profile(pool: AksPool, aks: Aks, subnet: pulumi.Input[str], host_encryption: bool) -> dict[str, Any]:
@@ -168,33 +138,32 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
     )  # fmt: skip
     principal = control.principal_id
     roles = aks.roles
+
+    def control_role(suffix: str, role: str, scope: pulumi.Input[str], why: str) -> azure.authorization.RoleAssignment:
+        return role_assignment(ctx, f"aks-role-{suffix}", role, principal, scope, subscription, why)
+
     grants = [
-        _role(ctx, "net-nodes", roles["networkContributor"], principal, net.subnet.id, subscription,
-              "AKS control plane: Azure CNI in the node subnet"),
-        _role(ctx, "net-apiserver", roles["networkContributor"], principal, api_subnet.id, subscription,
-              "AKS control plane: the API server's delegated subnet"),
-        _role(ctx, "kubelet-operator", roles["managedIdentityOperator"], principal, identity.resource_id,
-              subscription, "AKS control plane: assigns the node identity to the nodes as their kubelet identity"),
+        control_role("net-nodes", roles["networkContributor"], net.subnet.id,
+                     "AKS control plane: Azure CNI in the node subnet"),
+        control_role("net-apiserver", roles["networkContributor"], api_subnet.id,
+                     "AKS control plane: the API server's delegated subnet"),
+        control_role("kubelet-operator", roles["managedIdentityOperator"], identity.resource_id,
+                     "AKS control plane: assigns the node identity to the nodes as their kubelet identity"),
     ]  # fmt: skip
 
     kms = aks.kms
-    vault = azure.keyvault.Vault(
-        f"{name}-kms-vault",
-        vault_name=vault_name(layout.spec.name, pulumi.get_project(), pulumi.get_stack(), name),
-        resource_group_name=rg,
-        location=ctx.location,
-        properties=azure.keyvault.VaultPropertiesArgs(
-            tenant_id=tenant,
-            sku=azure.keyvault.SkuArgs(family="A", name=kms.vault_sku),
-            enable_rbac_authorization=True,
-            enable_purge_protection=kms.purge_protection or None,
-            soft_delete_retention_in_days=kms.soft_delete_days,
-            # private: AKS reaches it through a private endpoint it creates in the node resource group
-            public_network_access="Disabled",
-            network_acls=azure.keyvault.NetworkRuleSetArgs(default_action="Deny", bypass="AzureServices"),
-        ),
-        tags=ctx.tagged("kms-vault"),
-        opts=ctx.opts,
+    vault = rbac_vault(
+        ctx,
+        "kms-vault",
+        name=vault_name(layout.spec.name, pulumi.get_project(), pulumi.get_stack(), name),
+        tenant_id=tenant,
+        sku=kms.vault_sku,
+        purge_protection=kms.purge_protection or None,
+        soft_delete_days=kms.soft_delete_days,
+        # private: AKS reaches it through a private endpoint it creates in the node resource group
+        public_network_access="Disabled",
+        default_action="Deny",
+        bypass="AzureServices",
     )
     key = azure.keyvault.Key(
         f"{name}-kms-key",
@@ -206,16 +175,16 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
         opts=ctx.opts,
     )
     grants += [
-        _role(ctx, "kms-crypto", roles["keyVaultCryptoUser"], principal, vault.id, subscription,
-              "AKS KMS: encrypt and decrypt with the etcd key"),
-        _role(ctx, "kms-link", roles["keyVaultContributor"], principal, vault.id, subscription,
-              "AKS KMS: the private link to the private key vault"),
+        control_role("kms-crypto", roles["keyVaultCryptoUser"], vault.id,
+                     "AKS KMS: encrypt and decrypt with the etcd key"),
+        control_role("kms-link", roles["keyVaultContributor"], vault.id,
+                     "AKS KMS: the private link to the private key vault"),
     ]  # fmt: skip
 
     if ctx.key is not None:
         # "Ensure your AKS cluster identity has read permission of DiskEncryptionSet" (AKS BYOK)
-        grants.append(_role(ctx, "des-reader", reader_role(), principal, ctx.key.des_id, subscription,
-                            "AKS control plane: reads the node disks' disk encryption set"))  # fmt: skip
+        grants.append(control_role("des-reader", reader_role(), ctx.key.des_id,
+                                   "AKS control plane: reads the node disks' disk encryption set"))  # fmt: skip
     system = _profile(aks.system, aks, net.subnet.id, layout.encryption_at_host)
     cluster = azure.containerservice.ManagedCluster(
         f"{name}-aks",
@@ -285,8 +254,8 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
     # Helm and the custom resources authorise as whoever runs `pulumi up` (Entra ID, no local accounts). ARM
     # refuses a principalType that does not match the principal (UnmatchedPrincipalType) and the SDK's default is
     # User: a service principal deployer needs the type changed (docs/azure.md).
-    admin = _role(
-        ctx, "deployer-admin", roles["clusterAdmin"], client.object_id, cluster.id, subscription,
+    admin = role_assignment(
+        ctx, "aks-role-deployer-admin", roles["clusterAdmin"], client.object_id, cluster.id, subscription,
         "the deploying identity administers the cluster (Helm releases)", principal_type="User",
     )  # fmt: skip
     creds = azure.containerservice.list_managed_cluster_user_credentials_output(

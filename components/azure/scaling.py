@@ -13,7 +13,7 @@ import pulumi_azure_native as azure
 from ..layout.azure_scaling import AzureElastic, Profile, Rule
 from ..resources import invoke_options
 from .context import Context
-from .identity import Identity
+from .identity import Identity, role_assignment
 
 
 @dataclass
@@ -85,33 +85,13 @@ def _profile(profile: Profile, rules: list[azure.monitor.ScaleRuleArgs]) -> azur
     )
 
 
-def _role(
-    ctx: Context,
-    suffix: str,
-    role: str,
-    scope: pulumi.Input[str],
-    identity: Identity,
-    why: str,
-    subscription: pulumi.Output[str],
-) -> azure.authorization.RoleAssignment:
-    return azure.authorization.RoleAssignment(
-        f"{ctx.name}-{suffix}",
-        principal_id=identity.principal_id or "",
-        principal_type="ServicePrincipal",
-        # a built-in role in its subscription form, as Azure returns it (no diff on refresh)
-        role_definition_id=pulumi.Output.concat("/subscriptions/", subscription, role),
-        scope=scope,
-        description=f"gpu-cluster {ctx.layout.spec.name}: {why}",
-        opts=ctx.opts,
-    )
-
-
 def build(ctx: Context, scale_set: azure.compute.VirtualMachineScaleSet | None, identity: Identity) -> Scaling | None:
     elastic = ctx.layout.elastic
     if elastic is None or scale_set is None:
         return None
     assignments = []
     subscription = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component)).subscription_id
+    principal = identity.principal_id or ""
     namespace = queue = None
     uri: pulumi.Input[str] = scale_set.id
     if elastic.queue is not None:
@@ -134,14 +114,18 @@ def build(ctx: Context, scale_set: azure.compute.VirtualMachineScaleSet | None, 
             uri = namespace.id
             # the nodes take their work from this one queue
             assignments.append(
-                _role(ctx, "sb-receiver", elastic.queue.receiver_role, queue.id, identity, "receive", subscription)
+                role_assignment(
+                    ctx, "sb-receiver", elastic.queue.receiver_role, principal, queue.id, subscription, "receive"
+                )
             )
         else:
             uri = str(elastic.queue.namespace_id)
     if elastic.publisher_role is not None:
         # the GPU metric is published on the scale set, and only there
         assignments.append(
-            _role(ctx, "metrics-publisher", elastic.publisher_role, scale_set.id, identity, "GPU metric", subscription)
+            role_assignment(
+                ctx, "metrics-publisher", elastic.publisher_role, principal, scale_set.id, subscription, "GPU metric"
+            )
         )
     rules = [_trigger(rule, elastic, uri) for rule in elastic.rules]
     setting = azure.monitor.AutoscaleSetting(

@@ -24,8 +24,9 @@ from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
 from . import vm
 from .context import Context
-from .identity import Identity
+from .identity import Identity, role_assignment
 from .network import Network
+from .vault import rbac_vault
 
 
 @dataclass(frozen=True)
@@ -79,22 +80,17 @@ def _vault(
 ) -> tuple[azure.keyvault.Vault, azure.keyvault.Secret, azure.authorization.RoleAssignment, list[pulumi.Resource]]:
     name, rg = ctx.name, ctx.resource_group_name
     client = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component))
-    vault = azure.keyvault.Vault(
-        f"{name}-slurm-vault",
-        vault_name=plan.vault_name,
-        resource_group_name=rg,
-        location=ctx.location,
-        properties=azure.keyvault.VaultPropertiesArgs(
-            tenant_id=client.tenant_id,
-            sku=azure.keyvault.SkuArgs(family="A", name=plan.vault_sku),
-            enable_rbac_authorization=True,
-            enable_purge_protection=True,
-            soft_delete_retention_in_days=plan.soft_delete_days,
-            public_network_access="Disabled",
-            network_acls=azure.keyvault.NetworkRuleSetArgs(default_action="Deny", bypass="None"),
-        ),
-        tags=ctx.tagged("slurm-vault"),
-        opts=ctx.opts,
+    vault = rbac_vault(
+        ctx,
+        "slurm-vault",
+        name=plan.vault_name,
+        tenant_id=client.tenant_id,
+        sku=plan.vault_sku,
+        purge_protection=True,
+        soft_delete_days=plan.soft_delete_days,
+        public_network_access="Disabled",
+        default_action="Deny",
+        bypass="None",
     )
     key = random.RandomBytes(f"{name}-munge-key-bytes", length=plan.key_bytes, opts=ctx.opts)
     encoded: pulumi.Input[str] = key.base64
@@ -111,15 +107,14 @@ def _vault(
         tags=ctx.tagged("munge-key"),
         opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(additional_secret_outputs=["properties"])),
     )
-    subscription = client.subscription_id
-    grant = azure.authorization.RoleAssignment(
-        f"{name}-role-munge-key",
-        principal_id=identity.principal_id or "",
-        principal_type="ServicePrincipal",
-        role_definition_id=pulumi.Output.concat("/subscriptions/", subscription, plan.secrets_user_role),
-        scope=secret.id,  # this one secret, not the vault
-        description=f"gpu-cluster {ctx.layout.spec.name}: the nodes read the Slurm MUNGE key",
-        opts=ctx.opts,
+    grant = role_assignment(
+        ctx,
+        "role-munge-key",
+        plan.secrets_user_role,
+        identity.principal_id or "",
+        secret.id,  # this one secret, not the vault
+        client.subscription_id,
+        "the nodes read the Slurm MUNGE key",
     )
     endpoint = azure.network.PrivateEndpoint(
         f"{name}-slurm-vault-endpoint",
