@@ -93,7 +93,7 @@ class CloudCluster(pulumi.ComponentResource):
             self.group = self.nodes.group
             self.instances = self.nodes.instances
         head = self.slurm
-        login_data = slurm.fill(layout, head.plan.login_user_data, head.replacements(), mount_source) if head else None
+        login_data = nodes.fill(layout, head.plan.login_user_data, head.replacements(), mount_source) if head else None
         self.login = access.build_login(
             self, name, layout, self.network, key_pair, role_name, tags, user_data=login_data, kms_key=kms_key
         )

@@ -20,21 +20,17 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout
-from ..resources import from_config, invoke_options
+from ..resources import from_config
+from . import cpu_node
+from .cpu_node import CpuNode
 from .network import Network, ingress_rule
-
-
-@dataclass(frozen=True)
-class Login:
-    instance: alicloud.ecs.Instance
-    security_group: alicloud.ecs.SecurityGroup
 
 
 @dataclass(frozen=True)
 class Access:
     session_manager: alicloud.ecs.EcsSessionManagerStatus | None
     key_pair: alicloud.ecs.EcsKeyPair | None
-    login: Login | None = None
+    login: CpuNode | None = None
 
 
 def build(parent: pulumi.Resource, name: str, layout: AlicloudLayout, tags: Mapping[str, str]) -> Access:
@@ -74,20 +70,29 @@ def build_login(
     tags: Mapping[str, str],
     user_data: pulumi.Input[str] | None = None,  # scheduler slurm: the login node's Slurm client bootstrap
     kms_key: pulumi.Input[str] | None = None,  # encryption.key not provider: the system disk's KMS key
-) -> Login | None:
+) -> CpuNode | None:
     login = layout.login
     if login is None:
         return None
-    spec = layout.spec
-    child = pulumi.ResourceOptions(parent=parent)
-    sg = alicloud.ecs.SecurityGroup(
-        f"{name}-login-sg",
-        vpc_id=network.vpc.id,
-        security_group_name=f"{spec.name}-login",
-        description=f"gpu-cluster {spec.name} login node",
-        tags=tags,
-        opts=child,
+    node = cpu_node.build(
+        parent,
+        name,
+        "login",
+        layout,
+        network,
+        key_pair,
+        role_name,
+        tags,
+        group_name=f"{layout.spec.name}-login",
+        what="login node",
+        instance_type=login.instance_type,
+        image_regex=login.image_name_regex,
+        user_data=user_data,
+        kms_key=kms_key,
+        public_bandwidth_mbps=login.public_bandwidth_mbps,
     )
+    child = pulumi.ResourceOptions(parent=parent)
+    sg = node.security_group
     for cidr in login.ssh_cidrs:
         ingress_rule(
             f"{name}-login-sg-ssh-{cidr.replace('/', '_')}", sg.id, "22/22", "SSH to the login node", child, cidr=cidr
@@ -101,38 +106,10 @@ def build_login(
         child,
         source_group_id=sg.id,
     )
-    image = alicloud.ecs.get_images_output(
-        name_regex=login.image_name_regex,
-        owners="system",
-        most_recent=True,
-        instance_type=login.instance_type,
-        opts=invoke_options(parent),
-    ).ids[0]
-    instance = alicloud.ecs.Instance(
-        f"{name}-login",
-        instance_name=f"{spec.name}-login",
-        host_name=f"{spec.name}-login",
-        instance_type=login.instance_type,
-        image_id=image,
-        vswitch_id=network.vswitch.id,
-        security_groups=[sg.id],
-        instance_charge_type="PostPaid",
-        internet_max_bandwidth_out=login.public_bandwidth_mbps,
-        internet_charge_type="PayByTraffic" if login.public_bandwidth_mbps else None,
-        system_disk_category="cloud_essd",
-        system_disk_encrypted=True,
-        system_disk_kms_key_id=kms_key,
-        key_name=key_pair.key_pair_name if key_pair else None,
-        user_data=user_data,
-        tags={**tags, "Name": f"{spec.name}-login"},
-        volume_tags=dict(tags),
-        opts=child,
-    )
-    alicloud.ecs.RamRoleAttachment(f"{name}-login-role", instance_id=instance.id, ram_role_name=role_name, opts=child)
-    return Login(instance, sg)
+    return node
 
 
-def output(layout: AlicloudLayout, login: Login | None, first_node: alicloud.ecs.Instance | None) -> dict[str, Any]:
+def output(layout: AlicloudLayout, login: CpuNode | None, first_node: alicloud.ecs.Instance | None) -> dict[str, Any]:
     """The `access` stack output: the method, the command a user types, and how to list the nodes."""
     spec, access = layout.spec, layout.access
     region = spec.region

@@ -10,8 +10,6 @@ gets no grant: the health check only reports there (catalog/capabilities/aliclou
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,18 +19,13 @@ import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout, alicloud_data
 from ..resources import invoke_options
+from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
 
 
 @dataclass(frozen=True)
 class HealthGrant:
-    policy: alicloud.ram.Policy
-    attachment: alicloud.ram.RolePolicyAttachment
+    grant: CustomGrant
     resource: pulumi.Output[str]  # the scaling group ARN the grant is scoped to
-
-
-def policy_document(action: str, resource: str) -> str:
-    statement = {"Action": [action], "Effect": "Allow", "Resource": [resource]}
-    return json.dumps({"Statement": [statement], "Version": "1"}, sort_keys=True)
 
 
 def build(
@@ -47,28 +40,20 @@ def build(
         return None
     data = alicloud_data()["health"]["managed"]
     spec = layout.spec
-    child = pulumi.ResourceOptions(parent=parent)
     account = alicloud.get_caller_identity_output(opts=invoke_options(parent)).account_id
     resource = pulumi.Output.all(account, group.id).apply(
         lambda args: str(data["resource"]).format(region=spec.region, account=args[0], group=args[1])
     )
-    policy = alicloud.ram.Policy(
-        f"{name}-health-policy",
-        # RAM policy names: letters, digits and '-', 1 to 128 (ram/policy.py policy_name docstring)
-        policy_name=re.sub(r"[^A-Za-z0-9-]", "-", f"{spec.name}-{spec.stack}-set-instance-health")[:128],
-        description=f"gpu-cluster {spec.name}: nodes mark themselves Unhealthy in their own ESS group only",
-        policy_document=resource.apply(lambda arn: policy_document(str(data["action"]), arn)),
-        tags=dict(tags),
-        opts=child,
+    grant = custom_grant(
+        parent,
+        (f"{name}-health-policy", f"{name}-role-health"),
+        ram_policy_name(spec, "set-instance-health"),
+        f"gpu-cluster {spec.name}: nodes mark themselves Unhealthy in their own ESS group only",
+        resource.apply(lambda arn: allow_document([str(data["action"])], [arn])),
+        role_name,
+        tags,
     )
-    attachment = alicloud.ram.RolePolicyAttachment(
-        f"{name}-role-health",
-        policy_name=policy.policy_name,
-        policy_type="Custom",
-        role_name=role_name,
-        opts=child,
-    )
-    return HealthGrant(policy, attachment, resource)
+    return HealthGrant(grant, resource)
 
 
 def output(layout: AlicloudLayout, grant: HealthGrant | None) -> dict[str, Any]:

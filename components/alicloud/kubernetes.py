@@ -22,7 +22,9 @@ import pulumi_alicloud as alicloud
 from .. import incluster
 from ..layout.alicloud import AckLayout, AlicloudLayout, ErdmaController
 from ..resources import invoke_options
+from .identity import allow_document, custom_grant
 from .network import Network
+from .nodes import build_deployment_set
 
 
 @dataclass(frozen=True)
@@ -112,17 +114,7 @@ def build(
         tags=dict(tags),
         opts=child,
     )
-    deployment_set = (
-        alicloud.ecs.EcsDeploymentSet(
-            f"{name}-ds",
-            deployment_set_name=f"{spec.name}-ds",
-            strategy=layout.deployment_set_strategy,
-            description=f"gpu-cluster {spec.name} nodes",
-            opts=child,
-        )
-        if layout.deployment_set_strategy
-        else None
-    )
+    deployment_set = build_deployment_set(parent, name, layout)
     security_groups = network.node_security_groups
     system_pool = alicloud.cs.NodePool(
         f"{name}-system",
@@ -254,11 +246,6 @@ def erdma_trust_policy(erdma: ErdmaController, oidc_arn: str, issuer: str) -> st
     return json.dumps({"Statement": [statement], "Version": "1"}, sort_keys=True)
 
 
-def erdma_policy(erdma: ErdmaController) -> str:
-    statement = {"Action": list(erdma.actions), "Effect": "Allow", "Resource": ["*"]}
-    return json.dumps({"Statement": [statement], "Version": "1"}, sort_keys=True)
-
-
 def _erdma(
     parent: pulumi.Resource,
     name: str,
@@ -279,19 +266,13 @@ def _erdma(
         tags=dict(tags),
         opts=child,
     )
-    policy = alicloud.ram.Policy(
-        f"{name}-erdma-policy",
-        policy_name=cluster.id.apply(lambda cid: f"{erdma.role_prefix}{cid}"),
-        policy_document=erdma_policy(erdma),
-        description="gpu-cluster: what the ACK eRDMA Controller calls (ack-ram-tool's addon policy)",
-        opts=child,
-    )
-    attachment = alicloud.ram.RolePolicyAttachment(
-        f"{name}-erdma-grant",
-        policy_name=policy.policy_name,
-        policy_type="Custom",
-        role_name=role.role_name,
-        opts=child,
+    grant = custom_grant(
+        parent,
+        (f"{name}-erdma-policy", f"{name}-erdma-grant"),
+        cluster.id.apply(lambda cid: f"{erdma.role_prefix}{cid}"),
+        "gpu-cluster: what the ACK eRDMA Controller calls (ack-ram-tool's addon policy)",
+        allow_document(erdma.actions, ["*"]),
+        role.role_name,
     )
     return alicloud.cs.KubernetesAddon(
         f"{name}-erdma",
@@ -299,5 +280,5 @@ def _erdma(
         name=erdma.addon,
         config=erdma.config,
         # the controller needs its role before it reconciles the first node
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[attachment]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[grant.attachment]),
     )

@@ -38,17 +38,7 @@ def build(
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
-    deployment_set = (
-        alicloud.ecs.EcsDeploymentSet(
-            f"{name}-ds",
-            deployment_set_name=f"{spec.name}-ds",
-            strategy=layout.deployment_set_strategy,
-            description=f"gpu-cluster {spec.name} nodes",
-            opts=child,
-        )
-        if layout.deployment_set_strategy
-        else None
-    )
+    deployment_set = build_deployment_set(parent, name, layout)
     image_id = image(parent, layout)
     if spec.node_group == "managed":
         group = _scaling_group(
@@ -83,6 +73,22 @@ def build(
     return Nodes(deployment_set, image_id, None, instances, attachments)
 
 
+def build_deployment_set(
+    parent: pulumi.Resource, name: str, layout: AlicloudLayout
+) -> alicloud.ecs.EcsDeploymentSet | None:
+    """The GPU nodes' deployment set (the ESS group's instances, or the ACK GPU pool), when the layout takes one."""
+    if not layout.deployment_set_strategy:
+        return None
+    spec = layout.spec
+    return alicloud.ecs.EcsDeploymentSet(
+        f"{name}-ds",
+        deployment_set_name=f"{spec.name}-ds",
+        strategy=layout.deployment_set_strategy,
+        description=f"gpu-cluster {spec.name} nodes",
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
 def user_data(
     layout: AlicloudLayout,
     mount_source: pulumi.Input[str] | None,
@@ -91,21 +97,34 @@ def user_data(
     """The nodes' user data, with the shared filesystem's mount source once it is known (deploy), and with
     `replacements` (placeholder -> value: the Slurm head's address and the MUNGE key's ciphertext)."""
     if replacements:
-        fills = {**replacements, **({SOURCE_PLACEHOLDER: mount_source} if mount_source is not None else {})}
-        tokens = list(fills)
-
-        def render(values: list[Any]) -> str:
-            text = layout.user_data
-            for token, value in zip(tokens, values, strict=True):
-                text = text.replace(token, str(value))
-            return layout.user_data_b64_for(text)
-
-        return pulumi.Output.all(*fills.values()).apply(render)
+        return fill(layout, layout.user_data, replacements, mount_source)
     if mount_source is None:
         return layout.user_data_b64
     return pulumi.Output.from_input(mount_source).apply(
         lambda source: layout.user_data_b64_for(layout.user_data.replace(SOURCE_PLACEHOLDER, source))
     )
+
+
+def fill(
+    layout: AlicloudLayout,
+    text: str,
+    replacements: Mapping[str, pulumi.Input[str]],
+    mount_source: pulumi.Input[str] | None = None,
+) -> pulumi.Output[str]:
+    """`text` (the nodes', the Slurm head's or the login node's user data), gzip+base64, with the values known only
+    at deploy filled in: `replacements` (placeholder -> value) and the shared filesystem's mount source."""
+    tokens = list(replacements)
+    if mount_source is not None:
+        tokens.append(SOURCE_PLACEHOLDER)
+    values = [*replacements.values(), *([mount_source] if mount_source is not None else [])]
+
+    def render(resolved: list[Any]) -> str:
+        out = text
+        for token, value in zip(tokens, resolved, strict=True):
+            out = out.replace(token, str(value))
+        return layout.user_data_b64_for(out)
+
+    return pulumi.Output.all(*values).apply(render)
 
 
 def image(parent: pulumi.Resource, layout: AlicloudLayout) -> pulumi.Output[str]:

@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,11 +19,13 @@ import pulumi
 import pulumi_alicloud as alicloud
 import pulumi_random as random
 
-from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AlicloudLayout, AliSlurm
 from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
+from . import cpu_node
+from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
 from .network import Network, ingress_rule
+from .nodes import fill
 
 SSH = 22
 
@@ -37,8 +37,7 @@ class SlurmHead:
     security_group: alicloud.ecs.SecurityGroup
     key: alicloud.kms.Key
     ciphertext: pulumi.Output[str]
-    policy: alicloud.ram.Policy
-    grant: alicloud.ram.RolePolicyAttachment
+    grant: CustomGrant  # kms:Decrypt on `key` only, for the nodes' role
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -50,35 +49,9 @@ class SlurmHead:
         return {HEAD_PLACEHOLDER: self.address, CIPHERTEXT_PLACEHOLDER: self.ciphertext}
 
 
-def fill(
-    layout: AlicloudLayout,
-    text: str,
-    replacements: Mapping[str, pulumi.Input[str]],
-    mount_source: pulumi.Input[str] | None = None,
-) -> pulumi.Output[str]:
-    """The user data, gzip+base64, with the values known only at deploy filled in."""
-    tokens = list(replacements)
-    if mount_source is not None:
-        tokens.append(SOURCE_PLACEHOLDER)
-    values = [*replacements.values(), *([mount_source] if mount_source is not None else [])]
-
-    def render(resolved: list[Any]) -> str:
-        out = text
-        for token, value in zip(tokens, resolved, strict=True):
-            out = out.replace(token, str(value))
-        return layout.user_data_b64_for(out)
-
-    return pulumi.Output.all(*values).apply(render)
-
-
-def decrypt_policy(key_arn: str) -> str:
-    statement = {"Action": ["kms:Decrypt"], "Effect": "Allow", "Resource": [key_arn]}
-    return json.dumps({"Statement": [statement], "Version": "1"}, sort_keys=True)
-
-
 def _munge(
     parent: pulumi.Resource, name: str, layout: AlicloudLayout, plan: AliSlurm, role_name: pulumi.Input[str]
-) -> tuple[alicloud.kms.Key, pulumi.Output[str], alicloud.ram.Policy, alicloud.ram.RolePolicyAttachment]:
+) -> tuple[alicloud.kms.Key, pulumi.Output[str], CustomGrant]:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
     key_bytes = random.RandomBytes(f"{name}-munge-key-bytes", length=plan.key_bytes, opts=child)
@@ -103,23 +76,16 @@ def _munge(
     )
     account = alicloud.get_caller_identity_output(opts=invoke_options(parent)).account_id
     arn = pulumi.Output.all(account, key.id).apply(lambda a: f"acs:kms:{spec.region}:{a[0]}:key/{a[1]}")
-    policy = alicloud.ram.Policy(
-        f"{name}-munge-policy",
-        # RAM policy names: letters, digits and '-', 1 to 128 (ram/policy.py policy_name docstring)
-        policy_name=re.sub(r"[^A-Za-z0-9-]", "-", f"{spec.name}-{spec.stack}-munge-key-decrypt")[:128],
-        description=f"gpu-cluster {spec.name}: decrypt the Slurm MUNGE key with the cluster's own KMS key only",
-        policy_document=arn.apply(decrypt_policy),
-        tags=dict(layout.tags),
-        opts=child,
+    grant = custom_grant(
+        parent,
+        (f"{name}-munge-policy", f"{name}-role-munge-key"),
+        ram_policy_name(spec, "munge-key-decrypt"),
+        f"gpu-cluster {spec.name}: decrypt the Slurm MUNGE key with the cluster's own KMS key only",
+        arn.apply(lambda key_arn: allow_document(["kms:Decrypt"], [key_arn])),
+        role_name,
+        layout.tags,
     )
-    grant = alicloud.ram.RolePolicyAttachment(
-        f"{name}-role-munge-key",
-        policy_name=policy.policy_name,
-        policy_type="Custom",
-        role_name=role_name,
-        opts=child,
-    )
-    return key, ciphertext.ciphertext_blob, policy, grant
+    return key, ciphertext.ciphertext_blob, grant
 
 
 def build_head(
@@ -137,47 +103,30 @@ def build_head(
     if plan is None:
         return None
     spec = layout.spec
-    child = pulumi.ResourceOptions(parent=parent)
-    key, ciphertext, policy, grant = _munge(parent, name, layout, plan, role_name)
-    sg = alicloud.ecs.SecurityGroup(
-        f"{name}-head-sg",
-        vpc_id=network.vpc.id,
-        security_group_name=f"{spec.name}-slurm-head",
-        description=f"gpu-cluster {spec.name} Slurm head node",
-        tags=dict(tags),
-        opts=child,
-    )
-    image = alicloud.ecs.get_images_output(
-        name_regex=plan.head_image_regex,
-        owners="system",
-        most_recent=True,
+    key, ciphertext, grant = _munge(parent, name, layout, plan, role_name)
+    node = cpu_node.build(
+        parent,
+        name,
+        "head",
+        layout,
+        network,
+        key_pair,
+        role_name,
+        tags,
+        group_name=f"{spec.name}-slurm-head",
+        what="Slurm head node",
         instance_type=plan.head_instance_type,
-        opts=invoke_options(parent),
-    ).ids[0]
-    instance = alicloud.ecs.Instance(
-        f"{name}-head",
-        instance_name=f"{spec.name}-head",
-        host_name=f"{spec.name}-head",
-        instance_type=plan.head_instance_type,
-        image_id=image,
-        vswitch_id=network.vswitch.id,
-        security_groups=[sg.id],
-        instance_charge_type="PostPaid",
-        internet_max_bandwidth_out=0,  # private: egress through the NAT (slurm needs egress nat)
-        # /home (the NFS export without storage.shared) and the Slurm state live on this disk
-        system_disk_category="cloud_essd",
-        system_disk_size=layout.root_gb,
-        system_disk_encrypted=True,
-        system_disk_kms_key_id=kms_key,
-        key_name=key_pair.key_pair_name if key_pair else None,
+        image_regex=plan.head_image_regex,
         user_data=fill(layout, plan.head_user_data, {CIPHERTEXT_PLACEHOLDER: ciphertext}, mount_source),
-        tags={**tags, "Name": f"{spec.name}-head"},
-        volume_tags=dict(tags),
+        kms_key=kms_key,
+        # private: egress through the NAT (slurm needs egress nat)
+        public_bandwidth_mbps=0,
+        # /home (the NFS export without storage.shared) and the Slurm state live on this disk
+        system_disk_gb=layout.root_gb,
         # the head decrypts the key at first boot: its role must be allowed first
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[grant]),
+        depends_on=[grant.attachment],
     )
-    alicloud.ecs.RamRoleAttachment(f"{name}-head-role", instance_id=instance.id, ram_role_name=role_name, opts=child)
-    return SlurmHead(plan, instance, sg, key, ciphertext, policy, grant)
+    return SlurmHead(plan, node.instance, node.security_group, key, ciphertext, grant)
 
 
 def connect(
