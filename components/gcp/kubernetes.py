@@ -313,37 +313,24 @@ def _pool(
 def _manifests(gke: Gke, net: Network) -> list[Manifest]:
     """One GKENetworkParamSet and one Network per extra node network, then the fabric's DaemonSets."""
     out: list[Manifest] = []
-    why = "the workloads' networking.gke.io/interfaces name this network"
     for n in gke.gpu.networks:
-        out.append(
+        params = {"vpc": net.networks[n.vpc].name, "vpcSubnet": net.subnets[n.subnet].name, "deviceMode": n.device_mode}
+        network = {
+            "parametersRef": {"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": n.name},
+            "type": "Device",
+        }
+        out += [
             Manifest(
                 api_version=gke.network_api_version,
-                kind="GKENetworkParamSet",
+                kind=kind,
                 name=n.name,
                 namespace=None,
-                spec={
-                    "vpc": net.networks[n.vpc].name,
-                    "vpcSubnet": net.subnets[n.subnet].name,
-                    "deviceMode": n.device_mode,
-                },
+                spec=spec,
                 after=None,
-                why=why,
+                why="the workloads' networking.gke.io/interfaces name this network",
             )
-        )
-        out.append(
-            Manifest(
-                api_version=gke.network_api_version,
-                kind="Network",
-                name=n.name,
-                namespace=None,
-                spec={
-                    "parametersRef": {"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": n.name},
-                    "type": "Device",
-                },
-                after=None,
-                why=why,
-            )
-        )
+            for kind, spec in (("GKENetworkParamSet", params), ("Network", network))
+        ]
     for d in gke.daemonsets:
         out.append(
             Manifest(
