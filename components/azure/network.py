@@ -113,3 +113,66 @@ def build(ctx: Context) -> Network:
         opts=child,
     )
     return Network(vnet, nsg, nat, subnet)
+
+
+@dataclass(frozen=True)
+class PrivateLink:
+    endpoint: azure.network.PrivateEndpoint
+    zone: azure.privatedns.PrivateZone
+    link: azure.privatedns.VirtualNetworkLink
+    records: azure.network.PrivateDnsZoneGroup
+
+
+def private_link(
+    ctx: Context,
+    net: Network,
+    prefix: str,
+    *,
+    target_id: pulumi.Input[str],
+    group_id: str,
+    zone_name: str,
+    connection: str,
+) -> PrivateLink:
+    """A private endpoint of `target_id` (its `group_id` sub-resource) in the node subnet, and its privatelink DNS
+    zone linked to the VNet with the endpoint's record in it: inside the VNet the target's name resolves to the
+    endpoint. Named f"{name}-{prefix}-endpoint", -dns, -dns-link, -dns-records; `connection` names the connection."""
+    name, rg = ctx.name, ctx.resource_group_name
+    endpoint = azure.network.PrivateEndpoint(
+        f"{name}-{prefix}-endpoint",
+        resource_group_name=rg,
+        location=ctx.location,
+        subnet=azure.network.SubnetArgs(id=net.subnet.id),
+        private_link_service_connections=[
+            azure.network.PrivateLinkServiceConnectionArgs(
+                name=f"{name}-{connection}", private_link_service_id=target_id, group_ids=[group_id]
+            )
+        ],
+        tags=ctx.tagged(f"{prefix}-endpoint"),
+        opts=ctx.opts,
+    )
+    zone = azure.privatedns.PrivateZone(
+        f"{name}-{prefix}-dns",
+        resource_group_name=rg,
+        private_zone_name=zone_name,
+        location="Global",
+        tags=ctx.tagged(f"{prefix}-dns"),
+        opts=ctx.opts,
+    )
+    link = azure.privatedns.VirtualNetworkLink(
+        f"{name}-{prefix}-dns-link",
+        resource_group_name=rg,
+        private_zone_name=zone_name,
+        virtual_network=azure.privatedns.SubResourceArgs(id=net.vnet.id),
+        registration_enabled=False,
+        location="Global",
+        tags=ctx.tagged(f"{prefix}-dns-link"),
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[zone])),
+    )
+    records = azure.network.PrivateDnsZoneGroup(
+        f"{name}-{prefix}-dns-records",
+        resource_group_name=rg,
+        private_endpoint_name=endpoint.name,
+        private_dns_zone_configs=[azure.network.PrivateDnsZoneConfigArgs(name=group_id, private_dns_zone_id=zone.id)],
+        opts=ctx.opts,
+    )
+    return PrivateLink(endpoint, zone, link, records)

@@ -25,7 +25,7 @@ from ..resources import invoke_options
 from . import vm
 from .context import Context
 from .identity import Identity, role_assignment
-from .network import Network
+from .network import Network, private_link
 from .vault import rbac_vault
 
 
@@ -116,48 +116,17 @@ def _vault(
         client.subscription_id,
         "the nodes read the Slurm MUNGE key",
     )
-    endpoint = azure.network.PrivateEndpoint(
-        f"{name}-slurm-vault-endpoint",
-        resource_group_name=rg,
-        location=ctx.location,
-        subnet=azure.network.SubnetArgs(id=net.subnet.id),
-        private_link_service_connections=[
-            azure.network.PrivateLinkServiceConnectionArgs(
-                name=f"{name}-slurm-vault", private_link_service_id=vault.id, group_ids=[plan.group_id]
-            )
-        ],
-        tags=ctx.tagged("slurm-vault-endpoint"),
-        opts=ctx.opts,
-    )
-    zone = azure.privatedns.PrivateZone(
-        f"{name}-slurm-vault-dns",
-        resource_group_name=rg,
-        private_zone_name=plan.private_dns_zone,
-        location="Global",
-        tags=ctx.tagged("slurm-vault-dns"),
-        opts=ctx.opts,
-    )
-    link = azure.privatedns.VirtualNetworkLink(
-        f"{name}-slurm-vault-dns-link",
-        resource_group_name=rg,
-        private_zone_name=plan.private_dns_zone,
-        virtual_network=azure.privatedns.SubResourceArgs(id=net.vnet.id),
-        registration_enabled=False,
-        location="Global",
-        tags=ctx.tagged("slurm-vault-dns-link"),
-        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[zone])),
-    )
-    records = azure.network.PrivateDnsZoneGroup(
-        f"{name}-slurm-vault-dns-records",
-        resource_group_name=rg,
-        private_endpoint_name=endpoint.name,
-        private_dns_zone_configs=[
-            azure.network.PrivateDnsZoneConfigArgs(name=plan.group_id, private_dns_zone_id=zone.id)
-        ],
-        opts=ctx.opts,
+    dns = private_link(
+        ctx,
+        net,
+        "slurm-vault",
+        target_id=vault.id,
+        group_id=plan.group_id,
+        zone_name=plan.private_dns_zone,
+        connection="slurm-vault",
     )
     # a node that boots before these exist fails to read the key: the VMs wait for them
-    return vault, secret, grant, [grant, link, records]
+    return vault, secret, grant, [grant, dns.link, dns.records]
 
 
 def build_head(

@@ -30,7 +30,7 @@ import pulumi_azure_native as azure
 from .. import resources
 from ..layout.shared import Shared
 from .context import Context
-from .network import Network
+from .network import Network, private_link
 
 
 @dataclass(frozen=True)
@@ -213,43 +213,8 @@ def _nfs_share(ctx: Context, net: Network, shared: Shared) -> SharedFilesystem:
         share_quota=shared.size_gb,
         opts=pulumi.ResourceOptions.merge(kept, pulumi.ResourceOptions(depends_on=[account])),
     )
-    endpoint = azure.network.PrivateEndpoint(
-        f"{ctx.name}-shared-endpoint",
-        resource_group_name=ctx.resource_group_name,
-        location=ctx.location,
-        subnet=azure.network.SubnetArgs(id=net.subnet.id),
-        private_link_service_connections=[
-            azure.network.PrivateLinkServiceConnectionArgs(
-                name=f"{ctx.name}-shared-file", private_link_service_id=account.id, group_ids=["file"]
-            )
-        ],
-        tags=ctx.tagged("shared-endpoint"),
-        opts=ctx.opts,
-    )
-    zone = azure.privatedns.PrivateZone(
-        f"{ctx.name}-shared-dns",
-        resource_group_name=ctx.resource_group_name,
-        private_zone_name=zone_name,
-        location="Global",
-        tags=ctx.tagged("shared-dns"),
-        opts=ctx.opts,
-    )
-    azure.privatedns.VirtualNetworkLink(
-        f"{ctx.name}-shared-dns-link",
-        resource_group_name=ctx.resource_group_name,
-        private_zone_name=zone_name,
-        virtual_network=azure.privatedns.SubResourceArgs(id=net.vnet.id),
-        registration_enabled=False,
-        location="Global",
-        tags=ctx.tagged("shared-dns-link"),
-        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[zone])),
-    )
-    azure.network.PrivateDnsZoneGroup(
-        f"{ctx.name}-shared-dns-records",
-        resource_group_name=ctx.resource_group_name,
-        private_endpoint_name=endpoint.name,
-        private_dns_zone_configs=[azure.network.PrivateDnsZoneConfigArgs(name="file", private_dns_zone_id=zone.id)],
-        opts=ctx.opts,
+    private_link(
+        ctx, net, "shared", target_id=account.id, group_id="file", zone_name=zone_name, connection="shared-file"
     )
     # the source names the account and share; it waits on the share (and so on its account)
     source = share.id.apply(lambda _: shared.source_form.format(accountName=name, shareName=share_name))
