@@ -101,20 +101,7 @@ def build(
         default_outbound_access=False,
         opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=_after(previous))),
     )
-    ip = (
-        azure.network.PublicIPAddress(
-            f"{name}-login-ip",
-            resource_group_name=rg,
-            location=ctx.location,
-            sku=azure.network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
-            public_ip_allocation_method="Static",
-            zones=ctx.zones,
-            tags=ctx.tagged("login-ip"),
-            opts=ctx.opts,
-        )
-        if login.public_ip
-        else None
-    )
+    ip = vm.public_ip(ctx, "login") if login.public_ip else None
     nic = vm.nic(ctx, "login", subnet.id, ip)
     if defer_login_vm:
         return Access(bastion, None, nic, ip)

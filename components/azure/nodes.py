@@ -13,9 +13,11 @@ from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..existing_network import Joined
 from ..layout.azure import AzureLayout
 from ..layout.slurm import HEAD_PLACEHOLDER
+from . import vm
 from .context import Context
 from .encryption import disk_set
 from .identity import Identity
+from .vm import image_reference, linux, os_disk
 
 
 @dataclass(frozen=True)
@@ -27,29 +29,7 @@ class Nodes:
     nics: list[azure.network.NetworkInterface] = field(default_factory=list)
 
 
-# --- shared pieces of the VM model (also used by the login node) ------------------------------------
-
-
-def image_reference(layout: AzureLayout) -> azure.compute.ImageReferenceArgs:
-    image = layout.image
-    if image.id is not None:
-        return azure.compute.ImageReferenceArgs(id=image.id)
-    return azure.compute.ImageReferenceArgs(
-        publisher=image.publisher, offer=image.offer, sku=image.sku, version=image.version
-    )
-
-
-def linux(layout: AzureLayout) -> azure.compute.LinuxConfigurationArgs:
-    # A key from a `secure:` config value stays secret in state and in the plan.
-    key: pulumi.Input[str] = (
-        pulumi.Output.secret(layout.ssh_public_key) if layout.spec.secret_config else layout.ssh_public_key
-    )
-    return azure.compute.LinuxConfigurationArgs(
-        disable_password_authentication=True,
-        ssh=azure.compute.SshConfigurationArgs(
-            public_keys=[azure.compute.SshPublicKeyArgs(key_data=key, path=layout.ssh_key_path)]
-        ),
-    )
+# --- pieces of the GPU nodes' VM model (the shared ones are in vm.py) ----------------------------------
 
 
 def _security_profile(layout: AzureLayout) -> azure.compute.SecurityProfileArgs | None:
@@ -292,22 +272,13 @@ def _vms(
         )
     # Inputs that are the same on every node are built once and shared: the SDK only reads them (each
     # registration serializes its own copy), and one secret `Output` for the key instead of N.
-    subnet_ref = azure.network.SubnetArgs(id=subnet.id)
     availability_set_ref = azure.compute.SubResourceArgs(id=availability_set.id) if availability_set else None
     hardware = azure.compute.HardwareProfileArgs(vm_size=spec.instance.instanceType)
     linux_config = linux(layout)
     disk = layout.scratch_disk
     storage = azure.compute.StorageProfileArgs(
         image_reference=image_reference(layout),
-        os_disk=azure.compute.OSDiskArgs(
-            create_option="FromImage",
-            caching="ReadWrite",
-            disk_size_gb=layout.os_disk_gb,
-            delete_option="Delete",
-            managed_disk=azure.compute.ManagedDiskParametersArgs(
-                storage_account_type=layout.os_disk_type, disk_encryption_set=disk_set(ctx)
-            ),
-        ),
+        os_disk=os_disk(ctx, layout.os_disk_gb),
         data_disks=(
             [
                 azure.compute.DataDiskArgs(
@@ -329,37 +300,8 @@ def _vms(
     vm_identity = identity.for_vm()
     vms, nics = [], []
     for i in range(spec.nodes):
-        public_ip = (
-            azure.network.PublicIPAddress(
-                f"{name}-node-{i}-ip",
-                resource_group_name=rg,
-                location=layout.location,
-                sku=azure.network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
-                public_ip_allocation_method="Static",
-                zones=zones,
-                tags=tagged(f"node-{i}-ip"),
-                opts=child,
-            )
-            if layout.public_ip
-            else None
-        )
-        nic = azure.network.NetworkInterface(
-            f"{name}-node-{i}-nic",
-            resource_group_name=rg,
-            location=layout.location,
-            enable_accelerated_networking=layout.accelerated_networking,
-            ip_configurations=[
-                azure.network.NetworkInterfaceIPConfigurationArgs(
-                    name="ipv4",
-                    primary=True,
-                    private_ip_allocation_method="Dynamic",
-                    subnet=subnet_ref,
-                    public_ip_address=azure.network.PublicIPAddressArgs(id=public_ip.id) if public_ip else None,
-                )
-            ],
-            tags=tagged(f"node-{i}-nic"),
-            opts=child,
-        )
+        public_ip = vm.public_ip(ctx, f"node-{i}") if layout.public_ip else None
+        nic = vm.nic(ctx, f"node-{i}", subnet.id, public_ip, accelerated_networking=layout.accelerated_networking)
         nics.append(nic)
         vms.append(
             azure.compute.VirtualMachine(
