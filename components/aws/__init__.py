@@ -140,11 +140,7 @@ class CloudCluster(pulumi.ComponentResource):
             # a hostfile for mpirun / torchrun: one private IP per node, in node order
             self.outputs["privateIps"] = [inst.private_ip for inst in nodes.instances]
         if self.login is not None:
-            self.outputs["loginNode"] = {
-                "instanceId": self.login.instance.id,
-                "privateIp": self.login.instance.private_ip,
-                "publicIp": self.login.instance.public_ip if self.login.public_ip else None,
-            }
+            self.outputs["loginNode"] = self.login.output()
         self.register_outputs(self.outputs)
 
     def _kubernetes(self, ctx: Context, net: Network, key_pair: aws.ec2.KeyPair | None) -> None:
@@ -176,9 +172,5 @@ class CloudCluster(pulumi.ComponentResource):
         if self.encryption is not None:
             self.outputs["encryption"] = self.encryption.output()
         if self.login is not None:
-            self.outputs["loginNode"] = {
-                "instanceId": self.login.instance.id,
-                "privateIp": self.login.instance.private_ip,
-                "publicIp": self.login.instance.public_ip if self.login.public_ip else None,
-            }
+            self.outputs["loginNode"] = self.login.output()
         self.register_outputs(self.outputs)

@@ -90,6 +90,14 @@ class LoginNode:
     security_group: aws.ec2.SecurityGroup
     public_ip: bool
 
+    def output(self) -> dict[str, Any]:
+        """The `loginNode` stack output."""
+        return {
+            "instanceId": self.instance.id,
+            "privateIp": self.instance.private_ip,
+            "publicIp": self.instance.public_ip if self.public_ip else None,
+        }
+
 
 def build_login(
     ctx: Context,

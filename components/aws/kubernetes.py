@@ -18,10 +18,11 @@ import pulumi
 import pulumi_aws as aws
 
 from ..incluster import InCluster, install
-from ..layout.aws import SCRATCH_DEVICE, EksPool
+from ..layout.aws import EksPool
 from ..resources import invoke_options
 from .access import LoginNode
 from .identity import Identity
+from .launch_template import build_launch_template, network_interfaces
 from .naming import Context
 from .network import Network
 
@@ -243,44 +244,7 @@ def _launch_template(
         # Our security groups on the interfaces replace the cluster security group EKS would add: list it too,
         # so the nodes reach the control plane (EKS User Guide, launch-templates "Using custom security groups").
         groups: list[pulumi.Input[str]] = [cluster.vpc_config.cluster_security_group_id, *net.node_security_groups]
-        single = len(layout.interfaces) == 1
-        interfaces = [
-            aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                network_card_index=nic.network_card_index,
-                device_index=nic.device_index,
-                interface_type=nic.interface_type,
-                security_groups=groups,
-                # EC2 refuses the flag on multi-interface launches (nodes.py); no subnet: the node group's
-                associate_public_ip_address="false" if single else None,
-                delete_on_termination="true",
-            )
-            for nic in layout.interfaces
-        ]
-    disks = [
-        aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-            device_name=eks.root_device,
-            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                volume_size=pool.root_gb,
-                volume_type="gp3",
-                encrypted="true",
-                kms_key_id=ctx.kms_key,
-                delete_on_termination="true",
-            ),
-        )
-    ]
-    if gpu and layout.scratch.kind == "disk":
-        disks.append(
-            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=SCRATCH_DEVICE,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=int(layout.scratch.device_gb or 0),
-                    volume_type="gp3",
-                    encrypted="true",
-                    kms_key_id=ctx.kms_key,
-                    delete_on_termination="false" if layout.scratch.retain else "true",
-                ),
-            )
-        )
+        interfaces = network_interfaces(ctx, groups, None, public_ip=False)  # no subnet: the node group's
     # Spot is the node group's capacityType; a Capacity Block also needs the template's market and target
     # (EKS User Guide, capacity-blocks-mng); an ODCR is targeted by the template alone.
     market = (
@@ -288,44 +252,21 @@ def _launch_template(
         if gpu and layout.market == "capacity-block"
         else None
     )
-    reservation = (
-        aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
-            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                capacity_reservation_id=layout.capacity_reservation_id,
-            ),
-        )
-        if gpu and layout.capacity_reservation_id
-        else None
-    )
-    placement = (
-        aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group.name)
-        if gpu and placement_group is not None
-        else None
-    )
     suffix = "node" if gpu else "system"
-    return aws.ec2.LaunchTemplate(
+    return build_launch_template(
+        ctx,
         f"{ctx.name}-{pool.key}-lt",
-        key_name=key_pair.key_name if key_pair else None,
-        network_interfaces=interfaces,
-        block_device_mappings=disks,
-        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-            http_endpoint="enabled",
-            http_tokens="required",
-            # containers reach IMDSv2 through one more hop (EKS User Guide, launch-templates note)
-            http_put_response_hop_limit=2,
-        ),
-        instance_market_options=market,
-        capacity_reservation_specification=reservation,
-        placement=placement,
+        root_device=eks.root_device,
+        root_gb=pool.root_gb,
+        scratch=gpu and layout.scratch.kind == "disk",
+        key_pair=key_pair,
+        interfaces=interfaces,
+        market=market,
+        reservation_id=layout.capacity_reservation_id if gpu else None,
+        placement_group=placement_group if gpu else None,
         user_data=eks.gpu_user_data_b64 if gpu else None,
-        ebs_optimized="true",
-        tag_specifications=[
-            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=ctx.tagged(f"{suffix}{tail}"))
-            for kind, tail in (("instance", ""), ("volume", "-volume"), ("network-interface", "-eni"))
-        ],
-        update_default_version=True,
-        tags=ctx.tagged(f"{pool.key}-lt"),
-        opts=ctx.child,
+        launch_names=(suffix, f"{suffix}-volume", f"{suffix}-eni"),
+        tags_name=f"{pool.key}-lt",
     )
 
 

@@ -10,9 +10,10 @@ import pulumi
 import pulumi_aws as aws
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..layout.aws import ROOT_DEVICE, SCRATCH_DEVICE
+from ..layout.aws import ROOT_DEVICE
 from ..resources import invoke_options
 from .identity import Identity
+from .launch_template import build_launch_template, network_interfaces
 from .naming import Context
 from .network import Network
 from .slurm import user_data as slurm_user_data
@@ -109,51 +110,9 @@ def _launch_template(
     if head_address is not None:
         user_data = slurm_user_data(ctx, layout.user_data, head_address, mount_source)
     spec = layout.spec
-    # Launch templates with interfaces take security groups per interface, not at the top
-    # level; with an ASG the subnet comes from the group, with instances from the template.
+    # with an ASG the subnet comes from the group, with instances from the template
     subnet = net.subnet.id if spec.node_group == "instances" else None
-    # EC2 refuses associatePublicIPAddress, even "false", on a launch with more than one
-    # interface (InvalidParameterCombination; terraform-provider-aws#6777): set it only on
-    # single-interface nodes. Multi-interface nodes get no public IP (the spec refuses
-    # publicIp there and the subnet does not map one).
-    public_ip = ("true" if spec.network.public_ip else "false") if len(layout.interfaces) == 1 else None
-    interfaces = [
-        aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-            network_card_index=nic.network_card_index,
-            device_index=nic.device_index,
-            interface_type=nic.interface_type,
-            security_groups=net.node_security_groups,
-            subnet_id=subnet,
-            associate_public_ip_address=public_ip,
-            delete_on_termination="true",
-        )
-        for nic in layout.interfaces
-    ]
-    disks = [
-        aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-            device_name=ROOT_DEVICE,
-            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                volume_size=layout.root_gb,
-                volume_type="gp3",
-                encrypted="true",
-                kms_key_id=ctx.kms_key,
-                delete_on_termination="true",
-            ),
-        )
-    ]
-    if layout.scratch.kind == "disk":
-        disks.append(
-            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=SCRATCH_DEVICE,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=int(layout.scratch.device_gb or 0),
-                    volume_type="gp3",
-                    encrypted="true",
-                    kms_key_id=ctx.kms_key,
-                    delete_on_termination="false" if layout.scratch.retain else "true",
-                ),
-            )
-        )
+    interfaces = network_interfaces(ctx, net.node_security_groups, subnet, spec.network.public_ip)
     market = None
     if layout.market == "capacity-block":
         market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
@@ -165,48 +124,24 @@ def _launch_template(
                 instance_interruption_behavior="terminate",
             ),
         )
-    reservation = (
-        aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
-            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                capacity_reservation_id=layout.capacity_reservation_id,
-            ),
-        )
-        if layout.capacity_reservation_id
-        else None
-    )
-    placement = (
-        aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group.name)
-        if placement_group is not None and spec.node_group == "instances"
-        else None
-    )
-    tag_specs = [
-        aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=ctx.tagged(kind_name))
-        for kind, kind_name in (("instance", "node"), ("volume", "volume"), ("network-interface", "eni"))
-    ]
-    return aws.ec2.LaunchTemplate(
+    return build_launch_template(
+        ctx,
         f"{ctx.name}-lt",
+        root_device=ROOT_DEVICE,
+        root_gb=layout.root_gb,
+        scratch=layout.scratch.kind == "disk",
+        key_pair=key_pair,
+        interfaces=interfaces,
+        market=market,
+        reservation_id=layout.capacity_reservation_id,
+        # with an ASG the group takes the placement group
+        placement_group=placement_group if spec.node_group == "instances" else None,
+        user_data=user_data,
+        launch_names=("node", "volume", "eni"),
+        tags_name="lt",
         instance_type=spec.instance.instanceType,
         image_id=image_id,
-        key_name=key_pair.key_name if key_pair else None,
-        iam_instance_profile=(
-            aws.ec2.LaunchTemplateIamInstanceProfileArgs(name=profile_name) if profile_name is not None else None
-        ),
-        network_interfaces=interfaces,
-        block_device_mappings=disks,
-        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-            http_endpoint="enabled",
-            http_tokens="required",
-            http_put_response_hop_limit=2,
-        ),
-        instance_market_options=market,
-        capacity_reservation_specification=reservation,
-        placement=placement,
-        user_data=user_data,
-        ebs_optimized="true",
-        tag_specifications=tag_specs,
-        update_default_version=True,
-        tags=ctx.tagged("lt"),
-        opts=ctx.child,
+        profile_name=profile_name,
     )
 
 

@@ -45,10 +45,14 @@ LAYOUT_AWS_FUNCTIONS = (
 )  # fmt: skip
 
 # the security-relevant settings the AWS resources get: the node security group's rules (self, SSH only from
-# sshCidrs, egress) and the launch template (IMDSv2, encrypted volumes, public IP only on one interface)
+# sshCidrs, egress) and the launch template (IMDSv2, encrypted volumes, public IP only on one interface: what every
+# template holds is in components/aws/launch_template.py, shared with the EKS pools' templates)
 AWS_SECURITY_FUNCTIONS = (
     "components.aws.network.x__security_group__mutmut_*",
     "components.aws.nodes.x__launch_template__mutmut_*",
+    "components.aws.launch_template.x_build_launch_template__mutmut_*",
+    "components.aws.launch_template.x_network_interfaces__mutmut_*",
+    "components.aws.launch_template.x__volume__mutmut_*",
 )
 
 RUNNER_FUNCTIONS = (
