@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,40 @@ def aws_values(**cluster: Any) -> dict[str, Any]:
     base: dict[str, Any] = {"gpu": "H100:8", "nodes": 2, "zone": "us-east-1a"}
     base.update(cluster)
     return {"gpu-cluster:cloud": "aws", "aws:region": "us-east-1", "gpu-cluster:cluster": base}
+
+
+def gcp_values(**cluster: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"gpu": "L4:1", "nodes": 1, "zone": "us-central1-a"}
+    base.update(cluster)
+    return {
+        "gpu-cluster:cloud": "gcp",
+        "gcp:project": "my-gpu-project",
+        "gcp:region": "us-central1",
+        "gpu-cluster:cluster": base,
+    }
+
+
+def shipped_stacks(cloud: str) -> list[str]:
+    """The names of one cloud's shipped stacks (stacks/Pulumi.<cloud>-*.yaml)."""
+    return sorted(p.stem.removeprefix("Pulumi.") for p in (ROOT / "stacks").glob(f"Pulumi.{cloud}-*.yaml"))
+
+
+def plan_stack_with(stack: str, **cluster: Any) -> Plan:
+    """A shipped stack planned with `cluster` set over its `gpu-cluster:cluster` keys (not cached)."""
+    values = copy.deepcopy(load_stack(ROOT, stack).values)
+    values["gpu-cluster:cluster"].update(cluster)
+    return plan_values(values, stack)
+
+
+def resources_text(plan: Plan) -> str:
+    """A plan's resources as one canonical text: two plans register the same resources iff their texts are equal."""
+    return json.dumps(plan.as_json()["resources"], sort_keys=True, default=str)
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """A plan as the JSON `gpu-cluster plan --format json` writes, read back (what `diff_plans` compares)."""
+    loaded: dict[str, Any] = json.loads(json.dumps(plan.as_json(), default=str))
+    return loaded
 
 
 def spec_of(values: dict[str, Any], stack: str = "test") -> ClusterSpec:

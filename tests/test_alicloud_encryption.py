@@ -4,20 +4,24 @@ given, what takes no key (NAS, the account's ECS role) said in the plan, SM4 ref
 
 from __future__ import annotations
 
-import copy
-import json
-
 import pytest
 
 from components.diff import diff_plans
 from components.errors import ConfigErrors
-from components.plan import load_stack
 from components.spec import build_spec
 
-from .conftest import ROOT, one, plan_stack, plan_values, resources_of
+from .conftest import (
+    one,
+    plan_json,
+    plan_stack,
+    plan_stack_with,
+    plan_values,
+    resources_of,
+    resources_text,
+    shipped_stacks,
+)
 
 KEY_ID = "0b30658a-ed1a-4922-b8f7-a673ca9c1234"
-ALI_STACKS = sorted(p.stem.removeprefix("Pulumi.") for p in (ROOT / "stacks").glob("Pulumi.alicloud-*.yaml"))
 ECS_ROLE = "ECS encrypts the disks with a customer key through the account's RAM role AliyunECSDiskEncryptDefaultRole"
 
 
@@ -120,24 +124,17 @@ def test_sm4_is_refused_by_its_key_with_the_source():
     assert "Aliyun_AES_256 only" in error.message and "hardware key management instance" in error.message
 
 
-@pytest.mark.parametrize("stack", [s for s in ALI_STACKS if s != "alicloud-a100-cmk"])
+@pytest.mark.parametrize("stack", [s for s in shipped_stacks("alicloud") if s != "alicloud-a100-cmk"])
 def test_key_provider_plans_exactly_as_before(stack):
-    values = copy.deepcopy(load_stack(ROOT, stack).values)
-    values["gpu-cluster:cluster"]["encryption"] = {"key": "provider"}
-    explicit = plan_values(values, stack).as_json()
-    shipped = plan_stack(stack).as_json()
-    assert json.dumps(explicit["resources"], sort_keys=True, default=str) == json.dumps(
-        shipped["resources"], sort_keys=True, default=str
-    )
-    assert "encryption" not in shipped["outputs"]
-    assert "KmsKey" not in json.dumps(shipped["resources"]) and "kmsKeyId" not in json.dumps(shipped["resources"])
+    shipped = plan_stack(stack)
+    assert resources_text(plan_stack_with(stack, encryption={"key": "provider"})) == resources_text(shipped)
+    assert "encryption" not in shipped.as_json()["outputs"]
+    assert "KmsKey" not in resources_text(shipped) and "kmsKeyId" not in resources_text(shipped)
 
 
 def test_diff_reports_data_loss_when_the_key_goes():
-    old = json.loads(json.dumps(plan_stack("alicloud-a100-cmk").as_json(), default=str))
-    values = copy.deepcopy(load_stack(ROOT, "alicloud-a100-cmk").values)
-    values["gpu-cluster:cluster"]["encryption"] = {"key": "provider"}
-    new = json.loads(json.dumps(plan_values(values, "alicloud-a100-cmk").as_json(), default=str))
+    old = plan_json(plan_stack("alicloud-a100-cmk"))
+    new = plan_json(plan_stack_with("alicloud-a100-cmk", encryption={"key": "provider"}))
     d = diff_plans(old, new)
     assert any(urn.endswith("::a100-cmk-alicloud-kms") for urn in d.deleted)
     assert any("deletes alicloud:kms/key:Key `a100-cmk-alicloud-kms`" in w for w in d.warnings)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import copy
 import gzip
-import json
 
 import pytest
 import yaml
@@ -13,7 +12,7 @@ import yaml
 from components.diff import diff_plans
 from components.errors import ConfigErrors
 
-from .conftest import one, plan_values, spec_of
+from .conftest import one, plan_json, plan_values, spec_of
 
 KEY = "gpu-cluster:cluster.storage.shared"
 NAS = "alicloud:nas/fileSystem:FileSystem"
@@ -66,7 +65,7 @@ def test_lustre_and_sizes_are_refused_with_the_key():
 
 
 def test_a_storage_type_change_replaces_the_nas_first_as_data_loss(nas):
-    old = json.loads(json.dumps(nas.as_json(), default=str))
+    old = plan_json(nas)
     new = copy.deepcopy(old)
     fs = next(r for r in new["resources"] if r["type"] == NAS)
     fs["inputs"]["storageType"] = "Capacity"

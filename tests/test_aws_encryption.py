@@ -3,7 +3,6 @@ alias, its use on every EBS volume, filesystem and secret, an existing key used 
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -11,14 +10,22 @@ import pytest
 
 from components.diff import diff_plans
 from components.errors import ConfigErrors
-from components.plan import load_stack
 from components.spec import build_spec
 
-from .conftest import ROOT, aws_values, one, plan_stack, plan_values, resources_of
+from .conftest import (
+    aws_values,
+    one,
+    plan_json,
+    plan_stack,
+    plan_stack_with,
+    plan_values,
+    resources_of,
+    resources_text,
+    shipped_stacks,
+)
 
 KEY = "aws:kms/key:Key"
 ARN = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-AWS_STACKS = sorted(p.stem.removeprefix("Pulumi.") for p in (ROOT / "stacks").glob("Pulumi.aws-*.yaml"))
 
 
 @pytest.fixture(scope="module")
@@ -138,25 +145,18 @@ def test_a_malformed_key_arn_is_refused_by_its_key():
     assert [e.key for e in info.value.errors] == ["gpu-cluster:cluster.encryption.key"]
 
 
-@pytest.mark.parametrize("stack", [s for s in AWS_STACKS if s != "aws-h100-cmk"])
+@pytest.mark.parametrize("stack", [s for s in shipped_stacks("aws") if s != "aws-h100-cmk"])
 def test_key_provider_plans_exactly_as_before(stack):
     """`encryption.key: provider` written out is the stack as shipped: no key, no kmsKeyId, same inputs."""
-    values = copy.deepcopy(load_stack(ROOT, stack).values)
-    values["gpu-cluster:cluster"]["encryption"] = {"key": "provider"}
-    explicit = plan_values(values, stack).as_json()
-    shipped = plan_stack(stack).as_json()
-    assert json.dumps(explicit["resources"], sort_keys=True, default=str) == json.dumps(
-        shipped["resources"], sort_keys=True, default=str
-    )
-    assert "encryption" not in shipped["outputs"]
-    assert "kmsKeyId" not in json.dumps(shipped["resources"])
+    shipped = plan_stack(stack)
+    assert resources_text(plan_stack_with(stack, encryption={"key": "provider"})) == resources_text(shipped)
+    assert "encryption" not in shipped.as_json()["outputs"]
+    assert "kmsKeyId" not in resources_text(shipped)
 
 
 def test_diff_reports_data_loss_when_the_key_goes():
-    old = json.loads(json.dumps(plan_stack("aws-h100-cmk").as_json(), default=str))
-    values = copy.deepcopy(load_stack(ROOT, "aws-h100-cmk").values)
-    values["gpu-cluster:cluster"]["encryption"] = {"key": "provider"}
-    new = json.loads(json.dumps(plan_values(values, "aws-h100-cmk").as_json(), default=str))
+    old = plan_json(plan_stack("aws-h100-cmk"))
+    new = plan_json(plan_stack_with("aws-h100-cmk", encryption={"key": "provider"}))
     d = diff_plans(old, new)
     assert any(KEY in urn and urn.endswith("::h100-cmk-aws-kms") for urn in d.deleted)
     loss = [w for w in d.warnings if w.startswith("DATA LOSS")]

@@ -4,30 +4,18 @@ the key named, its grants to the service agents, and its use on every disk and f
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 
 from components.diff import diff_plans
 from components.errors import ConfigErrors
 
-from .conftest import one, plan_stack, plan_values, resources_of, spec_of
+from .conftest import gcp_values, one, plan_json, plan_stack, plan_values, resources_of, spec_of
 
 KEY_ID = "<id of test-gcp-key>"
 GIVEN = "projects/sec-project/locations/us-central1/keyRings/gpu/cryptoKeys/disks"
 ROLE = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 NUMBER = "<project number: known at deploy>"
-
-
-def gcp_values(**cluster):
-    base = {"gpu": "L4:1", "nodes": 1, "zone": "us-central1-a"}
-    base.update(cluster)
-    return {
-        "gpu-cluster:cloud": "gcp",
-        "gcp:project": "my-gpu-project",
-        "gcp:region": "us-central1",
-        "gpu-cluster:cluster": base,
-    }
 
 
 def grants(plan):
@@ -142,7 +130,7 @@ def test_gke_uses_the_one_key_for_secrets_and_node_boot_disks():
 
 
 def test_deleting_the_key_is_data_loss_first():
-    old = json.loads(json.dumps(plan_stack("gcp-h100-cmk").as_json(), default=str))
+    old = plan_json(plan_stack("gcp-h100-cmk"))
     new = copy.deepcopy(old)
     new["resources"] = [r for r in new["resources"] if r["type"] != "gcp:kms/cryptoKey:CryptoKey"]
     first = diff_plans(old, new).warnings[0]
@@ -150,7 +138,7 @@ def test_deleting_the_key_is_data_loss_first():
 
 
 def test_replacing_the_key_is_data_loss():
-    old = json.loads(json.dumps(plan_stack("gcp-h100-cmk").as_json(), default=str))
+    old = plan_json(plan_stack("gcp-h100-cmk"))
     new = copy.deepcopy(old)
     key = next(r for r in new["resources"] if r["type"] == "gcp:kms/cryptoKey:CryptoKey")
     key["inputs"]["destroyScheduledDuration"] = "86400s"

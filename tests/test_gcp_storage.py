@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import shutil
 import subprocess
 from dataclasses import replace
@@ -15,21 +14,10 @@ from components.catalog import storage
 from components.diff import diff_plans
 from components.errors import ConfigErrors
 
-from .conftest import one, plan_values, spec_of
+from .conftest import gcp_values, one, plan_json, plan_values, spec_of
 
 KEY = "gpu-cluster:cluster.storage.shared"
 LUSTRE = "gcp:lustre/instance:Instance"
-
-
-def gcp_values(**cluster):
-    base = {"gpu": "L4:1", "nodes": 1, "zone": "us-central1-a"}
-    base.update(cluster)
-    return {
-        "gpu-cluster:cloud": "gcp",
-        "gcp:project": "my-gpu-project",
-        "gcp:region": "us-central1",
-        "gpu-cluster:cluster": base,
-    }
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +104,7 @@ def test_a_region_the_partial_list_misses_is_not_refused():
 
 
 def test_a_tier_change_replaces_the_instance_first_as_data_loss():
-    old = json.loads(json.dumps(plan_values(gcp_values(storage={"shared": {}})).as_json(), default=str))
+    old = plan_json(plan_values(gcp_values(storage={"shared": {}})))
     new = copy.deepcopy(old)
     fs = next(r for r in new["resources"] if r["type"] == LUSTRE)
     fs["inputs"]["perUnitStorageThroughput"] = "500"
