@@ -16,8 +16,8 @@ from components.errors import ConfigError
 from components.layout import azure as azure_layout
 
 from .conftest import one, plan_values, resources_of, spec_of
+from .test_azure_resources import azure_values
 
-ED = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
 VMSS = "compute:VirtualMachineScaleSet"
 READER = "/providers/Microsoft.Authorization/roleDefinitions/2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 CONTRIBUTOR = "/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c"
@@ -25,9 +25,7 @@ EXISTING = "/subscriptions/0000/resourceGroups/ids/providers/Microsoft.ManagedId
 
 
 def values(**cluster):
-    base = {"gpu": "H100:8", "nodes": 2, "sshPublicKey": ED, "tags": {"environment": "t"}}
-    base.update(cluster)
-    return {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus", "gpu-cluster:cluster": base}
+    return azure_values(**{"tags": {"environment": "t"}, **cluster})
 
 
 def rsa_key(bits: int) -> str:

@@ -15,20 +15,14 @@ from components.errors import ConfigError
 from components.layout import azure as azure_layout
 
 from .conftest import plan_values, resources_of, spec_of
+from .test_azure_resources import azure_values as values
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
 # NVIDIA sizes only: the AMD one (ND MI300X v5) gets no NCCL parts, see tests/test_gpu_vendor.py
 IB_ROWS = [r for r in catalog.load("azure").types if r.fabric == "infiniband" and r.gpu_vendor == "nvidia"]
 CLOUD_CONFIG_KEYS = {"write_files", "runcmd"}
 # Azure: "The custom data is limited to 64 KB" (MicrosoftDocs azure-docs articles/virtual-machines/custom-data.md);
 # the base64 form is what the API takes.
 CUSTOM_DATA_LIMIT = 64 * 1024
-
-
-def values(**cluster):
-    base = {"gpu": "H100:8", "nodes": 2, "sshPublicKey": KEY}
-    base.update(cluster)
-    return {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus", "gpu-cluster:cluster": base}
 
 
 def layout_of(**cluster):

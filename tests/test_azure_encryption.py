@@ -13,8 +13,8 @@ from components.diff import diff_plans
 from components.errors import ConfigError, ConfigErrors
 
 from .conftest import one, plan_stack, plan_values, resources_of, spec_of
+from .test_azure_resources import azure_values as h100_values
 
-SSH = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB test"
 DES = "<id of llm-cmk-azure-cmk-des>"
 GIVEN = "https://sec-vault.vault.azure.net/keys/gpu-disks/0123456789abcdef0123456789abcdef"
 ENCRYPTION_USER = "/providers/Microsoft.Authorization/roleDefinitions/e147488a-f6f5-4113-8e2d-b22465e65bf6"
@@ -22,9 +22,8 @@ READER = "/providers/Microsoft.Authorization/roleDefinitions/acdd72a7-3385-48ef-
 
 
 def azure_values(**cluster):
-    base = {"gpu": "T4:1", "nodes": 1, "sshPublicKey": SSH, "network": {"cidr": "10.62.0.0/16"}}
-    base.update(cluster)
-    return {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus", "gpu-cluster:cluster": base}
+    # one T4 node in an address space of its own
+    return h100_values(**{"gpu": "T4:1", "nodes": 1, "network": {"cidr": "10.62.0.0/16"}, **cluster})
 
 
 def by_name(plan, type_suffix):

@@ -16,8 +16,8 @@ from components.layout import azure as layout_azure
 from components.layout.kubernetes import charts
 
 from .conftest import one, plan_values, resources_of, spec_of
+from .test_azure_resources import azure_values
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
 SUB = "/subscriptions/00000000-0000-0000-0000-000000000000"
 POOL = "containerservice:AgentPool"
 CLUSTER = "containerservice:ManagedCluster"
@@ -26,11 +26,8 @@ AKS_DATA = yaml.safe_load((layout_azure.kubernetes_offers._DIR / "azure.yaml").r
 
 
 def aks_values(kubernetes=None, **cluster):
-    base = {"gpu": "H100:8", "nodes": 2, "sshPublicKey": KEY, "scheduler": "kubernetes"}
-    if kubernetes is not None:
-        base["kubernetes"] = kubernetes
-    base.update(cluster)
-    return {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus", "gpu-cluster:cluster": base}
+    base = {"scheduler": "kubernetes", **({"kubernetes": kubernetes} if kubernetes is not None else {})}
+    return azure_values(**{**base, **cluster})
 
 
 @pytest.fixture(scope="module")

@@ -22,8 +22,8 @@ from components.plan.render import render_json, render_markdown
 from .conftest import one, plan_values, resources_of, spec_of
 from .hook_helpers import assert_shellcheck_clean, rendered_hook, stub_bin
 from .hook_helpers import run_hook as run_hook_on_stubs
+from .test_azure_resources import azure_values
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
 HOOK = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "azure_munge_key.sh"
 DATA = cloud_data("azure")
 # what the offline plan's random provider answers for the key: it must appear nowhere
@@ -31,9 +31,7 @@ KEY_PLACEHOLDER = "<base64 of test-azure-munge-key-bytes>"
 
 
 def slurm_values(**cluster):
-    base = {"gpu": "H100:8", "nodes": 2, "sshPublicKey": KEY, "scheduler": "slurm"}
-    base.update(cluster)
-    return {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus", "gpu-cluster:cluster": base}
+    return azure_values(**{"scheduler": "slurm", **cluster})
 
 
 @pytest.fixture(scope="module")

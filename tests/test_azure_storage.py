@@ -17,16 +17,11 @@ from components.errors import ConfigError, ConfigErrors
 from components.layout import azure as azure_layout
 
 from .conftest import one, plan_values, resources_of, spec_of
+from .test_azure_resources import azure_values
 
 KEY = "gpu-cluster:cluster.storage.shared"
 AMLFS = "azure-native:storagecache:AmlFilesystem"
 SHARE = "azure-native:storage:FileShare"
-
-
-def azure_values(**cluster):
-    base = {"gpu": "H100:8", "nodes": 2, "sshPublicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB test"}
-    base.update(cluster)
-    return {"gpu-cluster:cloud": "azure", "azure-native:location": "eastus", "gpu-cluster:cluster": base}
 
 
 @pytest.fixture(scope="module")
