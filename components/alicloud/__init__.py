@@ -5,7 +5,8 @@ Decisions (ERI wiring, vSwitch ranges, deployment set strategy, image, user data
 `network` (VPC, vSwitches, NAT egress, security group), `identity` (the nodes' RAM role),
 `access` (session manager, key pair, login node), and `nodes` (deployment set, image, an ESS
 scaling group or N ECS instances), or with `scheduler: kubernetes` `kubernetes` (an ACK cluster and its
-pools instead of the nodes). Every resource is parented to
+pools instead of the nodes); the login node and the Slurm head are `cpu_node`s, and every instance is built
+from one `context.Context`. Every resource is parented to
 `CloudCluster`, so URNs do not depend on which module registers it.
 """
 
@@ -19,6 +20,7 @@ import pulumi_alicloud as alicloud
 from ..bootstrap.metrics import endpoints
 from ..layout.alicloud import AlicloudLayout
 from . import access, encryption, health, identity, kubernetes, network, nodes, scaling, slurm
+from .context import Context
 from .storage import build_shared
 
 TYPE = "gpu-cluster:alicloud:Cluster"
@@ -71,34 +73,30 @@ class CloudCluster(pulumi.ComponentResource):
         key_pair, role_name = self.access.key_pair, self.identity.role_name
         self.shared = build_shared(self, name, layout, self.network, tags)
         mount_source = self.shared.source if self.shared else None
+        # what every instance below (GPU nodes, ACK pools, login node, Slurm head) is built with
+        ctx = Context(self, name, layout, self.network, key_pair, role_name, tags, kms_key)
         self.kubernetes: kubernetes.Kubernetes | None = None
         self.slurm: slurm.SlurmHead | None = None
         if layout.kubernetes is not None:  # the GPU nodes are an ACK node pool, not an ESS group
-            self.kubernetes = kubernetes.build(self, name, layout, self.network, key_pair, tags, kms_key)
+            self.kubernetes = kubernetes.build(ctx)
             self.deployment_set = self.kubernetes.deployment_set
             self.image_id = pulumi.Output.from_input(layout.kubernetes.image_type)
             self.group: alicloud.ess.ScalingGroup | None = None
             self.instances: list[alicloud.ecs.Instance] = []
         else:
             # scheduler slurm: the head first, its address and the MUNGE key's ciphertext go into the nodes' user data
-            self.slurm = slurm.build_head(
-                self, name, layout, self.network, key_pair, role_name, tags, mount_source, kms_key
-            )
+            self.slurm = slurm.build_head(ctx, mount_source)
             fills = self.slurm.replacements() if self.slurm else None
-            self.nodes = nodes.build(
-                self, name, layout, self.network, key_pair, role_name, tags, mount_source, fills, kms_key
-            )
+            self.nodes = nodes.build(ctx, mount_source, fills)
             self.deployment_set = self.nodes.deployment_set
             self.image_id = self.nodes.image_id
             self.group = self.nodes.group
             self.instances = self.nodes.instances
         head = self.slurm
         login_data = nodes.fill(layout, head.plan.login_user_data, head.replacements(), mount_source) if head else None
-        self.login = access.build_login(
-            self, name, layout, self.network, key_pair, role_name, tags, user_data=login_data, kms_key=kms_key
-        )
-        slurm.connect(self, name, self.network, head, self.login.security_group if self.login else None)
-        self.health = health.build(self, name, layout, self.group, role_name, tags)
+        self.login = access.build_login(ctx, user_data=login_data)
+        slurm.connect(ctx, head, self.login.security_group if self.login else None)
+        self.health = health.build(ctx, self.group)
         self.schedule = scaling.build(self, name, layout, self.group)  # ESS scheduled tasks (metric schedule)
 
         node_ids: pulumi.Output[Any]

@@ -22,8 +22,9 @@ import pulumi_alicloud as alicloud
 from ..layout.alicloud import AlicloudLayout
 from ..resources import from_config
 from . import cpu_node
+from .context import Context
 from .cpu_node import CpuNode
-from .network import Network, ingress_rule
+from .network import ingress_rule
 
 
 @dataclass(frozen=True)
@@ -61,37 +62,23 @@ def build(parent: pulumi.Resource, name: str, layout: AlicloudLayout, tags: Mapp
 
 
 def build_login(
-    parent: pulumi.Resource,
-    name: str,
-    layout: AlicloudLayout,
-    network: Network,
-    key_pair: alicloud.ecs.EcsKeyPair | None,
-    role_name: pulumi.Output[str],
-    tags: Mapping[str, str],
+    ctx: Context,
     user_data: pulumi.Input[str] | None = None,  # scheduler slurm: the login node's Slurm client bootstrap
-    kms_key: pulumi.Input[str] | None = None,  # encryption.key not provider: the system disk's KMS key
 ) -> CpuNode | None:
-    login = layout.login
+    login = ctx.layout.login
     if login is None:
         return None
+    name, network, child = ctx.name, ctx.network, ctx.child
     node = cpu_node.build(
-        parent,
-        name,
+        ctx,
         "login",
-        layout,
-        network,
-        key_pair,
-        role_name,
-        tags,
-        group_name=f"{layout.spec.name}-login",
+        group_name=f"{ctx.layout.spec.name}-login",
         what="login node",
         instance_type=login.instance_type,
         image_regex=login.image_name_regex,
         user_data=user_data,
-        kms_key=kms_key,
         public_bandwidth_mbps=login.public_bandwidth_mbps,
     )
-    child = pulumi.ResourceOptions(parent=parent)
     sg = node.security_group
     for cidr in login.ssh_cidrs:
         ingress_rule(

@@ -1,20 +1,20 @@
 """One CPU ECS instance of the cluster beside the GPU nodes: the login node (access.py) and the Slurm head (slurm.py).
 
 Each gets its own security group (the callers add the rules), a system image matched to its type, an encrypted
-ESSD system disk, the key pair and the nodes' RAM role (a separate `ecs.RamRoleAttachment`, as the nodes get it).
+ESSD system disk (with the cluster's KMS key when it has one), the key pair and the nodes' RAM role (a separate
+`ecs.RamRoleAttachment`, as the nodes get it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ..layout.alicloud import AlicloudLayout
 from ..resources import invoke_options
-from .network import Network
+from .context import Context
 
 
 @dataclass(frozen=True)
@@ -24,27 +24,20 @@ class CpuNode:
 
 
 def build(
-    parent: pulumi.Resource,
-    name: str,
+    ctx: Context,
     role: str,  # "login" or "head": in the resource names and the host name
-    layout: AlicloudLayout,
-    network: Network,
-    key_pair: alicloud.ecs.EcsKeyPair | None,
-    role_name: pulumi.Input[str],
-    tags: Mapping[str, str],
     *,
     group_name: str,
     what: str,  # what the node is, for the security group's description
     instance_type: str,
     image_regex: str,
     user_data: pulumi.Input[str] | None,
-    kms_key: pulumi.Input[str] | None,  # encryption.key not provider: the system disk's KMS key
     public_bandwidth_mbps: int = 0,  # 0: no public IP
     system_disk_gb: int | None = None,  # None: the image's size
     depends_on: Sequence[pulumi.Resource] = (),
 ) -> CpuNode:
-    spec = layout.spec
-    child = pulumi.ResourceOptions(parent=parent)
+    name, network, tags, child = ctx.name, ctx.network, ctx.tags, ctx.child
+    spec = ctx.layout.spec
     sg = alicloud.ecs.SecurityGroup(
         f"{name}-{role}-sg",
         vpc_id=network.vpc.id,
@@ -58,7 +51,7 @@ def build(
         owners="system",
         most_recent=True,
         instance_type=instance_type,
-        opts=invoke_options(parent),
+        opts=invoke_options(ctx.parent),
     ).ids[0]
     instance = alicloud.ecs.Instance(
         f"{name}-{role}",
@@ -74,12 +67,14 @@ def build(
         system_disk_category="cloud_essd",
         system_disk_size=system_disk_gb,
         system_disk_encrypted=True,
-        system_disk_kms_key_id=kms_key,
-        key_name=key_pair.key_pair_name if key_pair else None,
+        system_disk_kms_key_id=ctx.kms_key,
+        key_name=ctx.key_name,
         user_data=user_data,
         tags={**tags, "Name": f"{spec.name}-{role}"},
         volume_tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)) if depends_on else child,
+        opts=pulumi.ResourceOptions(parent=ctx.parent, depends_on=list(depends_on)) if depends_on else child,
     )
-    alicloud.ecs.RamRoleAttachment(f"{name}-{role}-role", instance_id=instance.id, ram_role_name=role_name, opts=child)
+    alicloud.ecs.RamRoleAttachment(
+        f"{name}-{role}-role", instance_id=instance.id, ram_role_name=ctx.role_name, opts=child
+    )
     return CpuNode(instance, sg)

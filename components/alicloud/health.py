@@ -10,7 +10,6 @@ gets no grant: the health check only reports there (catalog/capabilities/aliclou
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +18,7 @@ import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout, alicloud_data
 from ..resources import invoke_options
+from .context import Context
 from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
 
 
@@ -28,30 +28,24 @@ class HealthGrant:
     resource: pulumi.Output[str]  # the scaling group ARN the grant is scoped to
 
 
-def build(
-    parent: pulumi.Resource,
-    name: str,
-    layout: AlicloudLayout,
-    group: alicloud.ess.ScalingGroup | None,
-    role_name: pulumi.Output[str],
-    tags: Mapping[str, str],
-) -> HealthGrant | None:
+def build(ctx: Context, group: alicloud.ess.ScalingGroup | None) -> HealthGrant | None:
+    layout = ctx.layout
     if not layout.health_hook or group is None:
         return None
     data = alicloud_data()["health"]["managed"]
     spec = layout.spec
-    account = alicloud.get_caller_identity_output(opts=invoke_options(parent)).account_id
+    account = alicloud.get_caller_identity_output(opts=invoke_options(ctx.parent)).account_id
     resource = pulumi.Output.all(account, group.id).apply(
         lambda args: str(data["resource"]).format(region=spec.region, account=args[0], group=args[1])
     )
     grant = custom_grant(
-        parent,
-        (f"{name}-health-policy", f"{name}-role-health"),
+        ctx.parent,
+        (f"{ctx.name}-health-policy", f"{ctx.name}-role-health"),
         ram_policy_name(spec, "set-instance-health"),
         f"gpu-cluster {spec.name}: nodes mark themselves Unhealthy in their own ESS group only",
         resource.apply(lambda arn: allow_document([str(data["action"])], [arn])),
-        role_name,
-        tags,
+        ctx.role_name,
+        ctx.tags,
     )
     return HealthGrant(grant, resource)
 

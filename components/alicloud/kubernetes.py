@@ -22,8 +22,8 @@ import pulumi_alicloud as alicloud
 from .. import incluster
 from ..layout.alicloud import AckLayout, AlicloudLayout, ErdmaController
 from ..resources import invoke_options
+from .context import Context
 from .identity import allow_document, custom_grant
-from .network import Network
 from .nodes import build_deployment_set
 
 
@@ -77,19 +77,13 @@ def erdma_output(erdma: ErdmaController | None) -> dict[str, Any] | None:
     }
 
 
-def build(
-    parent: pulumi.Resource,
-    name: str,
-    layout: AlicloudLayout,
-    network: Network,
-    key_pair: alicloud.ecs.EcsKeyPair | None,
-    tags: Mapping[str, str],
-    kms_key: pulumi.Input[str] | None = None,  # encryption.key not provider: the pools' disks' KMS key
-) -> Kubernetes:
+def build(ctx: Context) -> Kubernetes:
+    """The ACK cluster and its pools (the pools' disks take ctx.kms_key; their nodes get ACK's own role, not
+    ctx.role_name)."""
+    parent, name, layout, network, tags, child = ctx.parent, ctx.name, ctx.layout, ctx.network, ctx.tags, ctx.child
     ack = layout.kubernetes
     assert ack is not None  # scheduler kubernetes
     spec = layout.spec
-    child = pulumi.ResourceOptions(parent=parent)
     key = _secrets_key(name, layout, ack, tags, child)
     cluster = alicloud.cs.ManagedKubernetes(
         f"{name}-ack",
@@ -114,7 +108,7 @@ def build(
         tags=dict(tags),
         opts=child,
     )
-    deployment_set = build_deployment_set(parent, name, layout)
+    deployment_set = build_deployment_set(ctx)
     security_groups = network.node_security_groups
     system_pool = alicloud.cs.NodePool(
         f"{name}-system",
@@ -126,13 +120,13 @@ def build(
         image_type=ack.image_type,
         system_disk_category="cloud_essd",
         system_disk_encrypted=True,
-        system_disk_kms_key=kms_key,
+        system_disk_kms_key=ctx.kms_key,
         security_group_ids=security_groups,
-        key_name=key_pair.key_pair_name if key_pair else None,
+        key_name=ctx.key_name,
         tags={**tags, "Name": f"{spec.name}-system"},
         opts=child,
     )
-    gpu_pool = _gpu_pool(name, layout, ack, network, cluster, deployment_set, key_pair, tags, child, kms_key)
+    gpu_pool = _gpu_pool(ctx, ack, cluster, deployment_set)
     erdma = _erdma(parent, name, ack.erdma, cluster, tags) if ack.erdma else None
     credential = alicloud.cs.get_cluster_credential_output(cluster_id=cluster.id, opts=invoke_options(parent))
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credential.kube_config)
@@ -158,22 +152,17 @@ def _secrets_key(
 
 
 def _gpu_pool(
-    name: str,
-    layout: AlicloudLayout,
+    ctx: Context,
     ack: AckLayout,
-    network: Network,
     cluster: alicloud.cs.ManagedKubernetes,
     deployment_set: alicloud.ecs.EcsDeploymentSet | None,
-    key_pair: alicloud.ecs.EcsKeyPair | None,
-    tags: Mapping[str, str],
-    child: pulumi.ResourceOptions,
-    kms_key: pulumi.Input[str] | None = None,
 ) -> alicloud.cs.NodePool:
+    layout, network, kms_key = ctx.layout, ctx.network, ctx.kms_key
     spec = layout.spec
     scaling = ack.max_nodes > ack.min_nodes
     disk = layout.scratch.device_gb if layout.scratch.kind == "disk" else None
     return alicloud.cs.NodePool(
-        f"{name}-gpu",
+        f"{ctx.name}-gpu",
         cluster_id=cluster.id,
         node_pool_name=f"{spec.name}-gpu",
         vswitch_ids=[network.vswitch.id],
@@ -221,11 +210,11 @@ def _gpu_pool(
             else None
         ),
         security_group_ids=network.node_security_groups,
-        key_name=key_pair.key_pair_name if key_pair else None,
+        key_name=ctx.key_name,
         pre_user_data=ack.pre_user_data_b64,
         user_data=ack.user_data_b64,
-        tags={**tags, "Name": f"{spec.name}-gpu"},
-        opts=child,
+        tags={**ctx.tags, "Name": f"{spec.name}-gpu"},
+        opts=ctx.child,
     )
 
 

@@ -12,7 +12,7 @@ import pulumi_alicloud as alicloud
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import AlicloudLayout
 from ..resources import invoke_options
-from .network import Network
+from .context import Context
 
 
 @dataclass(frozen=True)
@@ -25,67 +25,40 @@ class Nodes:
 
 
 def build(
-    parent: pulumi.Resource,
-    name: str,
-    layout: AlicloudLayout,
-    network: Network,
-    key_pair: alicloud.ecs.EcsKeyPair | None,
-    role_name: pulumi.Output[str],
-    tags: Mapping[str, str],
+    ctx: Context,
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
     replacements: Mapping[str, pulumi.Input[str]] | None = None,  # more values known at deploy (scheduler slurm)
-    kms_key: pulumi.Input[str] | None = None,  # encryption.key not provider: the disks' KMS key (else the ECS one)
 ) -> Nodes:
-    spec = layout.spec
-    child = pulumi.ResourceOptions(parent=parent)
-    deployment_set = build_deployment_set(parent, name, layout)
-    image_id = image(parent, layout)
+    spec = ctx.layout.spec
+    deployment_set = build_deployment_set(ctx)
+    image_id = image(ctx.parent, ctx.layout)
     if spec.node_group == "managed":
-        group = _scaling_group(
-            name, layout, network, image_id, key_pair, role_name, tags, child, mount_source, replacements, kms_key
-        )
+        group = _scaling_group(ctx, image_id, mount_source, replacements)
         return Nodes(deployment_set, image_id, group, [], [])
-    instances = [
-        _instance(
-            name,
-            i,
-            layout,
-            network,
-            image_id,
-            deployment_set,
-            key_pair,
-            tags,
-            child,
-            mount_source,
-            replacements,
-            kms_key,
-        )
-        for i in range(spec.nodes)
-    ]
+    instances = [_instance(ctx, i, image_id, deployment_set, mount_source, replacements) for i in range(spec.nodes)]
     # A separate attachment, not ecs.Instance role_name: that argument is deprecated (provider 1.275.0)
     # and ForceNew, so adding it would replace every node of a deployed stack.
     attachments = [
         alicloud.ecs.RamRoleAttachment(
-            f"{name}-node-{i}-role", instance_id=inst.id, ram_role_name=role_name, opts=child
+            f"{ctx.name}-node-{i}-role", instance_id=inst.id, ram_role_name=ctx.role_name, opts=ctx.child
         )
         for i, inst in enumerate(instances)
     ]
     return Nodes(deployment_set, image_id, None, instances, attachments)
 
 
-def build_deployment_set(
-    parent: pulumi.Resource, name: str, layout: AlicloudLayout
-) -> alicloud.ecs.EcsDeploymentSet | None:
+def build_deployment_set(ctx: Context) -> alicloud.ecs.EcsDeploymentSet | None:
     """The GPU nodes' deployment set (the ESS group's instances, or the ACK GPU pool), when the layout takes one."""
+    layout = ctx.layout
     if not layout.deployment_set_strategy:
         return None
     spec = layout.spec
     return alicloud.ecs.EcsDeploymentSet(
-        f"{name}-ds",
+        f"{ctx.name}-ds",
         deployment_set_name=f"{spec.name}-ds",
         strategy=layout.deployment_set_strategy,
         description=f"gpu-cluster {spec.name} nodes",
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=ctx.child,
     )
 
 
@@ -157,19 +130,14 @@ def _data_disk(layout: AlicloudLayout, kms_key: pulumi.Input[str] | None = None)
 
 
 def _instance(
-    name: str,
+    ctx: Context,
     index: int,
-    layout: AlicloudLayout,
-    network: Network,
     image_id: pulumi.Output[str],
     deployment_set: alicloud.ecs.EcsDeploymentSet | None,
-    key_pair: alicloud.ecs.EcsKeyPair | None,
-    tags: Mapping[str, str],
-    child: pulumi.ResourceOptions,
     mount_source: pulumi.Input[str] | None = None,
     replacements: Mapping[str, pulumi.Input[str]] | None = None,
-    kms_key: pulumi.Input[str] | None = None,
 ) -> alicloud.ecs.Instance:
+    name, layout, network, tags, kms_key = ctx.name, ctx.layout, ctx.network, ctx.tags, ctx.kms_key
     spec = layout.spec
     primary, *secondary = layout.interfaces
     eri = primary.is_eri
@@ -198,7 +166,7 @@ def _instance(
         system_disk_kms_key_id=kms_key,
         data_disks=[alicloud.ecs.InstanceDataDiskArgs(**disk)] if disk else None,
         deployment_set_id=deployment_set.id if deployment_set else None,
-        key_name=key_pair.key_pair_name if key_pair else None,
+        key_name=ctx.key_name,
         user_data=user_data(layout, mount_source, replacements),
         # ERIs: traffic mode HighPerformance on the primary ENI, and on one secondary ENI on the
         # next network card when the type is rated for two (scheme in components.layout.alicloud).
@@ -216,23 +184,17 @@ def _instance(
         ),
         tags={**tags, "Name": f"{spec.name}-node-{index}"},
         volume_tags=dict(tags),
-        opts=child,
+        opts=ctx.child,
     )
 
 
 def _scaling_group(
-    name: str,
-    layout: AlicloudLayout,
-    network: Network,
+    ctx: Context,
     image_id: pulumi.Output[str],
-    key_pair: alicloud.ecs.EcsKeyPair | None,
-    role_name: pulumi.Output[str],
-    tags: Mapping[str, str],
-    child: pulumi.ResourceOptions,
     mount_source: pulumi.Input[str] | None = None,
     replacements: Mapping[str, pulumi.Input[str]] | None = None,
-    kms_key: pulumi.Input[str] | None = None,
 ) -> alicloud.ess.ScalingGroup:
+    name, layout, network, tags, kms_key, child = ctx.name, ctx.layout, ctx.network, ctx.tags, ctx.kms_key, ctx.child
     spec = layout.spec
     fleet = layout.fleet  # elastic fleet (layout.alicloud_scaling); None: the group as before
     mix = fleet.spot if fleet is not None else None
@@ -291,9 +253,9 @@ def _scaling_group(
         system_disk_encrypted=True,
         system_disk_kms_key_id=kms_key,
         data_disks=[alicloud.ess.ScalingConfigurationDataDiskArgs(**disk)] if disk else None,
-        key_name=key_pair.key_pair_name if key_pair else None,
+        key_name=ctx.key_name,
         # new instances get the role; instances already in the group keep their configuration
-        role_name=role_name,
+        role_name=ctx.role_name,
         user_data=user_data(layout, mount_source, replacements),
         tags={**tags, "Name": f"{spec.name}-node"},
         opts=child,

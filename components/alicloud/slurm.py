@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +18,13 @@ import pulumi
 import pulumi_alicloud as alicloud
 import pulumi_random as random
 
-from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AlicloudLayout, AliSlurm
+from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AliSlurm
 from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
 from . import cpu_node
+from .context import Context
 from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
-from .network import Network, ingress_rule
+from .network import ingress_rule
 from .nodes import fill
 
 SSH = 22
@@ -49,11 +49,9 @@ class SlurmHead:
         return {HEAD_PLACEHOLDER: self.address, CIPHERTEXT_PLACEHOLDER: self.ciphertext}
 
 
-def _munge(
-    parent: pulumi.Resource, name: str, layout: AlicloudLayout, plan: AliSlurm, role_name: pulumi.Input[str]
-) -> tuple[alicloud.kms.Key, pulumi.Output[str], CustomGrant]:
+def _munge(ctx: Context, plan: AliSlurm) -> tuple[alicloud.kms.Key, pulumi.Output[str], CustomGrant]:
+    parent, name, layout, child = ctx.parent, ctx.name, ctx.layout, ctx.child
     spec = layout.spec
-    child = pulumi.ResourceOptions(parent=parent)
     key_bytes = random.RandomBytes(f"{name}-munge-key-bytes", length=plan.key_bytes, opts=child)
     key = alicloud.kms.Key(
         f"{name}-munge-kms",
@@ -82,43 +80,27 @@ def _munge(
         ram_policy_name(spec, "munge-key-decrypt"),
         f"gpu-cluster {spec.name}: decrypt the Slurm MUNGE key with the cluster's own KMS key only",
         arn.apply(lambda key_arn: allow_document(["kms:Decrypt"], [key_arn])),
-        role_name,
+        ctx.role_name,
         layout.tags,
     )
     return key, ciphertext.ciphertext_blob, grant
 
 
-def build_head(
-    parent: pulumi.Resource,
-    name: str,
-    layout: AlicloudLayout,
-    network: Network,
-    key_pair: alicloud.ecs.EcsKeyPair | None,
-    role_name: pulumi.Output[str],
-    tags: Mapping[str, str],
-    mount_source: pulumi.Input[str] | None = None,
-    kms_key: pulumi.Input[str] | None = None,  # encryption.key not provider: the system disk's KMS key
-) -> SlurmHead | None:
+def build_head(ctx: Context, mount_source: pulumi.Input[str] | None = None) -> SlurmHead | None:
+    layout = ctx.layout
     plan = layout.slurm
     if plan is None:
         return None
     spec = layout.spec
-    key, ciphertext, grant = _munge(parent, name, layout, plan, role_name)
+    key, ciphertext, grant = _munge(ctx, plan)
     node = cpu_node.build(
-        parent,
-        name,
+        ctx,
         "head",
-        layout,
-        network,
-        key_pair,
-        role_name,
-        tags,
         group_name=f"{spec.name}-slurm-head",
         what="Slurm head node",
         instance_type=plan.head_instance_type,
         image_regex=plan.head_image_regex,
         user_data=fill(layout, plan.head_user_data, {CIPHERTEXT_PLACEHOLDER: ciphertext}, mount_source),
-        kms_key=kms_key,
         # private: egress through the NAT (slurm needs egress nat)
         public_bandwidth_mbps=0,
         # /home (the NFS export without storage.shared) and the Slurm state live on this disk
@@ -129,17 +111,11 @@ def build_head(
     return SlurmHead(plan, node.instance, node.security_group, key, ciphertext, grant)
 
 
-def connect(
-    parent: pulumi.Resource,
-    name: str,
-    network: Network,
-    head: SlurmHead | None,
-    login_group: alicloud.ecs.SecurityGroup | None,
-) -> None:
+def connect(ctx: Context, head: SlurmHead | None, login_group: alicloud.ecs.SecurityGroup | None) -> None:
     """The Slurm ports between the head, the GPU nodes and the login node, and nothing from outside."""
     if head is None:
         return
-    child = pulumi.ResourceOptions(parent=parent)
+    name, network, child = ctx.name, ctx.network, ctx.child
     ports = head.plan.layout.ports
     ctld, slurmd, srun = (
         f"{ports.slurmctld}/{ports.slurmctld}",
