@@ -47,22 +47,27 @@ def _attachment_suffix(arn: str) -> str:
     return slug if account == "aws" else f"{account}-{slug}"
 
 
+def service_role(ctx: Context, suffix: str, service: str, description: str) -> aws.iam.Role:
+    """An IAM role only `service` (a service principal) may assume, named and tagged `<cluster>-<suffix>`."""
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
+    }
+    return aws.iam.Role(
+        f"{ctx.name}-{suffix}",
+        assume_role_policy=json.dumps(trust),
+        description=description,
+        tags=ctx.tagged(suffix),
+        opts=ctx.child,
+    )
+
+
 def build_identity(ctx: Context) -> Identity:
     ident = ctx.layout.identity
     spec = ctx.layout.spec
     if ident.existing_profile is not None:
         return Identity(from_config(spec, ident.existing_profile), None, None, ())
-    trust = {
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Principal": {"Service": ident.trust_service}, "Action": "sts:AssumeRole"}],
-    }
-    role = aws.iam.Role(
-        f"{ctx.name}-node-role",
-        assume_role_policy=json.dumps(trust),
-        description=f"gpu-cluster {spec.name} nodes",
-        tags=ctx.tagged("node-role"),
-        opts=ctx.child,
-    )
+    role = service_role(ctx, "node-role", ident.trust_service, f"gpu-cluster {spec.name} nodes")
     grants: list[pulumi.Input[str]] = []
     attachments = []
     for arn in ident.policies:

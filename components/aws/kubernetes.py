@@ -21,7 +21,7 @@ from ..incluster import InCluster, install
 from ..layout.aws import EksPool
 from ..resources import invoke_options
 from .access import LoginNode
-from .identity import Identity
+from .identity import Identity, service_role
 from .launch_template import build_launch_template, network_interfaces
 from .naming import Context
 from .network import Network
@@ -156,19 +156,7 @@ def _cluster(ctx: Context, net: Network, subnet: aws.ec2.Subnet) -> aws.eks.Clus
         tags=ctx.tagged("eks-secrets"),
         opts=ctx.child,
     )
-    trust = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {"Effect": "Allow", "Principal": {"Service": eks.cluster_trust_service}, "Action": "sts:AssumeRole"}
-        ],
-    }
-    role = aws.iam.Role(
-        f"{name}-eks-role",
-        assume_role_policy=json.dumps(trust),
-        description=f"gpu-cluster {spec.name} EKS control plane",
-        tags=ctx.tagged("eks-role"),
-        opts=ctx.child,
-    )
+    role = service_role(ctx, "eks-role", eks.cluster_trust_service, f"gpu-cluster {spec.name} EKS control plane")
     attachments = [
         aws.iam.RolePolicyAttachment(
             f"{name}-eks-role-{arn.rsplit('/', 1)[-1].lower()}", role=role.name, policy_arn=arn, opts=ctx.child
