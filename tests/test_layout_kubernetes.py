@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,13 +25,23 @@ RELEASES = [
 ]  # fmt: skip
 
 
+MANIFESTS = [
+    {"when": {"fabricWired": True}, "after": "gpu-operator", "why": " a  policy ",
+     "manifest": {"apiVersion": "mellanox.com/v1alpha1", "kind": "NicClusterPolicy",
+                  "metadata": {"name": "nic-cluster-policy", "namespace": "network-operator"},
+                  "spec": {"ofedDriver": {"version": "1"}}}},
+    {"when": {"fabric": "none"}, "why": "only without a fabric",
+     "manifest": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain"}}},
+]  # fmt: skip
+
+
 @pytest.fixture
 def offer(monkeypatch: pytest.MonkeyPatch) -> None:
     data = offers.KubernetesOffer(
         service="EKS", versions=("1.33",), default="1.33", read="2026-11-30", source="t",
-        systemInstanceType="m7i.xlarge", systemSource="t", releases=RELEASES,
+        systemInstanceType="m7i.xlarge", systemSource="t", releases=RELEASES, manifests=MANIFESTS,
     )  # fmt: skip
-    monkeypatch.setattr(offers, "offer", lambda cloud: data)
+    monkeypatch.setattr(offers, "offer", lambda cloud: data if cloud == "aws" else None)
 
 
 def spec(**cluster):
@@ -111,3 +123,70 @@ def test_merge_copies(base):
     assert merged == base
     merged["new"] = 1
     assert "new" not in base
+
+
+def test_manifests_are_chosen_by_when_and_carry_their_order_and_reason(offer):
+    wired = kube.manifests(spec())
+    assert wired == (
+        kube.Manifest(
+            api_version="mellanox.com/v1alpha1", kind="NicClusterPolicy", name="nic-cluster-policy",
+            namespace="network-operator", spec={"ofedDriver": {"version": "1"}}, after="gpu-operator", why="a policy",
+        ),
+    )  # fmt: skip
+    plain = kube.manifests(spec(fabric="none"))
+    assert [(m.kind, m.name, m.namespace, m.spec, m.after) for m in plain] == [("ConfigMap", "plain", None, {}, None)]
+    assert kube.releases(spec())[0].why == "GPU operator"
+
+
+def test_a_cloud_without_data_installs_nothing(offer):
+    gcp = build_spec(
+        {"gpu-cluster:cloud": "gcp", "gcp:project": "p", "gcp:region": "us-central1",
+         "gpu-cluster:cluster": {"instanceType": "g2-standard-4", "zone": "us-central1-a"}}, "test",
+    )  # fmt: skip
+    assert kube.releases(gcp) == () and kube.manifests(gcp) == ()
+
+
+def test_a_scalar_when_is_one_value_not_a_substring():
+    assert kube._matches({"gpuSoftware": "operator"}, {"gpuSoftware": "operator"})
+    assert not kube._matches({"gpuSoftware": "operator"}, {"gpuSoftware": "opera"})
+    assert kube._matches({"fabric": ["efa", "infiniband"]}, {"fabric": "infiniband"})
+
+
+def test_an_unknown_when_key_names_the_known_ones():
+    with pytest.raises(KeyError) as info:
+        kube._matches({"gpus": 8}, {"fabric": "efa", "fabricWired": True})
+    assert info.value.args[0] == "releases: unknown when: key 'gpus'; known: fabric, fabricWired"
+
+
+def test_the_facts_a_when_may_test(offer):
+    wired = kube._facts(spec())
+    assert wired == {"gpuSoftware": "operator", "fabric": "efa", "fabricWired": True, "serviceMonitor": False}
+    assert kube._facts(spec(fabric="none"))["fabric"] == "none"
+
+
+def test_a_type_without_a_named_gpu_is_labelled_gpu():
+    row = build_spec(aws_values(), "test").instance.model_copy(update={"gpu": None})
+    labels = kube.gpu_labels(replace(build_spec(aws_values(), "test"), instance=row))
+    assert labels["gpu-cluster.dev/gpu"] == "gpu"
+
+
+def test_merge_copies_nested_values():
+    base = {"a": {"b": {"c": 1}}, "l": [1]}
+    extra = {"a": {"d": [2]}, "n": {"m": 1}}
+    merged = kube.merge(base, extra)
+    merged["a"]["b"]["c"] = 9
+    merged["a"]["d"].append(3)
+    merged["n"]["m"] = 2
+    merged["l"].append(2)
+    assert base == {"a": {"b": {"c": 1}}, "l": [1]} and extra == {"a": {"d": [2]}, "n": {"m": 1}}
+
+
+def test_merge_and_manifests_copy_deeply(offer):
+    extra = {"x": [[1]], "y": {"z": [1]}}
+    merged = kube.merge({}, extra)
+    merged["x"][0].append(2)
+    merged["y"]["z"].append(2)
+    assert extra == {"x": [[1]], "y": {"z": [1]}}
+    first = kube.manifests(spec())[0]
+    first.spec["ofedDriver"]["version"] = "changed"  # type: ignore[index]
+    assert kube.manifests(spec())[0].spec == {"ofedDriver": {"version": "1"}}

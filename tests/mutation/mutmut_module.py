@@ -64,6 +64,15 @@ RUNNER_FUNCTIONS = (
     "xǁRecordingMonitorǁInvoke",
 )  # fmt: skip
 
+# the rules of this round's keys: scheduler and its blocks, elastic fleets, encryption (and what they resolve to)
+SCHEDULER_SPEC_FUNCTIONS = (
+    "_scheduler", "_kubernetes", "_slurm", "_scaling", "_encryption", "_min_nodes", "_kubernetes_spec",
+    "_slurm_spec", "_scaling_spec",
+)  # fmt: skip
+
+# the in-cluster release set: the `when:` selection, Helm's value merge, the GPU labels
+LAYOUT_KUBERNETES_FUNCTIONS = ("gpu_labels", "_facts", "_matches", "merge", "_selected", "releases", "manifests")
+
 # Tests left out of one module's run: they plan every shipped stack (seconds per mutant) and the module's
 # own tests exercise the same code on crafted resources.
 SLOW: dict[str, tuple[str, ...]] = {
@@ -79,6 +88,14 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "spec": (
         tuple(f"components.spec.x_{name}__mutmut_*" for name in SPEC_FUNCTIONS),
         ("tests/test_spec.py", "tests/test_spec_rules.py", "tests/test_mutation_spec.py"),
+    ),
+    "scheduler-spec": (
+        tuple(f"components.spec.x_{name}__mutmut_*" for name in SCHEDULER_SPEC_FUNCTIONS),
+        ("tests/test_spec_scheduler.py", "tests/test_spec_scaling.py", "tests/test_spec_encryption.py"),
+    ),
+    "layout-kubernetes": (
+        tuple(f"components.layout.kubernetes.x_{name}__mutmut_*" for name in LAYOUT_KUBERNETES_FUNCTIONS),
+        ("tests/test_layout_kubernetes.py",),
     ),
     "policy": (
         tuple(f"components.policy.x_{name}__mutmut_*" for name in POLICY_FUNCTIONS),
