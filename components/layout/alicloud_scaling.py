@@ -9,24 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import cache
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import yaml
 from cronsim import CronSim
 
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 from .aws_scaling import elastic
+from .scaling import scaling_data
 
 
-@cache
 def data() -> dict[str, Any]:
-    path = Path(__file__).resolve().parent.parent / "catalog" / "scaling" / "alicloud.yaml"
-    loaded: dict[str, Any] = yaml.safe_load(path.read_text())
-    return loaded
+    return scaling_data("alicloud")
 
 
 @dataclass(frozen=True)

@@ -10,25 +10,19 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from ..bootstrap import File as BootFile
 from ..bootstrap import Part, oneshot_unit, script, service_part
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
+from .scaling import scaling_data
 
 AGENT_CONFIG = "/etc/gpu-cluster/cloudwatch-agent.json"
 
 
-@cache
 def data() -> dict[str, Any]:
-    path = Path(__file__).resolve().parent.parent / "catalog" / "scaling" / "aws.yaml"
-    loaded: dict[str, Any] = yaml.safe_load(path.read_text())
-    return loaded
+    return scaling_data("aws")
 
 
 @dataclass(frozen=True)

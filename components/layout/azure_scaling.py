@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from .. import bootstrap
 from ..bootstrap import Part
 from ..bootstrap.metrics import versions
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
-from .scaling import gpu_metric_checks
+from .scaling import gpu_metric_checks, scaling_data
 from .slurm import cloud_data
 
 K = f"{CLUSTER_KEY}."
@@ -40,10 +36,8 @@ WantedBy=multi-user.target
 """
 
 
-@cache
 def data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load((Path(__file__).parent.parent / "catalog/scaling/azure.yaml").read_text())
-    return loaded
+    return scaling_data("azure")
 
 
 @dataclass(frozen=True)

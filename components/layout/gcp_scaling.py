@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -18,7 +16,7 @@ from ..bootstrap import File, Part
 from ..bootstrap.metrics import versions
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
-from .scaling import gpu_metric_checks
+from .scaling import gpu_metric_checks, scaling_data
 
 K = f"{CLUSTER_KEY}."
 OPS_AGENT_SCRIPT = "/usr/local/sbin/gpu-cluster-ops-agent"
@@ -26,10 +24,8 @@ OPS_AGENT_SCRIPT = "/usr/local/sbin/gpu-cluster-ops-agent"
 _WEEK_START = datetime(2026, 1, 5)
 
 
-@cache
 def data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load((Path(__file__).parent.parent / "catalog/scaling/gcp.yaml").read_text())
-    return loaded
+    return scaling_data("gcp")
 
 
 @dataclass(frozen=True)

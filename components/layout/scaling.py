@@ -1,12 +1,27 @@
-"""Elastic fleets, the cloud-neutral part (pure): the refusals a GPU-utilisation metric brings on every cloud whose
-nodes publish it themselves. Each cloud's `<cloud>_scaling.py` says what its nodes reach and what stops at zero."""
+"""Elastic fleets, the cloud-neutral part (pure): the data files' reader, and the refusals a GPU-utilisation metric
+brings on every cloud whose nodes publish it themselves. Each cloud's `<cloud>_scaling.py` says what its nodes
+reach and what stops at zero."""
 
 from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
 
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 
 K = f"{CLUSTER_KEY}."
+_DATA = Path(__file__).resolve().parent.parent / "catalog" / "scaling"
+
+
+@cache
+def scaling_data(cloud: str) -> dict[str, Any]:
+    """The cloud's `catalog/scaling/<cloud>.yaml`: its scaling facts and refusals, with their sources."""
+    loaded: dict[str, Any] = yaml.safe_load((_DATA / f"{cloud}.yaml").read_text())
+    return loaded
 
 
 def gpu_metric_checks(spec: ClusterSpec, *, reaches: str, at_zero: str) -> None:
