@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,11 +125,19 @@ RELAXED: tuple[dict[str, str], ...] = ({}, {"placement": "none"}, {"placement": 
 
 def series_overrides(project: Path, base: Path, out_dir: Path, cloud: str, mode: str, nodes: int) -> dict[str, str]:
     """The first of RELAXED with which the spec and layout accept `nodes` (none: the flagship as is)."""
+    found = _first_accepted(project, RELAXED, lambda extra: sized(base, out_dir, cloud, mode, nodes, **extra))
+    return {} if found is None else found
+
+
+def _first_accepted(
+    project: Path, options: tuple[dict[str, str], ...], write: Callable[[dict[str, str]], Path]
+) -> dict[str, str] | None:
+    """The first overrides whose stack file (`write` makes it) the spec and the layout accept; None if none is."""
     from components.cluster import plan_layout  # pure: no provider SDK
 
     name = project_info(project)[0]
-    for extra in RELAXED:
-        path = sized(base, out_dir, cloud, mode, nodes, **extra)
+    for extra in options:
+        path = write(extra)
         try:
             sf = read_stack_file(path, name)
             plan_layout(build_spec(copy.deepcopy(sf.values), sf.stack, sf.project))
@@ -137,7 +146,7 @@ def series_overrides(project: Path, base: Path, out_dir: Path, cloud: str, mode:
         finally:
             path.unlink(missing_ok=True)
         return extra
-    return {}
+    return None
 
 
 # A Kubernetes stack's pods take addresses from the cluster network (GKE: a pod range per node): a larger
@@ -151,17 +160,4 @@ K8S_RELAXED: tuple[dict[str, str], ...] = (
 
 def kubernetes_overrides(project: Path, base: Path, out_dir: Path, stack: str, nodes: int) -> dict[str, str] | None:
     """As `series_overrides`, for a Kubernetes stack's series; None when no relaxation is accepted at `nodes`."""
-    from components.cluster import plan_layout  # pure: no provider SDK
-
-    name = project_info(project)[0]
-    for extra in K8S_RELAXED:
-        path = kubernetes_sized(base, out_dir, stack, nodes, **extra)
-        try:
-            sf = read_stack_file(path, name)
-            plan_layout(build_spec(copy.deepcopy(sf.values), sf.stack, sf.project))
-        except (ConfigError, ValueError):
-            continue
-        finally:
-            path.unlink(missing_ok=True)
-        return extra
-    return None
+    return _first_accepted(project, K8S_RELAXED, lambda extra: kubernetes_sized(base, out_dir, stack, nodes, **extra))
