@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from components import spec as spec_module
 from components.contract import capability_data
 from components.errors import ConfigErrors
 from components.spec import build_spec
@@ -89,3 +90,49 @@ def test_tencent_keeps_provider_keys():
 def test_an_unknown_profile_names_the_allowed_ones():
     got = errors_of(aws_values(compliance="pci-dss"))
     assert got[0][0] == "gpu-cluster:cluster.compliance" and "'none', 'cis' or 'mlps3'" in got[0][1]
+
+
+def test_a_key_of_no_known_form_is_quoted_in_the_message():
+    got = errors_of(values("aws", encryption={"key": "my-key"}))
+    hint = capability_data("aws")["encryption"]["keyHint"]
+    assert got == [("gpu-cluster:cluster.encryption.key", f"got 'my-key'; allowed: provider, auto or {hint}")]
+
+
+def test_sm4_is_refused_in_every_region_while_none_is_listed():
+    data = capability_data("alicloud")["encryption"]
+    assert data["sm4Regions"] == []  # the shipped data: no region sells SM4 default keys
+    source = " ".join(data["sm4Source"].split())
+    got = errors_of(values("alicloud", encryption={"key": "auto", "algorithm": "sm4"}))
+    assert got == [("gpu-cluster:cluster.encryption.algorithm", f"sm4 keys are not built in any region: {source}")]
+
+
+@pytest.fixture
+def sm4_regions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Alibaba's data with two SM4 regions and no sourced note: the rule, not today's (empty) list."""
+    real = spec_module.capability_data
+
+    def data(cloud: str) -> dict:
+        out = real(cloud)
+        if cloud == "alicloud":
+            enc = {k: v for k, v in out["encryption"].items() if k != "sm4Source"}
+            out = {**out, "encryption": {**enc, "sm4Regions": ["cn-hangzhou", "cn-shanghai"]}}
+        return out
+
+    monkeypatch.setattr(spec_module, "capability_data", data)
+
+
+def test_sm4_outside_the_listed_regions_names_them(sm4_regions):
+    got = errors_of(values("alicloud", encryption={"key": "auto", "algorithm": "sm4"}))
+    assert got == [
+        (
+            "gpu-cluster:cluster.encryption.algorithm",
+            "sm4 keys are not built in cn-beijing (only in cn-hangzhou, cn-shanghai): ",
+        )
+    ]
+
+
+def test_sm4_with_key_auto_in_a_listed_region_is_accepted(sm4_regions):
+    vals = {**values("alicloud", encryption={"key": "auto", "algorithm": "sm4"}), "alicloud:region": "cn-hangzhou"}
+    vals["gpu-cluster:cluster"] = {**vals["gpu-cluster:cluster"], "zone": "cn-hangzhou-k"}
+    spec = build_spec(vals, "test")
+    assert (spec.encryption_key, spec.encryption_algorithm) == ("auto", "sm4")

@@ -111,3 +111,112 @@ def test_a_scaling_fleet_without_a_fabric_gets_no_placement_group():
     assert build_spec(fleet(), "test").placement == "cluster"  # maxNodes > 1, no scaling: as before
     wired = build_spec(aws_values(maxNodes=8, scaling={"metric": "gpuUtilization", "target": 80}), "test")
     assert wired.placement == "cluster"  # fabric wired: placement kept (and the scaling warned)
+
+
+def keyed(spec) -> list[str]:
+    return [str(f) for f in spec.findings if f.key == "gpu-cluster:cluster.scaling"]
+
+
+@pytest.mark.parametrize(
+    ("cluster", "minimum"),
+    [
+        ({"nodes": 20, "minNodes": 20}, 20),  # minNodes = maxNodes = nodes
+        ({"nodes": 5, "minNodes": 5}, 5),  # minNodes = nodes
+        ({"nodes": 5, "minNodes": 0}, 0),
+    ],
+)
+def test_min_nodes_up_to_its_bounds_is_accepted(cluster, minimum):
+    assert build_spec(fleet(**cluster), "test").min_nodes == minimum
+
+
+@pytest.mark.parametrize(
+    ("cluster", "message"),
+    [
+        ({"minNodes": 21}, "21 is more than maxNodes 20"),
+        ({"nodes": 3, "minNodes": 4}, "4 is more than nodes 3 (the count at deploy)"),
+    ],
+)
+def test_min_nodes_out_of_bounds_messages(cluster, message):
+    assert errors_of(fleet(**cluster)) == [("gpu-cluster:cluster.minNodes", message)]
+
+
+def test_instances_messages():
+    got = errors_of(aws_values(nodeGroup="instances", minNodes=1, scaling={"metric": "gpuUtilization", "target": 60}))
+    assert got == [
+        ("gpu-cluster:cluster.minNodes", "only applies to nodeGroup: managed (instances are a fixed count)"),
+        ("gpu-cluster:cluster.scaling", "needs nodeGroup: managed (a fixed set of instances does not scale)"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("scaling", "key", "message"),
+    [
+        ({"metric": "gpuUtilization"}, "scaling.target",
+         "required with metric gpuUtilization: a percent of GPU utilisation (1-100)"),
+        ({"metric": "queueDepth", "queue": "auto"}, "scaling.target",
+         "required with metric queueDepth: messages per node"),
+        ({"metric": "gpuUtilization", "target": 0.99}, "scaling.target",
+         "got 0.99; a percent of GPU utilisation, 1 to 100"),
+        ({"metric": "gpuUtilization", "target": 100.01}, "scaling.target",
+         "got 100.01; a percent of GPU utilisation, 1 to 100"),
+        ({"metric": "queueDepth", "target": 5}, "scaling.queue",
+         "required with metric queueDepth: auto (the cluster's own) or a queue id"),
+        ({"metric": "gpuUtilization", "target": 50, "queue": "auto"}, "scaling.queue",
+         "applies to metric queueDepth, not gpuUtilization"),
+        ({"metric": "schedule", "target": 5, "schedule": [{"cron": "0 8 * * *", "nodes": 2}]}, "scaling.target",
+         "applies to gpuUtilization and queueDepth, not schedule"),
+        ({"metric": "schedule"}, "scaling.schedule", "empty, but metric is schedule: list {cron, nodes} entries"),
+        ({"metric": "schedule", "schedule": [{"cron": "0 8 * *", "nodes": 1}]}, "scaling.schedule[0].cron",
+         "got '0 8 * *'; not a cron expression (five fields are needed: minute hour day-of-month month day-of-week)"),
+        ({"metric": "schedule", "schedule": [{"cron": "0 8 * * *", "nodes": 1}, {"cron": "0 20 * * *", "nodes": 21}]},
+         "scaling.schedule[1].nodes", "21 is outside minNodes 1 to maxNodes 20"),
+    ],
+)  # fmt: skip
+def test_scaling_messages(scaling, key, message):
+    assert errors_of(fleet(scaling=scaling)) == [(f"gpu-cluster:cluster.{key}", message)]
+
+
+@pytest.mark.parametrize("target", [1, 50, 100])
+def test_a_target_from_1_to_100_is_accepted(target):
+    spec = build_spec(fleet(scaling={"metric": "gpuUtilization", "target": target}), "test")
+    assert spec.scaling is not None and spec.scaling.target == target
+
+
+def test_queue_depth_resolves_with_its_target_and_queue():
+    spec = build_spec(fleet(scaling={"metric": "queueDepth", "target": 5, "queue": "auto"}), "test")
+    assert spec.scaling is not None
+    assert (spec.scaling.metric, spec.scaling.target, spec.scaling.queue) == ("queueDepth", 5, "auto")
+
+
+def test_schedule_nodes_at_the_bounds_are_accepted():
+    entries = [{"cron": "0 8 * * 1-5", "nodes": 20}, {"cron": "0 20 * * *", "nodes": 1}]
+    spec = build_spec(fleet(scaling={"metric": "schedule", "schedule": entries}), "test")
+    assert spec.scaling is not None
+    assert [entry.nodes for entry in spec.scaling.schedule] == [20, 1]
+
+
+NOTHING_MOVES = (
+    "gpu-cluster:cluster.scaling: gpuUtilization, but minNodes = maxNodes = {n}: nothing can move; raise maxNodes"
+)
+WIRED = (
+    "gpu-cluster:cluster.scaling: gpuUtilization on a fabric-wired multi-node cluster: nodes added later may not land "
+    "near the others in the placement group, and a training job loses ranks when a node is removed"
+)
+TARGET = {"metric": "gpuUtilization", "target": 80}
+
+
+@pytest.mark.parametrize(
+    ("values", "warnings"),
+    [
+        (fleet(scaling=TARGET), []),  # not fabric wired, room to move
+        (fleet(nodes=1, maxNodes=1, scaling=TARGET), [NOTHING_MOVES.format(n=1)]),
+        (aws_values(nodes=1, maxNodes=1, scaling=TARGET), [NOTHING_MOVES.format(n=1)]),  # wired, but one node
+        (aws_values(nodes=1, maxNodes=2, scaling=TARGET), [WIRED]),
+        (aws_values(nodes=2, maxNodes=2, scaling=TARGET), [NOTHING_MOVES.format(n=2), WIRED]),
+        (fleet(nodes=1, maxNodes=1, scaling={"metric": "none"}), []),
+        (aws_values(maxNodes=8, scaling={"metric": "none"}), []),
+        (aws_values(nodes=2, maxNodes=2, scaling={"metric": "none"}), []),
+    ],
+)
+def test_scaling_warnings(values, warnings):
+    assert keyed(build_spec(values, "test")) == warnings

@@ -3,8 +3,11 @@ and every problem reported at once with its key."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from components import spec as spec_module
 from components.catalog import kubernetes as offers
 from components.errors import ConfigErrors
 from components.spec import build_spec
@@ -148,3 +151,75 @@ def test_an_unquoted_version_is_explained(eks):
     got = errors_of(aws_values(scheduler="kubernetes", kubernetes={"version": 1.30}))
     assert got[0][0] == "gpu-cluster:cluster.kubernetes.version"
     assert "quote it" in got[0][1]
+
+
+def test_a_scheduler_the_cloud_does_not_list_names_every_allowed_one(monkeypatch):
+    # no shipped cloud lists two schedulers but not the third: the list's separator needs a cloud that does
+    real = spec_module.capabilities
+    monkeypatch.setattr(
+        spec_module,
+        "capabilities",
+        lambda cloud: replace(real(cloud), schedulers=("none", "slurm"), schedulers_why="no EKS data yet"),
+    )
+    got = errors_of(aws_values(scheduler="kubernetes"))
+    assert got == [
+        ("gpu-cluster:cluster.scheduler", "kubernetes is not built on aws (no EKS data yet); allowed: none, slurm")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kube", "message"),
+    [
+        ({"publicEndpoint": True}, "empty, but publicEndpoint is true: list the CIDRs allowed to reach the API server"),
+        ({"publicCidrs": ["203.0.113.0/24"]}, "set, but publicEndpoint is false: the API stays private"),
+    ],
+)
+def test_the_api_allow_list_messages(eks, kube, message):
+    got = errors_of(aws_values(scheduler="kubernetes", kubernetes=kube))
+    assert got == [("gpu-cluster:cluster.kubernetes.publicCidrs", message)]
+
+
+@pytest.mark.parametrize("service_monitor", [False, True])
+def test_the_service_monitor_is_resolved(eks, service_monitor):
+    values = aws_values(scheduler="kubernetes", kubernetes={"serviceMonitor": service_monitor})
+    spec = build_spec(values, "test")
+    assert spec.kubernetes is not None and spec.kubernetes.service_monitor is service_monitor
+
+
+def test_every_slurm_problem_has_its_whole_message():
+    got = errors_of(
+        aws_values(
+            scheduler="slurm", nodes=0, maxNodes=4, gpuPartition="1g.10gb", network={"egress": "none"},
+            slurm={"accounting": True, "headInstanceType": "p4d.24xlarge"},
+        )
+    )  # fmt: skip
+    assert got == [
+        (
+            "gpu-cluster:cluster.nodes",
+            "0 with scheduler slurm: the partition would be empty (Slurm power saving is not built, "
+            "so the group size is nodes); use 1 or more",
+        ),
+        (
+            "gpu-cluster:cluster.slurm.accounting",
+            "true, but slurmdbd (accounting) is not built yet; use false (jobs run, sacct has no history)",
+        ),
+        (
+            "gpu-cluster:cluster.gpuPartition",
+            "1g.10gb with scheduler slurm: MIG instances as Slurm GRES are not built; "
+            "drop gpuPartition (whole GPUs are the GRES)",
+        ),
+        (
+            "gpu-cluster:cluster.network.egress",
+            "none with scheduler slurm: the head, GPU and login nodes install Slurm and MUNGE at boot from "
+            "packages.microsoft.com and Ubuntu's archive (catalog/slurm.yaml); use nat",
+        ),
+        (
+            "gpu-cluster:cluster.slurm.headInstanceType",
+            "p4d.24xlarge is a GPU type; the head node is a small CPU VM such as m7i.large",
+        ),
+    ]
+
+
+def test_a_cpu_head_type_is_kept():
+    spec = build_spec(aws_values(scheduler="slurm", slurm={"headInstanceType": "m7i.xlarge"}), "test")
+    assert spec.slurm is not None and spec.slurm.head_instance_type == "m7i.xlarge"
