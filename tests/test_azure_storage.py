@@ -172,7 +172,8 @@ def test_nfs_custom_data_mounts_the_share(nfs):
     files = {f["path"]: f["content"] for f in yaml.safe_load(data)["write_files"]}
     env = files["/etc/gpu-cluster/mounts.env"]
     assert f'MOUNT_SOURCE="{name}.file.core.windows.net:/{name}/shared"' in env
-    assert 'MOUNT_FSTYPE="nfs"' in env and 'CLIENT="apt"' in env and 'CLIENT_PACKAGES="nfs-common"' in env
+    # encryption in transit: Microsoft's AZNFS mount helper (TLS through stunnel), from packages.microsoft.com
+    assert 'MOUNT_FSTYPE="aznfs"' in env and 'CLIENT="ms-config-apt"' in env and 'CLIENT_PACKAGES="aznfs"' in env
     assert 'MOUNT_OPTIONS="vers=4,minorversion=1,sec=sys,nconnect=4,' in env
     assert SOURCE_PLACEHOLDER not in data
     assert nfs.run.outputs["sharedFilesystem"]["mount"] == f"{name}.file.core.windows.net:/{name}/shared"

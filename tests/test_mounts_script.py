@@ -33,7 +33,9 @@ def test_the_health_script_with_the_mount_check_is_shellcheck_clean(tmp_path):
     assert proc.returncode == 0, proc.stdout
 
 
-def run(tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: bool = True, **env: str):
+def run(
+    tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: bool = True, script: str = "", **env: str
+):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     log = tmp_path / "calls.log"
@@ -44,11 +46,14 @@ def run(tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: 
         "mountpoint": "exit 0" if mounted else "exit 1",
         "systemctl": "exit 0",
         "systemd-escape": 'echo "shared.mount"',
-        "apt-get": "exit 0",
+        # records the variable AZNFS's package reads to skip its auto-update question
+        "apt-get": f'echo "${{AZNFS_NONINTERACTIVE_INSTALL:-unset}}" >> "{tmp_path}/apt.env"',
         "modprobe": "exit 0",
         "modinfo": "exit 0" if installed else "exit 1",
         "mount.lustre": "exit 0",
         "mount.nfs": "exit 0",
+        "mount.aznfs": "exit 0",
+        "dpkg": "exit 0",
         "curl": "echo KEY",
         "gpg": "cat > /dev/null",
         "uname": "echo 6.8.0-1024-aws",
@@ -56,17 +61,17 @@ def run(tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: 
         "sleep": "exit 0",
     }
     for name, body in stubs.items():
-        if not installed and name in ("mount.lustre", "mount.nfs"):
+        if not installed and name in ("mount.lustre", "mount.nfs", "mount.aznfs"):
             continue
         path = bin_dir / name
         path.write_text(f'#!/bin/bash\necho "{name} $*" >> "{log}"\n{body}\n')
         path.chmod(0o755)
     if not installed:  # a PATH without the system's mount helpers: only the stubs and the tools the script uses
-        for tool in ("dirname", "mkdir", "cat", "sed", "tr", "sort", "tail"):
+        for tool in ("dirname", "mkdir", "cat", "sed", "tr", "sort", "tail", "mktemp", "rm"):
             found = shutil.which(tool)
             assert found is not None
             (bin_dir / tool).symlink_to(found)
-    (tmp_path / "os-release").write_text('NAME="Ubuntu"\nVERSION_CODENAME=jammy\n')
+    (tmp_path / "os-release").write_text('NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\nVERSION_CODENAME=jammy\n')
     for folder in ("units", "keyrings", "sources"):
         (tmp_path / folder).mkdir(exist_ok=True)
     full_env = {
@@ -89,7 +94,11 @@ def run(tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: 
         **env,
     }
     bash = "/bin/bash"
-    proc = subprocess.run([bash, str(SCRIPT)], env=full_env, capture_output=True, text=True, timeout=30)
+    path = SCRIPT
+    if script:  # a spliced variant (mounts_script(client))
+        path = tmp_path / "mounts.sh"
+        path.write_text(script)
+    proc = subprocess.run([bash, str(path)], env=full_env, capture_output=True, text=True, timeout=30)
     calls = log.read_text().splitlines() if log.exists() else []
     return proc, calls
 
@@ -215,3 +224,84 @@ def test_a_repository_naming_its_own_suite(tmp_path):
     assert "apt-get install -y -q lustre-client-modules-6.8.0-1024-aws lustre-client-utils" in calls
     source = (tmp_path / "sources" / "gcp-lustre-client.list").read_text()
     assert source.endswith("https://us-apt.pkg.dev/projects/lustre-client-binaries lustre-client-ubuntu-jammy main\n")
+
+
+# --- Azure Files NFS with encryption in transit: the AZNFS mount helper (mounts_aznfs.sh, spliced in) ---
+
+AZNFS = {
+    "MOUNT_FSTYPE": "aznfs",
+    "MOUNT_SOURCE": "acct.file.core.windows.net:/acct/shared",
+    "MOUNT_OPTIONS": "vers=4,minorversion=1,sec=sys,nconnect=4",
+    "CLIENT": "ms-config-apt",
+    "CLIENT_PACKAGES": "aznfs",
+    "CLIENT_REPO": "https://packages.microsoft.com/config/{id}/{version}/packages-microsoft-prod.deb",
+    "CLIENT_KEY": "",
+}
+
+
+def test_other_clients_keep_the_script_byte_for_byte():
+    # nodes that do not mount with AZNFS keep the mounts.sh they had: their user data (and nodes) do not change
+    for client in ("fsx-lustre-apt", "amlfs-apt", "gcp-lustre-apt", "apt", "none", ""):
+        assert mounts_script(client) == SCRIPT.read_text()
+    spliced = mounts_script("ms-config-apt")
+    assert spliced != SCRIPT.read_text() and spliced.count("add_ms_config_repo") == 2
+    assert "# shellcheck shell=bash" not in spliced  # the fragment's own directive goes: one script, one shebang
+
+
+def test_the_aznfs_script_is_shellcheck_clean(tmp_path):
+    path = tmp_path / "mounts.sh"
+    path.write_text(mounts_script("ms-config-apt"))
+    proc = subprocess.run(
+        ["shellcheck", str(path), str(SCRIPT.with_name("mounts_aznfs.sh"))], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_installs_aznfs_from_packages_microsoft_com_and_mounts_with_tls(tmp_path):
+    proc, calls = run(tmp_path, installed=False, script=mounts_script("ms-config-apt"), **AZNFS)
+    assert proc.returncode == 0, proc.stderr
+    # Microsoft's documented install: the release's config package, then apt
+    fetch = [c for c in calls if c.startswith("curl ")]
+    assert len(fetch) == 1 and fetch[0].endswith(
+        "https://packages.microsoft.com/config/ubuntu/22.04/packages-microsoft-prod.deb"
+    )
+    assert [c for c in calls if c.startswith("dpkg ")] == [f"dpkg -i {fetch[0].split(' -o ')[1].split()[0]}"]
+    order = [c.split()[0] for c in calls if c.split()[0] in ("dpkg", "apt-get")]
+    assert order == ["dpkg", "apt-get", "apt-get"]  # the repository before the update and the install
+    assert "apt-get install -y -q aznfs" in calls
+    assert not list((tmp_path / "sources").iterdir())  # the config package writes its own list, not the script
+    # -t aznfs without `notls`: the mount helper's TLS tunnel
+    assert [c for c in calls if c.startswith("mount ")] == [
+        f"mount -t aznfs -o vers=4,minorversion=1,sec=sys,nconnect=4 acct.file.core.windows.net:/acct/shared "
+        f"{tmp_path}/shared"
+    ]
+    unit = (tmp_path / "units" / "shared.mount").read_text()
+    assert "Type=aznfs" in unit and "What=acct.file.core.windows.net:/acct/shared" in unit
+    assert "Options=vers=4,minorversion=1,sec=sys,nconnect=4,_netdev" in unit and "notls" not in unit
+
+
+def test_the_aznfs_install_is_noninteractive(tmp_path):
+    proc, _calls = run(tmp_path, installed=False, script=mounts_script("ms-config-apt"), **AZNFS)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "apt.env").read_text().split() == ["1", "1"]  # the update and the install
+    other = tmp_path / "other"
+    other.mkdir()
+    proc, _calls = run(other, installed=False, MOUNT_FSTYPE="nfs4", CLIENT="apt", CLIENT_PACKAGES="nfs-common")
+    assert proc.returncode == 0 and (other / "apt.env").read_text().split() == ["unset", "unset"]
+
+
+def test_an_installed_aznfs_is_not_installed_again(tmp_path):
+    proc, calls = run(tmp_path, script=mounts_script("ms-config-apt"), **AZNFS)
+    assert proc.returncode == 0, proc.stderr
+    assert not [c for c in calls if c.startswith(("curl ", "dpkg ", "apt-get "))]
+    assert any(c.startswith("mount -t aznfs ") for c in calls)
+
+
+def test_the_part_carries_the_aznfs_script_only_for_that_client():
+    azure = Mount("/shared", SOURCE_PLACEHOLDER, "aznfs", "vers=4,minorversion=1", "ms-config-apt", "aznfs", "u")
+    path = "/usr/local/sbin/gpu-cluster-mounts"
+    files = {f.path: f.content for f in mounts_part(azure).files}
+    assert files[path] == mounts_script("ms-config-apt")
+    assert 'MOUNT_FSTYPE="aznfs"' in files["/etc/gpu-cluster/mounts.env"]
+    efs = Mount("/shared", SOURCE_PLACEHOLDER, "nfs4", "nfsvers=4.1", "apt", "nfs-common")
+    assert {f.path: f.content for f in mounts_part(efs).files}[path] == SCRIPT.read_text()

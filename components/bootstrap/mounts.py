@@ -20,9 +20,9 @@ RESULT_PATH = "/var/lib/gpu-cluster/mounts.json"
 class Mount:
     path: str
     source: str  # the mount source, or SOURCE_PLACEHOLDER until deploy
-    fstype: str  # lustre | nfs | nfs4
+    fstype: str  # lustre | nfs | nfs4 | aznfs
     options: str
-    client: str  # fsx-lustre-apt | amlfs-apt | gcp-lustre-apt | apt | none (mounts.sh)
+    client: str  # fsx-lustre-apt | amlfs-apt | gcp-lustre-apt | ms-config-apt | apt | none (mounts.sh)
     packages: str = ""
     repo: str = ""
     key: str = ""
@@ -41,8 +41,27 @@ class Mount:
         }
 
 
-def mounts_script() -> str:
-    return script("mounts.sh")
+# Where the AZNFS fragment (mounts_aznfs.sh) goes: its functions before the first of mounts.sh's own helpers that
+# follow `packages`, its client in the install's case and its mount helper in the installed-client check.
+_AZNFS_BEFORE = "newest_amlfs_client() {\n"
+_AZNFS_CASE = ("    apt) ;;\n", "    ms-config-apt) add_ms_config_repo ;;\n    apt) ;;\n")
+_AZNFS_INSTALLED = (
+    "    *) command -v mount.nfs >/dev/null 2>&1 ;;\n",
+    "    aznfs) command -v mount.aznfs >/dev/null 2>&1 ;;\n    *) command -v mount.nfs >/dev/null 2>&1 ;;\n",
+)
+
+
+def mounts_script(client: str = "") -> str:
+    """mounts.sh; for the AZNFS client (`ms-config-apt`), with mounts_aznfs.sh spliced in. For every other client,
+    byte for byte the script nodes had before: no deployed node's user data changes for it."""
+    text = script("mounts.sh")
+    if client != "ms-config-apt":
+        return text
+    anchors = (_AZNFS_BEFORE, _AZNFS_CASE[0], _AZNFS_INSTALLED[0])
+    assert all(text.count(a) == 1 for a in anchors), "mounts.sh anchors moved"
+    fragment = script("mounts_aznfs.sh").replace("# shellcheck shell=bash\n", "", 1)
+    text = text.replace(_AZNFS_BEFORE, fragment + _AZNFS_BEFORE, 1)
+    return text.replace(*_AZNFS_CASE, 1).replace(*_AZNFS_INSTALLED, 1)
 
 
 UNIT = oneshot_unit(
@@ -59,7 +78,7 @@ def mounts_part(mount: Mount | None) -> Part:
         return Part("mounts")
     return service_part(
         "mounts",
-        script_text=mounts_script(),
+        script_text=mounts_script(mount.client),
         env=mount.env(),
         unit=UNIT,
         no_block=True,  # a filesystem still creating must not hold the boot
