@@ -1057,6 +1057,9 @@ def _kubernetes(ctx: _Context, kube: KubernetesConfig) -> Iterator[ConfigError]:
             f"got {kube.version!r}; {offer.service} offers {', '.join(offer.versions)} "
             f"(read {offer.read}: {offer.source})",
         )
+    refused = offer.extra.get("publicEndpointRefused")
+    if kube.public_endpoint and refused:
+        yield ConfigError(f"{k}kubernetes.publicEndpoint", f"true, but {' '.join(str(refused).split())}")
     if kube.public_endpoint and not kube.public_cidrs:
         yield ConfigError(
             f"{k}kubernetes.publicCidrs",

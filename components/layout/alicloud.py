@@ -792,17 +792,8 @@ def ack_layout(spec: ClusterSpec, scratch: Scratch, eris: int, shared: Shared | 
     """The ACK cluster, its pools and the GPU nodes' bootstrap (`scheduler: kubernetes`)."""
     kube = spec.kubernetes
     assert kube is not None  # resolved by the spec with scheduler kubernetes
-    key = f"{CLUSTER_KEY}.kubernetes"
     data = ack_offer()
-    if kube.public_endpoint:
-        # cs.ManagedKubernetes slb_internet_enabled opens the API server's CLB to the internet, and the SDK has
-        # no ACL for ACK's own listener (grep acl in pulumi_alicloud/cs: none): the CIDRs could not be enforced.
-        raise ConfigError(
-            f"{key}.publicEndpoint",
-            "true, but pulumi-alicloud 4.0.0 cannot restrict ACK's public API endpoint to publicCidrs (no ACL "
-            "argument for the API server's load balancer); keep it false and reach the API from the VPC (the "
-            "login node) instead",
-        )
+    # kubernetes.publicEndpoint is refused by the spec (catalog/kubernetes/alicloud.yaml publicEndpointRefused)
     driver = str(data["nvidiaDriverVersion"])
     labels = {**gpu_labels(spec), str(data["driverLabel"]): driver}
     # GPU nodes: the node bootstrap as a bash script (ACK concatenates user data into the cloud-init script it
