@@ -28,7 +28,7 @@ KEY = "aws:kms/key:Key"
 ARN = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: plan_stack caches it, except under mutmut
 def cmk():
     return plan_stack("aws-h100-cmk")
 

@@ -40,7 +40,7 @@ def releases(plan):
     return {r["inputs"]["name"]: r["inputs"] for r in resources_of(plan, "helm.sh/v3:Release")}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: plan_stack caches it, except under mutmut
 def eks(stack_plan):
     return stack_plan("aws-eks-h100")
 

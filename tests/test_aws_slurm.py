@@ -33,7 +33,7 @@ def env_of(user_data: str, name: str) -> dict[str, str]:
     raise AssertionError(f"no {name}.env")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: plan_stack caches it, except under mutmut
 def plan(stack_plan):
     return stack_plan(STACK)
 

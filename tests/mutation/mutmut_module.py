@@ -107,8 +107,14 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "aws-security": (
         AWS_SECURITY_FUNCTIONS,
-        # four small plans under the mock runtime (tests/test_aws_*.py plan shipped stacks: seconds per mutant)
-        ("tests/test_mutation_aws_security.py",),
+        # small plans under the mock runtime, and the template's users this round added: the CMK on every volume,
+        # the Slurm user data, the EKS pools' templates (tests/test_aws_resources.py plans every shipped stack)
+        (
+            "tests/test_mutation_aws_security.py",
+            "tests/test_aws_encryption.py",
+            "tests/test_aws_slurm.py",
+            "tests/test_aws_kubernetes.py",
+        ),
     ),
     "runner": (
         tuple(f"components.plan.runner.{name}__mutmut_*" for name in RUNNER_FUNCTIONS),
