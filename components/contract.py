@@ -93,6 +93,11 @@ class Capabilities:
         return self.access_default if method == "auto" else method
 
 
+def one_line(text: Any) -> str:
+    """A data file's folded text (`>-`, several spaces, line breaks) as one line, for messages and the plan."""
+    return " ".join(str(text).split())
+
+
 @cache
 def capability_data(cloud: str) -> dict[str, Any]:
     """The cloud's whole capabilities file: the keys `Capabilities` reads and the ones only its own
@@ -117,14 +122,12 @@ def capabilities(cloud: Cloud) -> Capabilities:
             existing_hint=ident["existingHint"],
         ),
         access_default=access["default"],
-        access_why=" ".join(access["why"].split()),
+        access_why=one_line(access["why"]),
         access_methods=tuple(access["methods"]),
         login=bool(data["login"]),
         login_default_type=data["loginDefaultType"],
         managed_group_limits=tuple(
-            Limitation(
-                lim["feature"], str(lim["applied"]), " ".join(lim["message"].split()), " ".join(lim["source"].split())
-            )
+            Limitation(lim["feature"], str(lim["applied"]), one_line(lim["message"]), one_line(lim["source"]))
             for lim in data.get("managedGroupLimits") or []
         ),
         spot_with_placement=bool(data["spotWithPlacement"]),
@@ -138,22 +141,22 @@ def _ssh_and_admin(data: dict[str, Any]) -> dict[str, Any]:
     if keys:
         out["ssh_key_types"] = tuple(keys["types"])
         out["rsa_min_bits"] = keys.get("rsaMinBits")
-        out["ssh_keys_source"] = " ".join(str(keys["source"]).split())
+        out["ssh_keys_source"] = one_line(keys["source"])
     groups = data.get("nodeGroups")
     if groups:
         out["node_groups"] = tuple(groups["kinds"])
-        out["node_groups_why"] = " ".join(str(groups["why"]).split())
+        out["node_groups_why"] = one_line(groups["why"])
     schedulers = data.get("schedulers")
     if schedulers:
         out["schedulers"] = tuple(schedulers["kinds"])
-        out["schedulers_why"] = " ".join(str(schedulers["why"]).split())
+        out["schedulers_why"] = one_line(schedulers["why"])
     eviction = data.get("spotEviction")
     if eviction:
-        out["spot_eviction"] = f"{' '.join(eviction['message'].split())} ({' '.join(eviction['source'].split())})"
+        out["spot_eviction"] = f"{one_line(eviction['message'])} ({one_line(eviction['source'])})"
     admin = data.get("adminUser")
     if admin:
         out["forbidden_admin_users"] = tuple(str(u).lower() for u in admin["forbidden"])
-        out["admin_users_source"] = " ".join(str(admin["source"]).split())
+        out["admin_users_source"] = one_line(admin["source"])
     return out
 
 

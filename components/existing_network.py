@@ -16,7 +16,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .catalog import storage as shared_storage
-from .contract import capabilities, capability_data
+from .contract import capabilities, capability_data, one_line
 from .errors import CLUSTER_KEY, ConfigError
 
 if TYPE_CHECKING:
@@ -32,10 +32,6 @@ def rules(cloud: str) -> dict[str, Any] | None:
     """The cloud's `existingNetwork:` data (None: the cloud cannot join an existing network yet)."""
     found: dict[str, Any] | None = capability_data(cloud).get("existingNetwork")
     return found
-
-
-def _words(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def check(ctx: _Context) -> Iterator[ConfigError]:
@@ -76,11 +72,11 @@ def check(ctx: _Context) -> Iterator[ConfigError]:
         "no VPC, subnet, NAT or route is created: the cluster joins the given network",
         "info",
     )
-    ctx.warn("network.existing", _words(data["egressNeeds"]))
+    ctx.warn("network.existing", one_line(data["egressNeeds"]))
     if ctx.fabric_wired:
-        ctx.warn("network.existing", _words(data["fabricNeeds"]))
+        ctx.warn("network.existing", one_line(data["fabricNeeds"]))
     if data.get("securityNeeds"):
-        ctx.warn("network.existing", _words(data["securityNeeds"]))
+        ctx.warn("network.existing", one_line(data["securityNeeds"]))
 
 
 def _security_groups(ctx: _Context, existing: ExistingNetwork, data: dict[str, Any]) -> Iterator[ConfigError]:

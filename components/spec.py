@@ -27,7 +27,7 @@ from . import catalog, placeholders
 from .catalog import CLOUDS, Cloud, InstanceType
 from .catalog import kubernetes as kubernetes_offers
 from .catalog import storage as shared_storage
-from .contract import Capabilities, capabilities, capability_data
+from .contract import Capabilities, capabilities, capability_data, one_line
 from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
 from .existing_network import check as check_existing_network
 from .policy import wide_public
@@ -879,13 +879,13 @@ def _shared_storage(ctx: _Context) -> Iterator[ConfigError]:
 
 def _capacity(ctx: _Context) -> Iterator[ConfigError]:
     cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
-    if _spot(cfg).enabled and cfg.reservation:
+    spot = cfg.spot
+    if spot.enabled and cfg.reservation:
         yield ConfigError(f"{k}reservation", "a reservation and spot are exclusive; set one of them")
     if cfg.reservation and not re.fullmatch(ctx.rules["reservationPattern"], cfg.reservation):
         yield ConfigError(f"{k}reservation", f"got {cfg.reservation!r}; not a reservation id for {ctx.cloud}")
     if cfg.reservation_type == "capacity-block" and (ctx.cloud != "aws" or not cfg.reservation):
         yield ConfigError(f"{k}reservationType", "capacity-block needs cloud aws and a reservation id")
-    spot = _spot(cfg)
     if spot.enabled and spot.on_demand_base > ctx.max_nodes:
         yield ConfigError(f"{k}spot.onDemandBase", f"{spot.on_demand_base} is more than maxNodes {ctx.max_nodes}")
     if not spot.enabled and (spot.on_demand_base or spot.fallback != "none"):
@@ -901,10 +901,6 @@ def _capacity(ctx: _Context) -> Iterator[ConfigError]:
         eviction = capabilities(ctx.cloud).spot_eviction
         if eviction:
             ctx.warn("spot", eviction)
-
-
-def _spot(cfg: ClusterConfig) -> SpotConfig:
-    return cfg.spot
 
 
 def _min_nodes(cfg: ClusterConfig) -> int:
@@ -1059,7 +1055,7 @@ def _kubernetes(ctx: _Context, kube: KubernetesConfig) -> Iterator[ConfigError]:
         )
     refused = offer.extra.get("publicEndpointRefused")
     if kube.public_endpoint and refused:
-        yield ConfigError(f"{k}kubernetes.publicEndpoint", f"true, but {' '.join(str(refused).split())}")
+        yield ConfigError(f"{k}kubernetes.publicEndpoint", f"true, but {one_line(refused)}")
     if kube.public_endpoint and not kube.public_cidrs:
         yield ConfigError(
             f"{k}kubernetes.publicCidrs",
@@ -1135,7 +1131,7 @@ def _encryption(ctx: _Context) -> Iterator[ConfigError]:
             where = f"in {ctx.region} (only in {', '.join(sm4_regions)})" if sm4_regions else "in any region"
             yield ConfigError(
                 f"{k}.algorithm",
-                f"sm4 keys are not built {where}: {' '.join(str(data.get('sm4Source', '')).split())}",
+                f"sm4 keys are not built {where}: {one_line(data.get('sm4Source', ''))}",
             )
 
 
@@ -1309,9 +1305,10 @@ def _cross_check(
         nodes=cfg.nodes,
         max_nodes=ctx.max_nodes,
         node_group=cfg.node_group,
-        spot=_spot(cfg).enabled,
-        spot_on_demand_base=_spot(cfg).on_demand_base if _spot(cfg).enabled else 0,
-        spot_fallback=_spot(cfg).fallback if _spot(cfg).enabled else "none",
+        spot=cfg.spot.enabled,
+        # a disabled spot block is refused when it sets these, so they hold only with enabled
+        spot_on_demand_base=cfg.spot.on_demand_base,
+        spot_fallback=cfg.spot.fallback,
         min_nodes=_min_nodes(cfg),
         encryption_key=cfg.encryption.key,
         encryption_algorithm=cfg.encryption.algorithm,

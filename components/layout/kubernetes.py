@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from ..catalog import kubernetes as offers
+from ..contract import one_line
 from ..spec import ClusterSpec
 
 CHARTS = Path(offers.__file__).parent / "charts.yaml"
@@ -103,10 +104,6 @@ def _selected(spec: ClusterSpec, key: str) -> list[dict[str, Any]]:
     return [entry for entry in offer.extra.get(key) or [] if _matches(entry.get("when") or {}, facts)]
 
 
-def _words(text: Any) -> str:
-    return " ".join(str(text).split())
-
-
 def releases(spec: ClusterSpec) -> tuple[Release, ...]:
     """The cloud's releases for the spec, each chart's shared values under the cloud's own."""
     out = []
@@ -120,8 +117,8 @@ def releases(spec: ClusterSpec) -> tuple[Release, ...]:
                 version=str(chart["version"]),
                 namespace=entry.get("namespace", chart["namespace"]),
                 values=merge(chart.get("values") or {}, entry.get("values") or {}),
-                why=_words(entry["why"]),
-                source=_words(chart["source"]),
+                why=one_line(entry["why"]),
+                source=one_line(chart["source"]),
             )
         )
     return tuple(out)
@@ -155,7 +152,7 @@ def manifests(spec: ClusterSpec) -> tuple[Manifest, ...]:
                 namespace=meta.get("namespace"),
                 spec=copy.deepcopy(body.get("spec") or {}),
                 after=entry.get("after"),
-                why=_words(entry["why"]),
+                why=one_line(entry["why"]),
             )
         )
     return tuple(out)
