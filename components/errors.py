@@ -8,6 +8,7 @@ resource is registered.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,6 +40,16 @@ class ConfigErrors(ConfigError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+def refuse(problems: Iterable[ConfigError]) -> None:
+    """Raise every problem a validator found, one line each (ConfigErrors), or nothing: a user fixing a config
+    sees all its problems in one run, not one per run."""
+    found = list(problems)
+    if len(found) == 1:
+        raise found[0]
+    if found:
+        raise ConfigErrors(found)
 
 
 @dataclass(frozen=True)

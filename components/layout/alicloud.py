@@ -35,7 +35,7 @@ import gzip
 import ipaddress
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -48,7 +48,7 @@ from ..bootstrap.node import node_parts
 from ..bootstrap.slurm import compute_parts, head_parts, login_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capabilities, capability_data
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
 from .alicloud_scaling import AlicloudFleet
@@ -327,21 +327,21 @@ def _driver_script(driver: GpuDriver) -> str:
     )
 
 
-def _check_tags(tags: Mapping[str, str]) -> None:
+def _tag_problems(tags: Mapping[str, str]) -> Iterator[ConfigError]:
     for key, value in tags.items():
         bad = key.lower().startswith(TAG_FORBIDDEN_PREFIXES) or value.lower().startswith(TAG_FORBIDDEN_PREFIXES)
         if bad or len(key) > TAG_KEY_MAX or len(value) > TAG_VALUE_MAX:
-            raise ConfigError(
+            yield ConfigError(
                 f"{CLUSTER_KEY}.tags.{key}",
                 f"alicloud tag keys are 1-{TAG_KEY_MAX} characters, values at most {TAG_VALUE_MAX}, and neither "
                 f"may start with {', '.join(repr(p) for p in TAG_FORBIDDEN_PREFIXES)}",
             )
 
 
-def _check_sizes(spec: ClusterSpec) -> None:
+def _size_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
     low, high = SYSTEM_DISK_GB
     if not low <= spec.storage.root_gb <= high:
-        raise ConfigError(
+        yield ConfigError(
             f"{CLUSTER_KEY}.storage.rootGb",
             f"got {spec.storage.root_gb}; an ESSD system disk on alicloud is {low} to {high} GB",
         )
@@ -349,17 +349,17 @@ def _check_sizes(spec: ClusterSpec) -> None:
         level = spec.alicloud.scratch_performance_level
         size = spec.storage.scratch_gb
         if size > DATA_DISK_MAX_GB:
-            raise ConfigError(
+            yield ConfigError(
                 f"{CLUSTER_KEY}.storage.scratchGb", f"got {size}; an ESSD data disk is at most {DATA_DISK_MAX_GB} GB"
             )
         if size < ESSD_MIN_GB[level]:
-            raise ConfigError(
+            yield ConfigError(
                 f"{CLUSTER_KEY}.alicloud.scratchPerformanceLevel",
                 f"{level} needs an ESSD of at least {ESSD_MIN_GB[level]} GB but scratchGb is {size}; "
                 "raise scratchGb or pick a lower level (PL0 from 1 GB, PL1 from 20 GB)",
             )
     if spec.node_group == "managed" and spec.max_nodes > ESS_MAX_SIZE:
-        raise ConfigError(
+        yield ConfigError(
             f"{CLUSTER_KEY}.maxNodes",
             f"got {spec.max_nodes}; an ESS scaling group holds at most {ESS_MAX_SIZE} instances",
         )
@@ -539,8 +539,7 @@ def _health_hook(spec: ClusterSpec, warnings: list[str]) -> bool:
 
 def plan(spec: ClusterSpec) -> AlicloudLayout:
     row = spec.instance
-    _check_tags(spec.base_tags)
-    _check_sizes(spec)
+    refuse([*_tag_problems(spec.base_tags), *_size_problems(spec)])
     warnings: list[str] = []
     key = CLUSTER_KEY
     caps = capabilities("alicloud")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..bootstrap import File as BootFile
 from ..bootstrap import Part, oneshot_unit, script, service_part
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from .scaling import scaling_data
 
@@ -146,12 +147,6 @@ def agent_part(spec: ClusterSpec, metric: GpuMetric) -> Part:
 def _queue(spec: ClusterSpec, queue: str) -> QueueMetric:
     q = data()["queueDepth"]
     create = queue == "auto"
-    if not create and not re.fullmatch(q["queuePattern"], queue):
-        raise ConfigError(
-            f"{CLUSTER_KEY}.scaling.queue",
-            f"got {queue!r}; allowed: auto (the cluster's own SQS queue) or an SQS queue ARN "
-            "(arn:aws:sqs:<region>:<account>:<name>)",
-        )
     return QueueMetric(
         create=create,
         queue_name=None if create else queue.rsplit(":", 1)[1],
@@ -166,41 +161,54 @@ def _queue(spec: ClusterSpec, queue: str) -> QueueMetric:
     )
 
 
-def plan(spec: ClusterSpec) -> AwsScaling | None:
-    """The fleet's scaling, or None when the cluster uses none of it. Refusals are keyed, before any resource."""
-    if not elastic(spec):
-        return None
+def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
     k = f"{CLUSTER_KEY}."
     if spec.spot_fallback == "onDemand":
-        raise ConfigError(
+        yield ConfigError(
             f"{k}spot.fallback",
             "onDemand is not available on AWS: EC2 Auto Scaling has no Spot-to-On-Demand fallback "
             "(catalog/scaling/aws.yaml spot.fallbackSource); use none with onDemandBase for an On-Demand floor",
         )
     if spec.kubernetes is not None and (spec.spot_on_demand_base or spec.min_nodes != spec.nodes):
-        raise ConfigError(
+        yield ConfigError(
             f"{k}spot.onDemandBase" if spec.spot_on_demand_base else f"{k}minNodes",
             "not built for scheduler kubernetes on AWS (an EKS node group has one capacity type); remove it",
         )
     scaling = spec.scaling
-    metric = scaling.metric if scaling else None
-    gpu = None
-    if scaling is not None and metric == "gpuUtilization":
+    queue = (scaling.queue or "auto") if scaling is not None and scaling.metric == "queueDepth" else "auto"
+    if queue != "auto" and not re.fullmatch(data()["queueDepth"]["queuePattern"], queue):
+        yield ConfigError(
+            f"{k}scaling.queue",
+            f"got {queue!r}; allowed: auto (the cluster's own SQS queue) or an SQS queue ARN "
+            "(arn:aws:sqs:<region>:<account>:<name>)",
+        )
+    if scaling is not None and scaling.metric == "gpuUtilization":
         if spec.network.egress == "none":
-            raise ConfigError(
+            yield ConfigError(
                 f"{k}network.egress",
                 "none, but scaling.metric gpuUtilization needs the nodes to download the CloudWatch agent and "
                 "reach CloudWatch; use egress nat or another scaling.metric",
             )
         if spec.instance.gpu_vendor != "nvidia":
-            raise ConfigError(f"{k}scaling.metric", "gpuUtilization reads NVIDIA GPUs only (nvidia_gpu)")
+            yield ConfigError(f"{k}scaling.metric", "gpuUtilization reads NVIDIA GPUs only (nvidia_gpu)")
         if spec.min_nodes == 0 and not any(e.nodes for e in scaling.schedule):
-            raise ConfigError(
+            yield ConfigError(
                 f"{k}minNodes",
                 "0 with scaling.metric gpuUtilization and no schedule entry above 0: an empty group publishes no GPU "
                 "metric, so target tracking could never scale it out again; set minNodes to 1 or more, or add a "
                 "schedule entry that brings nodes back (catalog/scaling/aws.yaml scaleToZeroSource)",
             )
+
+
+def plan(spec: ClusterSpec) -> AwsScaling | None:
+    """The fleet's scaling, or None when the cluster uses none of it. Refusals are keyed, before any resource."""
+    if not elastic(spec):
+        return None
+    refuse(_problems(spec))
+    scaling = spec.scaling
+    metric = scaling.metric if scaling else None
+    gpu = None
+    if scaling is not None and metric == "gpuUtilization":
         g = data()["gpuUtilization"]
         gpu = GpuMetric(g["namespace"], g["metricName"], (g["dimension"], spec.name), g["statistic"])
     queue = _queue(spec, scaling.queue or "") if metric == "queueDepth" and scaling else None

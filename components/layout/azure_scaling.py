@@ -4,15 +4,16 @@ queue, the GPU metric publisher part (data: catalog/scaling/azure.yaml, sources 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import bootstrap
 from ..bootstrap import Part
 from ..bootstrap.metrics import versions
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
-from .scaling import gpu_metric_checks, scaling_data
+from .scaling import gpu_metric_problems, scaling_data
 from .slurm import cloud_data
 
 K = f"{CLUSTER_KEY}."
@@ -173,15 +174,15 @@ def _queue(spec: ClusterSpec, queue: str) -> Queue:
     return Queue(False, name, namespace_id, q["receiverRole"])
 
 
-def _checks(spec: ClusterSpec, group: str) -> None:
+def _problems(spec: ClusterSpec, group: str) -> Iterator[ConfigError]:
     if spec.spot and spec.spot_on_demand_base:
-        raise ConfigError(
+        yield ConfigError(
             f"{K}spot.onDemandBase",
             "not built on Azure: Spot Priority Mix (priorityMixPolicy) needs a Flexible scale set and gpu-cluster's is "
             "Uniform (singlePlacementGroup scopes InfiniBand); set 0, or spot: false for regular VMs",
         )
     if spec.spot and spec.spot_fallback == "onDemand":
-        raise ConfigError(
+        yield ConfigError(
             f"{K}spot.fallback",
             "onDemand is not built on Azure: a scale set does not fall back from Spot to regular VMs; use fallback: "
             "none, or spot: false",
@@ -190,8 +191,8 @@ def _checks(spec: ClusterSpec, group: str) -> None:
     if scaling is None:
         return
     if group != "scale-set":
-        raise ConfigError(f"{K}scaling", "needs nodeGroup: managed (the autoscale setting targets a scale set)")
-    gpu_metric_checks(
+        yield ConfigError(f"{K}scaling", "needs nodeGroup: managed (the autoscale setting targets a scale set)")
+    yield from gpu_metric_problems(
         spec,
         reaches="the nodes post the metric to REGION.monitoring.azure.com",
         at_zero="no node publishes the metric, so nothing would scale the set out again",
@@ -199,12 +200,12 @@ def _checks(spec: ClusterSpec, group: str) -> None:
     a = data()["autoscale"]
     low, high = int(a["cooldownMinSeconds"]), int(a["cooldownMaxSeconds"])
     if not low <= scaling.scale_in_cooldown_seconds <= high:
-        raise ConfigError(
+        yield ConfigError(
             f"{K}scaling.scaleInCooldownSeconds",
             f"{scaling.scale_in_cooldown_seconds} on Azure: an autoscale cooldown is {low} s to {high} s",
         )
     if len(scaling.schedule) + 1 > int(a["maxProfiles"]):
-        raise ConfigError(
+        yield ConfigError(
             f"{K}scaling.schedule",
             f"{len(scaling.schedule)} entries; an autoscale setting holds {a['maxProfiles']} profiles, one of them the "
             "default",
@@ -247,7 +248,7 @@ def _rules(spec: ClusterSpec, queue: Queue | None) -> tuple[Rule, ...]:
 
 def plan(spec: ClusterSpec, group: str) -> AzureElastic | None:
     """The elastic part of the Azure layout, or None when nothing of it is asked (existing stacks)."""
-    _checks(spec, group)
+    refuse(_problems(spec, group))
     scaling = spec.scaling
     if scaling is None:
         return None

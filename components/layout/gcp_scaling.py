@@ -4,6 +4,7 @@ on-demand floor group of a spot mix (data: catalog/scaling/gcp.yaml, sources the
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -14,9 +15,9 @@ from cronsim import CronSim
 from .. import bootstrap
 from ..bootstrap import File, Part
 from ..bootstrap.metrics import versions
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
-from .scaling import gpu_metric_checks, scaling_data
+from .scaling import gpu_metric_problems, scaling_data
 
 K = f"{CLUSTER_KEY}."
 OPS_AGENT_SCRIPT = "/usr/local/sbin/gpu-cluster-ops-agent"
@@ -182,29 +183,29 @@ def schedules(spec: ClusterSpec, floor: int) -> tuple[Schedule, ...]:
     return tuple(out)
 
 
-def _checks(spec: ClusterSpec, no_on_demand: bool) -> None:
+def _problems(spec: ClusterSpec, no_on_demand: bool) -> Iterator[ConfigError]:
     base = spec.spot_on_demand_base if spec.spot else 0
     if spec.spot and spec.spot_fallback == "onDemand":
-        raise ConfigError(
+        yield ConfigError(
             f"{K}spot.fallback",
             "onDemand is not built on GCP: a MIG takes its template's provisioning model and Compute Engine has no "
             "Spot-to-standard fallback; use onDemandBase for standard VMs that always run, or fallback: none",
         )
     if base:
         if spec.node_group != "managed":
-            raise ConfigError(f"{K}spot.onDemandBase", "needs nodeGroup: managed")
+            yield ConfigError(f"{K}spot.onDemandBase", "needs nodeGroup: managed")
         if no_on_demand:
-            raise ConfigError(
+            yield ConfigError(
                 f"{K}spot.onDemandBase",
                 f"{spec.instance.instanceType} is not sold on demand: no standard VMs for the base; set 0",
             )
         if base > spec.min_nodes:
-            raise ConfigError(
+            yield ConfigError(
                 f"{K}spot.onDemandBase",
                 f"{base} is more than minNodes {spec.min_nodes}: on GCP the base is a second group of standard VMs "
                 "that always run; set it at most minNodes",
             )
-    gpu_metric_checks(
+    yield from gpu_metric_problems(
         spec,
         reaches="the Ops Agent is downloaded at boot (dl.google.com)",
         at_zero="no GPU reports utilisation, so nothing would scale the group out again",
@@ -213,7 +214,7 @@ def _checks(spec: ClusterSpec, no_on_demand: bool) -> None:
 
 def plan(spec: ClusterSpec, no_on_demand: bool) -> Elastic | None:
     """The elastic part of the GCP layout, or None when nothing of it is asked (existing stacks)."""
-    _checks(spec, no_on_demand)
+    refuse(_problems(spec, no_on_demand))
     scaling = spec.scaling
     floor = spec.spot_on_demand_base if spec.spot else 0
     if scaling is None and not floor:

@@ -4,6 +4,7 @@ reach and what stops at zero."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ def scaling_data(cloud: str) -> dict[str, Any]:
     return loaded
 
 
-def gpu_metric_checks(spec: ClusterSpec, *, reaches: str, at_zero: str) -> None:
+def gpu_metric_problems(spec: ClusterSpec, *, reaches: str, at_zero: str) -> Iterator[ConfigError]:
     """With scaling.metric gpuUtilization: the DCGM exporter the metric is read from, a way out for the nodes
     (`reaches`: what they fetch or post outside, with egress none and no public IP), and a way back from zero nodes
     (`at_zero`: why nothing scales out when no node runs, unless a schedule entry brings nodes back)."""
@@ -32,18 +33,18 @@ def gpu_metric_checks(spec: ClusterSpec, *, reaches: str, at_zero: str) -> None:
     if scaling is None or scaling.metric != "gpuUtilization":
         return
     if not spec.dcgm_exporter:
-        raise ConfigError(
+        yield ConfigError(
             f"{K}scaling.metric", "gpuUtilization reads the DCGM exporter: set monitoring.dcgmExporter: true"
         )
     if spec.network.egress == "none" and not spec.network.public_ip:
-        raise ConfigError(
+        yield ConfigError(
             f"{K}network.egress",
             f"none with metric gpuUtilization: {reaches} and nothing else reaches the internet; use egress nat or "
             "another scaling.metric",
         )
     wakes = any(entry.nodes > 0 for entry in scaling.schedule)  # a schedule entry brings nodes (and samples) back
     if spec.min_nodes == 0 and not wakes:
-        raise ConfigError(
+        yield ConfigError(
             f"{K}minNodes",
             f"0 with metric gpuUtilization and no schedule entry above 0: at zero nodes {at_zero}; set minNodes 1, "
             "add a schedule entry above 0, or use queueDepth to scale to zero",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 
 _DATA = Path(__file__).resolve().parent.parent / "catalog" / "slurm.yaml"
@@ -209,12 +210,12 @@ def default_switches(spec: ClusterSpec) -> tuple[str, ...]:
     return (f"{spec.name}-pg",) if spec.placement == "cluster" else ()
 
 
-def _check(spec: ClusterSpec) -> None:
+def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
     """What the catalog must give (the spec refused the Slurm options that are not built)."""
     k = f"{CLUSTER_KEY}."
     assert spec.slurm is not None
     if spec.instance.memoryGiB is None:
-        raise ConfigError(
+        yield ConfigError(
             f"{k}instanceType",
             f"{spec.instance.instanceType} has no memory in the catalog: Slurm's RealMemory cannot be set",
         )
@@ -224,7 +225,7 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
     """The Slurm layer of a cluster; None unless `scheduler: slurm`. See the module docstring for the contract."""
     if spec.scheduler != "slurm" or spec.slurm is None:
         return None
-    _check(spec)
+    refuse(_problems(spec))
     d = data()
     row = spec.instance
     margin = d["realMemoryMargin"]

@@ -17,7 +17,7 @@ import base64
 import gzip
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,7 +25,7 @@ from .. import bootstrap, catalog
 from ..bootstrap.fabric import FabricUsability, nccl_env_part
 from ..bootstrap.node import node_parts
 from ..contract import capabilities, capability_data
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
 
@@ -173,19 +173,19 @@ def fabric_usability(spec: ClusterSpec, hpc_cluster: bool) -> FabricUsability:
     )
 
 
-def _check(spec: ClusterSpec, hcc: bool) -> None:
+def _problems(spec: ClusterSpec, hcc: bool) -> Iterator[ConfigError]:
     if hcc and spec.node_group == "managed":
         limit = capabilities("tencentcloud").managed_limit("hccCluster")
         assert limit is not None
-        raise ConfigError(f"{CLUSTER_KEY}.nodeGroup", f"managed {limit.message} ({spec.instance.instanceType})")
+        yield ConfigError(f"{CLUSTER_KEY}.nodeGroup", f"managed {limit.message} ({spec.instance.instanceType})")
     if spec.spot and spec.max_hourly_usd is None:
-        raise ConfigError(
+        yield ConfigError(
             "gpu-cluster:maxHourlyUsd",
             "not set, but spot is true: Tencent's SPOTPAID nodes need a maximum price (spot_max_price); "
             "set maxHourlyUsd (the cap per node is maxHourlyUsd / nodes, in the account's billing currency)",
         )
     if hcc and spec.spot:
-        raise ConfigError(
+        yield ConfigError(
             f"{CLUSTER_KEY}.spot",
             f"true, but {spec.instance.instanceType} is an HCC type; spot (SPOTPAID) is offered for non-HCC types only",
         )
@@ -194,7 +194,7 @@ def _check(spec: ClusterSpec, hcc: bool) -> None:
 def plan(spec: ClusterSpec) -> TencentLayout:
     row = spec.instance
     hcc = is_hcc(spec)
-    _check(spec, hcc)
+    refuse(_problems(spec, hcc))
     warnings: list[str] = []
     key = CLUSTER_KEY
     hpc_cluster = hcc and spec.fabric_wired

@@ -14,7 +14,7 @@ from typing import Any
 from pulumi import RunError
 
 from ..contract import Layout, contract
-from ..errors import ConfigError
+from ..errors import ConfigError, ConfigErrors
 from ..policy import (
     K8S_POOL_TYPES,
     RELEASE_TYPE,
@@ -252,6 +252,6 @@ def make_plan(project_dir: Path, stack_file: StackFile, policy_config: dict[str,
     spec = build_spec(stack_file.values, stack_file.stack, stack_file.project, stack_file.secret_keys)
     try:
         run = run_program(project_dir / "__main__.py", stack_file, spec.region)
-    except RunError as exc:  # the program's own rejection (a layout rule), already one clear line
-        raise ConfigError("", str(exc)) from None
+    except RunError as exc:  # the program's own rejection (layout rules): one clear line per problem
+        raise ConfigErrors([ConfigError("", line) for line in str(exc).splitlines()]) from None
     return Plan(stack_file, spec, run, dict(policy_config or {}))
