@@ -54,6 +54,24 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         },
         [f"{C}.spot.fallback", f"{C}.scaling.metric", f"{C}.minNodes"],
     ),
+    "aws-eks": (
+        {
+            "aws:region": "us-east-1",
+            "gpu-cluster:cloud": "aws",
+            C: {"name": "many", "gpu": "H100:8", "nodes": 2, "zone": "us-east-1a", "scheduler": "kubernetes",
+                "network": {"egress": "none"}, "image": "ami-0123456789abcdef0", "tags": TAGS},
+        },
+        [f"{C}.network.egress", f"{C}.image"],
+    ),
+    "azure-availability-set": (
+        {
+            "azure-native:location": "eastus",
+            "gpu-cluster:cloud": "azure",
+            C: {"name": "many", "instanceType": "Standard_ND96isr_H100_v5", "nodes": 2, "nodeGroup": "instances",
+                "zone": "1", "spot": True, "tags": TAGS},
+        },
+        [f"{C}.spot", f"{C}.zone", f"{C}.sshPublicKey"],
+    ),
     "alicloud-sizes": (
         {
             "alicloud:region": "cn-hangzhou",

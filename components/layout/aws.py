@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import gzip
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -24,7 +24,7 @@ from ..bootstrap.metrics import endpoints as metric_endpoints
 from ..bootstrap.node import node_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for, split_cidr
 from .aws_scaling import AwsScaling
@@ -158,7 +158,7 @@ def efa_interfaces(cards: int, efa_devices: int) -> tuple[NetworkInterface, ...]
 
 def plan(spec: ClusterSpec) -> AwsLayout:
     if spec.kubernetes is not None:
-        _check_kubernetes(spec)
+        refuse(_kubernetes_problems(spec))
     row = spec.instance
     if spec.fabric_wired:
         interfaces = efa_interfaces(row.networkCards or 1, row.fabricDevices)
@@ -504,44 +504,44 @@ def kubernetes_offer() -> kubernetes_offers.KubernetesOffer:
     return offer
 
 
-def _check_kubernetes(spec: ClusterSpec) -> None:
+def _kubernetes_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
     """What scheduler kubernetes on EKS cannot build from the spec: one line per key, before any resource."""
     k = f"{CLUSTER_KEY}."
     net = spec.network
     if net.existing is not None:
-        raise ConfigError(
+        yield ConfigError(
             f"{k}network.existing",
             "set with scheduler kubernetes: the EKS control plane needs subnets in two zones and the cluster builds "
             "its own (one for the nodes, one more for the control plane); drop network.existing",
         )
     if net.public_ip:
-        raise ConfigError(f"{k}network.publicIp", "true with scheduler kubernetes: EKS nodes stay private; use false")
+        yield ConfigError(f"{k}network.publicIp", "true with scheduler kubernetes: EKS nodes stay private; use false")
     if net.egress != "nat":
-        raise ConfigError(
+        yield ConfigError(
             f"{k}network.egress",
             f"{net.egress} with scheduler kubernetes: the nodes pull the GPU operator's and the EFA plugin's images "
             "(nvcr.io, ECR) and reach the EKS and STS APIs; use nat",
         )
     if spec.identity.existing is not None:
-        raise ConfigError(
+        yield ConfigError(
             f"{k}identity.existing",
             "set with scheduler kubernetes: an EKS node group takes an IAM role, not an instance profile; drop it "
             "to let the cluster create the node role",
         )
     if spec.storage.shared is not None:
-        raise ConfigError(
+        yield ConfigError(
             f"{k}storage.shared",
             "set with scheduler kubernetes: the node bootstrap mounts it with apt packages and EKS nodes run "
             "Amazon Linux 2023; mount FSx in pods with the FSx for Lustre CSI driver, or drop storage.shared",
         )
     if spec.image != "auto":
-        raise ConfigError(
+        yield ConfigError(
             f"{k}image",
             f"{spec.image} with scheduler kubernetes: the GPU pool runs the EKS-optimized AL2023 NVIDIA AMI that EKS "
             "picks (amiType); use auto",
         )
     if spec.max_nodes < 1:
-        raise ConfigError(f"{k}maxNodes", "0 with scheduler kubernetes: an EKS node group's maxSize is at least 1")
+        yield ConfigError(f"{k}maxNodes", "0 with scheduler kubernetes: an EKS node group's maxSize is at least 1")
 
 
 def mime_user_data(cloud_config: str) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import fnmatch
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,7 +35,7 @@ from ..bootstrap.metrics import Endpoint, endpoints
 from ..bootstrap.node import node_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from . import Scratch, azure_slurm, image_for, scratch_for, split_cidr
 from .azure_scaling import AzureElastic
@@ -553,11 +553,32 @@ def _inside_rules() -> list[SecurityRule]:
     ]
 
 
-def _check_capacity(spec: ClusterSpec, group: Group, ib: bool, node_cidr: str) -> None:
+def _group_problems(spec: ClusterSpec, group: Group, ib: bool, node_cidr: str) -> Iterator[ConfigError]:
+    """What the node group cannot hold: spot or a zone in an availability set, no SSH key, more nodes than fit."""
     k = f"{CLUSTER_KEY}."
+    if group == "availability-set" and spec.spot:
+        yield ConfigError(
+            f"{k}spot",
+            "true with nodeGroup: instances on an InfiniBand size: IB between single VMs needs an availability set, "
+            "and Azure does not allow spot VMs in one (AzureSpotVMNotSupportedInAvailabilitySet); "
+            "use nodeGroup: managed (a spot scale set) or spot: false",
+        )
+    if group == "availability-set" and spec.zone is not None:
+        yield ConfigError(
+            f"{k}zone",
+            "set with nodeGroup: instances on an InfiniBand size: the VMs share an availability set, and a VM "
+            "cannot be in an availability set and a zone at once; remove zone or use nodeGroup: managed",
+        )
+    if spec.ssh_public_key is None:
+        yield ConfigError(
+            f"{k}sshPublicKey",
+            "required on azure: gpu-cluster disables password login, and Azure refuses a Linux VM with neither "
+            '("Authentication using either SSH or by user name and password must be enabled in Linux profile"); '
+            "set it with: cat ~/.ssh/id_ed25519.pub | pulumi config set --path 'gpu-cluster:cluster.sshPublicKey'",
+        )
     if group == "scale-set" and ib and spec.max_nodes > SCALE_SET_IB_CAP:
         key = f"{k}maxNodes" if spec.max_nodes > spec.nodes else f"{k}nodes"
-        raise ConfigError(
+        yield ConfigError(
             key,
             f"{spec.max_nodes} nodes, but InfiniBand on {spec.instance.instanceType} needs the scale set limited to "
             f"one placement group (singlePlacementGroup: true), which Azure caps at {SCALE_SET_IB_CAP} VMs "
@@ -565,14 +586,14 @@ def _check_capacity(spec: ClusterSpec, group: Group, ib: bool, node_cidr: str) -
             "several clusters (IB does not cross scale sets), or set fabric: none",
         )
     if group == "availability-set" and spec.nodes > AVAILABILITY_SET_CAP:
-        raise ConfigError(
+        yield ConfigError(
             f"{k}nodes",
             f"{spec.nodes} nodes, but InfiniBand between single VMs needs them in one availability set, which holds "
             f"at most {AVAILABILITY_SET_CAP} VMs (setup-infiniband.md); use at most {AVAILABILITY_SET_CAP}",
         )
     usable = ipaddress.IPv4Network(node_cidr).num_addresses - AZURE_RESERVED_IPS_PER_SUBNET
     if spec.max_nodes > usable:
-        raise ConfigError(
+        yield ConfigError(
             f"{k}network.cidr",
             f"{spec.network.cidr} gives a node subnet {node_cidr} with {usable} usable addresses "
             f"(Azure reserves {AZURE_RESERVED_IPS_PER_SUBNET}), fewer than {spec.max_nodes} nodes; use a larger range",
@@ -647,28 +668,9 @@ def plan(spec: ClusterSpec) -> AzureLayout:
     k = f"{CLUSTER_KEY}."
     ib = spec.fabric_wired and row.fabric == "infiniband"
     group: Group = "scale-set" if spec.node_group == "managed" else "availability-set" if ib else "vms"
-    if group == "availability-set" and spec.spot:
-        raise ConfigError(
-            f"{k}spot",
-            "true with nodeGroup: instances on an InfiniBand size: IB between single VMs needs an availability set, "
-            "and Azure does not allow spot VMs in one (AzureSpotVMNotSupportedInAvailabilitySet); "
-            "use nodeGroup: managed (a spot scale set) or spot: false",
-        )
-    if group == "availability-set" and spec.zone is not None:
-        raise ConfigError(
-            f"{k}zone",
-            "set with nodeGroup: instances on an InfiniBand size: the VMs share an availability set, and a VM "
-            "cannot be in an availability set and a zone at once; remove zone or use nodeGroup: managed",
-        )
-    if spec.ssh_public_key is None:
-        raise ConfigError(
-            f"{k}sshPublicKey",
-            "required on azure: gpu-cluster disables password login, and Azure refuses a Linux VM with neither "
-            '("Authentication using either SSH or by user name and password must be enabled in Linux profile"); '
-            "set it with: cat ~/.ssh/id_ed25519.pub | pulumi config set --path 'gpu-cluster:cluster.sshPublicKey'",
-        )
     node_cidr = split_cidr(spec.network.cidr, 1, 1)[0]  # first half; the second stays free (bastion, etc.)
-    _check_capacity(spec, group, ib, node_cidr)
+    refuse(_group_problems(spec, group, ib, node_cidr))
+    assert spec.ssh_public_key is not None  # refused above
 
     scratch = scratch_for(spec, NVME_GLOBS, DATA_DISK_GLOBS)
     shared = shared_for(spec)

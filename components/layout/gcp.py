@@ -27,7 +27,7 @@ import hashlib
 import ipaddress
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -41,7 +41,7 @@ from ..bootstrap.scratch import scratch_part
 from ..bootstrap.slurm import cluster_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, image_for, scratch_for
 from .gcp_scaling import Elastic
@@ -780,22 +780,22 @@ def gke_fabric_usability(
     )
 
 
-def _gke_checks(spec: ClusterSpec) -> None:
+def _gke_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
     assert spec.kubernetes is not None
     if spec.network.existing is not None:
-        raise ConfigError(
+        yield ConfigError(
             f"{CLUSTER_KEY}.network.existing",
             "set with scheduler kubernetes: GKE needs pods and services ranges on the nodes' subnet, which "
             "gpu-cluster adds only to a VPC it creates; remove network.existing",
         )
     if spec.storage.shared is not None:
-        raise ConfigError(
+        yield ConfigError(
             f"{CLUSTER_KEY}.storage.shared",
             "set with scheduler kubernetes on gcp: the node bootstrap that mounts it does not run on GKE nodes "
             "and no PersistentVolume for GKE's CSI drivers is built; remove storage.shared",
         )
     if spec.kubernetes.service_monitor:
-        raise ConfigError(
+        yield ConfigError(
             f"{CLUSTER_KEY}.kubernetes.serviceMonitor",
             "true on gcp: GKE exports the GPU metrics itself (managed DCGM metrics into Managed Service for "
             "Prometheus) and no exporter chart runs for a ServiceMonitor to watch; set it false",
@@ -806,7 +806,7 @@ def gke_layout(spec: ClusterSpec, nics: Sequence[Nic], placement: bool, warnings
     """The GKE cluster of `scheduler: kubernetes` (catalog/kubernetes/gcp.yaml)."""
     kube = spec.kubernetes
     assert kube is not None
-    _gke_checks(spec)
+    refuse(_gke_problems(spec))
     data = _gke_data()
     hold, nodes_data = data["versionHold"], data["nodes"]
     pods, services = pod_ranges(spec, data)
