@@ -34,7 +34,13 @@ def test_the_health_script_with_the_mount_check_is_shellcheck_clean(tmp_path):
 
 
 def run(
-    tmp_path: Path, fail_mounts: int = 0, mounted: bool = False, installed: bool = True, script: str = "", **env: str
+    tmp_path: Path,
+    fail_mounts: int = 0,
+    mounted: bool = False,
+    installed: bool = True,
+    script: str = "",
+    without: tuple[str, ...] = (),
+    **env: str,
 ):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
@@ -53,6 +59,7 @@ def run(
         "mount.lustre": "exit 0",
         "mount.nfs": "exit 0",
         "mount.aznfs": "exit 0",
+        "stunnel4": "exit 0",
         "dpkg": "exit 0",
         "curl": "echo KEY",
         "gpg": "cat > /dev/null",
@@ -60,13 +67,15 @@ def run(
         "apt-cache": "printf 'amlfs-lustre-client-2.15.4-42-gd6d405d\\namlfs-lustre-client-2.16.1-14-gbc76088\\n'",
         "sleep": "exit 0",
     }
+    # not installed: none of the clients' commands; `without`: these only
+    missing = set(without) | (set() if installed else {"mount.lustre", "mount.nfs", "mount.aznfs", "stunnel4"})
     for name, body in stubs.items():
-        if not installed and name in ("mount.lustre", "mount.nfs", "mount.aznfs"):
+        if name in missing:
             continue
         path = bin_dir / name
         path.write_text(f'#!/bin/bash\necho "{name} $*" >> "{log}"\n{body}\n')
         path.chmod(0o755)
-    if not installed:  # a PATH without the system's mount helpers: only the stubs and the tools the script uses
+    if missing:  # a PATH without the system's mount helpers: only the stubs and the tools the script uses
         for tool in ("dirname", "mkdir", "cat", "sed", "tr", "sort", "tail", "mktemp", "rm"):
             found = shutil.which(tool)
             assert found is not None
@@ -76,7 +85,7 @@ def run(
         (tmp_path / folder).mkdir(exist_ok=True)
     full_env = {
         # without the client installed, the system's own mount helpers must not be found either
-        "PATH": f"{bin_dir}:{os.environ['PATH']}" if installed else str(bin_dir),
+        "PATH": str(bin_dir) if missing else f"{bin_dir}:{os.environ['PATH']}",
         "MOUNT_PATH": str(tmp_path / "shared"),
         "MOUNT_SOURCE": "fs-1.fsx.us-east-1.amazonaws.com@tcp:/abcdef",
         "MOUNT_FSTYPE": "lustre",
@@ -240,12 +249,17 @@ AZNFS = {
 
 
 def test_other_clients_keep_the_script_byte_for_byte():
-    # nodes that do not mount with AZNFS keep the mounts.sh they had: their user data (and nodes) do not change
+    # nodes that do not mount with AZNFS or EFS over TLS keep the mounts.sh they had: their user data (and nodes) do
+    # not change
     for client in ("fsx-lustre-apt", "amlfs-apt", "gcp-lustre-apt", "apt", "none", ""):
         assert mounts_script(client) == SCRIPT.read_text()
     spliced = mounts_script("ms-config-apt")
     assert spliced != SCRIPT.read_text() and spliced.count("add_ms_config_repo") == 2
     assert "# shellcheck shell=bash" not in spliced  # the fragment's own directive goes: one script, one shebang
+    efs = mounts_script("efs-stunnel-apt")
+    assert efs != SCRIPT.read_text() and "# shellcheck shell=bash" not in efs
+    assert efs.count("start_tunnel") == 2 and "add_ms_config_repo" not in efs  # one fragment each, never both
+    assert "start_tunnel" not in spliced and "stunnel4" not in SCRIPT.read_text()
 
 
 def test_the_aznfs_script_is_shellcheck_clean(tmp_path):
@@ -305,3 +319,119 @@ def test_the_part_carries_the_aznfs_script_only_for_that_client():
     assert 'MOUNT_FSTYPE="aznfs"' in files["/etc/gpu-cluster/mounts.env"]
     efs = Mount("/shared", SOURCE_PLACEHOLDER, "nfs4", "nfsvers=4.1", "apt", "nfs-common")
     assert {f.path: f.content for f in mounts_part(efs).files}[path] == SCRIPT.read_text()
+
+
+# --- EFS over TLS: a local stunnel client tunnel (mounts_efs_tls.sh, spliced in) ---
+
+EFS_TLS = {
+    "MOUNT_FSTYPE": "nfs4",
+    "MOUNT_SOURCE": "fs-0123456789abcdef0.efs.us-east-1.amazonaws.com:/",
+    "MOUNT_OPTIONS": "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,port=20049",
+    "CLIENT": "efs-stunnel-apt",
+    "CLIENT_PACKAGES": "stunnel4 nfs-common",
+    "CLIENT_REPO": "",
+    "CLIENT_KEY": "",
+}
+
+
+def run_efs_tls(tmp_path: Path, **env: str):
+    settings = {**EFS_TLS, "TLS_CONF": str(tmp_path / "efs-tls.conf"), **env}
+    return run(tmp_path, script=mounts_script("efs-stunnel-apt"), **settings)
+
+
+def stunnel_conf(text: str) -> dict[str, list[str]]:
+    """`key = value` lines of a stunnel configuration, by key (a key may repeat: socket)."""
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            key, value = line.split("=", 1)
+            out.setdefault(key.strip(), []).append(value.strip())
+    return out
+
+
+def test_the_efs_tls_script_is_shellcheck_clean(tmp_path):
+    path = tmp_path / "mounts.sh"
+    path.write_text(mounts_script("efs-stunnel-apt"))
+    proc = subprocess.run(
+        ["shellcheck", str(path), str(SCRIPT.with_name("mounts_efs_tls.sh"))], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_efs_tls_writes_the_stunnel_config_efs_expects(tmp_path):
+    proc, calls = run_efs_tls(tmp_path, installed=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "apt-get install -y -q stunnel4 nfs-common" in calls
+    text = (tmp_path / "efs-tls.conf").read_text()
+    host = "fs-0123456789abcdef0.efs.us-east-1.amazonaws.com"
+    conf = stunnel_conf(text)
+    # the options of efs-utils' stunnel mode (metadata.py STUNNEL_EFS_CONFIG, proxy.py write_stunnel_config_file)
+    assert conf == {
+        "foreground": ["yes"],
+        "pid": [""],
+        "socket": ["l:SO_REUSEADDR=yes", "a:SO_BINDTODEVICE=lo"],
+        "client": ["yes"],
+        "accept": ["127.0.0.1:20049"],
+        "connect": [f"{host}:2049"],
+        "sslVersion": ["TLSv1.2"],
+        "renegotiation": ["no"],
+        "TIMEOUTbusy": ["20"],
+        "TIMEOUTclose": ["0"],
+        "TIMEOUTidle": ["70"],
+        "delay": ["yes"],
+        "verifyChain": ["yes"],
+        "CAfile": ["/etc/ssl/certs/ca-certificates.crt"],
+        "checkHost": [host],
+        "libwrap": ["no"],
+    }
+    assert text.index("[efs]") < text.index("client = yes")  # the service section after the global options
+
+
+def test_efs_tls_mounts_127_0_0_1_through_the_tunnel_that_systemd_restarts(tmp_path):
+    proc, calls = run_efs_tls(tmp_path, installed=False)
+    assert proc.returncode == 0, proc.stderr
+    options = EFS_TLS["MOUNT_OPTIONS"]
+    assert [c for c in calls if c.startswith("mount ")] == [f"mount -t nfs4 -o {options} 127.0.0.1:/ {tmp_path}/shared"]
+    service = (tmp_path / "units" / "gpu-cluster-efs-tls.service").read_text()
+    assert f"ExecStart=/usr/bin/stunnel4 {tmp_path}/efs-tls.conf" in service  # Ubuntu's stunnel4 package
+    assert "Restart=always" in service and "After=network-online.target" in service
+    assert "WantedBy=multi-user.target" in service
+    unit = (tmp_path / "units" / "shared.mount").read_text()
+    assert "What=127.0.0.1:/" in unit and "Type=nfs4" in unit and f"Options={options},_netdev" in unit
+    # the mount needs the tunnel at every boot, after it; a restart of the tunnel does not unmount (not BindsTo)
+    assert "Requires=gpu-cluster-efs-tls.service" in unit
+    assert "After=network-online.target gpu-cluster-efs-tls.service" in unit and "BindsTo" not in unit
+    # the packages, then the tunnel (enabled: it comes back at boot), then the mount
+    order = [c for c in calls if c.startswith(("apt-get install", "systemctl enable --now", "mount "))]
+    assert order == [
+        "apt-get install -y -q stunnel4 nfs-common",
+        "systemctl enable --now gpu-cluster-efs-tls.service",
+        f"mount -t nfs4 -o {options} 127.0.0.1:/ {tmp_path}/shared",
+    ]
+    assert "systemctl enable shared.mount" in calls
+    assert json.loads((tmp_path / "mounts.json").read_text())["mounted"] is True
+
+
+def test_efs_tls_installs_stunnel_even_where_the_nfs_client_is_there(tmp_path):
+    # the image may ship nfs-common: the client counts as installed only with stunnel4 too
+    proc, calls = run_efs_tls(tmp_path, without=("stunnel4",))
+    assert proc.returncode == 0, proc.stderr
+    assert "apt-get install -y -q stunnel4 nfs-common" in calls
+    both = tmp_path / "both"
+    both.mkdir()
+    proc, calls = run_efs_tls(both, without=("mount.lustre",))
+    assert proc.returncode == 0, proc.stderr
+    assert not [c for c in calls if c.startswith("apt-get ")]  # both there: nothing to install
+    assert any(c.startswith("systemctl enable --now gpu-cluster-efs-tls.service") for c in calls)
+
+
+def test_efs_tls_refuses_options_without_the_tunnel_port(tmp_path):
+    proc, calls = run_efs_tls(tmp_path, MOUNT_OPTIONS="nfsvers=4.1,hard")
+    assert proc.returncode == 1 and "no port=" in proc.stderr
+    assert not [c for c in calls if c.startswith("mount ")] and not (tmp_path / "efs-tls.conf").exists()
+
+
+def test_efs_tls_leaves_an_existing_mount_alone(tmp_path):
+    proc, calls = run_efs_tls(tmp_path, mounted=True)
+    assert proc.returncode == 0 and not [c for c in calls if c.startswith(("mount ", "systemctl", "apt-get"))]
+    assert not (tmp_path / "efs-tls.conf").exists()

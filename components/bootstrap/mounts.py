@@ -22,7 +22,7 @@ class Mount:
     source: str  # the mount source, or SOURCE_PLACEHOLDER until deploy
     fstype: str  # lustre | nfs | nfs4 | aznfs
     options: str
-    client: str  # fsx-lustre-apt | amlfs-apt | gcp-lustre-apt | ms-config-apt | apt | none (mounts.sh)
+    client: str  # fsx-lustre-apt | amlfs-apt | gcp-lustre-apt | ms-config-apt | efs-stunnel-apt | apt | none
     packages: str = ""
     repo: str = ""
     key: str = ""
@@ -41,9 +41,10 @@ class Mount:
         }
 
 
-# Where the AZNFS fragment (mounts_aznfs.sh) goes: its functions before the first of mounts.sh's own helpers that
-# follow `packages`, its client in the install's case and its mount helper in the installed-client check.
-_AZNFS_BEFORE = "newest_amlfs_client() {\n"
+# Where a client fragment's functions go: before the first of mounts.sh's own helpers that follow `packages`. The
+# AZNFS fragment (mounts_aznfs.sh) adds its client in the install's case and its mount helper in the installed-client
+# check.
+_FRAGMENT_BEFORE = "newest_amlfs_client() {\n"
 _AZNFS_CASE = ("    apt) ;;\n", "    ms-config-apt) add_ms_config_repo ;;\n    apt) ;;\n")
 _AZNFS_INSTALLED = (
     "    *) command -v mount.nfs >/dev/null 2>&1 ;;\n",
@@ -51,17 +52,42 @@ _AZNFS_INSTALLED = (
 )
 
 
-def mounts_script(client: str = "") -> str:
-    """mounts.sh; for the AZNFS client (`ms-config-apt`), with mounts_aznfs.sh spliced in. For every other client,
-    byte for byte the script nodes had before: no deployed node's user data changes for it."""
-    text = script("mounts.sh")
-    if client != "ms-config-apt":
-        return text
-    anchors = (_AZNFS_BEFORE, _AZNFS_CASE[0], _AZNFS_INSTALLED[0])
+# Where the EFS TLS fragment (mounts_efs_tls.sh) goes: its functions at the same place; its client in the install's
+# case; stunnel4 in the installed-client check; the tunnel started before the mount unit is written, and that unit
+# requiring it (and ordered after it).
+_EFS_TLS_CASE = ("    apt) ;;\n", "    efs-stunnel-apt) ;;\n    apt) ;;\n")
+_EFS_TLS_INSTALLED = (
+    "client_installed() {\n",
+    "client_installed() {\n  command -v stunnel4 >/dev/null 2>&1 || return 1\n",
+)
+_EFS_TLS_START = ("install_client\nmkdir -p", "install_client\nstart_tunnel\nmkdir -p")
+_EFS_TLS_UNIT = (
+    "After=network-online.target\n\n[Mount]\n",
+    "After=network-online.target $TLS_SERVICE\nRequires=$TLS_SERVICE\n\n[Mount]\n",
+)
+
+
+def _splice(text: str, fragment: str, *edits: tuple[str, str]) -> str:
+    anchors = (_FRAGMENT_BEFORE, *(old for old, _new in edits))
     assert all(text.count(a) == 1 for a in anchors), "mounts.sh anchors moved"
-    fragment = script("mounts_aznfs.sh").replace("# shellcheck shell=bash\n", "", 1)
-    text = text.replace(_AZNFS_BEFORE, fragment + _AZNFS_BEFORE, 1)
-    return text.replace(*_AZNFS_CASE, 1).replace(*_AZNFS_INSTALLED, 1)
+    text = text.replace(
+        _FRAGMENT_BEFORE, script(fragment).replace("# shellcheck shell=bash\n", "", 1) + _FRAGMENT_BEFORE, 1
+    )
+    for old, new in edits:
+        text = text.replace(old, new, 1)
+    return text
+
+
+def mounts_script(client: str = "") -> str:
+    """mounts.sh; for the AZNFS client (`ms-config-apt`) with mounts_aznfs.sh spliced in, for EFS over TLS
+    (`efs-stunnel-apt`) with mounts_efs_tls.sh. For every other client, byte for byte the script nodes had before:
+    no deployed node's user data changes for it."""
+    text = script("mounts.sh")
+    if client == "ms-config-apt":
+        return _splice(text, "mounts_aznfs.sh", _AZNFS_CASE, _AZNFS_INSTALLED)
+    if client == "efs-stunnel-apt":
+        return _splice(text, "mounts_efs_tls.sh", _EFS_TLS_CASE, _EFS_TLS_INSTALLED, _EFS_TLS_START, _EFS_TLS_UNIT)
+    return text
 
 
 UNIT = oneshot_unit(
