@@ -36,8 +36,7 @@ def test_every_file_is_sourced_dated_and_names_catalog_types(cloud):
 
 
 def test_the_data_covers_every_cloud_it_should():
-    # alicloud: no source found that lists regions per GPU type (azure.yaml / alicloud.yaml comments; docs/recommend.md)
-    assert set(WITH_DATA) == {"aws", "gcp", "azure", "tencentcloud"}
+    assert set(WITH_DATA) == {"aws", "gcp", "azure", "alicloud", "tencentcloud"}
     assert set(availability.load("aws").offers) == {r.instanceType for r in catalog.all_types("aws")}  # every type
     assert availability.offer("gcp", "a3-megagpu-8g") is not None
 
@@ -50,7 +49,7 @@ def test_sold_in_is_true_false_or_unknown():
     assert availability.sold_in("gcp", "g2-standard-4", "us-central1") is None  # type without data
     assert availability.sold_in("azure", "Standard_ND96isr_H100_v5", "eastus") is True
     assert availability.sold_in("azure", "Standard_ND96isr_H100_v5", "westeurope") is None  # outside the source
-    assert availability.sold_in("alicloud", "ecs.ebmgn8v.48xlarge", "cn-beijing") is None  # no alicloud data
+    assert availability.sold_in("alicloud", "ecs.ebmgn8v.48xlarge", "cn-beijing") is None  # type without data
 
 
 def test_nearest_first_orders_by_prefix_then_part_of_the_world():

@@ -1,6 +1,6 @@
-"""Availability data for Azure, Tencent Cloud and Alibaba Cloud: a type the data says is not sold in the stack's
-region exits 2 naming the regions that sell it; a region or type the source does not cover is never refused;
-Tencent's zones check a configured zone but never default one (the deploy looks it up live)."""
+"""Availability data for Azure and Tencent Cloud (Alibaba Cloud: tests/test_alicloud_catalog.py): a type the data says
+is not sold in the stack's region exits 2 naming the regions that sell it; a region or type the source does not cover
+is never refused; Tencent's zones check a configured zone but never default one (the deploy looks it up live)."""
 
 from __future__ import annotations
 
@@ -30,14 +30,6 @@ def tencent(region: str = "ap-shanghai", **cluster: Any) -> dict[str, Any]:
     return {
         "tencentcloud:region": region,
         "gpu-cluster:cloud": "tencentcloud",
-        "gpu-cluster:cluster": {"nodes": 1, "nodeGroup": "instances", **cluster},
-    }
-
-
-def alicloud(region: str, **cluster: Any) -> dict[str, Any]:
-    return {
-        "alicloud:region": region,
-        "gpu-cluster:cloud": "alicloud",
         "gpu-cluster:cluster": {"nodes": 1, "nodeGroup": "instances", **cluster},
     }
 
@@ -137,17 +129,7 @@ def test_tencent_region_outside_the_source_is_warned_not_refused():
     assert any("does not cover na-toronto" in f.message for f in spec.findings)
 
 
-# --- Alibaba Cloud: no source lists regions per type, so nothing is refused -----------------------------
-
-
-@pytest.mark.parametrize("region", ["cn-hangzhou", "cn-beijing", "ap-southeast-1", "us-east-1", "eu-central-1"])
-def test_alicloud_availability_is_unknown_and_never_refuses(region):
-    assert availability.load("alicloud").offers == {}
-    for row in catalog.all_types("alicloud"):
-        assert availability.sold_in("alicloud", row.instanceType, region) is None
-    spec = spec_of(alicloud(region, instanceType="ecs.ebmgn8v.48xlarge"))
-    assert spec.instance.instanceType == "ecs.ebmgn8v.48xlarge"
-    assert not any("availability" in f.message for f in spec.findings)
+# --- Alibaba Cloud: tests/test_alicloud_catalog.py ------------------------------------------------------------
 
 
 # --- every shipped stack still resolves where its type is sold (test_plan_cli plans each one in full) ---------
