@@ -381,9 +381,16 @@ _COMPARE_ORDER = (
     "regions",
     "$/h",
     "$/GPU-h",
+    "spot",
 )
-_COMPARE_PRIORITY = ("type", "GPU", "$/GPU-h", "$/h", "cloud", "regions", "Gb/s", "fabric", "vCPU", "mem GiB",
-                     "local NVMe")  # fmt: skip
+# spot after regions: at 80 columns a long type name leaves room for one of them, and regions came first
+_COMPARE_PRIORITY = ("type", "GPU", "$/GPU-h", "$/h", "cloud", "regions", "spot", "Gb/s", "fabric", "vCPU",
+                     "mem GiB", "local NVMe")  # fmt: skip
+
+
+def _spot_cell(price: float | None, offered: bool | None) -> str:
+    """The reference spot $/h, `no` where a source says the type is not sold as spot, `?` when unknown."""
+    return "no" if offered is False else _money(price)
 
 
 def _compare_cells(rows: list[dict[str, Any]], region: str | None) -> dict[str, list[str]]:
@@ -408,6 +415,7 @@ def _compare_cells(rows: list[dict[str, Any]], region: str | None) -> dict[str, 
         "regions": [regions(r) for r in rows],
         "$/h": [_money(r["hourlyUsd"]) + ("" if r["priceVerified"] else "*") for r in rows],
         "$/GPU-h": [_money(r["usdPerGpuHour"]) for r in rows],
+        "spot": [_spot_cell(r["spotHourlyUsd"], r["spotOffered"]) for r in rows],
     }
 
 
@@ -422,7 +430,8 @@ def compare(
     """Every cloud's types with that GPU side by side, cheapest per GPU-hour first.
 
     Prices are each cloud's reference on-demand price (its region is in --format json); `regions` is how
-    many regions the availability data lists the type in (with --region: whether it is sold there).
+    many regions the availability data lists the type in (with --region: whether it is sold there); `spot` is
+    the reference spot $/h in the same region (a snapshot; `no`: not sold as spot, `?`: unknown).
     """
     from . import recommend as rec
 
@@ -435,7 +444,10 @@ def compare(
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     cells = _compare_cells(rows, region)
-    notes = ["$/h and $/GPU-h: reference on-demand prices per cloud (regions in --format json)"]
+    notes = [
+        "$/h and $/GPU-h: reference on-demand prices per cloud (regions in --format json)",
+        "spot: reference spot $/h in the same region, a snapshot (prices move); no: not sold as spot; ?: unknown",
+    ]
     if any(not r["priceVerified"] for r in rows):
         notes.append("* price not verified (see the catalog row's priceNote)")
     if fmt is Format.markdown:
@@ -447,7 +459,7 @@ def compare(
     console = Console(highlight=False)
     title = f"{len(rows)} type{'s' if len(rows) != 1 else ''} with {gpu}" + (f" in {region}" if region else "")
     console.print(_fitted_table(cells, _COMPARE_PRIORITY, _COMPARE_ORDER, {"vCPU", "mem GiB", "Gb/s", "regions",
-                                "$/h", "$/GPU-h"}, console.width, title, notes))  # fmt: skip
+                                "$/h", "$/GPU-h", "spot"}, console.width, title, notes))  # fmt: skip
 
 
 _RECOMMEND_ORDER = ("#", "cloud", "type", "nodes", "GPUs", "fabric", "$/h", "$/GPU-h")
@@ -473,6 +485,9 @@ def recommend(
     cloud: Annotated[str | None, typer.Option("--cloud", metavar="CLOUD", help="only this cloud")] = None,
     region: Annotated[str | None, typer.Option("--region", metavar="REGION", help="only types sold there")] = None,
     budget: Annotated[float | None, typer.Option("--budget", metavar="USD/h", help="at most this per hour")] = None,
+    use_spot: Annotated[
+        bool, typer.Option("--spot", help="rank by reference spot prices; leave out types not sold as spot")
+    ] = False,
     write_stack: Annotated[
         str | None,
         typer.Option("--write-stack", metavar="NAME", help="write stacks/Pulumi.NAME.yaml for the best valid option"),
@@ -492,14 +507,14 @@ def recommend(
         if batch is not None and batch < 1:
             raise ConfigError("--batch", f"got {batch}; must be 1 or more")
         need = rec.memory_need(workload, params, precision, tokens, batch, gpu_memory)
-        options = rec.recommend(need, cloud, gpus_max, budget, region)
+        options = rec.recommend(need, cloud, gpus_max, budget, region, use_spot=use_spot)
         written = _write_stack(rec, options, write_stack, project) if write_stack is not None else None
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     if fmt is Format.json:
         out = {"workload": workload, "needGiB": round(need.total_gib, 2), "need": need.explain(),
                "multiNode": bool(options) and all(o.multi_node for o in options),
-               "options": [o.as_json() for o in options], "wroteStack": written}  # fmt: skip
+               "options": [o.as_json() for o in options], "wroteStack": written, "spot": use_spot}  # fmt: skip
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return
     cells: dict[str, list[str]] = {
@@ -511,18 +526,25 @@ def recommend(
         "fabric": [str(o.row.fabric) if o.multi_node else "-" for o in options],
         "$/h": [_money(o.hourly_usd) for o in options],
         "$/GPU-h": [_money(rec.per_gpu_hour(o.row)) for o in options],
+        "spot $/h": [_money(o.spot_usd) for o in options],
     }
+    order = (*_RECOMMEND_ORDER, "spot $/h") if use_spot else _RECOMMEND_ORDER
     head = f"{workload}: {need.total_gib:,.1f} GiB of GPU memory ({need.explain()})"
     whys = [f"{i + 1}. {o.why}" for i, o in enumerate(options)]
     if fmt is Format.markdown:
-        rows = [[cells[c][i] for c in _RECOMMEND_ORDER] for i in range(len(options))]
-        sys.stdout.write(f"{head}\n\n" + _markdown(list(_RECOMMEND_ORDER), rows) + "\n" + "\n".join(whys) + "\n")
+        rows = [[cells[c][i] for c in order] for i in range(len(options))]
+        sys.stdout.write(f"{head}\n\n" + _markdown(list(order), rows) + "\n" + "\n".join(whys) + "\n")
     else:
         console = Console(highlight=False, soft_wrap=False)
         console.print(Text(head))
-        priority = ("#", "type", "$/h", "nodes", "GPUs", "cloud", "$/GPU-h", "fabric")
-        console.print(_fitted_table(cells, priority, _RECOMMEND_ORDER, {"#", "nodes", "$/h", "$/GPU-h"},
-                                    console.width, "options, cheapest per hour first", []))  # fmt: skip
+        priority: tuple[str, ...] = ("#", "type", "$/h", "nodes", "GPUs", "cloud", "$/GPU-h", "fabric")
+        title = "options, cheapest per hour first"
+        if use_spot:  # the spot price ranks, so it keeps its place over the on-demand one
+            priority = ("#", "type", "spot $/h", "nodes", "GPUs", "cloud", "$/h", "$/GPU-h", "fabric")
+            title = "options, cheapest spot price first"
+        right = {"#", "nodes", "$/h", "$/GPU-h", "spot $/h"}
+        shown = {c: cells[c] for c in order}
+        console.print(_fitted_table(shown, priority, order, right, console.width, title, []))
         for line in whys:
             console.print(Text(line))
     if written:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from . import catalog
-from .catalog import CLOUDS, InstanceType, availability
+from .catalog import CLOUDS, InstanceType, availability, spot
 from .errors import ConfigError
 
 Workload = Literal["training", "fine-tuning", "inference", "rendering", "hpc"]
@@ -96,6 +96,10 @@ def compare_row(row: InstanceType, region: str | None = None) -> dict[str, Any]:
         "regions": None if found is None else list(found.regions),
         "soldInRegion": None if region is None else availability.sold_in(row.cloud, row.instanceType, region),
         "source": row.source,
+        # keys added later: the reference spot price in priceRegion (a snapshot; catalog/spot/<cloud>.yaml), and
+        # whether the type is sold as spot (true: a price is known, false: a source says not, null: unknown)
+        "spotHourlyUsd": spot.hourly_usd(row),
+        "spotOffered": spot.offered(row),
     }
 
 
@@ -150,6 +154,7 @@ class Option:
     gpus_needed: int
     region: str
     why: str
+    spot: bool = False  # ranked by the reference spot price (recommend --spot)
 
     @property
     def total_gpus(self) -> int:
@@ -158,6 +163,17 @@ class Option:
     @property
     def hourly_usd(self) -> float | None:
         return None if self.row.hourlyUsd is None else self.row.hourlyUsd * self.nodes
+
+    @property
+    def spot_usd(self) -> float | None:
+        per_node = spot.hourly_usd(self.row)
+        return None if per_node is None else per_node * self.nodes
+
+    @property
+    def rank_usd(self) -> float | None:
+        """What the option is ranked and budgeted by: with --spot the spot price where known, else on-demand."""
+        per_node = _rank_price(self.row, self.spot)
+        return None if per_node is None else per_node * self.nodes
 
     @property
     def multi_node(self) -> bool:
@@ -183,7 +199,27 @@ class Option:
             "region": self.region,
             "why": self.why,
             "source": self.row.source,
+            # keys added later: the option's reference spot price per hour (all nodes; a snapshot) and whether the
+            # type is sold as spot (null: unknown)
+            "spotHourlyUsd": None if self.spot_usd is None else round(self.spot_usd, 4),
+            "spotOffered": spot.offered(self.row),
         }
+
+
+def _rank_price(row: InstanceType, use_spot: bool) -> float | None:
+    """Per node: the spot price when ranking for spot and it is known, else the on-demand price (for an unknown
+    spot price, its upper bound: the plan's cost row reads it the same way)."""
+    if use_spot:
+        found = spot.hourly_usd(row)
+        if found is not None:
+            return found
+    return row.hourlyUsd
+
+
+def _rank_key(row: InstanceType, use_spot: bool) -> tuple[bool, float]:
+    """Cheapest first, unpriced last (per node; with --spot the spot price where known)."""
+    price = _rank_price(row, use_spot)
+    return (price is None, price or 0.0)
 
 
 def memory_need(
@@ -239,9 +275,12 @@ def recommend(
     budget: float | None = None,
     region: str | None = None,
     limit: int = 10,
+    use_spot: bool = False,
 ) -> list[Option]:
     """Ranked options: per (cloud, GPU model) the cheapest type that holds the need on one node, else the
-    fewest nodes of the type with the most GPUs and a fabric; then by cost per hour (docs/recommend.md)."""
+    fewest nodes of the type with the most GPUs and a fabric; then by cost per hour (docs/recommend.md).
+    With `use_spot`: types a source says are not sold as spot are left out, and the price is the reference spot
+    price where known, else the on-demand price (its upper bound)."""
     if cloud is not None and cloud not in CLOUDS:
         raise ConfigError("--cloud", f"got {cloud!r}; allowed: {', '.join(CLOUDS)}")
     if gpus_max is not None and gpus_max < 1:
@@ -249,21 +288,23 @@ def recommend(
     if budget is not None and budget <= 0:
         raise ConfigError("--budget", f"got {budget:g}; must be more than 0 (USD per hour)")
     rows = [r for r in catalog.all_types(cloud) if _fits_workload(r, need)]
+    if use_spot:
+        rows = [r for r in rows if spot.offered(r) is not False]
     if region is not None:
         rows = [r for r in rows if _may_sell(r, region)]
     groups: dict[tuple[str, str], list[InstanceType]] = {}
     for row in rows:
         groups.setdefault((row.cloud, str(row.gpu)), []).append(row)
-    options = [opt for group in groups.values() if (opt := _best_of(group, need, region)) is not None]
+    options = [opt for group in groups.values() if (opt := _best_of(group, need, region, use_spot)) is not None]
     if gpus_max is not None:
         options = [o for o in options if o.total_gpus <= gpus_max]
     if budget is not None:
-        within = [o for o in options if o.hourly_usd is not None and o.hourly_usd <= budget]
+        within = [o for o in options if o.rank_usd is not None and o.rank_usd <= budget]
         if not within:
-            priced = sorted((o for o in options if o.hourly_usd is not None), key=lambda o: o.hourly_usd or 0)
+            priced = sorted((o for o in options if o.rank_usd is not None), key=lambda o: o.rank_usd or 0)
             cheapest = (
                 f"; the cheapest fit is {priced[0].row.instanceType} x {priced[0].nodes} at "
-                f"${priced[0].hourly_usd:,.2f}/h"
+                f"${priced[0].rank_usd:,.2f}/h" + (" (spot where known)" if use_spot else "")
                 if priced
                 else ""
             )
@@ -275,7 +316,7 @@ def recommend(
             f"nothing in the catalog holds {need.total_gib:,.1f} GiB ({need.explain()})"
             + (f" within {gpus_max} GPUs" if gpus_max is not None else ""),
         )
-    options.sort(key=lambda o: (o.hourly_usd is None, o.hourly_usd or 0.0, o.row.cloud, o.row.instanceType))
+    options.sort(key=lambda o: (o.rank_usd is None, o.rank_usd or 0.0, o.row.cloud, o.row.instanceType))
     return options[:limit]
 
 
@@ -296,8 +337,21 @@ def _vendor_note(row: InstanceType) -> str:
     )
 
 
-def _best_of(group: list[InstanceType], need: Need, region: str | None) -> Option | None:
-    cheapest = sorted(group, key=lambda r: (r.hourlyUsd is None, r.hourlyUsd or 0.0, r.instanceType))
+def _spot_note(row: InstanceType, use_spot: bool) -> str:
+    """With --spot: the spot price behind the ranking, said to be a snapshot (or that it is unknown)."""
+    if not use_spot:
+        return ""
+    found = spot.lookup(row)
+    if found is None or found.hourly_usd is None:
+        return "; spot price unknown: ranked by its on-demand price, the upper bound"
+    return (
+        f"; spot ${found.hourly_usd:g}/h per node is a reference snapshot ({found.region}, read {found.date}; "
+        "spot prices move and capacity can be reclaimed)"
+    )
+
+
+def _best_of(group: list[InstanceType], need: Need, region: str | None, use_spot: bool = False) -> Option | None:
+    cheapest = sorted(group, key=lambda r: (*_rank_key(r, use_spot), r.instanceType))
 
     def holds(row: InstanceType, needed: int) -> str:
         per = float(row.gpuMemoryGiB or 0)
@@ -311,18 +365,20 @@ def _best_of(group: list[InstanceType], need: Need, region: str | None) -> Optio
             why = f"{holds(row, needed)}; the cheapest {row.cloud} {row.gpu} type with that many"
             if need.total_gib <= 0:
                 why = f"{need.workload}: {row.gpu} is fit for it (docs/recommend.md); the cheapest {row.cloud} type"
-            return Option(row, 1, needed, _region_for(row, region), why + _vendor_note(row))
+            why += _vendor_note(row) + _spot_note(row, use_spot)
+            return Option(row, 1, needed, _region_for(row, region), why, use_spot)
     wired = [r for r in group if r.has_fabric]
     if not wired:
         return None  # several nodes without a fabric: not offered
-    biggest = max(wired, key=lambda r: (r.gpus, -(r.hourlyUsd or math.inf)))
+    biggest = max(wired, key=lambda r: (r.gpus, -(_rank_price(r, use_spot) or math.inf)))
     needed = _gpus_needed(biggest, need)
     nodes = math.ceil(needed / biggest.gpus)
     why = (
         f"{holds(biggest, needed)} = {nodes} nodes of {biggest.gpus}; multi-node, so the fabric matters: "
         f"{biggest.fabric} {biggest.fabricGbps:g} Gb/s per node"
     )
-    return Option(biggest, nodes, needed, _region_for(biggest, region), why + _vendor_note(biggest))
+    why += _vendor_note(biggest) + _spot_note(biggest, use_spot)
+    return Option(biggest, nodes, needed, _region_for(biggest, region), why, use_spot)
 
 
 def _region_for(row: InstanceType, region: str | None) -> str:
@@ -352,6 +408,8 @@ def stack_config(option: Option, name: str) -> dict[str, Any]:
         "nodes": option.nodes,
         "tags": {"environment": name},
     }
+    if option.spot:
+        cluster["spot"] = True
     zones = availability.zones_selling(cloud, row.instanceType, option.region)
     if cloud == "gcp" and not zones:
         raise ConfigError(

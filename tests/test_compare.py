@@ -8,14 +8,17 @@ import os
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from components import catalog, recommend
-from components.cli import app
+from components.catalog import spot
+from components.cli import _spot_cell, app
 
 from .conftest import ROOT
+from .test_spot import spot_data
 
 runner = CliRunner()
 MODELS = sorted({r.gpu for r in catalog.all_types() if r.gpu})
@@ -108,8 +111,68 @@ def test_the_newest_types_show_what_is_and_is_not_known():
     # EFA not wired (no network-card layout source): shown without a fabric, price marked unverified
     assert (b300["fabric"], b300["fabricGbps"], b300["priceVerified"]) == ("none", 0, False)
     assert b300["regions"] == ["ap-northeast-2", "us-east-1", "us-gov-east-1", "us-west-2"]
-    g7e = json.loads(run("rtx-pro-6000:8", "-f", "json").stdout)
+    g7e = [r for r in json.loads(run("rtx-pro-6000:8", "-f", "json").stdout) if r["cloud"] == "aws"]
     assert [r["instanceType"] for r in g7e] == ["g7e.48xlarge"] and g7e[0]["localNvmeGb"] is None
     (mi300x,) = json.loads(run("mi300x", "--region", "eastus", "-f", "json").stdout)
     assert (mi300x["fabric"], mi300x["fabricGbps"], mi300x["hourlyUsd"]) == ("infiniband", 3200, None)
     assert mi300x["regions"] is None and mi300x["soldInRegion"] is None  # availability unknown, never refused
+
+
+# --- spot -------------------------------------------------------------------------------------------------
+
+
+def test_json_rows_carry_the_reference_spot_price_and_whether_it_is_offered():
+    rows = {r["instanceType"]: r for r in json.loads(run("t4", "-f", "json").stdout)}
+    assert list(rows["g4dn.xlarge"])[-2:] == ["spotHourlyUsd", "spotOffered"]  # keys only ever added, at the end
+    # catalog/spot/azure.yaml: eastus 0.062699/h; unknown rows say null, never a guess
+    assert (rows["Standard_NC4as_T4_v3"]["spotHourlyUsd"], rows["Standard_NC4as_T4_v3"]["spotOffered"]) == (
+        0.062699,
+        True,
+    )
+    unknown = [r for r in rows.values() if r["cloud"] in ("alicloud", "tencentcloud")]
+    assert unknown and all(r["spotHourlyUsd"] is None and r["spotOffered"] is None for r in unknown)
+    for r in catalog.all_types():
+        if r.gpu == "T4":
+            assert rows[r.instanceType]["spotHourlyUsd"] == spot.hourly_usd(r) or r.instanceType.startswith("n1-")
+
+
+def test_the_spot_column_fits_80_columns_and_markdown_has_it():
+    result = run("T4", columns=80)
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    header = next(line for line in result.stdout.splitlines() if line.startswith("┃"))
+    assert "spot" in header
+    nc4 = next(line for line in result.stdout.splitlines() if "Standard_NC4as_T4_v3" in line)
+    assert nc4.rstrip("│ ").endswith("0.06")  # the last column: spot
+    assert "spot: reference spot $/h in the same region, a snapshot" in " ".join(result.stdout.split())
+    markdown = run("A100-80GB", "-f", "markdown").stdout
+    assert markdown.splitlines()[0].endswith("| $/h | $/GPU-h | spot |")
+    assert "| 32.77 | 4.10 | 3.60 |" in markdown  # Standard_ND96amsr_A100_v4: eastus spot 3.6047/h
+
+
+def test_a_type_not_sold_as_spot_shows_no(tmp_path):
+    shipped = (spot._DIR / "azure.yaml").read_text()
+    text = shipped.replace(
+        "{instanceType: Standard_NC4as_T4_v3, hourlyUsd: 0.062699}",
+        "{instanceType: Standard_NC4as_T4_v3, offered: false, source: test}",
+    )
+    with spot_data(tmp_path, "azure", text):
+        rows = {r["instanceType"]: r for r in json.loads(run("t4", "-f", "json").stdout)}
+        markdown = run("t4", "-f", "markdown").stdout
+    assert (rows["Standard_NC4as_T4_v3"]["spotHourlyUsd"], rows["Standard_NC4as_T4_v3"]["spotOffered"]) == (
+        None,
+        False,
+    )
+    line = next(line for line in markdown.splitlines() if "Standard_NC4as_T4_v3" in line)
+    assert line.endswith("| no |")
+
+
+@given(st.one_of(st.none(), st.floats(min_value=0.0001, max_value=1000)), st.sampled_from([True, False, None]))
+def test_spot_cell_is_a_price_no_or_unknown(price, offered):
+    cell = _spot_cell(price, offered)
+    if offered is False:
+        assert cell == "no"
+    elif price is None:
+        assert cell == "?"
+    else:
+        assert float(cell.replace(",", "")) == pytest.approx(price, abs=0.005)

@@ -17,6 +17,7 @@ from components.cli import app
 from components.errors import ConfigError
 
 from .conftest import ROOT
+from .test_spot import spot_data
 
 runner = CliRunner()
 
@@ -86,10 +87,10 @@ def test_json_schema_and_ranking():
     result = run("--workload", "inference", "--model-params", "70B", "--context", "32k", "--batch", "4", "-f", "json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert set(out) == {"workload", "needGiB", "need", "multiNode", "options", "wroteStack"}
+    assert set(out) == {"workload", "needGiB", "need", "multiNode", "options", "wroteStack", "spot"}
     keys = {"cloud", "instanceType", "gpu", "gpusPerNode", "gpuMemoryGiB", "nodes", "totalGpus", "gpusNeeded",
             "multiNode", "fabric", "fabricGbps", "hourlyUsd", "usdPerGpuHour", "priceVerified", "region", "why",
-            "source"}  # fmt: skip
+            "source", "spotHourlyUsd", "spotOffered"}  # fmt: skip
     assert all(set(o) == keys for o in out["options"])
     assert "KV cache (131,072 tokens)" in out["need"]
     priced = [o["hourlyUsd"] for o in out["options"] if o["hourlyUsd"] is not None]
@@ -165,3 +166,71 @@ def test_new_types_rank_with_their_caveats():
     mi300x = next(o for o in options if o.row.gpu == "MI300X")
     assert mi300x.nodes == 1 and "amd GPUs" in mi300x.why and "not covered" in mi300x.why
     assert all("not covered" not in o.why for o in options if o.row.gpu_vendor == "nvidia")
+
+
+# --- --spot -----------------------------------------------------------------------------------------------
+
+
+def spot_options(*args: str) -> list[dict]:
+    result = run("--workload", "inference", "--model-params", "7B", "--spot", *args, "-f", "json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["spot"] is True
+    return out["options"]
+
+
+def test_spot_ranks_by_the_spot_price_where_known_and_says_it_is_a_snapshot():
+    options = spot_options()
+    ranked = [o["spotHourlyUsd"] if o["spotHourlyUsd"] is not None else o["hourlyUsd"] for o in options]
+    assert ranked == sorted(ranked)  # spot where known, else on-demand (the spot price's upper bound)
+    # the cheapest 7B fit at spot is Azure's 1 x A100-80GB (eastus 0.444433/h in catalog/spot/azure.yaml),
+    # though on demand it is 3.673/h: without --spot the T4s and L4s come first
+    assert (options[0]["instanceType"], options[0]["spotHourlyUsd"]) == ("Standard_NC24ads_A100_v4", 0.4444)
+    plain = json.loads(run("--workload", "inference", "--model-params", "7B", "-f", "json").stdout)["options"]
+    assert plain[0]["instanceType"] != "Standard_NC24ads_A100_v4"
+    known = [o for o in options if o["spotHourlyUsd"] is not None]
+    unknown = [o for o in options if o["spotHourlyUsd"] is None]
+    assert known and unknown
+    assert all("spot $" in o["why"] and "reference snapshot" in o["why"] and o["spotOffered"] for o in known)
+    assert all("spot price unknown" in o["why"] and o["spotOffered"] is None for o in unknown)
+
+
+def test_spot_skips_types_a_source_says_are_not_sold_as_spot(tmp_path):
+    shipped = (ROOT / "components" / "catalog" / "spot" / "azure.yaml").read_text()
+    text = shipped.replace(
+        "{instanceType: Standard_NC24ads_A100_v4, hourlyUsd: 0.444433}",
+        "{instanceType: Standard_NC24ads_A100_v4, offered: false, source: test}",
+    )
+    with spot_data(tmp_path, "azure", text):
+        options = spot_options("--cloud", "azure")
+        on_demand = json.loads(run("--workload", "inference", "--model-params", "7B", "--cloud", "azure",
+                                   "-f", "json").stdout)["options"]  # fmt: skip
+    names = [o["instanceType"] for o in options]
+    assert "Standard_NC24ads_A100_v4" not in names
+    assert "Standard_NC24ads_A100_v4" in [o["instanceType"] for o in on_demand]  # without --spot it stays
+
+
+def test_spot_budget_counts_the_spot_price_and_the_table_shows_it(tmp_path):
+    # 0.5/h buys no on-demand 7B fit, but Azure's A100-80GB at its 0.444433/h spot reference
+    assert run("--workload", "inference", "--model-params", "7B", "--budget", "0.5").exit_code == 2
+    (only,) = spot_options("--budget", "0.5")
+    assert only["instanceType"] == "Standard_NC24ads_A100_v4"
+    result = run("--workload", "inference", "--model-params", "70B", "--spot", columns=80)
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "cheapest spot price first" in result.stdout and "spot $/h" in result.stdout
+
+
+def test_spot_write_stack_writes_spot_true(tmp_path):
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    # 7B training (104.3 GiB) on AWS at spot: g5.48xlarge, 8 x A10G, at its us-east-1 reference 6.3351/h
+    result = run("--workload", "training", "--model-params", "7B", "--spot", "--cloud", "aws",
+                 "--write-stack", "spot-test", "--project", str(tmp_path))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    path = tmp_path / "stacks" / "Pulumi.spot-test.yaml"
+    assert yaml.safe_load(path.read_text())["config"]["gpu-cluster:cluster"]["spot"] is True
+    planned = runner.invoke(app, ["plan", "--config", str(path), "-f", "json"])
+    assert planned.exit_code == 0, planned.output
+    summary = json.loads(planned.stdout)["summary"]
+    assert summary["spot"] is True and summary["instanceType"] == "g5.48xlarge"
+    assert summary["spotHourlyUsdPerNode"] == 6.3351

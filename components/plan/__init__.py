@@ -13,6 +13,7 @@ from typing import Any
 
 from pulumi import RunError
 
+from ..catalog import spot as spot_data
 from ..contract import Layout, contract
 from ..errors import ConfigError, ConfigErrors
 from ..policy import (
@@ -119,7 +120,16 @@ class Plan:
                 shared_kind=(self.shared_storage() or {}).get("kind"),
                 kubernetes=self.spec.kubernetes is not None,
             ),
+            # spot stacks: the reference spot price per node, its region and read date (catalog/spot/<cloud>.yaml;
+            # a snapshot, shown beside the on-demand upper bound); None when not spot or the data does not say
+            **self.spot_reference(),
         }
+
+    def spot_reference(self) -> dict[str, Any]:
+        found = spot_data.lookup(self.spec.instance) if self.spec.spot else None
+        if found is None or found.hourly_usd is None:
+            return dict.fromkeys(("spotHourlyUsdPerNode", "spotPriceRegion", "spotPriceDate"))
+        return {"spotHourlyUsdPerNode": found.hourly_usd, "spotPriceRegion": found.region, "spotPriceDate": found.date}
 
     def compliance(self) -> dict[str, Any] | None:
         profile = self.spec.compliance

@@ -58,7 +58,12 @@ def cost_text(s: dict[str, Any]) -> str:
     elif s["maxNodes"] != s["nodes"]:
         top = s["hourlyUsdAtMaxNodes"]
         text += f" now ({_count(s['nodes'], 'node')}), up to ${top:,.2f}/h at {s['maxNodes']} nodes"
-    if s["spot"]:
+    if s["spot"] and s.get("spotHourlyUsdPerNode") is not None:  # the reference spot price beside the upper bound
+        text += (
+            f" (on-demand upper bound; reference spot ${s['spotHourlyUsdPerNode']:g}/h per node in "
+            f"{s['spotPriceRegion']}, read {s['spotPriceDate']}; spot varies)"
+        )
+    elif s["spot"]:
         text += " (on-demand upper bound; spot varies)"
     if s.get("hourlyUsdVerified") is False:
         text += f"; price unverified: {s.get('priceNote')}"

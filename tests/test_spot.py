@@ -1,0 +1,200 @@
+"""Spot reference prices (catalog/spot/<cloud>.yaml): the data's schema, the loader's refusals, what "not offered"
+means for `spot.refusal`, and the plan's cost row of a spot stack."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components import catalog
+from components.catalog import spot
+from components.plan.render import cost_text
+
+from .conftest import plan_stack
+
+SPOT_FILES = sorted(spot._DIR.glob("*.yaml"))
+CITATION = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40} \S+")  # owner/repo@<40-hex commit> path
+
+
+@contextmanager
+def spot_data(tmp: Path, cloud: str, text: str) -> Iterator[None]:
+    """The shipped spot files, with `cloud`'s replaced by `text`, for the duration (the loader is cached)."""
+    folder = tmp / "spot"
+    folder.mkdir(exist_ok=True)
+    for path in SPOT_FILES:
+        shutil.copy(path, folder / path.name)
+    (folder / f"{cloud}.yaml").write_text(text)
+    original = spot._DIR
+    spot._DIR = folder
+    spot.load.cache_clear()
+    try:
+        yield
+    finally:
+        spot._DIR = original
+        spot.load.cache_clear()
+
+
+def spot_file(region: str, *types: str) -> str:
+    head = f'source: "a/b@{"0" * 40} x.csv"\ndate: "2026-12-01"\nregion: {region}\ntypes:\n'
+    return head + "".join(f"  - {t}\n" for t in types)
+
+
+# --- the shipped data ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", SPOT_FILES, ids=[p.stem for p in SPOT_FILES])
+def test_every_file_is_sourced_dated_and_in_the_price_region(path):
+    data = spot.load(path.stem)
+    assert CITATION.match(data.source), data.source
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", data.date)
+    assert data.region == catalog.load(path.stem).prices["region"]
+    assert data.entries, "a file with no types says nothing: leave it out"
+
+
+@pytest.mark.parametrize("path", SPOT_FILES, ids=[p.stem for p in SPOT_FILES])
+def test_every_type_is_in_the_catalog_and_priced_above_zero_or_not_offered_with_a_source(path):
+    cloud = path.stem
+    for entry in spot.load(cloud).entries:
+        rows = catalog.find(cloud, entry.instanceType)  # type: ignore[arg-type]
+        assert rows, entry.instanceType
+        if entry.offered:
+            assert entry.price is not None and entry.price > 0
+        else:
+            assert entry.price is None and entry.source
+
+
+def test_only_clouds_with_a_published_source_have_a_file():
+    # Alibaba and Tencent: no public USD spot price source found (SCHEMA.md, "Spot"), so unknown everywhere
+    assert {p.stem for p in SPOT_FILES} == {"aws", "azure", "gcp"}
+    for row in catalog.all_types("alicloud")[:3] + catalog.all_types("tencentcloud")[:3]:
+        assert spot.lookup(row) is None and spot.offered(row) is None
+
+
+def test_gcp_prices_are_the_vm_row_plus_the_gpu_row_as_transcribed():
+    raw = yaml.safe_load((spot._DIR / "gcp.yaml").read_text())["types"]
+    a3 = next(e for e in raw if e["instanceType"] == "a3-highgpu-8g")
+    assert (a3["vmUsd"], a3["gpuRow"], a3["gpuUsd"]) == (5.15632, "H100:8", 42.7096)
+    (row,) = catalog.find("gcp", "a3-highgpu-8g")
+    assert spot.hourly_usd(row) == 47.86592
+    for entry in raw:
+        count = int(entry["gpuRow"].split(":")[1])
+        assert catalog.find("gcp", entry["instanceType"])[0].gpus == count  # the GPU row matches the machine
+
+
+def test_an_aws_price_is_the_cheapest_zone_of_the_region_and_keeps_the_dearest():
+    (row,) = catalog.find("aws", "g5.48xlarge")
+    entry = next(e for e in spot.load("aws").entries if e.instanceType == "g5.48xlarge")
+    assert (spot.hourly_usd(row), entry.highUsd, entry.zones) == (6.3351, 8.109, 5)
+
+
+def test_a_type_without_an_entry_is_unknown_not_refused():
+    (row,) = catalog.find("azure", "Standard_ND96isr_H200_v5")
+    assert spot.lookup(row) is None and spot.offered(row) is None
+    assert spot.refusal("azure", "Standard_ND96isr_H200_v5") is None
+
+
+# --- the loader refuses malformed data ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "error"),
+    [
+        ("{instanceType: g5.xlarge, hourlyUsd: 0.4, colour: red}", "colour"),
+        ("{instanceType: g5.xlarge, hourlyUsd: 0}", "greater than 0"),
+        ("{instanceType: g5.xlarge}", "give a price or offered: false"),
+        ("{instanceType: g5.xlarge, offered: false}", "offered false takes a source"),
+        ("{instanceType: g5.xlarge, offered: false, source: x, hourlyUsd: 1.0}", "offered false takes a source"),
+        ("{instanceType: g5.xlarge, hourlyUsd: 1.0, vmUsd: 0.5, gpuRow: 'A10G:1', gpuUsd: 0.5}", "not both"),
+        ("{instanceType: g5.xlarge, vmUsd: 0.5}", "not both"),
+        ("{instanceType: g5.xlarge, hourlyUsd: 2.0, highUsd: 1.0}", "below hourlyUsd"),
+        ("{instanceType: z9.huge, hourlyUsd: 1.0}", "z9.huge is not in catalog/aws.yaml"),
+    ],
+)
+def test_malformed_entries_are_errors(tmp_path, entry, error):
+    with spot_data(tmp_path, "aws", spot_file("us-east-1", entry)), pytest.raises(spot.SpotError, match=error):
+        spot.load("aws")
+
+
+def test_a_file_for_another_region_or_with_unknown_keys_is_an_error(tmp_path):
+    other_region = spot_file("eu-west-1", "{instanceType: g5.xlarge, hourlyUsd: 1.0}")
+    with spot_data(tmp_path, "aws", other_region), pytest.raises(spot.SpotError, match="price region us-east-1"):
+        spot.load("aws")
+    unknown_key = "owner: me\n" + spot_file("us-east-1", "{instanceType: g5.xlarge, hourlyUsd: 1}")
+    with spot_data(tmp_path, "aws", unknown_key), pytest.raises(spot.SpotError, match="owner"):
+        spot.load("aws")
+
+
+def test_a_gcp_n1_type_needs_its_gpu_count_and_each_count_is_its_own_price(tmp_path):
+    no_count = spot_file("us-central1", "{instanceType: n1-standard-32, hourlyUsd: 1.0}")
+    with spot_data(tmp_path, "gcp", no_count), pytest.raises(spot.SpotError, match="3 catalog rows; give gpus"):
+        spot.load("gcp")
+    text = spot_file(
+        "us-central1",
+        "{instanceType: n1-standard-32, gpus: 1, hourlyUsd: 1.5}",
+        "{instanceType: n1-standard-32, gpus: 2, hourlyUsd: 2.5}",
+    )
+    with spot_data(tmp_path, "gcp", text):
+        prices = {r.gpus: spot.hourly_usd(r) for r in catalog.find("gcp", "n1-standard-32")}
+    assert prices == {1: 1.5, 2: 2.5, 4: None}
+
+
+@given(
+    st.floats(min_value=0.0001, max_value=500, allow_nan=False),
+    st.floats(min_value=0.0001, max_value=500, allow_nan=False),
+)
+def test_a_vm_plus_gpu_price_is_their_sum_and_above_zero(vm, gpu):
+    entry = spot.Entry(instanceType="a2-highgpu-1g", vmUsd=vm, gpuRow="A100:1", gpuUsd=gpu)
+    assert entry.price is not None and entry.price > 0
+    assert entry.price == pytest.approx(vm + gpu, abs=10**-spot.DIGITS)
+
+
+# --- "not offered": the refusal the spec reads --------------------------------------------------------
+
+
+def test_not_offered_is_a_refusal_naming_the_source(tmp_path):
+    text = spot_file("us-east-1", "{instanceType: p5e.48xlarge, offered: false, source: 'AWS docs (test)'}")
+    with spot_data(tmp_path, "aws", text):
+        (row,) = catalog.find("aws", "p5e.48xlarge")
+        assert spot.offered(row) is False and spot.hourly_usd(row) is None
+        assert spot.refusal("aws", "p5e.48xlarge") == (
+            "p5e.48xlarge is not sold as spot (AWS docs (test)); set spot: false, or pick a type offered as spot "
+            "(gpu-cluster compare shows the spot column)"
+        )
+        assert spot.refusal("aws", "p5.48xlarge") is None
+
+
+# --- the plan's cost row --------------------------------------------------------------------------------
+
+
+def test_a_spot_stack_shows_the_reference_spot_price_beside_the_on_demand_upper_bound():
+    plan = plan_stack("azure-dev")  # spot: true on Standard_NC4as_T4_v3
+    summary = plan.summary()
+    assert summary["spot"] is True and summary["instanceType"] == "Standard_NC4as_T4_v3"
+    assert (summary["spotHourlyUsdPerNode"], summary["spotPriceRegion"], summary["spotPriceDate"]) == (
+        0.062699,
+        "eastus",
+        "2026-12-01",
+    )
+    assert cost_text(summary).startswith(
+        "$0.53/h (on-demand upper bound; reference spot $0.062699/h per node in eastus, read 2026-12-01; spot varies)"
+    )
+
+
+def test_the_cost_row_without_a_known_spot_price_is_as_before():
+    base = {"hourlyUsdPerNode": 1.0, "hourlyUsd": 2.0, "nodes": 2, "maxNodes": 2, "spot": True}
+    assert cost_text({**base, "spotHourlyUsdPerNode": None}) == "$2.00/h (on-demand upper bound; spot varies)"
+    assert cost_text({**base, "spot": False}) == "$2.00/h"
+
+
+def test_a_stack_without_spot_has_no_spot_reference():
+    summary = plan_stack("aws-h100").summary()
+    assert summary["spot"] is False
+    assert (summary["spotHourlyUsdPerNode"], summary["spotPriceRegion"], summary["spotPriceDate"]) == (None,) * 3
