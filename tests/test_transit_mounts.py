@@ -1,8 +1,8 @@
 """Encryption in transit of the shared filesystem's mount, as registered and as the plan states it (inTransit).
 
 Azure Files NFS: every node mounts with Microsoft's AZNFS helper (`-t aznfs`, TLS through stunnel), installed from
-packages.microsoft.com; EFS: offered, not used (amazon-efs-utils is built from source on Ubuntu), and the plan
-says why and how to enable it.
+packages.microsoft.com; EFS: every node mounts through a local stunnel TLS tunnel (bootstrap/mounts_efs_tls.sh) and
+the file system's policy refuses NFS without TLS (tests/test_efs_tls.py has the rest).
 """
 
 from __future__ import annotations
@@ -58,15 +58,21 @@ def test_the_plan_says_the_azure_share_is_encrypted_in_transit(azure_nfs):
     assert "encryption-in-transit-for-nfs-shares" in shared["source"]
 
 
-def test_the_plan_says_why_efs_is_not_encrypted_in_transit_and_how_to_enable_it(efs):
+def test_the_plan_says_efs_is_encrypted_in_transit_and_enforced(efs):
     shared = efs.summary()["inTransit"]["sharedStorage"]
-    assert (shared["kind"], shared["inTransit"]) == ("nfs", "offered, not used")
-    assert "Rust 1.91.1" in shared["note"] and "node image with amazon-efs-utils" in shared["note"]
-    assert "`fstype: efs`" in shared["note"] and "`options: tls`" in shared["note"]
-    assert "aws/efs-utils" in shared["source"] and "encryption-in-transit.html" in shared["source"]
-    # and the nodes really mount with the kernel NFS client (what "not used" says)
-    user_data = decode_user_data(one(efs, "launchTemplate:LaunchTemplate")["inputs"]["userData"])
-    assert 'MOUNT_FSTYPE="nfs4"' in user_data and "tls" not in storage.load("aws").services["nfs"].options
+    assert (shared["kind"], shared["inTransit"], shared["client"]) == ("nfs", "used", "efs-stunnel-apt")
+    assert shared["enforced"] is True  # the registered file system policy denies aws:SecureTransport false
+    assert "stunnel" in shared["note"] and "aws:SecureTransport is false" in shared["note"]
+    assert "aws/efs-utils at def6e74" in shared["source"] and "encryption-in-transit.html" in shared["source"]
+    # and the nodes really mount through the tunnel (what "used" says): the client and the script that runs it
+    files = {
+        f["path"]: f["content"]
+        for f in yaml.safe_load(decode_user_data(one(efs, "launchTemplate:LaunchTemplate")["inputs"]["userData"]))[
+            "write_files"
+        ]
+    }
+    assert 'CLIENT="efs-stunnel-apt"' in files["/etc/gpu-cluster/mounts.env"]
+    assert files["/usr/local/sbin/gpu-cluster-mounts"] == mounts_script("efs-stunnel-apt")
 
 
 @pytest.mark.parametrize("cloud", ["aws", "azure", "gcp", "alicloud"])
@@ -75,8 +81,12 @@ def test_used_in_transit_names_the_mount_type_the_catalog_mounts_with(cloud):
     catalog = storage.load(cloud)
     assert catalog is not None
     for kind, entry in transit_data()["sharedStorage"][cloud].items():
-        fstype = catalog.services[kind].fstype
+        service = catalog.services[kind]
+        fstype, client = service.fstype, service.client["install"]
         if entry["inTransit"] == "used":
-            assert entry["fstype"] == fstype, (cloud, kind)
+            # the encrypting mount type (AZNFS) or the encrypting client (EFS's TLS tunnel): exactly the catalog's
+            assert entry.get("fstype", fstype) == fstype and entry.get("client", client) == client, (cloud, kind)
+            assert "fstype" in entry or "client" in entry, (cloud, kind)
         else:
-            assert fstype != "aznfs" and "tls" not in catalog.services[kind].options.split(","), (cloud, kind)
+            assert fstype != "aznfs" and "tls" not in service.options.split(","), (cloud, kind)
+            assert client != "efs-stunnel-apt", (cloud, kind)

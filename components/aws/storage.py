@@ -8,11 +8,15 @@ node group gets the matching egress, so `egress: none` clusters still reach it. 
 (FSx persistent types always are, with the AWS managed key by default; EFS with `encrypted`), with the
 cluster's customer-managed key when `encryption.key` is not provider.
 `retain: true` sets `protect` and `retainOnDelete`: no destroy or replacement deletes the data.
+EFS is encrypted in transit: the nodes mount through a local TLS tunnel (bootstrap/mounts_efs_tls.sh) and a file
+system policy (catalog/storage/aws.yaml `fileSystemPolicy`, sources there) refuses every request not over TLS.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -127,5 +131,18 @@ def build_shared(ctx: Context, net: Network) -> SharedFilesystem | None:
         security_groups=[sg.id],
         opts=child,
     )
+    statements = (shared.data or {}).get("fileSystemPolicy", {}).get("statements")
+    if statements:
+        aws.efs.FileSystemPolicy(
+            f"{name}-shared-policy",
+            file_system_id=efs.id,
+            policy=efs.arn.apply(lambda arn: _policy(statements, arn)),
+            opts=child,
+        )
     source = efs.dns_name.apply(lambda dns: shared.source_form.format(dnsName=dns))
     return SharedFilesystem(efs, source, sg)
+
+
+def _policy(statements: list[dict[str, Any]], arn: str) -> str:
+    """The data's statements, each on this file system only."""
+    return json.dumps({"Version": "2012-10-17", "Statement": [{**s, "Resource": arn} for s in statements]})

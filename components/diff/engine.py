@@ -432,6 +432,13 @@ def _warnings(
                 f"until an instance refresh replaces them ({scratch} then); new nodes get the new one"
             )
 
+    # a resource whose rule says what its creation does to running nodes (`created`), added to resources they use
+    old_names = {r["name"] for r in old_res.values()}
+    for urn in created:
+        res = new_res[urn]
+        text = rules.rule(res["type"]).created
+        if text and had_nodes and any(n in old_names for n, *_ in _references(res.get("inputs", {}), _Counter())):
+            disruption.append(f"DISRUPTION: creates {_what(res)}: {text}")
     if old is not None:  # a new stack's releases are in its resource list, not news
         notes += [f"installs {_release(new_res[u])}" for u in created if new_res[u]["type"] == RELEASE]
     old_warnings = set((old or {}).get("warnings") or [])

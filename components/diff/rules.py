@@ -35,6 +35,7 @@ class TypeRule:
     complete: bool = False
     versioned: bool = False
     known: bool = True  # False: no cloud file lists this type (holds guessed from its name)
+    created: str = ""  # what creating it next to resources already deployed does to the running nodes
 
 
 def _matches(patterns: tuple[str, ...], path: str) -> bool:
@@ -112,6 +113,7 @@ def load_rules(folder: Path = RULES_DIR) -> Rules:
                 update=_tuple(raw.get("update")) + common,
                 complete=bool(raw.get("complete", False)),
                 versioned=bool(raw.get("versioned", False)),
+                created=" ".join(str(raw.get("created", "")).split()),
             )
     return Rules(types, defaults, holds_by_ending)
 

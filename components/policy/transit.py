@@ -3,12 +3,15 @@
 The metrics endpoints are plain HTTP on the nodes, so what keeps them private is the node firewall: that is
 checked on the registered rules (every ingress rule that admits a metrics port admits only the cluster's own
 security groups, its `VirtualNetwork` or ranges inside the cluster's networks). The rest depends on the service
-(the Kubernetes API's TLS, the shared filesystem's mount) and is read from the data.
+(the Kubernetes API's TLS, the shared filesystem's mount) and is read from the data; where the data names what
+makes the service refuse plain traffic (`enforcedBy`: EFS's file system policy), the registered resources are
+checked for it.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
@@ -154,6 +157,26 @@ def metrics_exposure(resources: list[Resource], cluster_cidrs: tuple[str, ...] =
     return exposed
 
 
+def _denies_plain(policy: Any) -> bool:
+    """A resource policy (JSON text) with a Deny of every action whenever aws:SecureTransport is false."""
+    try:
+        doc = json.loads(policy) if isinstance(policy, str) else policy
+    except ValueError:
+        return False  # an output not known in the plan
+    statements = (doc or {}).get("Statement") if isinstance(doc, Mapping) else None
+    for s in statements if isinstance(statements, list) else [statements]:
+        if not isinstance(s, Mapping) or s.get("Effect") != "Deny" or s.get("Action") not in ("*", ["*"]):
+            continue
+        if str(((s.get("Condition") or {}).get("Bool") or {}).get("aws:SecureTransport")).lower() == "false":
+            return True
+    return False
+
+
+def enforced(resources: list[Resource], token: str) -> bool:
+    """Whether a registered resource of type `token` refuses requests not over TLS (its `policy`)."""
+    return any(res.type == token and _denies_plain(res.props.get("policy")) for res in resources)
+
+
 def in_transit(
     cloud: str,
     resources: list[Resource],
@@ -173,6 +196,8 @@ def in_transit(
             if entry
             else {"kind": shared_kind, "inTransit": "not offered", "note": "no in-transit data for this service"}
         )
+        if entry and entry.get("enforcedBy"):
+            shared["enforced"] = enforced(resources, str(entry["enforcedBy"]))
     return {
         "metrics": {
             "ports": list(d["metrics"]["ports"]),
