@@ -97,6 +97,18 @@ def test_an_aws_price_is_the_cheapest_zone_of_the_region_and_keeps_the_dearest()
     assert (spot.hourly_usd(row), entry.highUsd, entry.zones) == (6.3351, 8.109, 5)
 
 
+def test_every_spot_price_is_at_most_the_on_demand_price_the_ranking_uses_as_its_upper_bound():
+    # recommend --spot ranks an unknown spot price by the on-demand one (docs/recommend.md, "Spot"): that is fair only
+    # while no known spot price is above its on-demand price
+    checked = 0
+    for row in catalog.all_types():
+        price = spot.hourly_usd(row)
+        if price is not None and row.hourlyUsd is not None:
+            assert price <= row.hourlyUsd, (row.cloud, row.instanceType, price, row.hourlyUsd)
+            checked += 1
+    assert checked >= 50
+
+
 def test_a_type_without_an_entry_is_unknown_not_refused():
     (row,) = catalog.find("azure", "Standard_ND96isr_H200_v5")
     assert spot.lookup(row) is None and spot.offered(row) is None
