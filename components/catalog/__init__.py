@@ -23,6 +23,10 @@ from . import availability
 Cloud = Literal["aws", "azure", "gcp", "alicloud", "tencentcloud"]
 CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud", "tencentcloud")
 GpuVendor = Literal["nvidia", "amd"]
+# The host CPU architecture, named as the catalogs' sources name it (DLAMI SSM paths, `uname -m`): GB200 hosts
+# are NVIDIA Grace (arm64); every other row is x86_64. Debian's names (`dpkg --print-architecture`) in DEBIAN_ARCH.
+Arch = Literal["x86_64", "arm64"]
+DEBIAN_ARCH: dict[str, str] = {"x86_64": "amd64", "arm64": "arm64"}
 Fabric = Literal["efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "erdma", "none"]
 _DIR = Path(__file__).parent
 # The keys of `gpu-cluster catalog --format json` rows, in order: a stable format.
@@ -52,6 +56,7 @@ class InstanceType(BaseModel):
     fabricDevices: int = Field(ge=0)
     fabricGbps: float = Field(ge=0)
     networkCards: int | None
+    arch: Arch = "x86_64"  # not in PUBLIC_KEYS: `catalog --format json` keeps its stable keys
     hourlyUsd: float | None
     source: str = Field(min_length=1)
     # False when no source independent of the row's own confirms hourlyUsd, or sources disagree:
@@ -198,6 +203,39 @@ def vendor_image(cloud: Cloud, row: InstanceType) -> dict[str, Any] | None:
     if entry is None:
         return {"urn": None, "reason": f"catalog/{cloud}.yaml has no image for {row.gpu_vendor} GPUs (images.vendors)"}
     return entry
+
+
+def arch_image(cloud: Cloud, row: InstanceType) -> dict[str, Any] | None:
+    """The `image: auto` entry of a type whose host is not x86_64 (`images.arch.<arch>` of the cloud's file), None
+    for x86_64 types (their images are `images.default` / `families` / `vendors`). The entry wins over those: they are
+    x86_64 images. An arch the file has no entry for gets one with only a `reason`, and an entry may itself carry no
+    image (Azure: Microsoft publishes none): the layout then refuses `image: auto`, never boots an x86_64 image."""
+    if row.arch == "x86_64":
+        return None
+    entry: dict[str, Any] | None = (load(cloud).images.get("arch") or {}).get(row.arch)
+    if entry is None:
+        return {"reason": f"catalog/{cloud}.yaml has no {row.arch} image (images.arch)"}
+    return entry
+
+
+def arch_unsupported(row: InstanceType, packages_repo: str) -> bool:
+    """Whether an apt repository line limited to some architectures (`deb [arch=amd64 ...] URL ...`, as
+    catalog/slurm.yaml gives the Slurm packages') leaves out the row's architecture."""
+    match = re.search(r"\[[^]]*\barch=([\w,]+)", packages_repo)
+    return match is not None and DEBIAN_ARCH[row.arch] not in match.group(1).split(",")
+
+
+def arch_gaps(row: InstanceType, *, lustre: bool) -> list[str]:
+    """What the node bootstrap does not vouch for on a host that is not x86_64, one sentence each (for the plan's
+    findings, like vendor_gaps). Everything else a node fetches is architecture-neutral (SCHEMA.md, CPU architecture);
+    the Lustre clients are kernel-module packages whose arm64 builds no source read confirms."""
+    if row.arch == "x86_64" or not lustre:
+        return []
+    return [
+        f"{row.instanceType} is {row.arch}: storage.shared lustre mounts with the cloud's Lustre client packages "
+        f"(catalog/storage/{row.cloud}.yaml), whose {row.arch} builds gpu-cluster has not verified; a failed "
+        "install leaves the mount absent, which the boot health check reports"
+    ]
 
 
 def vendor_gaps(row: InstanceType, *, health: bool, metrics: bool) -> list[str]:

@@ -26,7 +26,7 @@ from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
-from . import Scratch, image_for, scratch_for, split_cidr
+from . import Scratch, arch, image_for, scratch_for, split_cidr
 from .aws_scaling import AwsScaling
 from .aws_scaling import data as scaling_data
 from .aws_scaling import plan as scaling_plan
@@ -157,6 +157,7 @@ def efa_interfaces(cards: int, efa_devices: int) -> tuple[NetworkInterface, ...]
 
 
 def plan(spec: ClusterSpec) -> AwsLayout:
+    arch.check(spec)
     if spec.kubernetes is not None:
         refuse(_kubernetes_problems(spec))
     row = spec.instance
@@ -172,8 +173,14 @@ def plan(spec: ClusterSpec) -> AwsLayout:
             "default) or a login node with a public IP (login: {publicIp: true}), or set fabric: none",
         )
     node_cidr, public_cidr = split_cidr(spec.network.cidr, 1, 2)  # two halves: nodes, NAT
-    entry: dict[str, Any] = image_for("aws", row.instanceType)
+    _check_purchase(spec)
+    # a Grace (arm64) type takes its architecture's DLAMI (catalog/aws.yaml images.arch), never the x86_64 one
+    entry: dict[str, Any] = catalog.arch_image("aws", row) or image_for("aws", row.instanceType)
     if spec.image == "auto":
+        if not entry.get("ssmParameter"):
+            raise ConfigError(
+                f"{CLUSTER_KEY}.image", f"auto has no image for {row.instanceType} ({row.arch}): {entry['reason']}"
+            )
         image = Image(entry["ssmParameter"], None, entry["description"])
     elif spec.image.startswith("ssm:"):
         image = Image(spec.image.removeprefix("ssm:"), None, f"AMI from SSM parameter {spec.image[4:]}")
@@ -234,6 +241,19 @@ def plan(spec: ClusterSpec) -> AwsLayout:
     return layout if spec.kubernetes is None else _with_kubernetes(layout)
 
 
+def _check_purchase(spec: ClusterSpec) -> None:
+    """A type sold only through Capacity Blocks (catalog row extra.purchase: P6e-GB200 inside UltraServers) needs
+    one: reservationType capacity-block with the block's reservation id (the launch template's market type)."""
+    row = spec.instance
+    if row.extra.get("purchase") != "capacity-block" or spec.reservation_type == "capacity-block":
+        return
+    raise ConfigError(
+        f"{CLUSTER_KEY}.reservationType",
+        f"{row.instanceType} is sold only through EC2 Capacity Blocks (UltraServers); set reservation to the "
+        f"block's id (cr-...) and reservationType: capacity-block{'; spot cannot buy it' if spec.spot else ''}",
+    )
+
+
 def _capability_data() -> dict[str, Any]:
     """The AWS-only keys of the capabilities file (nodeRole, ssmEndpoints); contract.py reads the rest."""
     return capability_data("aws")
@@ -262,9 +282,9 @@ def nccl_env(instance_type: str) -> tuple[dict[str, str], str]:
 def _default_image_vouches(spec: ClusterSpec) -> tuple[bool, str]:
     """Whether the image is the catalog's default (whose contents the catalog documents), and its name."""
     default: dict[str, Any] = catalog.load("aws").images["default"]
-    entry = image_for("aws", spec.instance.instanceType)
+    entry = catalog.arch_image("aws", spec.instance) or image_for("aws", spec.instance.instanceType)
     if spec.image == "auto":
-        return entry is default, entry["description"]
+        return entry is default, entry.get("description", spec.instance.instanceType)
     if spec.image.removeprefix("ssm:") == default["ssmParameter"]:
         return True, default["description"]
     return False, spec.image

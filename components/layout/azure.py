@@ -37,7 +37,7 @@ from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
-from . import Scratch, azure_slurm, image_for, scratch_for, split_cidr
+from . import Scratch, arch, azure_slurm, image_for, scratch_for, split_cidr
 from .azure_scaling import AzureElastic
 from .azure_scaling import plan as elastic_plan
 from .azure_slurm import AzureSlurm
@@ -304,8 +304,9 @@ class AzureLayout:
 
 def _image(spec: ClusterSpec) -> Image:
     if spec.image == "auto":
-        # a non-NVIDIA GPU (ND MI300X v5) takes its vendor's image (catalog/azure.yaml images.vendors)
-        vendor = catalog.vendor_image("azure", spec.instance)
+        # a non-NVIDIA GPU (ND MI300X v5) takes its vendor's image (catalog/azure.yaml images.vendors), a Grace
+        # (arm64) host its architecture's (images.arch): the default and families are x86_64 NVIDIA images
+        vendor = catalog.vendor_image("azure", spec.instance) or catalog.arch_image("azure", spec.instance)
         entry: dict[str, Any] = vendor if vendor is not None else image_for("azure", spec.instance.instanceType)
         if not entry.get("urn"):
             reason = " ".join(str(entry["reason"]).split())
@@ -377,8 +378,8 @@ def _fabric(spec: ClusterSpec, ib: bool, image: Image) -> tuple[tuple[Part, ...]
     row = spec.instance
     if not ib:
         return (), FabricUsability(False, ("no fabric wired",))
-    vendor = catalog.vendor_image("azure", row)
-    if vendor is not None:  # the IB parts below are NVIDIA's (NCCL env, nvidia-peermem); the vendor entry says why not
+    vendor = catalog.vendor_image("azure", row) or catalog.arch_image("azure", row)
+    if vendor is not None:  # the IB parts below are for the x86_64 NVIDIA image; the vendor/arch entry says why not
         reason = ((vendor.get("fabric") or {}).get("infiniband") or {}).get("reason") or "no image vouches for it"
         return (), FabricUsability(False, (" ".join(str(reason).split()),))
     found = ib_family(row.instanceType)
@@ -664,6 +665,7 @@ def _login(spec: ClusterSpec, node_cidr: str) -> LoginNode | None:
 
 
 def plan(spec: ClusterSpec) -> AzureLayout:
+    arch.check(spec)
     row = spec.instance
     k = f"{CLUSTER_KEY}."
     ib = spec.fabric_wired and row.fabric == "infiniband"

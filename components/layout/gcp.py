@@ -43,7 +43,7 @@ from ..catalog import kubernetes as kubernetes_offers
 from ..contract import capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import PRIVATE_RANGES, ClusterSpec
-from . import Scratch, image_for, scratch_for
+from . import Scratch, arch, image_for, scratch_for
 from .gcp_scaling import Elastic
 from .gcp_scaling import plan as elastic_plan
 from .kubernetes import GPU_TAINT, gpu_labels
@@ -478,6 +478,8 @@ def fabric_enablement(
     data: Mapping[str, Any] | None = rules["fabricEnablement"].get(row.fabric)
     if data is None:
         return (), FabricUsability(False, (f"{row.fabric}: no enablement is known to gpu-cluster",))
+    if row.arch != "x86_64":  # the packages and images above are x86_64 ones: the arch's own entry wins
+        data = {**data, **(data.get("arch") or {}).get(row.arch, {"missing": [f"{row.fabric} on {row.arch}"]})}
     if "missing" in data:
         return (), FabricUsability(False, tuple(str(m) for m in data["missing"]))
     env = {**data["env"], **data.get("envByType", {}).get(row.instanceType, {})}
@@ -941,7 +943,13 @@ def _zone(spec: ClusterSpec) -> str:
 
 def _image(spec: ClusterSpec) -> Image:
     if spec.image == "auto":
-        entry: dict[str, Any] = image_for("gcp", spec.instance.instanceType)
+        # a Grace (arm64) type takes its architecture's image (catalog/gcp.yaml images.arch), never an x86_64 one
+        entry: dict[str, Any] = catalog.arch_image("gcp", spec.instance) or image_for("gcp", spec.instance.instanceType)
+        if not entry.get("family"):
+            raise ConfigError(
+                f"{CLUSTER_KEY}.image",
+                f"auto has no image for {spec.instance.instanceType} ({spec.instance.arch}): {entry['reason']}",
+            )
         ref = f"projects/{entry['project']}/global/images/family/{entry['family']}"
         return Image(entry["project"], entry["family"], ref, entry["description"])
     match = re.fullmatch(r"projects/([a-z0-9-]+)/global/images/family/([a-z0-9-]+)", spec.image)
@@ -1040,14 +1048,20 @@ def _consumption(spec: ClusterSpec, rules: Mapping[str, Any]) -> Scheduling:
                 "gpu-cluster does not build; use nodeGroup: instances",
             )
         return Scheduling("FLEX_START", False, False, "TERMINATE", "DELETE", int(data["flexStartMaxRunSeconds"]))
+    reservation_only = any(itype.startswith(p) for p in data.get("noSpot", ()))
     if spec.spot:
+        if reservation_only:
+            raise ConfigError(
+                f"{CLUSTER_KEY}.spot",
+                f"{itype} is not sold as Spot VMs (reservation-bound only); drop spot and set reservation",
+            )
         return Scheduling("SPOT", True, False, "TERMINATE", "STOP")
     if no_on_demand:
         if not spec.reservation:
+            others = "" if reservation_only else ", spot: true, or gcp.flexStart: true with nodeGroup: instances"
             raise ConfigError(
                 f"{CLUSTER_KEY}.instanceType",
-                f"{itype} is not sold on demand; set reservation (reservation-bound), spot: true, or "
-                "gcp.flexStart: true with nodeGroup: instances",
+                f"{itype} is not sold on demand; set reservation (reservation-bound){others}",
             )
         return Scheduling("RESERVATION_BOUND", False, True, "TERMINATE", None)
     return Scheduling("STANDARD", False, True, "TERMINATE", None)
@@ -1121,6 +1135,7 @@ def _check_existing_subnetworks(spec: ClusterSpec, nics: tuple[Nic, ...]) -> Non
 
 
 def plan(spec: ClusterSpec) -> GcpLayout:
+    arch.check(spec)
     row = spec.instance
     rules = catalog.load("gcp").rules
     zone = _zone(spec)
