@@ -212,3 +212,25 @@ def test_a_stack_without_spot_has_no_spot_reference():
     summary = plan_stack("aws-h100").summary()
     assert summary["spot"] is False
     assert (summary["spotHourlyUsdPerNode"], summary["spotPriceRegion"], summary["spotPriceDate"]) == (None,) * 3
+
+
+def test_what_the_catalog_already_rules_out_is_not_offered_with_its_source(monkeypatch):
+    # written once: a Capacity-Block-only row (extra.purchase) and a reservation-bound-only type
+    # (rules.consumption.noSpot) are "not offered" without a spot entry repeating it
+    (p5,) = catalog.find("aws", "p5.48xlarge")
+    block_only = p5.model_copy(update={"extra": {"purchase": "capacity-block", "purchaseSource": "CB-TEST"}})
+    monkeypatch.setitem(catalog.load("aws").sources, "CB-TEST", "the test's Capacity Blocks page")
+    found = spot.lookup(block_only)
+    assert found is not None and (found.offered, found.hourly_usd) == (False, None)
+    assert found.source == "sold only through Capacity Blocks: the test's Capacity Blocks page"
+    assert spot.lookup(p5) is not None and spot.offered(p5) is True  # the shipped row: a price, offered
+    rules = catalog.load("gcp").rules
+    monkeypatch.setitem(rules, "consumption", {**(rules.get("consumption") or {}), "noSpot": ["a2-ultragpu"]})
+    (a2,) = catalog.find("gcp", "a2-ultragpu-8g")
+    assert spot.offered(a2) is False and spot.hourly_usd(a2) is None  # the rule wins over a transcribed price
+    assert spot.refusal("gcp", "a2-ultragpu-8g") == (
+        "a2-ultragpu-8g is not sold as spot (reservation-bound only: catalog/gcp.yaml rules.consumption.noSpot); "
+        "set spot: false, or pick a type offered as spot (gpu-cluster compare shows the spot column)"
+    )
+    assert spot.refusal("gcp", "a2-highgpu-8g") is None
+    assert spot.refusal("mars", "a2-highgpu-8g") is None

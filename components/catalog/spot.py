@@ -3,7 +3,9 @@
 Data in `spot/<cloud>.yaml` (SCHEMA.md, "Spot"), loaded once, validated (unknown keys are errors). Three answers,
 never a guess: a spot USD/hour in the catalog's price region (a snapshot: spot prices move), "not offered" (a
 source says the type is not sold as spot), or unknown (no entry; a cloud without a file). Only "not offered" is
-ever a finding; unknown never is.
+ever a finding; unknown never is. "Not offered" also comes from what the catalog already says, so it is written
+once: a row bought only through Capacity Blocks (`extra.purchase: capacity-block`) and a type the cloud's
+`rules.consumption.noSpot` prefixes name (reservation-bound only).
 """
 
 from __future__ import annotations
@@ -131,12 +133,27 @@ def _entry(cloud: str, instance_type: str, gpus: int | None) -> Entry | None:
     return next((e for e in matches if e.gpus == gpus), matches[0] if matches else None)
 
 
+def _catalog_says_not_spot(row: InstanceType) -> str | None:
+    """Why the catalog itself rules spot out for the row (its source), or None."""
+    data = load_catalog(row.cloud)
+    if row.extra.get("purchase") == "capacity-block":
+        key = str(row.extra.get("purchaseSource") or "")
+        return f"sold only through Capacity Blocks: {data.sources.get(key, key) or f'catalog/{row.cloud}.yaml'}"
+    prefixes = (data.rules.get("consumption") or {}).get("noSpot") or ()
+    if any(row.instanceType.startswith(str(p)) for p in prefixes):
+        return f"reservation-bound only: catalog/{row.cloud}.yaml rules.consumption.noSpot"
+    return None
+
+
 def lookup(row: InstanceType) -> Spot | None:
     """The spot answer for a catalog row, or None when the data does not say (unknown)."""
+    data = load(row.cloud)
+    ruled_out = _catalog_says_not_spot(row)
+    if ruled_out is not None:
+        return Spot(False, None, data.region, data.date, ruled_out)
     entry = _entry(row.cloud, row.instanceType, row.gpus)
     if entry is None:
         return None
-    data = load(row.cloud)
     return Spot(entry.offered, entry.price, data.region, data.date, entry.source or data.source)
 
 
@@ -153,10 +170,13 @@ def offered(row: InstanceType) -> bool | None:
 
 def refusal(cloud: str, instance_type: str) -> str | None:
     """Why `spot: true` cannot work for the type (one sentence with the source), or None when it may."""
-    entry = next((e for e in load(cloud).entries if e.instanceType == instance_type and not e.offered), None)
-    if entry is None:
+    if cloud not in CLOUDS:
+        return None
+    answers = [found for row in find(cloud, instance_type) if (found := lookup(row)) is not None]
+    why = next((a.source for a in answers if not a.offered), None)
+    if why is None:
         return None
     return (
-        f"{instance_type} is not sold as spot ({entry.source}); set spot: false, or pick a type offered as spot "
+        f"{instance_type} is not sold as spot ({why}); set spot: false, or pick a type offered as spot "
         f"(gpu-cluster compare shows the spot column)"
     )
