@@ -37,7 +37,9 @@ def test_every_file_is_sourced_dated_and_names_catalog_types(cloud):
 
 def test_the_data_covers_every_cloud_it_should():
     assert set(WITH_DATA) == {"aws", "gcp", "azure", "alicloud", "tencentcloud"}
-    assert set(availability.load("aws").offers) == {r.instanceType for r in catalog.all_types("aws")}  # every type
+    # every type but p6e-gb200 (sold in UltraServer Capacity Blocks; its source lists no regions: unknown)
+    unknown = {"p6e-gb200.36xlarge"}
+    assert set(availability.load("aws").offers) == {r.instanceType for r in catalog.all_types("aws")} - unknown
     assert availability.offer("gcp", "a3-megagpu-8g") is not None
 
 

@@ -18,7 +18,12 @@ from .conftest import plan_values, resources_of, spec_of
 from .test_azure_resources import azure_values as values
 
 # NVIDIA sizes only: the AMD one (ND MI300X v5) gets no NCCL parts, see tests/test_gpu_vendor.py
-IB_ROWS = [r for r in catalog.load("azure").types if r.fabric == "infiniband" and r.gpu_vendor == "nvidia"]
+# the default HPC image is x86_64 NVIDIA: its IB parts are for those sizes (ND GB200 v6, arm64: test_arch)
+IB_ROWS = [
+    r
+    for r in catalog.load("azure").types
+    if r.fabric == "infiniband" and r.gpu_vendor == "nvidia" and r.arch == "x86_64"
+]
 CLOUD_CONFIG_KEYS = {"write_files", "runcmd"}
 # Azure: "The custom data is limited to 64 KB" (MicrosoftDocs azure-docs articles/virtual-machines/custom-data.md);
 # the base64 form is what the API takes.

@@ -194,7 +194,9 @@ def test_every_gcp_fabric_type_is_wired_to_its_rating_in_the_plan():
     for row in catalog.load("gcp").types:
         if row.has_fabric:
             spot = row.instanceType.startswith(("a3-ultragpu", "a4-highgpu"))  # not sold on demand
-            plan = plan_values(gcp_values(instanceType=row.instanceType, gpu=f"{row.gpu}:{row.gpus}", spot=spot))
+            # a4x: reservation-bound only (no spot either)
+            bought = {"reservation": "a4x-block"} if row.instanceType.startswith("a4x-") else {"spot": spot}
+            plan = plan_values(gcp_values(instanceType=row.instanceType, gpu=f"{row.gpu}:{row.gpus}", **bought))
             assert plan.summary()["fabricGbpsPerNode"] == row.fabricGbps, row.instanceType
 
 

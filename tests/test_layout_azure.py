@@ -42,9 +42,12 @@ def test_nd_h100_managed_is_one_uniform_scale_set_with_a_single_placement_group(
 def test_every_azure_fabric_type_is_wired_to_its_rating():
     fabric_rows = [r for r in catalog.load("azure").types if r.has_fabric]
     assert fabric_rows, "the catalog lists InfiniBand sizes"
+    # an arm64 size has no `image: auto` (catalog/azure.yaml images.arch): it plans with a gallery image id
+    gallery = "/subscriptions/0/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/i/versions/1"
     for row in fabric_rows:
+        image = {"image": gallery} if row.arch == "arm64" else {}
         for group in ("managed", "instances"):
-            layout = layout_of(gpu=None, instanceType=row.instanceType, nodeGroup=group)
+            layout = layout_of(gpu=None, instanceType=row.instanceType, nodeGroup=group, **image)
             assert layout.fabric_gbps_wired == row.fabricGbps, (row.instanceType, group)
 
 

@@ -33,11 +33,15 @@ def layout_of(**cluster: Any) -> gcp_layout.GcpLayout:
 
 
 NO_ON_DEMAND = {"a3-ultragpu-8g", "a4-highgpu-8g"}  # catalog/gcp.yaml rules.consumption.noOnDemand
+RESERVATION_ONLY = {"a4x-highgpu-4g"}  # rules.consumption.noOnDemand and noSpot: a reservation is the only way
 
 
 def typed(itype: str, **cluster: Any) -> gcp_layout.GcpLayout:
-    """A layout of `itype`; types not sold on demand are bought as spot unless told otherwise."""
+    """A layout of `itype`; types not sold on demand are bought as spot (from a reservation where there is no spot)
+    unless told otherwise."""
     row = catalog.find("gcp", itype)[0]
+    if itype in RESERVATION_ONLY:
+        cluster.setdefault("reservation", "test-reservation")
     if itype in NO_ON_DEMAND and not {"spot", "reservation", "gcp"} & set(cluster):
         cluster["spot"] = True
     if itype in NO_ON_DEMAND:
@@ -90,7 +94,13 @@ def test_tcpx_types_have_no_roce_vpc_and_gpu_nics_on_their_own_vpcs():
 
 def test_every_gcp_fabric_type_is_wired_to_its_rating():
     rows = [r for r in catalog.load("gcp").types if r.has_fabric]
-    assert {r.instanceType for r in rows} == {"a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g"}
+    assert {r.instanceType for r in rows} == {
+        "a3-highgpu-8g",
+        "a3-megagpu-8g",
+        "a3-ultragpu-8g",
+        "a4-highgpu-8g",
+        "a4x-highgpu-4g",
+    }
     for row in rows:
         layout = typed(row.instanceType)
         assert layout.gpu_nic_count == row.fabricDevices, row.instanceType
