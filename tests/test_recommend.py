@@ -237,3 +237,13 @@ def test_spot_write_stack_writes_spot_true(tmp_path):
     summary = json.loads(planned.stdout)["summary"]
     assert summary["spot"] is True and summary["instanceType"] == "g4dn.metal"
     assert summary["spotHourlyUsdPerNode"] == 2.5404
+
+
+def test_spot_markdown_has_the_spot_column_and_without_spot_it_is_as_before():
+    spot_md = run("--workload", "inference", "--model-params", "7B", "--spot", "-f", "markdown").stdout
+    header = next(line for line in spot_md.splitlines() if line.startswith("| #"))
+    assert header == "| # | cloud | type | nodes | GPUs | fabric | $/h | $/GPU-h | spot $/h |"
+    assert "| g2-standard-4 |" in spot_md and "| 0.36 |" in spot_md
+    plain_md = run("--workload", "inference", "--model-params", "7B", "-f", "markdown").stdout
+    assert next(line for line in plain_md.splitlines() if line.startswith("| #")).endswith("| $/GPU-h |")
+    assert "spot $" not in plain_md
