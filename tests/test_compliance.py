@@ -219,6 +219,14 @@ def test_in_transit_and_deletion_protection() -> None:
         "r (azure-native:storage:StorageAccount) accepts TLS below 1.2 (minimumTlsVersion 'TLS1_0')"
     ]
     efs = "aws:efs/fileSystem:FileSystem"
+    # EFS refuses plain NFS only with a file system policy denying aws:SecureTransport false (transit.yaml)
+    assert _found("in-transit", _res(efs, {})) == [
+        "r (aws:efs/fileSystem:FileSystem) accepts NFS without TLS: no file system policy denies requests where "
+        "aws:SecureTransport is false"
+    ]
+    deny = {"Effect": "Deny", "Action": "*", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+    policy = _res("aws:efs/fileSystemPolicy:FileSystemPolicy", {"policy": json.dumps({"Statement": [deny]})}, "p")
+    assert [v for v in evaluate([_cluster("mlps3"), _res(efs, {}), policy]) if v.rule == "in-transit"] == []
     assert _found("deletion-protection", _res(efs, {}, protect=True)) == []
     assert _found("deletion-protection", _res(efs, {}))
 

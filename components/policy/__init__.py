@@ -104,6 +104,7 @@ class Facts:
     k8s_public_cidrs: tuple[str, ...] = ()  # ... from these ranges only (kubernetes.publicCidrs)
     cloud: str | None = None
     compliance: str = "none"  # the stack's profile (profiles.yaml): its levels override the rules' defaults
+    plain_transit: frozenset[str] = frozenset()  # filesystem types that could refuse plain NFS and do not (transit)
 
 
 @dataclass(frozen=True)
@@ -850,6 +851,8 @@ def _in_transit(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     props, kind = res.props, res.type
     if kind == "azure-native:storage:StorageAccount" and props.get("minimumTlsVersion") not in ("TLS1_2", "TLS1_3"):
         yield f"accepts TLS below 1.2 (minimumTlsVersion {props.get('minimumTlsVersion')!r})"
+    if kind in facts.plain_transit:
+        yield "accepts NFS without TLS: no file system policy denies requests where aws:SecureTransport is false"
 
 
 # What holds data that outlives a node: the shared filesystems (storage.shared). The keys of encryption.key auto
@@ -1105,6 +1108,8 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
     # the ceiling: the policy's own setting (the pack hands each rule only its own config), else the stack's
     cost_cfg = {**_settings(config, "cost-ceiling-unchecked"), **_settings(config, "cost-ceiling")}
     ceiling = cost_cfg.get("maxHourlyUsd", cluster.get("maxHourlyUsd"))
+    from .transit import unenforced  # transit reads this module's Resource
+
     return Facts(
         public_ip=bool(cluster.get("publicIp", False)),
         spot=bool(cluster.get("spot", False)),
@@ -1117,6 +1122,7 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
         k8s_public_cidrs=tuple(str(c) for c in cluster.get("kubernetesPublicCidrs") or ()),
         cloud=cluster.get("cloud"),
         compliance=str(cluster.get("compliance", "none")),
+        plain_transit=unenforced(resources),
     )
 
 

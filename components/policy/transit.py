@@ -177,6 +177,18 @@ def enforced(resources: list[Resource], token: str) -> bool:
     return any(res.type == token and _denies_plain(res.props.get("policy")) for res in resources)
 
 
+def unenforced(resources: list[Resource]) -> frozenset[str]:
+    """The shared-filesystem types registered that can refuse plain NFS (`enforcedBy`) but no registered policy makes
+    them refuse it: the profiles' in-transit rule fails them."""
+    entries = [e for by_kind in data()["sharedStorage"].values() for e in (by_kind or {}).values()]
+    present = {res.type for res in resources}
+    return frozenset(
+        str(e["resource"])
+        for e in entries
+        if e.get("enforcedBy") and e.get("resource") in present and not enforced(resources, str(e["enforcedBy"]))
+    )
+
+
 def in_transit(
     cloud: str,
     resources: list[Resource],
