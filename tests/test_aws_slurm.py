@@ -155,6 +155,11 @@ def test_shared_storage_is_mounted_on_the_head_and_login_with_its_source_filled_
         text = decoded(instances[name]["userDataBase64"])
         assert SOURCE_PLACEHOLDER not in text and HEAD_PLACEHOLDER not in text
         assert "/etc/gpu-cluster/mounts.env" in text, name
+    # and on the GPU nodes (their template): the filesystem's source and the head's address both filled in
+    gpu = decoded(one(shared, "LaunchTemplate")["inputs"]["userData"])
+    assert "/etc/gpu-cluster/mounts.env" in gpu and "/etc/gpu-cluster/slurm-compute.env" in gpu
+    assert SOURCE_PLACEHOLDER not in gpu and HEAD_PLACEHOLDER not in gpu
+    assert "<private ip of slurm-efs-aws-head>" in gpu
     head = decoded(instances["slurm-efs-aws-head"]["userDataBase64"])
     assert env_of(head, "slurm-head")["SHARED_PATH"] == "/shared"
     assert "StateSaveLocation=/shared/slurm/state" in head
