@@ -262,12 +262,13 @@ def test_other_clients_keep_the_script_byte_for_byte():
     assert "start_tunnel" not in spliced and "stunnel4" not in SCRIPT.read_text()
 
 
-def test_the_aznfs_script_is_shellcheck_clean(tmp_path):
+@pytest.mark.parametrize(
+    ("client", "fragment"), [("ms-config-apt", "mounts_aznfs.sh"), ("efs-stunnel-apt", "mounts_efs_tls.sh")]
+)
+def test_a_spliced_script_and_its_fragment_are_shellcheck_clean(tmp_path, client, fragment):
     path = tmp_path / "mounts.sh"
-    path.write_text(mounts_script("ms-config-apt"))
-    proc = subprocess.run(
-        ["shellcheck", str(path), str(SCRIPT.with_name("mounts_aznfs.sh"))], capture_output=True, text=True
-    )
+    path.write_text(mounts_script(client))
+    proc = subprocess.run(["shellcheck", str(path), str(SCRIPT.with_name(fragment))], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout
 
 
@@ -347,15 +348,6 @@ def stunnel_conf(text: str) -> dict[str, list[str]]:
             key, value = line.split("=", 1)
             out.setdefault(key.strip(), []).append(value.strip())
     return out
-
-
-def test_the_efs_tls_script_is_shellcheck_clean(tmp_path):
-    path = tmp_path / "mounts.sh"
-    path.write_text(mounts_script("efs-stunnel-apt"))
-    proc = subprocess.run(
-        ["shellcheck", str(path), str(SCRIPT.with_name("mounts_efs_tls.sh"))], capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stdout
 
 
 def test_efs_tls_writes_the_stunnel_config_efs_expects(tmp_path):
