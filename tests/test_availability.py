@@ -48,7 +48,7 @@ def test_sold_in_is_true_false_or_unknown():
     assert availability.sold_in("aws", "p6-b200.48xlarge", "eu-west-1") is False
     assert availability.sold_in("aws", "p6-b200.48xlarge", "ap-south-2") is False
     assert availability.sold_in("aws", "p6-b200.48xlarge", "ap-southeast-7") is None  # region outside the sources
-    assert availability.sold_in("gcp", "g2-standard-4", "us-central1") is None  # type without data
+    assert availability.sold_in("gcp", "n1-standard-32", "us-central1") is None  # type without data (T4 or V100)
     assert availability.sold_in("azure", "Standard_ND96isr_H100_v5", "eastus") is True
     assert availability.sold_in("azure", "Standard_ND96isr_H100_v5", "westeurope") is None  # outside the source
     assert availability.sold_in("alicloud", "ecs.ebmgn8v.48xlarge", "cn-beijing") is None  # type without data
@@ -136,7 +136,8 @@ def test_gcp_zone_is_kept_when_set_and_warned_when_the_data_does_not_list_it():
 
 
 def test_gcp_zone_stays_unset_where_the_types_zones_are_unknown():
-    assert spec_of(gcp(gpu="L4:1", instanceType="g2-standard-4")).zone is None
+    # n1-standard-32 carries T4 or V100, whose zones differ: no entry (catalog/availability/gcp.yaml)
+    assert spec_of(gcp(gpu="T4:1", instanceType="n1-standard-32")).zone is None
 
 
 def test_resolve_skips_a_type_not_sold_in_the_region():

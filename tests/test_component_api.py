@@ -155,7 +155,8 @@ def test_a_layout_rule_names_the_field_too(tmp_path: Path) -> None:
             """
             from components import GpuCluster, GpuClusterArgs
 
-            GpuCluster("c", GpuClusterArgs(cloud="gcp", project="my-project", region="us-central1", gpu="L4:1"))
+            # T4:2 is n1-standard-32: no zones in catalog/availability/gcp.yaml (it carries T4 or V100)
+            GpuCluster("c", GpuClusterArgs(cloud="gcp", project="my-project", region="us-central1", gpu="T4:2"))
             """,
         )
 

@@ -96,6 +96,7 @@ def test_every_gcp_fabric_type_is_wired_to_its_rating():
     rows = [r for r in catalog.load("gcp").types if r.has_fabric]
     assert {r.instanceType for r in rows} == {
         "a3-highgpu-8g",
+        "a3-edgegpu-8g",
         "a3-megagpu-8g",
         "a3-ultragpu-8g",
         "a4-highgpu-8g",
@@ -172,7 +173,7 @@ def test_ranges_without_room_for_gpu_networks_are_refused(cidr, why):
 
 
 def test_zone_is_required_and_named_where_the_types_zones_are_unknown():
-    unknown = {"gpu": "L4:1", "instanceType": "g2-standard-4", "nodes": 1}  # no zones in catalog/availability
+    unknown = {"gpu": "T4:1", "instanceType": "n1-standard-32", "nodes": 1}  # no zones in catalog/availability
     with pytest.raises(ConfigError) as info:
         layout_of(zone=None, **unknown)
     assert info.value.key == "gpu-cluster:cluster.zone"
