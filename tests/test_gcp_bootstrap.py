@@ -128,7 +128,7 @@ def test_every_catalog_fabric_type_has_a_verdict_on_its_default_image():
         verdicts[row.instanceType] = typed(row.instanceType).fabric_usability.usable
     # a4x (arm64): the gIB enablement is x86_64's; the arm64 one is named missing (test_arch)
     assert verdicts == {
-        "a3-highgpu-8g": False, "a3-megagpu-8g": True, "a3-ultragpu-8g": True,
+        "a3-highgpu-8g": False, "a3-edgegpu-8g": False, "a3-megagpu-8g": True, "a3-ultragpu-8g": True,
         "a4-highgpu-8g": True,
         "a4x-highgpu-4g": False,
     }  # fmt: skip
