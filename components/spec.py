@@ -1145,6 +1145,19 @@ def _gpu_vendor(ctx: _Context) -> Iterator[ConfigError]:
     yield from ()
 
 
+def _cpu_arch(ctx: _Context) -> Iterator[ConfigError]:
+    """On hosts that are not x86_64 (Grace), the plan says what the node bootstrap does not vouch for there
+    (catalog.arch_gaps: the Lustre clients' arm64 builds)."""
+    row, shared = ctx.row, ctx.cfg.storage.shared
+    offered = shared_storage.load(ctx.cloud) if shared is not None else None
+    service = offered.service(shared.kind) if offered is not None and shared is not None else None
+    if row is None:
+        return
+    for gap in catalog.arch_gaps(row, lustre=service is not None and service.kind == "lustre"):
+        ctx.warn("storage.shared", gap)
+    yield from ()
+
+
 def _existing_network(ctx: _Context) -> Iterator[ConfigError]:
     """`network.existing`: the ids' shapes, one zone, and the plan warnings on what the network must provide."""
     return check_existing_network(ctx)
@@ -1171,6 +1184,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _existing_network,
     _scheduler,
     _gpu_vendor,
+    _cpu_arch,
     _scaling,
     _encryption,
 )

@@ -264,3 +264,15 @@ def test_kubernetes_on_arm64_is_refused():
 
 def test_the_plan_json_names_the_arm64_image(gcp_plan):
     assert "arm64" in json.dumps(gcp_plan.summary()["image"])
+
+
+@pytest.mark.parametrize(("kind", "warned"), [("lustre", True), ("nfs", False)])
+def test_the_plan_warns_of_the_lustre_client_on_arm64_only(kind, warned):
+    values = aws_values(gpu="GB200:4", **BLOCK, storage={"shared": {"kind": kind, "path": "/shared"}})
+    found = [f for f in spec_of(values).findings if f.key == "gpu-cluster:cluster.storage.shared"]
+    assert [f.message.startswith("p6e-gb200.36xlarge is arm64: storage.shared lustre") for f in found] == (
+        [True] if warned else []
+    )
+    assert all(f.level == "warning" for f in found)
+    x86 = aws_values(gpu="H100:8", storage={"shared": {"kind": "lustre", "path": "/shared"}})
+    assert not [f for f in spec_of(x86).findings if "arm64" in f.message]

@@ -46,7 +46,8 @@ def test_flex_start_scheduling():
         ({"nodeGroup": "instances", "spot": True}, "exclusive"),
         ({"nodeGroup": "instances", "reservation": "block-1"}, "exclusive"),
         ({"nodeGroup": "managed"}, "resize requests"),
-        ({"nodeGroup": "instances", "instanceType": None, "gpu": "T4:1", "nodes": 1}, "not n1"),
+        ({"nodeGroup": "instances", "instanceType": None, "gpu": "T4:1", "nodes": 1}, "a2, a3, a4, g2 only"),
+        ({"nodeGroup": "instances", "instanceType": "a4x-highgpu-4g", "gpu": "GB200:4"}, "a2, a3, a4, g2 only"),
     ],
 )
 def test_flex_start_refused_where_it_cannot_apply(cluster, words):
