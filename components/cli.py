@@ -508,13 +508,14 @@ def recommend(
             raise ConfigError("--batch", f"got {batch}; must be 1 or more")
         need = rec.memory_need(workload, params, precision, tokens, batch, gpu_memory)
         options = rec.recommend(need, cloud, gpus_max, budget, region, use_spot=use_spot)
-        written = _write_stack(rec, options, write_stack, project) if write_stack is not None else None
+        written, skipped = _write_stack(rec, options, write_stack, project) if write_stack is not None else (None, [])
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     if fmt is Format.json:
         out = {"workload": workload, "needGiB": round(need.total_gib, 2), "need": need.explain(),
                "multiNode": bool(options) and all(o.multi_node for o in options),
-               "options": [o.as_json() for o in options], "wroteStack": written, "spot": use_spot}  # fmt: skip
+               "options": [o.as_json() for o in options], "wroteStack": written, "spot": use_spot,
+               "writeSkipped": skipped}  # fmt: skip
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return
     cells: dict[str, list[str]] = {
@@ -548,13 +549,18 @@ def recommend(
         for line in whys:
             console.print(Text(line))
     if written:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(f"wrote {written}"))
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        for line in skipped:  # the better-ranked options that would not plan, and why
+            err.print(Text(f"skipped {line}"))
+        err.print(Text(f"wrote {written}"))
 
 
-def _write_stack(rec: Any, options: list[Any], name: str, project: Path | None) -> str:
-    """Write stacks/Pulumi.NAME.yaml for the first option whose config validates; say why others did not."""
+def _write_stack(rec: Any, options: list[Any], name: str, project: Path | None) -> tuple[str, list[str]]:
+    """Write stacks/Pulumi.NAME.yaml for the first option whose config plans (the spec and the cloud's layout, which
+    hold every refusal: an Azure option needs an sshPublicKey, for one), and say why the better-ranked ones did not."""
     import re
 
+    from .contract import contract
     from .spec import NAME_PATTERN, build_spec
 
     if not re.fullmatch(NAME_PATTERN, name):
@@ -566,14 +572,15 @@ def _write_stack(rec: Any, options: list[Any], name: str, project: Path | None) 
     for option in options:
         try:
             values = rec.stack_config(option, name)
-            build_spec(values, name)
+            spec = build_spec(values, name)
+            contract(spec.cloud).plan(spec)
         except ConfigError as exc:
             skipped.append(f"{option.row.instanceType}: {exc}")
             continue
         header = f"# Written by `gpu-cluster recommend`: {option.why}\n"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(header + yaml.safe_dump({"config": values}, sort_keys=False))
-        return str(path)
+        return str(path), skipped
     raise ConfigError("--write-stack", "no option validates as a stack: " + "; ".join(skipped))
 
 

@@ -87,7 +87,7 @@ def test_json_schema_and_ranking():
     result = run("--workload", "inference", "--model-params", "70B", "--context", "32k", "--batch", "4", "-f", "json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert set(out) == {"workload", "needGiB", "need", "multiNode", "options", "wroteStack", "spot"}
+    assert set(out) == {"workload", "needGiB", "need", "multiNode", "options", "wroteStack", "spot", "writeSkipped"}
     keys = {"cloud", "instanceType", "gpu", "gpusPerNode", "gpuMemoryGiB", "nodes", "totalGpus", "gpusNeeded",
             "multiNode", "fabric", "fabricGbps", "hourlyUsd", "usdPerGpuHour", "priceVerified", "region", "why",
             "source", "spotHourlyUsd", "spotOffered"}  # fmt: skip
@@ -153,6 +153,29 @@ def test_write_stack_round_trip(tmp_path):
         "--workload", "inference", "--model-params", "7B", "--write-stack", "rec-rt", "--project", str(tmp_path)
     )
     assert again.exit_code == 2 and "error: --write-stack" in again.output
+
+
+def test_write_stack_skips_options_the_layout_refuses_and_says_why(tmp_path):
+    # every Azure option needs an sshPublicKey (the Azure layout's refusal), which a written stack cannot invent
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    result = run(
+        "--workload", "inference", "--model-params", "7B", "--cloud", "azure", "--write-stack", "rec-az",
+        "--project", str(tmp_path), "-f", "json",
+    )  # fmt: skip
+    assert result.exit_code == 2 and "error: --write-stack: no option validates" in result.output
+    assert "sshPublicKey" in result.output and not (tmp_path / "stacks" / "Pulumi.rec-az.yaml").exists()
+    # across clouds the first option that plans is written, the skipped better-ranked ones named
+    out = run(
+        "--workload", "inference", "--model-params", "7B", "--budget", "5", "--write-stack", "rec-any",
+        "--project", str(tmp_path), "-f", "json",
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    written = yaml.safe_load((tmp_path / "stacks" / "Pulumi.rec-any.yaml").read_text())["config"]
+    first = next(o for o in doc["options"] if o["instanceType"] == written["gpu-cluster:cluster"]["instanceType"])
+    assert all(s.split(":", 1)[0] in {o["instanceType"] for o in doc["options"]} for s in doc["writeSkipped"])
+    assert doc["options"].index(first) == len(doc["writeSkipped"])  # every better option was skipped, with a reason
+    assert runner.invoke(app, ["plan", "--config", str(tmp_path / "stacks" / "Pulumi.rec-any.yaml")]).exit_code == 0
 
 
 def test_new_types_rank_with_their_caveats():
