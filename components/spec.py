@@ -26,6 +26,7 @@ from pydantic.alias_generators import to_camel
 from . import catalog, placeholders
 from .catalog import CLOUDS, Cloud, InstanceType
 from .catalog import kubernetes as kubernetes_offers
+from .catalog import spot as spot_offers
 from .catalog import storage as shared_storage
 from .contract import Capabilities, capabilities, capability_data, one_line
 from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
@@ -882,6 +883,8 @@ def _capacity(ctx: _Context) -> Iterator[ConfigError]:
     spot = cfg.spot
     if spot.enabled and cfg.reservation:
         yield ConfigError(f"{k}reservation", "a reservation and spot are exclusive; set one of them")
+    if spot.enabled and ctx.row is not None and (why := spot_offers.refusal(ctx.cloud, ctx.row.instanceType)):
+        yield ConfigError(f"{k}spot", why)  # the spot data, or the catalog's own word (catalog/spot.py)
     if cfg.reservation and not re.fullmatch(ctx.rules["reservationPattern"], cfg.reservation):
         yield ConfigError(f"{k}reservation", f"got {cfg.reservation!r}; not a reservation id for {ctx.cloud}")
     if cfg.reservation_type == "capacity-block" and (ctx.cloud != "aws" or not cfg.reservation):

@@ -224,7 +224,7 @@ def test_gcp_a4x_is_reservation_bound_only():
         "a4x-highgpu-4g is not sold on demand; set reservation (reservation-bound)",
     )
     ((key, message),) = refusal(gcp_values(gpu="GB200:4", zone="us-central1-a", spot=True))
-    assert key == "gpu-cluster:cluster.spot" and "not sold as Spot VMs" in message
+    assert key == "gpu-cluster:cluster.spot" and "is not sold as spot (reservation-bound only" in message
 
 
 def test_x86_types_keep_the_x86_messages_and_images():

@@ -234,3 +234,16 @@ def test_what_the_catalog_already_rules_out_is_not_offered_with_its_source(monke
     )
     assert spot.refusal("gcp", "a2-highgpu-8g") is None
     assert spot.refusal("mars", "a2-highgpu-8g") is None
+
+
+def test_the_spec_refuses_spot_on_a_type_not_sold_as_spot_before_any_resource():
+    from components.errors import ConfigError
+
+    from .conftest import aws_values, spec_of
+
+    with pytest.raises(ConfigError) as info:
+        spec_of(aws_values(gpu="GB200:4", spot=True))
+    errors = getattr(info.value, "errors", [info.value])
+    spot = [e for e in errors if e.key == "gpu-cluster:cluster.spot"]
+    assert len(spot) == 1 and spot[0].message.startswith("p6e-gb200.36xlarge is not sold as spot (")
+    assert spec_of(aws_values(gpu="H100:8", spot=True)).spot  # a type sold as spot plans

@@ -1049,12 +1049,7 @@ def _consumption(spec: ClusterSpec, rules: Mapping[str, Any]) -> Scheduling:
             )
         return Scheduling("FLEX_START", False, False, "TERMINATE", "DELETE", int(data["flexStartMaxRunSeconds"]))
     reservation_only = any(itype.startswith(p) for p in data.get("noSpot", ()))
-    if spec.spot:
-        if reservation_only:
-            raise ConfigError(
-                f"{CLUSTER_KEY}.spot",
-                f"{itype} is not sold as Spot VMs (reservation-bound only); drop spot and set reservation",
-            )
+    if spec.spot:  # a type not sold as spot (rules.consumption.noSpot) is refused by the spec (catalog/spot.py)
         return Scheduling("SPOT", True, False, "TERMINATE", "STOP")
     if no_on_demand:
         if not spec.reservation:
