@@ -9,28 +9,34 @@ x86_64 nodes only. Both are refused with the key to change rather than planned t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .. import catalog
-from ..errors import CLUSTER_KEY, ConfigError
+from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from .slurm import packages
 
 
 def check(spec: ClusterSpec) -> None:
-    """Raise the one ConfigError an arm64 type meets with this scheduler (x86_64 types: nothing)."""
+    """Raise what an arm64 type meets with this scheduler (x86_64 types: nothing)."""
+    refuse(problems(spec))
+
+
+def problems(spec: ClusterSpec) -> Iterator[ConfigError]:
     row = spec.instance
     if row.arch == "x86_64":
         return
     if spec.scheduler == "slurm":
         repo = packages().repo
         if catalog.arch_unsupported(row, repo):
-            raise ConfigError(
+            yield ConfigError(
                 f"{CLUSTER_KEY}.scheduler",
                 f"slurm with {row.instanceType} ({row.arch}): the Slurm packages gpu-cluster installs come from a "
                 f"repository built for {_repo_arches(repo)} only (catalog/slurm.yaml packages.repo); "
                 "use scheduler: none",
             )
     if spec.scheduler == "kubernetes":
-        raise ConfigError(
+        yield ConfigError(
             f"{CLUSTER_KEY}.scheduler",
             f"kubernetes with {row.instanceType} ({row.arch}): the GPU node pools, their GPU software and fabric "
             "installers are wired for x86_64 nodes only; use scheduler: none",

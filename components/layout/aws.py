@@ -157,9 +157,7 @@ def efa_interfaces(cards: int, efa_devices: int) -> tuple[NetworkInterface, ...]
 
 
 def plan(spec: ClusterSpec) -> AwsLayout:
-    arch.check(spec)
-    if spec.kubernetes is not None:
-        refuse(_kubernetes_problems(spec))
+    refuse([*arch.problems(spec), *(_kubernetes_problems(spec) if spec.kubernetes is not None else ())])
     row = spec.instance
     if spec.fabric_wired:
         interfaces = efa_interfaces(row.networkCards or 1, row.fabricDevices)

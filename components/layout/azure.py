@@ -665,13 +665,12 @@ def _login(spec: ClusterSpec, node_cidr: str) -> LoginNode | None:
 
 
 def plan(spec: ClusterSpec) -> AzureLayout:
-    arch.check(spec)
     row = spec.instance
     k = f"{CLUSTER_KEY}."
     ib = spec.fabric_wired and row.fabric == "infiniband"
     group: Group = "scale-set" if spec.node_group == "managed" else "availability-set" if ib else "vms"
     node_cidr = split_cidr(spec.network.cidr, 1, 1)[0]  # first half; the second stays free (bastion, etc.)
-    refuse(_group_problems(spec, group, ib, node_cidr))
+    refuse([*arch.problems(spec), *_group_problems(spec, group, ib, node_cidr)])
     assert spec.ssh_public_key is not None  # refused above
 
     scratch = scratch_for(spec, NVME_GLOBS, DATA_DISK_GLOBS)

@@ -1039,7 +1039,8 @@ def _consumption(spec: ClusterSpec, rules: Mapping[str, Any]) -> Scheduling:
             raise ConfigError(
                 key,
                 f"{itype} cannot be a flex-start VM; flex-start takes accelerator-optimized types "
-                f"{', '.join(p.rstrip('-') for p in data['flexStart'])} only (catalog/gcp.yaml rules.consumption.flexStart)",
+                f"{', '.join(p.rstrip('-') for p in data['flexStart'])} only "
+                "(catalog/gcp.yaml rules.consumption.flexStart)",
             )
         if spec.node_group == "managed":
             raise ConfigError(
