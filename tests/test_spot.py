@@ -97,6 +97,32 @@ def test_an_aws_price_is_the_cheapest_zone_of_the_region_and_keeps_the_dearest()
     assert (spot.hourly_usd(row), entry.highUsd, entry.zones) == (6.3351, 8.109, 5)
 
 
+def test_every_aws_type_has_a_us_east_1_spot_price_but_the_ones_the_file_says_are_unknown():
+    # the aws.yaml header names what SkyPilot v9 has no us-east-1 row for (p5e, p6-b300) or sells only as Capacity
+    # Blocks (p6e-gb200); any other type left out would be a transcription gap, not an unknown price
+    listed = {e.instanceType for e in spot.load("aws").entries}
+    missing = {row.instanceType for row in catalog.all_types("aws")} - listed
+    assert missing == {"p5e.48xlarge", "p6-b300.48xlarge", "p6e-gb200.36xlarge"}
+    (gb200,) = catalog.find("aws", "p6e-gb200.36xlarge")
+    assert spot.offered(gb200) is False  # not offered through the catalog's Capacity-Block row, not unknown
+    (b300,) = catalog.find("aws", "p6-b300.48xlarge")
+    assert spot.offered(b300) is None
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "low", "high", "zones"),
+    [
+        ("g6e.48xlarge", 4.5998, 11.8539, 4),  # use1-az1 far below az2/az4/az6: the cheapest zone is the reference
+        ("g4dn.12xlarge", 1.158, 1.5928, 5),
+        ("g7e.12xlarge", 1.7461, 1.9951, 2),  # g7e has only use1-az2 and az6 rows
+    ],
+)
+def test_aws_g_family_prices_are_the_transcribed_zone_range(instance_type, low, high, zones):
+    (row,) = catalog.find("aws", instance_type)
+    entry = next(e for e in spot.load("aws").entries if e.instanceType == instance_type)
+    assert (spot.hourly_usd(row), entry.highUsd, entry.zones) == (low, high, zones)
+
+
 def test_every_spot_price_is_at_most_the_on_demand_price_the_ranking_uses_as_its_upper_bound():
     # recommend --spot ranks an unknown spot price by the on-demand one (docs/recommend.md, "Spot"): that is fair only
     # while no known spot price is above its on-demand price
