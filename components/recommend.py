@@ -75,7 +75,8 @@ def _price_key(row: InstanceType) -> tuple[float, float, str, str]:
 
 def compare_row(row: InstanceType, region: str | None = None) -> dict[str, Any]:
     """One type of `compare --format json` (keys only ever added)."""
-    found = availability.offer(row.cloud, row.instanceType)
+    gpu = row.gpu  # per-GPU availability (GCP n1)
+    found = availability.offer(row.cloud, row.instanceType, gpu=gpu)
     per = per_gpu_hour(row)
     return {
         "cloud": row.cloud,
@@ -94,7 +95,7 @@ def compare_row(row: InstanceType, region: str | None = None) -> dict[str, Any]:
         "priceRegion": catalog.load(row.cloud).prices.get("region"),
         "priceVerified": row.priceVerified,
         "regions": None if found is None else list(found.regions),
-        "soldInRegion": None if region is None else availability.sold_in(row.cloud, row.instanceType, region),
+        "soldInRegion": None if region is None else availability.sold_in(row.cloud, row.instanceType, region, gpu=gpu),
         "source": row.source,
         # keys added later: the reference spot price in priceRegion (a snapshot; catalog/spot/<cloud>.yaml), and
         # whether the type is sold as spot (true: a price is known, false: a source says not, null: unknown)
@@ -115,7 +116,7 @@ def compare(gpu: str, count: int | None = None, region: str | None = None) -> li
 
 
 def _may_sell(row: InstanceType, region: str) -> bool:
-    sold = availability.sold_in(row.cloud, row.instanceType, region)
+    sold = availability.sold_in(row.cloud, row.instanceType, region, gpu=row.gpu)
     if sold is not None:
         return sold
     return region in region_names(row.cloud)
@@ -387,8 +388,8 @@ def _region_for(row: InstanceType, region: str | None) -> str:
     if region is not None:
         return region
     price_region = str(catalog.load(row.cloud).prices.get("region") or "")
-    found = availability.offer(row.cloud, row.instanceType)
-    if found is None or availability.sold_in(row.cloud, row.instanceType, price_region) is not False:
+    found = availability.offer(row.cloud, row.instanceType, gpu=row.gpu)
+    if found is None or availability.sold_in(row.cloud, row.instanceType, price_region, gpu=row.gpu) is not False:
         return price_region
     return availability.nearest_first(price_region, found.regions)[0]
 
@@ -410,7 +411,7 @@ def stack_config(option: Option, name: str) -> dict[str, Any]:
     }
     if option.spot:
         cluster["spot"] = True
-    zones = availability.zones_selling(cloud, row.instanceType, option.region)
+    zones = availability.zones_selling(cloud, row.instanceType, option.region, gpu=row.gpu)
     if cloud == "gcp" and not zones:
         raise ConfigError(
             "--write-stack",

@@ -517,7 +517,8 @@ def _resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) -
             raise ConfigError(
                 f"{CLUSTER_KEY}.gpu", f"{cfg.instance_type} takes several GPU configurations ({options}); set gpu"
             )
-        unsold = None if region is None else catalog.availability.why_not(cloud, cfg.instance_type, region)
+        gpu = rows[0].gpu  # n1's availability is per GPU
+        unsold = None if region is None else catalog.availability.why_not(cloud, cfg.instance_type, region, gpu=gpu)
         if unsold:
             raise ConfigError(f"{CLUSTER_KEY}.instanceType", unsold)
         return catalog.Resolution(rows[0], f"instanceType {cfg.instance_type} as configured")
@@ -769,7 +770,7 @@ def _zone_of(ctx: _Context) -> str | None:
     zone_key = ctx.rules["zoneKey"]
     zone = ctx.cfg.zone or (ctx.values.get(zone_key) if zone_key else None)
     if zone is None and ctx.row is not None:
-        selling = catalog.availability.zones_selling(ctx.cloud, ctx.row.instanceType, ctx.region)
+        selling = catalog.availability.zones_selling(ctx.cloud, ctx.row.instanceType, ctx.region, gpu=ctx.row.gpu)
         return selling[0] if selling else None
     return None if zone is None else str(zone)
 
@@ -793,23 +794,24 @@ def _instance_type(ctx: _Context) -> Iterator[ConfigError]:
     row, where = ctx.row, f"catalog/availability/{ctx.cloud}.yaml"
     if row is None:
         return
-    offer = catalog.availability.offer(ctx.cloud, row.instanceType)
-    if offer is not None and catalog.availability.sold_in(ctx.cloud, row.instanceType, ctx.region) is None:
+    what = catalog.availability.label(ctx.cloud, row.instanceType, gpu=row.gpu)  # `n1-standard-96 with T4`
+    offer = catalog.availability.offer(ctx.cloud, row.instanceType, gpu=row.gpu)
+    if offer is not None and catalog.availability.sold_in(ctx.cloud, row.instanceType, ctx.region, gpu=row.gpu) is None:
         ctx.warn(
             "instanceType",
-            f"{row.instanceType} in {ctx.region}: unknown, {where} does not cover {ctx.region}; it lists "
-            f"{row.instanceType} in {', '.join(catalog.availability.nearest_first(ctx.region, offer.regions))}",
+            f"{what} in {ctx.region}: unknown, {where} does not cover {ctx.region}; it lists "
+            f"{what} in {', '.join(catalog.availability.nearest_first(ctx.region, offer.regions))}",
         )
     if configured is not None:
         # A configured zone the data does not list is warned, not refused: per-zone offers change more often
         # than per-region ones, and the source is a snapshot (its date is in the message).
-        unsold = catalog.availability.why_not(ctx.cloud, row.instanceType, ctx.region, str(configured))
+        unsold = catalog.availability.why_not(ctx.cloud, row.instanceType, ctx.region, str(configured), gpu=row.gpu)
         if unsold:
             ctx.warn("zone", f"{unsold}; the deploy fails there unless the zone sells it by then")
     elif (defaulted := _zone_of(ctx)) is not None:
         ctx.warn(
             "zone",
-            f"not set; {defaulted}, the first zone of {ctx.region} that sells {row.instanceType} "
+            f"not set; {defaulted}, the first zone of {ctx.region} that sells {what} "
             f"({where}, read {catalog.availability.load(ctx.cloud).date}); set zone to choose",
             "info",
         )

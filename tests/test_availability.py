@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
-from components import catalog
+from components import catalog, recommend
 from components.catalog import availability
+from components.cli import app
 from components.errors import ConfigError
 
 from .conftest import aws_values, spec_of
@@ -63,14 +65,18 @@ def test_nearest_first_orders_by_prefix_then_part_of_the_world():
     ]
 
 
-@given(
-    st.sampled_from(sorted(availability.load("gcp").offers)), st.sampled_from(sorted(availability.load("gcp").covered))
-)
-def test_a_gcp_zone_default_sells_the_type(instance_type, region):
-    zones = availability.zones_selling("gcp", instance_type, region)
+GCP_ROWS = [
+    (r.instanceType, r.gpu) for r in catalog.all_types("gcp") if availability.offer("gcp", r.instanceType, gpu=r.gpu)
+]
+
+
+@given(st.sampled_from(GCP_ROWS), st.sampled_from(sorted(availability.load("gcp").covered)))
+def test_a_gcp_zone_default_sells_the_type(row, region):
+    instance_type, gpu = row  # per-GPU entries (n1-standard-32/-96) answer for the row's GPU
+    zones = availability.zones_selling("gcp", instance_type, region, gpu=gpu)
     assert zones is not None
     assert all(z.startswith(f"{region}-") for z in zones)
-    assert (availability.sold_in("gcp", instance_type, region) is True) == bool(zones)
+    assert (availability.sold_in("gcp", instance_type, region, gpu=gpu) is True) == bool(zones)
 
 
 # --- the spec: refusal, defaulting, and unknowns left alone ------------------------------------------
@@ -136,8 +142,10 @@ def test_gcp_zone_is_kept_when_set_and_warned_when_the_data_does_not_list_it():
 
 
 def test_gcp_zone_stays_unset_where_the_types_zones_are_unknown():
-    # n1-standard-32 carries T4 or V100, whose zones differ: no entry (catalog/availability/gcp.yaml)
-    assert spec_of(gcp(gpu="T4:1", instanceType="n1-standard-32")).zone is None
+    # a4x-highgpu-4g: no source lists its zones (catalog/availability/gcp.yaml); reservation-bound only
+    spec = spec_of(gcp(gpu="GB200:4", instanceType="a4x-highgpu-4g", reservation="a4x-block"))
+    assert spec.zone is None
+    assert not any(f.key == "gpu-cluster:cluster.zone" for f in spec.findings)
 
 
 def test_resolve_skips_a_type_not_sold_in_the_region():
@@ -151,3 +159,196 @@ def test_resolve_skips_a_type_not_sold_in_the_region():
 
 def test_loading_is_cached():
     assert availability.load("gcp") is availability.load("gcp")
+
+
+# --- per-GPU entries (byGpu): GCP n1-standard-32/-96 take T4 or V100, sold in different zones ----------------
+
+
+def test_every_per_gpu_entry_covers_each_gpu_its_catalog_rows_carry():
+    data = availability.load("gcp")
+    assert set(data.by_gpu) == {"n1-standard-32", "n1-standard-96"}
+    for name, per in data.by_gpu.items():
+        assert set(per) == {r.gpu for r in catalog.find("gcp", name)}, name
+        assert name not in data.offers  # the type alone: unknown (which GPU?)
+        assert availability.offer("gcp", name) is None and availability.sold_in("gcp", name, "us-central1") is None
+    # SkyPilot v9 vms.csv: the T4 / V100 accelerator rows (the same zones for every count), all of them zones
+    # the n1-standard-32 and -96 VM rows list; the same lists as n1-standard-4 (T4) and n1-standard-8 (V100)
+    for name in data.by_gpu:
+        assert availability.offer("gcp", name, gpu="T4") == availability.offer("gcp", "n1-standard-4")
+        assert availability.offer("gcp", name, gpu="V100") == availability.offer("gcp", "n1-standard-8")
+    t4, v100 = (availability.offer("gcp", "n1-standard-96", gpu=g) for g in ("T4", "V100"))
+    assert t4 is not None and v100 is not None
+    assert (len(t4.zones), len(t4.regions), len(v100.zones), len(v100.regions)) == (51, 23, 12, 5)
+    assert "asia-east1-a" in t4.zones and "asia-east1-a" not in v100.zones
+
+
+def test_per_gpu_lookups_answer_for_the_gpu_given():
+    assert availability.zones_selling("gcp", "n1-standard-96", "asia-east1", gpu="T4") == (
+        "asia-east1-a",
+        "asia-east1-c",
+    )
+    assert availability.zones_selling("gcp", "n1-standard-96", "asia-east1", gpu="V100") == ("asia-east1-c",)
+    assert availability.zones_selling("gcp", "n1-standard-96", "asia-east1") is None
+    assert availability.sold_in("gcp", "n1-standard-32", "asia-east2", gpu="T4") is True
+    assert availability.sold_in("gcp", "n1-standard-32", "asia-east2", gpu="V100") is False
+    assert availability.why_not("gcp", "n1-standard-32", "asia-east2", gpu="T4") is None
+    why = availability.why_not("gcp", "n1-standard-32", "asia-east2", gpu="V100")
+    assert why is not None and why.startswith(
+        "n1-standard-32 with V100 is not sold in asia-east2; regions that sell it (nearest first): asia-east1, "
+    )
+    assert availability.why_not("gcp", "n1-standard-32", "asia-east2") is None  # no GPU: unknown, never refused
+    # gpu= is ignored by an entry keyed by the type alone (its rows carry one model)
+    assert availability.zones_selling("gcp", "a3-megagpu-8g", "us-central1", gpu="H100") == (
+        availability.zones_selling("gcp", "a3-megagpu-8g", "us-central1")
+    )
+    assert availability.label("gcp", "n1-standard-96", gpu="T4") == "n1-standard-96 with T4"
+    assert availability.label("gcp", "a3-megagpu-8g", gpu="H100") == "a3-megagpu-8g"
+
+
+def test_n1_standard_96_zone_defaults_from_the_zones_of_the_gpu_it_carries():
+    t4 = spec_of(gcp(gpu="T4:4", instanceType="n1-standard-96", region="asia-east1"))
+    v100 = spec_of(gcp(gpu="V100:8", instanceType="n1-standard-96", region="asia-east1"))
+    assert (t4.instance.gpu, t4.zone, v100.instance.gpu, v100.zone) == ("T4", "asia-east1-a", "V100", "asia-east1-c")
+    for spec, zone, model in ((t4, "asia-east1-a", "T4"), (v100, "asia-east1-c", "V100")):
+        (finding,) = [f for f in spec.findings if f.key == "gpu-cluster:cluster.zone"]
+        assert finding.level == "info"
+        assert finding.message.startswith(
+            f"not set; {zone}, the first zone of asia-east1 that sells n1-standard-96 with {model} "
+        )
+    # gpu alone resolves n1-standard-96 for 4 x T4 too, and takes the T4 zones
+    assert spec_of(gcp(gpu="T4:4", region="asia-east1")).zone == "asia-east1-a"
+
+
+def test_n1_zone_that_sells_only_the_other_gpu_is_warned():
+    spec = spec_of(gcp(gpu="V100:8", instanceType="n1-standard-96", region="asia-east1", zone="asia-east1-a"))
+    assert spec.zone == "asia-east1-a"  # kept: warned, never refused (the snapshot's date is in the message)
+    (finding,) = [f for f in spec.findings if f.key == "gpu-cluster:cluster.zone"]
+    assert finding.level == "warning"
+    assert finding.message.startswith(
+        "n1-standard-96 with V100 is not sold in zone asia-east1-a; zones of asia-east1 that sell it: asia-east1-c "
+    )
+    # the same zone with T4 sells it: nothing said
+    t4 = spec_of(gcp(gpu="T4:4", instanceType="n1-standard-96", region="asia-east1", zone="asia-east1-a"))
+    assert not any(f.key == "gpu-cluster:cluster.zone" for f in t4.findings)
+
+
+def test_n1_with_a_gpu_its_region_does_not_sell_is_refused_naming_the_pair():
+    with pytest.raises(ConfigError) as info:
+        spec_of(gcp(gpu="V100:8", instanceType="n1-standard-96", region="asia-east2"))  # T4 only there
+    assert info.value.key == "gpu-cluster:cluster.instanceType"
+    assert info.value.message.startswith(
+        "n1-standard-96 with V100 is not sold in asia-east2; regions that sell it (nearest first): asia-east1, "
+    )
+    with pytest.raises(ConfigError, match=re.escape("n1-standard-96 with V100 is not sold in asia-east2")):
+        spec_of(gcp(gpu="V100:8", region="asia-east2"))  # resolved from gpu: cluster.gpu
+    assert spec_of(gcp(gpu="T4:4", instanceType="n1-standard-96", region="asia-east2")).zone == "asia-east2-a"
+
+
+def test_compare_counts_the_regions_of_the_gpu_each_n1_row_carries():
+    rows = {(r.instanceType, r.gpu): recommend.compare_row(r) for r in catalog.find("gcp", "n1-standard-96")}
+    t4, v100 = rows[("n1-standard-96", "T4")], rows[("n1-standard-96", "V100")]
+    assert (len(t4["regions"]), len(v100["regions"])) == (23, 5)
+    assert v100["regions"] == ["asia-east1", "europe-west4", "us-central1", "us-east1", "us-west1"]
+    markdown = CliRunner().invoke(app, ["compare", "t4:4", "-f", "markdown"], env={"COLUMNS": "200"}).stdout
+    line = next(line for line in markdown.splitlines() if "n1-standard-96" in line)
+    assert "| 23 |" in line and "| ? |" not in line
+    sold = recommend.compare_row(catalog.find("gcp", "n1-standard-32")[0], region="asia-east2")
+    assert sold["soldInRegion"] is (sold["gpu"] == "T4")
+    # with a region, compare leaves out the V100 row not sold there (it used to be unknown, and listed)
+    assert [r.gpu for r in recommend.compare("V100", 8, region="asia-east2") if r.cloud == "gcp"] == []
+    assert [r.instanceType for r in recommend.compare("T4", 4, region="asia-east2") if r.cloud == "gcp"] == [
+        "n1-standard-96"
+    ]
+
+
+def test_recommend_writes_an_n1_stack_whose_zone_the_data_now_knows():
+    # --write-stack refuses a GCP option whose zones are unknown; n1-standard-96 with T4 has them in asia-east2
+    (row,) = [r for r in catalog.find("gcp", "n1-standard-96") if r.gpu == "T4"]
+    values = recommend.stack_config(recommend.Option(row, 1, 4, "asia-east2", "test"), "n1-t4")
+    assert values["gpu-cluster:cluster"]["instanceType"] == "n1-standard-96"
+    assert spec_of(values).zone == "asia-east2-a"  # the spec defaults it from the T4 zones
+    (v100,) = [r for r in catalog.find("gcp", "n1-standard-96") if r.gpu == "V100"]
+    assert recommend.stack_config(recommend.Option(v100, 1, 8, "us-central1", "test"), "n1-v100")
+    # the region it builds in without --region: the price region, where both GPUs are sold
+    assert recommend._region_for(v100, None) == "us-central1"
+
+
+# --- the loader: byGpu validated ---------------------------------------------------------------------------
+
+HEADER = """source: "o/r@0123456789012345678901234567890123456789 p.csv"
+date: "2026-12-01"
+regions: [asia-east1, asia-east2]
+types:
+"""
+
+
+@pytest.fixture
+def gcp_file(tmp_path, monkeypatch):
+    """Load a gcp.yaml written here (the catalog rows are the real ones); the real file is reloaded after."""
+    monkeypatch.setattr(availability, "_DIR", tmp_path)
+
+    def load(types: str) -> availability.CloudAvailability:
+        (tmp_path / "gcp.yaml").write_text(HEADER + "".join(f"  {line}\n" for line in types.splitlines()))
+        availability.load.cache_clear()
+        return availability.load("gcp")
+
+    yield load
+    availability.load.cache_clear()
+
+
+def test_the_loader_reads_a_per_gpu_entry(gcp_file):
+    data = gcp_file(
+        "n1-standard-96: {byGpu: {T4: {zones: [asia-east1-a, asia-east2-a]}, V100: {regions: [asia-east1]}}}"
+    )
+    assert data.by_gpu == {
+        "n1-standard-96": {
+            "T4": availability.Offer(("asia-east1", "asia-east2"), ("asia-east1-a", "asia-east2-a")),
+            "V100": availability.Offer(("asia-east1",)),
+        }
+    }
+    assert data.offers == {}
+    assert availability.sold_in("gcp", "n1-standard-96", "asia-east2", gpu="V100") is False
+
+
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        (
+            "n1-standard-32: {zones: [asia-east1-a]}",
+            "n1-standard-32: its catalog rows carry ['T4', 'V100']; give byGpu",
+        ),
+        ("n1-standard-32: {byGPU: {T4: {zones: [asia-east1-a]}}}", "n1-standard-32: its catalog rows carry"),
+        ("n1-standard-4: {byGPU: {T4: {zones: [asia-east1-a]}}}", "n1-standard-4: give regions and/or zones"),
+        (
+            "n1-standard-32: {byGpu: {T4: {zones: [asia-east1-a]}}, zones: [asia-east1-a]}",
+            "n1-standard-32: byGpu alone",
+        ),
+        ("n1-standard-32: {byGpu: {}}", "n1-standard-32: byGpu alone, mapping GPU models"),
+        ("n1-standard-32: {byGpu: [T4, V100]}", "n1-standard-32: byGpu alone, mapping GPU models"),
+        (
+            "n1-standard-32: {byGpu: {A100: {zones: [asia-east1-a]}}}",
+            "n1-standard-32: byGpu: ['A100'] not among the GPUs its catalog rows carry ['T4', 'V100']",
+        ),
+        (
+            "n1-standard-4: {byGpu: {V100: {zones: [asia-east1-c]}}}",
+            "byGpu: ['V100'] not among the GPUs its catalog rows carry ['T4']",
+        ),
+        (
+            "a9-madeup-8g: {byGpu: {H100: {zones: [asia-east1-a]}}}",
+            "byGpu: ['H100'] not among the GPUs its catalog rows carry []",
+        ),
+        (
+            "n1-standard-32: {byGpu: {T4: {zone: [asia-east1-a]}}}",
+            "n1-standard-32: byGpu: T4: give regions and/or zones",
+        ),
+        ("n1-standard-32: {byGpu: {T4: [asia-east1-a]}}", "n1-standard-32: byGpu: T4: give regions and/or zones"),
+        (
+            "n1-standard-32: {byGpu: {T4: {zones: [us-east1-b]}}}",
+            "n1-standard-32: byGpu: T4: regions ['us-east1'] are not in the file's regions list",
+        ),
+    ],
+)
+def test_the_loader_refuses_a_bad_per_gpu_entry(gcp_file, entry, why):
+    with pytest.raises(availability.AvailabilityError) as info:
+        gcp_file(entry)
+    assert str(info.value).startswith("gcp.yaml: ") and why in str(info.value)

@@ -139,8 +139,9 @@ def test_n1_types_take_their_gpus_zones():
 
 
 def test_every_gcp_availability_entry_names_one_gpu_model():
-    # n1-standard-32 / -96 carry T4 or V100 (different zones), so they have no entry: an entry keyed by the
-    # machine type alone must stand for one GPU model, or it would refuse or default a zone wrongly for the other
+    # n1-standard-32 / -96 carry T4 or V100 (different zones), so their entries are per GPU (byGpu) and the type
+    # alone is unknown: an entry keyed by the machine type alone must stand for one GPU model, or it would refuse
+    # or default a zone wrongly for the other
     for name in availability.load("gcp").offers:
         assert len({r.gpu for r in catalog.find("gcp", name)}) == 1, name
     assert availability.offer("gcp", "n1-standard-32") is None and availability.offer("gcp", "n1-standard-96") is None

@@ -155,8 +155,9 @@ def test_a_layout_rule_names_the_field_too(tmp_path: Path) -> None:
             """
             from components import GpuCluster, GpuClusterArgs
 
-            # T4:2 is n1-standard-32: no zones in catalog/availability/gcp.yaml (it carries T4 or V100)
-            GpuCluster("c", GpuClusterArgs(cloud="gcp", project="my-project", region="us-central1", gpu="T4:2"))
+            # GB200:4 is a4x-highgpu-4g: no zones in catalog/availability/gcp.yaml; bought from a reservation only
+            GpuCluster("c", GpuClusterArgs(cloud="gcp", project="my-project", region="us-central1", gpu="GB200:4",
+                                           reservation="a4x-block"))  # fmt: skip
             """,
         )
 

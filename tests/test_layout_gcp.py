@@ -173,7 +173,8 @@ def test_ranges_without_room_for_gpu_networks_are_refused(cidr, why):
 
 
 def test_zone_is_required_and_named_where_the_types_zones_are_unknown():
-    unknown = {"gpu": "T4:1", "instanceType": "n1-standard-32", "nodes": 1}  # no zones in catalog/availability
+    # a4x-highgpu-4g: no source lists its zones (catalog/availability/gcp.yaml); reservation-bound only
+    unknown = {"gpu": "GB200:4", "instanceType": "a4x-highgpu-4g", "reservation": "a4x-block", "nodes": 1}
     with pytest.raises(ConfigError) as info:
         layout_of(zone=None, **unknown)
     assert info.value.key == "gpu-cluster:cluster.zone"

@@ -285,7 +285,7 @@ def resolve(cloud: Cloud, gpu: str, count: int, region: str | None = None) -> Re
         raise CatalogError(f"no {cloud} type has {count} x {gpu} per node; counts offered: {counts}")
     unsold: list[str] = []
     if region is not None:
-        reasons = {r.instanceType: availability.why_not(cloud, r.instanceType, region) for r in matches}
+        reasons = {r.instanceType: availability.why_not(cloud, r.instanceType, region, gpu=r.gpu) for r in matches}
         unsold = [name for name, why in reasons.items() if why]
         if len(unsold) == len(matches):
             raise CatalogError("; ".join(dict.fromkeys(why for why in reasons.values() if why)))

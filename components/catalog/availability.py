@@ -4,14 +4,18 @@ Data in `availability/<cloud>.yaml` (SCHEMA.md, "Availability"), loaded once and
 never a guess: True (the source lists the type there), False (the source covers the region and does not
 list the type there), None (unknown: no data for the type, or a region the source does not cover).
 Only False refuses a stack; None never does.
+
+Most entries are keyed by the instance type alone. Where the type's catalog rows carry different GPU models
+(GCP n1: the machine type takes T4 or V100, sold in different zones), the entry is per GPU (`byGpu:`) and the
+lookups answer for the `gpu=` they are given; without it, or for a model the entry does not list, unknown.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -44,8 +48,9 @@ class CloudAvailability:
     source: str
     date: str
     covered: frozenset[str]  # regions the source covers: outside them, availability is unknown
-    offers: dict[str, Offer]
+    offers: dict[str, Offer]  # entries keyed by the type alone (its catalog rows carry one GPU model)
     zone_default: bool = True  # False: an unset zone is left to the deploy's own lookup (zones_selling says None)
+    by_gpu: dict[str, dict[str, Offer]] = field(default_factory=dict)  # type -> GPU model -> offer (`byGpu:`)
 
 
 class AvailabilityError(ValueError):
@@ -57,6 +62,26 @@ def _zone_region(zone: str) -> str:
     `-<letter>`, Tencent's in `-<number>`)."""
     head, sep, _ = zone.rpartition("-")
     return head if sep else zone
+
+
+def _offer(where: str, entry: Any, covered: frozenset[str]) -> Offer:
+    """One `{regions, zones}` entry, validated (`where` names it in the error)."""
+    if not isinstance(entry, dict) or set(entry) - {"regions", "zones"} or not entry:
+        raise AvailabilityError(f"{where}: give regions and/or zones")
+    zones = tuple(str(z) for z in entry.get("zones") or [])
+    regions = tuple(dict.fromkeys([*(str(r) for r in entry.get("regions") or []), *map(_zone_region, zones)]))
+    outside = [r for r in regions if r not in covered]
+    if outside:
+        raise AvailabilityError(f"{where}: regions {outside} are not in the file's regions list")
+    return Offer(tuple(sorted(regions)), tuple(sorted(zones)))
+
+
+def _models(cloud: str, instance_type: str) -> set[str | None]:
+    """The GPU models the catalog's rows of the type carry (imported here: the catalog package imports this
+    module at its start)."""
+    from . import Cloud, find
+
+    return {r.gpu for r in find(cast(Cloud, cloud), instance_type)}  # cloud: a file's name, one of CLOUDS
 
 
 @cache
@@ -73,39 +98,53 @@ def load(cloud: str) -> CloudAvailability:
         raise AvailabilityError(f"{path.name}: needs a source and a date")
     covered = frozenset(str(r) for r in data.get("regions") or [])
     offers: dict[str, Offer] = {}
+    by_gpu: dict[str, dict[str, Offer]] = {}
     for name, entry in (data.get("types") or {}).items():
-        if not isinstance(entry, dict) or set(entry) - {"regions", "zones"} or not entry:
-            raise AvailabilityError(f"{path.name}: {name}: give regions and/or zones")
-        zones = tuple(str(z) for z in entry.get("zones") or [])
-        regions = tuple(dict.fromkeys([*(str(r) for r in entry.get("regions") or []), *map(_zone_region, zones)]))
-        outside = [r for r in regions if r not in covered]
-        if outside:
-            raise AvailabilityError(f"{path.name}: {name}: regions {outside} are not in the file's regions list")
-        offers[str(name)] = Offer(tuple(sorted(regions)), tuple(sorted(zones)))
+        where, models = f"{path.name}: {name}", _models(cloud, str(name))
+        if not (isinstance(entry, dict) and "byGpu" in entry):
+            if len(models) > 1:  # one list would refuse or default a zone wrongly for one of the models
+                raise AvailabilityError(f"{where}: its catalog rows carry {sorted(map(str, models))}; give byGpu")
+            offers[str(name)] = _offer(where, entry, covered)
+            continue
+        per = entry["byGpu"]
+        if set(entry) != {"byGpu"} or not isinstance(per, dict) or not per:
+            raise AvailabilityError(f"{where}: byGpu alone, mapping GPU models to regions and/or zones")
+        strays = sorted(str(m) for m in per if m not in models)
+        if strays:
+            carried = sorted(str(m) for m in models if m)
+            raise AvailabilityError(f"{where}: byGpu: {strays} not among the GPUs its catalog rows carry {carried}")
+        by_gpu[str(name)] = {str(m): _offer(f"{where}: byGpu: {m}", e, covered) for m, e in per.items()}
     zone_default = data.get("zoneDefault", True)
     if not isinstance(zone_default, bool):
         raise AvailabilityError(f"{path.name}: zoneDefault must be true or false")
-    return CloudAvailability(cloud, str(data["source"]), str(data["date"]), covered, offers, zone_default)
+    return CloudAvailability(cloud, str(data["source"]), str(data["date"]), covered, offers, zone_default, by_gpu)
 
 
-def offer(cloud: str, instance_type: str) -> Offer | None:
-    """Where the type is sold, or None when the data does not say."""
-    return load(cloud).offers.get(instance_type)
-
-
-def sold_in(cloud: str, instance_type: str, region: str) -> bool | None:
-    """True / False / None (unknown), as the module docstring says."""
+def offer(cloud: str, instance_type: str, *, gpu: str | None = None) -> Offer | None:
+    """Where the type (with `gpu`, for a per-GPU entry) is sold, or None when the data does not say."""
     data = load(cloud)
-    found = data.offers.get(instance_type)
-    if found is None or region not in data.covered:
+    if instance_type in data.by_gpu:
+        return None if gpu is None else data.by_gpu[instance_type].get(gpu)
+    return data.offers.get(instance_type)
+
+
+def label(cloud: str, instance_type: str, *, gpu: str | None = None) -> str:
+    """What the data's answer is about: `n1-standard-96 with T4` for a per-GPU entry, else the type."""
+    return f"{instance_type} with {gpu}" if gpu is not None and instance_type in load(cloud).by_gpu else instance_type
+
+
+def sold_in(cloud: str, instance_type: str, region: str, *, gpu: str | None = None) -> bool | None:
+    """True / False / None (unknown), as the module docstring says."""
+    found = offer(cloud, instance_type, gpu=gpu)
+    if found is None or region not in load(cloud).covered:
         return None
     return region in found.regions
 
 
-def zones_selling(cloud: str, instance_type: str, region: str) -> tuple[str, ...] | None:
+def zones_selling(cloud: str, instance_type: str, region: str, *, gpu: str | None = None) -> tuple[str, ...] | None:
     """The zones of `region` that sell the type, sorted (the zone to default to); None when the cloud's zones are
     not known for it, or the file says `zoneDefault: false` (the deploy looks the zone up itself)."""
-    found = offer(cloud, instance_type)
+    found = offer(cloud, instance_type, gpu=gpu)
     if found is None or not found.zones or not load(cloud).zone_default:
         return None
     return found.zones_in(region)
@@ -125,22 +164,25 @@ def nearest_first(region: str, regions: tuple[str, ...] | list[str]) -> list[str
     return sorted(regions, key=key)
 
 
-def why_not(cloud: str, instance_type: str, region: str, zone: str | None = None) -> str | None:
-    """Why the type cannot be had in region/zone (one sentence naming where it is sold), or None if it can
-    or availability is unknown."""
+def why_not(
+    cloud: str, instance_type: str, region: str, zone: str | None = None, *, gpu: str | None = None
+) -> str | None:
+    """Why the type (with `gpu`, for a per-GPU entry) cannot be had in region/zone (one sentence naming where it
+    is sold), or None if it can or availability is unknown."""
     data = load(cloud)
-    found = data.offers.get(instance_type)
+    found = offer(cloud, instance_type, gpu=gpu)
     if found is None:
         return None
-    if sold_in(cloud, instance_type, region) is False:
+    what = label(cloud, instance_type, gpu=gpu)
+    if sold_in(cloud, instance_type, region, gpu=gpu) is False:
         where = nearest_first(region, found.regions)
         return (
-            f"{instance_type} is not sold in {region}; regions that sell it (nearest first): {', '.join(where)} "
+            f"{what} is not sold in {region}; regions that sell it (nearest first): {', '.join(where)} "
             f"(catalog/availability/{cloud}.yaml: {_short(data.source)}, read {data.date})"
         )
     if zone is not None and found.zones and region in found.regions and zone not in found.zones:
         return (
-            f"{instance_type} is not sold in zone {zone}; zones of {region} that sell it: "
+            f"{what} is not sold in zone {zone}; zones of {region} that sell it: "
             f"{', '.join(found.zones_in(region))} (catalog/availability/{cloud}.yaml: {_short(data.source)}, "
             f"read {data.date})"
         )
