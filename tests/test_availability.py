@@ -352,3 +352,10 @@ def test_the_loader_refuses_a_bad_per_gpu_entry(gcp_file, entry, why):
     with pytest.raises(availability.AvailabilityError) as info:
         gcp_file(entry)
     assert str(info.value).startswith("gcp.yaml: ") and why in str(info.value)
+
+
+def test_a_zone_name_without_a_dash_is_its_own_region():
+    from components.catalog.availability import _zone_region
+
+    assert _zone_region("us-central1-a") == "us-central1" and _zone_region("ap-guangzhou-3") == "ap-guangzhou"
+    assert _zone_region("eastus") == "eastus"

@@ -273,3 +273,23 @@ def test_the_spec_refuses_spot_on_a_type_not_sold_as_spot_before_any_resource():
     spot = [e for e in errors if e.key == "gpu-cluster:cluster.spot"]
     assert len(spot) == 1 and spot[0].message.startswith("p6e-gb200.36xlarge is not sold as spot (")
     assert spec_of(aws_values(gpu="H100:8", spot=True)).spot  # a type sold as spot plans
+
+
+def test_a_capacity_block_row_names_its_source_and_the_files_region_and_date():
+    row = catalog.find("aws", "p6e-gb200.36xlarge")[0]
+    cited = catalog.load("aws").sources[row.extra["purchaseSource"]]
+    found = spot.lookup(row)
+    assert found is not None and not found.offered and found.hourly_usd is None
+    assert found.source == f"sold only through Capacity Blocks: {cited}"
+    assert (found.region, found.date) == (spot.load("aws").region, spot.load("aws").date)
+    # a source given as a full citation (not a key of sources:) is kept; none at all names the catalog file
+    as_text = row.model_copy(update={"extra": {**row.extra, "purchaseSource": "EC2 User Guide, Capacity Blocks"}})
+    assert spot.lookup(as_text).source == "sold only through Capacity Blocks: EC2 User Guide, Capacity Blocks"
+    bare = row.model_copy(update={"extra": {k: v for k, v in row.extra.items() if k != "purchaseSource"}})
+    assert spot.lookup(bare).source == "sold only through Capacity Blocks: catalog/aws.yaml"
+
+
+def test_a_machine_type_with_several_gpu_counts_gets_the_price_of_its_own_count():
+    rows = {(r.gpu, r.gpus): r for r in catalog.find("gcp", "n1-standard-32")}
+    one, two = spot.hourly_usd(rows[("T4", 1)]), spot.hourly_usd(rows[("T4", 2)])
+    assert one is not None and two is not None and one < two  # the T4:2 row adds a second GPU's spot price

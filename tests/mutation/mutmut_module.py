@@ -73,6 +73,16 @@ SCHEDULER_SPEC_FUNCTIONS = (
 # the in-cluster release set: the `when:` selection, Helm's value merge, the GPU labels
 LAYOUT_KUBERNETES_FUNCTIONS = ("gpu_labels", "_facts", "_matches", "merge", "_selected", "releases", "manifests")
 
+# where a type is sold and whether as spot: the lookups the spec, resolve, compare and recommend ask (not the
+# cached loaders: a cache filled before the fork would hide their mutants)
+CATALOG_DATA_FUNCTIONS = (
+    "components.catalog.availability.x__zone_region__mutmut_*",
+    *(f"components.catalog.availability.x_{name}__mutmut_*"
+      for name in ("offer", "label", "sold_in", "zones_selling", "nearest_first", "why_not")),
+    *(f"components.catalog.spot.x_{name}__mutmut_*"
+      for name in ("_entry", "_catalog_says_not_spot", "lookup", "hourly_usd", "offered", "refusal")),
+)  # fmt: skip
+
 # Tests left out of one module's run: they plan every shipped stack (seconds per mutant) and the module's
 # own tests exercise the same code on crafted resources.
 SLOW: dict[str, tuple[str, ...]] = {
@@ -92,6 +102,15 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "scheduler-spec": (
         tuple(f"components.spec.x_{name}__mutmut_*" for name in SCHEDULER_SPEC_FUNCTIONS),
         ("tests/test_spec_scheduler.py", "tests/test_spec_scaling.py", "tests/test_spec_encryption.py"),
+    ),
+    "catalog-data": (
+        CATALOG_DATA_FUNCTIONS,
+        (
+            "tests/test_availability.py",
+            "tests/test_availability_clouds.py",
+            "tests/test_spot.py",
+            "tests/test_alicloud_catalog.py",
+        ),
     ),
     "layout-kubernetes": (
         tuple(f"components.layout.kubernetes.x_{name}__mutmut_*" for name in LAYOUT_KUBERNETES_FUNCTIONS),
