@@ -133,12 +133,14 @@ def test_budget_keeps_only_options_under_it():
     assert out["options"] and all(o["hourlyUsd"] <= 1 for o in out["options"])
 
 
-def test_write_stack_round_trip(tmp_path):
+def write_stack(tmp_path, name: str, *flags: str):
+    """`recommend ... --write-stack NAME -f json` into a project folder of its own."""
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    result = run(
-        "--workload", "inference", "--model-params", "7B", "--cloud", "aws", "--write-stack", "rec-rt",
-        "--project", str(tmp_path), "-f", "json",
-    )  # fmt: skip
+    return run(*flags, "--write-stack", name, "--project", str(tmp_path), "-f", "json")
+
+
+def test_write_stack_round_trip(tmp_path):
+    result = write_stack(tmp_path, "rec-rt", "--workload", "inference", "--model-params", "7B", "--cloud", "aws")
     assert result.exit_code == 0, result.output
     path = tmp_path / "stacks" / "Pulumi.rec-rt.yaml"
     assert json.loads(result.stdout)["wroteStack"] == str(path)
@@ -157,18 +159,11 @@ def test_write_stack_round_trip(tmp_path):
 
 def test_write_stack_skips_options_the_layout_refuses_and_says_why(tmp_path):
     # every Azure option needs an sshPublicKey (the Azure layout's refusal), which a written stack cannot invent
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    result = run(
-        "--workload", "inference", "--model-params", "7B", "--cloud", "azure", "--write-stack", "rec-az",
-        "--project", str(tmp_path), "-f", "json",
-    )  # fmt: skip
+    result = write_stack(tmp_path, "rec-az", "--workload", "inference", "--model-params", "7B", "--cloud", "azure")
     assert result.exit_code == 2 and "error: --write-stack: no option validates" in result.output
     assert "sshPublicKey" in result.output and not (tmp_path / "stacks" / "Pulumi.rec-az.yaml").exists()
     # across clouds the first option that plans is written, the skipped better-ranked ones named
-    out = run(
-        "--workload", "inference", "--model-params", "7B", "--budget", "5", "--write-stack", "rec-any",
-        "--project", str(tmp_path), "-f", "json",
-    )  # fmt: skip
+    out = write_stack(tmp_path, "rec-any", "--workload", "inference", "--model-params", "7B", "--budget", "5")
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     written = yaml.safe_load((tmp_path / "stacks" / "Pulumi.rec-any.yaml").read_text())["config"]
@@ -259,11 +254,11 @@ def test_spot_budget_counts_the_spot_price_and_the_table_shows_it(tmp_path):
 
 
 def test_spot_write_stack_writes_spot_true(tmp_path):
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     # 7B training (104.3 GiB) on AWS at spot: g7e.12xlarge, 2 x RTX PRO 6000 (172.8 GiB usable), at its us-east-1
     # reference 1.7461/h (use1-az2), the cheapest AWS spot fit (g4dn.metal 2.5404/h is next)
-    result = run("--workload", "training", "--model-params", "7B", "--spot", "--cloud", "aws",
-                 "--write-stack", "spot-test", "--project", str(tmp_path))  # fmt: skip
+    result = write_stack(
+        tmp_path, "spot-test", "--workload", "training", "--model-params", "7B", "--spot", "--cloud", "aws"
+    )
     assert result.exit_code == 0, result.output
     path = tmp_path / "stacks" / "Pulumi.spot-test.yaml"
     assert yaml.safe_load(path.read_text())["config"]["gpu-cluster:cluster"]["spot"] is True
