@@ -1154,10 +1154,10 @@ def _cpu_arch(ctx: _Context) -> Iterator[ConfigError]:
     """On hosts that are not x86_64 (Grace), the plan says what the node bootstrap does not vouch for there
     (catalog.arch_gaps: the Lustre clients' arm64 builds)."""
     row, shared = ctx.row, ctx.cfg.storage.shared
+    if row is None or row.arch == "x86_64":
+        return
     offered = shared_storage.load(ctx.cloud) if shared is not None else None
     service = offered.service(shared.kind) if offered is not None and shared is not None else None
-    if row is None:
-        return
     for gap in catalog.arch_gaps(row, lustre=service is not None and service.kind == "lustre"):
         ctx.warn("storage.shared", gap)
     yield from ()

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import yaml
 
+from ..contract import one_line
+
 Verdict = Literal["update", "refresh", "restart", "may-replace", "replace"]
 # Worst first wins when a resource has several changed paths.
 SEVERITY: dict[str, int] = {"update": 0, "refresh": 1, "restart": 2, "may-replace": 3, "replace": 4}
@@ -105,7 +107,7 @@ def load_rules(folder: Path = RULES_DIR) -> Rules:
             types[str(token)] = TypeRule(
                 token=str(token),
                 holds=holds,
-                source=" ".join(str(raw.get("source", "")).split()),
+                source=one_line(raw.get("source", "")),
                 replace=_tuple(raw.get("replace")),
                 may_replace=_tuple(raw.get("mayReplace")),
                 restart=_tuple(raw.get("restart")),
@@ -113,7 +115,7 @@ def load_rules(folder: Path = RULES_DIR) -> Rules:
                 update=_tuple(raw.get("update")) + common,
                 complete=bool(raw.get("complete", False)),
                 versioned=bool(raw.get("versioned", False)),
-                created=" ".join(str(raw.get("created", "")).split()),
+                created=one_line(raw.get("created", "")),
             )
     return Rules(types, defaults, holds_by_ending)
 

@@ -47,7 +47,7 @@ from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.node import node_parts
 from ..bootstrap.slurm import compute_parts, head_parts, login_parts
 from ..catalog import kubernetes as kubernetes_offers
-from ..contract import capabilities, capability_data
+from ..contract import capabilities, capability_data, one_line
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
@@ -476,7 +476,7 @@ def erdma_part(eri_count: int, mtu: int, installer: str | None = None) -> Part:
 def nccl_env() -> tuple[dict[str, str], str]:
     """The NCCL environment Alibaba presets for eRDMA (data: `erdma.ncclEnv` in the capabilities file)."""
     data = alicloud_data()["erdma"]
-    return {str(k): str(v) for k, v in data["ncclEnv"].items()}, " ".join(str(data["ncclEnvSource"]).split())
+    return {str(k): str(v) for k, v in data["ncclEnv"].items()}, one_line(data["ncclEnvSource"])
 
 
 def fabric_usability(spec: ClusterSpec, eris: int, image_entry: Mapping[str, Any]) -> FabricUsability:

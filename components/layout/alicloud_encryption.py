@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract import capability_data
+from ..contract import capability_data, one_line
 from ..spec import ClusterSpec
 
 
@@ -44,8 +44,8 @@ def plan(spec: ClusterSpec) -> AliEncryption | None:
     data: dict[str, Any] = capability_data("alicloud")["encryption"]
     nas = spec.storage.shared is not None and not spec.storage.shared.existing  # the NAS the stack creates
     notes = (
-        " ".join(str(data["ecsRoleNote"]).split()),
-        *((" ".join(str(data["nasNote"]).split()),) if nas else ()),
+        one_line(data["ecsRoleNote"]),
+        *((one_line(data["nasNote"]),) if nas else ()),
     )
     if spec.encryption_key != "auto":
         return AliEncryption(None, spec.encryption_key, notes)

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract import capability_data
+from ..contract import capability_data, one_line
 from ..spec import ClusterSpec
 from . import scratch_for
 
@@ -48,7 +48,7 @@ def plan(spec: ClusterSpec) -> AwsEncryption | None:
         return None
     data = _data()
     nvme = scratch_for(spec, (), ()).kind == "nvme"
-    notes = (" ".join(str(data["instanceStoreNote"]).split()),) if nvme else ()
+    notes = (one_line(data["instanceStoreNote"]),) if nvme else ()
     if spec.encryption_key != "auto":
         return AwsEncryption(None, spec.encryption_key, notes)
     auto = data["auto"]

@@ -34,7 +34,7 @@ from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.metrics import Endpoint, endpoints
 from ..bootstrap.node import node_parts
 from ..catalog import kubernetes as kubernetes_offers
-from ..contract import capability_data
+from ..contract import capability_data, one_line
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from . import Scratch, arch, azure_slurm, image_for, scratch_for, split_cidr
@@ -309,10 +309,10 @@ def _image(spec: ClusterSpec) -> Image:
         vendor = catalog.vendor_image("azure", spec.instance) or catalog.arch_image("azure", spec.instance)
         entry: dict[str, Any] = vendor if vendor is not None else image_for("azure", spec.instance.instanceType)
         if not entry.get("urn"):
-            reason = " ".join(str(entry["reason"]).split())
+            reason = one_line(entry["reason"])
             raise ConfigError(f"{CLUSTER_KEY}.image", f"auto has no image for {spec.instance.instanceType}: {reason}")
         publisher, offer, sku, version = entry["urn"].split(":")
-        return Image(publisher, offer, sku, version, None, " ".join(str(entry["description"]).split()))
+        return Image(publisher, offer, sku, version, None, one_line(entry["description"]))
     if spec.image.startswith("/subscriptions/"):
         return Image(None, None, None, None, spec.image, f"image {spec.image} as configured")
     publisher, offer, sku, version = spec.image.split(":")
@@ -381,7 +381,7 @@ def _fabric(spec: ClusterSpec, ib: bool, image: Image) -> tuple[tuple[Part, ...]
     vendor = catalog.vendor_image("azure", row) or catalog.arch_image("azure", row)
     if vendor is not None:  # the IB parts below are for the x86_64 NVIDIA image; the vendor/arch entry says why not
         reason = ((vendor.get("fabric") or {}).get("infiniband") or {}).get("reason") or "no image vouches for it"
-        return (), FabricUsability(False, (" ".join(str(reason).split()),))
+        return (), FabricUsability(False, (one_line(reason),))
     found = ib_family(row.instanceType)
     if found is None:
         return (), FabricUsability(
@@ -652,7 +652,7 @@ def _bastion(spec: ClusterSpec, node_cidr: str) -> Bastion | None:
         _access_blocks(spec, node_cidr, 1)[0],
         str(data["sku"]),
         None if price is None else float(price),
-        " ".join(str(data["price"]).split()),
+        one_line(data["price"]),
     )
 
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from .. import bootstrap, catalog
 from ..bootstrap.fabric import FabricUsability, nccl_env_part
 from ..bootstrap.node import node_parts
-from ..contract import capabilities, capability_data
+from ..contract import capabilities, capability_data, one_line
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from . import Scratch, image_for, scratch_for
@@ -225,7 +225,7 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     if hpc_cluster:
         hcc_data = tencent_data()["hcc"]
         env = {str(k): str(v) for k, v in hcc_data["ncclEnv"].items()}
-        fabric.append(nccl_env_part(env, " ".join(str(hcc_data["ncclEnvSource"]).split())))
+        fabric.append(nccl_env_part(env, one_line(hcc_data["ncclEnvSource"])))
     parts = node_parts(
         spec,
         scratch,
