@@ -31,7 +31,7 @@ from .catalog import storage as shared_storage
 from .contract import Capabilities, capabilities, capability_data, one_line
 from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
 from .existing_network import check as check_existing_network
-from .policy import wide_public
+from .cidr import wide_public
 
 PROJECT = "gpu-cluster"
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"

@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from components.policy import Resource, evaluate, group_violations, wide_public
+from components.cidr import wide_public
+from components.policy import Resource, evaluate, group_violations
 
 TAGS = {"gpu-cluster:cluster": "c", "environment": "dev"}
 LT = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from . import Resource
+from .model import Resource
 
 _FILE = Path(__file__).resolve().parent / "transit.yaml"
 

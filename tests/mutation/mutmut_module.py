@@ -31,10 +31,16 @@ SPEC_FUNCTIONS = (
 )  # fmt: skip
 
 POLICY_FUNCTIONS = (
-    # the rules (RULES) and what they read
-    "_find", "_truthy", "_is_login", "_no_public_ip", "_open_sources", "wide_public", "_no_open_ingress",
-    "_encrypted_disks", "_node_login", "_normal", "_tag_keys", "_required_tags", "_is_spot", "_spot_nodes",
-    "_cost_ceiling", "_cost_ceiling_unchecked", "_wildcard_statements", "_no_admin_on_nodes",
+    # the rules (RULES) and what they read, per module of components/policy/
+    *(f"components.policy.model.x_{name}__mutmut_*" for name in ("find", "truthy")),
+    "components.cidr.x_wide_public__mutmut_*",
+    *(f"components.policy.rules.network.x_{name}__mutmut_*"
+      for name in ("is_login", "no_public_ip", "open_sources", "no_open_ingress")),
+    *(f"components.policy.rules.nodes.x_{name}__mutmut_*"
+      for name in ("encrypted_disks", "node_login", "is_spot", "spot_nodes")),
+    *(f"components.policy.rules.tags.x_{name}__mutmut_*" for name in ("normal", "tag_keys", "required_tags")),
+    *(f"components.policy.rules.cost.x_{name}__mutmut_*" for name in ("cost_ceiling", "cost_ceiling_unchecked")),
+    *(f"components.policy.rules.identity.x_{name}__mutmut_*" for name in ("wildcard_statements", "no_admin_on_nodes")),
 )  # fmt: skip
 
 LAYOUT_AWS_FUNCTIONS = (
@@ -117,7 +123,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("tests/test_layout_kubernetes.py",),
     ),
     "policy": (
-        tuple(f"components.policy.x_{name}__mutmut_*" for name in POLICY_FUNCTIONS),
+        POLICY_FUNCTIONS,
         ("tests/test_policy.py", "tests/test_mutation_policy.py"),
     ),
     "layout-aws": (

@@ -1,0 +1,103 @@
+"""Rules a compliance profile turns on (default level: disabled, so stacks without a profile plan as before):
+customer-managed keys, TLS where a minimum is set, shared filesystems protected from deletion."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..model import CONFIG, Facts, Issue, Resource
+from ..types import DATA_TYPES
+
+
+# Where each cloud's disks and filesystems name a customer-managed key (the provider SDKs' input names).
+def key_missing(res: Resource) -> Iterator[str]:
+    props, kind = res.props, res.type
+    if kind == "aws:ec2/launchTemplate:LaunchTemplate":
+        for mapping in props.get("blockDeviceMappings") or []:
+            ebs = mapping.get("ebs")
+            if ebs is not None and not ebs.get("kmsKeyId"):
+                yield f"EBS volume {mapping.get('deviceName')} has no kmsKeyId"
+    elif kind == "aws:ec2/instance:Instance" and ("launchTemplate" not in props or props.get("rootBlockDevice")):
+        for disk in [props.get("rootBlockDevice") or {}, *(props.get("ebsBlockDevices") or [])]:
+            if not disk.get("kmsKeyId"):
+                yield "an EBS volume has no kmsKeyId"
+    elif kind in (
+        "aws:ebs/volume:Volume",
+        "aws:efs/fileSystem:FileSystem",
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+    ):
+        if not props.get("kmsKeyId"):
+            yield "has no kmsKeyId (an AWS managed key)"
+    elif kind == "aws:eks/nodeGroup:NodeGroup" and not props.get("launchTemplate"):
+        yield "node disks take the account's default key (no launch template naming a kmsKeyId)"
+    elif kind == "gcp:compute/instanceTemplate:InstanceTemplate":
+        for i, disk in enumerate(props.get("disks") or []):
+            # local SSD cannot take a customer-managed key (catalog/encryption/gcp.yaml notes.localSsd)
+            if str(disk.get("type", "")).upper() != "SCRATCH" and not (disk.get("diskEncryptionKey") or {}).get(
+                "kmsKeySelfLink"
+            ):
+                yield f"disk {i} has no diskEncryptionKey.kmsKeySelfLink"
+    elif kind == "gcp:compute/instance:Instance":
+        if not (props.get("bootDisk") or {}).get("kmsKeySelfLink"):
+            yield "boot disk has no kmsKeySelfLink"
+    elif kind == "gcp:filestore/instance:Instance" and not props.get("kmsKeyName"):
+        yield "has no kmsKeyName (a Google-managed key)"
+    elif kind == "gcp:lustre/instance:Instance" and not props.get("kmsKey"):
+        yield "has no kmsKey (a Google-managed key)"
+    elif kind == "gcp:container/nodePool:NodePool" and not (props.get("nodeConfig") or {}).get("bootDiskKmsKey"):
+        yield "node boot disks have no nodeConfig.bootDiskKmsKey"
+    elif kind in ("azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"):
+        storage = (props.get("virtualMachineProfile") or props).get("storageProfile") or {}
+        disks = [storage.get("osDisk") or {}, *(storage.get("dataDisks") or [])]
+        if any(not ((d.get("managedDisk") or {}).get("diskEncryptionSet") or {}).get("id") for d in disks):
+            yield "a managed disk has no diskEncryptionSet (a platform-managed key)"
+    elif kind == "azure-native:containerservice:ManagedCluster" and not props.get("diskEncryptionSetID"):
+        yield "node disks have no diskEncryptionSetID (a platform-managed key)"
+    elif kind == "azure-native:storagecache:AmlFilesystem" and not (props.get("encryptionSettings") or {}).get(
+        "keyEncryptionKey"
+    ):
+        yield "has no encryptionSettings.keyEncryptionKey (a platform-managed key)"
+    elif (
+        kind == "azure-native:storage:StorageAccount"
+        and str((props.get("encryption") or {}).get("keySource", "Microsoft.Storage")) != "Microsoft.Keyvault"
+    ):
+        yield "encrypts with a Microsoft-managed key (encryption.keySource is not Microsoft.Keyvault)"
+    elif kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration"):
+        if not props.get("systemDiskKmsKeyId"):
+            yield "system disk has no systemDiskKmsKeyId"
+        yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
+    elif kind == "alicloud:cs/nodePool:NodePool":
+        if not props.get("systemDiskKmsKey"):
+            yield "system disk has no systemDiskKmsKey"
+        yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
+    elif kind == "alicloud:nas/fileSystem:FileSystem" and props.get("encryptType") != 2:
+        yield "is not encrypted with a KMS key of the account (encryptType is not 2)"
+    elif kind == "tencentcloud:Instance/instance:Instance":
+        # capabilities/tencentcloud.yaml encryption: provider only (the toolkit takes no Tencent KMS key)
+        yield "disks use Tencent Cloud's managed keys (the toolkit takes encryption.key provider only here)"
+
+
+def customer_managed_keys(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    # Tencent Cloud: no customer-managed key to set (capabilities: encryption provider only)
+    fix = "" if res.type.startswith("tencentcloud:") else f"set {CONFIG}.encryption.key auto"
+    for message in key_missing(res):
+        yield Issue(message, "use a provider-managed key", "uses a provider-managed key", fix)
+
+
+def in_transit(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    """TLS 1.2 or later where the resource takes a minimum (the endpoints the nodes reach beyond themselves)."""
+    props, kind = res.props, res.type
+    if kind == "azure-native:storage:StorageAccount" and props.get("minimumTlsVersion") not in ("TLS1_2", "TLS1_3"):
+        yield f"accepts TLS below 1.2 (minimumTlsVersion {props.get('minimumTlsVersion')!r})"
+    if kind in facts.plain_transit:
+        yield "accepts NFS without TLS: no file system policy denies requests where aws:SecureTransport is false"
+
+
+def deletion_protection(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    if res.type in DATA_TYPES and not res.protect:
+        yield Issue(
+            "is deleted with the stack (not protected)",
+            "are deleted with the stack (not protected)",
+            "is deleted with the stack (not protected)",
+            f"set {CONFIG}.storage.shared.retain true",
+        )
