@@ -3,14 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pulumi
+import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
+from ..layout.azure_encryption import AzureEncryption
 
-if TYPE_CHECKING:
-    from .encryption import Key
+
+@dataclass
+class Key:
+    """What the disks and the shared filesystem name. `key_url` and `des_id` resolve only after the identity's
+    role on the key exists, so whatever names them waits for it."""
+
+    key_url: pulumi.Input[str]  # versioned (auto) or as given
+    vault_uri: pulumi.Input[str]  # https://VAULT.vault.azure.net (a storage account names the key by vault and name)
+    key_name: str
+    vault_id: pulumi.Input[str] | None  # auto only: a key id does not carry its vault's resource id
+    identity_id: pulumi.Input[str]  # the user-assigned encryption identity's resource id
+    principal_id: pulumi.Input[str]
+    des_id: pulumi.Input[str]
+    des: azure.compute.DiskEncryptionSet
+    vault: azure.keyvault.Vault | None = None
+    key: azure.keyvault.Key | None = None
+    grant: azure.authorization.RoleAssignment | None = None
+
+    def output(self, enc: AzureEncryption) -> dict[str, Any]:
+        return {
+            "key": self.key_url,
+            "created": enc.auto,
+            "rotation": f"every {enc.rotate_after_create} (ISO 8601)" if enc.auto else None,
+            "diskEncryptionSet": self.des_id,
+            "principalId": self.principal_id,
+        }
 
 
 @dataclass(frozen=True)

@@ -4,44 +4,14 @@ encryption identity and its role on the key, and the disk encryption set every m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import pulumi
 import pulumi_azure_native as azure
 
-from ..layout.azure_encryption import AzureEncryption, key_plan
+from ..layout.azure_encryption import key_plan
 from ..resources import invoke_options
-from .context import Context
+from .context import Context, Key
 from .identity import role_assignment
 from .vault import rbac_vault, vault_name
-
-
-@dataclass
-class Key:
-    """What the disks and the shared filesystem name. `key_url` and `des_id` resolve only after the identity's
-    role on the key exists, so whatever names them waits for it."""
-
-    key_url: pulumi.Input[str]  # versioned (auto) or as given
-    vault_uri: pulumi.Input[str]  # https://VAULT.vault.azure.net (a storage account names the key by vault and name)
-    key_name: str
-    vault_id: pulumi.Input[str] | None  # auto only: a key id does not carry its vault's resource id
-    identity_id: pulumi.Input[str]  # the user-assigned encryption identity's resource id
-    principal_id: pulumi.Input[str]
-    des_id: pulumi.Input[str]
-    des: azure.compute.DiskEncryptionSet
-    vault: azure.keyvault.Vault | None = None
-    key: azure.keyvault.Key | None = None
-    grant: azure.authorization.RoleAssignment | None = None
-
-    def output(self, enc: AzureEncryption) -> dict[str, Any]:
-        return {
-            "key": self.key_url,
-            "created": enc.auto,
-            "rotation": f"every {enc.rotate_after_create} (ISO 8601)" if enc.auto else None,
-            "diskEncryptionSet": self.des_id,
-            "principalId": self.principal_id,
-        }
 
 
 def disk_set(ctx: Context) -> azure.compute.DiskEncryptionSetParametersArgs | None:
