@@ -16,8 +16,9 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .catalog import storage as shared_storage
-from .contract import capabilities, capability_data, one_line
+from .catalog.capabilities import capabilities, capability_data
 from .errors import CLUSTER_KEY, ConfigError
+from .text import one_line
 
 if TYPE_CHECKING:
     import pulumi

@@ -28,10 +28,11 @@ from .catalog import CLOUDS, Cloud, InstanceType
 from .catalog import kubernetes as kubernetes_offers
 from .catalog import spot as spot_offers
 from .catalog import storage as shared_storage
-from .contract import Capabilities, capabilities, capability_data, one_line
+from .catalog.capabilities import Capabilities, capabilities, capability_data
+from .cidr import wide_public
 from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
 from .existing_network import check as check_existing_network
-from .cidr import wide_public
+from .text import one_line
 
 PROJECT = "gpu-cluster"
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"

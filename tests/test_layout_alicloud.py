@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components import bootstrap, catalog
-from components.contract import capabilities
+from components.catalog.capabilities import capabilities
 from components.errors import ConfigError
 from components.layout import alicloud as ali
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components import spec as spec_module
-from components.contract import capability_data
+from components.catalog.capabilities import capability_data
 from components.errors import ConfigErrors
 from components.spec import build_spec
 

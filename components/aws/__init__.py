@@ -22,7 +22,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from ..contract import capabilities
+from ..catalog.capabilities import capabilities
 from ..layout.aws import AwsLayout
 from ..layout.kubernetes import LABEL_PREFIX
 from .access import access_output, build_endpoints, build_key_pair, build_login

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import yaml
 
-from ..contract import one_line
+from ..text import one_line
 
 Verdict = Literal["update", "refresh", "restart", "may-replace", "replace"]
 # Worst first wins when a resource has several changed paths.

@@ -47,9 +47,10 @@ from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.node import node_parts
 from ..bootstrap.slurm import compute_parts, head_parts, login_parts
 from ..catalog import kubernetes as kubernetes_offers
-from ..contract import capabilities, capability_data, one_line
+from ..catalog.capabilities import capabilities, capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
+from ..text import one_line
 from . import Scratch, image_for, scratch_for
 from .alicloud_scaling import AlicloudFleet
 from .alicloud_scaling import plan as fleet_plan

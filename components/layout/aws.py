@@ -23,7 +23,7 @@ from ..bootstrap.fabric import FabricUsability, nccl_env_part
 from ..bootstrap.metrics import endpoints as metric_endpoints
 from ..bootstrap.node import node_parts
 from ..catalog import kubernetes as kubernetes_offers
-from ..contract import capability_data
+from ..catalog.capabilities import capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from . import Scratch, arch, image_for, scratch_for, split_cidr

@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract import capability_data, one_line
+from ..catalog.capabilities import capability_data
 from ..spec import ClusterSpec
+from ..text import one_line
 from . import scratch_for
 
 

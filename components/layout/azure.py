@@ -34,9 +34,10 @@ from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.metrics import Endpoint, endpoints
 from ..bootstrap.node import node_parts
 from ..catalog import kubernetes as kubernetes_offers
-from ..contract import capability_data, one_line
+from ..catalog.capabilities import capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
+from ..text import one_line
 from . import Scratch, arch, azure_slurm, image_for, scratch_for, split_cidr
 from .azure_scaling import AzureElastic
 from .azure_scaling import plan as elastic_plan

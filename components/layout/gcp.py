@@ -40,7 +40,7 @@ from ..bootstrap.node import node_parts
 from ..bootstrap.scratch import scratch_part
 from ..bootstrap.slurm import cluster_parts
 from ..catalog import kubernetes as kubernetes_offers
-from ..contract import capability_data
+from ..catalog.capabilities import capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, arch, image_for, scratch_for

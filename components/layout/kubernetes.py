@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from ..catalog import kubernetes as offers
-from ..contract import one_line
 from ..spec import ClusterSpec
+from ..text import one_line
 
 CHARTS = Path(offers.__file__).parent / "charts.yaml"
 # GPU nodes repel everything that does not tolerate this: system pods stay on the system pool.

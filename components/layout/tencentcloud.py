@@ -24,9 +24,10 @@ from typing import Any, Literal
 from .. import bootstrap, catalog
 from ..bootstrap.fabric import FabricUsability, nccl_env_part
 from ..bootstrap.node import node_parts
-from ..contract import capabilities, capability_data, one_line
+from ..catalog.capabilities import capabilities, capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
+from ..text import one_line
 from . import Scratch, image_for, scratch_for
 
 # Local NVMe of the HCC types; cloud disks (CBS) are virtio /dev/vd[b-z] (system disk vda).
