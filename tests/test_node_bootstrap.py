@@ -9,8 +9,8 @@ import yaml
 
 from components import bootstrap
 from components.bootstrap.metrics import endpoints, metrics_part, versions
-from components.bootstrap.node import gpu_name_text, health_check, node_parts
 from components.bootstrap.scratch import Scratch
+from components.layout.node import gpu_name_text, health_check, node_parts
 
 from .conftest import aws_values, spec_of
 

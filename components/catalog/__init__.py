@@ -240,7 +240,7 @@ def arch_gaps(row: InstanceType, *, lustre: bool) -> list[str]:
 
 def vendor_gaps(row: InstanceType, *, health: bool, metrics: bool) -> list[str]:
     """What the node bootstrap does not cover on a type whose GPUs are not NVIDIA's, one sentence each (for the plan's
-    findings): the health check's GPU checks and the GPU metrics are NVIDIA tools (bootstrap.node, metrics)."""
+    findings): the health check's GPU checks and the GPU metrics are NVIDIA tools (layout.node, metrics)."""
     if row.gpu_vendor == "nvidia":
         return []
     gaps: list[str] = []

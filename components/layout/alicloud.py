@@ -21,7 +21,7 @@ unit installs Alibaba's eRDMA stack for GPU instances when the image lacks it, a
 driver (Alibaba's eRDMA-only install is for a host whose driver and CUDA are installed), and the
 `fabric` part writes the NCCL environment Alibaba presets for eRDMA (PAI) to /etc/gpu-cluster/nccl.env.
 
-The whole node bootstrap is `bootstrap.node.node_parts` (scratch, fabric, MIG, health check,
+The whole node bootstrap is `layout.node.node_parts` (scratch, fabric, MIG, health check,
 metrics), then the GPU driver installer, which reboots the node and therefore goes last. In a
 managed (ESS) group the health check's hook marks the instance Unhealthy (ess:SetInstanceHealth,
 components/bootstrap/alicloud_unhealthy.sh) so ESS replaces it; instances mode only reports.
@@ -44,7 +44,6 @@ import yaml
 from .. import bootstrap, catalog
 from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
-from ..bootstrap.node import node_parts
 from ..bootstrap.slurm import compute_parts, head_parts, login_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..catalog.capabilities import capabilities, capability_data
@@ -55,6 +54,7 @@ from . import Scratch, image_for, scratch_for
 from .alicloud_scaling import AlicloudFleet
 from .alicloud_scaling import plan as fleet_plan
 from .kubernetes import GPU_TAINT, Release, gpu_labels, releases
+from .node import node_parts
 from .shared import Shared, shared_for
 from .slurm import HEAD_PLACEHOLDER, CloudSlurm, slurm_layout
 

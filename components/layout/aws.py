@@ -21,7 +21,6 @@ from .. import bootstrap, catalog, placeholders
 from ..bootstrap import Part, oneshot_unit, script, service_part
 from ..bootstrap.fabric import FabricUsability, nccl_env_part
 from ..bootstrap.metrics import endpoints as metric_endpoints
-from ..bootstrap.node import node_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..catalog.capabilities import capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
@@ -33,6 +32,7 @@ from .aws_scaling import plan as scaling_plan
 from .aws_slurm import AwsSlurm
 from .aws_slurm import plan as slurm_plan
 from .kubernetes import GPU_TAINT, LABEL_PREFIX, Release, gpu_labels, releases
+from .node import node_parts
 from .shared import Shared, efa_note, shared_for
 
 InterfaceType = Literal["interface", "efa", "efa-only"]

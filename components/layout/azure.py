@@ -32,7 +32,6 @@ from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.metrics import Endpoint, endpoints
-from ..bootstrap.node import node_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..catalog.capabilities import capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
@@ -43,6 +42,7 @@ from .azure_scaling import AzureElastic
 from .azure_scaling import plan as elastic_plan
 from .azure_slurm import AzureSlurm
 from .kubernetes import GPU_TAINT, Manifest, Release, gpu_labels, manifests, releases
+from .node import node_parts
 from .shared import Shared, shared_for
 
 # Local NVMe: Azure's directly attached local disks report the NVMe model "Microsoft NVMe Direct Disk"

@@ -36,7 +36,6 @@ from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.health import RESULT_PATH
 from ..bootstrap.mounts import Mount
-from ..bootstrap.node import node_parts
 from ..bootstrap.scratch import scratch_part
 from ..bootstrap.slurm import cluster_parts
 from ..catalog import kubernetes as kubernetes_offers
@@ -47,6 +46,7 @@ from . import Scratch, arch, image_for, scratch_for
 from .gcp_scaling import Elastic
 from .gcp_scaling import plan as elastic_plan
 from .kubernetes import GPU_TAINT, gpu_labels
+from .node import node_parts
 from .shared import Shared, shared_for
 from .slurm import CloudSlurm, cloud_data, slurm_layout
 

@@ -1,4 +1,5 @@
-"""A GPU node's bootstrap, in order: scratch, the cloud's fabric parts, MIG, health check, metrics.
+"""A GPU node's bootstrap, in order: scratch, the cloud's fabric parts, MIG, health check, metrics. Layout work:
+it chooses the bootstrap parts from the spec.
 
 Every cloud's layout calls `node_parts` with what only it knows (how many fabric devices it wired,
 the by-id globs of local NVMe, the fabric enablement parts, the hook that takes an unhealthy node
@@ -10,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..bootstrap import Part
+from ..bootstrap.health import HealthCheck, health_part
+from ..bootstrap.metrics import metrics_part
+from ..bootstrap.mig import mig_part
+from ..bootstrap.mounts import Mount, mounts_part
+from ..bootstrap.scratch import Scratch, scratch_part
 from ..spec import ClusterSpec
-from . import Part
-from .health import HealthCheck, health_part
-from .metrics import metrics_part
-from .mig import mig_part
-from .mounts import Mount, mounts_part
-from .scratch import Scratch, scratch_part
 
 
 def gpu_name_text(gpu: str | None) -> str:
