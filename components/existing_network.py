@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +20,6 @@ from .errors import CLUSTER_KEY, ConfigError
 from .text import one_line
 
 if TYPE_CHECKING:
-    import pulumi
-
     from .spec import ExistingNetwork, _Context
 
 KEY = f"{CLUSTER_KEY}.network.existing"
@@ -149,19 +146,3 @@ def _conflicts(ctx: _Context, data: dict[str, Any]) -> Iterator[ConfigError]:
         yield ConfigError(
             f"{CLUSTER_KEY}.zone", f"required with network.existing on {ctx.cloud}: the zone of the given subnet"
         )
-
-
-@dataclass(frozen=True)
-class Joined:
-    """A network resource the cluster joins but does not manage: what its users read (`.id`, `.self_link`)."""
-
-    id: pulumi.Output[str]
-    self_link: pulumi.Output[str]
-    name: pulumi.Output[str]  # the id's last segment (an Azure VNet's or a GCP network's name)
-
-    @staticmethod
-    def of(value: str) -> Joined:
-        import pulumi  # only the cloud packages (which import Pulumi anyway) build these
-
-        out = pulumi.Output.from_input(value)
-        return Joined(out, out, pulumi.Output.from_input(value.rstrip("/").rsplit("/", 1)[-1]))

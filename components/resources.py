@@ -5,6 +5,7 @@
 - `invoke_options`: every invoke gets `parent`, so it runs with the parent's explicit provider
   (region, credentials) instead of the default one (pulumi-eks does the same).
 - `SharedFilesystem`: what every cloud's storage module returns and exports the same way.
+- `Joined`: a network resource of `network.existing`, which the cluster joins but does not manage.
 """
 
 from __future__ import annotations
@@ -45,3 +46,17 @@ class SharedFilesystem:
             "mount": self.source,
             "path": shared.path,
         }
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A network resource the cluster joins but does not manage: what its users read (`.id`, `.self_link`)."""
+
+    id: pulumi.Output[str]
+    self_link: pulumi.Output[str]
+    name: pulumi.Output[str]  # the id's last segment (an Azure VNet's or a GCP network's name)
+
+    @staticmethod
+    def of(value: str) -> Joined:
+        out = pulumi.Output.from_input(value)
+        return Joined(out, out, pulumi.Output.from_input(value.rstrip("/").rsplit("/", 1)[-1]))

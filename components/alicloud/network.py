@@ -13,9 +13,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ..existing_network import Joined
 from ..layout.alicloud import AlicloudLayout
-from ..resources import invoke_options
+from ..resources import Joined, invoke_options
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from ..existing_network import Joined
-from ..resources import invoke_options
+from ..resources import Joined, invoke_options
 from .naming import Context
 
 

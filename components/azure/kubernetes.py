@@ -20,10 +20,9 @@ import pulumi_azure_native as azure
 import yaml
 
 from .. import incluster
-from ..existing_network import Joined
 from ..layout.azure import Aks, AksPool
 from ..layout.azure_encryption import reader_role
-from ..resources import invoke_options
+from ..resources import Joined, invoke_options
 from .context import Context
 from .identity import Identity, role_assignment
 from .network import Network

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_azure_native as azure
 
-from ..existing_network import Joined
 from ..layout.azure import AzureLayout, SecurityRule
+from ..resources import Joined
 from .context import Context
 
 

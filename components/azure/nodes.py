@@ -10,9 +10,9 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..existing_network import Joined
 from ..layout.azure import AzureLayout
 from ..layout.slurm import HEAD_PLACEHOLDER
+from ..resources import Joined
 from . import vm
 from .context import Context
 from .encryption import disk_set

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from ..existing_network import Joined
 from ..layout.gcp import GcpLayout, Vpc
+from ..resources import Joined
 
 
 @dataclass
