@@ -25,9 +25,13 @@ from pydantic.alias_generators import to_camel
 
 from . import catalog, placeholders
 from .catalog import CLOUDS, Cloud, InstanceType
+from .catalog import capacity as capacity_offers
 from .catalog import kubernetes as kubernetes_offers
+from .catalog import names as derived_names
+from .catalog import paths as mount_paths
 from .catalog import spot as spot_offers
 from .catalog import storage as shared_storage
+from .catalog import tags as tag_rules
 from .catalog.capabilities import Capabilities, capabilities, capability_data
 from .cidr import wide_public
 from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
@@ -394,9 +398,14 @@ class ClusterSpec:
         `environment` (the required-tags policy wants it) defaults to the stack name unless a user tag
         already spells it, in any case or punctuation (`Environment`, `ENVIRONMENT`): one key per cloud label.
         """
-        spelled = {re.sub(r"[^a-z0-9]", "", key.lower()) for key in self.tags}
-        default = {} if "environment" in spelled else {"environment": self.stack}
-        return {**self.tags, **default, "gpu-cluster:cluster": self.name, "gpu-cluster:stack": self.stack}
+        return base_tags_of(self.tags, self.name, self.stack)
+
+
+def base_tags_of(tags: Mapping[str, str], name: str, stack: str) -> dict[str, str]:
+    """`ClusterSpec.base_tags` from its parts (the spec's `_tags` rule counts them before there is a spec)."""
+    spelled = {re.sub(r"[^a-z0-9]", "", key.lower()) for key in tags}
+    default = {} if "environment" in spelled else {"environment": stack}
+    return {**tags, **default, "gpu-cluster:cluster": name, "gpu-cluster:stack": stack}
 
 
 def cloud_rules() -> dict[str, dict[str, Any]]:
@@ -436,6 +445,7 @@ def _describe(value: Any) -> str:
 PATTERN_HINTS = {
     "name": "must be lowercase letters, digits and '-', start with a letter, at most 31 characters",
     "scratchPath": "must be an absolute path such as /scratch (letters, digits, '.', '_', '-')",
+    "path": "must be an absolute path such as /shared (letters, digits, '.', '_', '-')",
     "sshPublicKey": "must be an OpenSSH public key: ssh-ed25519 AAAA..., ssh-rsa AAAA... or ecdsa-sha2-... AAAA...",
     "adminUser": "must be a Linux user name: lowercase letters, digits, '_' and '-', at most 32 characters",
     "resourceGroup": "must be an Azure resource group name: 1-90 letters, digits, '-', '_', '.', '(' or ')'",
@@ -994,13 +1004,14 @@ def _network(ctx: _Context) -> Iterator[ConfigError]:
 
 
 def _tags(ctx: _Context) -> Iterator[ConfigError]:
-    prefix = ctx.rules["tagKeyForbiddenPrefix"]
-    for tag, value in ctx.cfg.tags.items():
-        if not tag or len(tag) > 128 or len(value) > 256 or tag.lower().startswith(prefix):
-            yield ConfigError(
-                f"{CLUSTER_KEY}.tags.{tag}",
-                f"tag keys are 1-128 characters not starting with {prefix!r}, values at most 256 characters",
-            )
+    """`tags` against the cloud's tag rules (catalog/tags.yaml): each tag's key and value, and how many tags a
+    resource carries once the toolkit's own are added."""
+    cfg = ctx.cfg
+    shared = cfg.storage.shared
+    carried = base_tags_of(cfg.tags, cfg.name or ctx.stack, ctx.stack)
+    storage_account = ctx.cloud == "azure" and shared is not None and shared.kind == "nfs"
+    for tag, message in tag_rules.problems(ctx.cloud, cfg.tags, carried, storage_account=storage_account):
+        yield ConfigError(f"{CLUSTER_KEY}.tags" + ("" if tag is None else f".{tag}"), message)
 
 
 def _login_user(ctx: _Context) -> Iterator[ConfigError]:
@@ -1169,19 +1180,131 @@ def _existing_network(ctx: _Context) -> Iterator[ConfigError]:
     return check_existing_network(ctx)
 
 
+def _mount_paths(ctx: _Context) -> Iterator[ConfigError]:
+    """`storage.scratchPath` and `storage.shared.path`: normalised, and not where a mount would hide what the OS, the
+    image or the bootstrap keeps (catalog/paths.yaml). Scratch and shared inside each other: `_shared_storage`."""
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}.storage"
+    paths = {"scratchPath": cfg.storage.scratch_path} if cfg.storage.scratch != "none" else {}
+    if cfg.storage.shared is not None:
+        paths["shared.path"] = cfg.storage.shared.path
+    for key, path in paths.items():
+        for message in mount_paths.problems(path, admin_user=cfg.admin_user, slurm=cfg.scheduler == "slurm"):
+            yield ConfigError(f"{k}.{key}", message)
+
+
+def _derived_names(ctx: _Context) -> Iterator[ConfigError]:
+    """`name`: every name the cloud builds from it must be one the cloud takes (catalog/names.yaml)."""
+    cfg = ctx.cfg
+    name = cfg.name or ctx.stack
+    if cfg.name is None and not re.fullmatch(NAME_PATTERN, ctx.stack):
+        return  # `_name` said so
+    login = cfg.login is not None or cfg.scheduler == "slurm"  # scheduler slurm always adds a login node
+    for message in derived_names.name_problems(
+        ctx.cloud, name, scheduler=cfg.scheduler, node_group=cfg.node_group, login=login, max_nodes=ctx.max_nodes
+    ):
+        given = f"{name!r}" if cfg.name is not None else f"not set, so the stack name {name!r}"
+        yield ConfigError(f"{CLUSTER_KEY}.name", f"{given}: {message}")
+
+
+def _slurm_names(ctx: _Context) -> Iterator[ConfigError]:
+    """`slurm.partition`: not a word slurm.conf reads as its defaults record (catalog/names.yaml `slurm:`)."""
+    slurm = ctx.cfg.slurm
+    word = None if slurm is None else derived_names.reserved_partition(slurm.partition)
+    if slurm is not None and word is not None:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.slurm.partition",
+            f"got {slurm.partition!r}; PartitionName={word} is slurm.conf's defaults record (compared without case), "
+            "not a partition: the cluster would come up with none (catalog/names.yaml: SchedMD/slurm "
+            "read_config.c _parse_partitionname); use another name such as gpu",
+        )
+
+
+def _capacity_offers(ctx: _Context) -> Iterator[ConfigError]:
+    """What the capacity asked for can buy (catalog/capacity.yaml): a Capacity Block only for the families AWS sells
+    as such; GCP flex-start VMs placed compactly only on the series that allow it."""
+    cfg, row, k = ctx.cfg, ctx.row, f"{CLUSTER_KEY}."
+    if row is None:
+        return
+    if ctx.cloud == "aws" and cfg.reservation_type == "capacity-block":
+        why = capacity_offers.capacity_block_refusal(row.instanceType)
+        if why is not None:
+            yield ConfigError(f"{k}reservationType", f"capacity-block, but {why}")
+    gcp = cfg.gcp
+    if (
+        ctx.cloud == "gcp"
+        and gcp is not None
+        and gcp.flex_start
+        and cfg.placement == "cluster"
+        and ctx.max_nodes > 1
+        and cfg.scheduler != "kubernetes"
+        and any(row.instanceType.startswith(p) for p in ctx.rules["consumption"]["flexStart"])
+        and not capacity_offers.flex_start_compact_ok(row.instanceType)
+    ):
+        yield ConfigError(
+            f"{k}placement",
+            f"cluster with gcp.flexStart on {row.instanceType}: flex-start VMs are placed compactly only on "
+            f"{capacity_offers.flex_start_compact_series()} (catalog/capacity.yaml: Cluster Toolkit "
+            'dws-flex-start-compact-placement; its Slurm guide: flex-start "cannot be used in tandem with a ... '
+            'placement policy"); use placement: none or auto, or drop gcp.flexStart',
+        )
+
+
+def _flex_start_loose(ctx: _Context) -> str | None:
+    """Why `placement: auto` resolves to none for GCP flex-start VMs of a series that cannot be placed compactly."""
+    cfg, row = ctx.cfg, ctx.row
+    if ctx.cloud != "gcp" or cfg.gcp is None or not cfg.gcp.flex_start or row is None or ctx.max_nodes < 2:
+        return None  # one node has no neighbour to be placed near (layout/gcp.py _placement)
+    if capacity_offers.flex_start_compact_ok(row.instanceType):
+        return None
+    return (
+        f"auto resolves to none with gcp.flexStart: {row.instanceType} flex-start VMs get no compact placement "
+        f"(only {capacity_offers.flex_start_compact_series()} allow it, catalog/capacity.yaml); the nodes may land "
+        "far apart"
+    )
+
+
+def _zone_known(ctx: _Context) -> Iterator[ConfigError]:
+    """A configured zone the availability data lists for no GPU type of the region is refused, where the data knows
+    the region's GPU zones (catalog/capacity.yaml zonesKnown: GCP); a listed zone that does not sell the type stays a
+    warning (`_instance_type`): per-zone offers change more often than the list of zones."""
+    row, zone_key = ctx.row, ctx.rules["zoneKey"]
+    configured = ctx.cfg.zone or (ctx.values.get(zone_key) if zone_key else None)
+    if row is None or configured is None or not capacity_offers.zones_known(ctx.cloud):
+        return
+    pattern = ctx.rules["zonePattern"].format(region=re.escape(ctx.region))
+    if not re.fullmatch(pattern, str(configured)):
+        return  # `_zone` said so
+    offer = catalog.availability.offer(ctx.cloud, row.instanceType, gpu=row.gpu)
+    listed = capacity_offers.zones_listed(ctx.cloud, ctx.region)
+    if offer is None or not offer.zones_in(ctx.region) or str(configured) in listed:
+        return
+    data = catalog.availability.load(ctx.cloud)
+    what = catalog.availability.label(ctx.cloud, row.instanceType, gpu=row.gpu)
+    yield ConfigError(
+        f"{CLUSTER_KEY}.zone" if ctx.cfg.zone else str(zone_key),
+        f"got {configured!r}; no GPU type is sold in such a zone of {ctx.region}: "
+        f"catalog/availability/{ctx.cloud}.yaml (read {data.date}) lists {', '.join(listed)} there, and {what} in "
+        f"{', '.join(offer.zones_in(ctx.region))}; use one of those",
+    )
+
+
 # The cross-field rules, in the order their errors are reported. Each reads the keys it names
 # and yields one ConfigError per problem; all run, so a config with three mistakes hears of three.
 CROSS_RULES: tuple[Check, ...] = (
     _name,
+    _derived_names,
     _zone,
     _other_cloud_blocks,
     _instance_type,
+    _zone_known,
     _node_counts,
     _node_group,
     _fabric,
     _scratch,
     _shared_storage,
+    _mount_paths,
     _capacity,
+    _capacity_offers,
     _image,
     _network,
     _tags,
@@ -1189,6 +1312,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _gpu_partition,
     _existing_network,
     _scheduler,
+    _slurm_names,
     _gpu_vendor,
     _cpu_arch,
     _scaling,
@@ -1209,6 +1333,9 @@ def _placement(ctx: _Context) -> Literal["cluster", "spread", "none"]:
                 "reservations (aws-parallelcluster#4215)",
                 "info",
             )
+        elif (loose := _flex_start_loose(ctx)) is not None:
+            placement = "none"
+            ctx.warn("placement", loose)
         elif cfg.scaling is not None and cfg.scaling.metric != "none" and not ctx.fabric_wired:
             # a fleet that grows and shrinks: a cluster placement group would cap where new nodes can land
             # (GCP compact placement fixes the VM count), and nothing between its nodes needs the locality

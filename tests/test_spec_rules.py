@@ -7,7 +7,7 @@ import pytest
 from components.errors import ConfigError, ConfigErrors
 from components.spec import CROSS_RULES, build_spec, rsa_bits
 
-from .conftest import aws_values, spec_of
+from .conftest import aws_values, gcp_values, spec_of
 
 
 def errors_of(values) -> list[ConfigError]:
@@ -162,3 +162,39 @@ def test_a_node_group_the_cloud_does_not_build_is_refused_not_replaced_by_anothe
     assert "allowed: instances" in errors[0].message
     values["gpu-cluster:cluster"]["nodeGroup"] = "instances"
     assert spec_of(values).node_group == "instances"
+
+
+def test_issue_26_spec_rules_report_every_problem_at_once():
+    """Paths, tags, names and capacity (issue 26, defects 2-5): a config that breaks all of them hears of each, one
+    line per problem naming its key, in the table's order, before any resource."""
+    k = "gpu-cluster:cluster."
+    aws = aws_values(
+        gpu=None,
+        instanceType="g6e.12xlarge",
+        reservation="cr-0123456789abcdef0",
+        reservationType="capacity-block",
+        storage={"scratchPath": "/scratch/../etc", "shared": {"path": "/opt"}},
+        tags={"team": "ml's", **{f"t{i}": "v" for i in range(49)}},
+        scheduler="slurm",
+        slurm={"partition": "default"},
+    )
+    errors = errors_of(aws)
+    assert [e.key for e in errors] == [
+        f"{k}storage.scratchPath",
+        f"{k}storage.shared.path",
+        f"{k}reservationType",
+        f"{k}tags.team",
+        f"{k}tags",
+        f"{k}slurm.partition",
+    ]
+    assert len(str(ConfigErrors(errors)).splitlines()) == 6
+    gcp = gcp_values(
+        name="train-",
+        scheduler="kubernetes",
+        gpu="H100:8",
+        nodes=2,
+        zone="us-central1-z",
+        tags={f"t{i}": "v" for i in range(70)},
+        storage={"scratchPath": "/usr/local"},
+    )
+    assert [e.key for e in errors_of(gcp)] == [f"{k}name", f"{k}zone", f"{k}storage.scratchPath", f"{k}tags"]
