@@ -119,16 +119,18 @@ def test_rendered_conf_for_ebmgn8v(plan):
     conf = head["/etc/gpu-cluster/slurm/slurm.conf"]
     assert "SlurmctldParameters=enable_configless" in conf
     assert "SelectType=select/cons_tres" in conf and "GresTypes=gpu" in conf
-    assert "MaxNodeCount=2" in conf
-    assert "PartitionName=gpu Nodes=gpu_nodes Default=YES" in conf
+    assert "MaxNodeCount=4\n" in conf and "MailProg=/usr/bin/logger\n" in conf
+    # a GPU's share: 996147 // 8 MiB, 192 // 8 vCPUs
+    partition = "PartitionName=gpu Nodes=gpu_nodes Default=YES MaxTime=INFINITE State=UP"
+    assert f"{partition} DefCpuPerGPU=24 DefMemPerGPU=124518\n" in conf
     # 1024 GiB less 5% (the catalog row; Alibaba names no GPU model, so the GRES is untyped)
     assert "Gres=gpu:8 RealMemory=996147" in conf
     assert head["/etc/gpu-cluster/slurm/gres.conf"] == "AutoDetect=nvml\n"
-    topology = yaml.safe_load(head["/etc/gpu-cluster/slurm/topology.yaml"])
-    assert topology[0]["tree"]["switches"] == [{"switch": "slm-ds"}]  # the nodes' LowLatency deployment set
+    # the nodes' one LowLatency deployment set is no topology (docs/slurm.md, Topology)
+    assert "/etc/gpu-cluster/slurm/topology.yaml" not in head
     node = files_of(by_name(plan, "slm-alicloud-node-0")["inputs"]["userData"])
     env = node["/etc/gpu-cluster/slurm-compute.env"]
-    assert 'DYNAMIC_CONF="Feature=gpu Gres=gpu:8 RealMemory=996147 Topology=placement:slm-ds"' in env
+    assert 'DYNAMIC_CONF="Feature=gpu Gres=gpu:8 RealMemory=996147"' in env
     # slurmd waits for the boot after the GPU driver installer
     dropin = node["/etc/systemd/system/gpu-cluster-slurm-compute.service.d/10-after-driver.conf"]
     assert "ExecCondition=" in dropin and ali.DRIVER_BOOT_FILE in dropin

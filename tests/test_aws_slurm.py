@@ -97,7 +97,8 @@ def test_gpu_nodes_register_with_the_head_and_the_login_node_runs_sackd(plan):
     compute = env_of(lt, "slurm-compute")
     assert compute["HEAD_ADDRESS"] == HEAD_IP
     assert compute["DYNAMIC_CONF"].startswith("Feature=gpu Gres=gpu:h100:8 RealMemory=")
-    assert compute["DYNAMIC_CONF"].endswith("Topology=placement:slurm-h100-pg")
+    # one placement group: no topology, the node names no switch (docs/slurm.md, Topology)
+    assert compute["DYNAMIC_CONF"] == "Feature=gpu Gres=gpu:h100:8 RealMemory=1992294"
     assert env_of(lt, "munge-key")["MUNGE_SECRET_ID"] == "gpu-cluster/aws-slurm-h100/slurm-h100/munge-key"
     # the GPU nodes keep every part they had: the Slurm parts come after the health check
     assert lt.index("/etc/gpu-cluster/health.env") < lt.index("/etc/gpu-cluster/slurm-compute.env")

@@ -138,14 +138,17 @@ def test_rendered_slurm_conf_for_nd_h100_v5(slurm):
     files = files_of(vm(slurm, "test-azure-head")["osProfile"]["customData"])
     conf = files["/etc/gpu-cluster/slurm/slurm.conf"]
     for line in ("SlurmctldParameters=enable_configless", "SelectType=select/cons_tres", "GresTypes=gpu",
-                 "AuthType=auth/munge", "PartitionName=gpu Nodes=gpu_nodes", "MaxNodeCount=2"):  # fmt: skip
+                 "AuthType=auth/munge", "PartitionName=gpu Nodes=gpu_nodes", "MaxNodeCount=4",
+                 "MailProg=/usr/bin/logger"):  # fmt: skip
         assert line in conf.splitlines() or any(x.startswith(line) for x in conf.splitlines()), line
     # 8 x H100, 1900 GiB less 5% (1,848,320 MiB): the catalog row of Standard_ND96isr_H100_v5
     assert "Gres=gpu:h100:8" in conf and "RealMemory=1848320" in conf
     assert files["/etc/gpu-cluster/slurm/gres.conf"].strip() == "AutoDetect=nvml"
-    # one switch for the proximity placement group the scale set is in
-    topo = yaml.safe_load(files["/etc/gpu-cluster/slurm/topology.yaml"])
-    assert topo[0]["tree"]["switches"] == [{"switch": "test-pg"}]
+    # a GPU's share: 1848320 // 8 MiB, 96 // 8 vCPUs
+    partition = "PartitionName=gpu Nodes=gpu_nodes Default=YES MaxTime=INFINITE State=UP"
+    assert f"{partition} DefCpuPerGPU=12 DefMemPerGPU=231040\n" in conf
+    # one proximity placement group is no topology (docs/slurm.md, Topology)
+    assert "/etc/gpu-cluster/slurm/topology.yaml" not in files
 
 
 def test_gpu_nodes_and_login_get_the_heads_address_at_deploy(slurm):

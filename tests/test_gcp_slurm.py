@@ -110,7 +110,7 @@ def test_gpu_nodes_register_with_the_head_and_the_login_node_runs_sackd(plan):
     assert HEAD_PLACEHOLDER not in template
     compute = env_of(template, "slurm-compute")
     assert compute["HEAD_ADDRESS"] == HEAD_IP
-    assert compute["DYNAMIC_CONF"] == "Feature=gpu Gres=gpu:h100:8 RealMemory=1821081 Topology=placement:test-pg"
+    assert compute["DYNAMIC_CONF"] == "Feature=gpu Gres=gpu:h100:8 RealMemory=1821081"
     hook = env_of(template, "munge-key")
     assert hook == {
         "MUNGE_SECRET": f"projects/my-project/secrets/{SECRET_ID}",
@@ -136,17 +136,19 @@ def test_rendered_configuration_for_a3_megagpu_8g():
         "SlurmctldParameters=enable_configless",
         "SelectType=select/cons_tres",
         "GresTypes=gpu",
-        "MaxNodeCount=2",
+        "MaxNodeCount=4",
         "HealthCheckProgram=/usr/local/sbin/gpu-cluster-slurm-health",
+        "MailProg=/usr/bin/logger",
         "Nodeset=gpu_nodes Feature=gpu",
-        "PartitionName=gpu Nodes=gpu_nodes Default=YES MaxTime=INFINITE State=UP",
+        # a GPU's share: 1821081 // 8 MiB, 208 // 8 = 26 vCPUs
+        "PartitionName=gpu Nodes=gpu_nodes Default=YES MaxTime=INFINITE State=UP DefCpuPerGPU=26 DefMemPerGPU=227635",
         # 208 vCPUs, 8 x H100, 1872 GiB less 5% (1,916,928 MiB - 95,846.4)
         "# GPU nodes: CPUs=208 (catalog) Gres=gpu:h100:8 RealMemory=1821081 Feature=gpu",
     ):
         assert f"{line}\n" in conf, line
     assert slurm.layout.gres_conf == "AutoDetect=nvml\n"
-    # one switch: the MIG's workload placement policy
-    assert slurm.layout.topology_yaml is not None and "switch: test-pg" in slurm.layout.topology_yaml
+    # one switch (the MIG's workload placement policy) is no topology: every node under it (docs/slurm.md, Topology)
+    assert slurm.layout.topology is None and slurm.layout.topology_yaml is None
 
 
 def test_slurm_ports_stay_inside_the_host_vpc(plan):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import re
 from pathlib import Path
@@ -17,6 +18,7 @@ from components.layout.slurm import (
     HEAD_PLACEHOLDER,
     SLURMCTLD_HOST_TOKEN,
     data,
+    max_node_count,
     real_memory_mib,
     slurm_layout,
 )
@@ -43,20 +45,23 @@ def conf_lines(text: str) -> dict[str, str]:
     return out
 
 
-# stack, instance type, GPUs, catalog memory GiB, GRES
+# stack, instance type, GPUs, vCPUs, catalog memory GiB, GRES
 CLUSTERS = [
-    ("aws-h100", "p5.48xlarge", 8, 2048.0, "gpu:h100:8"),
-    ("azure-h100", "Standard_ND96isr_H100_v5", 8, 1900.0, "gpu:h100:8"),
-    ("gcp-a3mega", "a3-megagpu-8g", 8, 1872.0, "gpu:h100:8"),
+    ("aws-h100", "p5.48xlarge", 8, 192, 2048.0, "gpu:h100:8"),
+    ("azure-h100", "Standard_ND96isr_H100_v5", 8, 96, 1900.0, "gpu:h100:8"),
+    ("gcp-a3mega", "a3-megagpu-8g", 8, 208, 1872.0, "gpu:h100:8"),
     # ebmgn8v: the catalog does not name the GPU model (96 GB HBM3): an untyped GRES
-    ("alicloud-erdma", "ecs.ebmgn8v.48xlarge", 8, 1024.0, "gpu:8"),
+    ("alicloud-erdma", "ecs.ebmgn8v.48xlarge", 8, 192, 1024.0, "gpu:8"),
 ]
 
 
-@pytest.mark.parametrize(("stack", "instance", "gpus", "memory", "gres"), CLUSTERS, ids=[c[0] for c in CLUSTERS])
-def test_four_clouds_render_gpus_memory_partition_and_topology(stack, instance, gpus, memory, gres):
+@pytest.mark.parametrize(
+    ("stack", "instance", "gpus", "vcpus", "memory", "gres"), CLUSTERS, ids=[c[0] for c in CLUSTERS]
+)
+def test_four_clouds_render_gpus_memory_partition_and_no_topology(stack, instance, gpus, vcpus, memory, gres):
     spec = build_spec(stack_values(stack), stack)
     assert spec.instance.instanceType == instance and spec.instance.memoryGiB == memory
+    assert spec.instance.vcpus == vcpus
     lay = slurm_layout(spec)
     assert lay is not None
     # RealMemory: the catalog's memory less max(5%, 1 GiB), in MiB
@@ -71,21 +76,78 @@ def test_four_clouds_render_gpus_memory_partition_and_topology(stack, instance, 
         "AuthType": "auth/munge",
         "SlurmctldHost": SLURMCTLD_HOST_TOKEN,
         "HealthCheckProgram": "/usr/local/sbin/gpu-cluster-slurm-health",
-        "MaxNodeCount": str(spec.max_nodes),
+        "MaxNodeCount": str(2 * spec.max_nodes),
         "TreeWidth": "65533",
+        "MailProg": "/usr/bin/logger",
         "Nodeset": "gpu_nodes Feature=gpu",
-        "PartitionName": "gpu Nodes=gpu_nodes Default=YES MaxTime=INFINITE State=UP",
+        # each GPU's share of the node: RealMemory / GPUs, vCPUs / GPUs (even: whole cores)
+        "PartitionName": "gpu Nodes=gpu_nodes Default=YES MaxTime=INFINITE State=UP "
+        f"DefCpuPerGPU={vcpus // gpus} DefMemPerGPU={expected_mib // gpus}",
     }.items():
         assert conf[key] == value, key
     assert lay.gres_conf == "AutoDetect=nvml\n"
     assert "ConstrainDevices=yes" in lay.cgroup_conf
-    # every shipped GPU stack packs its nodes into one placement group: one switch, the nodes register under it
+    # every shipped GPU stack packs its nodes into one placement group: one switch, which is no topology (every node
+    # under the same switch), and no slurmd warning that no switch reaches all nodes
     assert spec.placement == "cluster"
-    topo = yaml.safe_load(lay.topology_yaml or "")
-    assert topo == [
-        {"topology": "placement", "cluster_default": True, "tree": {"switches": [{"switch": f"{spec.name}-pg"}]}}
-    ]
-    assert lay.dynamic_conf() == f"Feature=gpu Gres={gres} RealMemory={expected_mib} Topology=placement:{spec.name}-pg"
+    assert lay.topology is None and lay.topology_yaml is None and "topology.yaml" not in lay.files()
+    assert lay.dynamic_conf() == f"Feature=gpu Gres={gres} RealMemory={expected_mib}"
+
+
+def test_two_1_gpu_jobs_fit_on_a_node_with_the_partition_defaults():
+    """Defect 10a: without DefMemPerGPU a job with no --mem gets the node's whole memory; with it, the GPUs' shares
+    add up to at most RealMemory, and the CPUs' to at most the vCPUs."""
+    for stack, *_ in CLUSTERS:
+        lay = slurm_layout(build_spec(stack_values(stack), stack))
+        assert lay is not None
+        node = lay.node
+        part = conf_lines(lay.slurm_conf)["PartitionName"]
+        assert f" DefMemPerGPU={node.mem_per_gpu_mib}" in part and f" DefCpuPerGPU={node.cpus_per_gpu}" in part
+        assert 0 < node.gpus * node.mem_per_gpu_mib <= node.real_memory_mib
+        assert node.cpus is not None and 0 < node.gpus * (node.cpus_per_gpu or 0) <= node.cpus
+    # DefMemPerCPU would exclude DefMemPerGPU (slurm.conf(5): mutually exclusive): not set
+    assert "DefMemPerCPU" not in conf_lines(lay.slurm_conf)
+
+
+@pytest.mark.parametrize(
+    ("vcpus", "gpus", "per_gpu"),
+    [(192, 8, 24), (104, 8, 12), (140, 4, 34), (12, 8, 1), (4, 1, 4), (1, 1, 1)],
+    ids=["p5", "gn7-c13g1-odd-share", "a4x-odd-share", "fewer-than-2", "one-gpu", "one-vcpu"],
+)
+def test_cpus_per_gpu_is_a_whole_number_of_two_thread_cores(vcpus, gpus, per_gpu):
+    """An odd share would take an extra core under CR_Core_Memory on a two-thread node: the last GPU's job would not
+    find its cores (104 vCPUs = 52 cores, 8 x 13 CPUs = 8 x 7 cores = 56)."""
+    spec = build_spec(stack_values("aws-h100"), "t")
+    row = spec.instance.model_copy(update={"vcpus": vcpus, "gpus": gpus})
+    lay = slurm_layout(dataclasses.replace(spec, instance=row))
+    assert lay is not None and lay.node.cpus_per_gpu == per_gpu
+    assert gpus * math.ceil(per_gpu / 2) <= max(vcpus // 2, 1) or per_gpu == 1
+
+
+def test_without_a_vcpu_count_no_cpu_default_is_set():
+    spec = build_spec(stack_values("aws-h100"), "t")
+    lay = slurm_layout(dataclasses.replace(spec, instance=spec.instance.model_copy(update={"vcpus": None})))
+    assert lay is not None and lay.node.cpus_per_gpu is None
+    part = conf_lines(lay.slurm_conf)["PartitionName"]
+    assert "DefCpuPerGPU" not in part and part.endswith(f" DefMemPerGPU={lay.node.mem_per_gpu_mib}")
+
+
+def test_max_node_count_leaves_a_slot_for_each_nodes_replacement():
+    """Defect 10b: a node that died without `scontrol delete` keeps its slot until the head's cleanup deletes it; the
+    group's replacement needs one of its own. MaxNodeCount = 2 x maxNodes, within Slurm's 65536 (slurm.conf(5))."""
+    rule = data()["maxNodeCount"]
+    assert rule["perMaxNode"] == 2 and rule["limit"] == 65536
+    assert [max_node_count(n) for n in (1, 2, 4, 5000, 40000)] == [2, 4, 8, 10000, 65536]
+    lay = slurm_layout(build_spec(stack_values("aws-h100", maxNodes=6), "t"))
+    assert lay is not None and lay.max_nodes == 6 and lay.max_node_count == 12
+    assert conf_lines(lay.slurm_conf)["MaxNodeCount"] == "12"
+
+
+def test_mail_prog_is_a_program_every_image_has():
+    """Defect 10c: slurmctld checks MailProg at every start; /usr/bin/logger is util-linux's (bsdutils, Essential)."""
+    lay = slurm_layout(build_spec(stack_values("aws-h100"), "t"))
+    assert lay is not None
+    assert conf_lines(lay.slurm_conf)["MailProg"] == data()["mailProg"]["path"] == "/usr/bin/logger"
 
 
 def test_the_margin_floor_of_1_gib_wins_on_small_memory():
@@ -96,6 +158,13 @@ def test_the_margin_floor_of_1_gib_wins_on_small_memory():
         "minimumMiB": 1024,
         "source": data()["realMemoryMargin"]["source"],
     }
+
+
+def test_one_placement_group_is_no_topology_either():
+    """Defect 10d: one switch over every node is what topology/flat does, and slurmd warns "no switch can reach all
+    nodes through its descendants" (it checks topology.yaml against its own record, which no switch lists)."""
+    lay = slurm_layout(build_spec(stack_values("aws-h100"), "t"), switches=("only-pg",))
+    assert lay is not None and lay.topology is None and "Topology=" not in lay.dynamic_conf("only-pg")
 
 
 def test_without_placement_there_is_no_topology_and_nodes_name_no_switch():
@@ -122,7 +191,7 @@ def test_partition_name_and_max_nodes_come_from_the_spec():
     conf = conf_lines(lay.slurm_conf)
     assert conf["PartitionName"].startswith("h100 Nodes=h100_nodes ")
     assert conf["Nodeset"] == "h100_nodes Feature=h100"
-    assert conf["MaxNodeCount"] == "6"
+    assert conf["MaxNodeCount"] == "12"
     assert "Feature=h100 " in lay.dynamic_conf()
 
 

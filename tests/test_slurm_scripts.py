@@ -173,7 +173,9 @@ def test_head_installs_the_pinned_slurm_writes_the_key_and_the_confs_and_exports
     # SlurmctldHost names this host, the files land in CONF_DIR, /home is exported to the cluster network
     conf = (tmp_path / "etc-slurm" / "slurm.conf").read_text()
     assert "SlurmctldHost=ip-10-46-0-9(10.46.0.9)\n" in conf and "@@" not in conf
-    assert (tmp_path / "etc-slurm" / "topology.yaml").exists() and (tmp_path / "etc-slurm" / "gres.conf").exists()
+    assert (tmp_path / "etc-slurm" / "gres.conf").exists() and (tmp_path / "etc-slurm" / "cgroup.conf").exists()
+    # one placement group: no topology (docs/slurm.md, Topology)
+    assert not (tmp_path / "etc-slurm" / "topology.yaml").exists()
     assert (
         tmp_path / "exports" / "gpu-cluster.exports"
     ).read_text() == "/home 10.42.0.0/16(rw,sync,no_subtree_check)\n"
@@ -211,7 +213,7 @@ def test_compute_registers_as_a_dynamic_node_with_the_head_and_mounts_home(tmp_p
     assert dropin == (
         "[Service]\nExecStart=\nExecStart="
         f"{box.bin}/slurmd --systemd -Z --conf-server 10.42.0.7:6817 "
-        f'--conf "Feature=gpu Gres=gpu:h100:8 RealMemory={lay.node.real_memory_mib} Topology=placement:test-pg"\n'
+        f'--conf "Feature=gpu Gres=gpu:h100:8 RealMemory={lay.node.real_memory_mib}"\n'
     )
     calls = box.called()
     assert f"mount -t nfs4 -o rw,hard,_netdev 10.42.0.7:/home {tmp_path}/home" in calls

@@ -2,7 +2,8 @@
 
 Every cloud calls, with its `SlurmLayout` (components/layout/slurm.py) and its munge-key hook:
 
-- `head_parts(layout, key_hook=..., key_hook_env=..., mount=...)`: the head node's whole bootstrap (user data);
+- `head_parts(layout, key_hook=..., key_hook_env=..., mount=...)`: the head node's whole bootstrap (user data), with
+  the timer that deletes GPU nodes which stopped responding (`cleanup_part`);
 - `compute_parts(layout, head_address=..., key_hook=..., key_hook_env=..., switch=...)`: appended to the GPU nodes'
   `node_parts` (after the health part: the HealthCheckProgram runs the same check);
 - `login_parts(layout, head_address=..., key_hook=..., key_hook_env=..., mount=...)`: the login node's user data.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..layout.slurm import CONF_DIR, HEAD_PLACEHOLDER, HEALTH_PROGRAM, SlurmLayout
+from ..layout.slurm import CONF_DIR, HEAD_PLACEHOLDER, HEALTH_PROGRAM, SlurmLayout, data
 from . import File, Part, env_file, oneshot_unit, script, service_part
 from .mounts import Mount, mounts_part
 
@@ -121,7 +122,46 @@ def head_parts(
         key_hook_env=key_hook_env,
         extra_files=confs,
     )
-    return (mounts_part(mount), head)
+    return (mounts_part(mount), head, cleanup_part())
+
+
+CLEANUP = "slurm-cleanup"
+
+
+def cleanup_part() -> Part:
+    """The head's timer deleting the dynamic nodes that have not responded for a while (catalog/slurm.yaml
+    deadNodeCleanup): a node that died without leaving frees its MaxNodeCount slot for its replacement."""
+    rule = data()["deadNodeCleanup"]
+    after, every = int(rule["afterSeconds"]), int(rule["everySeconds"])
+    service = (
+        "[Unit]\n"
+        f"Description=gpu-cluster: delete Slurm nodes not responding for {after} s\n"
+        "After=slurmctld.service\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        f"EnvironmentFile=/etc/gpu-cluster/{CLEANUP}.env\n"
+        f"ExecStart=/usr/local/sbin/gpu-cluster-{CLEANUP}\n"
+    )
+    timer = (
+        "[Unit]\n"
+        f"Description=gpu-cluster: look for Slurm nodes not responding every {every} s\n\n"
+        "[Timer]\n"
+        f"OnBootSec={every}\n"
+        f"OnUnitActiveSec={every}\n\n"
+        "[Install]\n"
+        "WantedBy=timers.target\n"
+    )
+    return Part(
+        CLEANUP,
+        files=(
+            File(f"/usr/local/sbin/gpu-cluster-{CLEANUP}", script("slurm_cleanup.sh"), "0755"),
+            File(f"/etc/gpu-cluster/{CLEANUP}.env", env_file({"DEAD_AFTER_SECONDS": str(after)})),
+            File(f"/etc/systemd/system/gpu-cluster-{CLEANUP}.service", service),
+            File(f"/etc/systemd/system/gpu-cluster-{CLEANUP}.timer", timer),
+        ),
+        commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", "--now", f"gpu-cluster-{CLEANUP}.timer")),
+        summary=f"deletes Slurm nodes that have not responded for {after} s (checked every {every} s)",
+    )
 
 
 LEAVE_UNIT = """[Unit]

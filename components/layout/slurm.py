@@ -4,7 +4,8 @@ Contract for every cloud (the AWS wiring in `components/aws/slurm.py` is the wor
 
 1. `slurm_layout(spec, switches=...)` -> `SlurmLayout`: the node definition from the catalog row, the partition,
    the topology and the text of slurm.conf, gres.conf, cgroup.conf and topology.yaml. `switches` names one switch
-   per placement group the cloud built (default: one, when `spec.placement` is `cluster`, else none).
+   per placement group the cloud built (default: one, when `spec.placement` is `cluster`, else none); a topology is
+   written only for two switches or more (`topology_for`).
    Raises `ConfigError` for what is not built (accounting, MIG partitions as GRES).
 2. `components.bootstrap.slurm.head_parts / compute_parts / login_parts` turn it into bootstrap `Part`s. Each takes
    the cloud's munge-key hook: a shell script that prints the cluster's MUNGE key, base64, on stdout (read with the
@@ -18,9 +19,11 @@ Contract for every cloud (the AWS wiring in `components/aws/slurm.py` is the wor
 Design (why, with sources in catalog/slurm.yaml): every image is Ubuntu 22.04, whose own Slurm (21.08) lacks dynamic
 nodes, sackd and topology.yaml, so the nodes install SchedMD's packages (slurm-smd 25.11) from packages.microsoft.com.
 GPU nodes register as dynamic nodes (`slurmd -Z`): a managed group's nodes get names nobody knows in advance, and
-instances mode works the same way. They join the partition through a NodeSet on a feature, and their placement
-group's switch through `Topology=<topology>:<switch>` at registration. Power saving (resume/suspend programs that grow
-and shrink the group) is not built: the group size is `nodes`.
+instances mode works the same way. They join the partition through a NodeSet on a feature, and (with two placement
+groups or more) their group's switch through `Topology=<topology>:<switch>` at registration. The partition gives a GPU
+job its GPUs' share of the node (DefMemPerGPU, DefCpuPerGPU); MaxNodeCount leaves room for the replacements of nodes
+that died, which the head's cleanup timer deletes (components/bootstrap/slurm_cleanup.sh). Power saving
+(resume/suspend programs that grow and shrink the group) is not built: the group size is `nodes`.
 """
 
 from __future__ import annotations
@@ -92,6 +95,20 @@ class NodeDefinition:
     def gpus(self) -> int:
         return int(self.gres.rsplit(":", 1)[1])
 
+    @property
+    def mem_per_gpu_mib(self) -> int:
+        """DefMemPerGPU: RealMemory shared evenly by the GPUs (catalog/slurm.yaml jobDefaults)."""
+        return self.real_memory_mib // self.gpus
+
+    @property
+    def cpus_per_gpu(self) -> int | None:
+        """DefCpuPerGPU: the vCPUs shared evenly by the GPUs, rounded down to whole cores of two threads
+        (catalog/slurm.yaml jobDefaults); None when the catalog has no vCPU count."""
+        if self.cpus is None:
+            return None
+        share = self.cpus // self.gpus
+        return max(share - share % 2, 1)
+
 
 @dataclass(frozen=True)
 class Topology:
@@ -115,6 +132,7 @@ class SlurmLayout:
     partition: str
     node: NodeDefinition
     max_nodes: int
+    max_node_count: int  # MaxNodeCount: max_nodes and room for the replacements of dead nodes (max_node_count())
     packages: Packages
     ports: Ports
     topology: Topology | None
@@ -200,6 +218,13 @@ def gres_type(gpu: str | None) -> str:
     return re.sub(r"[^a-z0-9_]", "_", core)
 
 
+def max_node_count(max_nodes: int) -> int:
+    """MaxNodeCount: every node of the group may be replaced once while the dead one still holds its slot
+    (catalog/slurm.yaml maxNodeCount), within Slurm's own limit."""
+    rule = data()["maxNodeCount"]
+    return min(max_nodes * int(rule["perMaxNode"]), int(rule["limit"]))
+
+
 def cluster_name(spec: ClusterSpec) -> str:
     # ClusterName is lowercased by Slurm and used in file names: the spec's name already is [a-z][a-z0-9-]*
     return spec.name.replace("-", "_")
@@ -208,6 +233,15 @@ def cluster_name(spec: ClusterSpec) -> str:
 def default_switches(spec: ClusterSpec) -> tuple[str, ...]:
     """One switch when the cloud packs the nodes into one placement group (`placement: cluster`)."""
     return (f"{spec.name}-pg",) if spec.placement == "cluster" else ()
+
+
+def topology_for(switches: tuple[str, ...]) -> Topology | None:
+    """A tree topology only when there are two switches or more. With one, every node sits under the same switch
+    and topology/tree chooses as topology/flat would; and it costs a warning at every slurmd start: slurmd checks
+    topology.yaml against its own node record, which no switch lists (a dynamic node joins its switch in slurmctld
+    only), so "no switch can reach all nodes through its descendants" (SchedMD/slurm slurm-25.11.5
+    src/plugins/topology/tree/switch_record.c switch_record_validate; docs/slurm.md, Topology)."""
+    return Topology(TOPOLOGY_NAME, switches) if len(switches) > 1 else None
 
 
 def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
@@ -245,7 +279,7 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         nfs=int(d["ports"]["nfs"]),
     )
     chosen = default_switches(spec) if switches is None else switches
-    topology = Topology(TOPOLOGY_NAME, tuple(chosen)) if chosen else None
+    topology = topology_for(tuple(chosen))
     shared = spec.storage.shared.path if spec.storage.shared is not None else None
     state_dir = f"{shared}/slurm/state" if shared else LOCAL_STATE_DIR
     layout = SlurmLayout(
@@ -253,6 +287,7 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         partition=spec.slurm.partition,
         node=node,
         max_nodes=spec.max_nodes,
+        max_node_count=max_node_count(spec.max_nodes),
         packages=packages(),
         ports=ports,
         topology=topology,
@@ -302,22 +337,35 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
         # a login shell's small locked-memory limit must not follow the job to the nodes: RDMA (EFA, InfiniBand,
         # eRDMA) registers GPU and host memory (Slurm FAQ "locked memory", slurm.conf(5) PropagateResourceLimits)
         "PropagateResourceLimitsExcept=MEMLOCK",
-        # dynamic nodes (slurmd -Z): at most the group's maximum; no fan-out tree (dynamic_nodes.html)
-        f"MaxNodeCount={layout.max_nodes}",
+        # dynamic nodes (slurmd -Z): the group's maximum, and as many slots again for the replacements of nodes that
+        # died without leaving until the head's cleanup deletes them (catalog/slurm.yaml maxNodeCount); no fan-out
+        # tree (dynamic_nodes.html)
+        f"MaxNodeCount={layout.max_node_count}",
         f"TreeWidth={d['treeWidth']}",
         # a DOWN node (rebooted, not responding) takes jobs again once it registers; a drained one stays drained
         "ReturnToService=2",
         f"HealthCheckProgram={HEALTH_PROGRAM}",
         f"HealthCheckInterval={d['healthCheckInterval']}",
         "HealthCheckNodeState=ANY",
+        # --mail-type notices go to the head's journal: no mail is delivered from the private nodes (catalog/slurm.yaml)
+        f"MailProg={d['mailProg']['path']}",
         # GPU nodes register themselves (slurmd -Z --conf "<below>"): CPUs are detected by slurmd
         f"# GPU nodes: CPUs={node.cpus} (catalog) Gres={node.gres} RealMemory={node.real_memory_mib} "
         f"Feature={node.feature}",
         f"# RealMemory: {node.memory_note}",
         f"Nodeset={nodeset} Feature={node.feature}",
-        f"PartitionName={layout.partition} Nodes={nodeset} Default=YES MaxTime=INFINITE State=UP",
+        # a GPU job gets its GPUs' share of the node's memory and CPUs, not the whole node (catalog/slurm.yaml
+        # jobDefaults): two 1-GPU jobs share a node
+        f"# DefMemPerGPU: RealMemory {node.real_memory_mib} / {node.gpus} GPUs; DefCpuPerGPU: "
+        + (f"{node.cpus} vCPUs / {node.gpus} GPUs, in whole cores" if node.cpus else "not set (no vCPU count)"),
+        f"PartitionName={layout.partition} Nodes={nodeset} Default=YES MaxTime=INFINITE State=UP{_job_defaults(node)}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _job_defaults(node: NodeDefinition) -> str:
+    cpus = f" DefCpuPerGPU={node.cpus_per_gpu}" if node.cpus_per_gpu is not None else ""
+    return f"{cpus} DefMemPerGPU={node.mem_per_gpu_mib}"
 
 
 def render_gres_conf() -> str:

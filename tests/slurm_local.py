@@ -1,0 +1,254 @@
+"""Real Slurm daemons on this machine for tests/test_slurm_real.py: our rendered files in a temporary directory, the
+lines tests/slurm_22_05.yaml names changed to run here (and nothing else), a munged of the test's own, slurmctld and
+slurmd in the foreground, their logs read back. Debian 12's packages: slurmctld, slurmd, slurm-client, munge."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DATA = Path(__file__).resolve().parent / "slurm_22_05.yaml"
+BINARIES = ("slurmctld", "slurmd", "scontrol", "sinfo", "sbatch", "squeue", "munged")
+PACKAGES = "slurmctld slurmd slurm-client munge libpmix-dev"
+INSTALL = f"Debian: apt-get install -y {PACKAGES}"
+# a judged line: Slurm's error, fatal and warning prefixes (log.c: "error: ", "fatal: ", "warning: "/"WARNING: ")
+JUDGED = re.compile(r"\b(error|fatal|warning):", re.I)
+
+
+@cache
+def data() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(DATA.read_text())
+    return loaded
+
+
+def missing() -> list[str]:
+    return [b for b in BINARIES if shutil.which(b) is None]
+
+
+@cache
+def installed_version() -> str | None:
+    """`slurmctld -V` -> `slurm-wlm 22.05.8` -> `22.05`."""
+    if shutil.which("slurmctld") is None:
+        return None
+    out = subprocess.run(["slurmctld", "-V"], capture_output=True, text=True, timeout=30).stdout
+    match = re.search(r"(\d+\.\d+)\.\d+", out)
+    return match.group(1) if match else None
+
+
+def skip_reason() -> str | None:
+    """Why the real daemons cannot run here, or None."""
+    absent = missing()
+    if absent:
+        return f"{', '.join(absent)} not installed ({INSTALL})"
+    # Debian's mpi/pmix plugin (slurm-wlm-basic-plugins) dlopens pmix2/lib/libpmix.so, which only libpmix-dev ships:
+    # without it every slurmctld and slurmd start logs "pmi/pmix: can not load PMIx library" (a packaging gap, not ours)
+    if list(Path("/usr/lib").glob("*/slurm-wlm/mpi_pmix*.so")) and not list(
+        Path("/usr/lib").glob("*/pmix2/lib/libpmix.so")
+    ):
+        return f"libpmix-dev not installed: Debian's mpi/pmix plugin logs errors without it ({INSTALL})"
+    version = installed_version()
+    if version != data()["version"]:
+        return f"Slurm {version} installed; tests/slurm_22_05.yaml lists what Slurm {data()['version']} cannot judge"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def judged(text: str) -> list[str]:
+    return [line for line in text.splitlines() if JUDGED.search(line)]
+
+
+def set_lines(conf: str, values: Mapping[str, str]) -> str:
+    """slurm.conf with `Key=value` lines replaced (each key must be there once) and the keys it lacks appended."""
+    out = conf
+    for key, value in values.items():
+        pattern = re.compile(rf"^{re.escape(key)}=.*$", re.M)
+        found = len(pattern.findall(out))
+        assert found <= 1, f"{key} set {found} times"
+        out = pattern.sub(lambda _m, k=key, v=value: f"{k}={v}", out) if found else f"{out}{key}={value}\n"
+    return out
+
+
+@dataclass
+class Munge:
+    socket: Path
+    process: subprocess.Popen[bytes]
+
+
+@contextmanager
+def munged(root: Path) -> Iterator[Munge]:
+    """A munged of the test's own (foreground, its own key and socket), stopped at the end."""
+    root.mkdir(mode=0o700, parents=True)
+    key = root / "munge.key"
+    key.write_bytes(os.urandom(128))
+    key.chmod(0o400)
+    sock = root / "munge.socket"
+    args = [
+        "munged",
+        "--foreground",
+        "--force",  # as root, and the socket directory is private to its user
+        f"--socket={sock}",
+        f"--key-file={key}",
+        f"--log-file={root / 'munged.log'}",
+        f"--pid-file={root / 'munged.pid'}",
+        f"--seed-file={root / 'munged.seed'}",
+    ]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(sock.exists, "munged's socket", 20)
+        yield Munge(sock, proc)
+    finally:
+        stop(proc)
+
+
+def wait_for(check: Any, what: str, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} after {seconds} s")
+        time.sleep(0.1)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (slurmctld saves its state), then SIGKILL if it will not go."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@dataclass
+class Cluster:
+    """A temporary directory holding the configuration, the state, the spools and the logs."""
+
+    root: Path
+    conf_dir: Path
+    ctld_port: int
+    slurmd_port: int
+
+    @property
+    def conf(self) -> Path:
+        return self.conf_dir / "slurm.conf"
+
+    @property
+    def ctld_log(self) -> Path:
+        return self.root / "log" / "slurmctld.log"
+
+    @property
+    def slurmd_log(self) -> Path:
+        return self.root / "log" / "slurmd.log"
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "SLURM_CONF": str(self.conf)}
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(list(args), env=self.env(), capture_output=True, text=True, timeout=60)
+        if check:
+            assert proc.returncode == 0, f"{' '.join(args)}: {proc.stdout}{proc.stderr}"
+        return proc
+
+
+def prepare(
+    root: Path, files: Mapping[str, str], munge_socket: Path, extra: Mapping[str, str] | None = None
+) -> Cluster:
+    """The rendered files under root/etc, with only the `local:` and `add:` lines of tests/slurm_22_05.yaml changed
+    (and `extra`, the two-daemon test's own)."""
+    cluster = Cluster(root, root / "etc", free_port(), free_port())
+    for sub in ("etc", "state", "spool", "log"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    local = {
+        "SlurmctldHost": f"{socket.gethostname().split('.')[0]}(127.0.0.1)",
+        "SlurmctldPort": str(cluster.ctld_port),
+        "SlurmdPort": str(cluster.slurmd_port),
+        "SlurmUser": getpass.getuser(),
+        "StateSaveLocation": str(root / "state"),
+        "SlurmdSpoolDir": str(root / "spool"),
+        "SlurmctldLogFile": str(cluster.ctld_log),
+        "SlurmdLogFile": str(cluster.slurmd_log),
+        "HealthCheckProgram": "/bin/true",
+        "SlurmctldPidFile": str(root / "slurmctld.pid"),
+        "SlurmdPidFile": str(root / "slurmd.pid"),
+        "AuthInfo": f"socket={munge_socket}",
+        **(extra or {}),
+    }
+    listed = set(data()["local"]) | set(data()["add"]) | set(data()["pair"]) | set(data()["deadNode"])
+    assert set(local) <= listed, f"not in tests/slurm_22_05.yaml: {sorted(set(local) - listed)}"
+    for name, text in files.items():
+        (cluster.conf_dir / name).write_text(set_lines(text, local) if name == "slurm.conf" else text)
+    return cluster
+
+
+@contextmanager
+def slurmctld(cluster: Cluster) -> Iterator[subprocess.Popen[bytes]]:
+    """slurmctld in the foreground, until it says it is the primary controller; stopped (state saved) at the end."""
+    start = cluster.ctld_log.stat().st_size if cluster.ctld_log.exists() else 0
+    proc = subprocess.Popen(
+        ["slurmctld", "-D", "-f", str(cluster.conf)],
+        env=cluster.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(
+            lambda: proc.poll() is not None or "Running as primary controller" in log_since(cluster.ctld_log, start),
+            "primary controller",
+            60,
+        )
+        assert proc.poll() is None, f"slurmctld exited {proc.returncode}: {log_since(cluster.ctld_log, start)}"
+        yield proc
+    finally:
+        stop(proc)
+
+
+@contextmanager
+def slurmd(cluster: Cluster, dynamic_conf: str) -> Iterator[subprocess.Popen[bytes]]:
+    """slurmd registering as a dynamic node (-Z --conf), as the GPU nodes do, until the node is in sinfo."""
+    proc = subprocess.Popen(
+        ["slurmd", "-D", "-Z", "--conf", dynamic_conf, "-f", str(cluster.conf)],
+        env=cluster.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(
+            lambda: proc.poll() is not None or bool(cluster.run("sinfo", "--noheader", "--Node", "-o", "%N").stdout),
+            "registered node",
+            60,
+        )
+        assert proc.poll() is None, f"slurmd exited {proc.returncode}: {read(cluster.slurmd_log)}"
+        yield proc
+    finally:
+        stop(proc)
+
+
+def read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def log_since(path: Path, offset: int) -> str:
+    if not path.exists():
+        return ""
+    with path.open("rb") as f:
+        f.seek(offset)
+        return f.read().decode(errors="replace")
