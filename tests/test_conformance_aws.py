@@ -33,8 +33,9 @@ def _config(name: str, **cluster: Any) -> dict[str, Any]:
 
 # Configs that together register every AWS resource type the components can build (see the coverage test below).
 FEATURES: dict[str, dict[str, Any]] = {
-    # Slurm head + public login node, FSx for Lustre (EFA), one KMS key for everything, SSH with an imported key
-    "slurm-fsx-cmk-ssh": _config(
+    # Slurm head + public login node, FSx for Lustre (EFA), one KMS key for everything, SSH with an imported key; the
+    # stack name holds a period (Pulumi allows it, a KMS alias name does not)
+    "team.slurm-fsx-cmk-ssh": _config(
         "feat-slurm",
         scheduler="slurm",
         slurm={"partition": "gpu"},
