@@ -8,6 +8,8 @@ node group gets the matching egress, so `egress: none` clusters still reach it. 
 (FSx persistent types always are, with the AWS managed key by default; EFS with `encrypted`), with the
 cluster's customer-managed key when `encryption.key` is not provider.
 `retain: true` sets `protect` and `retainOnDelete`: no destroy or replacement deletes the data.
+Rule descriptions use only what EC2 accepts there (botocore `UserIdGroupPair.Description`: letters, digits, spaces and
+`._-:/()#,@[]+=;{}!$*`; no apostrophe), which tests/test_conformance_aws.py checks.
 EFS is encrypted in transit: the nodes mount through a local TLS tunnel (bootstrap/mounts_efs_tls.sh) and a file
 system policy (catalog/storage/aws.yaml `fileSystemPolicy`, sources there) refuses every request not over TLS.
 """
@@ -36,6 +38,10 @@ def _options(ctx: Context, shared: Shared) -> pulumi.ResourceOptions:
     return pulumi.ResourceOptions(parent=ctx.parent, protect=shared.retain, retain_on_delete=shared.retain)
 
 
+# who a rule admits, in its description: the node group, or the filesystem's own group (FSx servers talk to each other)
+_WHO = {"nodes": "the cluster nodes", "self": "the filesystem servers"}
+
+
 def _rules(ctx: Context, net: Network, sg: aws.ec2.SecurityGroup, shared: Shared) -> None:
     name, child = ctx.name, ctx.child
     node_sg = net.security_group
@@ -49,7 +55,7 @@ def _rules(ctx: Context, net: Network, sg: aws.ec2.SecurityGroup, shared: Shared
                 ip_protocol=protocol,
                 from_port=low,
                 to_port=high,
-                description=f"{shared.kind} {ports} from the cluster's {who}",
+                description=f"{shared.kind} {ports} from {_WHO[who]}",
                 opts=child,
             )
         for who, group, ref in (("shared", sg, node_sg), ("self", sg, sg), ("nodes", node_sg, sg)):
@@ -71,7 +77,7 @@ def _rules(ctx: Context, net: Network, sg: aws.ec2.SecurityGroup, shared: Shared
                     security_group_id=sg.id,
                     referenced_security_group_id=ref.id,
                     ip_protocol="-1",
-                    description=f"EFA-enabled FSx: all traffic with the cluster's {who}",
+                    description=f"EFA-enabled FSx: all traffic with {_WHO[who]}",
                     opts=child,
                 )
 

@@ -10,6 +10,7 @@ ARN is used as given and nothing is created. The facts are the `encryption.auto`
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +56,7 @@ def plan(spec: ClusterSpec) -> AwsEncryption | None:
     auto = data["auto"]
     key = AwsKey(
         description=f"gpu-cluster {spec.name}: disks and filesystems of the cluster",
-        alias=f"{auto['aliasPrefix']}{spec.name}-{spec.stack}",
+        alias=auto["aliasPrefix"] + re.sub(f"[^{auto['aliasCharacters']}]", "-", f"{spec.name}-{spec.stack}"),
         deletion_window_days=int(auto["deletionWindowInDays"]),
         rotation=bool(auto["rotation"]),
         via_services=tuple(auto["viaServices"]),
