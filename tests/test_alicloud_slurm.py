@@ -14,8 +14,8 @@ import yaml
 from rich.console import Console
 
 from components import bootstrap
+from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from components.layout import alicloud as ali
-from components.layout.slurm import HEAD_PLACEHOLDER
 from components.plan.render import render_json, render_table
 
 from .conftest import one, plan_values, resources_of

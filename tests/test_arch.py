@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from components import catalog
+from components.bootstrap.slurm_conf import packages
 from components.errors import ConfigError
-from components.layout.slurm import packages
 
 from .conftest import aws_values, gcp_values, one, plan_values, spec_of
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from components.bootstrap.mounts import SOURCE_PLACEHOLDER
-from components.layout.slurm import HEAD_PLACEHOLDER
+from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
 
 from .conftest import aws_values, one, plan_values, resources_of
 

@@ -12,8 +12,8 @@ import pytest
 from rich.console import Console
 
 from components.bootstrap.mounts import SOURCE_PLACEHOLDER
+from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from components.layout import gcp as gcp_layout
-from components.layout.slurm import HEAD_PLACEHOLDER
 from components.plan.render import render_markdown, render_table
 
 from .conftest import one, plan_values, resources_of, spec_of

@@ -13,7 +13,8 @@ import pytest
 
 from components.bootstrap import cloud_init, script
 from components.bootstrap.slurm import cleanup_part, head_parts
-from components.layout.slurm import data, slurm_layout
+from components.catalog.slurm import data
+from components.layout.slurm import slurm_layout
 
 from .conftest import aws_values, spec_of
 from .hook_helpers import BOOTSTRAP, assert_shellcheck_clean, stub_bin

@@ -13,15 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
+from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER, SLURMCTLD_HOST_TOKEN, max_node_count, real_memory_mib
+from components.catalog.slurm import data
 from components.errors import ConfigError
-from components.layout.slurm import (
-    HEAD_PLACEHOLDER,
-    SLURMCTLD_HOST_TOKEN,
-    data,
-    max_node_count,
-    real_memory_mib,
-    slurm_layout,
-)
+from components.layout.slurm import slurm_layout
 from components.spec import build_spec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 import yaml
 
+from components.bootstrap.slurm_conf import SlurmLayout
 from components.layout import alicloud, aws, azure, gcp
-from components.layout.slurm import SlurmLayout, slurm_layout
+from components.layout.slurm import slurm_layout
 from components.spec import build_spec
 
 from . import slurm_local as local

@@ -13,7 +13,8 @@ import pytest
 
 from components.bootstrap import cloud_init, script
 from components.bootstrap.slurm import compute_parts, head_parts, login_parts
-from components.layout.slurm import HEAD_PLACEHOLDER, slurm_layout
+from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from components.layout.slurm import slurm_layout
 
 from .conftest import aws_values, spec_of
 

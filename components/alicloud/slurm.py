@@ -18,8 +18,8 @@ import pulumi
 import pulumi_alicloud as alicloud
 import pulumi_random as random
 
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AliSlurm
-from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
 from . import cpu_node
 from .context import Context

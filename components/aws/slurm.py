@@ -19,8 +19,8 @@ import pulumi_aws as aws
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.aws_slurm import AwsSlurm
-from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
 from .access import SSH_PORT, LoginNode
 from .identity import Identity

@@ -10,8 +10,8 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.azure import AzureLayout
-from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import Joined
 from . import vm
 from .context import Context

@@ -19,8 +19,8 @@ import pulumi_azure_native as azure
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.azure_slurm import AzureSlurm
-from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
 from . import vm
 from .context import Context

@@ -11,7 +11,7 @@ Every cloud calls, with its `SlurmLayout` (components/layout/slurm.py) and its m
 `key_hook` is a shell script (like `<cloud>_unhealthy.sh`) that prints the MUNGE key, base64, on stdout, read from
 the cloud's secret store with the node's identity; `key_hook_env` its settings (e.g. the secret's id), written to
 /etc/gpu-cluster/munge-key.env. The part decodes the key into /etc/munge/munge.key (0400 munge:munge); it is never
-logged. `head_address` is the head's private address or `layout.slurm.HEAD_PLACEHOLDER` (replaced at deploy).
+logged. `head_address` is the head's private address or `slurm_conf.HEAD_PLACEHOLDER` (replaced at deploy).
 `mount` is the cloud's `Mount` of storage.shared (the GPU nodes already get it from `node_parts`).
 
 The role scripts (slurm_<role>.sh) share slurm_common.sh, installed as a file and sourced at run time, and
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..layout.slurm import CONF_DIR, HEAD_PLACEHOLDER, HEALTH_PROGRAM, SlurmLayout, data
+from ..catalog.slurm import data
 from . import File, Part, env_file, oneshot_unit, script, service_part
 from .mounts import Mount, mounts_part
+from .slurm_conf import CONF_DIR, HEAD_PLACEHOLDER, HEALTH_PROGRAM, SlurmLayout
 
 COMMON_PATH = "/usr/local/lib/gpu-cluster/slurm_common.sh"
 KEY_HOOK_PATH = "/usr/local/sbin/gpu-cluster-munge-key"

@@ -9,8 +9,8 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.gcp import SCRATCH_DEVICE_NAME, GcpLayout
-from ..layout.slurm import HEAD_PLACEHOLDER
 from ..resources import invoke_options
 from .encryption import Key
 from .identity import Identity

@@ -45,6 +45,7 @@ from .. import bootstrap, catalog
 from ..bootstrap import File, Part
 from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ..bootstrap.slurm import compute_parts, head_parts, login_parts
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..catalog import kubernetes as kubernetes_offers
 from ..catalog.capabilities import capabilities, capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
@@ -56,7 +57,7 @@ from .alicloud_scaling import plan as fleet_plan
 from .kubernetes import GPU_TAINT, Release, gpu_labels, releases
 from .node import node_parts
 from .shared import Shared, shared_for
-from .slurm import HEAD_PLACEHOLDER, CloudSlurm, slurm_layout
+from .slurm import CloudSlurm, slurm_layout
 
 # Virtio cloud disks are /dev/vd[a-z] (the system disk is vda); NVMe-attached cloud disks are
 # /dev/nvme<X>n1 (Alibaba, "Query the serial number of a disk"). No family here has local NVMe.

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import catalog
+from ..bootstrap.slurm_conf import packages
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
-from .slurm import packages
 
 
 def check(spec: ClusterSpec) -> None:

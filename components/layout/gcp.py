@@ -40,6 +40,7 @@ from ..bootstrap.scratch import scratch_part
 from ..bootstrap.slurm import cluster_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..catalog.capabilities import capability_data
+from ..catalog.slurm import cloud_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import PRIVATE_RANGES, ClusterSpec
 from . import Scratch, arch, image_for, scratch_for
@@ -48,7 +49,7 @@ from .gcp_scaling import plan as elastic_plan
 from .kubernetes import GPU_TAINT, gpu_labels
 from .node import node_parts
 from .shared import Shared, shared_for
-from .slurm import CloudSlurm, cloud_data, slurm_layout
+from .slurm import CloudSlurm, slurm_layout
 
 NicType = Literal["GVNIC", "MRDMA"]
 # by-id names Google's guest udev rules give local SSDs (NVMe interface) and a PD with device_name

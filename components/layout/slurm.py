@@ -28,145 +28,27 @@ that died, which the head's cleanup timer deletes (components/bootstrap/slurm_cl
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from functools import cache
-from pathlib import Path
-from typing import Any
 
-import yaml
-
+from ..bootstrap.slurm_conf import (
+    LOCAL_STATE_DIR,
+    NodeDefinition,
+    Ports,
+    SlurmLayout,
+    gres_type,
+    max_node_count,
+    packages,
+    real_memory_mib,
+    render_cgroup_conf,
+    render_gres_conf,
+    render_slurm_conf,
+    render_topology_yaml,
+    topology_for,
+)
+from ..catalog.slurm import data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
-
-_DATA = Path(__file__).resolve().parent.parent / "catalog" / "slurm.yaml"
-
-HEAD_PLACEHOLDER = "@@GPU_CLUSTER_SLURM_HEAD@@"
-SLURMCTLD_HOST_TOKEN = "@@GPU_CLUSTER_SLURMCTLD_HOST@@"
-IMAGE_DISTRO = "ubuntu-22.04"  # every image in catalog/<cloud>.yaml `images:`
-CONF_DIR = "/etc/slurm"
-HEALTH_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-health"
-LOCAL_STATE_DIR = "/var/spool/slurmctld"
-TOPOLOGY_NAME = "placement"
-
-
-@cache
-def data() -> dict[str, Any]:
-    """catalog/slurm.yaml."""
-    loaded: dict[str, Any] = yaml.safe_load(_DATA.read_text())
-    return loaded
-
-
-def cloud_data(cloud: str) -> dict[str, Any]:
-    """catalog/slurm.yaml `clouds.<cloud>`: how that cloud keeps the MUNGE key and how its hook reads it."""
-    entry: dict[str, Any] = data()["clouds"][cloud]
-    return entry
-
-
-@dataclass(frozen=True)
-class Packages:
-    """What a node installs for its role, from where (catalog/slurm.yaml `packages:`)."""
-
-    version: str
-    repo: str
-    key: str
-    pin_origin: str
-    head: tuple[str, ...]
-    compute: tuple[str, ...]
-    login: tuple[str, ...]
-    munge: tuple[str, ...]
-    nfs_server: tuple[str, ...]
-    nfs_client: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class NodeDefinition:
-    """The GPU nodes as Slurm sees them (from the catalog row)."""
-
-    cpus: int | None  # the catalog's vCPUs; slurmd -Z detects sockets/cores/threads itself
-    real_memory_mib: int
-    gres: str  # gpu:<type>:<count>
-    feature: str  # the NodeSet feature that puts the node in its partition
-    memory_note: str  # the margin applied, and why
-
-    @property
-    def gpus(self) -> int:
-        return int(self.gres.rsplit(":", 1)[1])
-
-    @property
-    def mem_per_gpu_mib(self) -> int:
-        """DefMemPerGPU: RealMemory shared evenly by the GPUs (catalog/slurm.yaml jobDefaults)."""
-        return self.real_memory_mib // self.gpus
-
-    @property
-    def cpus_per_gpu(self) -> int | None:
-        """DefCpuPerGPU: the vCPUs shared evenly by the GPUs, rounded down to whole cores of two threads
-        (catalog/slurm.yaml jobDefaults); None when the catalog has no vCPU count."""
-        if self.cpus is None:
-            return None
-        share = self.cpus // self.gpus
-        return max(share - share % 2, 1)
-
-
-@dataclass(frozen=True)
-class Topology:
-    """topology/tree: one leaf switch per placement group (jobs then stay inside one group)."""
-
-    name: str
-    switches: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Ports:
-    slurmctld: int
-    slurmd: int
-    srun_range: tuple[int, int]
-    nfs: int
-
-
-@dataclass(frozen=True)
-class SlurmLayout:
-    cluster_name: str
-    partition: str
-    node: NodeDefinition
-    max_nodes: int
-    max_node_count: int  # MaxNodeCount: max_nodes and room for the replacements of dead nodes (max_node_count())
-    packages: Packages
-    ports: Ports
-    topology: Topology | None
-    state_dir: str
-    shared_path: str | None  # storage.shared: /home and the state live there; else the head exports /home
-    export_cidr: str  # who may mount the head's /home (the cluster network)
-    slurm_uid: int
-    munge_key_bytes: int
-    slurm_conf: str
-    gres_conf: str
-    cgroup_conf: str
-    topology_yaml: str | None
-
-    @property
-    def home_export(self) -> bool:
-        """The head NFS-exports /home (no storage.shared): the simple, not the durable, choice."""
-        return self.shared_path is None
-
-    def files(self) -> dict[str, str]:
-        """The configuration files slurmctld serves to every node (configless), by name under /etc/slurm."""
-        out = {"slurm.conf": self.slurm_conf, "gres.conf": self.gres_conf, "cgroup.conf": self.cgroup_conf}
-        if self.topology_yaml is not None:
-            out["topology.yaml"] = self.topology_yaml
-        return out
-
-    def dynamic_conf(self, switch: str | None = None) -> str:
-        """What a GPU node registers with (`slurmd -Z --conf ...`): its GRES, memory, feature and switch."""
-        parts = [f"Feature={self.node.feature}", f"Gres={self.node.gres}", f"RealMemory={self.node.real_memory_mib}"]
-        if self.topology is not None:
-            chosen = switch or self.topology.switches[0]
-            if chosen not in self.topology.switches:
-                raise ValueError(f"switch {chosen!r} is not one of {self.topology.switches}")
-            parts.append(f"Topology={self.topology.name}:{chosen}")
-        return " ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -182,49 +64,6 @@ class CloudSlurm:
         return self.layout.munge_key_bytes
 
 
-def packages(distro: str = IMAGE_DISTRO) -> Packages:
-    entry = data()["packages"][distro]
-    return Packages(
-        version=str(entry["version"]),
-        repo=str(entry["repo"]),
-        key=str(entry["key"]),
-        pin_origin=str(entry["pinOrigin"]),
-        head=tuple(entry["head"]),
-        compute=tuple(entry["compute"]),
-        login=tuple(entry["login"]),
-        munge=tuple(entry["munge"]),
-        nfs_server=tuple(entry["nfsServer"]),
-        nfs_client=tuple(entry["nfsClient"]),
-    )
-
-
-def real_memory_mib(memory_gib: float) -> int:
-    """The catalog's memory less the margin (the larger of a percentage and a floor: catalog/slurm.yaml)."""
-    margin = data()["realMemoryMargin"]
-    total = memory_gib * 1024
-    reserve = max(total * float(margin["percent"]) / 100, float(margin["minimumMiB"]))
-    return math.floor(total - reserve)
-
-
-def gres_type(gpu: str | None) -> str:
-    """The GRES type for a catalog GPU model: `H100` -> `h100`, `A100-80GB` -> `a100`.
-
-    With AutoDetect=nvml Slurm names a GPU after its NVML name, spaces as underscores and lowercased (e.g.
-    nvidia_h100_80gb_hbm3; SchedMD/slurm gpu_common_underscorify_tolower), and a configured Type "must either exactly
-    match or be a substring of the GPU name reported by slurmd via the AutoDetect mechanism" (gres.conf(5)): the
-    model's lowercase core name is that substring for every NVML name of the model (as the health check matches).
-    """
-    core = (gpu or "gpu").split("-")[0].lower()
-    return re.sub(r"[^a-z0-9_]", "_", core)
-
-
-def max_node_count(max_nodes: int) -> int:
-    """MaxNodeCount: every node of the group may be replaced once while the dead one still holds its slot
-    (catalog/slurm.yaml maxNodeCount), within Slurm's own limit."""
-    rule = data()["maxNodeCount"]
-    return min(max_nodes * int(rule["perMaxNode"]), int(rule["limit"]))
-
-
 def cluster_name(spec: ClusterSpec) -> str:
     # ClusterName is lowercased by Slurm and used in file names: the spec's name already is [a-z][a-z0-9-]*
     return spec.name.replace("-", "_")
@@ -233,15 +72,6 @@ def cluster_name(spec: ClusterSpec) -> str:
 def default_switches(spec: ClusterSpec) -> tuple[str, ...]:
     """One switch when the cloud packs the nodes into one placement group (`placement: cluster`)."""
     return (f"{spec.name}-pg",) if spec.placement == "cluster" else ()
-
-
-def topology_for(switches: tuple[str, ...]) -> Topology | None:
-    """A tree topology only when there are two switches or more. With one, every node sits under the same switch
-    and topology/tree chooses as topology/flat would; and it costs a warning at every slurmd start: slurmd checks
-    topology.yaml against its own node record, which no switch lists (a dynamic node joins its switch in slurmctld
-    only), so "no switch can reach all nodes through its descendants" (SchedMD/slurm slurm-25.11.5
-    src/plugins/topology/tree/switch_record.c switch_record_validate; docs/slurm.md, Topology)."""
-    return Topology(TOPOLOGY_NAME, switches) if len(switches) > 1 else None
 
 
 def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
@@ -306,87 +136,3 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
 
 def _with_conf(layout: SlurmLayout) -> SlurmLayout:
     return replace(layout, slurm_conf=render_slurm_conf(layout))
-
-
-def render_slurm_conf(layout: SlurmLayout) -> str:
-    d = data()
-    node, ports = layout.node, layout.ports
-    nodeset = f"{layout.partition}_nodes"
-    lines = [
-        f"# gpu-cluster {layout.cluster_name}: rendered by components/layout/slurm.py (sources: catalog/slurm.yaml)",
-        f"ClusterName={layout.cluster_name}",
-        f"SlurmctldHost={SLURMCTLD_HOST_TOKEN}",
-        f"SlurmctldPort={ports.slurmctld}",
-        f"SlurmdPort={ports.slurmd}",
-        # srun on the login node listens here; the login node's firewall opens exactly this range
-        f"SrunPortRange={ports.srun_range[0]}-{ports.srun_range[1]}",
-        # configless: slurmd and sackd fetch this file and the others from slurmctld
-        "SlurmctldParameters=enable_configless",
-        "AuthType=auth/munge",
-        "CredType=cred/munge",
-        "SlurmUser=slurm",
-        f"StateSaveLocation={layout.state_dir}",
-        "SlurmdSpoolDir=/var/spool/slurmd",
-        "SlurmctldLogFile=/var/log/slurm/slurmctld.log",
-        "SlurmdLogFile=/var/log/slurm/slurmd.log",
-        "ProctrackType=proctrack/cgroup",
-        "TaskPlugin=task/cgroup,task/affinity",
-        "SelectType=select/cons_tres",
-        "SelectTypeParameters=CR_Core_Memory",
-        "GresTypes=gpu",
-        # a login shell's small locked-memory limit must not follow the job to the nodes: RDMA (EFA, InfiniBand,
-        # eRDMA) registers GPU and host memory (Slurm FAQ "locked memory", slurm.conf(5) PropagateResourceLimits)
-        "PropagateResourceLimitsExcept=MEMLOCK",
-        # dynamic nodes (slurmd -Z): the group's maximum, and as many slots again for the replacements of nodes that
-        # died without leaving until the head's cleanup deletes them (catalog/slurm.yaml maxNodeCount); no fan-out
-        # tree (dynamic_nodes.html)
-        f"MaxNodeCount={layout.max_node_count}",
-        f"TreeWidth={d['treeWidth']}",
-        # a DOWN node (rebooted, not responding) takes jobs again once it registers; a drained one stays drained
-        "ReturnToService=2",
-        f"HealthCheckProgram={HEALTH_PROGRAM}",
-        f"HealthCheckInterval={d['healthCheckInterval']}",
-        "HealthCheckNodeState=ANY",
-        # --mail-type notices go to the head's journal: no mail is delivered from the private nodes (catalog/slurm.yaml)
-        f"MailProg={d['mailProg']['path']}",
-        # GPU nodes register themselves (slurmd -Z --conf "<below>"): CPUs are detected by slurmd
-        f"# GPU nodes: CPUs={node.cpus} (catalog) Gres={node.gres} RealMemory={node.real_memory_mib} "
-        f"Feature={node.feature}",
-        f"# RealMemory: {node.memory_note}",
-        f"Nodeset={nodeset} Feature={node.feature}",
-        # a GPU job gets its GPUs' share of the node's memory and CPUs, not the whole node (catalog/slurm.yaml
-        # jobDefaults): two 1-GPU jobs share a node
-        f"# DefMemPerGPU: RealMemory {node.real_memory_mib} / {node.gpus} GPUs; DefCpuPerGPU: "
-        + (f"{node.cpus} vCPUs / {node.gpus} GPUs, in whole cores" if node.cpus else "not set (no vCPU count)"),
-        f"PartitionName={layout.partition} Nodes={nodeset} Default=YES MaxTime=INFINITE State=UP{_job_defaults(node)}",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _job_defaults(node: NodeDefinition) -> str:
-    cpus = f" DefCpuPerGPU={node.cpus_per_gpu}" if node.cpus_per_gpu is not None else ""
-    return f"{cpus} DefMemPerGPU={node.mem_per_gpu_mib}"
-
-
-def render_gres_conf() -> str:
-    # NVML finds the GPUs, their device files and their NUMA/NVLink affinity (gres.conf(5) AutoDetect)
-    return "AutoDetect=nvml\n"
-
-
-def render_cgroup_conf() -> str:
-    # jobs see only the GPUs, cores and memory they were given (cgroup.conf(5))
-    return "ConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=yes\n"
-
-
-def render_topology_yaml(topology: Topology) -> str:
-    """topology.yaml(5): one tree topology (the cluster default) whose leaf switches are the placement groups.
-
-    Dynamic nodes name their switch at registration (`Topology=<name>:<switch>`), so no node is listed here."""
-    body = [
-        {
-            "topology": topology.name,
-            "cluster_default": True,
-            "tree": {"switches": [{"switch": s} for s in topology.switches]},
-        }
-    ]
-    return yaml.safe_dump(body, sort_keys=False)

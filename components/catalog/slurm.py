@@ -1,0 +1,24 @@
+"""catalog/slurm.yaml: Slurm's packages, ports, limits and each cloud's MUNGE-key store, with their sources."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_DATA = Path(__file__).resolve().parent / "slurm.yaml"
+
+
+@cache
+def data() -> dict[str, Any]:
+    """catalog/slurm.yaml."""
+    loaded: dict[str, Any] = yaml.safe_load(_DATA.read_text())
+    return loaded
+
+
+def cloud_data(cloud: str) -> dict[str, Any]:
+    """catalog/slurm.yaml `clouds.<cloud>`: how that cloud keeps the MUNGE key and how its hook reads it."""
+    entry: dict[str, Any] = data()["clouds"][cloud]
+    return entry
