@@ -5,11 +5,14 @@
 - `invoke_options`: every invoke gets `parent`, so it runs with the parent's explicit provider
   (region, credentials) instead of the default one (pulumi-eks does the same).
 - `SharedFilesystem`: what every cloud's storage module returns and exports the same way.
+- `fill`: a boot document with the values known only at deploy (a filesystem's address, the Slurm head's) put in
+  place of their tokens, then encoded as the cloud takes it: the one way every cloud fills its user data.
 - `Joined`: a network resource of `network.existing`, which the cluster joins but does not manage.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -25,6 +28,25 @@ def from_config(spec: ClusterSpec, value: T) -> pulumi.Input[T]:
     if spec.secret_config and value is not None:
         return pulumi.Output.secret(value)
     return value
+
+
+def fill(
+    text: str, values: Mapping[str, pulumi.Input[str] | None], encode: Callable[[str], str] = str
+) -> pulumi.Input[str]:
+    """`text` with each token replaced by its value once the values are known, then `encode`d (gzip+base64, base64,
+    or as is). A token whose value is None stays as it is; with no value at all the text is encoded now."""
+    given = {token: value for token, value in values.items() if value is not None}
+    if not given:
+        return encode(text)
+    tokens = list(given)
+
+    def render(resolved: list[Any]) -> str:
+        out = text
+        for token, value in zip(tokens, resolved, strict=True):
+            out = out.replace(token, str(value))
+        return encode(out)
+
+    return pulumi.Output.all(*given.values()).apply(render)
 
 
 def invoke_options(parent: pulumi.Resource) -> pulumi.InvokeOutputOptions:

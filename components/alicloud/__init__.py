@@ -18,7 +18,9 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..bootstrap.metrics import endpoints
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import AlicloudLayout
+from ..resources import fill
 from . import access, encryption, health, identity, kubernetes, network, nodes, scaling, slurm
 from .context import Context
 from .storage import build_shared
@@ -93,7 +95,15 @@ class CloudCluster(pulumi.ComponentResource):
             self.group = self.nodes.group
             self.instances = self.nodes.instances
         head = self.slurm
-        login_data = nodes.fill(layout, head.plan.login_user_data, head.replacements(), mount_source) if head else None
+        login_data = (
+            fill(
+                head.plan.login_user_data,
+                {**head.replacements(), SOURCE_PLACEHOLDER: mount_source},
+                layout.user_data_b64_for,
+            )
+            if head
+            else None
+        )
         self.login = access.build_login(ctx, user_data=login_data)
         slurm.connect(ctx, head, self.login.security_group if self.login else None)
         self.health = health.build(ctx, self.group)

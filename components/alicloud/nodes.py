@@ -11,7 +11,7 @@ import pulumi_alicloud as alicloud
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import AlicloudLayout
-from ..resources import invoke_options
+from ..resources import fill, invoke_options
 from .context import Context
 
 
@@ -67,37 +67,9 @@ def user_data(
     mount_source: pulumi.Input[str] | None,
     replacements: Mapping[str, pulumi.Input[str]] | None = None,
 ) -> pulumi.Input[str]:
-    """The nodes' user data, with the shared filesystem's mount source once it is known (deploy), and with
-    `replacements` (placeholder -> value: the Slurm head's address and the MUNGE key's ciphertext)."""
-    if replacements:
-        return fill(layout, layout.user_data, replacements, mount_source)
-    if mount_source is None:
-        return layout.user_data_b64
-    return pulumi.Output.from_input(mount_source).apply(
-        lambda source: layout.user_data_b64_for(layout.user_data.replace(SOURCE_PLACEHOLDER, source))
-    )
-
-
-def fill(
-    layout: AlicloudLayout,
-    text: str,
-    replacements: Mapping[str, pulumi.Input[str]],
-    mount_source: pulumi.Input[str] | None = None,
-) -> pulumi.Output[str]:
-    """`text` (the nodes', the Slurm head's or the login node's user data), gzip+base64, with the values known only
-    at deploy filled in: `replacements` (placeholder -> value) and the shared filesystem's mount source."""
-    tokens = list(replacements)
-    if mount_source is not None:
-        tokens.append(SOURCE_PLACEHOLDER)
-    values = [*replacements.values(), *([mount_source] if mount_source is not None else [])]
-
-    def render(resolved: list[Any]) -> str:
-        out = text
-        for token, value in zip(tokens, resolved, strict=True):
-            out = out.replace(token, str(value))
-        return layout.user_data_b64_for(out)
-
-    return pulumi.Output.all(*values).apply(render)
+    """The nodes' user data, gzip+base64, with the shared filesystem's mount source once it is known (deploy), and
+    with `replacements` (placeholder -> value: the Slurm head's address and the MUNGE key's ciphertext)."""
+    return fill(layout.user_data, {**(replacements or {}), SOURCE_PLACEHOLDER: mount_source}, layout.user_data_b64_for)
 
 
 def image(parent: pulumi.Resource, layout: AlicloudLayout) -> pulumi.Output[str]:

@@ -18,14 +18,14 @@ import pulumi
 import pulumi_alicloud as alicloud
 import pulumi_random as random
 
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AliSlurm
-from ..resources import invoke_options
+from ..resources import fill, invoke_options
 from . import cpu_node
 from .context import Context
 from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
 from .network import ingress_rule
-from .nodes import fill
 
 SSH = 22
 
@@ -100,7 +100,11 @@ def build_head(ctx: Context, mount_source: pulumi.Input[str] | None = None) -> S
         what="Slurm head node",
         instance_type=plan.head_instance_type,
         image_regex=plan.head_image_regex,
-        user_data=fill(layout, plan.head_user_data, {CIPHERTEXT_PLACEHOLDER: ciphertext}, mount_source),
+        user_data=fill(
+            plan.head_user_data,
+            {CIPHERTEXT_PLACEHOLDER: ciphertext, SOURCE_PLACEHOLDER: mount_source},
+            layout.user_data_b64_for,
+        ),
         # private: egress through the NAT (slurm needs egress nat)
         public_bandwidth_mbps=0,
         # /home (the NFS export without storage.shared) and the Slurm state live on this disk

@@ -10,13 +10,13 @@ import pulumi
 import pulumi_aws as aws
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.aws import ROOT_DEVICE
-from ..resources import invoke_options
+from ..resources import fill, invoke_options
 from .identity import Identity
 from .launch_template import build_launch_template, network_interfaces
 from .naming import Context
 from .network import Network
-from .slurm import user_data as slurm_user_data
 
 
 @dataclass(frozen=True)
@@ -102,13 +102,11 @@ def _launch_template(
     head_address: pulumi.Input[str] | None = None,
 ) -> aws.ec2.LaunchTemplate:
     layout = ctx.layout
-    user_data: pulumi.Input[str] = layout.user_data_b64
-    if mount_source is not None:
-        user_data = pulumi.Output.from_input(mount_source).apply(
-            lambda source: layout.user_data_b64_for(layout.user_data.replace(SOURCE_PLACEHOLDER, source))
-        )
-    if head_address is not None:
-        user_data = slurm_user_data(ctx, layout.user_data, head_address, mount_source)
+    user_data = fill(
+        layout.user_data,
+        {HEAD_PLACEHOLDER: head_address, SOURCE_PLACEHOLDER: mount_source},
+        layout.user_data_b64_for,
+    )
     spec = layout.spec
     # with an ASG the subnet comes from the group, with instances from the template
     subnet = net.subnet.id if spec.node_group == "instances" else None

@@ -21,7 +21,7 @@ import pulumi_random as random
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.aws_slurm import AwsSlurm
-from ..resources import invoke_options
+from ..resources import fill, invoke_options
 from .access import SSH_PORT, LoginNode
 from .identity import Identity
 from .naming import Context
@@ -40,24 +40,6 @@ class SlurmHead:
     def address(self) -> pulumi.Output[str]:
         address: pulumi.Output[str] = self.instance.private_ip
         return address
-
-
-def user_data(
-    ctx: Context,
-    text: str,
-    head_address: pulumi.Input[str] | None,
-    mount_source: pulumi.Input[str] | None,
-) -> pulumi.Output[str]:
-    """The user data, gzip+base64, with the head's address and the shared filesystem's source filled in at deploy."""
-    layout = ctx.layout
-
-    def fill(values: list[Any]) -> str:
-        head, source = values
-        filled = text if head is None else text.replace(HEAD_PLACEHOLDER, head)
-        filled = filled if source is None else filled.replace(SOURCE_PLACEHOLDER, source)
-        return layout.user_data_b64_for(filled)
-
-    return pulumi.Output.all(head_address, mount_source).apply(fill)
 
 
 def _munge_secret(ctx: Context, plan: AwsSlurm) -> tuple[aws.secretsmanager.Secret, aws.secretsmanager.SecretVersion]:
@@ -146,7 +128,7 @@ def build_head(
         root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
             volume_type="gp3", volume_size=ctx.layout.root_gb, encrypted=True, kms_key_id=ctx.kms_key
         ),
-        user_data_base64=user_data(ctx, plan.head_user_data, None, mount_source),
+        user_data_base64=fill(plan.head_user_data, {SOURCE_PLACEHOLDER: mount_source}, ctx.layout.user_data_b64_for),
         tags=ctx.tagged("head"),
         # the SSM parameter follows Canonical's newest image: a new AMI id must not replace the head (a new
         # address for every node, and without storage.shared the queue and /home); patch it in place instead
@@ -157,10 +139,14 @@ def build_head(
 
 def login_user_data(
     ctx: Context, head: SlurmHead | None, mount_source: pulumi.Input[str] | None = None
-) -> pulumi.Output[str] | None:
+) -> pulumi.Input[str] | None:
     if head is None:
         return None
-    return user_data(ctx, head.plan.login_user_data, head.address, mount_source)
+    return fill(
+        head.plan.login_user_data,
+        {HEAD_PLACEHOLDER: head.address, SOURCE_PLACEHOLDER: mount_source},
+        ctx.layout.user_data_b64_for,
+    )
 
 
 def _rule(

@@ -12,7 +12,7 @@ import pulumi_azure_native as azure
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.azure import AzureLayout
-from ..resources import Joined
+from ..resources import Joined, fill
 from . import vm
 from .context import Context
 from .encryption import disk_set
@@ -89,15 +89,11 @@ def custom_data(
 ) -> pulumi.Input[str]:
     """The nodes' custom data, with the shared filesystem's mount source and the Slurm head's address once they are
     known (deploy)."""
-    if mount_source is None and head_address is None:
-        return layout.custom_data_b64
-
-    def fill(values: list[Any]) -> str:
-        source, head = values
-        text = layout.custom_data if source is None else layout.custom_data.replace(SOURCE_PLACEHOLDER, source)
-        return layout.custom_data_b64_for(text if head is None else text.replace(HEAD_PLACEHOLDER, head))
-
-    return pulumi.Output.all(mount_source, head_address).apply(fill)
+    return fill(
+        layout.custom_data,
+        {SOURCE_PLACEHOLDER: mount_source, HEAD_PLACEHOLDER: head_address},
+        layout.custom_data_b64_for,
+    )
 
 
 def placement_group(ctx: Context) -> azure.compute.ProximityPlacementGroup | None:

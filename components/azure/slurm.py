@@ -21,7 +21,7 @@ import pulumi_random as random
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.azure_slurm import AzureSlurm
-from ..resources import invoke_options
+from ..resources import fill, invoke_options
 from . import vm
 from .context import Context
 from .identity import Identity, role_assignment
@@ -39,10 +39,12 @@ class SlurmHead:
     grant: azure.authorization.RoleAssignment
     address: pulumi.Output[str]
 
-    def login_custom_data(self, encode: Any, mount_source: pulumi.Input[str] | None) -> pulumi.Output[str]:
+    def login_custom_data(self, encode: Any, mount_source: pulumi.Input[str] | None) -> pulumi.Input[str]:
         """The login node's custom data (base64 by `encode`), the head's address and the shared filesystem's
         source filled in at deploy."""
-        return filled(self.plan.login_custom_data, encode, self.address, mount_source)
+        return fill(
+            self.plan.login_custom_data, {HEAD_PLACEHOLDER: self.address, SOURCE_PLACEHOLDER: mount_source}, encode
+        )
 
     def output(self, access: dict[str, Any]) -> dict[str, Any]:
         """`slurm`: where the controller runs, how to submit and check, which secret holds the key (not the key)."""
@@ -56,19 +58,6 @@ class SlurmHead:
             "mungeKeySecret": self.secret.id,
             "powerSaving": "not built: the partition has the group's nodes (nodes), which register on boot",
         }
-
-
-def filled(
-    text: str, encode: Any, head_address: pulumi.Input[str] | None, mount_source: pulumi.Input[str] | None
-) -> pulumi.Output[str]:
-    """`text` with HEAD_PLACEHOLDER and SOURCE_PLACEHOLDER replaced once the values are known, base64 by `encode`."""
-
-    def fill(values: list[Any]) -> str:
-        head, source = values
-        out = text if head is None else text.replace(HEAD_PLACEHOLDER, head)
-        return str(encode(out if source is None else out.replace(SOURCE_PLACEHOLDER, source)))
-
-    return pulumi.Output.all(head_address, mount_source).apply(fill)
 
 
 def _first_ip(configs: Any) -> Any:
@@ -146,11 +135,7 @@ def build_head(
         size=plan.head_instance_type,
         nic=nic,
         identity=identity,
-        custom_data=(
-            filled(plan.head_custom_data, layout.custom_data_b64_for, None, mount_source)
-            if mount_source is not None
-            else layout.custom_data_b64_for(plan.head_custom_data)
-        ),
+        custom_data=(fill(plan.head_custom_data, {SOURCE_PLACEHOLDER: mount_source}, layout.custom_data_b64_for)),
         disk_size_gb=layout.os_disk_gb,
         host_encryption=layout.encryption_at_host,
         depends_on=[secret, *ready],

@@ -11,7 +11,7 @@ import pulumi_gcp as gcp
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.gcp import SCRATCH_DEVICE_NAME, GcpLayout
-from ..resources import invoke_options
+from ..resources import fill, invoke_options
 from .encryption import Key
 from .identity import Identity
 from .network import Network
@@ -111,22 +111,9 @@ def metadata(
     address) once they are known."""
     out: dict[str, pulumi.Input[str]] = dict(layout.metadata)
     script = layout.metadata.get("startup-script")
-    if script is not None and (mount_source is not None or head_address is not None):
-        out["startup-script"] = filled(script, mount_source, head_address)
+    if script is not None:
+        out["startup-script"] = fill(script, {SOURCE_PLACEHOLDER: mount_source, HEAD_PLACEHOLDER: head_address})
     return out
-
-
-def filled(
-    script: str, mount_source: pulumi.Input[str] | None, head_address: pulumi.Input[str] | None
-) -> pulumi.Output[str]:
-    """A startup script with the placeholders of what is known only at deploy replaced."""
-
-    def fill(values: list[Any]) -> str:
-        source, head = values
-        text = script if source is None else script.replace(SOURCE_PLACEHOLDER, source)
-        return text if head is None else text.replace(HEAD_PLACEHOLDER, head)
-
-    return pulumi.Output.all(mount_source, head_address).apply(fill)
 
 
 def _template(

@@ -18,11 +18,13 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_random as random
 
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.gcp import GcpLayout, GcpSlurm, label_value
+from ..resources import fill
 from .encryption import Key
 from .identity import Identity
 from .network import Network
-from .nodes import filled
 
 
 @dataclass(frozen=True)
@@ -97,9 +99,7 @@ def build_head(
     secret, version, grant = _munge_secret(name, layout, plan, identity, child)
     labels = {**layout.labels, "gpu-cluster_role": "slurm-head"}
     metadata: dict[str, pulumi.Input[str]] = {k: v for k, v in layout.metadata.items() if k != "startup-script"}
-    metadata["startup-script"] = (
-        filled(plan.head_script, mount_source, None) if mount_source is not None else plan.head_script
-    )
+    metadata["startup-script"] = fill(plan.head_script, {SOURCE_PLACEHOLDER: mount_source})
     instance = gcp.compute.Instance(
         f"{name}-head",
         machine_type=plan.head_instance_type,
@@ -128,11 +128,11 @@ def build_head(
     return SlurmHead(plan, instance, secret, grant)
 
 
-def login_script(head: SlurmHead | None, mount_source: pulumi.Input[str] | None = None) -> pulumi.Output[str] | None:
+def login_script(head: SlurmHead | None, mount_source: pulumi.Input[str] | None = None) -> pulumi.Input[str] | None:
     """The login node's startup script with the head's address (and the shared filesystem's source) filled in."""
     if head is None:
         return None
-    return filled(head.plan.login_script, mount_source, head.address)
+    return fill(head.plan.login_script, {SOURCE_PLACEHOLDER: mount_source, HEAD_PLACEHOLDER: head.address})
 
 
 def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, Any] | None:
