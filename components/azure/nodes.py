@@ -11,6 +11,7 @@ import pulumi_azure_native as azure
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..existing_network import Joined
+from ..layout import azure_names
 from ..layout.azure import AzureLayout
 from ..layout.slurm import HEAD_PLACEHOLDER
 from . import vm
@@ -189,7 +190,7 @@ def _scale_set(
         identity=identity.for_scale_set(),
         virtual_machine_profile=azure.compute.VirtualMachineScaleSetVMProfileArgs(
             os_profile=azure.compute.VirtualMachineScaleSetOSProfileArgs(
-                computer_name_prefix=f"{spec.name}-",
+                computer_name_prefix=azure_names.computer_name_prefix(spec.name),
                 admin_username=layout.admin_user,
                 linux_configuration=linux(layout),
                 custom_data=node_custom_data,

@@ -1,0 +1,216 @@
+"""The rules the Azure SDK states only in docstrings, as checks keyed by where they are stated.
+
+A `Rule` quotes the docstring of a model attribute (`Model.attr`), of a whole model (`Model`, its own rule
+quoting the attribute it reads) or of an operation's URL parameter (`Ops.method.param`); the sentence is looked
+up in the installed SDK at first use, so a rule that changes upstream fails the tests instead of going stale.
+What is not stated in the installed SDKs is not checked here (the Key Vault name's 3-24 rule, for one: the
+hybrid azure-mgmt-keyvault 14.1 states no URL constraints).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from azure.mgmt.compute import models as compute_models
+
+from .azure_models import Operation, field_doc, operation, param_doc
+from .gcp_schema import one_line, unknown
+
+Check = Callable[[Any], list[str]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    at: str  # "Model.attr", "Model" (checked on the whole object; `quoted` names the attribute quoted) or
+    # "Ops.method.param"
+    quote: str
+    check: Check
+    quoted: str = ""  # for a whole-model rule: the attribute whose docstring holds the quote
+    package: str = ""  # for an operation's parameter: the SDK package of the operation
+
+
+def length(low: int, high: int, what: str) -> Check:
+    def check(value: Any) -> list[str]:
+        if not isinstance(value, str) or unknown(value) or low <= len(value) <= high:
+            return []
+        return [f"{value!r} is {len(value)} characters; {what} {low}-{high}"]
+
+    return check
+
+
+def matches(regex: str, what: str) -> Check:
+    return lambda v: [] if not isinstance(v, str) or unknown(v) or re.fullmatch(regex, v) else [f"{v!r} {what}"]
+
+
+def in_range(low: int, high: int) -> Check:
+    def check(value: Any) -> list[str]:
+        if isinstance(value, bool) or not isinstance(value, int) or low <= value <= high:
+            return []
+        return [f"{value} is not between {low} and {high}"]
+
+    return check
+
+
+def custom_data(value: Any) -> list[str]:
+    if not isinstance(value, str) or unknown(value):
+        return []
+    try:
+        size = len(base64.b64decode(value, validate=True))
+    except binascii.Error:
+        return ["customData is not base-64"]
+    return [f"customData decodes to {size} bytes; at most 65535"] if size > 65535 else []
+
+
+@cache
+def disallowed_admin_names() -> frozenset[str]:
+    text = field_doc(compute_models.OSProfile, "admin_username")
+    listed = text.split("**Disallowed values:**", 1)[1].split("<br>", 1)[0]
+    return frozenset(re.findall(r'"([^"]+)"', listed))
+
+
+def admin_username(value: Any) -> list[str]:
+    if not isinstance(value, str) or unknown(value):
+        return []
+    out = [f"{value!r} is a disallowed admin name"] if value in disallowed_admin_names() else []
+    return out + ([f"{value!r} is {len(value)} characters; Linux: 1-64"] if not 1 <= len(value) <= 64 else [])
+
+
+def computer_name(profile: Any) -> list[str]:
+    """compute OSProfile.computer_name: at most 64 characters on Linux, 15 on Windows."""
+    if not isinstance(profile, dict) or not isinstance(profile.get("computerName"), str):
+        return []
+    name, limit = profile["computerName"], 64 if profile.get("linuxConfiguration") else 15
+    return [] if unknown(name) or len(name) <= limit else [f"computerName {name!r} is {len(name)}; at most {limit}"]
+
+
+def port_range(value: Any) -> list[str]:
+    if not isinstance(value, str) or unknown(value) or value == "*":
+        return []
+    parts = value.split("-")
+    ok = 1 <= len(parts) <= 2 and all(p.isdigit() and 0 <= int(p) <= 65535 for p in parts)
+    return [] if ok else [f"{value!r} is not a port or a range of 0-65535, nor '*'"]
+
+
+def pool_count(pool: Any) -> list[str]:
+    """containerservice: 0-1000 agents in a user pool, 1-1000 in a system pool."""
+    if not isinstance(pool, dict) or not isinstance(pool.get("count"), int):
+        return []
+    low = 1 if str(pool.get("mode", "")).lower() == "system" else 0
+    return [] if low <= pool["count"] <= 1000 else [f"count {pool['count']} is not between {low} and 1000"]
+
+
+RFC_SHARE = r"(?=.{3,63}$)[a-z0-9]+(?:-[a-z0-9]+)*"
+RULES: list[Rule] = [
+    Rule(
+        "VirtualMachineScaleSetOSProfile.computer_name_prefix",
+        "Computer name prefixes must be 1 to 15 characters long.",
+        length(1, 15, "a computer name prefix is"),
+    ),
+    Rule("OSProfile", "**Max-length (Linux):** 64 characters", computer_name, quoted="computer_name"),
+    Rule("OSProfile.admin_username", "**Max-length (Linux):** 64 characters", admin_username),
+    Rule("VirtualMachineScaleSetOSProfile.admin_username", "**Max-length (Linux):** 64 characters", admin_username),
+    Rule("OSProfile.custom_data", "The maximum length of the binary array is 65535 bytes.", custom_data),
+    Rule(
+        "VirtualMachineScaleSetOSProfile.custom_data",
+        "The maximum length of the binary array is 65535 bytes.",
+        custom_data,
+    ),
+    Rule(
+        "SecurityRulePropertiesFormat.priority",
+        "The value can be between 100 and 4096.",
+        in_range(100, 4096),
+    ),
+    Rule(
+        "SecurityRulePropertiesFormat.source_port_range",
+        "Integer or range between 0 and 65535. Asterisk '*' can also be used to match all ports.",
+        port_range,
+    ),
+    Rule(
+        "SecurityRulePropertiesFormat.destination_port_range",
+        "Integer or range between 0 and 65535. Asterisk '*' can also be used to match all ports.",
+        port_range,
+    ),
+    Rule(
+        "SecurityRulePropertiesFormat.description",
+        "Restricted to 140 chars.",
+        lambda v: [f"{len(v)} characters; at most 140"] if isinstance(v, str) and len(v) > 140 else [],
+    ),
+    Rule("VaultProperties.soft_delete_retention_in_days", "It accepts >=7 and <=90.", in_range(7, 90)),
+    Rule(
+        "ManagedClusterAgentPoolProfileProperties",
+        "Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 "
+        "(inclusive) for system pools.",
+        pool_count,
+        quoted="count",
+    ),
+    Rule(
+        "StorageAccountsOperations.begin_create.accountName",
+        "Storage account names must be between 3 and 24 characters in length and use numbers and lower-case "
+        "letters only.",
+        matches(r"[a-z0-9]{3,24}", "is not a storage account name"),
+        package="azure.mgmt.storage",
+    ),
+    Rule(
+        "FileSharesOperations.create.shareName",
+        "File share names must be between 3 and 63 characters in length and use numbers, lower-case letters and "
+        "dash (-) only. Every dash (-) character must be immediately preceded and followed by a letter or number.",
+        matches(RFC_SHARE, "is not a file share name"),
+        package="azure.mgmt.storage",
+    ),
+    Rule(
+        "DiskEncryptionSetsOperations.begin_create_or_update.diskEncryptionSetName",
+        "Supported characters for the name are a-z, A-Z, 0-9, _ and -. The maximum name length is 80 characters.",
+        matches(r"[a-zA-Z0-9_-]{1,80}", "is not a disk encryption set name"),
+        package="azure.mgmt.compute",
+    ),
+]
+BY_PLACE = {r.at: r for r in RULES}
+
+
+def _model_class(name: str) -> type:
+    for package in ("compute", "network", "containerservice", "keyvault", "storage", "storagecache"):
+        models = importlib.import_module(f"azure.mgmt.{package}.models")
+        if hasattr(models, name):
+            found: type = getattr(models, name)
+            return found
+    raise LookupError(name)
+
+
+@cache
+def stated(rule: Rule) -> bool:
+    """The rule's sentence is in the SDK docstring it quotes."""
+    parts = rule.at.split(".")
+    if len(parts) == 3:
+        text = param_doc(operation(rule.package, parts[0], parts[1]), parts[2])
+    else:
+        text = field_doc(_model_class(parts[0]), parts[1] if len(parts) == 2 else rule.quoted)
+    return one_line(rule.quote) in one_line(text)
+
+
+def verified(rule: Rule) -> None:
+    if not stated(rule):
+        raise AssertionError(f"the SDK docstring of {rule.at} no longer says: {rule.quote!r}")
+
+
+def _messages(rule: Rule, value: Any) -> list[str]:
+    verified(rule)
+    found = rule.check(value)
+    return [f"{m} ({rule.at}: {one_line(rule.quote)})" for m in found]
+
+
+def apply(owner: type, attr: str, value: Any) -> list[str]:
+    """The rules on `owner.attr` (the JSON value of that attribute), or on the whole `owner` object (attr "")."""
+    rule = BY_PLACE.get(f"{owner.__name__}.{attr}" if attr else owner.__name__)
+    return _messages(rule, value) if rule else []
+
+
+def apply_param(op: Operation, name: str, value: Any) -> list[str]:
+    rule = BY_PLACE.get(f"{op.ops_class}.{op.method}.{name}")
+    return _messages(rule, value) if rule else []
