@@ -31,6 +31,7 @@ UNCOVERED = {
     "gcp:lustre/instance:Instance": "no lustre discovery document in google-api-python-client",
 }
 SCOPE_PREFIX = "https://www.googleapis.com/auth/"
+ATTRIBUTION_LABEL = "goog-pulumi-provisioned"
 
 
 @dataclass
@@ -119,11 +120,11 @@ def _compute(method: str, params: dict[str, Any], body: dict[str, Any], source: 
 
 
 def _labels(s: Src, body: dict[str, Any], key: str = "labels") -> None:
-    # tpgresource.ExpandEffectiveLabels: labels are sent as `effective_labels` (the given ones plus provider
-    # default labels; none are configured here), under the same name
-    labels = s.pop(key)
-    if labels:
-        body[key] = labels
+    """tpgresource.ExpandEffectiveLabels: a labelled resource sends its `effective_labels`: the given labels, the
+    provider's default labels (none configured here) and, on create, the attribution label
+    (tpgresource/labels.go SetLabelsDiff, `add_terraform_attribution_label` true by default, CREATION_ONLY), which
+    pulumi-gcp renames goog-pulumi-provisioned (pulumi-gcp patches/0006). It counts against the 64 labels."""
+    body[key] = {**(s.pop(key) or {}), ATTRIBUTION_LABEL: "true"}
 
 
 # --- compute -------------------------------------------------------------------------------------------------------
