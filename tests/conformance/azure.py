@@ -218,6 +218,8 @@ class Build:
             if f.readonly:
                 self.add(here, f"read-only ({owner.__name__}.{f.attr}): the API does not take it")
                 continue
+            if f.rest == "tags" and not container:
+                self.problems += [(here, m) for m in azure_rules.tags(item)]
             target[f.rest] = self.value(here, f.kind, item, owner, f)
             self.validation(here, f, item)
         self.required(where, cls, own, out)

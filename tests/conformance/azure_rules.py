@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import importlib
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -209,6 +210,40 @@ def apply(owner: type, attr: str, value: Any) -> list[str]:
     """The rules on `owner.attr` (the JSON value of that attribute), or on the whole `owner` object (attr "")."""
     rule = BY_PLACE.get(f"{owner.__name__}.{attr}" if attr else owner.__name__)
     return _messages(rule, value) if rule else []
+
+
+# --- tags: what azure-mgmt-resource's TagsOperations state, held for every resource's `tags` -------------------------
+
+TAG_RULES = (
+    ("begin_create_or_update_at_scope", "The specified entity can have a maximum of 50 tags."),
+    ("create_or_update", "names cannot have the following prefixes which are reserved for Azure use: 'microsoft',"),
+)
+TAG_PREFIXES = ("microsoft", "azure", "windows")  # the prefixes the second sentence goes on to list
+
+
+@cache
+def tag_rules_stated() -> None:
+    from azure.mgmt.resource.resources.operations import TagsOperations
+
+    for method, quote in TAG_RULES:
+        text = one_line(inspect.getdoc(getattr(TagsOperations, method)) or "")
+        if one_line(quote) not in text:
+            raise AssertionError(f"TagsOperations.{method} no longer says: {quote!r}")
+    text = one_line(inspect.getdoc(TagsOperations.create_or_update) or "")
+    if "'microsoft', 'azure', 'windows'" not in text:
+        raise AssertionError("TagsOperations.create_or_update no longer lists 'microsoft', 'azure', 'windows'")
+
+
+def tags(value: Any) -> list[str]:
+    """A resource's tags: at most 50, no name starting with a prefix Azure reserves (case-insensitively)."""
+    if not isinstance(value, dict):
+        return []
+    tag_rules_stated()
+    out = [f"{len(value)} tags; at most 50 (TagsOperations: {TAG_RULES[0][1]})"] if len(value) > 50 else []
+    for name in value:
+        if not unknown(name) and name.lower().startswith(TAG_PREFIXES):
+            out.append(f"tag name {name!r} starts with a prefix reserved for Azure ({', '.join(TAG_PREFIXES)})")
+    return out
 
 
 def apply_param(op: Operation, name: str, value: Any) -> list[str]:
