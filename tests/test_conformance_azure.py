@@ -239,6 +239,44 @@ def test_the_checker_refuses_bad_names_and_rules_of_other_resources():
         assert "is not a file share name" in text(refused(share)), bad
 
 
+def test_the_checker_refuses_what_the_other_models_state_in_prose():
+    repairs = refused(vmss(automaticRepairsPolicy={"enabled": True, "gracePeriod": "PT5M"}))
+    assert any("'PT5M' is not between 10 and 90 minutes" in m for _, m in repairs), text(repairs)
+    account = {
+        "type": "azure-native:storage:StorageAccount",
+        "name": "sa",
+        "inputs": {
+            "resourceGroupName": "rg",
+            "accountName": "acct01",
+            "location": "eastus",
+            "kind": "FileStorage",
+            "sku": {"name": "Premium_LRS"},
+            "tags": {"k" * 129: "v"},
+            "identity": {"type": "UserAssigned", "userAssignedIdentities": ["/id/1", "/id/2"]},
+        },
+    }
+    found = text(refused(account))
+    assert "is longer than 128" in found and "2 entries; at most 1" in found
+    share = {
+        "type": "azure-native:storage:FileShare",
+        "name": "s",
+        "inputs": {"resourceGroupName": "rg", "accountName": "acct01", "shareName": "shared", "shareQuota": 0},
+    }
+    assert "0 is not between 1 and 102400" in text(refused(share))
+    aks = {
+        "type": "azure-native:containerservice:ManagedCluster",
+        "name": "aks",
+        "inputs": {
+            "resourceGroupName": "rg",
+            "location": "eastus",
+            "networkProfile": {"serviceCidr": "10.0.0.0/16", "dnsServiceIP": "10.1.0.10"},
+            "identityProfile": {"kubelet": {"resourceId": "/id/1"}},
+        },
+    }
+    found = text(refused(aks))
+    assert "dnsServiceIP 10.1.0.10 is outside serviceCidr 10.0.0.0/16" in found and "'kubelet'" in found
+
+
 def test_the_checker_holds_every_resources_tags_to_azures_limits():
     found = text(refused(vmss(tags={f"t{i}": "v" for i in range(51)})))
     assert "51 tags; at most 50" in found

@@ -162,11 +162,16 @@ class Build:
         self.problems.append((where, message))
 
     def value(self, where: str, kind: Kind, value: Any, owner: type, f: Field | None) -> Any:
+        """The body's value for an input value, checked; the rules stated on `f` see what is sent."""
+        sent = self.convert(where, kind, value, owner)
+        if f is not None and sent is not None and not unknown(sent):
+            for message in azure_rules.apply(owner, f.attr, sent):
+                self.add(where, message)
+        return sent
+
+    def convert(self, where: str, kind: Kind, value: Any, owner: type) -> Any:
         if value is None or unknown(value):
             return value
-        if f is not None:
-            for message in azure_rules.apply(owner, f.attr, value):
-                self.add(where, message)
         if kind.name == "model" and kind.model is not None:
             if not isinstance(value, dict):
                 self.add(where, f"expected an object ({kind.model.__name__}), got {type(value).__name__}")

@@ -4,7 +4,10 @@ A `Rule` quotes the docstring of a model attribute (`Model.attr`), of a whole mo
 quoting the attribute it reads) or of an operation's URL parameter (`Ops.method.param`); the sentence is looked
 up in the installed SDK at first use, so a rule that changes upstream fails the tests instead of going stale.
 What is not stated in the installed SDKs is not checked here (the Key Vault name's 3-24 rule, for one: the
-hybrid azure-mgmt-keyvault 14.1 states no URL constraints).
+hybrid azure-mgmt-keyvault 14.1 states no URL constraints). Three statements are left out as stale, each
+contradicted by Microsoft's current documentation: a data disk's "diskSizeGB ... cannot be larger than 1023"
+(managed disks go far beyond), an SSH key "in ssh-rsa format" (Linux VMs take Ed25519 keys) and a storage account's
+"maximum of 15 tags" (tag-resources.md: 50 per resource, the count held by `tags` below).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ class Rule:
     quote: str
     check: Check
     quoted: str = ""  # for a whole-model rule: the attribute whose docstring holds the quote
-    package: str = ""  # for an operation's parameter: the SDK package of the operation
+    package: str = ""  # the SDK package: an operation's, or a model's whose class name other packages reuse
 
 
 def length(low: int, high: int, what: str) -> Check:
@@ -107,6 +110,56 @@ def pool_count(pool: Any) -> list[str]:
     return [] if low <= pool["count"] <= 1000 else [f"count {pool['count']} is not between {low} and 1000"]
 
 
+def duration_minutes(low: int, high: int) -> Check:
+    """An ISO 8601 duration (PT30M, PT1H) between `low` and `high` minutes."""
+
+    def check(value: Any) -> list[str]:
+        m = re.fullmatch(r"PT(?:(\d+)H)?(?:(\d+)M)?", value) if isinstance(value, str) else None
+        if m is None or not any(m.groups()):
+            return [] if not isinstance(value, str) or unknown(value) else [f"{value!r} is not an ISO 8601 PTnHnM"]
+        minutes = int(m.group(1) or 0) * 60 + int(m.group(2) or 0)
+        return [] if low <= minutes <= high else [f"{value!r} is not between {low} and {high} minutes"]
+
+    return check
+
+
+def at_most_entries(limit: int) -> Check:
+    return lambda v: [f"{len(v)} entries; at most {limit}"] if isinstance(v, dict) and len(v) > limit else []
+
+
+def storage_tags(value: Any) -> list[str]:
+    """storage StorageAccountCreateParameters.tags: keys of at most 128 characters, values of 256."""
+    if not isinstance(value, dict):
+        return []
+    out = [f"tag name {k!r} is longer than 128" for k in value if isinstance(k, str) and len(k) > 128]
+    return out + [
+        f"tag {k!r} value is longer than 256" for k, v in value.items() if isinstance(v, str) and len(v) > 256
+    ]
+
+
+def dns_service_ip(profile: Any) -> list[str]:
+    """containerservice ContainerServiceNetworkProfile: dnsServiceIP inside serviceCidr."""
+    import ipaddress
+
+    if not isinstance(profile, dict):
+        return []
+    ip, cidr = profile.get("dnsServiceIP"), profile.get("serviceCidr")
+    if not isinstance(ip, str) or not isinstance(cidr, str) or unknown(ip) or unknown(cidr):
+        return []
+    inside = ipaddress.ip_address(ip) in ipaddress.ip_network(cidr, strict=False)
+    return [] if inside else [f"dnsServiceIP {ip} is outside serviceCidr {cidr}"]
+
+
+def kubelet_identity(profile: Any) -> list[str]:
+    if not isinstance(profile, dict):
+        return []
+    return [
+        f"identityProfile key {k!r}: the only accepted key is kubeletidentity"
+        for k in profile
+        if k != "kubeletidentity"
+    ]
+
+
 RFC_SHARE = r"(?=.{3,63}$)[a-z0-9]+(?:-[a-z0-9]+)*"
 RULES: list[Rule] = [
     Rule(
@@ -145,6 +198,47 @@ RULES: list[Rule] = [
     ),
     Rule("VaultProperties.soft_delete_retention_in_days", "It accepts >=7 and <=90.", in_range(7, 90)),
     Rule(
+        "AutomaticRepairsPolicy.grace_period",
+        "The minimum allowed grace period is 10 minutes (PT10M), which is also the default value. The maximum "
+        "allowed grace period is 90 minutes (PT90M).",
+        duration_minutes(10, 90),
+    ),
+    Rule(
+        "StorageAccountCreateParameters.tags",
+        "Each tag must have a key with a length no greater than 128 characters and a value with a length no greater "
+        "than 256 characters.",
+        storage_tags,
+        package="azure.mgmt.storage",
+    ),
+    Rule(
+        "FileShareProperties.share_quota",
+        "Must be greater than 0, and less than or equal to 5TB (5120). For Large File Shares, the maximum size is "
+        "102400.",
+        in_range(1, 102400),  # an NFS share is on a premium FileStorage account: large file shares
+    ),
+    Rule(
+        "Identity.user_assigned_identities",
+        "Only 1 User Assigned identity is permitted here.",
+        at_most_entries(1),
+        package="azure.mgmt.storage",
+    ),
+    Rule(
+        "ManagedClusterIdentity.user_assigned_identities",
+        "Only one user assigned identity is allowed.",
+        at_most_entries(1),
+    ),
+    Rule(
+        "ManagedClusterProperties.identity_profile",
+        'Only one user assigned identity is allowed. The only accepted key is "kubeletidentity"',
+        kubelet_identity,
+    ),
+    Rule(
+        "ContainerServiceNetworkProfile",
+        "It must be within the Kubernetes service address range specified in serviceCidr.",
+        dns_service_ip,
+        quoted="dns_service_ip",
+    ),
+    Rule(
         "ManagedClusterAgentPoolProfileProperties",
         "Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 "
         "(inclusive) for system pools.",
@@ -175,9 +269,12 @@ RULES: list[Rule] = [
 BY_PLACE = {r.at: r for r in RULES}
 
 
-def _model_class(name: str) -> type:
-    for package in ("compute", "network", "containerservice", "keyvault", "storage", "storagecache"):
-        models = importlib.import_module(f"azure.mgmt.{package}.models")
+def _model_class(name: str, package: str = "") -> type:
+    packages = (
+        (package,) if package else ("compute", "network", "containerservice", "keyvault", "storage", "storagecache")
+    )
+    for pkg in packages:
+        models = importlib.import_module(f"{pkg if '.' in pkg else 'azure.mgmt.' + pkg}.models")
         if hasattr(models, name):
             found: type = getattr(models, name)
             return found
@@ -191,7 +288,7 @@ def stated(rule: Rule) -> bool:
     if len(parts) == 3:
         text = param_doc(operation(rule.package, parts[0], parts[1]), parts[2])
     else:
-        text = field_doc(_model_class(parts[0]), parts[1] if len(parts) == 2 else rule.quoted)
+        text = field_doc(_model_class(parts[0], rule.package), parts[1] if len(parts) == 2 else rule.quoted)
     return one_line(rule.quote) in one_line(text)
 
 
@@ -209,7 +306,9 @@ def _messages(rule: Rule, value: Any) -> list[str]:
 def apply(owner: type, attr: str, value: Any) -> list[str]:
     """The rules on `owner.attr` (the JSON value of that attribute), or on the whole `owner` object (attr "")."""
     rule = BY_PLACE.get(f"{owner.__name__}.{attr}" if attr else owner.__name__)
-    return _messages(rule, value) if rule else []
+    if rule is None or not owner.__module__.startswith(rule.package):
+        return []
+    return _messages(rule, value)
 
 
 # --- tags: what azure-mgmt-resource's TagsOperations state, held for every resource's `tags` -------------------------
