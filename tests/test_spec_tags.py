@@ -46,8 +46,8 @@ def keyed(values) -> dict[str, str]:
     [
         # AWS: user tags + environment + gpu-cluster:cluster + gpu-cluster:stack + Name <= 50
         (aws_values, 46, 47, 50),
-        # GCP: labels + environment + 2 own + gpu-cluster_role <= 64
-        (gcp_values, 60, 61, 64),
+        # GCP: labels + environment + 2 own + gpu-cluster_role + the provider's goog-pulumi-provisioned <= 64
+        (gcp_values, 59, 60, 64),
         (azure_values, 46, 47, 50),
         # Alibaba: 20 per resource (RunInstances Tag.N)
         (alicloud_values, 16, 17, 20),

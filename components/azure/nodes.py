@@ -11,6 +11,7 @@ import pulumi_azure_native as azure
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ..layout import azure_names
 from ..layout.azure import AzureLayout
 from ..resources import Joined, fill
 from . import vm
@@ -185,7 +186,7 @@ def _scale_set(
         identity=identity.for_scale_set(),
         virtual_machine_profile=azure.compute.VirtualMachineScaleSetVMProfileArgs(
             os_profile=azure.compute.VirtualMachineScaleSetOSProfileArgs(
-                computer_name_prefix=f"{spec.name}-",
+                computer_name_prefix=azure_names.computer_name_prefix(spec.name),
                 admin_username=layout.admin_user,
                 linux_configuration=linux(layout),
                 custom_data=node_custom_data,

@@ -326,8 +326,13 @@ def labels_for(spec: ClusterSpec) -> dict[str, str]:
             )
         labels[name] = label_value(value)
         origin[name] = key
-    if len(labels) > LABELS_MAX:
-        raise ConfigError(f"{CLUSTER_KEY}.tags", f"{len(labels)} labels; GCP allows at most {LABELS_MAX}")
+    added = [k for k in _capability_data()["labelsAdded"] if k not in labels]
+    if len(labels) + len(added) > LABELS_MAX:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.tags",
+            f"{len(labels)} labels, and {len(added)} more on some resources ({', '.join(added)}); GCP allows at most "
+            f"{LABELS_MAX} per resource: remove {len(labels) + len(added) - LABELS_MAX} tag(s)",
+        )
     return labels
 
 
