@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
+PRIVATE_RANGES = tuple(ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 OPEN_RANGES = {"0.0.0.0/0", "::/0", "*", "internet", "any"}
 
 
@@ -16,3 +17,11 @@ def wide_public(source: str) -> bool:
     except ValueError:
         return False
     return net.prefixlen <= (8 if net.version == 4 else 16) and not net.is_private
+
+
+def parse_cidr(value: str) -> ipaddress.IPv4Network:
+    """An IPv4 CIDR, strictly (host bits zero); ValueError says what was wrong."""
+    try:
+        return ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not an IPv4 CIDR such as 10.42.0.0/16 ({exc})") from None

@@ -561,7 +561,8 @@ def _write_stack(rec: Any, options: list[Any], name: str, project: Path | None) 
     import re
 
     from .contract import contract
-    from .spec import NAME_PATTERN, build_spec
+    from .spec import build_spec
+    from .spec.model import NAME_PATTERN
 
     if not re.fullmatch(NAME_PATTERN, name):
         raise ConfigError("--write-stack", f"got {name!r}; a stack name is [a-z][a-z0-9-]{{0,30}}")

@@ -20,7 +20,8 @@ from .errors import CLUSTER_KEY, ConfigError
 from .text import one_line
 
 if TYPE_CHECKING:
-    from .spec import ExistingNetwork, _Context
+    from .spec import _Context
+    from .spec.model import ExistingNetwork
 
 KEY = f"{CLUSTER_KEY}.network.existing"
 

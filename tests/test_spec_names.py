@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from components.catalog import names
 from components.plan import load_stack
-from components.spec import NAME_PATTERN, build_spec
+from components.spec import build_spec
+from components.spec.model import NAME_PATTERN
 
 from .conftest import ROOT, aws_values, gcp_values, plan_stack, spec_of
 from .test_spec_rules import errors_of

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from components.errors import ConfigErrors
-from components.spec import ScheduledSize, build_spec
+from components.spec import build_spec
+from components.spec.model import ScheduledSize
 
 from .conftest import aws_values
 

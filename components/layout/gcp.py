@@ -41,8 +41,9 @@ from ..bootstrap.slurm import cluster_parts
 from ..catalog import kubernetes as kubernetes_offers
 from ..catalog.capabilities import capability_data
 from ..catalog.slurm import cloud_data
+from ..cidr import PRIVATE_RANGES
 from ..errors import CLUSTER_KEY, ConfigError, refuse
-from ..spec import PRIVATE_RANGES, ClusterSpec
+from ..spec import ClusterSpec
 from . import Scratch, arch, image_for, scratch_for
 from .gcp_scaling import Elastic
 from .gcp_scaling import plan as elastic_plan

@@ -13,278 +13,50 @@ import difflib
 import ipaddress
 import json
 import re
-import zoneinfo
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, get_args
 
 from cronsim import CronSim, CronSimError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import ValidationError
 
-from . import catalog, placeholders
-from .catalog import CLOUDS, Cloud, InstanceType
-from .catalog import capacity as capacity_offers
-from .catalog import kubernetes as kubernetes_offers
-from .catalog import names as derived_names
-from .catalog import paths as mount_paths
-from .catalog import spot as spot_offers
-from .catalog import storage as shared_storage
-from .catalog import tags as tag_rules
-from .catalog.capabilities import Capabilities, capabilities, capability_data
-from .cidr import wide_public
-from .errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
-from .existing_network import check as check_existing_network
-from .text import one_line
+from .. import catalog, placeholders
+from ..catalog import CLOUDS, Cloud, InstanceType
+from ..catalog import capacity as capacity_offers
+from ..catalog import kubernetes as kubernetes_offers
+from ..catalog import names as derived_names
+from ..catalog import paths as mount_paths
+from ..catalog import spot as spot_offers
+from ..catalog import storage as shared_storage
+from ..catalog import tags as tag_rules
+from ..catalog.capabilities import Capabilities, capabilities, capability_data
+from ..cidr import wide_public
+from ..errors import CLUSTER_KEY, ConfigError, ConfigErrors, Finding
+from ..existing_network import check as check_existing_network
+from ..text import one_line
+from .model import (
+    NAME_PATTERN,
+    AlicloudOptions,
+    AzureOptions,
+    ClusterConfig,
+    GcpOptions,
+    IdentityConfig,
+    KubernetesConfig,
+    LoginConfig,
+    NetworkConfig,
+    ScheduledSize,
+    SlurmConfig,
+    StorageConfig,
+    _Model,
+)
 
 PROJECT = "gpu-cluster"
-NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
-MAX_NODES = 5000
 GPU_PATTERN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9 _.-]*?)\s*(?::\s*(\d+)\s*)?$")
-PRIVATE_RANGES = tuple(ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 OWN_KEYS = ("cloud", "cluster", "maxHourlyUsd")
 SECRET_PLACEHOLDER = placeholders.SECRET
 # What the offline plan uses for a `secure:` SSH key it cannot decrypt (never checked further).
 SECRET_KEY_STAND_IN = "ssh-ed25519 AAAAsecretplaceholder"
-
-
-class _Model(BaseModel):
-    # aliases only: `max_nodes` is an unknown key, not a spelling of maxNodes
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel)
-
-
-class SharedStorageConfig(_Model):
-    """`storage.shared`: one filesystem every node mounts (catalog/storage/<cloud>.yaml)."""
-
-    kind: Literal["auto", "lustre", "nfs", "existing"] = "auto"
-    size_gb: int | None = Field(None, ge=1)  # default: the service's smallest size
-    throughput: int | None = Field(None, ge=1)  # MB/s per TiB, where the service has tiers
-    path: str = Field("/shared", pattern=r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
-    retain: bool = True  # protect + retainOnDelete: never deleted by a destroy or a replacement
-    existing: str = ""  # kind existing: the filesystem's mount source
-
-
-class StorageConfig(_Model):
-    root_gb: int = Field(200, ge=30, le=16384)
-    scratch: Literal["auto", "nvme", "disk", "none"] = "auto"
-    scratch_gb: int = Field(1000, ge=1, le=65536)
-    scratch_path: str = Field("/scratch", pattern=r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
-    retain_scratch: bool = False
-    shared: SharedStorageConfig | None = None
-
-
-class ExistingNetwork(_Model):
-    """`network.existing`: the network to join, in the cloud's id forms (capabilities `existingNetwork:`)."""
-
-    vpc_id: str = Field(min_length=1)
-    subnet_ids: tuple[str, ...] = Field(min_length=1, strict=False)  # the nodes' (GCP: one per NIC); YAML a list
-    security_group_ids: tuple[str, ...] = Field((), strict=False)  # attached beside the cluster's own
-
-
-class NetworkConfig(_Model):
-    cidr: str = "10.42.0.0/16"
-    public_ip: bool = False
-    ssh_cidrs: tuple[str, ...] = Field((), strict=False)  # YAML gives a list
-    egress: Literal["nat", "none"] = "nat"
-    existing: ExistingNetwork | None = None  # join this network: nothing of it is created (existing_network.py)
-
-    @field_validator("cidr")
-    @classmethod
-    def _cidr(cls, value: str) -> str:
-        net = _parse_cidr(value)
-        if not any(net.subnet_of(r) for r in PRIVATE_RANGES):  # type: ignore[arg-type]
-            raise ValueError(f"{value} is not a private range; use part of 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
-        return str(net)
-
-    @field_validator("ssh_cidrs")
-    @classmethod
-    def _ssh_cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(sorted({str(_parse_cidr(v)) for v in value}))
-
-
-# Per-cloud options: only the block of the chosen cloud may be set.
-class AwsOptions(_Model):
-    pass
-
-
-class AzureOptions(_Model):
-    resource_group: str | None = Field(None, pattern=r"^[-\w._()]{1,90}$")  # an existing group; default: create one
-    # opt-in: needs the subscription feature Microsoft.Compute/EncryptionAtHost registered (docs/azure.md)
-    encryption_at_host: bool = False
-
-
-class GcpOptions(_Model):
-    # allow SSH from Identity-Aware Proxy's range 35.235.240.0/20 beside sshCidrs
-    # (cloud.google.com/iap/docs/using-tcp-forwarding; the range is `iapRange` in catalog/gcp.yaml)
-    iap: bool = False
-    # DWS flex-start: the way to get A3 Ultra / A4 without a reservation (rules in catalog/gcp.yaml)
-    flex_start: bool = False
-    # compact placement's maxDistance (1-3; unset: none): tighter placement, lower VM caps
-    # (catalog/gcp.yaml compactPlacementMaxVms; Google needs access enabled for max distance on A3)
-    placement_max_distance: int | None = Field(None, ge=1, le=3)
-
-
-class AlicloudOptions(_Model):
-    scratch_performance_level: Literal["PL0", "PL1", "PL2", "PL3"] = "PL1"  # ESSD PL of the scratch disk
-
-
-class TencentcloudOptions(_Model):
-    pass
-
-
-class IdentityConfig(_Model):
-    """The nodes' cloud identity: least privilege by default (catalog/capabilities/<cloud>.yaml)."""
-
-    policies: tuple[str, ...] = Field((), strict=False)  # extra grants, in the cloud's own form
-    existing: str | None = Field(None, min_length=1)  # use this identity instead of creating one
-    read_storage: bool = False  # also read the cloud's object storage (S3 / GCS / Blob / OSS)
-
-
-class LoginConfig(_Model):
-    """One small CPU VM in the cluster network: the only place a public IP or SSH CIDR may land."""
-
-    instance_type: str | None = Field(None, min_length=1)  # default: the cloud's loginDefaultType
-    public_ip: bool = False
-
-
-class HealthConfig(_Model):
-    """The boot-time health check (components/bootstrap/health.py)."""
-
-    enabled: bool = True
-    # auto: replace for managed groups (the group heals itself), report for instances
-    action: Literal["auto", "replace", "report"] = "auto"
-
-
-class MonitoringConfig(_Model):
-    dcgm_exporter: bool = True  # NVIDIA DCGM exporter and the node exporter, scraped from inside the network
-
-
-class KubernetesConfig(_Model):
-    """`kubernetes` (scheduler: kubernetes): the managed control plane and the in-cluster GPU software.
-
-    Versions, the system pool's default type and what each cloud builds: catalog/kubernetes/<cloud>.yaml.
-    """
-
-    version: str | None = Field(None, pattern=r"^1\.[0-9]{2}$")  # MAJOR.MINOR; default: the data's default
-    public_endpoint: bool = False  # the API server on the internet, only from publicCidrs
-    public_cidrs: tuple[str, ...] = Field((), strict=False)
-    # operator: the NVIDIA GPU operator (its driver off where the image or the cloud installs one);
-    # device-plugin: NVIDIA's device plugin alone
-    gpu_software: Literal["operator", "device-plugin"] = "operator"
-    system_instance_type: str | None = Field(None, min_length=1)  # CPU pool for cluster add-ons
-    system_nodes: int = Field(2, ge=1, le=10)
-    # a ServiceMonitor for the DCGM exporter: needs the Prometheus operator's CRDs in the cluster
-    service_monitor: bool = False
-
-    @field_validator("public_cidrs")
-    @classmethod
-    def _public_cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(sorted({str(_parse_cidr(v)) for v in value}))
-
-
-class SlurmConfig(_Model):
-    """`slurm` (scheduler: slurm): a head node running slurmctld; the GPU nodes run slurmd (configless)."""
-
-    head_instance_type: str | None = Field(None, min_length=1)  # default: the cloud's loginDefaultType
-    accounting: bool = False  # slurmdbd: not built yet (refused when true)
-    partition: str = Field("gpu", pattern=r"^[a-z][a-z0-9_-]{0,30}$")
-
-
-class SpotConfig(_Model):
-    """`spot` as an object: spot nodes above an on-demand base, and what to do when spot runs short."""
-
-    enabled: bool = True
-    on_demand_base: int = Field(0, ge=0, le=MAX_NODES)  # nodes that are always on demand
-    fallback: Literal["onDemand", "none"] = "none"  # onDemand: launch on demand when spot capacity is short
-
-
-class ScheduledSize(_Model):
-    cron: str = Field(min_length=1)  # five fields, in scaling.timeZone
-    nodes: int = Field(ge=0, le=MAX_NODES)  # the desired count from then on
-
-
-class ScalingConfig(_Model):
-    """`scaling`: what moves a managed group between minNodes and maxNodes (catalog/scaling/<cloud>.yaml)."""
-
-    metric: Literal["gpuUtilization", "queueDepth", "schedule", "none"] = "none"
-    target: float | None = Field(None, gt=0, strict=False)  # percent (gpuUtilization) or messages per node
-    # queueDepth: `auto` creates the cluster's own queue; else an existing queue's id in the cloud's form
-    queue: str | None = Field(None, min_length=1)
-    schedule: tuple[ScheduledSize, ...] = Field((), strict=False)
-    time_zone: str = "UTC"  # IANA name, for schedule
-    scale_in_cooldown_seconds: int = Field(600, ge=0, le=86400)
-
-    @field_validator("time_zone")
-    @classmethod
-    def _time_zone(cls, value: str) -> str:
-        try:
-            zoneinfo.ZoneInfo(value)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise ValueError("not an IANA time zone; use one such as UTC or Europe/Berlin") from None
-        return value
-
-
-class EncryptionConfig(_Model):
-    """`encryption`: the key of every disk and filesystem the stack creates (capabilities `encryption:`)."""
-
-    # provider: the cloud's own managed keys (as before); auto: one key per cluster in the cloud's KMS, rotated,
-    # protected; else an existing key, in the cloud's id form
-    key: str = Field("provider", min_length=1)
-    algorithm: Literal["aes256", "sm4"] = "aes256"  # sm4: Alibaba KMS `Aliyun_SM4` keys, with key auto
-
-
-class ClusterConfig(_Model):
-    """`gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
-
-    name: str | None = Field(None, pattern=NAME_PATTERN)
-    gpu: str | None = None
-    instance_type: str | None = Field(None, min_length=1)
-    nodes: int = Field(1, ge=0, le=MAX_NODES)
-    max_nodes: int | None = Field(None, ge=0, le=MAX_NODES)
-    min_nodes: int | None = Field(None, ge=0, le=MAX_NODES)  # default: nodes
-    node_group: Literal["managed", "instances"] = "managed"
-    zone: str | None = Field(None, min_length=1)
-    spot: SpotConfig = SpotConfig(enabled=False)  # YAML `spot: true|false` or the object
-    scaling: ScalingConfig | None = None
-    reservation: str = ""
-    reservation_type: Literal["odcr", "capacity-block"] = "odcr"
-    fabric: Literal["auto", "required", "none"] = "auto"
-    placement: Literal["auto", "cluster", "spread", "none"] = "auto"
-    storage: StorageConfig = StorageConfig()
-    network: NetworkConfig = NetworkConfig()
-    image: str = Field("auto", min_length=1)
-    admin_user: str = Field("ubuntu", pattern=r"^[a-z_][a-z0-9_-]{0,31}$")
-    ssh_public_key: str | None = Field(
-        None, pattern=r"^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$"
-    )
-    tags: dict[str, str] = Field(default_factory=dict)
-    access: Literal["auto", "ssm", "iap", "bastion", "session-manager", "ssh", "none"] = "auto"
-    login: LoginConfig | None = None
-    identity: IdentityConfig = IdentityConfig()
-    health: HealthConfig = HealthConfig()
-    monitoring: MonitoringConfig = MonitoringConfig()
-    gpu_partition: str | None = Field(None, min_length=1)  # a MIG profile, e.g. 1g.10gb (catalog/mig.yaml)
-    scheduler: Literal["none", "kubernetes", "slurm"] = "none"
-    kubernetes: KubernetesConfig | None = None
-    slurm: SlurmConfig | None = None
-    encryption: EncryptionConfig = EncryptionConfig()
-    # a named set of policy rules and levels (components/policy/profiles.yaml)
-    compliance: Literal["none", "cis", "mlps3"] = "none"
-    aws: AwsOptions | None = None
-    azure: AzureOptions | None = None
-    gcp: GcpOptions | None = None
-    alicloud: AlicloudOptions | None = None
-    tencentcloud: TencentcloudOptions | None = None
-
-    @field_validator("spot", mode="before")
-    @classmethod
-    def _spot_form(cls, value: Any) -> Any:
-        if isinstance(value, bool):  # `spot: true` as it always was: no on-demand base, no fallback
-            return {"enabled": value}
-        if not isinstance(value, Mapping | SpotConfig):
-            raise ValueError("allowed: true, false or {enabled, onDemandBase, fallback}")
-        return value
 
 
 @dataclass(frozen=True)
@@ -411,13 +183,6 @@ def base_tags_of(tags: Mapping[str, str], name: str, stack: str) -> dict[str, st
 def cloud_rules() -> dict[str, dict[str, Any]]:
     """Each cloud's `rules:` section of its catalog file (region key, CIDR limits, patterns)."""
     return {cloud: catalog.load(cloud).rules for cloud in CLOUDS}
-
-
-def _parse_cidr(value: str) -> ipaddress.IPv4Network:
-    try:
-        return ipaddress.IPv4Network(value, strict=True)
-    except ValueError as exc:
-        raise ValueError(f"{value!r} is not an IPv4 CIDR such as 10.42.0.0/16 ({exc})") from None
 
 
 def parse_gpu(text: str) -> tuple[str, int]:

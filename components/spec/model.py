@@ -1,0 +1,496 @@
+"""`gpu-cluster:cluster` as the user writes it: the ONE source of the config's shape.
+
+Every key is a field here, with its type, default, limits and its description (the docstring under the field, read
+by pydantic: `use_attribute_docstrings`); a closed set of values is a named `Choice`, with a description per value.
+The multi-language package's types (`components/provider_types.py`) are generated from this module
+(`python -m components.provider_gen`), and a test fails when they are stale. Rules across keys live in the spec's
+rule modules; what the keys resolve to is `ClusterSpec`.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from ..cidr import PRIVATE_RANGES, parse_cidr
+
+NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
+MAX_NODES = 5000
+PATH_PATTERN = r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A closed set of values with a name and a description per value (an enum in the package schema)."""
+
+    name: str
+    description: str
+    values: dict[str, str] = field(default_factory=dict)  # value -> what it means ("" where the value says it)
+
+
+class Flatten:
+    """Marks an object field that the package schema takes flat: its `enabled` as the field, the rest beside it as
+    `<field><Key>` (schema inference has no unions, and `spot` is `true|false` or an object in a stack file)."""
+
+
+SharedKind = Annotated[
+    Literal["auto", "lustre", "nfs", "existing"],
+    Choice(
+        "SharedStorageKind",
+        "The kind of shared filesystem.",
+        {
+            "auto": "The cloud's Lustre service where it has one, else its NFS service.",
+            "lustre": "The cloud's managed Lustre (FSx for Lustre, Azure Managed Lustre, Managed Lustre, CPFS).",
+            "nfs": "The cloud's managed NFS (EFS, Azure Files NFS, Filestore, NAS).",
+            "existing": "A filesystem that exists: its mount source in `existing`.",
+        },
+    ),
+]
+ScratchKind = Annotated[
+    Literal["auto", "nvme", "disk", "none"],
+    Choice("Scratch", "Node-local scratch space."),
+]
+Egress = Annotated[Literal["nat", "none"], Choice("Egress", "Outbound access of the nodes.")]
+PerformanceLevel = Annotated[
+    Literal["PL0", "PL1", "PL2", "PL3"], Choice("ScratchPerformanceLevel", "Alibaba ESSD performance level.")
+]
+HealthAction = Annotated[Literal["auto", "replace", "report"], Choice("HealthAction", "What an unhealthy node gets.")]
+GpuSoftware = Annotated[
+    Literal["operator", "device-plugin"],
+    Choice(
+        "GpuSoftware",
+        "The NVIDIA software installed in a Kubernetes cluster.",
+        {
+            "operator": "The NVIDIA GPU operator (its driver off where the image or the cloud installs one).",
+            "device-plugin": "NVIDIA's device plugin alone.",
+        },
+    ),
+]
+SpotFallback = Annotated[
+    Literal["onDemand", "none"],
+    Choice(
+        "SpotFallback",
+        "What a Spot mix does when Spot capacity is short.",
+        {
+            "onDemand": "Launch on-demand nodes instead (where the cloud's group can).",
+            "none": "Wait for Spot capacity (default).",
+        },
+    ),
+]
+ScalingMetric = Annotated[
+    Literal["gpuUtilization", "queueDepth", "schedule", "none"],
+    Choice(
+        "ScalingMetric",
+        "What moves a managed group between minNodes and maxNodes.",
+        {
+            "gpuUtilization": "The DCGM GPU utilisation, in percent.",
+            "queueDepth": "Messages waiting in a cloud queue, per node.",
+            "schedule": "Sizes set by cron entries alone.",
+            "none": "Nothing (default).",
+        },
+    ),
+]
+EncryptionAlgorithm = Annotated[
+    Literal["aes256", "sm4"],
+    Choice(
+        "EncryptionAlgorithm",
+        "The algorithm of a key the stack creates (key auto).",
+        {"aes256": "AES-256 (default).", "sm4": "Alibaba KMS Aliyun_SM4 keys, where the region sells them."},
+    ),
+]
+NodeGroup = Annotated[
+    Literal["managed", "instances"],
+    Choice(
+        "NodeGroup",
+        "How the nodes are grouped.",
+        {
+            "managed": "The cloud's scaling group (Auto Scaling group, scale set, managed instance group, ESS).",
+            "instances": "A fixed list of VMs.",
+        },
+    ),
+]
+ReservationType = Annotated[
+    Literal["odcr", "capacity-block"], Choice("ReservationType", "AWS: the kind of reservation.")
+]
+Fabric = Annotated[
+    Literal["auto", "required", "none"], Choice("Fabric", "The HPC fabric (EFA, InfiniBand, GPUDirect, eRDMA).")
+]
+Placement = Annotated[Literal["auto", "cluster", "spread", "none"], Choice("Placement", "Placement of the nodes.")]
+Access = Annotated[
+    Literal["auto", "ssm", "iap", "bastion", "session-manager", "ssh", "none"],
+    Choice("Access", "How people reach the nodes (auto: the cloud's default)."),
+]
+Scheduler = Annotated[
+    Literal["none", "kubernetes", "slurm"],
+    Choice(
+        "Scheduler",
+        "What schedules work on the GPU nodes.",
+        {
+            "none": "Nothing: the nodes as they are (default).",
+            "kubernetes": "The cloud's managed Kubernetes (EKS, GKE, AKS, ACK) with the GPU nodes as a node pool.",
+            "slurm": "A Slurm head node; the GPU nodes run slurmd.",
+        },
+    ),
+]
+Compliance = Annotated[
+    Literal["none", "cis", "mlps3"],
+    Choice(
+        "Compliance",
+        "A named set of policy rules and their levels (components/policy/profiles.yaml).",
+        {
+            "none": "No profile: the policy pack's default levels.",
+            "cis": "The cluster-level controls of the cloud's CIS benchmark.",
+            "mlps3": "GB/T 22239-2019 level 3 (等保 2.0 三级) controls a cluster stack can meet.",
+        },
+    ),
+]
+
+
+class _Model(BaseModel):
+    # aliases only: `max_nodes` is an unknown key, not a spelling of maxNodes
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", strict=True, alias_generator=to_camel, use_attribute_docstrings=True
+    )
+
+
+class SharedStorageConfig(_Model):
+    """One filesystem every node mounts (catalog/storage/<cloud>.yaml)."""
+
+    kind: SharedKind = "auto"
+    """auto, lustre, nfs or existing."""
+    size_gb: int | None = Field(None, ge=1)
+    """Capacity in GB (default: the service's smallest size)."""
+    throughput: int | None = Field(None, ge=1)
+    """MB/s per TiB, where the service has tiers."""
+    path: str = Field("/shared", pattern=PATH_PATTERN)
+    """Where every node mounts it (default /shared)."""
+    retain: bool = True
+    """Protect it: never deleted by a destroy or a replacement (default true)."""
+    existing: str = ""
+    """kind existing: the filesystem's mount source."""
+
+
+class StorageConfig(_Model):
+    """Disks of each node, and a shared filesystem."""
+
+    root_gb: int = Field(200, ge=30, le=16384)
+    """Boot disk size in GB (default 200)."""
+    scratch: ScratchKind = "auto"
+    """auto (local NVMe where the type has it, else a disk), nvme, disk or none."""
+    scratch_gb: int = Field(1000, ge=1, le=65536)
+    """Scratch disk size in GB when scratch is a disk (default 1000)."""
+    scratch_path: str = Field("/scratch", pattern=PATH_PATTERN)
+    """Where scratch is mounted (default /scratch)."""
+    retain_scratch: bool = False
+    """Keep the scratch disk when a node is deleted."""
+    shared: SharedStorageConfig | None = None
+    """One filesystem every node mounts (Lustre or NFS, or an existing one)."""
+
+
+class ExistingNetwork(_Model):
+    """A network to join: nothing of it is created (ids in the cloud's form; capabilities `existingNetwork:`)."""
+
+    vpc_id: str = Field(min_length=1)
+    """The VPC id (AWS vpc-..., Alibaba vpc-...), or the host network's self link (GCP)."""
+    subnet_ids: tuple[str, ...] = Field(min_length=1, strict=False)
+    """The nodes' subnet (vSwitch on Alibaba); GCP: one subnetwork per NIC, the host's first, then the GPU NICs'."""
+    security_group_ids: tuple[str, ...] = Field((), strict=False)
+    """Groups attached beside the cluster's own (AWS, Alibaba)."""
+
+
+class NetworkConfig(_Model):
+    """The cluster network."""
+
+    cidr: str = "10.42.0.0/16"
+    """A private range for the VPC (default 10.42.0.0/16); with existing on GCP, the host subnetwork's range."""
+    public_ip: bool = False
+    """Public IPs on the nodes (default false)."""
+    ssh_cidrs: tuple[str, ...] = Field((), strict=False)
+    """Ranges allowed to SSH in."""
+    egress: Egress = "nat"
+    """nat (default) or none."""
+    existing: ExistingNetwork | None = None
+    """Join this network instead of creating one."""
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        net = parse_cidr(value)
+        if not any(net.subnet_of(r) for r in PRIVATE_RANGES):  # type: ignore[arg-type]
+            raise ValueError(f"{value} is not a private range; use part of 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
+        return str(net)
+
+    @field_validator("ssh_cidrs")
+    @classmethod
+    def _ssh_cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted({str(parse_cidr(v)) for v in value}))
+
+
+# Per-cloud options: only the block of the chosen cloud may be set.
+class AwsOptions(_Model):
+    """AWS options (none yet)."""
+
+
+class AzureOptions(_Model):
+    """Azure options."""
+
+    resource_group: str | None = Field(None, pattern=r"^[-\w._()]{1,90}$")
+    """An existing resource group (default: create one)."""
+    encryption_at_host: bool = False
+    """Encryption at host (needs the subscription feature Microsoft.Compute/EncryptionAtHost; docs/azure.md)."""
+
+
+class GcpOptions(_Model):
+    """GCP options."""
+
+    iap: bool = False
+    """Allow SSH from Identity-Aware Proxy (its range is `iapRange` in catalog/gcp.yaml)."""
+    flex_start: bool = False
+    """DWS flex-start: A3 Ultra / A4 without a reservation (rules in catalog/gcp.yaml)."""
+    placement_max_distance: int | None = Field(None, ge=1, le=3)
+    """Compact placement's maxDistance (1-3): tighter placement, lower VM caps (catalog/gcp.yaml)."""
+
+
+class AlicloudOptions(_Model):
+    """Alibaba Cloud options."""
+
+    scratch_performance_level: PerformanceLevel = "PL1"
+    """The ESSD performance level of the scratch disk (default PL1)."""
+
+
+class TencentcloudOptions(_Model):
+    """Tencent Cloud options (none yet)."""
+
+
+class IdentityConfig(_Model):
+    """The nodes' cloud identity (least privilege by default; catalog/capabilities/<cloud>.yaml)."""
+
+    policies: tuple[str, ...] = Field((), strict=False)
+    """Extra grants, in the cloud's own form."""
+    existing: str | None = Field(None, min_length=1)
+    """Use this identity instead of creating one."""
+    read_storage: bool = False
+    """Also read the cloud's object storage (S3 / GCS / Blob / OSS)."""
+
+
+class LoginConfig(_Model):
+    """A small CPU VM in the cluster network: the only place a public IP or SSH CIDR may land."""
+
+    instance_type: str | None = Field(None, min_length=1)
+    """Its type (default: the cloud's login type)."""
+    public_ip: bool = False
+    """A public IP on it."""
+
+
+class HealthConfig(_Model):
+    """The boot-time health check (components/bootstrap/health.py)."""
+
+    enabled: bool = True
+    """Run it (default true)."""
+    action: HealthAction = "auto"
+    """auto (replace for managed groups, report for instances), replace or report."""
+
+
+class MonitoringConfig(_Model):
+    """Node metrics."""
+
+    dcgm_exporter: bool = True
+    """The DCGM and node exporters, scraped from inside the network (default true)."""
+
+
+class KubernetesConfig(_Model):
+    """scheduler kubernetes: the managed control plane and the in-cluster GPU software (catalog/kubernetes/)."""
+
+    version: str | None = Field(None, pattern=r"^1\.[0-9]{2}$")
+    """Kubernetes MAJOR.MINOR the cloud offers (default: catalog/kubernetes/<cloud>.yaml's)."""
+    public_endpoint: bool = False
+    """The API server on the internet, only from publicCidrs (default false: private)."""
+    public_cidrs: tuple[str, ...] = Field((), strict=False)
+    """The ranges allowed to reach a public API server."""
+    gpu_software: GpuSoftware = "operator"
+    """operator (default) or device-plugin."""
+    system_instance_type: str | None = Field(None, min_length=1)
+    """The CPU type of the system node pool, for cluster add-ons (default: the cloud's)."""
+    system_nodes: int = Field(2, ge=1, le=10)
+    """Nodes of the system pool (default 2)."""
+    service_monitor: bool = False
+    """A ServiceMonitor for the DCGM exporter (needs the Prometheus operator's CRDs)."""
+
+    @field_validator("public_cidrs")
+    @classmethod
+    def _public_cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted({str(parse_cidr(v)) for v in value}))
+
+
+class SlurmConfig(_Model):
+    """scheduler slurm: a head node running slurmctld; the GPU nodes run slurmd (configless)."""
+
+    head_instance_type: str | None = Field(None, min_length=1)
+    """The head node's CPU type (default: the cloud's login type)."""
+    accounting: bool = False
+    """slurmdbd: not built yet (refused when true)."""
+    partition: str = Field("gpu", pattern=r"^[a-z][a-z0-9_-]{0,30}$")
+    """The GPU partition's name (default gpu)."""
+
+
+class SpotConfig(_Model):
+    """Spot nodes above an on-demand base, and what to do when spot runs short (YAML: true, false or the object)."""
+
+    enabled: bool = True
+    """Spot / preemptible nodes."""
+    on_demand_base: int = Field(0, ge=0, le=MAX_NODES)
+    """Nodes that are always on demand (default 0)."""
+    fallback: SpotFallback = "none"
+    """onDemand or none (default)."""
+
+
+class ScheduledSize(_Model):
+    """One entry of a scaling schedule."""
+
+    cron: str = Field(min_length=1)
+    """Five cron fields, in the scaling's timeZone."""
+    nodes: int = Field(ge=0, le=MAX_NODES)
+    """The desired count from then on."""
+
+
+class ScalingConfig(_Model):
+    """What moves a managed group between minNodes and maxNodes (catalog/scaling/<cloud>.yaml)."""
+
+    metric: ScalingMetric = "none"
+    """gpuUtilization, queueDepth, schedule or none (default)."""
+    target: float | None = Field(None, gt=0, strict=False)
+    """Percent of GPU utilisation (gpuUtilization) or messages per node (queueDepth)."""
+    queue: str | None = Field(None, min_length=1)
+    """queueDepth: auto (the cluster's own queue) or an existing queue's id in the cloud's form."""
+    schedule: tuple[ScheduledSize, ...] = Field((), strict=False)
+    """Sizes from cron entries on."""
+    time_zone: str = "UTC"
+    """The IANA time zone of the schedule (default UTC)."""
+    scale_in_cooldown_seconds: int = Field(600, ge=0, le=86400)
+    """Seconds between scale-ins (default 600)."""
+
+    @field_validator("time_zone")
+    @classmethod
+    def _time_zone(cls, value: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError("not an IANA time zone; use one such as UTC or Europe/Berlin") from None
+        return value
+
+
+class EncryptionConfig(_Model):
+    """The key of every disk and filesystem the stack creates (capabilities `encryption:`)."""
+
+    key: str = Field("provider", min_length=1)
+    """provider (the cloud's managed keys; default), auto (one key per cluster, rotated, protected) or a key id."""
+    algorithm: EncryptionAlgorithm = "aes256"
+    """aes256 (default) or sm4 (Alibaba, with key auto)."""
+
+
+class ClusterConfig(_Model):
+    """The inputs of one GPU cluster: `gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
+
+    name: str | None = Field(None, pattern=NAME_PATTERN)
+    """Cluster name ([a-z][a-z0-9-]{0,30}); default: the stack's name."""
+    gpu: str | None = None
+    """MODEL:COUNT, for example H100:8; resolved to an instance type by the catalog."""
+    instance_type: str | None = Field(None, min_length=1)
+    """An instance type the catalog knows (set this or gpu, or both when they agree)."""
+    nodes: int = Field(1, ge=0, le=MAX_NODES)
+    """GPU nodes (default 1)."""
+    max_nodes: int | None = Field(None, ge=0, le=MAX_NODES)
+    """Upper bound of a managed group (default: nodes)."""
+    min_nodes: int | None = Field(None, ge=0, le=MAX_NODES)
+    """Lower bound of a managed group (default: nodes; 0 scales to zero where the cloud's group can)."""
+    node_group: NodeGroup = "managed"
+    """managed (default) or instances."""
+    zone: str | None = Field(None, min_length=1)
+    """The zone of the nodes (default: the cloud's or the first zone selling the type)."""
+    spot: Annotated[SpotConfig, Flatten()] = SpotConfig(enabled=False)
+    """Spot / preemptible nodes: true, false, or {enabled, onDemandBase, fallback}."""
+    scaling: ScalingConfig | None = None
+    """What moves a managed group between minNodes and maxNodes."""
+    reservation: str = ""
+    """A capacity reservation id in the cloud's form."""
+    reservation_type: ReservationType = "odcr"
+    """AWS: odcr (default) or capacity-block."""
+    fabric: Fabric = "auto"
+    """auto (default), required or none."""
+    placement: Placement = "auto"
+    """auto (default), cluster, spread or none."""
+    storage: StorageConfig = StorageConfig()
+    """Disks of each node, and a shared filesystem."""
+    network: NetworkConfig = NetworkConfig()
+    """The cluster network, or the one to join."""
+    image: str = Field("auto", min_length=1)
+    """auto (the cloud's GPU image) or an image in the cloud's form."""
+    admin_user: str = Field("ubuntu", pattern=r"^[a-z_][a-z0-9_-]{0,31}$")
+    """The Linux admin user (default ubuntu)."""
+    ssh_public_key: str | None = Field(
+        None, pattern=r"^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$"
+    )
+    """An OpenSSH public key for the admin user."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Tags (labels on GCP) on every resource."""
+    access: Access = "auto"
+    """How people reach the nodes."""
+    login: LoginConfig | None = None
+    """A login VM."""
+    identity: IdentityConfig = IdentityConfig()
+    """The nodes' identity."""
+    health: HealthConfig = HealthConfig()
+    """The boot-time health check."""
+    monitoring: MonitoringConfig = MonitoringConfig()
+    """Node metrics."""
+    gpu_partition: str | None = Field(None, min_length=1)
+    """A MIG profile, for example 1g.10gb (catalog/mig.yaml)."""
+    scheduler: Scheduler = "none"
+    """none (default), kubernetes or slurm."""
+    kubernetes: KubernetesConfig | None = None
+    """scheduler kubernetes: the control plane and the GPU software."""
+    slurm: SlurmConfig | None = None
+    """scheduler slurm: the head node and the partition."""
+    encryption: EncryptionConfig = EncryptionConfig()
+    """The key of every disk and filesystem."""
+    compliance: Compliance = "none"
+    """none (default), cis or mlps3."""
+    aws: AwsOptions | None = None
+    """AWS options."""
+    azure: AzureOptions | None = None
+    """Azure options."""
+    gcp: GcpOptions | None = None
+    """GCP options."""
+    alicloud: AlicloudOptions | None = None
+    """Alibaba Cloud options."""
+    tencentcloud: TencentcloudOptions | None = None
+    """Tencent Cloud options."""
+
+    @field_validator("spot", mode="before")
+    @classmethod
+    def _spot_form(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # `spot: true` as it always was: no on-demand base, no fallback
+            return {"enabled": value}
+        if not isinstance(value, Mapping | SpotConfig):
+            raise ValueError("allowed: true, false or {enabled, onDemandBase, fallback}")
+        return value
+
+
+class StackKeys(_Model):
+    """The stack config keys beside `gpu-cluster:cluster` that a GpuCluster takes as inputs."""
+
+    cloud: Annotated[
+        Literal["aws", "azure", "gcp", "alicloud", "tencentcloud"], Choice("Cloud", "The cloud to build on.")
+    ]
+    """The cloud to build on."""
+    region: str | None = None
+    """The region (location on Azure)."""
+    project: str | None = None
+    """GCP: the project."""
+    max_hourly_usd: float | None = None
+    """A cost ceiling in USD per hour at maxNodes."""
