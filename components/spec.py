@@ -974,9 +974,47 @@ def _scaling(ctx: _Context) -> Iterator[ConfigError]:
 
 
 def _image(ctx: _Context) -> Iterator[ConfigError]:
-    image = ctx.cfg.image
+    image, row, k = ctx.cfg.image, ctx.row, f"{CLUSTER_KEY}."
     if image != "auto" and not re.fullmatch(ctx.rules["imagePattern"], image):
-        yield ConfigError(f"{CLUSTER_KEY}.image", f"got {image!r}; allowed: auto or {ctx.rules['imageHint']}")
+        yield ConfigError(f"{k}image", f"got {image!r}; allowed: auto or {ctx.rules['imageHint']}")
+    if row is None:
+        return
+    named = None if image == "auto" else catalog.image_arch(image)
+    if named is not None and named != row.arch:
+        # the reference names its architecture (an SSM path's x86_64/arm64, a family's amd64/arm64): the cloud refuses
+        # to boot it on the other one
+        yield ConfigError(
+            f"{k}image",
+            f"{image} names an {named} image, but {row.instanceType} is {row.arch}; allowed: auto (the {row.arch} "
+            f"image) or an image built for {row.arch}",
+        )
+    yield from _root_floor(ctx, row)
+
+
+def _root_floor(ctx: _Context, row: InstanceType) -> Iterator[ConfigError]:
+    """`storage.rootGb` against the root size of the images `image: auto` boots (catalog `minRootGb`): the clouds refuse
+    a root disk smaller than the image's (EC2: the AMI's root snapshot). An unsourced size (null) is not checked."""
+    cfg = ctx.cfg
+    if cfg.scheduler == "kubernetes":  # the node pools boot catalog/kubernetes images, which carry no size here
+        return
+    booted: list[tuple[str, dict[str, Any]]] = []
+    if cfg.image == "auto":
+        booted.append((row.instanceType, catalog.gpu_image(ctx.cloud, row)))
+    head = (cfg.slurm or SlurmConfig()).head_instance_type or capabilities(ctx.cloud).login_default_type
+    if cfg.scheduler == "slurm" and ctx.cloud != "azure":  # the head's root is rootGb too (Azure: the image's size)
+        booted.append((f"the Slurm head ({head})", catalog.cpu_image(ctx.cloud, head)))
+    for what, entry in booted:
+        floor = catalog.min_root_gb(entry)
+        if floor is not None and cfg.storage.root_gb < floor:
+            name = next(
+                (str(entry[key]) for key in ("ssmParameter", "urn", "family", "nameRegex") if entry.get(key)), ""
+            )
+            yield ConfigError(
+                f"{CLUSTER_KEY}.storage.rootGb",
+                f"{cfg.storage.root_gb} GB, but {what} boots {name}, whose root is {floor} GB "
+                f"(catalog/{ctx.cloud}.yaml minRootGb), and {ctx.cloud} refuses a smaller root disk; "
+                f"allowed: {floor} or more",
+            )
 
 
 def _network(ctx: _Context) -> Iterator[ConfigError]:

@@ -10,6 +10,7 @@ types the availability data says are not sold there are left out first (`availab
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -27,6 +28,9 @@ GpuVendor = Literal["nvidia", "amd"]
 # are NVIDIA Grace (arm64); every other row is x86_64. Debian's names (`dpkg --print-architecture`) in DEBIAN_ARCH.
 Arch = Literal["x86_64", "arm64"]
 DEBIAN_ARCH: dict[str, str] = {"x86_64": "amd64", "arm64": "arm64"}
+# How image references spell each architecture: DLAMI SSM paths (x86_64, arm64), Canonical's SSM paths and GCP's Ubuntu
+# families (amd64, arm64), Alibaba's public image names (x64, arm64), `uname -m` (aarch64). `image_arch` reads them.
+ARCH_NAMES: dict[Arch, tuple[str, ...]] = {"x86_64": ("x86_64", "amd64", "x64"), "arm64": ("arm64", "aarch64")}
 Fabric = Literal["efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "erdma", "none"]
 _DIR = Path(__file__).parent
 # The keys of `gpu-cluster catalog --format json` rows, in order: a stable format.
@@ -218,11 +222,69 @@ def arch_image(cloud: Cloud, row: InstanceType) -> dict[str, Any] | None:
     return entry
 
 
-def arch_unsupported(row: InstanceType, packages_repo: str) -> bool:
+def image_arch(reference: str) -> Arch | None:
+    """The architecture an image reference names (an SSM path, an image family or name, a URN), None when it names
+    none, or both. A name counts only as a whole word: `x86_64` in `/ami/x86_64/`, `arm64` in `-2204-lts-arm64`."""
+    named = {
+        arch
+        for arch, names in ARCH_NAMES.items()
+        for name in names
+        if re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", reference)
+    }
+    return named.pop() if len(named) == 1 else None
+
+
+def cpu_arch(cloud: Cloud, instance_type: str) -> Arch:
+    """The CPU architecture of a type: a catalog row's `arch`, else (a CPU type: login node, Slurm head) arm64 when the
+    cloud's `rules.cpuArch.arm64.pattern` matches it, else x86_64 (a cloud without the rule, Tencent: none sourced)."""
+    rows = find(cloud, instance_type)
+    if rows:
+        return rows[0].arch
+    rule = (load(cloud).rules.get("cpuArch") or {}).get("arm64")
+    return "arm64" if rule and re.fullmatch(rule["pattern"], instance_type) else "x86_64"
+
+
+def cpu_image(cloud: Cloud, instance_type: str) -> dict[str, Any]:
+    """The image of a CPU node (login node, Slurm head) on its architecture: `images.login` (Alibaba and Tencent without
+    one: `images.default`), its `arch.<arch>` entry on a host that is not x86_64. An arch the entry has none for gets
+    an entry with only a `reason`, which the spec refuses; never an x86_64 image on an arm64 host."""
+    images = load(cloud).images
+    entry: dict[str, Any] = images.get("login") or images["default"]
+    arch = cpu_arch(cloud, instance_type)
+    if arch == "x86_64":
+        return entry
+    found: dict[str, Any] | None = (entry.get("arch") or {}).get(arch)
+    if found is None:
+        return {"reason": f"catalog/{cloud}.yaml has no {arch} image for CPU nodes (images.login.arch)"}
+    return found
+
+
+def gpu_image(cloud: Cloud, row: InstanceType) -> dict[str, Any]:
+    """The `image: auto` entry of a GPU row: its vendor's, else its architecture's, else the longest matching family
+    prefix, else the default (the order the layouts pick in)."""
+    entry = vendor_image(cloud, row) or arch_image(cloud, row)
+    if entry is not None:
+        return entry
+    images = load(cloud).images
+    families: dict[str, Any] = images.get("families") or {}
+    match = max((p for p in families if row.instanceType.startswith(p)), key=len, default=None)
+    found: dict[str, Any] = families[match] if match else images["default"]
+    return found
+
+
+def min_root_gb(entry: Mapping[str, Any]) -> int | None:
+    """The smallest root disk an image entry boots from (`minRootGb`, sourced in the catalog), None when unsourced:
+    the cloud refuses a root disk smaller than the image's, so the spec refuses a storage.rootGb below it."""
+    value = entry.get("minRootGb")
+    return None if value is None else int(value)
+
+
+def arch_unsupported(row: InstanceType | Arch, packages_repo: str) -> bool:
     """Whether an apt repository line limited to some architectures (`deb [arch=amd64 ...] URL ...`, as
-    catalog/slurm.yaml gives the Slurm packages') leaves out the row's architecture."""
+    catalog/slurm.yaml gives the Slurm packages') leaves out the row's architecture (or the architecture given)."""
+    arch = row if isinstance(row, str) else row.arch
     match = re.search(r"\[[^]]*\barch=([\w,]+)", packages_repo)
-    return match is not None and DEBIAN_ARCH[row.arch] not in match.group(1).split(",")
+    return match is not None and DEBIAN_ARCH[arch] not in match.group(1).split(",")
 
 
 def arch_gaps(row: InstanceType, *, lustre: bool) -> list[str]:

@@ -411,7 +411,8 @@ def access_plan(spec: ClusterSpec) -> Access:
                 f"{k}login.publicIp",
                 "true needs network.egress: nat (the login node sits in the NAT gateway's public subnet)",
             )
-        entry: dict[str, Any] = catalog.load("aws").images["login"]
+        # the login image of the login type's architecture (catalog images.login, rules.cpuArch)
+        entry: dict[str, Any] = catalog.cpu_image("aws", str(spec.login.instance_type))
         login = Login(
             instance_type=str(spec.login.instance_type),
             public_ip=spec.login.public_ip,
