@@ -488,9 +488,30 @@ def _check_cidr_rules(cloud: Cloud, network: NetworkConfig, rules: Mapping[str, 
             )
 
 
+def _trains_across_nodes(cfg: ClusterConfig) -> bool:
+    """Whether the nodes run one job together, so NCCL needs a fabric between them: more than one node (maxNodes
+    counts), unless fabric is none (the ordinary network is accepted) or a scaling fleet (independent replicas; the
+    placement rule reads a fleet so too)."""
+    max_nodes = cfg.max_nodes if cfg.max_nodes is not None else cfg.nodes
+    fleet = cfg.scaling is not None and cfg.scaling.metric != "none"
+    return max_nodes > 1 and cfg.fabric != "none" and not fleet
+
+
+def _fabric_check(cfg: ClusterConfig) -> catalog.FabricCheck | None:
+    """What a multi-node cluster's type must pass: a fabric NCCL can use on `image: auto` (the catalog vouches for the
+    image), or on a custom image a fabric at all (the image may bring the software; the plan says what it cannot
+    vouch for); None when the nodes do not train together."""
+    if not _trains_across_nodes(cfg):
+        return None
+    return catalog.fabric_usable if cfg.image == "auto" else catalog.fabric_present
+
+
 def _resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) -> catalog.Resolution:
-    """The type for the config; with a region, one the availability data does not rule out there."""
+    """The type for the config; with a region, one the availability data does not rule out there. Multi-node
+    (`_trains_across_nodes`), `gpu: MODEL:COUNT` prefers a type whose fabric NCCL can use; the resolution carries
+    `fabric_problem` when the type has none (`_instance_type` refuses it for `gpu:`, warns for a configured type)."""
     wanted: tuple[str, int] | None = None
+    check = _fabric_check(cfg)
     if cfg.gpu is not None:
         try:
             wanted = parse_gpu(cfg.gpu)
@@ -521,11 +542,13 @@ def _resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) -
         unsold = None if region is None else catalog.availability.why_not(cloud, cfg.instance_type, region, gpu=gpu)
         if unsold:
             raise ConfigError(f"{CLUSTER_KEY}.instanceType", unsold)
-        return catalog.Resolution(rows[0], f"instanceType {cfg.instance_type} as configured")
+        ok, why = check(rows[0]) if check is not None else (True, "")
+        problem = None if ok else f"{cfg.instance_type} has no fabric NCCL can use between nodes ({why})"
+        return catalog.Resolution(rows[0], f"instanceType {cfg.instance_type} as configured", problem)
     if wanted is None:
         raise ConfigError(CLUSTER_KEY, "set gpu (MODEL:COUNT, for example H100:8) or instanceType")
     try:
-        return catalog.resolve(cloud, *wanted, region=region)
+        return catalog.resolve(cloud, *wanted, region=region, fabric=check)
     except catalog.CatalogError as exc:
         raise ConfigError(f"{CLUSTER_KEY}.gpu", str(exc)) from None
 
@@ -789,6 +812,27 @@ def _instance_type(ctx: _Context) -> Iterator[ConfigError]:
     except ConfigError as exc:
         yield exc
         return
+    problem = ctx.resolution.fabric_problem
+    if problem and ctx.cfg.instance_type is None:
+        # resolved from gpu: nothing of that count has a fabric NCCL can use, and the user has not said that is fine
+        picked = ctx.resolution.type
+        # a wired fabric the catalog cannot vouch for may still be wanted: naming the type takes it, with a warning
+        as_is = (
+            f"set instanceType: {picked.instanceType} to take its {picked.fabric} as it is, "
+            if picked.has_fabric
+            else ""
+        )
+        yield ConfigError(
+            f"{CLUSTER_KEY}.gpu",
+            f"{ctx.cfg.gpu} for {ctx.max_nodes} nodes that train together: {problem}; or {as_is}set fabric: none to "
+            "accept nodes that talk over the ordinary network",
+        )
+    elif problem:  # a configured type: the user chose it, so a warning, said loudly
+        ctx.warn(
+            "instanceType",
+            f"{problem}; {ctx.max_nodes} nodes that train together would talk over the ordinary network; set "
+            "fabric: none if that is intended",
+        )
     zone_key = ctx.rules["zoneKey"]
     configured = ctx.cfg.zone or (ctx.values.get(zone_key) if zone_key else None)
     row, where = ctx.row, f"catalog/availability/{ctx.cloud}.yaml"
