@@ -883,6 +883,54 @@ def _node_group(ctx: _Context) -> Iterator[ConfigError]:
         )
 
 
+# What a managed-group limit of the cloud (capabilities `managedGroupLimits`) takes from a wired fabric, read on the
+# resolved type: `fabricCards` the fabric devices beyond the first network card (Alibaba ESS: no networkCardIndex),
+# `placement` the deployment set a multi-node fabric is placed in, `hccCluster` the HCC fabric itself (Tencent).
+_FABRIC_LIMITS: dict[str, Callable[[_Context, InstanceType], bool]] = {
+    "fabricCards": lambda ctx, row: row.fabricDevices > 1,
+    "placement": lambda ctx, row: ctx.max_nodes > 1,
+    "hccCluster": lambda ctx, row: True,
+}
+
+
+def _needs_managed(cfg: ClusterConfig) -> str:
+    """What in the config only a managed group does ("" when nothing): the keys the spec refuses with instances."""
+    spot = cfg.spot
+    needs = [
+        ("scheduler kubernetes", cfg.scheduler == "kubernetes"),
+        ("maxNodes", cfg.max_nodes is not None and cfg.max_nodes != cfg.nodes),
+        ("minNodes", cfg.min_nodes is not None and cfg.min_nodes != cfg.nodes),
+        ("scaling", cfg.scaling is not None),
+        ("spot onDemandBase/fallback", spot.enabled and (spot.on_demand_base > 0 or spot.fallback != "none")),
+        ("nodes: 0", cfg.nodes == 0),
+    ]
+    return ", ".join(what for what, needed in needs if needed)
+
+
+def _node_group_default(ctx: _Context) -> Iterator[ConfigError]:
+    """nodeGroup not set: instances where the cloud's managed group would cut the fabric the type is rated for (its
+    `managedGroupLimits`; Alibaba's ESS wires every ERI on one card and takes no deployment set, so an ebmgn8v gets 100
+    of its 160 Gb/s, unplaced). A default must not halve the fabric paid for; a config that needs a managed group
+    (`_needs_managed`) keeps it, and the layout says what it loses."""
+    cfg, row = ctx.cfg, ctx.row
+    if row is None or "node_group" in cfg.model_fields_set or not ctx.fabric_wired or _needs_managed(cfg):
+        return
+    caps = capabilities(ctx.cloud)
+    cut = [lim for lim in caps.managed_group_limits if (cuts := _FABRIC_LIMITS.get(lim.feature)) and cuts(ctx, row)]
+    if not cut or "instances" not in caps.node_groups:
+        return
+    ctx.cfg = cfg.model_copy(update={"node_group": "instances"})
+    ctx.warn(
+        "nodeGroup",
+        f"not set; instances, for all {row.fabricGbps:g} Gb/s of {row.instanceType}'s {row.fabric}: a managed group "
+        "would apply less ("
+        + "; ".join(f"{lim.feature}: {lim.applied}, {lim.source}" for lim in cut)
+        + (")" if "managed" not in caps.node_groups else "); set nodeGroup: managed to take that"),
+        "info",
+    )
+    yield from ()
+
+
 def _fabric(ctx: _Context) -> Iterator[ConfigError]:
     row = ctx.row
     if row is not None and ctx.cfg.fabric == "required" and not row.has_fabric:
@@ -1257,6 +1305,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _zone,
     _other_cloud_blocks,
     _instance_type,
+    _node_group_default,
     _node_counts,
     _node_group,
     _fabric,
@@ -1384,6 +1433,7 @@ def _cross_check(
     errors = [error for check in CROSS_RULES for error in check(ctx)]
     if errors:
         raise ConfigErrors(errors)
+    cfg = ctx.cfg  # with what the rules resolved (nodeGroup's default)
     assert ctx.resolution is not None  # _instance_type yielded no error
     row = ctx.resolution.type
     placement = _placement(ctx)
