@@ -239,3 +239,12 @@ def test_every_image_says_its_minimum_root_with_a_source(cloud, path, entry):
 
 def test_the_default_dlami_root_is_75_gb():
     assert catalog.min_root_gb(catalog.load("aws").images["default"]) == 75
+
+
+def test_an_arm64_eks_system_pool_gets_the_arm_ami_type():
+    # EKS refuses an x86_64 amiType on a Graviton type (botocore eks AMITypes: AL2023_ARM_64_STANDARD)
+    plan = plan_values(aws_values(scheduler="kubernetes", kubernetes={"systemInstanceType": "m7g.large"}))
+    pools = {
+        r["inputs"]["instanceTypes"][0]: r["inputs"]["amiType"] for r in resources_of(plan, "eks/nodeGroup:NodeGroup")
+    }
+    assert pools["m7g.large"] == "AL2023_ARM_64_STANDARD" and pools["p5.48xlarge"] == "AL2023_x86_64_NVIDIA"

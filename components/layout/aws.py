@@ -622,10 +622,12 @@ def _with_kubernetes(layout: AwsLayout) -> AwsLayout:
     )
     effects: dict[str, str] = groups["taintEffects"]
     capacity: dict[str, str] = groups["capacityTypes"]
+    # the system pool's AMI on its type's architecture (catalog/aws.yaml rules.cpuArch)
+    arm = catalog.cpu_arch("aws", kube.system_instance_type) == "arm64"
     system = EksPool(
         key="system",
         instance_type=kube.system_instance_type,
-        ami_type=str(groups["systemAmiType"]),
+        ami_type=str(groups["systemAmiTypeArm64" if arm else "systemAmiType"]),
         capacity_type=capacity["on-demand"],
         desired=kube.system_nodes,
         min_size=kube.system_nodes,
