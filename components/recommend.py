@@ -156,6 +156,8 @@ class Option:
     region: str
     why: str
     spot: bool = False  # ranked by the reference spot price (recommend --spot)
+    # multi-node: whether NCCL can use the type's fabric on image auto (catalog.fabric_usable); single-node: true
+    fabric_usable: bool = True
 
     @property
     def total_gpus(self) -> int:
@@ -204,6 +206,8 @@ class Option:
             # type is sold as spot (null: unknown)
             "spotHourlyUsd": None if self.spot_usd is None else round(self.spot_usd, 4),
             "spotOffered": spot.offered(self.row),
+            # added later: false for a multi-node option whose fabric NCCL cannot use on image auto (ranked last)
+            "fabricUsable": self.fabric_usable,
         }
 
 
@@ -317,7 +321,10 @@ def recommend(
             f"nothing in the catalog holds {need.total_gib:,.1f} GiB ({need.explain()})"
             + (f" within {gpus_max} GPUs" if gpus_max is not None else ""),
         )
-    options.sort(key=lambda o: (o.rank_usd is None, o.rank_usd or 0.0, o.row.cloud, o.row.instanceType))
+    # a multi-node option whose fabric NCCL cannot use ranks after every option that trains at the fabric's speed
+    options.sort(
+        key=lambda o: (not o.fabric_usable, o.rank_usd is None, o.rank_usd or 0.0, o.row.cloud, o.row.instanceType)
+    )
     return options[:limit]
 
 
@@ -371,15 +378,21 @@ def _best_of(group: list[InstanceType], need: Need, region: str | None, use_spot
     wired = [r for r in group if r.has_fabric]
     if not wired:
         return None  # several nodes without a fabric: not offered
-    biggest = max(wired, key=lambda r: (r.gpus, -(_rank_price(r, use_spot) or math.inf)))
+    # a fabric NCCL can use on image auto first (catalog.fabric_usable): GCP's a3-highgpu-8g has GPUDirect-TCPX
+    # hardware but no public image with its kernel, so a3-megagpu-8g is the H100 type for training across nodes
+    usable = [r for r in wired if catalog.fabric_usable(r)[0]]
+    biggest = max(usable or wired, key=lambda r: (r.gpus, -(_rank_price(r, use_spot) or math.inf)))
+    ok, unusable = catalog.fabric_usable(biggest)
     needed = _gpus_needed(biggest, need)
     nodes = math.ceil(needed / biggest.gpus)
     why = (
         f"{holds(biggest, needed)} = {nodes} nodes of {biggest.gpus}; multi-node, so the fabric matters: "
         f"{biggest.fabric} {biggest.fabricGbps:g} Gb/s per node"
     )
+    if not ok:
+        why += f", NOT usable by NCCL on image auto ({unusable}): ranked after the options whose fabric is"
     why += _vendor_note(biggest) + _spot_note(biggest, use_spot)
-    return Option(biggest, nodes, needed, _region_for(biggest, region), why, use_spot)
+    return Option(biggest, nodes, needed, _region_for(biggest, region), why, use_spot, ok)
 
 
 def _region_for(row: InstanceType, region: str | None) -> str:

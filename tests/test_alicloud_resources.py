@@ -245,7 +245,7 @@ def test_private_pool_reservation():
     inst = plan_values(alicloud_values(nodeGroup="instances", reservation="eap-bp67acfmxazb4"))
     node = resources_of(inst, "ecs/instance:Instance")[0]["inputs"]
     assert (node["privatePoolOptionsMatchCriteria"], node["privatePoolOptionsId"]) == ("Target", "eap-bp67acfmxazb4")
-    managed = plan_values(alicloud_values(reservation="eap-bp67acfmxazb4"))
+    managed = plan_values(alicloud_values(nodeGroup="managed", reservation="eap-bp67acfmxazb4"))
     config = one(managed, "ScalingConfiguration")["inputs"]
     assert config["resourcePoolOptionsStrategy"] == "PrivatePoolOnly"
     assert config["resourcePoolOptionsPrivatePoolIds"] == ["eap-bp67acfmxazb4"]
@@ -358,7 +358,9 @@ def test_identity_policies_read_storage_and_an_existing_role():
     assert sorted(a["policyName"] for a in attached) == ["AliyunECSReadOnlyAccess", "AliyunOSSReadOnlyAccess"]
     assert {a["policyType"] for a in attached} == {"System"}
     assert plan.as_json()["outputs"]["identity"]["grants"] == ["AliyunECSReadOnlyAccess", "AliyunOSSReadOnlyAccess"]
-    existing = plan_values(alicloud_values(identity={"existing": "team-gpu-role", "readStorage": True}))
+    existing = plan_values(
+        alicloud_values(nodeGroup="managed", identity={"existing": "team-gpu-role", "readStorage": True})
+    )
     assert not resources_of(existing, "ram/role:Role")
     # the read-storage grant and the managed group's health grant, both on the existing role
     assert {a["inputs"]["roleName"] for a in resources_of(existing, "RolePolicyAttachment")} == {"team-gpu-role"}

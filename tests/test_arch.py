@@ -60,7 +60,7 @@ def env(text: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def aws_plan():
-    return plan_values(aws_values(gpu="GB200:4", **BLOCK))
+    return plan_values(aws_values(gpu="GB200:4", fabric="none", **BLOCK))
 
 
 @pytest.fixture(scope="module")
@@ -145,10 +145,12 @@ def test_aws_gb200_boots_the_arm64_dlami_in_its_capacity_block(aws_plan):
 
 
 def test_aws_gb200_without_a_capacity_block_is_refused():
-    ((key, message),) = refusal(aws_values(gpu="GB200:4"))
+    ((key, message),) = refusal(aws_values(gpu="GB200:4", fabric="none"))
     assert key == "gpu-cluster:cluster.reservationType"
     assert "only through EC2 Capacity Blocks" in message and "reservationType: capacity-block" in message
-    ((key, message),) = refusal(aws_values(gpu="GB200:4", reservation="cr-0123456789abcdef0"))  # an ODCR is not one
+    ((key, message),) = refusal(
+        aws_values(gpu="GB200:4", fabric="none", reservation="cr-0123456789abcdef0")
+    )  # an ODCR is not one
     assert key == "gpu-cluster:cluster.reservationType"
 
 
@@ -166,7 +168,7 @@ def test_aws_gb200_user_data_has_no_x86_only_download(aws_plan):
 
 
 def test_azure_gb200_image_auto_is_refused_never_the_x86_image():
-    ((key, message),) = refusal(azure_values())
+    ((key, message),) = refusal(azure_values(nodes=1))  # 2 nodes: refused first for the fabric (no usable IB)
     assert key == "gpu-cluster:cluster.image"
     assert message.startswith("auto has no image for Standard_ND128isr_NDR_GB200_v6: Microsoft publishes no ")
     assert "Shared Image Gallery" in message
@@ -242,7 +244,7 @@ def test_x86_types_keep_the_x86_messages_and_images():
 @pytest.mark.parametrize(
     ("cloud", "values"),
     [
-        ("aws", aws_values(gpu="GB200:4", scheduler="slurm", **BLOCK)),
+        ("aws", aws_values(gpu="GB200:4", fabric="none", scheduler="slurm", **BLOCK)),
         ("gcp", gcp_values(gpu="GB200:4", reservation="a4x-block", zone="us-central1-a", scheduler="slurm")),
         ("azure", azure_values(image=GALLERY, scheduler="slurm")),
     ],
@@ -268,7 +270,7 @@ def test_the_plan_json_names_the_arm64_image(gcp_plan):
 
 @pytest.mark.parametrize(("kind", "warned"), [("lustre", True), ("nfs", False)])
 def test_the_plan_warns_of_the_lustre_client_on_arm64_only(kind, warned):
-    values = aws_values(gpu="GB200:4", **BLOCK, storage={"shared": {"kind": kind, "path": "/shared"}})
+    values = aws_values(gpu="GB200:4", fabric="none", **BLOCK, storage={"shared": {"kind": kind, "path": "/shared"}})
     found = [f for f in spec_of(values).findings if f.key == "gpu-cluster:cluster.storage.shared"]
     assert [f.message.startswith("p6e-gb200.36xlarge is arm64: storage.shared lustre") for f in found] == (
         [True] if warned else []

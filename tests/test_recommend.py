@@ -71,8 +71,13 @@ def test_every_option_holds_the_need(params, workload):
     for option in options:
         usable = option.total_gpus * float(option.row.gpuMemoryGiB or 0) * rec.USABLE_FRACTION
         assert usable >= need.total_gib
-    costs = [o.hourly_usd for o in options if o.hourly_usd is not None]
-    assert costs == sorted(costs)
+    # every option NCCL can train across comes first (a multi-node option on an unusable fabric is ranked last),
+    # cheapest first within each part
+    usable = [o.fabric_usable for o in options]
+    assert usable == sorted(usable, reverse=True)
+    for part in (True, False):
+        costs = [o.hourly_usd for o in options if o.fabric_usable is part and o.hourly_usd is not None]
+        assert costs == sorted(costs)
 
 
 def test_rendering_and_hpc_pick_fit_gpus_only():
@@ -90,11 +95,12 @@ def test_json_schema_and_ranking():
     assert set(out) == {"workload", "needGiB", "need", "multiNode", "options", "wroteStack", "spot", "writeSkipped"}
     keys = {"cloud", "instanceType", "gpu", "gpusPerNode", "gpuMemoryGiB", "nodes", "totalGpus", "gpusNeeded",
             "multiNode", "fabric", "fabricGbps", "hourlyUsd", "usdPerGpuHour", "priceVerified", "region", "why",
-            "source", "spotHourlyUsd", "spotOffered"}  # fmt: skip
+            "source", "spotHourlyUsd", "spotOffered", "fabricUsable"}  # fmt: skip
     assert all(set(o) == keys for o in out["options"])
     assert "KV cache (131,072 tokens)" in out["need"]
-    priced = [o["hourlyUsd"] for o in out["options"] if o["hourlyUsd"] is not None]
-    assert priced == sorted(priced)
+    for part in (True, False):  # options NCCL can train across first, each part cheapest first
+        priced = [o["hourlyUsd"] for o in out["options"] if o["hourlyUsd"] is not None and o["fabricUsable"] is part]
+        assert priced == sorted(priced)
 
 
 def test_table_fits_80_columns():
@@ -277,3 +283,23 @@ def test_spot_markdown_has_the_spot_column_and_without_spot_it_is_as_before():
     plain_md = run("--workload", "inference", "--model-params", "7B", "-f", "markdown").stdout
     assert next(line for line in plain_md.splitlines() if line.startswith("| #")).endswith("| $/GPU-h |")
     assert "spot $" not in plain_md
+
+
+# --- multi-node: a fabric NCCL can use (issue 26, defect 7) -------------------------------------------------------
+
+
+def test_multi_node_h100_on_gcp_is_a3_mega_whose_fabric_nccl_can_use():
+    # a3-highgpu-8g is cheaper, but its GPUDirect-TCPX needs a kernel no public image carries
+    need = rec.memory_need("fine-tuning", 70e9, "bf16")
+    h100 = [o for o in rec.recommend(need, cloud="gcp", limit=100) if o.row.gpu == "H100"]
+    assert [o.row.instanceType for o in h100] == ["a3-megagpu-8g"]
+    assert h100[0].multi_node and h100[0].fabric_usable and "NOT usable" not in h100[0].why
+
+
+def test_an_option_on_an_unusable_fabric_is_marked_and_ranked_after_the_usable_ones():
+    options = rec.recommend(rec.memory_need("fine-tuning", 70e9, "bf16"), limit=100)
+    unusable = [o for o in options if not o.fabric_usable]
+    assert {o.row.instanceType for o in unusable} >= {"p3dn.24xlarge", "a4x-highgpu-4g"}
+    assert all(o.multi_node and "NOT usable by NCCL on image auto" in o.why for o in unusable)
+    assert all(not o.fabric_usable for o in options[options.index(unusable[0]) :])
+    assert all(o.as_json()["fabricUsable"] is False for o in unusable)

@@ -62,7 +62,8 @@ def test_field_errors_name_the_key(cluster, key, fragment):
 @pytest.mark.parametrize(
     ("cluster", "key", "fragment"),
     [
-        ({"gpu": "T4:1", "fabric": "required"}, "gpu-cluster:cluster.fabric", "has no HPC fabric"),
+        # one node: gpu resolution does not look for a fabric (two nodes would get g4dn.8xlarge, which has EFA)
+        ({"gpu": "T4:1", "nodes": 1, "fabric": "required"}, "gpu-cluster:cluster.fabric", "has no HPC fabric"),
         (
             {"gpu": None, "instanceType": "p3.2xlarge", "storage": {"scratch": "nvme"}},
             "gpu-cluster:cluster.storage.scratch",

@@ -9,7 +9,9 @@ types the availability data says are not sold there are left out first (`availab
 
 from __future__ import annotations
 
+import fnmatch
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -27,6 +29,9 @@ GpuVendor = Literal["nvidia", "amd"]
 # are NVIDIA Grace (arm64); every other row is x86_64. Debian's names (`dpkg --print-architecture`) in DEBIAN_ARCH.
 Arch = Literal["x86_64", "arm64"]
 DEBIAN_ARCH: dict[str, str] = {"x86_64": "amd64", "arm64": "arm64"}
+# How image references spell each architecture: DLAMI SSM paths (x86_64, arm64), Canonical's SSM paths and GCP's Ubuntu
+# families (amd64, arm64), Alibaba's public image names (x64, arm64), `uname -m` (aarch64). `image_arch` reads them.
+ARCH_NAMES: dict[Arch, tuple[str, ...]] = {"x86_64": ("x86_64", "amd64", "x64"), "arm64": ("arm64", "aarch64")}
 Fabric = Literal["efa", "infiniband", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "erdma", "none"]
 _DIR = Path(__file__).parent
 # The keys of `gpu-cluster catalog --format json` rows, in order: a stable format.
@@ -116,6 +121,8 @@ class Resolution:
 
     type: InstanceType
     reason: str
+    # multi-node: why no type of the request has a fabric NCCL can use (None when the pick has one, or single-node)
+    fabric_problem: str | None = None
 
 
 class CatalogError(ValueError):
@@ -218,11 +225,130 @@ def arch_image(cloud: Cloud, row: InstanceType) -> dict[str, Any] | None:
     return entry
 
 
-def arch_unsupported(row: InstanceType, packages_repo: str) -> bool:
+def image_arch(reference: str) -> Arch | None:
+    """The architecture an image reference names (an SSM path, an image family or name, a URN), None when it names
+    none, or both. A name counts only as a whole word: `x86_64` in `/ami/x86_64/`, `arm64` in `-2204-lts-arm64`."""
+    named = {
+        arch
+        for arch, names in ARCH_NAMES.items()
+        for name in names
+        if re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", reference)
+    }
+    return named.pop() if len(named) == 1 else None
+
+
+def cpu_arch(cloud: Cloud, instance_type: str) -> Arch:
+    """The CPU architecture of a type: a catalog row's `arch`, else (a CPU type: login node, Slurm head) arm64 when the
+    cloud's `rules.cpuArch.arm64.pattern` matches it, else x86_64 (a cloud without the rule, Tencent: none sourced)."""
+    rows = find(cloud, instance_type)
+    if rows:
+        return rows[0].arch
+    rule = (load(cloud).rules.get("cpuArch") or {}).get("arm64")
+    return "arm64" if rule and re.fullmatch(rule["pattern"], instance_type) else "x86_64"
+
+
+def cpu_image(cloud: Cloud, instance_type: str) -> dict[str, Any]:
+    """The image of a CPU node (login node, Slurm head) on its architecture: `images.login` (Alibaba and Tencent without
+    one: `images.default`), its `arch.<arch>` entry on a host that is not x86_64. An arch the entry has none for gets
+    an entry with only a `reason`, which the spec refuses; never an x86_64 image on an arm64 host."""
+    images = load(cloud).images
+    entry: dict[str, Any] = images.get("login") or images["default"]
+    arch = cpu_arch(cloud, instance_type)
+    if arch == "x86_64":
+        return entry
+    found: dict[str, Any] | None = (entry.get("arch") or {}).get(arch)
+    if found is None:
+        return {"reason": f"catalog/{cloud}.yaml has no {arch} image for CPU nodes (images.login.arch)"}
+    return found
+
+
+def gpu_image(cloud: Cloud, row: InstanceType) -> dict[str, Any]:
+    """The `image: auto` entry of a GPU row: its vendor's, else its architecture's, else the longest matching family
+    prefix, else the default (the order the layouts pick in)."""
+    entry = vendor_image(cloud, row) or arch_image(cloud, row)
+    if entry is not None:
+        return entry
+    images = load(cloud).images
+    families: dict[str, Any] = images.get("families") or {}
+    match = max((p for p in families if row.instanceType.startswith(p)), key=len, default=None)
+    found: dict[str, Any] = families[match] if match else images["default"]
+    return found
+
+
+# The key that names an image entry's image, per cloud (ssmParameter AWS, urn Azure, family GCP, nameRegex Alibaba,
+# osName Tencent): what a message quotes.
+_IMAGE_KEYS = ("ssmParameter", "urn", "family", "nameRegex", "osName")
+
+
+def fabric_present(row: InstanceType) -> tuple[bool, str]:
+    """Whether the row has a fabric the layouts wire, and if not why (`extra.fabricUnwired`: hardware the catalog does
+    not wire). With a custom image this is all the catalog can judge: the image may bring the fabric's software."""
+    if row.has_fabric:
+        return True, ""
+    return False, str(row.extra.get("fabricUnwired") or "no HPC fabric")
+
+
+def fabric_usable(row: InstanceType) -> tuple[bool, str]:
+    """Whether NCCL can use the row's fabric between nodes on `image: auto` (VMs), by the catalog's own data, and if not
+    why, in one sentence ("" when usable). The data: AWS `images.default.efa.supportedFamilies` (the DLAMI), Azure the
+    image's `fabric.infiniband` topology families, GCP `rules.fabricEnablement` (`missing`, vouched `images`), Alibaba
+    and Tencent the image's `fabricSupport`; a row without a fabric may say what it has unwired (`extra.fabricUnwired`).
+    The layouts decide the same for the plan (`fabric_usability`, on the configured image); a test keeps them equal."""
+    present, why = fabric_present(row)
+    if not present:
+        return False, why
+    data = load(row.cloud)
+    default: dict[str, Any] = data.images["default"]
+    entry = gpu_image(row.cloud, row)
+    image = next((str(entry[k]) for k in _IMAGE_KEYS if entry.get(k)), "its image")
+    if row.cloud == "aws":
+        family = row.instanceType.split(".", 1)[0]
+        if entry is not default:
+            return False, f"EFA software on {image}: the catalog vouches for it on the x86_64 DLAMI only"
+        if family not in (default.get("efa") or {}).get("supportedFamilies", []):
+            return False, f"{family} is not among the instance types the DLAMI ({image}) supports (its release notes)"
+        return True, ""
+    if row.cloud == "azure":
+        vouched: dict[str, Any] = (entry.get("fabric") or {}).get(row.fabric) or {}
+        if entry is not default:
+            return False, str(vouched.get("reason") or f"no image vouches for {row.fabric} on {row.instanceType}")
+        size = row.instanceType.lower()
+        for family in (vouched.get("families") or {}).values():
+            if any(fnmatch.fnmatchcase(size, pattern) for pattern in family["sizes"]):
+                return True, ""
+        return False, f"{image} has no NCCL topology family for {row.instanceType}"
+    if row.cloud == "gcp":
+        enable: dict[str, Any] | None = data.rules["fabricEnablement"].get(row.fabric)
+        if enable is None:
+            return False, f"{row.fabric}: no enablement is known to gpu-cluster"
+        if row.arch != "x86_64":  # the x86_64 packages and images do not apply: the arch's own entry wins
+            enable = {
+                **enable,
+                **(enable.get("arch") or {}).get(row.arch, {"missing": [f"{row.fabric} on {row.arch}"]}),
+            }
+        if "missing" in enable:
+            return False, "missing " + "; ".join(str(m) for m in enable["missing"])
+        if f"{entry.get('project')}/{entry.get('family')}" not in enable["images"]:
+            return False, f"{row.fabric} enablement is sourced on {', '.join(enable['images'])}, not on {image}"
+        return True, ""
+    if (entry.get("fabricSupport") or {}).get(row.fabric):  # alicloud, tencentcloud
+        return True, ""
+    return False, f"image {image}: no source that it brings what NCCL needs over {row.fabric} (its fabricSupport)"
+
+
+def min_root_gb(entry: Mapping[str, Any]) -> int | None:
+    """The smallest root disk an image entry boots from (`minRootGb`, sourced in the catalog), None when unsourced:
+    the cloud refuses a root disk smaller than the image's, so the spec refuses a storage.rootGb below it."""
+    value = entry.get("minRootGb")
+    return None if value is None else int(value)
+
+
+def arch_unsupported(row: InstanceType | Arch, packages_repo: str) -> bool:
     """Whether an apt repository line limited to some architectures (`deb [arch=amd64 ...] URL ...`, as
-    catalog/slurm.yaml gives the Slurm packages') leaves out the row's architecture."""
+    catalog/slurm.yaml gives the Slurm packages') leaves out the row's architecture (or the architecture given)."""
+    arch = row if isinstance(row, str) else row.arch
     match = re.search(r"\[[^]]*\barch=([\w,]+)", packages_repo)
-    return match is not None and DEBIAN_ARCH[row.arch] not in match.group(1).split(",")
+    return match is not None and DEBIAN_ARCH[arch] not in match.group(1).split(",")
 
 
 def arch_gaps(row: InstanceType, *, lustre: bool) -> list[str]:
@@ -272,8 +398,16 @@ def _size_key(row: InstanceType) -> tuple[float, float, float, str]:
     return (row.vcpus or 0, row.memoryGiB or 0.0, price, row.instanceType)
 
 
-def resolve(cloud: Cloud, gpu: str, count: int, region: str | None = None) -> Resolution:
-    """Pick the instance type for `count` x `gpu` on `cloud` (rule in the module docstring)."""
+FabricCheck = Callable[[InstanceType], tuple[bool, str]]
+
+
+def resolve(
+    cloud: Cloud, gpu: str, count: int, region: str | None = None, fabric: FabricCheck | None = None
+) -> Resolution:
+    """Pick the instance type for `count` x `gpu` on `cloud` (rule in the module docstring). `fabric` (multi-node: the
+    nodes train together): a type it passes (`fabric_usable` on `image: auto`, `fabric_present` on a custom image)
+    comes first, whatever it costs; when none passes, the rule's pick comes with `fabric_problem` (the caller refuses
+    or warns)."""
     rows = load(cloud).types
     same_model = [r for r in rows if r.gpu == gpu]
     if not same_model:
@@ -290,8 +424,17 @@ def resolve(cloud: Cloud, gpu: str, count: int, region: str | None = None) -> Re
         if len(unsold) == len(matches):
             raise CatalogError("; ".join(dict.fromkeys(why for why in reasons.values() if why)))
         matches = [r for r in matches if r.instanceType not in unsold]
+    fabric_note, problem = "", None
+    if fabric is not None:
+        usable = [r for r in matches if fabric(r)[0]]
+        if usable and usable[0] is not matches[0]:
+            passed = _by_reason(matches[: matches.index(usable[0])], fabric)
+            fabric_note = f"; multi-node, so the first whose fabric NCCL can use, passing over {passed}"
+            matches = [usable[0], *(r for r in matches if r is not usable[0])]
+        elif not usable:
+            problem = _no_usable_fabric(cloud, gpu, count, matches, fabric)
     picked = matches[0]
-    skipped = f"; not sold in {region}: {', '.join(unsold)}" if unsold else ""
+    skipped = fabric_note + (f"; not sold in {region}: {', '.join(unsold)}" if unsold else "")
     if len(matches) == 1:
         reason = f"{gpu}:{count} -> {picked.instanceType}, the only {cloud} type with {count} x {gpu}"
         if unsold:
@@ -302,7 +445,25 @@ def resolve(cloud: Cloud, gpu: str, count: int, region: str | None = None) -> Re
             f"{gpu}:{count} -> {picked.instanceType}; also offered: {others}; "
             "rule: fewest vCPUs, then least memory, then lowest price"
         )
-    return Resolution(picked, reason + skipped)
+    return Resolution(picked, reason + skipped, problem)
+
+
+def _by_reason(rows: list[InstanceType], fabric: FabricCheck) -> str:
+    """`a, b (why); c (why)`: types grouped by why their fabric is not usable, each reason said once."""
+    groups: dict[str, list[str]] = {}
+    for row in rows:
+        groups.setdefault(fabric(row)[1], []).append(row.instanceType)
+    return "; ".join(f"{', '.join(names)} ({why})" for why, names in groups.items())
+
+
+def _no_usable_fabric(cloud: Cloud, gpu: str, count: int, matches: list[InstanceType], fabric: FabricCheck) -> str:
+    """Why a multi-node `gpu: MODEL:COUNT` gets no fabric NCCL can use, and the counts of the model that do have one."""
+    why = _by_reason(matches, fabric)
+    others = sorted(
+        {f"{r.gpu}:{r.gpus} ({r.instanceType})" for r in load(cloud).types if r.gpu == gpu and fabric(r)[0]}
+    )
+    instead = f"use gpu {' or '.join(others)}, which has one" if others else f"no {cloud} type with {gpu} has one"
+    return f"no {cloud} type with {count} x {gpu} has a fabric NCCL can use between nodes: {why}; {instead}"
 
 
 @cache

@@ -51,7 +51,7 @@ from ..catalog.capabilities import capabilities, capability_data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
 from ..text import one_line
-from . import Scratch, image_for, scratch_for
+from . import Scratch, arch, image_for, scratch_for
 from .alicloud_scaling import AlicloudFleet
 from .alicloud_scaling import plan as fleet_plan
 from .kubernetes import GPU_TAINT, Release, gpu_labels, releases
@@ -430,8 +430,8 @@ def _login(spec: ClusterSpec) -> LoginNode | None:
     assert spec.login.instance_type is not None  # resolved by the spec
     return LoginNode(
         instance_type=spec.login.instance_type,
-        # a CPU VM: the plain (non-UEFI) public Ubuntu image, no GPU driver
-        image_name_regex=image_for("alicloud", spec.login.instance_type)["nameRegex"],
+        # a CPU VM: the plain (non-UEFI) public Ubuntu image of its architecture, no GPU driver (catalog images.login)
+        image_name_regex=catalog.cpu_image("alicloud", spec.login.instance_type)["nameRegex"],
         public_bandwidth_mbps=PUBLIC_BANDWIDTH_MBPS if spec.login.public_ip else 0,
         ssh_cidrs=tuple(spec.network.ssh_cidrs),
     )
@@ -541,7 +541,7 @@ def _health_hook(spec: ClusterSpec, warnings: list[str]) -> bool:
 
 def plan(spec: ClusterSpec) -> AlicloudLayout:
     row = spec.instance
-    refuse([*_tag_problems(spec.base_tags), *_size_problems(spec)])
+    refuse([*_tag_problems(spec.base_tags), *_size_problems(spec), *arch.problems(spec)])
     warnings: list[str] = []
     key = CLUSTER_KEY
     caps = capabilities("alicloud")
@@ -920,8 +920,8 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
     return AliSlurm(
         layout=layout,
         head_instance_type=spec.slurm.head_instance_type,
-        # a CPU VM: the plain public Ubuntu image, as the login node's
-        head_image_regex=str(image_for("alicloud", spec.slurm.head_instance_type)["nameRegex"]),
+        # a CPU VM: the plain public Ubuntu image of its architecture, as the login node's
+        head_image_regex=str(catalog.cpu_image("alicloud", spec.slurm.head_instance_type)["nameRegex"]),
         kms_endpoint=env["KMS_ENDPOINT"],
         encryption_context=slurm_encryption_context(spec),
         head_user_data=bootstrap.cloud_init(head),

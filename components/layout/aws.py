@@ -411,7 +411,8 @@ def access_plan(spec: ClusterSpec) -> Access:
                 f"{k}login.publicIp",
                 "true needs network.egress: nat (the login node sits in the NAT gateway's public subnet)",
             )
-        entry: dict[str, Any] = catalog.load("aws").images["login"]
+        # the login image of the login type's architecture (catalog images.login, rules.cpuArch)
+        entry: dict[str, Any] = catalog.cpu_image("aws", str(spec.login.instance_type))
         login = Login(
             instance_type=str(spec.login.instance_type),
             public_ip=spec.login.public_ip,
@@ -621,10 +622,12 @@ def _with_kubernetes(layout: AwsLayout) -> AwsLayout:
     )
     effects: dict[str, str] = groups["taintEffects"]
     capacity: dict[str, str] = groups["capacityTypes"]
+    # the system pool's AMI on its type's architecture (catalog/aws.yaml rules.cpuArch)
+    arm = catalog.cpu_arch("aws", kube.system_instance_type) == "arm64"
     system = EksPool(
         key="system",
         instance_type=kube.system_instance_type,
-        ami_type=str(groups["systemAmiType"]),
+        ami_type=str(groups["systemAmiTypeArm64" if arm else "systemAmiType"]),
         capacity_type=capacity["on-demand"],
         desired=kube.system_nodes,
         min_size=kube.system_nodes,

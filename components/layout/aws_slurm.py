@@ -53,7 +53,7 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
         )
     aws = cloud_data("aws")
     name = secret_name(spec)
-    login_image: dict[str, Any] = catalog.load("aws").images["login"]
+    login_image: dict[str, Any] = catalog.cpu_image("aws", spec.slurm.head_instance_type)
     head, login, compute = cluster_parts(
         layout, key_hook=script(KEY_HOOK), key_hook_env={"MUNGE_SECRET_ID": name}, mount=mount
     )

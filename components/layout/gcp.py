@@ -918,7 +918,7 @@ def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None) -> GcpSlurm
         "METADATA_TOKEN_URL": str(data["hook"]["tokenUrl"]),
         "SECRET_MANAGER_URL": str(data["hook"]["apiUrl"]),
     }
-    entry = catalog.load("gcp").images["login"]
+    entry = catalog.cpu_image("gcp", spec.slurm.head_instance_type)  # images.login of the head's architecture
     head, login, compute = cluster_parts(layout, key_hook=hook, key_hook_env=hook_env, mount=mount)
     head_script, login_script = startup_script(head), startup_script(login)
     assert head_script is not None and login_script is not None
@@ -1108,7 +1108,7 @@ def _access(spec: ClusterSpec, rules: Mapping[str, Any], warnings: list[str]) ->
     user_roles = tuple(_capability_data()["access"]["userRoles"])
     if spec.login is None:
         return Access(spec.access, iap, tuple(sorted({*cidrs, *iap_ranges})), (), None, user_roles)
-    entry = catalog.load("gcp").images["login"]
+    entry = catalog.cpu_image("gcp", str(spec.login.instance_type))  # images.login of the login type's architecture
     login = Login(
         instance_type=str(spec.login.instance_type),
         public_ip=spec.login.public_ip,

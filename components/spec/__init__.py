@@ -264,9 +264,30 @@ def _check_cidr_rules(cloud: Cloud, network: NetworkConfig, rules: Mapping[str, 
             )
 
 
+def _trains_across_nodes(cfg: ClusterConfig) -> bool:
+    """Whether the nodes run one job together, so NCCL needs a fabric between them: more than one node (maxNodes
+    counts), unless fabric is none (the ordinary network is accepted) or a scaling fleet (independent replicas; the
+    placement rule reads a fleet so too)."""
+    max_nodes = cfg.max_nodes if cfg.max_nodes is not None else cfg.nodes
+    fleet = cfg.scaling is not None and cfg.scaling.metric != "none"
+    return max_nodes > 1 and cfg.fabric != "none" and not fleet
+
+
+def _fabric_check(cfg: ClusterConfig) -> catalog.FabricCheck | None:
+    """What a multi-node cluster's type must pass: a fabric NCCL can use on `image: auto` (the catalog vouches for the
+    image), or on a custom image a fabric at all (the image may bring the software; the plan says what it cannot
+    vouch for); None when the nodes do not train together."""
+    if not _trains_across_nodes(cfg):
+        return None
+    return catalog.fabric_usable if cfg.image == "auto" else catalog.fabric_present
+
+
 def _resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) -> catalog.Resolution:
-    """The type for the config; with a region, one the availability data does not rule out there."""
+    """The type for the config; with a region, one the availability data does not rule out there. Multi-node
+    (`_trains_across_nodes`), `gpu: MODEL:COUNT` prefers a type whose fabric NCCL can use; the resolution carries
+    `fabric_problem` when the type has none (`_instance_type` refuses it for `gpu:`, warns for a configured type)."""
     wanted: tuple[str, int] | None = None
+    check = _fabric_check(cfg)
     if cfg.gpu is not None:
         try:
             wanted = parse_gpu(cfg.gpu)
@@ -297,11 +318,13 @@ def _resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) -
         unsold = None if region is None else catalog.availability.why_not(cloud, cfg.instance_type, region, gpu=gpu)
         if unsold:
             raise ConfigError(f"{CLUSTER_KEY}.instanceType", unsold)
-        return catalog.Resolution(rows[0], f"instanceType {cfg.instance_type} as configured")
+        ok, why = check(rows[0]) if check is not None else (True, "")
+        problem = None if ok else f"{cfg.instance_type} has no fabric NCCL can use between nodes ({why})"
+        return catalog.Resolution(rows[0], f"instanceType {cfg.instance_type} as configured", problem)
     if wanted is None:
         raise ConfigError(CLUSTER_KEY, "set gpu (MODEL:COUNT, for example H100:8) or instanceType")
     try:
-        return catalog.resolve(cloud, *wanted, region=region)
+        return catalog.resolve(cloud, *wanted, region=region, fabric=check)
     except catalog.CatalogError as exc:
         raise ConfigError(f"{CLUSTER_KEY}.gpu", str(exc)) from None
 
@@ -565,6 +588,27 @@ def _instance_type(ctx: _Context) -> Iterator[ConfigError]:
     except ConfigError as exc:
         yield exc
         return
+    problem = ctx.resolution.fabric_problem
+    if problem and ctx.cfg.instance_type is None:
+        # resolved from gpu: nothing of that count has a fabric NCCL can use, and the user has not said that is fine
+        picked = ctx.resolution.type
+        # a wired fabric the catalog cannot vouch for may still be wanted: naming the type takes it, with a warning
+        as_is = (
+            f"set instanceType: {picked.instanceType} to take its {picked.fabric} as it is, "
+            if picked.has_fabric
+            else ""
+        )
+        yield ConfigError(
+            f"{CLUSTER_KEY}.gpu",
+            f"{ctx.cfg.gpu} for {ctx.max_nodes} nodes that train together: {problem}; or {as_is}set fabric: none to "
+            "accept nodes that talk over the ordinary network",
+        )
+    elif problem:  # a configured type: the user chose it, so a warning, said loudly
+        ctx.warn(
+            "instanceType",
+            f"{problem}; {ctx.max_nodes} nodes that train together would talk over the ordinary network; set "
+            "fabric: none if that is intended",
+        )
     zone_key = ctx.rules["zoneKey"]
     configured = ctx.cfg.zone or (ctx.values.get(zone_key) if zone_key else None)
     row, where = ctx.row, f"catalog/availability/{ctx.cloud}.yaml"
@@ -613,6 +657,54 @@ def _node_group(ctx: _Context) -> Iterator[ConfigError]:
             f"{ctx.cfg.node_group} is not built on {ctx.cloud} ({caps.node_groups_why}); "
             f"allowed: {', '.join(caps.node_groups)}",
         )
+
+
+# What a managed-group limit of the cloud (capabilities `managedGroupLimits`) takes from a wired fabric, read on the
+# resolved type: `fabricCards` the fabric devices beyond the first network card (Alibaba ESS: no networkCardIndex),
+# `placement` the deployment set a multi-node fabric is placed in, `hccCluster` the HCC fabric itself (Tencent).
+_FABRIC_LIMITS: dict[str, Callable[[_Context, InstanceType], bool]] = {
+    "fabricCards": lambda ctx, row: row.fabricDevices > 1,
+    "placement": lambda ctx, row: ctx.max_nodes > 1,
+    "hccCluster": lambda ctx, row: True,
+}
+
+
+def _needs_managed(cfg: ClusterConfig) -> str:
+    """What in the config only a managed group does ("" when nothing): the keys the spec refuses with instances."""
+    spot = cfg.spot
+    needs = [
+        ("scheduler kubernetes", cfg.scheduler == "kubernetes"),
+        ("maxNodes", cfg.max_nodes is not None and cfg.max_nodes != cfg.nodes),
+        ("minNodes", cfg.min_nodes is not None and cfg.min_nodes != cfg.nodes),
+        ("scaling", cfg.scaling is not None),
+        ("spot onDemandBase/fallback", spot.enabled and (spot.on_demand_base > 0 or spot.fallback != "none")),
+        ("nodes: 0", cfg.nodes == 0),
+    ]
+    return ", ".join(what for what, needed in needs if needed)
+
+
+def _node_group_default(ctx: _Context) -> Iterator[ConfigError]:
+    """nodeGroup not set: instances where the cloud's managed group would cut the fabric the type is rated for (its
+    `managedGroupLimits`; Alibaba's ESS wires every ERI on one card and takes no deployment set, so an ebmgn8v gets 100
+    of its 160 Gb/s, unplaced). A default must not halve the fabric paid for; a config that needs a managed group
+    (`_needs_managed`) keeps it, and the layout says what it loses."""
+    cfg, row = ctx.cfg, ctx.row
+    if row is None or "node_group" in cfg.model_fields_set or not ctx.fabric_wired or _needs_managed(cfg):
+        return
+    caps = capabilities(ctx.cloud)
+    cut = [lim for lim in caps.managed_group_limits if (cuts := _FABRIC_LIMITS.get(lim.feature)) and cuts(ctx, row)]
+    if not cut or "instances" not in caps.node_groups:
+        return
+    ctx.cfg = cfg.model_copy(update={"node_group": "instances"})
+    ctx.warn(
+        "nodeGroup",
+        f"not set; instances, for all {row.fabricGbps:g} Gb/s of {row.instanceType}'s {row.fabric}: a managed group "
+        "would apply less ("
+        + "; ".join(f"{lim.feature}: {lim.applied}, {lim.source}" for lim in cut)
+        + (")" if "managed" not in caps.node_groups else "); set nodeGroup: managed to take that"),
+        "info",
+    )
+    yield from ()
 
 
 def _fabric(ctx: _Context) -> Iterator[ConfigError]:
@@ -750,9 +842,47 @@ def _scaling(ctx: _Context) -> Iterator[ConfigError]:
 
 
 def _image(ctx: _Context) -> Iterator[ConfigError]:
-    image = ctx.cfg.image
+    image, row, k = ctx.cfg.image, ctx.row, f"{CLUSTER_KEY}."
     if image != "auto" and not re.fullmatch(ctx.rules["imagePattern"], image):
-        yield ConfigError(f"{CLUSTER_KEY}.image", f"got {image!r}; allowed: auto or {ctx.rules['imageHint']}")
+        yield ConfigError(f"{k}image", f"got {image!r}; allowed: auto or {ctx.rules['imageHint']}")
+    if row is None:
+        return
+    named = None if image == "auto" else catalog.image_arch(image)
+    if named is not None and named != row.arch:
+        # the reference names its architecture (an SSM path's x86_64/arm64, a family's amd64/arm64): the cloud refuses
+        # to boot it on the other one
+        yield ConfigError(
+            f"{k}image",
+            f"{image} names an {named} image, but {row.instanceType} is {row.arch}; allowed: auto (the {row.arch} "
+            f"image) or an image built for {row.arch}",
+        )
+    yield from _root_floor(ctx, row)
+
+
+def _root_floor(ctx: _Context, row: InstanceType) -> Iterator[ConfigError]:
+    """`storage.rootGb` against the root size of the images `image: auto` boots (catalog `minRootGb`): the clouds refuse
+    a root disk smaller than the image's (EC2: the AMI's root snapshot). An unsourced size (null) is not checked."""
+    cfg = ctx.cfg
+    if cfg.scheduler == "kubernetes":  # the node pools boot catalog/kubernetes images, which carry no size here
+        return
+    booted: list[tuple[str, dict[str, Any]]] = []
+    if cfg.image == "auto":
+        booted.append((row.instanceType, catalog.gpu_image(ctx.cloud, row)))
+    head = (cfg.slurm or SlurmConfig()).head_instance_type or capabilities(ctx.cloud).login_default_type
+    if cfg.scheduler == "slurm" and ctx.cloud != "azure":  # the head's root is rootGb too (Azure: the image's size)
+        booted.append((f"the Slurm head ({head})", catalog.cpu_image(ctx.cloud, head)))
+    for what, entry in booted:
+        floor = catalog.min_root_gb(entry)
+        if floor is not None and cfg.storage.root_gb < floor:
+            name = next(
+                (str(entry[key]) for key in ("ssmParameter", "urn", "family", "nameRegex") if entry.get(key)), ""
+            )
+            yield ConfigError(
+                f"{CLUSTER_KEY}.storage.rootGb",
+                f"{cfg.storage.root_gb} GB, but {what} boots {name}, whose root is {floor} GB "
+                f"(catalog/{ctx.cloud}.yaml minRootGb), and {ctx.cloud} refuses a smaller root disk; "
+                f"allowed: {floor} or more",
+            )
 
 
 def _network(ctx: _Context) -> Iterator[ConfigError]:
@@ -1062,6 +1192,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _other_cloud_blocks,
     _instance_type,
     _zone_known,
+    _node_group_default,
     _node_counts,
     _node_group,
     _fabric,
@@ -1195,6 +1326,7 @@ def _cross_check(
     errors = [error for check in CROSS_RULES for error in check(ctx)]
     if errors:
         raise ConfigErrors(errors)
+    cfg = ctx.cfg  # with what the rules resolved (nodeGroup's default)
     assert ctx.resolution is not None  # _instance_type yielded no error
     row = ctx.resolution.type
     placement = _placement(ctx)
