@@ -63,7 +63,7 @@ def test_the_default_is_said_in_the_plan(default_plan):
     (info,) = [f for f in spec.findings if f.key == "gpu-cluster:cluster.nodeGroup"]
     assert info.level == "info"
     assert info.message.startswith("not set; instances, for all 160 Gb/s of ecs.ebmgn8v.48xlarge's erdma:")
-    assert "fabricCards: one network card" in info.message and "placement: none" in info.message
+    assert "fabric: not wired" in info.message and "placement: none" in info.message
 
 
 def test_the_default_registers_what_the_shipped_stack_registers(default_plan):
@@ -76,8 +76,9 @@ def test_the_default_registers_what_the_shipped_stack_registers(default_plan):
 def test_managed_when_asked_still_builds_the_scaling_group_and_says_what_it_loses():
     plan = plan_values(erdma_values(nodeGroup="managed"), "alicloud-erdma")
     assert resources_of(plan, "ess/scalingGroup:ScalingGroup")
-    assert plan.summary()["fabricGbpsPerNode"] == 100
-    assert any("one network card" in w or "network card indices" in w for w in plan.warnings())
+    # ESS takes no ERI beside the top-level security groups the provider requires (capabilities managedGroupLimits)
+    assert plan.summary()["fabricGbpsPerNode"] == 0
+    assert any("gets no eRDMA interface" in w for w in plan.warnings())
 
 
 SCHEDULE = {"metric": "schedule", "schedule": [{"cron": "0 8 * * *", "nodes": 4}]}
@@ -97,15 +98,15 @@ def test_without_a_fabric_the_default_stays_managed():
     assert spec_of(dev).node_group == "managed"  # a T4 without fabric: nothing to cut
 
 
-def test_one_eri_type_on_several_nodes_keeps_its_deployment_set():
-    # gn8is-8x has one ERI: ESS would wire it all, but drop the deployment set the nodes are placed in
+def test_one_eri_type_gets_instances_too():
+    # gn8is-8x has one ERI: ESS would wire none of it (and drop the deployment set several nodes are placed in)
     cluster = {"instanceType": "ecs.gn8is-8x.32xlarge", "nodes": 2, "zone": "cn-hangzhou-k"}
     values = {"gpu-cluster:cloud": "alicloud", "alicloud:region": "cn-hangzhou", "gpu-cluster:cluster": cluster}
     spec = spec_of(values)
     assert spec.node_group == "instances"
     single = copy.deepcopy(values)
     single["gpu-cluster:cluster"]["nodes"] = 1
-    assert spec_of(single).node_group == "managed"  # one node, one card: a managed group cuts nothing
+    assert spec_of(single).node_group == "instances"  # even one node: a managed group wires no ERI
 
 
 def test_kubernetes_keeps_its_node_pool():

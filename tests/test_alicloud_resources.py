@@ -94,19 +94,15 @@ def test_erdma_user_data_installs_the_stack_then_the_driver(erdma):
     assert "auto_install_v4.0.sh" in runcmd[-1]
 
 
-def test_gn8is_managed_scaling_configuration_uses_an_eri():
+def test_gn8is_managed_scaling_configuration_carries_no_eri():
+    # ESS through pulumi-alicloud 4.0.0 can take no ERI (managedGroupLimits fabric): the provider's Create refuses
+    # interfaces without top-level groups, and ESS refuses top-level groups beside a primary ENI
     plan = plan_values(alicloud_values(nodeGroup="managed"))
     config = one(plan, "ess/scalingConfiguration:ScalingConfiguration")["inputs"]
-    nics = config["networkInterfaces"]
-    assert nics == [
-        {
-            "instanceType": "Primary",
-            "networkInterfaceTrafficMode": "HighPerformance",
-            "securityGroupIds": ["<id of test-alicloud-sg>"],
-        }
-    ]
-    assert "securityGroupIds" not in config  # ESS refuses top-level groups beside ENIs
-    assert plan.summary()["fabricGbpsPerNode"] == 100
+    assert "networkInterfaces" not in config
+    assert config["securityGroupIds"] == ["<id of test-alicloud-sg>"]
+    assert plan.summary()["fabricGbpsPerNode"] == 0
+    assert any("gets no eRDMA interface" in w for w in plan.warnings())
     # managed: the scaling configuration takes no deployment set, so none is created and the plan says so
     assert not resources_of(plan, "EcsDeploymentSet")
     assert any("no deployment set" in w for w in plan.warnings())
@@ -491,7 +487,7 @@ def test_erdma_stack_claims_160_only_because_its_user_data_brings_both_eris_up(e
 def test_managed_two_eri_group_reports_what_ess_wires():
     plan = plan_values(alicloud_values(instanceType="ecs.ebmgn8v.48xlarge", nodeGroup="managed", placement="cluster"))
     summary = plan.summary()
-    assert (summary["fabricGbpsPerNode"], summary["fabricGbpsRated"]) == (100, 160)
+    assert (summary["fabricGbpsPerNode"], summary["fabricGbpsRated"]) == (0, 160)
     assert plan.layout.placement_applied == "none"
     assert plan.as_json()["outputs"]["placementApplied"] == "none"
     assert not resources_of(plan, "EcsDeploymentSet")

@@ -105,10 +105,14 @@ def test_single_node_without_fabric_gets_no_deployment_set():
     assert layout_of(instanceType="ecs.gn6i-c4g1.xlarge", nodes=1).deployment_set_strategy is None
 
 
-def test_managed_group_with_two_eris_warns_about_card_indices():
+def test_managed_group_on_an_erdma_type_wires_no_eri_and_says_so():
+    # pulumi-alicloud refuses ESS interfaces without top-level groups; ESS refuses those beside a primary ENI
     layout = layout_of(nodeGroup="managed", placement="none")
-    assert layout.eri_count == 2
-    assert any("networkCardIndex" in w for w in layout.warnings)
+    assert layout.eri_count == 0 and layout.fabric_gbps_wired == 0
+    assert layout.interfaces == (ali.NetworkInterface(0, "Standard"),)
+    warning = "gpu-cluster:cluster.nodeGroup: managed (an ESS scaling group) gets no eRDMA"
+    assert any(w.startswith(warning) for w in layout.warnings)
+    assert "gpu-cluster-erdma" not in layout.user_data  # nothing to bring up
 
 
 @given(prefix=st.integers(16, 28))
@@ -151,7 +155,7 @@ def user_data_doc(layout):
 
 
 def test_user_data_order_scratch_then_erdma_then_driver_and_under_16kb():
-    for layout in (layout_of(storage={"scratch": "disk", "scratchGb": 500}), layout_of(nodeGroup="managed")):
+    for layout in (layout_of(storage={"scratch": "disk", "scratchGb": 500}), layout_of(placement="none")):
         assert len(base64.b64decode(layout.user_data_b64)) < 16 * 1024  # Alibaba's user data limit before Base64
         doc = user_data_doc(layout)
         runcmd = [" ".join(c) for c in doc["runcmd"]]
@@ -265,16 +269,15 @@ def test_erdma_part_brings_up_every_eri_at_every_boot_with_the_documented_mtu():
 
 def test_managed_limits_come_from_the_capabilities_data():
     caps = capabilities("alicloud")
-    placement, cards = caps.managed_limit("placement"), caps.managed_limit("fabricCards")
-    assert placement is not None and cards is not None
+    placement, fabric = caps.managed_limit("placement"), caps.managed_limit("fabric")
+    assert placement is not None and fabric is not None
     layout = layout_of(nodeGroup="managed", placement="cluster")
     assert layout.placement_applied == placement.applied == "none"
     assert layout.deployment_set_strategy is None
     assert f"gpu-cluster:cluster.placement: cluster {placement.message}" in layout.warnings
-    assert any(w.startswith(f"gpu-cluster:cluster.nodeGroup: managed {cards.message}") for w in layout.warnings)
-    # what ESS wires: both ERIs on one card, counted at the one-card rating, never 160
-    assert {nic.network_card_index for nic in layout.interfaces} == {0}
-    assert layout.fabric_gbps_wired == 100
+    assert any(w.startswith(f"gpu-cluster:cluster.nodeGroup: managed {fabric.message}") for w in layout.warnings)
+    # what ESS wires through pulumi-alicloud 4.0.0: no ERI at all, never 160
+    assert fabric.applied == "not wired" and layout.fabric_gbps_wired == 0
     assert layout_of().placement_applied == "cluster" and layout_of().fabric_gbps_wired == 160
 
 
@@ -335,10 +338,12 @@ def test_every_erdma_type_is_usable_by_nccl_on_its_default_image():
     for row in catalog.load("alicloud").types:
         if row.fabric != "erdma":
             continue
-        for group in ("instances", "managed"):
-            usability = layout_of(instanceType=row.instanceType, nodeGroup=group).fabric_usability
-            assert usability.usable, (row.instanceType, group, usability.missing)
-            assert any("env_setup.sh --egs" in p for p in usability.provides)
+        usability = layout_of(instanceType=row.instanceType, nodeGroup="instances").fabric_usability
+        assert usability.usable, (row.instanceType, usability.missing)
+        assert any("env_setup.sh --egs" in p for p in usability.provides)
+        # a managed (ESS) group carries no ERI (managedGroupLimits fabric): nothing is usable, and it says why
+        managed = layout_of(instanceType=row.instanceType, nodeGroup="managed").fabric_usability
+        assert managed.missing == ("no fabric wired",)
 
 
 def test_fabric_usability_is_false_with_the_reason_otherwise():

@@ -105,7 +105,8 @@ def build(ctx: Context) -> Kubernetes:
         encryption_provider_key=key.id,
         disable_encryption=False,
         enable_rrsa=True if ack.erdma else None,
-        tags=dict(tags),
+        # ACK puts these on the nodes as Kubernetes labels: label-safe keys (layout.alicloud.ack_tags)
+        tags=dict(ack.cluster_tags),
         opts=child,
     )
     deployment_set = build_deployment_set(ctx)

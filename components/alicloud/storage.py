@@ -4,6 +4,10 @@ Who may mount is a NAS permission group, not an ECS security group: the cluster'
 rule, read-write from the node vSwitch's CIDR, and the mount target uses it (the default VPC group
 would admit the whole VPC). Encrypted at rest with the NAS-managed key (`encrypt_type` 1). `retain: true`
 sets `protect` and `retainOnDelete` on the filesystem.
+
+NAS descriptions (CreateFileSystem, CreateAccessGroup) start with a letter and hold letters, digits, ':', '_' and
+'-' only, 2 to 128 characters (alibabacloud_nas20170626 models, the Description members): no spaces, so the words
+are joined with ':' and '-' (the cluster name is [a-z][a-z0-9-]{0,30}).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ def build_shared(
         storage_type="Performance",
         encrypt_type=1,  # NAS-managed key (0: none, 2: a KMS key)
         zone_id=net.zone,
-        description=f"gpu-cluster {spec.name} shared filesystem",
+        description=f"gpu-cluster:{spec.name}:shared-filesystem",
         tags={**tags, "Name": f"{spec.name}-shared"},
         opts=pulumi.ResourceOptions(parent=parent, protect=shared.retain, retain_on_delete=shared.retain),
     )
@@ -44,7 +48,7 @@ def build_shared(
         access_group_name=f"{spec.name}-shared",
         access_group_type="Vpc",
         file_system_type="standard",
-        description=f"gpu-cluster {spec.name}: the node vSwitch only",
+        description=f"gpu-cluster:{spec.name}:node-vswitch-only",
         opts=child,
     )
     # the node vSwitch (with network.existing, the network's configured CIDR: its vSwitch CIDR is not known here)

@@ -21,7 +21,7 @@ _CAPABILITIES = Path(__file__).parent / "capabilities"
 class Limitation:
     """Something a managed node group of this cloud cannot do: what is applied instead, and why."""
 
-    feature: str  # "placement" | "fabricCards"
+    feature: str  # "placement" | "fabric" | "hccCluster"
     applied: str
     message: str
     source: str

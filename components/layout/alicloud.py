@@ -8,10 +8,11 @@ the two ERIs on different card indices (all on one index: up to 100). `ecs.Insta
 secondary ENI block, so two ERIs is also what the SDK can wire per instance.
 
 Known limits of pulumi-alicloud 4.0.0 that shape managed node groups (ESS): the scaling
-configuration has no `deploymentSetId` and its `networkInterfaces` have no `networkCardIndex`.
-A managed group therefore gets no deployment set and cannot pin ERIs to card indices. Those limits
-are data (`managedGroupLimits` in catalog/capabilities/alicloud.yaml): the warnings, the placement
-the layout applies (`placement_applied`) and the fabric it counts come from there, and
+configuration has no `deploymentSetId`, and it cannot carry ERIs at all (the provider wants top-level
+security groups, which ESS refuses beside a primary ENI). A managed group therefore gets no
+deployment set and no ERI. Those limits are data (`managedGroupLimits` in
+catalog/capabilities/alicloud.yaml): the warnings, the placement the layout applies
+(`placement_applied`) and the interfaces it wires come from there, and
 `nodeGroup: instances` is the mode for placed, fully wired training nodes.
 
 An ERI beyond the primary one is down in the OS until something runs DHCP on it, and NCCL needs
@@ -201,6 +202,7 @@ class AckLayout:
     pre_user_data_b64: str | None  # before ACK's own init: keep ACK off the scratch disk
     min_nodes: int
     max_nodes: int
+    cluster_tags: Mapping[str, str]  # the cluster's tags as ACK takes them: Kubernetes labels (`ack_tags`)
 
 
 @dataclass(frozen=True)
@@ -541,12 +543,19 @@ def _health_hook(spec: ClusterSpec, warnings: list[str]) -> bool:
 
 def plan(spec: ClusterSpec) -> AlicloudLayout:
     row = spec.instance
-    refuse([*_tag_problems(spec.base_tags), *_size_problems(spec), *arch.problems(spec)])
+    ack = spec.scheduler == "kubernetes"
+    refuse(
+        [
+            *_tag_problems(spec.base_tags),
+            *_size_problems(spec),
+            *arch.problems(spec),
+            *(ack_tags(spec)[1] if ack else ()),
+        ]
+    )
     warnings: list[str] = []
     key = CLUSTER_KEY
     caps = capabilities("alicloud")
 
-    ack = spec.scheduler == "kubernetes"
     if ack and spec.fabric_wired:  # the eRDMA controller: one ERI per network card (module docstring of ack_layout)
         interfaces = tuple(NetworkInterface(card, "HighPerformance") for card in range(ack_eri_count(row)))
     elif spec.fabric_wired:
@@ -554,15 +563,15 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
     else:
         interfaces = (NetworkInterface(0, "Standard"),)
     eris = sum(1 for n in interfaces if n.is_eri)
-    cards_limit = caps.managed_limit("fabricCards")
-    if spec.node_group == "managed" and eris > 1 and cards_limit is not None and not ack:
-        # what ESS applies: every ERI on one card (its networkInterfaces take no card index)
-        interfaces = tuple(NetworkInterface(0, nic.traffic_mode) for nic in interfaces)
-        one_card = _gbps(eris, 1, row.gbps_per_fabric_device)
+    fabric_limit = caps.managed_limit("fabric")
+    if spec.node_group == "managed" and eris and fabric_limit is not None and not ack:
+        # what ESS can be given: the primary ENI as it comes (the provider's request and ESS's API agree on no ERI)
+        interfaces = (NetworkInterface(0, "Standard"),)
         warnings.append(
-            f"{key}.nodeGroup: managed {cards_limit.message}; the {eris} ERIs of {row.instanceType} are on "
-            f"{cards_limit.applied}, counted at {one_card:g} of {row.fabricGbps:g} Gb/s"
+            f"{key}.nodeGroup: managed {one_line(fabric_limit.message)}; the {eris} ERI(s) of {row.instanceType} "
+            f"are {fabric_limit.applied}: 0 of {row.fabricGbps:g} Gb/s wired"
         )
+        eris = 0
 
     placement = _placement(spec, warnings, ack)
     strategy = STRATEGIES[placement]
@@ -849,7 +858,43 @@ def ack_layout(spec: ClusterSpec, scratch: Scratch, eris: int, shared: Shared | 
         pre_user_data_b64=base64.b64encode(pre.encode()).decode() if pre else None,
         min_nodes=spec.nodes,
         max_nodes=spec.max_nodes,
+        cluster_tags=ack_tags(spec)[0],
     )
+
+
+def ack_tags(spec: ClusterSpec) -> tuple[dict[str, str], list[ConfigError]]:
+    """The cluster's tags for cs.ManagedKubernetes, and one error per tag ACK cannot take.
+
+    ACK puts the cluster's tags on its nodes as Kubernetes labels (catalog/kubernetes/alicloud.yaml `clusterTags`):
+    a key's ':' becomes '_' (gpu-cluster:cluster -> gpu-cluster_cluster, the GCP labels' spelling, so the
+    required-tags policy still finds it); what is still no label is refused, naming the config key it comes from.
+    """
+    data = ack_offer()["clusterTags"]
+    out: dict[str, str] = {}
+    problems: list[ConfigError] = []
+    for key, value in spec.base_tags.items():
+        label = key
+        for old, new in dict(data["keyReplace"]).items():
+            label = label.replace(str(old), str(new))
+        where = (
+            f"{CLUSTER_KEY}.tags.{key}"
+            if key in spec.tags
+            else f"{CLUSTER_KEY}.name"
+            if key == "gpu-cluster:cluster"
+            else f"{CLUSTER_KEY}.tags"
+        )
+        if not re.fullmatch(str(data["labelKey"]), label) or not re.fullmatch(str(data["labelValue"]), value):
+            problems.append(
+                ConfigError(
+                    where,
+                    f"tag {key}={value!r} becomes the ACK cluster tag {label}={value!r}, which ACK puts on the nodes "
+                    f"as a Kubernetes label: {one_line(data['rule'])}",
+                )
+            )
+        elif label in out:
+            problems.append(ConfigError(where, f"tag {key} becomes the ACK cluster tag {label}, as another tag does"))
+        out[label] = value
+    return out, problems
 
 
 def _count_ack_pools(resources: list[Mapping[str, Any]], gbps_per_device: float) -> float:

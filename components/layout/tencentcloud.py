@@ -98,6 +98,7 @@ class TencentLayout:
     image: Image
     root_gb: int
     scratch: Scratch
+    scratch_delete_with_instance: bool  # the scratch data disk goes with its node (never on spot: spotDataDisks)
     spot: bool
     spot_max_price: str | None  # SPOTPAID needs a cap (instance.Instance docstring): maxHourlyUsd per node
     public_ip: bool
@@ -222,6 +223,14 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         )
     nvme = spec.scratch == "nvme"
     scratch = scratch_for(spec, NVME_GLOBS, DISK_GLOBS)
+    delete_with_instance = not scratch.retain
+    if spec.spot and scratch.kind == "disk" and delete_with_instance:
+        spot_disks = tencent_data()["spotDataDisks"]
+        delete_with_instance = bool(spot_disks["deleteWithInstance"])
+        warnings.append(
+            f"{key}.spot: {one_line(spot_disks['message']).format(disk=f'{spec.name}-scratch')}; set "
+            f"{key}.storage.retainScratch: true to say so, or use scratch: none"
+        )
     fabric = []
     if hpc_cluster:
         hcc_data = tencent_data()["hcc"]
@@ -255,6 +264,7 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         image=image,
         root_gb=spec.storage.root_gb,
         scratch=scratch,
+        scratch_delete_with_instance=delete_with_instance,
         spot=spec.spot,
         spot_max_price=f"{spec.max_hourly_usd / max(spec.max_nodes, 1):.2f}"
         if spec.spot and spec.max_hourly_usd

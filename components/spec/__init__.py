@@ -660,10 +660,10 @@ def _node_group(ctx: _Context) -> Iterator[ConfigError]:
 
 
 # What a managed-group limit of the cloud (capabilities `managedGroupLimits`) takes from a wired fabric, read on the
-# resolved type: `fabricCards` the fabric devices beyond the first network card (Alibaba ESS: no networkCardIndex),
+# resolved type: `fabric` the whole wired fabric (Alibaba ESS: no ERI passes both provider and ESS; no card index),
 # `placement` the deployment set a multi-node fabric is placed in, `hccCluster` the HCC fabric itself (Tencent).
 _FABRIC_LIMITS: dict[str, Callable[[_Context, InstanceType], bool]] = {
-    "fabricCards": lambda ctx, row: row.fabricDevices > 1,
+    "fabric": lambda ctx, row: True,
     "placement": lambda ctx, row: ctx.max_nodes > 1,
     "hccCluster": lambda ctx, row: True,
 }
@@ -685,8 +685,8 @@ def _needs_managed(cfg: ClusterConfig) -> str:
 
 def _node_group_default(ctx: _Context) -> Iterator[ConfigError]:
     """nodeGroup not set: instances where the cloud's managed group would cut the fabric the type is rated for (its
-    `managedGroupLimits`; Alibaba's ESS wires every ERI on one card and takes no deployment set, so an ebmgn8v gets 100
-    of its 160 Gb/s, unplaced). A default must not halve the fabric paid for; a config that needs a managed group
+    `managedGroupLimits`; Alibaba's ESS wires no ERI and takes no deployment set, so an ebmgn8v would get none of its
+    160 Gb/s, unplaced). A default must not halve the fabric paid for; a config that needs a managed group
     (`_needs_managed`) keeps it, and the layout says what it loses."""
     cfg, row = ctx.cfg, ctx.row
     if row is None or "node_group" in cfg.model_fields_set or not ctx.fabric_wired or _needs_managed(cfg):

@@ -9,6 +9,7 @@ accept SSH from that group only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,8 +39,9 @@ def build(parent: pulumi.Resource, name: str, layout: TencentLayout, tags: Mappi
         return Access(None)
     key = tencentcloud.key.Pair(
         f"{name}-key",
-        # key names: letters, digits and '_' (the API refuses '-'); one per account, so the stack is in it
-        key_name=f"{spec.name}_{spec.stack}".replace("-", "_")[:25],
+        # key names: letters, digits and '_', at most 25 (cvm ImportKeyPair KeyName); one per account, so the stack
+        # is in it, its '-' and '.' as '_'
+        key_name=re.sub(r"[^A-Za-z0-9_]", "_", f"{spec.name}_{spec.stack}")[:25],
         public_key=from_config(spec, spec.ssh_public_key),
         tags=dict(tags),
         opts=pulumi.ResourceOptions(parent=parent),

@@ -96,7 +96,8 @@ def _instance(
                 data_disk_size=int(scratch.device_gb or 0),
                 data_disk_name=f"{spec.name}-scratch",
                 encrypt=True,
-                delete_with_instance=not scratch.retain,
+                # never true on spot: the provider refuses it but for POSTPAID_BY_HOUR (layout: spotDataDisks)
+                delete_with_instance=layout.scratch_delete_with_instance,
             )
         ]
         if scratch.kind == "disk"
