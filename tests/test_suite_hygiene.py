@@ -1,9 +1,10 @@
-"""The test suite's own behaviour (issue 26 defect 9): the shipped stacks are a list, so a team's own stack under
-stacks/ breaks nothing."""
+"""The test suite's own behaviour (issue 26 defects 9 and 11): a passing run prints no traceback, README states the
+suite's measured figures once, and the shipped stacks are a list, so a team's own stack under stacks/ breaks nothing."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,64 @@ import yaml
 from components.spec import build_spec
 
 from .conftest import ROOT, SHIPPED_STACKS
+
+# --- defect 11: xdist worker exit ------------------------------------------------------------------------------
+
+
+def test_an_xdist_worker_freezes_its_heap_before_pytest_collects_it_at_exit(tmp_path):
+    """The worker's end-of-run collections must not overrun execnet's 5 s grace (tests/conftest.py
+    `pytest_sessionfinish`): by the time pytest's unconfigure runs `gc.collect()`, the heap is frozen."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(
+        "import gc, os, pytest\n"
+        "from tests.conftest import pytest_sessionfinish  # noqa: F401  (the hook under test)\n"
+        "@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_unconfigure(config):\n"
+        "    if os.environ.get('PYTEST_XDIST_WORKER'):\n"
+        "        open(os.environ['FREEZE_OUT'], 'w').write(str(gc.get_freeze_count()))\n"
+    )
+    (tmp_path / "test_heap.py").write_text(
+        "HEAP = []\n"
+        "def test_keeps_a_heap():\n"
+        "    for i in range(200_000):\n"
+        "        d = {'i': i}\n"
+        "        d['self'] = d\n"
+        "        HEAP.append(d)\n"
+    )
+    out = tmp_path / "frozen.txt"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FREEZE_OUT": str(out)}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "1", "-q", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert int(out.read_text()) >= 200_000  # the kept heap is frozen: the unconfigure passes skip it
+    assert "KeyboardInterrupt" not in run.stdout + run.stderr
+
+
+# --- defect 11: README's figures ----------------------------------------------------------------------------------
+
+_FIGURE = re.compile(r"\b\d[\d,]* (tests|passed)\b")
+
+
+def test_readme_states_the_suites_measured_figures_on_one_line():
+    lines = [
+        (path.relative_to(ROOT).as_posix(), line)
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        for line in path.read_text().splitlines()
+        if _FIGURE.search(line)
+    ]
+    assert len(lines) == 1 and lines[0][0] == "README.md", lines
+    line = lines[0][1]
+    # what was measured (count, wall time), how (the command's worker count) and where (the machine)
+    assert re.search(r"\d[\d,]* tests", line) and re.search(r"wall", line), line
+    assert "-n auto" in line and "2-core" in line and re.search(r"\bmeasured\b", line), line
+
 
 # --- defect 9: the shipped stacks are a list ----------------------------------------------------------------------
 
