@@ -34,12 +34,24 @@ def stack_dir(project: Path) -> Path:
     return project_info(project)[1]
 
 
+SHIPPED_LIST = "shipped.yaml"  # in the stack folder: the shipped stacks and their clouds
+
+
+def shipped_names(folder: Path) -> list[str]:
+    """The shipped stacks (`stacks/shipped.yaml`); a project without that list ships every stack file in `folder`.
+    A list, not a scan: a team's own stack beside the shipped ones must not become a flagship."""
+    listed = folder / SHIPPED_LIST
+    if listed.exists():
+        return sorted(str(name) for name in (yaml.safe_load(listed.read_text()) or {}))
+    return sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in folder.glob("Pulumi.*.yaml"))
+
+
 def shipped_stacks(project: Path) -> tuple[list[Shipped], dict[str, str]]:
-    """Every stack in `stacks/` that validates, and the reason for each one that does not."""
+    """Every shipped stack that validates, and the reason for each one that does not."""
     name, folder = project_info(project)
     found: list[Shipped] = []
     invalid: dict[str, str] = {}
-    for path in sorted(folder.glob("Pulumi.*.yaml")):
+    for path in (folder / f"Pulumi.{stack}.yaml" for stack in shipped_names(folder)):
         try:
             sf = read_stack_file(path, name)
             spec = build_spec(copy.deepcopy(sf.values), sf.stack, sf.project)

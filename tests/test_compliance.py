@@ -33,9 +33,9 @@ from components.policy import (
 from components.policy.transit import metrics_exposure
 from policy.pack import stack_policies
 
-from .conftest import ROOT, plan_values
+from .conftest import ROOT, plan_values, shipped_stacks
 
-SHIPPED = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+SHIPPED = shipped_stacks()
 # The shipped stacks with customer-managed keys (encryption.key auto), one per cloud that offers them; Tencent
 # Cloud takes provider-managed keys only (capabilities), so no Tencent stack can pass mlps3.
 MLPS3_STACKS = [s for s in ("aws-h100-cmk", "gcp-h100-cmk", "azure-h100-cmk", "alicloud-a100-cmk") if s in SHIPPED]

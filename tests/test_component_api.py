@@ -27,9 +27,9 @@ from components.plan.runner import ProgramRun, run_program
 from components.plan.stackfile import StackFile
 from components.spec import build_spec
 
-from .conftest import ROOT, plan_stack
+from .conftest import ROOT, plan_stack, shipped_stacks
 
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+STACKS = shipped_stacks()
 
 
 def run_typed(tmp_path: Path, body: str, stack: str = "typed", region: str = "us-east-1") -> ProgramRun:

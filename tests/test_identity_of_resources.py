@@ -15,17 +15,14 @@ import pytest
 from components.plan.runner import run_program
 from components.plan.stackfile import StackFile
 
-from .conftest import ROOT, plan_stack
+from .conftest import ROOT, plan_stack, shipped_stacks
 
 BASELINE = Path(__file__).parent / "urns"
 STACKS = sorted(p.stem for p in BASELINE.glob("*.txt"))
 
 
 def test_every_shipped_stack_has_a_baseline():
-    shipped = sorted(
-        p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
-    )
-    assert shipped == STACKS
+    assert shipped_stacks() == STACKS
 
 
 @pytest.mark.parametrize("stack", STACKS)

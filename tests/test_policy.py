@@ -8,7 +8,7 @@ from pulumi_policy import PolicyResource, StackValidationArgs
 from components.policy import PROFILE_ONLY, PolicyConfigError, Resource, evaluate, policy_names, rule_levels
 from policy.pack import stack_policies
 
-from .conftest import ROOT, aws_values, plan_values
+from .conftest import ROOT, aws_values, plan_values, shipped_stacks
 
 TAGS = {"gpu-cluster:cluster": "c", "environment": "dev"}
 
@@ -316,7 +316,7 @@ def test_pulumi_policy_pack_runs_the_same_rules():
     assert reported == ["urn:r"]
 
 
-SHIPPED = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+SHIPPED = shipped_stacks()
 
 
 @pytest.mark.parametrize("stack", SHIPPED)

@@ -10,7 +10,7 @@ import pytest
 from components.plan import load_stack
 from components.policy import Resource, evaluate
 
-from .conftest import ROOT, plan_stack, plan_values
+from .conftest import ROOT, plan_stack, plan_values, shipped_stacks
 
 ADMIN = {
     "aws-dev": "arn:aws:iam::aws:policy/AdministratorAccess",
@@ -50,8 +50,7 @@ def test_a_scoped_grant_passes(stack):
 
 
 def test_every_shipped_stack_grants_no_admin(stack_plan):
-    for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")):
-        name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for name in shipped_stacks():
         assert "no-admin-on-nodes" not in rules_of(plan_stack(name)), name
 
 

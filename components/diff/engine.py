@@ -254,7 +254,9 @@ def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Ru
                 # a block added or removed whole changes every path inside it (EKS: kubernetesNetworkConfig
                 # added with a serviceIpv4Cidr replaces the cluster, though the rule names only the inner path)
                 inner = [p for side in (ch.old, ch.new) for p in _leaf_paths(side, ch.path)]
-                verdict = max((classify(rule, p) for p in [ch.path, *inner]), key=SEVERITY.__getitem__)
+                inputs = res.get("inputs") or {}
+                verdicts = [classify(rule, ch.path, ch.old, ch.new, inputs), *(classify(rule, p) for p in inner)]
+                verdict = max(verdicts, key=SEVERITY.__getitem__)
             if SEVERITY[verdict] > SEVERITY[item.verdict]:
                 item.verdict, item.reasons = verdict, []
             if verdict == item.verdict and verdict != "update" and len(item.reasons) < 3:

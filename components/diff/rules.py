@@ -2,6 +2,7 @@
 
 A rule says, for one Pulumi type token, which changed input paths replace the resource, restart it,
 roll out only on refresh, or update it in place; and what the resource holds (nodes, data, network).
+A size (`sized:`) is judged by its direction: growing a filesystem is in place where shrinking it replaces.
 """
 
 from __future__ import annotations
@@ -22,6 +23,23 @@ SEVERITY: dict[str, int] = {"update": 0, "refresh": 1, "restart": 2, "may-replac
 HOLDS = ("nodes", "data", "network", "placement", "none")
 RULES_DIR = Path(__file__).parent / "replacement"
 _INDEX = re.compile(r"\[\d+\]")
+_NUMBER = re.compile(r"\d+(\.\d+)*")
+UNKNOWN: Any = object()  # a side of a change the caller does not know (a leaf inside a block added whole)
+
+
+@dataclass(frozen=True)
+class Sized:
+    """A size or version whose change is judged by its direction (`sized:` in the rules files).
+
+    `bands`: ranges the size can move within but never leave ("The capacity range can't be changed once
+    selected"); a move across them is `across`. `replaceIf`: other inputs under which any change replaces
+    (FSx SCRATCH_1 cannot grow)."""
+
+    grow: Verdict = "update"
+    shrink: Verdict = "replace"
+    bands: tuple[tuple[float, float], ...] = ()
+    across: Verdict = "may-replace"
+    replace_if: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -34,6 +52,7 @@ class TypeRule:
     restart: tuple[str, ...] = ()
     refresh: tuple[str, ...] = ()
     update: tuple[str, ...] = ()
+    sized: tuple[tuple[str, Sized], ...] = ()
     complete: bool = False
     versioned: bool = False
     known: bool = True  # False: no cloud file lists this type (holds guessed from its name)
@@ -49,11 +68,47 @@ def normalize(path: str) -> str:
     return _INDEX.sub("", path)
 
 
-def classify(rule: TypeRule, path: str) -> Verdict:
-    """What changing `path` does to a resource under `rule`."""
+def _magnitude(value: Any) -> tuple[float, ...] | None:
+    """A size or a dotted version as comparable numbers (`18000`, `"18000"`, `"2.15"`); None when it is not one
+    (a placeholder, a block, a missing side)."""
+    if isinstance(value, bool) or value is UNKNOWN:
+        return None
+    if isinstance(value, int | float):
+        return (float(value),)
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        return tuple(float(part) for part in value.strip().split("."))
+    return None
+
+
+def _band(bands: tuple[tuple[float, float], ...], size: float) -> int:
+    return next((i for i, (low, high) in enumerate(bands) if low <= size <= high), -1)
+
+
+def _sized(size: Sized, old: Any, new: Any, inputs: dict[str, Any] | None) -> Verdict:
+    if inputs is not None and any(str(inputs.get(key)) in values for key, values in size.replace_if):
+        return "replace"
+    before, after = _magnitude(old), _magnitude(new)
+    if before is None or after is None or (size.replace_if and inputs is None):
+        # direction or condition unknown: the worst the rule allows
+        return max((size.grow, size.shrink, size.across if size.bands else "update"), key=SEVERITY.__getitem__)
+    if size.bands and _band(size.bands, before[0]) != _band(size.bands, after[0]):
+        return size.across
+    if after == before:
+        return "update"
+    return size.grow if after > before else size.shrink
+
+
+def classify(
+    rule: TypeRule, path: str, old: Any = UNKNOWN, new: Any = UNKNOWN, inputs: dict[str, Any] | None = None
+) -> Verdict:
+    """What changing `path` from `old` to `new` does to a resource under `rule` (`inputs`: its new inputs, for a
+    `sized` rule's conditions). Without the values a `sized` path gets the worst of its directions."""
     p = normalize(path)
     if _matches(rule.replace, p):
         return "replace"
+    size = next((s for pattern, s in rule.sized if pattern == p), None)
+    if size is not None:
+        return _sized(size, old, new, inputs)
     if _matches(rule.may_replace, p):
         return "may-replace"
     if _matches(rule.restart, p):
@@ -88,6 +143,36 @@ def _tuple(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in (value or []))
 
 
+def _verdict(where: str, value: Any, default: Verdict) -> Verdict:
+    if value is None:
+        return default
+    if value not in SEVERITY:
+        raise ValueError(f"{where}: verdict {value!r}; allowed: {', '.join(SEVERITY)}")
+    found: Verdict = value
+    return found
+
+
+def _sizes(where: str, raw: Any) -> tuple[tuple[str, Sized], ...]:
+    out: list[tuple[str, Sized]] = []
+    for path, spec in (raw or {}).items():
+        at = f"{where}: sized {path}"
+        spec = spec or {}
+        unknown = set(spec) - {"grow", "shrink", "bands", "across", "replaceIf"}
+        if unknown:
+            raise ValueError(f"{at}: unknown keys {sorted(unknown)}")
+        bands = tuple((float(low), float(high)) for low, high in spec.get("bands") or ())
+        replace_if = tuple((str(k), _tuple(v)) for k, v in (spec.get("replaceIf") or {}).items())
+        size = Sized(
+            grow=_verdict(at, spec.get("grow"), "update"),
+            shrink=_verdict(at, spec.get("shrink"), "replace"),
+            bands=bands,
+            across=_verdict(at, spec.get("across"), "may-replace"),
+            replace_if=replace_if,
+        )
+        out.append((str(path), size))
+    return tuple(out)
+
+
 def load_rules(folder: Path = RULES_DIR) -> Rules:
     types: dict[str, TypeRule] = {}
     defaults: dict[str, tuple[str, ...]] = {}
@@ -113,6 +198,7 @@ def load_rules(folder: Path = RULES_DIR) -> Rules:
                 restart=_tuple(raw.get("restart")),
                 refresh=_tuple(raw.get("refresh")),
                 update=_tuple(raw.get("update")) + common,
+                sized=_sizes(f"{path.name}: {token}", raw.get("sized")),
                 complete=bool(raw.get("complete", False)),
                 versioned=bool(raw.get("versioned", False)),
                 created=one_line(raw.get("created", "")),
