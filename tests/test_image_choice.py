@@ -74,7 +74,7 @@ def test_cpu_arch(cloud, instance_type, arch):
 
 def test_every_login_default_type_is_x86_64():
     for cloud in catalog.CLOUDS:
-        from components.contract import capabilities
+        from components.catalog.capabilities import capabilities
 
         assert catalog.cpu_arch(cloud, capabilities(cloud).login_default_type) == "x86_64"
 
