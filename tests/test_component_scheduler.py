@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from components import GpuClusterArgs, GpuClusterArgsError
 from components.cli import app
 from components.errors import CLUSTER_KEY
-from components.provider import GpuSoftware, Scheduler, to_args
+from components.provider import to_args
+from components.provider_types import GpuSoftware, Scheduler
 
 from .conftest import ROOT, plan_stack
 

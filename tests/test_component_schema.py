@@ -17,7 +17,7 @@ import yaml
 from pulumi.provider.experimental.component import ComponentProvider
 from typer.testing import CliRunner
 
-from components import cluster, provider
+from components import cluster, provider, provider_types
 from components.cli import app
 from components.errors import ConfigError
 
@@ -146,13 +146,14 @@ def test_the_yaml_example_builds_through_the_providers_input_mapping(tmp_path: P
     definition = host._component_defs["GpuCluster"]
     mapped = {name: host.map_inputs(r["properties"], definition) for name, r in program["resources"].items()}
     for args in mapped.values():
-        assert isinstance(args["cloud"], provider.Cloud)
+        assert isinstance(args["cloud"], provider_types.Cloud)
     (tmp_path / "mapped.json").write_text(json.dumps({n: provider._plain(a) for n, a in mapped.items()}))
     run = run_typed(
         tmp_path,
         f"""
         import json
-        from components.provider import Cloud, GpuCluster
+        from components.provider import GpuCluster
+        from components.provider_types import Cloud
 
         for name, args in json.loads(open({str(tmp_path / "mapped.json")!r}).read()).items():
             snake = {{"".join("_" + c.lower() if c.isupper() else c for c in k): v for k, v in args.items()}}
@@ -185,36 +186,36 @@ def test_the_elastic_and_encryption_keys_reach_the_args_as_the_stack_file_writes
     stack_file = load_stack(ROOT, "aws-inference-fleet")
     written = stack_file.values["gpu-cluster:cluster"]
     inputs: provider.GpuClusterInputs = {
-        "cloud": provider.Cloud.AWS,
+        "cloud": provider_types.Cloud.AWS,
         "region": "us-east-1",
         "name": "inference",
         "instance_type": "g6e.xlarge",
         "nodes": 1,
         "min_nodes": 0,
         "max_nodes": 20,
-        "node_group": provider.NodeGroup.MANAGED,
+        "node_group": provider_types.NodeGroup.MANAGED,
         "zone": "us-east-1a",
-        "placement": provider.Placement.NONE,
+        "placement": provider_types.Placement.NONE,
         "spot": True,
         "spot_on_demand_base": 1,
-        "spot_fallback": provider.SpotFallback.NONE,
+        "spot_fallback": provider_types.SpotFallback.NONE,
         "scaling": {
-            "metric": provider.ScalingMetric.GPU_UTILIZATION,
+            "metric": provider_types.ScalingMetric.GPU_UTILIZATION,
             "target": 70,
             "scale_in_cooldown_seconds": 600,
             "time_zone": "America/New_York",
             "schedule": [{"cron": "0 22 * * *", "nodes": 0}, {"cron": "0 7 * * 1-5", "nodes": 1}],
         },
-        "network": {"cidr": "10.70.0.0/16", "ssh_cidrs": [], "egress": provider.Egress.NAT},
+        "network": {"cidr": "10.70.0.0/16", "ssh_cidrs": [], "egress": provider_types.Egress.NAT},
         "tags": {"team": "inference", "environment": "prod"},
     }
     values, _ = provider.to_args(inputs).to_config()
     assert values["gpu-cluster:cluster"] == written
     encrypted = provider.to_args(
         {
-            "cloud": provider.Cloud.ALICLOUD,
-            "encryption": {"key": "auto", "algorithm": provider.EncryptionAlgorithm.SM4},
-            "compliance": provider.Compliance.MLPS3,
+            "cloud": provider_types.Cloud.ALICLOUD,
+            "encryption": {"key": "auto", "algorithm": provider_types.EncryptionAlgorithm.SM4},
+            "compliance": provider_types.Compliance.MLPS3,
         }
     )
     assert encrypted.encryption == {"key": "auto", "algorithm": "sm4"} and encrypted.compliance == "mlps3"
@@ -222,8 +223,64 @@ def test_the_elastic_and_encryption_keys_reach_the_args_as_the_stack_file_writes
 
 def test_spot_keys_without_spot_are_refused_naming_the_key() -> None:
     args = provider.to_args(
-        {"cloud": provider.Cloud.AWS, "region": "us-east-1", "gpu": "L4:1", "spot_on_demand_base": 1}
+        {"cloud": provider_types.Cloud.AWS, "region": "us-east-1", "gpu": "L4:1", "spot_on_demand_base": 1}
     )
     assert args.spot == {"enabled": False, "onDemandBase": 1}
     with pytest.raises(ConfigError, match=r"args\.spot: onDemandBase and fallback apply only with enabled: true"):
         args.to_spec("test", python_names=True)
+
+
+# --- the shape written once (issue 27): components/provider_types.py is generated from components/spec/model.py ----
+
+
+def test_the_package_types_are_generated_from_the_spec_model_and_not_stale() -> None:
+    from components import provider_gen
+
+    assert provider_gen.main(["--check"]) == 0, "run: python3 -m uv run python -m components.provider_gen"
+
+
+def _spec_keys(model: Any, prefix: str = "") -> set[str]:
+    """Every key a stack file can set, dotted camelCase (`storage.shared.sizeGb`); a block's own key too."""
+    from pydantic import BaseModel
+
+    keys: set[str] = set()
+    for name, info in model.model_fields.items():
+        key = f"{prefix}{info.alias or name}"
+        inner = info.annotation
+        inner = (
+            next((a for a in typing.get_args(inner) if isinstance(a, type)), inner) if typing.get_args(inner) else inner
+        )
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            nested = _spec_keys(inner, f"{key}.")
+            if nested:  # a block with no keys (aws, tencentcloud) has nothing a program could set
+                keys |= {key} | nested
+        else:
+            keys.add(key)
+    return keys
+
+
+def _schema_keys(schema: dict[str, Any], props: dict[str, Any], prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    for name, prop in props.items():
+        keys.add(f"{prefix}{name}")
+        target = _resolve(schema, prop) or _resolve(schema, prop.get("items") or {})
+        if target is not None and "properties" in target:
+            keys |= _schema_keys(schema, target["properties"], f"{prefix}{name}.")
+    return keys
+
+
+def test_every_key_of_the_spec_model_is_in_the_package_schema(schema: dict[str, Any]) -> None:
+    from components.spec.model import ClusterConfig, StackKeys
+
+    inputs = schema["resources"][TOKEN]["inputProperties"]
+    in_schema = _schema_keys(schema, inputs)
+    # spot's object is flat in the schema (no unions in schema inference): spot + spotOnDemandBase + spotFallback
+    expected = {k for k in _spec_keys(ClusterConfig) | _spec_keys(StackKeys) if not k.startswith("spot.")}
+    expected |= {"spot", "spotOnDemandBase", "spotFallback"}
+    assert expected - in_schema == set()
+    assert {
+        "storage.shared.kind",
+        "storage.shared.sizeGb",
+        "encryption.algorithm",
+        "scaling.schedule.cron",
+    } <= in_schema
