@@ -19,7 +19,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
-from ..layout.azure_encryption import key_plan
+from ..layout.azure.encryption import key_plan
 from . import access, encryption, identity, kubernetes, network, nodes, scaling, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context

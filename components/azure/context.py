@@ -9,7 +9,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
-from ..layout.azure_encryption import AzureEncryption
+from ..layout.azure.encryption import AzureEncryption
 
 
 @dataclass

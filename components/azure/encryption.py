@@ -7,7 +7,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from ..layout.azure_encryption import key_plan
+from ..layout.azure.encryption import key_plan
 from ..resources import invoke_options
 from .context import Context, Key
 from .identity import role_assignment

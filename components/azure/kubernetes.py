@@ -21,7 +21,7 @@ import yaml
 
 from .. import incluster
 from ..layout.azure import Aks, AksPool
-from ..layout.azure_encryption import reader_role
+from ..layout.azure.encryption import reader_role
 from ..resources import Joined, invoke_options
 from .context import Context
 from .identity import Identity, role_assignment

@@ -10,7 +10,7 @@ from typing import Any
 import pulumi
 import pulumi_azure_native as azure
 
-from ..layout.azure_scaling import AzureElastic, Profile, Rule
+from ..layout.azure.scaling import AzureElastic, Profile, Rule
 from ..resources import invoke_options
 from .context import Context
 from .identity import Identity, role_assignment

@@ -20,7 +20,7 @@ import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
-from ..layout.azure_slurm import AzureSlurm
+from ..layout.azure.slurm import AzureSlurm
 from ..resources import fill, invoke_options
 from . import vm
 from .context import Context

@@ -17,15 +17,13 @@ from typing import Any
 
 import yaml
 
-from ..errors import CLUSTER_KEY, ConfigError
-from .azure import AzureLayout
+from ...errors import CLUSTER_KEY, ConfigError
+from . import AzureLayout
 
 
 @cache
 def data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(
-        (Path(__file__).parent.parent / "catalog/encryption/azure.yaml").read_text()
-    )
+    loaded: dict[str, Any] = yaml.safe_load((Path(__file__).parents[2] / "catalog/encryption/azure.yaml").read_text())
     return loaded
 
 

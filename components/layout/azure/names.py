@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 
-from ..catalog.capabilities import capability_data
+from ...catalog.capabilities import capability_data
 
 
 @cache

@@ -27,23 +27,24 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .. import bootstrap, catalog
-from ..bootstrap import File, Part
-from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
-from ..bootstrap.health import RESULT_PATH
-from ..bootstrap.metrics import Endpoint, endpoints
-from ..catalog import kubernetes as kubernetes_offers
-from ..catalog.capabilities import capability_data
-from ..errors import CLUSTER_KEY, ConfigError, refuse
-from ..spec import ClusterSpec
-from ..text import one_line
-from . import Scratch, arch, azure_slurm, image_for, scratch_for, split_cidr
-from .azure_scaling import AzureElastic
-from .azure_scaling import plan as elastic_plan
-from .azure_slurm import AzureSlurm
-from .kubernetes import GPU_TAINT, Manifest, Release, gpu_labels, manifests, releases
-from .node import node_parts
-from .shared import Shared, shared_for
+from ... import bootstrap, catalog
+from ...bootstrap import File, Part
+from ...bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
+from ...bootstrap.health import RESULT_PATH
+from ...bootstrap.metrics import Endpoint, endpoints
+from ...catalog import kubernetes as kubernetes_offers
+from ...catalog.capabilities import capability_data
+from ...errors import CLUSTER_KEY, ConfigError, refuse
+from ...spec import ClusterSpec
+from ...text import one_line
+from .. import Scratch, arch, image_for, scratch_for, split_cidr
+from ..kubernetes import GPU_TAINT, Manifest, Release, gpu_labels, manifests, releases
+from ..node import node_parts
+from ..shared import Shared, shared_for
+from . import slurm as azure_slurm
+from .scaling import AzureElastic
+from .scaling import plan as elastic_plan
+from .slurm import AzureSlurm
 
 # Local NVMe: Azure's directly attached local disks report the NVMe model "Microsoft NVMe Direct Disk"
 # (v1, e.g. Lsv3) or "Microsoft NVMe Direct Disk v2" (v6 sizes) (Azure/azure-vm-utils@f6b3854
