@@ -14,6 +14,7 @@ from components.cli import app
 from components.diff import diff_plans
 from components.errors import ConfigError
 from components.layout import azure as azure_layout
+from components.layout.azure.data import access_data
 
 from .conftest import one, plan_values, resources_of, spec_of
 from .test_azure_resources import azure_values
@@ -138,7 +139,7 @@ def test_access_outputs_say_how_to_log_in_and_list_nodes(h100):
     assert access["nodes"].startswith("az vmss nic list --resource-group <autoname:llm-train-azure-rg>")
     assert access["targets"].startswith("az vmss list-instances")
     assert "accessHourlyUsd" in out and out["accessHourlyUsd"] is None  # not priced: the data file says why
-    assert "not priced" in azure_layout.access_data()["bastion"]["price"]
+    assert "not priced" in access_data()["bastion"]["price"]
 
 
 def test_access_ssh_builds_no_bastion_and_keeps_todays_nsg():

@@ -13,6 +13,7 @@ from components import catalog
 from components.bootstrap.fabric import NCCL_ENV, FabricUsability
 from components.errors import ConfigError
 from components.layout import azure as azure_layout
+from components.layout.azure.fabric import ib_family
 
 from .conftest import plan_values, resources_of, spec_of
 from .test_azure_resources import azure_values as values
@@ -63,7 +64,7 @@ def env_file(text: str) -> dict[str, str]:
 def test_every_infiniband_size_gets_the_nccl_environment_and_the_ib_check_on_the_default_image(row):
     layout = layout_of(gpu=None, instanceType=row.instanceType)
     written = files(layout)
-    family, data = azure_layout.ib_family(row.instanceType) or ("", {})
+    family, data = ib_family(row.instanceType) or ("", {})
     assert family in {"ndv4", "ndv5"}
     env = env_file(written[NCCL_ENV])
     assert env["NCCL_TOPO_FILE"] == data["topoFile"] == f"/opt/microsoft/{family}-topo.xml"
@@ -82,12 +83,12 @@ def test_every_infiniband_size_gets_the_nccl_environment_and_the_ib_check_on_the
 
 
 def test_the_family_patterns_are_the_images_own():
-    assert azure_layout.ib_family("Standard_ND96asr_v4")[0] == "ndv4"
-    assert azure_layout.ib_family("Standard_ND96amsr_A100_v4")[0] == "ndv4"
-    assert azure_layout.ib_family("Standard_ND96isr_H100_v5")[0] == "ndv5"
-    assert azure_layout.ib_family("Standard_ND96isr_H200_v5")[0] == "ndv5"
-    assert azure_layout.ib_family("Standard_NC80adis_H100_v5") is None
-    assert azure_layout.ib_family("Standard_ND96isr_MI300X_v5") is None  # AMD: not an NCCL family
+    assert ib_family("Standard_ND96asr_v4")[0] == "ndv4"
+    assert ib_family("Standard_ND96amsr_A100_v4")[0] == "ndv4"
+    assert ib_family("Standard_ND96isr_H100_v5")[0] == "ndv5"
+    assert ib_family("Standard_ND96isr_H200_v5")[0] == "ndv5"
+    assert ib_family("Standard_NC80adis_H100_v5") is None
+    assert ib_family("Standard_ND96isr_MI300X_v5") is None  # AMD: not an NCCL family
 
 
 @pytest.mark.parametrize("itype", ["Standard_NC4as_T4_v3", "Standard_NC96ads_A100_v4"])

@@ -7,8 +7,10 @@ from __future__ import annotations
 import copy
 import json
 
+import pulumi
 import pytest
 
+from components.contract import contract
 from components.diff import diff_plans
 from components.errors import ConfigError, ConfigErrors
 
@@ -159,6 +161,38 @@ def test_a_key_given_with_managed_lustre_is_refused_by_key():
     with pytest.raises((ConfigError, ConfigErrors)) as info:
         plan_values(azure_values(encryption={"key": GIVEN}, storage={"shared": {"kind": "lustre"}}))
     assert "gpu-cluster:cluster.encryption.key" in str(info.value)
+
+
+def test_the_layout_refuses_a_key_id_with_managed_lustre():
+    # the key is planned in the layout's plan(), so the contract's plan refuses it (it used to accept it and the
+    # component refused while building resources)
+    spec = spec_of(azure_values(encryption={"key": GIVEN}, storage={"shared": {"kind": "lustre"}}))
+    with pytest.raises(ConfigError) as info:
+        contract("azure").plan(spec)
+    assert info.value.key == "gpu-cluster:cluster.encryption.key"
+    assert "Azure Managed Lustre needs the key's vault resource id" in str(info.value)
+
+
+def test_a_refused_key_registers_nothing(monkeypatch):
+    """The refusal comes before the first resource: no resource of the program (not even the GpuCluster
+    component) is constructed (the runtime's Stack root aside). Counted at pulumi.Resource construction under the
+    plan's mocks (it used to be three: the component, the Azure component and the resource group)."""
+    constructed: list[str] = []
+    construct = pulumi.Resource.__init__
+
+    def counting(self, t, name, *args, **kwargs):
+        if t != "pulumi:pulumi:Stack":  # the runtime's root, made before the program runs
+            constructed.append(f"{t} {name}")
+        construct(self, t, name, *args, **kwargs)
+
+    monkeypatch.setattr(pulumi.Resource, "__init__", counting)
+    with pytest.raises((ConfigError, ConfigErrors)) as info:
+        plan_values(azure_values(encryption={"key": GIVEN}, storage={"shared": {"kind": "lustre"}}))
+    assert "gpu-cluster:cluster.encryption.key" in str(info.value)
+    assert constructed == []
+    # the count sees what a plan registers: the same config with a key Lustre takes registers resources
+    plan_values(azure_values(encryption={"key": "auto"}, storage={"shared": {"kind": "lustre"}}))
+    assert len(constructed) > 3
 
 
 def test_aks_node_disks_use_the_set_and_the_control_plane_may_read_it():

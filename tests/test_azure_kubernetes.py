@@ -11,6 +11,7 @@ import yaml
 
 from components.azure.kubernetes import AKS_SERVER_ID, azurecli_kubeconfig
 from components.azure.vault import vault_name
+from components.catalog import kubernetes as kubernetes_offers
 from components.errors import ConfigError
 from components.layout import azure as layout_azure
 from components.layout.kubernetes import charts
@@ -22,7 +23,7 @@ SUB = "/subscriptions/00000000-0000-0000-0000-000000000000"
 POOL = "containerservice:AgentPool"
 CLUSTER = "containerservice:ManagedCluster"
 RELEASE = "helm.sh/v3:Release"
-AKS_DATA = yaml.safe_load((layout_azure.kubernetes_offers._DIR / "azure.yaml").read_text())
+AKS_DATA = yaml.safe_load((kubernetes_offers._DIR / "azure.yaml").read_text())
 
 
 def aks_values(kubernetes=None, **cluster):

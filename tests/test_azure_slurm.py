@@ -17,7 +17,7 @@ from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from components.catalog.slurm import cloud_data
 from components.errors import ConfigError
 from components.layout import azure as layout_azure
-from components.layout import azure_slurm
+from components.layout.azure import slurm as azure_slurm
 from components.plan.render import render_json, render_markdown
 
 from .conftest import one, plan_values, resources_of, spec_of

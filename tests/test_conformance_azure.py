@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from components.errors import ConfigError
-from components.layout import azure_names
+from components.layout.azure import names as azure_names
 
 from .conformance import azure, azure_rules
 from .conformance.azure_models import fields, operation

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from components import catalog
 from components.errors import ConfigError
 from components.layout import azure as azure_layout
+from components.layout.azure.proof import SCALE_SET_TYPE, VM_TYPE
 
 from .conftest import spec_of
 
@@ -192,7 +193,7 @@ def test_encryption_at_host_is_opt_in_and_warns_about_local_nvme():
 
 def test_count_wired_gbps_reads_the_recorded_scale_set_and_vms():
     vmss = {
-        "type": azure_layout.SCALE_SET_TYPE,
+        "type": SCALE_SET_TYPE,
         "inputs": {
             "orchestrationMode": "Uniform",
             "singlePlacementGroup": True,
@@ -205,7 +206,7 @@ def test_count_wired_gbps_reads_the_recorded_scale_set_and_vms():
     nc = {**vmss, "inputs": {**vmss["inputs"], "sku": {"name": "Standard_NC4as_T4_v3"}}}
     assert azure_layout.count_wired_gbps([nc], 400) == 0
     vm = {
-        "type": azure_layout.VM_TYPE,
+        "type": VM_TYPE,
         "inputs": {"hardwareProfile": {"vmSize": "Standard_ND96asr_v4"}, "availabilitySet": {"id": "<id>"}},
     }
     assert azure_layout.count_wired_gbps([vm], 200) == 1600

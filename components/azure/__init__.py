@@ -1,7 +1,7 @@
 """Azure resources for one GPU cluster: maps an `AzureLayout` onto pulumi-azure-native, nothing more.
 
 Decisions (InfiniBand scope, NSG rules, image, spot eviction, scratch, identity, access) are made in
-`components.layout.azure`; the modules here turn them into resources, one concern each:
+`components.layout.azure` (encryption included); the modules here turn them into resources, one concern each:
 `network` (resource group, VNet, NSG, NAT gateway, the private node subnet), `identity` (a user-assigned
 managed identity and its role assignments), `nodes` (an optional proximity placement group, then one
 Uniform VM scale set (managed) or N VMs with their NICs, in one availability set when InfiniBand is
@@ -19,7 +19,6 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
-from ..layout.azure_encryption import key_plan
 from . import access, encryption, identity, kubernetes, network, nodes, scaling, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
@@ -121,9 +120,8 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["scaling"] = self.scaling.output(ctx)
         if self.access.login_nic is not None:
             self.outputs["loginPrivateIp"] = self.access.login_nic.ip_configurations.apply(_first_private_ip)
-        enc = key_plan(layout)
-        if self.key is not None and enc is not None:
-            self.outputs["encryption"] = self.key.output(enc)
+        if self.key is not None and layout.encryption is not None:
+            self.outputs["encryption"] = self.key.output(layout.encryption)
         self.register_outputs(self.outputs)
 
 

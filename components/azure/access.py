@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_azure_native as azure
 
-from ..layout.azure import BASTION_SUBNET_NAME
+from ..layout.azure.access import BASTION_SUBNET_NAME
 from . import vm
 from .context import Context
 from .identity import Identity

@@ -8,8 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_azure_native as azure
 
-from ..layout.azure import AzureLayout
-from ..layout.azure_encryption import AzureEncryption
+from ..layout.azure import AzureEncryption, AzureLayout
 
 
 @dataclass

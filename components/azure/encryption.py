@@ -1,13 +1,12 @@
 """Azure customer-managed keys: the cluster's Key Vault and key (`encryption.key: auto`) or the key named, the
 encryption identity and its role on the key, and the disk encryption set every managed disk names (decisions in
-`components.layout.azure_encryption`)."""
+`components.layout.azure.encryption`, planned by the layout's `plan()`)."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_azure_native as azure
 
-from ..layout.azure_encryption import key_plan
 from ..resources import invoke_options
 from .context import Context, Key
 from .identity import role_assignment
@@ -21,7 +20,7 @@ def disk_set(ctx: Context) -> azure.compute.DiskEncryptionSetParametersArgs | No
 
 
 def build(ctx: Context) -> Key | None:
-    enc = key_plan(ctx.layout)
+    enc = ctx.layout.encryption
     if enc is None:
         return None
     for message in enc.notes:

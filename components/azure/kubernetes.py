@@ -21,7 +21,6 @@ import yaml
 
 from .. import incluster
 from ..layout.azure import Aks, AksPool
-from ..layout.azure_encryption import reader_role
 from ..resources import Joined, invoke_options
 from .context import Context
 from .identity import Identity, role_assignment
@@ -180,9 +179,9 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
                      "AKS KMS: the private link to the private key vault"),
     ]  # fmt: skip
 
-    if ctx.key is not None:
+    if ctx.key is not None and layout.encryption is not None:
         # "Ensure your AKS cluster identity has read permission of DiskEncryptionSet" (AKS BYOK)
-        grants.append(control_role("des-reader", reader_role(), ctx.key.des_id,
+        grants.append(control_role("des-reader", layout.encryption.aks_reader_role, ctx.key.des_id,
                                    "AKS control plane: reads the node disks' disk encryption set"))  # fmt: skip
     system = _profile(aks.system, aks, net.subnet.id, layout.encryption_at_host)
     cluster = azure.containerservice.ManagedCluster(

@@ -11,8 +11,8 @@ import pulumi_azure_native as azure
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
-from ..layout import azure_names
 from ..layout.azure import AzureLayout
+from ..layout.azure import names as azure_names
 from ..resources import Joined, fill
 from . import vm
 from .context import Context

@@ -1,6 +1,6 @@
 """Elastic fleets: the scale set's autoscale setting (a GPU custom metric or a Service Bus queue's active messages,
 schedules as recurring profiles), the cluster's own queue, and the nodes' scoped roles. Decided in
-layout/azure_scaling.py."""
+layout/azure/scaling.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pulumi
 import pulumi_azure_native as azure
 
-from ..layout.azure_scaling import AzureElastic, Profile, Rule
+from ..layout.azure.scaling import AzureElastic, Profile, Rule
 from ..resources import invoke_options
 from .context import Context
 from .identity import Identity, role_assignment

@@ -5,7 +5,7 @@
   linked to the VNet. The nodes' user-assigned identity holds Key Vault Secrets User on exactly that secret (a role
   assignment at the secret's scope); the head, the GPU nodes and the login node carry that identity, so one grant
   covers all three. No key is in any custom data, input or output.
-- Head node: a private VM in the node subnet running slurmctld (layout.azure_slurm). The node NSG already admits
+- Head node: a private VM in the node subnet running slurmctld (layout.azure.slurm). The node NSG already admits
   everything from inside the VNet (Slurm's ports included) and nothing from the internet.
 """
 
@@ -20,7 +20,7 @@ import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
-from ..layout.azure_slurm import AzureSlurm
+from ..layout.azure import AzureSlurm
 from ..resources import fill, invoke_options
 from . import vm
 from .context import Context

@@ -14,14 +14,14 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from .. import bootstrap
-from ..bootstrap import Part, script
-from ..bootstrap.mounts import Mount
-from ..bootstrap.slurm import cluster_parts
-from ..catalog.slurm import cloud_data
-from ..errors import CLUSTER_KEY, ConfigError
-from ..spec import ClusterSpec
-from .slurm import CloudSlurm, slurm_layout
+from ... import bootstrap
+from ...bootstrap import Part, script
+from ...bootstrap.mounts import Mount
+from ...bootstrap.slurm import cluster_parts
+from ...catalog.slurm import cloud_data
+from ...errors import CLUSTER_KEY, ConfigError
+from ...spec import ClusterSpec
+from ..slurm import CloudSlurm, slurm_layout
 
 KEY_HOOK = "azure_munge_key.sh"
 

@@ -4,20 +4,14 @@
 from __future__ import annotations
 
 import hashlib
-from functools import cache
 
-from ..catalog.capabilities import capability_data
-
-
-@cache
-def _prefix_limit() -> int:
-    return int(capability_data("azure")["computerName"]["prefixMaxLength"])
+from .data import computer_name_prefix_limit
 
 
 def computer_name_prefix(cluster: str) -> str:
     """A scale set's computerNamePrefix: `<cluster>-` where it fits the API's limit; else the name cut short and a
     4-digit hash of the whole name, so two long names that share a beginning keep different host names."""
-    limit = _prefix_limit()
+    limit = computer_name_prefix_limit()
     text = f"{cluster}-"
     if len(text) <= limit:
         return text

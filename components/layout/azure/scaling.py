@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .. import bootstrap
-from ..bootstrap import Part
-from ..bootstrap.metrics import versions
-from ..catalog.slurm import cloud_data
-from ..errors import CLUSTER_KEY, ConfigError, refuse
-from ..spec import ClusterSpec
-from .scaling import gpu_metric_problems, scaling_data
+from ... import bootstrap
+from ...bootstrap import Part
+from ...bootstrap.metrics import versions
+from ...catalog.slurm import cloud_data
+from ...errors import CLUSTER_KEY, ConfigError, refuse
+from ...spec import ClusterSpec
+from ..scaling import gpu_metric_problems, scaling_data
 
 K = f"{CLUSTER_KEY}."
 DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")

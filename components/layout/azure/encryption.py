@@ -11,22 +11,12 @@ before the set does and every disk waits for it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-from typing import Any
 
-import yaml
-
-from ..errors import CLUSTER_KEY, ConfigError
-from .azure import AzureLayout
-
-
-@cache
-def data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(
-        (Path(__file__).parent.parent / "catalog/encryption/azure.yaml").read_text()
-    )
-    return loaded
+from ...errors import CLUSTER_KEY, ConfigError
+from ...spec import ClusterSpec
+from .. import Scratch
+from ..shared import Shared
+from .data import encryption_data
 
 
 @dataclass(frozen=True)
@@ -49,15 +39,16 @@ class AzureEncryption:
     encryption_type: str
     filesystem: str | None  # lustre | nfs: the shared filesystem the stack creates takes the key
     notes: tuple[str, ...]  # what keeps a platform key, what the user must do, for the plan's warnings
+    aks_reader_role: str  # the role the AKS control plane identity holds on the disk encryption set
 
 
-def key_plan(layout: AzureLayout) -> AzureEncryption | None:
-    spec = layout.spec
+def key_plan(spec: ClusterSpec, shared: Shared | None, scratch: Scratch) -> AzureEncryption | None:
+    """The key decision, made in the layout's `plan()`: a refused key raises before any resource is registered.
+    `scratch`: the nodes' scratch as built (none on AKS)."""
     if spec.encryption_key == "provider":
         return None
-    d = data()
+    d = encryption_data()
     auto = spec.encryption_key == "auto"
-    shared = layout.shared
     filesystem = shared.kind if shared is not None and not shared.existing else None
     if not auto and filesystem == "lustre":
         # AmlFilesystem's keyEncryptionKey needs the vault's resource id (sourceVault, required), which a key id
@@ -68,7 +59,7 @@ def key_plan(layout: AzureLayout) -> AzureEncryption | None:
             "which a key id does not give; use encryption.key auto, or kind nfs",
         )
     notes = []
-    if layout.scratch.kind == "nvme":
+    if scratch.kind == "nvme":
         notes.append(f"encryption.key: {d['notes']['localNvme']}")
     if not auto:
         notes.append(f"encryption.key: {d['notes']['givenKey'].format(identity=f'{spec.name}-cmk')}")
@@ -92,9 +83,5 @@ def key_plan(layout: AzureLayout) -> AzureEncryption | None:
         encryption_type=str(d["encryptionType"]),
         filesystem=filesystem,
         notes=tuple(notes),
+        aks_reader_role=str(d["aksReaderRole"]),  # catalog aksReaderRole
     )
-
-
-def reader_role() -> str:
-    """The role the AKS control plane identity holds on the disk encryption set (catalog aksReaderRole)."""
-    return str(data()["aksReaderRole"])
