@@ -19,6 +19,8 @@ from typing import Any, cast
 
 import yaml
 
+from .rows import Cloud, find
+
 _DIR = Path(__file__).parent / "availability"
 
 # Nearest first: the same region prefix (us, eu, asia, ...), then the same part of the world,
@@ -77,10 +79,7 @@ def _offer(where: str, entry: Any, covered: frozenset[str]) -> Offer:
 
 
 def _models(cloud: str, instance_type: str) -> set[str | None]:
-    """The GPU models the catalog's rows of the type carry (imported here: the catalog package imports this
-    module at its start)."""
-    from . import Cloud, find
-
+    """The GPU models the catalog's rows of the type carry."""
     return {r.gpu for r in find(cast(Cloud, cloud), instance_type)}  # cloud: a file's name, one of CLOUDS
 
 
