@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from components import spec as spec_module
 from components.catalog.capabilities import capability_data
 from components.errors import ConfigErrors
 from components.spec import build_spec
+from components.spec.rules import encryption as encryption_rules
 
 from .conftest import aws_values
 
@@ -109,7 +109,7 @@ def test_sm4_is_refused_in_every_region_while_none_is_listed():
 @pytest.fixture
 def sm4_regions(monkeypatch: pytest.MonkeyPatch) -> None:
     """Alibaba's data with two SM4 regions and no sourced note: the rule, not today's (empty) list."""
-    real = spec_module.capability_data
+    real = encryption_rules.capability_data
 
     def data(cloud: str) -> dict:
         out = real(cloud)
@@ -118,7 +118,7 @@ def sm4_regions(monkeypatch: pytest.MonkeyPatch) -> None:
             out = {**out, "encryption": {**enc, "sm4Regions": ["cn-hangzhou", "cn-shanghai"]}}
         return out
 
-    monkeypatch.setattr(spec_module, "capability_data", data)
+    monkeypatch.setattr(encryption_rules, "capability_data", data)
 
 
 def test_sm4_outside_the_listed_regions_names_them(sm4_regions):

@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from components import spec as spec_module
 from components.catalog import kubernetes as offers
 from components.errors import ConfigErrors
 from components.spec import build_spec
+from components.spec.rules import scheduler as scheduler_rules
 
 from .conftest import aws_values
 
@@ -155,9 +155,9 @@ def test_an_unquoted_version_is_explained(eks):
 
 def test_a_scheduler_the_cloud_does_not_list_names_every_allowed_one(monkeypatch):
     # no shipped cloud lists two schedulers but not the third: the list's separator needs a cloud that does
-    real = spec_module.capabilities
+    real = scheduler_rules.capabilities
     monkeypatch.setattr(
-        spec_module,
+        scheduler_rules,
         "capabilities",
         lambda cloud: replace(real(cloud), schedulers=("none", "slurm"), schedulers_why="no EKS data yet"),
     )

@@ -176,7 +176,7 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-unsold-gpu", f"{C}.gpu", {"gpu": "L20:1"}),
         ("aws-count-not-sold", f"{C}.gpu", {"gpu": "H100:4"}),
         ("aws-gpu-type-disagree", f"{C}.gpu", {"gpu": "H100:8", "instanceType": "p4d.24xlarge"}),
-        ("aws-fabric-required-t4", f"{C}.fabric", {"gpu": "T4:1", "fabric": "required"}),
+        ("aws-fabric-required-t4", f"{C}.fabric", {"instanceType": "g4dn.xlarge", "gpu": DROP, "fabric": "required"}),
         (
             "aws-nvme-on-p3",
             f"{C}.storage.scratch",

@@ -21,14 +21,27 @@ import json
 import sys
 from pathlib import Path
 
-SPEC_FUNCTIONS = (
-    # the cross-field rules (CROSS_RULES); not _instance_type and _zone_of: their per-zone availability
+
+def _spec_globs(functions: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """mutmut's mutant-name globs of functions per module of components/spec/ (`rules.names`, `resolve`...)."""
+    return tuple(
+        f"components.spec.{module}.x_{name}__mutmut_*" for module, names in functions.items() for name in names
+    )
+
+
+SPEC_FUNCTIONS = _spec_globs({
+    # the cross-field rules (CROSS_RULES); not _instance_type and zone_of: their per-zone availability
     # logic was being rewritten while this was measured (catalog/availability), see README
-    "_name", "_zone", "_other_cloud_blocks", "_node_counts", "_fabric",
-    "_scratch", "_capacity", "_image", "_network", "_tags", "_login_user", "_gpu_partition",
+    "rules.names": ("_name", "_tags"),
+    "rules.instance": ("_zone", "_other_cloud_blocks", "_fabric", "_gpu_partition"),
+    "rules.nodes": ("_node_counts", "_image"),
+    "rules.storage": ("_scratch",),
+    "rules.capacity": ("_capacity",),
+    "rules.network": ("_network",),
     # access, login keys and placement
-    "_check_access", "_check_login_user", "rsa_bits", "_placement",
-)  # fmt: skip
+    "rules.identity": ("_login_user", "check_access", "_check_login_user", "rsa_bits"),
+    "resolve": ("_placement",),
+})  # fmt: skip
 
 POLICY_FUNCTIONS = (
     # the rules (RULES) and what they read, per module of components/policy/
@@ -71,10 +84,12 @@ RUNNER_FUNCTIONS = (
 )  # fmt: skip
 
 # the rules of this round's keys: scheduler and its blocks, elastic fleets, encryption (and what they resolve to)
-SCHEDULER_SPEC_FUNCTIONS = (
-    "_scheduler", "_kubernetes", "_slurm", "_scaling", "_encryption", "_min_nodes", "_kubernetes_spec",
-    "_slurm_spec", "_scaling_spec",
-)  # fmt: skip
+SCHEDULER_SPEC_FUNCTIONS = _spec_globs({
+    "rules.scheduler": ("_scheduler", "_kubernetes", "_slurm"),
+    "rules.scaling": ("_scaling", "min_nodes"),
+    "rules.encryption": ("_encryption",),
+    "resolve": ("_kubernetes_spec", "_slurm_spec", "_scaling_spec"),
+})  # fmt: skip
 
 # the in-cluster release set: the `when:` selection, Helm's value merge, the GPU labels
 LAYOUT_KUBERNETES_FUNCTIONS = ("gpu_labels", "_facts", "_matches", "merge", "_selected", "releases", "manifests")
@@ -102,11 +117,11 @@ SLOW: dict[str, tuple[str, ...]] = {
 
 MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "spec": (
-        tuple(f"components.spec.x_{name}__mutmut_*" for name in SPEC_FUNCTIONS),
+        SPEC_FUNCTIONS,
         ("tests/test_spec.py", "tests/test_spec_rules.py", "tests/test_mutation_spec.py"),
     ),
     "scheduler-spec": (
-        tuple(f"components.spec.x_{name}__mutmut_*" for name in SCHEDULER_SPEC_FUNCTIONS),
+        SCHEDULER_SPEC_FUNCTIONS,
         ("tests/test_spec_scheduler.py", "tests/test_spec_scaling.py", "tests/test_spec_encryption.py"),
     ),
     "catalog-data": (

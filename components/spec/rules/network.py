@@ -1,5 +1,6 @@
-"""`network.existing`: join a network that already exists (landing zones, Shared VPCs).
+"""The network: the CIDR the cloud takes, what is open to the internet, and `network.existing`.
 
+`network.existing` joins a network that already exists (landing zones, Shared VPCs), given as
 `{vpcId, subnetIds, securityGroupIds}` in each cloud's own form (VPC/subnet/sg ids on AWS, VNet and
 subnet resource ids on Azure, network and subnetwork self links on GCP, VPC/vSwitch ids on Alibaba).
 The shapes are data (`existingNetwork:` in `catalog/capabilities/<cloud>.yaml`); this module checks
@@ -9,21 +10,48 @@ cluster then creates no VPC, subnet, NAT or route. Pure: no Pulumi.
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .catalog import storage as shared_storage
-from .catalog.capabilities import capabilities, capability_data
-from .errors import CLUSTER_KEY, ConfigError
-from .text import one_line
-
-if TYPE_CHECKING:
-    from .spec import _Context
-    from .spec.model import ExistingNetwork
+from ...catalog import Cloud
+from ...catalog import storage as shared_storage
+from ...catalog.capabilities import capabilities, capability_data
+from ...cidr import wide_public
+from ...errors import CLUSTER_KEY, ConfigError
+from ...text import one_line
+from ..context import Context
+from ..model import ExistingNetwork, NetworkConfig
 
 KEY = f"{CLUSTER_KEY}.network.existing"
+
+
+def _check_cidr_rules(cloud: Cloud, network: NetworkConfig, rules: Mapping[str, Any]) -> None:
+    key = f"{CLUSTER_KEY}.network.cidr"
+    net = ipaddress.IPv4Network(network.cidr)
+    low, high = rules["cidrPrefix"]
+    if not low <= net.prefixlen <= high:
+        raise ConfigError(key, f"got {network.cidr}; {cloud} needs a prefix between /{low} and /{high}")
+    for reserved in rules["reservedCidrs"]:
+        if net.overlaps(ipaddress.IPv4Network(reserved["cidr"])):
+            raise ConfigError(
+                key, f"{network.cidr} overlaps {reserved['cidr']}, reserved by {reserved['why']}; pick another range"
+            )
+
+
+def _network(ctx: Context) -> Iterator[ConfigError]:
+    try:
+        _check_cidr_rules(ctx.cloud, ctx.cfg.network, ctx.rules)
+    except ConfigError as exc:
+        yield exc
+    net = ctx.cfg.network
+    open_ssh = [cidr for cidr in net.ssh_cidrs if wide_public(cidr)]
+    if open_ssh:
+        ctx.warn("network.sshCidrs", f"{', '.join(open_ssh)} opens SSH to much of the internet")
+    if net.egress == "none" and ctx.cfg.image == "auto" and not net.public_ip:
+        ctx.warn("network.egress", "none: nodes cannot reach package mirrors or container registries")
 
 
 @cache
@@ -33,8 +61,9 @@ def rules(cloud: str) -> dict[str, Any] | None:
     return found
 
 
-def check(ctx: _Context) -> Iterator[ConfigError]:
-    """The ids' shapes, one zone, what cannot be combined with a network the cluster does not own; warnings."""
+def _existing_network(ctx: Context) -> Iterator[ConfigError]:
+    """`network.existing`: the ids' shapes, one zone, what cannot be combined with a network the cluster does not
+    own, and the plan warnings on what the network must provide."""
     net = ctx.cfg.network
     existing = net.existing
     if existing is None:
@@ -78,7 +107,7 @@ def check(ctx: _Context) -> Iterator[ConfigError]:
         ctx.warn("network.existing", one_line(data["securityNeeds"]))
 
 
-def _security_groups(ctx: _Context, existing: ExistingNetwork, data: dict[str, Any]) -> Iterator[ConfigError]:
+def _security_groups(ctx: Context, existing: ExistingNetwork, data: dict[str, Any]) -> Iterator[ConfigError]:
     pattern: str | None = data.get("securityGroupIdPattern")
     if pattern is None:
         if not existing.security_group_ids:
@@ -96,7 +125,7 @@ def _security_groups(ctx: _Context, existing: ExistingNetwork, data: dict[str, A
         )
 
 
-def _conflicts(ctx: _Context, data: dict[str, Any]) -> Iterator[ConfigError]:
+def _conflicts(ctx: Context, data: dict[str, Any]) -> Iterator[ConfigError]:
     """What the cluster would have to build in a network it does not own."""
     net, k = ctx.cfg.network, f"{CLUSTER_KEY}.network"
     given = net.model_fields_set

@@ -1,0 +1,177 @@
+"""The auto values, resolved once every rule passed: placement, health action, MIG partition, and the scaling,
+Kubernetes and Slurm blocks; `resolve` assembles the `ClusterSpec`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .. import catalog
+from ..catalog import Cloud, InstanceType
+from ..catalog import kubernetes as kubernetes_offers
+from ..catalog.capabilities import capabilities
+from .context import Context
+from .model import AlicloudOptions, AzureOptions, ClusterConfig, GcpOptions, KubernetesConfig, LoginConfig, SlurmConfig
+from .resolved import ClusterSpec, KubernetesSpec, ScalingSpec
+from .rules.capacity import flex_start_loose
+from .rules.identity import check_access
+from .rules.instance import zone_of
+from .rules.scaling import min_nodes
+
+
+def _placement(ctx: Context) -> Literal["cluster", "spread", "none"]:
+    """`placement: auto` resolved, then what the cloud's managed groups can apply (capabilities data)."""
+    cfg = ctx.cfg
+    placement: Literal["cluster", "spread", "none"]
+    if cfg.placement == "auto":
+        if cfg.reservation:
+            placement = "none"
+            ctx.warn(
+                "placement",
+                "auto resolves to none with a reservation: a forced cluster placement group breaks capacity "
+                "reservations (aws-parallelcluster#4215)",
+                "info",
+            )
+        elif (loose := flex_start_loose(ctx)) is not None:
+            placement = "none"
+            ctx.warn("placement", loose)
+        elif cfg.scaling is not None and cfg.scaling.metric != "none" and not ctx.fabric_wired:
+            # a fleet that grows and shrinks: a cluster placement group would cap where new nodes can land
+            # (GCP compact placement fixes the VM count), and nothing between its nodes needs the locality
+            placement = "none"
+            ctx.warn("placement", "auto resolves to none for a scaling fleet without a fabric", "info")
+        else:
+            placement = "cluster" if ctx.max_nodes > 1 or ctx.fabric_wired else "none"
+            why = "maxNodes > 1" if ctx.max_nodes > 1 else "the fabric is wired"
+            if placement == "cluster":
+                ctx.warn("placement", f"auto resolves to cluster ({why})", "info")
+    else:
+        placement = cfg.placement
+    if placement == "cluster" and cfg.reservation:
+        ctx.warn(
+            "placement", "a reservation with a cluster placement group may fail for capacity; prefer placement: auto"
+        )
+    row = ctx.row
+    if row is not None and ctx.fabric_wired and placement != "cluster" and ctx.max_nodes > 1:
+        ctx.warn(
+            "placement",
+            f"{row.fabric} is wired but placement is {placement}: "
+            "fabric latency and bandwidth between nodes are not guaranteed",
+        )
+    return placement
+
+
+def _health_action(cfg: ClusterConfig) -> Literal["replace", "report"] | None:
+    if not cfg.health.enabled:
+        return None
+    if cfg.health.action == "auto":
+        return "replace" if cfg.node_group == "managed" else "report"
+    return cfg.health.action
+
+
+def _partition(cfg: ClusterConfig, row: InstanceType) -> tuple[str, int] | None:
+    if cfg.gpu_partition is None:
+        return None
+    profiles = catalog.mig_profiles(row) or {}
+    return cfg.gpu_partition, profiles[cfg.gpu_partition]
+
+
+def _scaling_spec(cfg: ClusterConfig) -> ScalingSpec | None:
+    scaling = cfg.scaling
+    if scaling is None or scaling.metric == "none":
+        return None
+    return ScalingSpec(
+        metric=scaling.metric,
+        target=scaling.target,
+        queue=scaling.queue,
+        schedule=scaling.schedule,
+        time_zone=scaling.time_zone,
+        scale_in_cooldown_seconds=scaling.scale_in_cooldown_seconds,
+    )
+
+
+def _kubernetes_spec(cloud: Cloud, cfg: ClusterConfig) -> KubernetesSpec | None:
+    offer = kubernetes_offers.offer(cloud)
+    if cfg.scheduler != "kubernetes" or offer is None:
+        return None
+    kube = cfg.kubernetes or KubernetesConfig()
+    return KubernetesSpec(
+        version=kube.version or offer.default,
+        public_endpoint=kube.public_endpoint,
+        public_cidrs=kube.public_cidrs,
+        gpu_software=kube.gpu_software,
+        system_instance_type=kube.system_instance_type or offer.systemInstanceType,
+        system_nodes=kube.system_nodes,
+        service_monitor=kube.service_monitor,
+    )
+
+
+def _slurm_spec(cloud: Cloud, cfg: ClusterConfig) -> SlurmConfig | None:
+    if cfg.scheduler != "slurm":
+        return None
+    slurm = cfg.slurm or SlurmConfig()
+    head = slurm.head_instance_type or capabilities(cloud).login_default_type
+    return slurm.model_copy(update={"head_instance_type": head})
+
+
+def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: float | None) -> ClusterSpec:
+    """The spec of a config every rule of `CROSS_RULES` passed (the context holds what they resolved)."""
+    cloud, stack = ctx.cloud, ctx.stack
+    cfg = ctx.cfg  # with what the rules resolved (nodeGroup's default)
+    assert ctx.resolution is not None  # _instance_type yielded no error
+    row = ctx.resolution.type
+    placement = _placement(ctx)
+    if cfg.scheduler == "slurm" and cfg.login is None:
+        # users reach the cluster through the login node: sbatch/srun run there
+        cfg = cfg.model_copy(update={"login": LoginConfig()})
+    access, login = check_access(cloud, cfg, ctx.findings)
+    scratch: Literal["nvme", "disk", "none"] = (
+        ("nvme" if row.localNvmeCount > 0 else "disk") if cfg.storage.scratch == "auto" else cfg.storage.scratch
+    )
+    return ClusterSpec(
+        project=project,
+        stack=stack,
+        cloud=cloud,
+        region=ctx.region,
+        zone=zone_of(ctx),
+        name=cfg.name or stack,
+        instance=row,
+        resolution=ctx.resolution.reason,
+        nodes=cfg.nodes,
+        max_nodes=ctx.max_nodes,
+        node_group=cfg.node_group,
+        spot=cfg.spot.enabled,
+        # a disabled spot block is refused when it sets these, so they hold only with enabled
+        spot_on_demand_base=cfg.spot.on_demand_base,
+        spot_fallback=cfg.spot.fallback,
+        min_nodes=min_nodes(cfg),
+        encryption_key=cfg.encryption.key,
+        encryption_algorithm=cfg.encryption.algorithm,
+        compliance=cfg.compliance,
+        scaling=_scaling_spec(cfg),
+        reservation=cfg.reservation,
+        reservation_type=cfg.reservation_type,
+        fabric_wired=ctx.fabric_wired,
+        placement=placement,
+        scratch=scratch,
+        storage=cfg.storage,
+        network=cfg.network,
+        image=cfg.image,
+        admin_user=cfg.admin_user,
+        ssh_public_key=cfg.ssh_public_key,
+        tags=dict(sorted(cfg.tags.items())),
+        findings=tuple(ctx.findings),
+        gcp_project=gcp_project,
+        access=access,
+        identity=cfg.identity,
+        login=login,
+        health_action=_health_action(cfg),
+        dcgm_exporter=cfg.monitoring.dcgm_exporter,
+        gpu_partition=_partition(cfg, row),
+        max_hourly_usd=max_hourly,
+        scheduler=cfg.scheduler,
+        kubernetes=_kubernetes_spec(cloud, cfg),
+        slurm=_slurm_spec(cloud, cfg),
+        azure=cfg.azure or AzureOptions(),
+        gcp=cfg.gcp or GcpOptions(),
+        alicloud=cfg.alicloud or AlicloudOptions(),
+    )

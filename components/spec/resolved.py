@@ -1,0 +1,143 @@
+"""What `build_spec` hands on: the validated, resolved cluster (`ClusterSpec`) and its resolved blocks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..catalog import Cloud, InstanceType
+from ..errors import Finding
+from .model import (
+    AlicloudOptions,
+    AzureOptions,
+    GcpOptions,
+    IdentityConfig,
+    LoginConfig,
+    NetworkConfig,
+    ScheduledSize,
+    SlurmConfig,
+    StorageConfig,
+)
+
+
+@dataclass(frozen=True)
+class ScalingSpec:
+    """`scaling` resolved: metric gpuUtilization | queueDepth | schedule (none is no ScalingSpec)."""
+
+    metric: Literal["gpuUtilization", "queueDepth", "schedule"]
+    target: float | None
+    queue: str | None  # queueDepth: "auto" or an existing queue's id
+    schedule: tuple[ScheduledSize, ...]
+    time_zone: str
+    scale_in_cooldown_seconds: int
+
+
+@dataclass(frozen=True)
+class KubernetesSpec:
+    """`kubernetes` resolved against catalog/kubernetes/<cloud>.yaml."""
+
+    version: str
+    public_endpoint: bool
+    public_cidrs: tuple[str, ...]
+    gpu_software: Literal["operator", "device-plugin"]
+    system_instance_type: str
+    system_nodes: int
+    service_monitor: bool
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """The validated, resolved cluster: what every layout step starts from."""
+
+    project: str
+    stack: str
+    cloud: Cloud
+    region: str
+    zone: str | None
+    name: str
+    instance: InstanceType
+    resolution: str
+    nodes: int
+    max_nodes: int
+    node_group: Literal["managed", "instances"]
+    spot: bool
+    reservation: str
+    reservation_type: Literal["odcr", "capacity-block"]
+    fabric_wired: bool
+    placement: Literal["cluster", "spread", "none"]
+    scratch: Literal["nvme", "disk", "none"]
+    storage: StorageConfig
+    network: NetworkConfig
+    image: str
+    admin_user: str
+    ssh_public_key: str | None
+    tags: Mapping[str, str]
+    findings: tuple[Finding, ...]
+    gcp_project: str | None = None
+    # how people reach the nodes: the cloud's method `access: auto` resolved (capabilities data)
+    access: str = "none"
+    identity: IdentityConfig = field(default_factory=IdentityConfig)
+    login: LoginConfig | None = None  # with instanceType resolved
+    health_action: Literal["replace", "report"] | None = None  # None: no health check
+    dcgm_exporter: bool = False
+    # MIG: the profile and how many instances of it fill one GPU
+    gpu_partition: tuple[str, int] | None = None
+    max_hourly_usd: float | None = None
+    min_nodes: int = 0  # the group's floor (minNodes, default nodes)
+    # spot: nodes above this many are spot; fallback onDemand launches on demand when spot is short
+    spot_on_demand_base: int = 0
+    spot_fallback: Literal["onDemand", "none"] = "none"
+    scaling: ScalingSpec | None = None  # None: nothing moves the group between minNodes and maxNodes
+    # provider | auto | an existing key's id; algorithm sm4 only with auto on Alibaba
+    encryption_key: str = "provider"
+    encryption_algorithm: Literal["aes256", "sm4"] = "aes256"
+    compliance: Literal["none", "cis", "mlps3"] = "none"
+    scheduler: Literal["none", "kubernetes", "slurm"] = "none"
+    kubernetes: KubernetesSpec | None = None  # scheduler kubernetes, version and system type resolved
+    slurm: SlurmConfig | None = None  # scheduler slurm, headInstanceType resolved
+    # the cluster config holds secure values: values taken from it stay secret in state and plans
+    secret_config: bool = False
+    azure: AzureOptions = field(default_factory=AzureOptions)
+    gcp: GcpOptions = field(default_factory=GcpOptions)
+    alicloud: AlicloudOptions = field(default_factory=AlicloudOptions)
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.instance.gpus
+
+    @property
+    def total_gpus(self) -> int:
+        return self.instance.gpus * self.nodes
+
+    @property
+    def hourly_usd(self) -> float | None:
+        price = self.instance.hourlyUsd
+        return None if price is None else round(price * self.nodes, 2)
+
+    @property
+    def max_hourly_usd_at_scale(self) -> float | None:
+        """What the cluster can cost once scaled to maxNodes: the figure a cost ceiling is about."""
+        price = self.instance.hourlyUsd
+        return None if price is None else round(price * self.max_nodes, 2)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(str(f) for f in self.findings if f.level == "warning")
+
+    @property
+    def base_tags(self) -> dict[str, str]:
+        """User tags plus the ones the toolkit owns (they win: policies rely on them).
+
+        `environment` (the required-tags policy wants it) defaults to the stack name unless a user tag
+        already spells it, in any case or punctuation (`Environment`, `ENVIRONMENT`): one key per cloud label.
+        """
+        return base_tags_of(self.tags, self.name, self.stack)
+
+
+def base_tags_of(tags: Mapping[str, str], name: str, stack: str) -> dict[str, str]:
+    """`ClusterSpec.base_tags` from its parts (the spec's `_tags` rule counts them before there is a spec)."""
+    spelled = {re.sub(r"[^a-z0-9]", "", key.lower()) for key in tags}
+    default = {} if "environment" in spelled else {"environment": stack}
+    return {**tags, **default, "gpu-cluster:cluster": name, "gpu-cluster:stack": stack}
