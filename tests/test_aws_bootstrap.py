@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from components import bootstrap, catalog
+from components.bootstrap.fabric import FabricUsability
 from components.errors import ConfigError, ConfigErrors
 from components.layout import aws as aws_layout
 
@@ -118,7 +119,7 @@ def test_without_a_fabric_there_is_no_nccl_environment_and_no_efa_check(itype, c
     got = files(user_data(layout))
     assert "/etc/gpu-cluster/nccl.env" not in got and "/etc/gpu-cluster/efa.env" not in got
     assert env_of(got["/etc/gpu-cluster/health.env"])["FABRIC_KIND"] == "none"
-    assert layout.fabric_usability == aws_layout.FabricUsability(False, ("no fabric wired",))
+    assert layout.fabric_usability == FabricUsability(False, ("no fabric wired",))
 
 
 @pytest.mark.parametrize("itype", EFA_TYPES)

@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pulumi
 import pytest
 
+from components.contract import contract
 from components.diff import diff_plans
-from components.errors import ConfigErrors
+from components.errors import ConfigError, ConfigErrors
+from components.layout import aws as aws_layout
 from components.spec import build_spec
 
 from .conftest import (
@@ -22,6 +25,7 @@ from .conftest import (
     resources_of,
     resources_text,
     shipped_stacks,
+    spec_of,
 )
 
 KEY = "aws:kms/key:Key"
@@ -165,3 +169,60 @@ def test_diff_reports_data_loss_when_the_key_goes():
     assert any("h100-cmk-aws-shared" in w for w in loss)
     levels = [w.split(":", 1)[0] for w in d.warnings if w.startswith(("DATA LOSS", "DISRUPTION"))]
     assert levels == sorted(levels, key=lambda w: w != "DATA LOSS")
+
+
+def test_the_key_is_a_decision_of_the_layout():
+    """contract("aws").plan decides the key (AwsLayout.encryption); components/aws/encryption.py only reads it."""
+    auto = contract("aws").plan(spec_of(aws_values(encryption={"key": "auto"})))
+    assert isinstance(auto, aws_layout.AwsLayout) and auto.encryption is not None
+    assert auto.encryption.create is not None and auto.encryption.key_arn is None
+    assert auto.encryption.create.alias.startswith("alias/gpu-cluster/")
+    given = contract("aws").plan(spec_of(aws_values(encryption={"key": ARN})))
+    assert isinstance(given, aws_layout.AwsLayout) and given.encryption is not None
+    assert given.encryption.create is None and given.encryption.key_arn == ARN
+    provider = contract("aws").plan(spec_of(aws_values()))
+    assert isinstance(provider, aws_layout.AwsLayout) and provider.encryption is None
+
+
+def _counting_constructions(monkeypatch) -> list[str]:
+    """Every pulumi.Resource the program constructs under the plan's mocks (the runtime's Stack root aside)."""
+    constructed: list[str] = []
+    construct = pulumi.Resource.__init__
+
+    def counting(self, t, name, *args, **kwargs):
+        if t != "pulumi:pulumi:Stack":  # the runtime's root, made before the program runs
+            constructed.append(f"{t} {name}")
+        construct(self, t, name, *args, **kwargs)
+
+    monkeypatch.setattr(pulumi.Resource, "__init__", counting)
+    return constructed
+
+
+def test_a_refused_config_with_a_key_registers_nothing(monkeypatch):
+    """A config the layout refuses raises before the first resource, the key's included: nothing is constructed,
+    not even the GpuCluster component (the key used to be planned in components/aws/encryption.py, after the
+    GpuCluster and AWS components were constructed)."""
+    constructed = _counting_constructions(monkeypatch)
+    refused = aws_values(encryption={"key": "auto"}, identity={"existing": "ml-nodes", "policies": [ARN]})
+    with pytest.raises((ConfigError, ConfigErrors)) as info:
+        plan_values(refused)
+    assert "gpu-cluster:cluster.identity.policies" in str(info.value)
+    assert constructed == []
+    # the count sees what a plan registers: the same key without the refusal registers the key and the rest
+    plan_values(aws_values(encryption={"key": "auto"}))
+    assert any(c.startswith("aws:kms/key:Key ") for c in constructed)
+
+
+def test_a_refused_key_plan_registers_nothing(monkeypatch):
+    """A refusal of the key plan itself (none of today's configs raises there: the spec refuses a malformed ARN)
+    comes from the layout's plan(), before any resource: components/aws builds from the layout field only."""
+
+    def refusing(spec):
+        raise ConfigError("gpu-cluster:cluster.encryption.key", "refused by the key plan")
+
+    monkeypatch.setattr(aws_layout, "encryption_plan", refusing)
+    constructed = _counting_constructions(monkeypatch)
+    with pytest.raises((ConfigError, ConfigErrors)) as info:
+        plan_values(aws_values(encryption={"key": "auto"}))
+    assert "gpu-cluster:cluster.encryption.key" in str(info.value)
+    assert constructed == []

@@ -1,4 +1,4 @@
-"""What mutation testing of components/layout/aws.py found unpinned (README "Mutation testing").
+"""What mutation testing of components/layout/aws/ (plan, proof, fabric) found unpinned (README "Mutation testing").
 
 Pure layout calls only (no Pulumi): the NIC wiring counted from launch-template inputs, the decisions `plan`
 takes (public IP with several interfaces, image, market, placement, metrics, what the bootstrap gets) and
@@ -15,8 +15,12 @@ import pytest
 import yaml
 
 from components import bootstrap, catalog
+from components.bootstrap.fabric import FabricUsability
 from components.errors import ConfigError
 from components.layout import aws as aws_layout
+from components.layout.aws import access as aws_access
+from components.layout.aws import fabric as aws_fabric
+from components.layout.aws import identity as aws_identity
 
 from .conftest import ROOT, aws_values, spec_of
 
@@ -145,8 +149,8 @@ def test_the_layout_carries_the_network_disks_tags_identity_and_access_of_the_sp
     assert layout.vpc_cidr == "10.8.0.0/20"
     assert layout.root_gb == 321
     assert layout.tags == {**spec.base_tags, "Name": "train"} and "Name" not in spec.base_tags
-    assert layout.identity == aws_layout.node_identity(spec) and layout.identity.policies
-    assert layout.access == aws_layout.access_plan(spec) and layout.access.method == "ssm"
+    assert layout.identity == aws_identity.node_identity(spec) and layout.identity.policies
+    assert layout.access == aws_access.access_plan(spec) and layout.access.method == "ssm"
     assert layout.fabric_usability.usable is True
     assert layout.shared is None and layout.shared_note is None
 
@@ -198,16 +202,16 @@ def test_shared_storage_is_mounted_and_efa_enabled_only_on_an_efa_node():
 
 
 def test_instance_family_is_the_type_before_its_first_dot():
-    assert aws_layout.instance_family("p6-b200.48xlarge") == "p6-b200"
-    assert aws_layout.instance_family("p5en.48xlarge") == "p5en"
-    assert aws_layout.instance_family("x.y.z") == "x"
+    assert aws_fabric.instance_family("p6-b200.48xlarge") == "p6-b200"
+    assert aws_fabric.instance_family("p5en.48xlarge") == "p5en"
+    assert aws_fabric.instance_family("x.y.z") == "x"
 
 
 def test_nccl_env_is_the_base_plus_the_familys_with_both_sources():
-    env, source = aws_layout.nccl_env("p5.48xlarge")
+    env, source = aws_fabric.nccl_env("p5.48xlarge")
     assert env == {**BASE_ENV, "FI_EFA_USE_DEVICE_RDMA": "1"}
     assert source == f"{EFA['envSource']}; {EFA['families']['p5']['source']}"
-    env, source = aws_layout.nccl_env("g6e.48xlarge")  # a family without extra variables
+    env, source = aws_fabric.nccl_env("g6e.48xlarge")  # a family without extra variables
     assert (env, source) == (BASE_ENV, EFA["envSource"])
 
 
@@ -238,15 +242,15 @@ def test_the_efa_check_gets_the_capabilities_paths_and_minimums_and_runs_before_
 
 def test_efa_enablement_parts_and_usability():
     spec = layout_of().spec
-    parts, usability = aws_layout.efa_enablement(spec, 32)
+    parts, usability = aws_fabric.efa_enablement(spec, 32)
     assert [p.name for p in parts][1] == "efa"
     assert "/var/lib/gpu-cluster/efa.json" in parts[1].summary
-    assert usability == aws_layout.efa_usability(spec, 32) and usability.usable
-    assert aws_layout.efa_enablement(spec, 0) == ((), aws_layout.FabricUsability(False, ("no fabric wired",)))
+    assert usability == aws_fabric.efa_usability(spec, 32) and usability.usable
+    assert aws_fabric.efa_enablement(spec, 0) == ((), FabricUsability(False, ("no fabric wired",)))
 
 
 def test_usable_on_the_default_image_names_what_it_provides():
-    usable = aws_layout.efa_usability(layout_of().spec, 32)
+    usable = aws_fabric.efa_usability(layout_of().spec, 32)
     assert usable.usable is True and usable.missing == ()
     for item in DEFAULT_IMAGE["efa"]["provides"]:
         assert f"{item} from the image, verified at boot" in usable.provides
@@ -255,7 +259,7 @@ def test_usable_on_the_default_image_names_what_it_provides():
 
 
 def test_a_custom_image_is_not_usable_and_says_what_is_needed():
-    custom = aws_layout.efa_usability(layout_of(image="ami-0123456789abcdef0").spec, 32)
+    custom = aws_fabric.efa_usability(layout_of(image="ami-0123456789abcdef0").spec, 32)
     assert custom.usable is False and custom.provides == () and len(custom.missing) == 1
     assert custom.missing[0].startswith("EFA software on ami-0123456789abcdef0: the catalog cannot vouch")
     assert custom.missing[0].endswith(
@@ -269,7 +273,7 @@ def test_a_family_the_image_does_not_support_is_not_usable():
     values["aws:region"] = "us-west-2"
     del values["gpu-cluster:cluster"]["zone"]
     spec = spec_of(values)
-    got = aws_layout.efa_usability(spec, 1)
+    got = aws_fabric.efa_usability(spec, 1)
     assert got.usable is False and got.provides == ()
     image = DEFAULT_IMAGE["description"]
     assert got.missing == (f"p3dn is not among the instance types {image} supports (its release notes)",)
@@ -277,7 +281,7 @@ def test_a_family_the_image_does_not_support_is_not_usable():
 
 def test_the_default_image_is_vouched_for_by_parameter_with_or_without_the_ssm_prefix():
     param = DEFAULT_IMAGE["ssmParameter"]
-    vouches = aws_layout._default_image_vouches
+    vouches = aws_fabric._default_image_vouches
     assert vouches(layout_of().spec) == (True, DEFAULT_IMAGE["description"])
     assert vouches(layout_of(image=f"ssm:{param}").spec) == (True, DEFAULT_IMAGE["description"])
     assert vouches(layout_of(image="ssm:/my/ami").spec) == (False, "ssm:/my/ami")

@@ -1,9 +1,10 @@
 """Customer-managed keys (`encryption.key`): the cluster's KMS key and alias (`auto`) or the key ARN given.
 
-Decisions are in `components.layout.aws_encryption`; the modules that create disks and filesystems read the key
-from `Context.kms_key` (None: the AWS managed keys, every input as before). Destroying the key destroys every
-disk, snapshot and filesystem encrypted with it, so the created key is protected and kept on delete (a `pulumi
-destroy` leaves it, scheduled for nothing, until someone deletes it by hand).
+Decisions are in `components.layout.aws.encryption`, taken by the layout's `plan()` with every other refusal
+(`AwsLayout.encryption`); the modules that create disks and filesystems read the key from `Context.kms_key` (None:
+the AWS managed keys, every input as before). Destroying the key destroys every disk, snapshot and filesystem
+encrypted with it, so the created key is protected and kept on delete (a `pulumi destroy` leaves it, scheduled for
+nothing, until someone deletes it by hand).
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from ..layout.aws_encryption import AwsEncryption, key_policy
-from ..layout.aws_encryption import plan as encryption_plan
+from ..layout.aws import AwsEncryption, key_policy
 from ..resources import invoke_options
 from .naming import Context
 
@@ -38,7 +38,7 @@ class Encryption:
 
 def build_key(ctx: Context) -> tuple[Context, Encryption | None]:
     """The key, and the context the other modules build with (its `kms_key` set)."""
-    enc = encryption_plan(ctx.layout.spec)
+    enc = ctx.layout.encryption
     if enc is None:
         return ctx, None
     for note in enc.notes:

@@ -153,7 +153,7 @@ def _auto_scaling_group(
     spec = layout.spec
     mixed = None
     launch_template: Any = lt_ref
-    scaling = layout.scaling  # elastic fleet (layout.aws_scaling); None: the group as before
+    scaling = layout.scaling  # elastic fleet (layout.aws.scaling); None: the group as before
     spot = scaling.spot if scaling is not None else None
     if layout.market == "spot":
         # Spot through a mixed-instances policy: the template stays market-neutral and the

@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 import pulumi
 import pulumi_aws as aws
 
-from ..layout.aws_scaling import AwsScaling, QueueMetric
+from ..layout.aws import AwsScaling, QueueMetric
 from .naming import Context
 
 _TT = aws.autoscaling

@@ -3,7 +3,7 @@
 - MUNGE key: `random.RandomBytes` (a secret output) stored as a Secrets Manager secret (base64); the node role may
   call `secretsmanager:GetSecretValue` on exactly that secret's ARN (an inline policy). The head and the login node
   carry the node instance profile, so one grant covers all three; no key is in any user data, input or output.
-- Head node: a private instance in the node subnet running slurmctld (layout.aws_slurm), its own security group.
+- Head node: a private instance in the node subnet running slurmctld (layout.aws.slurm), its own security group.
 - Rules, inside the cluster only: slurmctld 6817 and NFS 2049 to the head from the nodes and the login node,
   slurmd 6818 to the nodes from the head and the login node, SrunPortRange to the login node from both.
 """
@@ -20,7 +20,7 @@ import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
-from ..layout.aws_slurm import AwsSlurm
+from ..layout.aws import AwsSlurm
 from ..resources import fill, invoke_options
 from .access import SSH_PORT, LoginNode
 from .identity import Identity

@@ -16,8 +16,7 @@ from cronsim import CronSim
 
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
-from .aws_scaling import elastic
-from .scaling import scaling_data
+from .scaling import elastic, scaling_data
 
 
 def data() -> dict[str, Any]:

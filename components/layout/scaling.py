@@ -49,3 +49,13 @@ def gpu_metric_problems(spec: ClusterSpec, *, reaches: str, at_zero: str) -> Ite
             f"0 with metric gpuUtilization and no schedule entry above 0: at zero nodes {at_zero}; set minNodes 1, "
             "add a schedule entry above 0, or use queueDepth to scale to zero",
         )
+
+
+def elastic(spec: ClusterSpec) -> bool:
+    """Whether the cluster asks for anything of the elastic fleet (else nothing changes)."""
+    return (
+        spec.scaling is not None
+        or spec.min_nodes != spec.nodes
+        or spec.spot_on_demand_base > 0
+        or spec.spot_fallback != "none"
+    )

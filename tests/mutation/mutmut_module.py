@@ -57,11 +57,22 @@ POLICY_FUNCTIONS = (
 )  # fmt: skip
 
 LAYOUT_AWS_FUNCTIONS = (
-    # the EFA/NIC layout and the decisions plan() takes (interfaces, placement, market, image)
-    "efa_interfaces", "plan", "count_wired_gbps",
+    # the EFA/NIC layout and the decisions plan() takes (interfaces, placement, market, image, metrics): plan() is in
+    # components/layout/aws/__init__.py (mutmut drops `__init__` from the name), the rest in the concern modules
+    "components.layout.aws.x_plan__mutmut_*",
+    "components.layout.aws.fabric.x_efa_interfaces__mutmut_*",
+    "components.layout.aws.fabric.x_interfaces_of__mutmut_*",
+    "components.layout.aws.network.x_check_public_ip__mutmut_*",
+    "components.layout.aws.network.x_metrics__mutmut_*",
+    "components.layout.aws.nodes.x_image_of__mutmut_*",
+    "components.layout.aws.nodes.x_market_of__mutmut_*",
+    "components.layout.aws.proof.x_count_wired_gbps__mutmut_*",
     # the EFA environment and enablement (NCCL env, the boot check, whether NCCL can use the fabric)
-    "instance_family", "nccl_env", "_default_image_vouches", "efa_usability", "efa_enablement",
-)  # fmt: skip
+    *(
+        f"components.layout.aws.fabric.x_{name}__mutmut_*"
+        for name in ("instance_family", "nccl_env", "_default_image_vouches", "efa_usability", "efa_enablement")
+    ),
+)
 
 # the security-relevant settings the AWS resources get: the node security group's rules (self, SSH only from
 # sshCidrs, egress) and the launch template (IMDSv2, encrypted volumes, public IP only on one interface: what every
@@ -142,7 +153,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("tests/test_policy.py", "tests/test_mutation_policy.py"),
     ),
     "layout-aws": (
-        tuple(f"components.layout.aws.x_{name}__mutmut_*" for name in LAYOUT_AWS_FUNCTIONS),
+        LAYOUT_AWS_FUNCTIONS,
         ("tests/test_layout_aws.py", "tests/test_mutation_layout_aws.py"),
     ),
     "aws-security": (

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..bootstrap import File as BootFile
-from ..bootstrap import Part, oneshot_unit, script, service_part
-from ..errors import CLUSTER_KEY, ConfigError, refuse
-from ..spec import ClusterSpec
-from .scaling import scaling_data
+from ...bootstrap import File as BootFile
+from ...bootstrap import Part, oneshot_unit, script, service_part
+from ...errors import CLUSTER_KEY, ConfigError, refuse
+from ...spec import ClusterSpec
+from ..scaling import elastic, scaling_data
 
 AGENT_CONFIG = "/etc/gpu-cluster/cloudwatch-agent.json"
 
@@ -91,16 +91,6 @@ class AwsScaling:
             "Resource": "*",  # PutMetricData has no resource-level ARN; the condition scopes it
             "Condition": {"StringEquals": {"cloudwatch:namespace": self.gpu.namespace}},
         }
-
-
-def elastic(spec: ClusterSpec) -> bool:
-    """Whether the cluster asks for anything of the elastic fleet (else nothing changes)."""
-    return (
-        spec.scaling is not None
-        or spec.min_nodes != spec.nodes
-        or spec.spot_on_demand_base > 0
-        or spec.spot_fallback != "none"
-    )
 
 
 def agent_config(spec: ClusterSpec, metric: GpuMetric) -> str:

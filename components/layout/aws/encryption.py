@@ -4,7 +4,8 @@
 managed keys). `auto` creates one symmetric KMS key per cluster with rotation, the longest deletion window and a key
 policy (`key_policy`) for the account, the services that use it and EC2 Auto Scaling's service-linked role; a key
 ARN is used as given and nothing is created. The facts are the `encryption.auto` keys of the capabilities file;
-`components/aws/encryption.py` maps this onto pulumi-aws.
+`plan()` runs in the layout's `plan()` (`AwsLayout.encryption`); `components/aws/encryption.py` maps it onto
+pulumi-aws.
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from ..catalog.capabilities import capability_data
-from ..spec import ClusterSpec
-from ..text import one_line
-from . import scratch_for
+from ...spec import ClusterSpec
+from ...text import one_line
+from .. import scratch_for
+from . import data as capabilities
 
 
 @dataclass(frozen=True)
@@ -40,15 +40,10 @@ class AwsEncryption:
     notes: tuple[str, ...]  # what the key does not cover, said in the plan
 
 
-def _data() -> dict[str, Any]:
-    data: dict[str, Any] = capability_data("aws")["encryption"]
-    return data
-
-
 def plan(spec: ClusterSpec) -> AwsEncryption | None:
     if spec.encryption_key == "provider":
         return None
-    data = _data()
+    data = capabilities.encryption()
     nvme = scratch_for(spec, (), ()).kind == "nvme"
     notes = (one_line(data["instanceStoreNote"]),) if nvme else ()
     if spec.encryption_key != "auto":

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import bootstrap, catalog
-from ..bootstrap import Part, script
-from ..bootstrap.mounts import Mount
-from ..bootstrap.slurm import cluster_parts
-from ..catalog.slurm import cloud_data
-from ..errors import CLUSTER_KEY, ConfigError
-from ..spec import ClusterSpec
-from .slurm import CloudSlurm, slurm_layout
+from ... import bootstrap, catalog
+from ...bootstrap import Part, script
+from ...bootstrap.mounts import Mount
+from ...bootstrap.slurm import cluster_parts
+from ...catalog.slurm import cloud_data
+from ...errors import CLUSTER_KEY, ConfigError
+from ...spec import ClusterSpec
+from ..slurm import CloudSlurm, slurm_layout
 
 KEY_HOOK = "aws_munge_key.sh"
 

@@ -1,0 +1,200 @@
+"""AWS layout: network interfaces (EFA), placement, image, disks and bootstrap for one cluster.
+
+This package holds every AWS decision and refusal, one module per concern with the same names as the resource package
+`components/aws/` (network, nodes, identity, access, kubernetes, slurm, scaling, encryption; plus fabric: the EFA
+interfaces and enablement), `data` (reads of the capability data) and `proof` (`count_wired_gbps`: the wired Gb/s per
+node counted back from the recorded resources). This module holds only `AwsLayout` and `plan()`, which composes them:
+a refused config raises here, before any resource is registered.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from ... import bootstrap
+from ...bootstrap import script
+from ...bootstrap.fabric import FabricUsability
+from ...errors import refuse
+from ...spec import ClusterSpec
+from .. import Scratch, arch, scratch_for, split_cidr
+from ..node import node_parts
+from ..shared import Shared, efa_note, shared_for
+from . import kubernetes as eks_plan
+from .access import Access, Login, access_plan
+from .encryption import AwsEncryption, AwsKey, key_policy
+from .encryption import plan as encryption_plan
+from .fabric import NetworkInterface, efa_enablement, efa_interfaces, interfaces_of
+from .identity import NodeIdentity, fleet_identity, health_hook, health_hook_action, node_identity
+from .kubernetes import EksLayout, EksPool, kubernetes_problems
+from .network import Metrics, check_public_ip, metrics
+from .nodes import (
+    EBS_GLOBS,
+    INSTANCE_STORE_GLOBS,
+    ROOT_DEVICE,
+    SCRATCH_DEVICE,
+    Image,
+    Market,
+    check_purchase,
+    image_of,
+    market_of,
+)
+from .proof import count_wired_gbps
+from .scaling import AwsScaling, QueueMetric
+from .scaling import plan as scaling_plan
+from .slurm import AwsSlurm
+from .slurm import plan as slurm_plan
+
+__all__ = [
+    "EBS_GLOBS",
+    "INSTANCE_STORE_GLOBS",
+    "ROOT_DEVICE",
+    "SCRATCH_DEVICE",
+    "Access",
+    "AwsEncryption",
+    "AwsKey",
+    "AwsLayout",
+    "AwsScaling",
+    "AwsSlurm",
+    "EksLayout",
+    "EksPool",
+    "Image",
+    "Login",
+    "Metrics",
+    "NetworkInterface",
+    "NodeIdentity",
+    "QueueMetric",
+    "count_wired_gbps",
+    "efa_interfaces",
+    "health_hook_action",
+    "key_policy",
+    "plan",
+]
+
+
+@dataclass(frozen=True)
+class AwsLayout:
+    spec: ClusterSpec
+    vpc_cidr: str
+    node_subnet_cidr: str
+    public_subnet_cidr: str | None  # only for the NAT gateway (egress: nat)
+    interfaces: tuple[NetworkInterface, ...]
+    placement_strategy: Literal["cluster", "spread"] | None
+    image: Image
+    root_gb: int
+    scratch: Scratch
+    market: Market
+    capacity_reservation_id: str | None
+    user_data: str
+    tags: Mapping[str, str]
+    identity: NodeIdentity
+    access: Access
+    placement_applied: Literal["cluster", "spread", "none"]  # what the resources apply (spec.placement is asked)
+    fabric_usability: FabricUsability
+    health_hook: bool  # the node role may mark the node Unhealthy in its own Auto Scaling group
+    metrics: Metrics
+    shared: Shared | None = None  # storage.shared: FSx for Lustre / EFS / an existing filesystem
+    shared_note: str | None = None  # why an EFA node type gets a TCP-only FSx
+    kubernetes: EksLayout | None = None  # scheduler kubernetes: the EKS control plane, its pools and releases
+    slurm: AwsSlurm | None = None  # scheduler slurm: the head node, the MUNGE secret, the Slurm bootstraps
+    scaling: AwsScaling | None = None  # elastic fleet: minNodes, scaling policies and schedules, the Spot mix
+    encryption: AwsEncryption | None = None  # encryption.key: the KMS key (None: provider, the AWS managed keys)
+
+    @property
+    def efa_count(self) -> int:
+        return sum(1 for i in self.interfaces if i.is_efa)
+
+    @property
+    def fabric_gbps_wired(self) -> float:
+        return self.efa_count * self.spec.instance.gbps_per_fabric_device
+
+    @property
+    def user_data_b64(self) -> str:
+        """The cloud-config gzip-compressed, then Base64: EC2 takes at most 16 KB of user data "in raw form, before
+        it is base64-encoded" (EC2 User Guide, instancedata-add-user-data), the whole bootstrap (scratch, EFA check,
+        health check, MIG, metrics) is about 25 KB as text, and cloud-init uncompresses gzip user data
+        (canonical/cloud-init doc/rtd/topics/format.rst)."""
+        return self.user_data_b64_for(self.user_data)
+
+    def user_data_b64_for(self, user_data: str) -> str:
+        return base64.b64encode(gzip.compress(user_data.encode(), compresslevel=9, mtime=0)).decode()
+
+
+def plan(spec: ClusterSpec) -> AwsLayout:
+    refuse([*arch.problems(spec), *(kubernetes_problems(spec) if spec.kubernetes is not None else ())])
+    interfaces = interfaces_of(spec)
+    check_public_ip(spec, interfaces)
+    node_cidr, public_cidr = split_cidr(spec.network.cidr, 1, 2)  # two halves: nodes, NAT
+    check_purchase(spec)
+    image = image_of(spec)
+    scratch = scratch_for(spec, INSTANCE_STORE_GLOBS, EBS_GLOBS)
+    efa_count = sum(1 for i in interfaces if i.is_efa)
+    fabric, usability = efa_enablement(spec, efa_count)
+    hook = health_hook(spec)
+    efa_capable = efa_count > 0 and spec.instance.fabric == "efa"
+    shared = shared_for(spec, efa_capable)
+    parts = node_parts(
+        spec,
+        scratch,
+        fabric_devices=efa_count,
+        nvme_globs=INSTANCE_STORE_GLOBS if scratch.kind == "nvme" else (),
+        fabric=fabric,
+        unhealthy_hook=script("aws_unhealthy.sh") if hook else None,
+        mounts=shared.mount if shared else None,
+    )
+    slurm = slurm_plan(spec, shared.mount if shared else None)
+    if slurm is not None:
+        parts = (*parts, *slurm.compute_parts)
+    scaling = scaling_plan(spec)
+    if scaling is not None:
+        parts = (*parts, scaling.agent)
+    layout = AwsLayout(
+        spec=spec,
+        vpc_cidr=spec.network.cidr,
+        node_subnet_cidr=node_cidr,
+        public_subnet_cidr=public_cidr if spec.network.egress == "nat" else None,
+        interfaces=interfaces,
+        placement_strategy=None if spec.placement == "none" else spec.placement,
+        image=image,
+        root_gb=spec.storage.root_gb,
+        scratch=scratch,
+        market=market_of(spec),
+        capacity_reservation_id=spec.reservation or None,
+        user_data=bootstrap.cloud_init(parts),
+        tags={"Name": spec.name, **spec.base_tags},
+        identity=fleet_identity(node_identity(spec), scaling),
+        access=access_plan(spec),
+        placement_applied="none" if spec.placement == "none" else spec.placement,
+        fabric_usability=usability,
+        health_hook=hook,
+        metrics=metrics(spec),
+        shared=shared,
+        shared_note=efa_note(shared, efa_capable),
+        slurm=slurm,
+        scaling=scaling,
+        # the key is decided here, with every other refusal, before components/aws registers a resource
+        encryption=encryption_plan(spec),
+    )
+    if spec.kubernetes is None:
+        return layout
+    eks = eks_plan.plan(
+        spec,
+        scratch=layout.scratch,
+        efa_count=layout.efa_count,
+        market=layout.market,
+        root_gb=layout.root_gb,
+        identity=layout.identity,
+    )
+    return replace(
+        layout,
+        public_subnet_cidr=eks.public_subnet_cidr,
+        user_data=eks.user_data,
+        identity=eks.identity,
+        fabric_usability=eks.fabric_usability,
+        health_hook=False,
+        metrics=Metrics((), False),
+        kubernetes=eks.eks,
+    )

@@ -1,0 +1,59 @@
+"""The GPU nodes on AWS: their image, disks' device names and what may buy their type (purchase)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ... import catalog
+from ...errors import CLUSTER_KEY, ConfigError
+from ...spec import ClusterSpec
+from .. import image_for
+
+# by-id names the NVMe driver gives instance-store and EBS volumes on Nitro instances
+INSTANCE_STORE_GLOBS = ("/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*",)
+EBS_GLOBS = ("/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_*",)
+ROOT_DEVICE = "/dev/sda1"  # Ubuntu DLAMIs register their root volume here
+SCRATCH_DEVICE = "/dev/sdf"
+
+Market = Literal["on-demand", "spot", "capacity-block"]
+
+
+@dataclass(frozen=True)
+class Image:
+    ssm_parameter: str | None  # resolved at deploy
+    ami_id: str | None
+    description: str
+
+
+def check_purchase(spec: ClusterSpec) -> None:
+    """A type sold only through Capacity Blocks (catalog row extra.purchase: P6e-GB200 inside UltraServers) needs
+    one: reservationType capacity-block with the block's reservation id (the launch template's market type)."""
+    row = spec.instance
+    if row.extra.get("purchase") != "capacity-block" or spec.reservation_type == "capacity-block":
+        return
+    raise ConfigError(
+        f"{CLUSTER_KEY}.reservationType",
+        f"{row.instanceType} is sold only through EC2 Capacity Blocks (UltraServers); set reservation to the "
+        f"block's id (cr-...) and reservationType: capacity-block{'; spot cannot buy it' if spec.spot else ''}",
+    )
+
+
+def image_of(spec: ClusterSpec) -> Image:
+    """The GPU nodes' image: the catalog's for the type (auto), an SSM parameter (ssm:...) or an AMI id."""
+    row = spec.instance
+    # a Grace (arm64) type takes its architecture's DLAMI (catalog/aws.yaml images.arch), never the x86_64 one
+    entry: dict[str, Any] = catalog.arch_image("aws", row) or image_for("aws", row.instanceType)
+    if spec.image == "auto":
+        if not entry.get("ssmParameter"):
+            raise ConfigError(
+                f"{CLUSTER_KEY}.image", f"auto has no image for {row.instanceType} ({row.arch}): {entry['reason']}"
+            )
+        return Image(entry["ssmParameter"], None, entry["description"])
+    if spec.image.startswith("ssm:"):
+        return Image(spec.image.removeprefix("ssm:"), None, f"AMI from SSM parameter {spec.image[4:]}")
+    return Image(None, spec.image, f"AMI {spec.image} as configured")
+
+
+def market_of(spec: ClusterSpec) -> Market:
+    return "spot" if spec.spot else "capacity-block" if spec.reservation_type == "capacity-block" else "on-demand"
