@@ -16,7 +16,7 @@ from bench.scratch import bootstrap_of, files_in
 from bench.stacks import Shipped, kubernetes_stacks, pick
 from components.layout import cloud_init
 from components.layout.aws import INSTANCE_STORE_GLOBS
-from components.layout.gcp import startup_script
+from components.layout.gcp.nodes import startup_script
 from components.plan.runner import _Collector
 
 ROOT = Path(__file__).resolve().parent.parent

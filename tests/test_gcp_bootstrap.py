@@ -12,7 +12,7 @@ import pytest
 
 from components import catalog
 from components.bootstrap.fabric import NCCL_ENV
-from components.layout import gcp as gcp_layout
+from components.layout.gcp import fabric as gcp_fabric
 
 from .conftest import plan_values, resources_of
 from .test_layout_gcp import gcp_values, layout_of, typed
@@ -55,7 +55,7 @@ def test_a3mega_runs_the_tcpxo_enablement_and_is_usable(tmp_path):
         "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY": "/dev/aperture_devices",
     }
     data = RULES["fabricEnablement"]["gpudirect-tcpxo"]
-    settings = env_of(files[gcp_layout.FABRIC_ENV])
+    settings = env_of(files[gcp_fabric.FABRIC_ENV])
     assert settings["FABRIC_KIND"] == "gpudirect-tcpxo"
     assert settings["NCCL_PLUGIN_IMAGE"].endswith("nccl-plugin-gpudirecttcpx-dev:v1.0.10")
     assert settings["PACKAGES"] == "dkms dmabuf-import-helper" and settings["MODULE"] == "import-helper"
@@ -63,7 +63,7 @@ def test_a3mega_runs_the_tcpxo_enablement_and_is_usable(tmp_path):
     rxdm = files["/etc/systemd/system/gpu-cluster-rxdm.service"]
     assert data["rxdmImage"] in rxdm and "--num_nics=8" in rxdm and "--num_hops=2" in rxdm
     assert 'ATTR{vendor}=="0x1ae0"' in files["/etc/udev/rules.d/00-a3-megagpu.rules"]
-    assert files[gcp_layout.FABRIC_SCRIPT].startswith("#!/bin/bash")
+    assert files[gcp_fabric.FABRIC_SCRIPT].startswith("#!/bin/bash")
     # health check expects the 8 GPU NICs; the MIG probes the health endpoint
     health = env_of(files["/etc/gpu-cluster/health.env"])
     assert (health["FABRIC_KIND"], health["EXPECTED_FABRIC_DEVICES"], health["ACTION"]) == (
@@ -98,7 +98,7 @@ def test_rdma_types_install_the_gib_plugin_and_its_environment(tmp_path, itype, 
     nccl = env_of(files[NCCL_ENV])
     assert nccl["NCCL_NET"] == "gIB" and nccl["LD_LIBRARY_PATH"] == "/usr/local/gib/lib64"
     assert nccl["NCCL_TUNER_CONFIG_PATH"] == f"/usr/local/gib/configs/{tuner}"
-    settings = env_of(files[gcp_layout.FABRIC_ENV])
+    settings = env_of(files[gcp_fabric.FABRIC_ENV])
     assert settings["PACKAGES"] == "nccl-gib=1.1.0 ibverbs-utils" and settings["HOLD"] == "nccl-gib"
     assert "gpudirect-gib-apt" in settings["APT_REPO"]
     assert files["/etc/ld.so.conf.d/000_nccl-gib.conf"] == "/usr/local/gib/lib64"
@@ -114,7 +114,7 @@ def test_a3high_is_wired_but_not_usable_without_a_tcpx_kernel(tmp_path):
     usability = layout.fabric_usability
     assert not usability.usable and "linux-gcp-tcpx" in usability.missing[0]
     script = layout.startup_script
-    assert script is not None and gcp_layout.FABRIC_ENV not in written(script)  # nothing built on a guess
+    assert script is not None and gcp_fabric.FABRIC_ENV not in written(script)  # nothing built on a guess
     assert NCCL_ENV not in written(script)
     assert any("gpudirect-tcpx is not usable by NCCL" in w for w in layout.warnings)
     shellcheck(tmp_path, script)
@@ -145,7 +145,7 @@ def test_custom_image_is_not_vouched_for_but_the_same_family_spelled_out_is():
 
 def test_no_fabric_wired():
     dev = layout_of(instanceType="g2-standard-4", gpu="L4:1", nodes=1)
-    assert dev.fabric_usability == gcp_layout.NO_FABRIC
+    assert dev.fabric_usability == gcp_fabric.NO_FABRIC
     script = dev.startup_script
     assert script is not None and NCCL_ENV not in written(script) and "gpu-cluster-health.service" in script
     unwired = layout_of(fabric="none", nodes=1)

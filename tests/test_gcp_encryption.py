@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import copy
 
+import pulumi
 import pytest
 
+from components.contract import contract
 from components.diff import diff_plans
-from components.errors import ConfigErrors
+from components.errors import ConfigError, ConfigErrors
+from components.layout.gcp import GcpEncryption
 
 from .conftest import gcp_values, one, plan_json, plan_stack, plan_values, resources_of, spec_of
 
@@ -91,7 +94,7 @@ def test_managed_lustre_takes_the_key_and_its_agent_is_granted():
 
 
 def test_a_key_given_is_used_as_given_and_none_is_created():
-    plan = plan_values(gcp_values(encryption={"key": GIVEN}, nodeGroup="instances", nodes=2))
+    plan = plan_values(gcp_values(encryption={"key": GIVEN}, nodeGroup="instances", nodes=2, fabric="none"))
     assert not resources_of(plan, "kms/keyRing:KeyRing") and not resources_of(plan, "kms/cryptoKey:CryptoKey")
     disks = one(plan, "compute/instanceTemplate:InstanceTemplate")["inputs"]["disks"]
     assert disks and all(d["diskEncryptionKey"] == {"kmsKeySelfLink": GIVEN} for d in disks)
@@ -161,3 +164,36 @@ def test_a_malformed_key_name_is_refused_by_key():
     with pytest.raises(ConfigErrors) as info:
         spec_of(gcp_values(encryption={"key": "projects/p/keyRings/r/cryptoKeys/k"}))
     assert "gpu-cluster:cluster.encryption.key" in {e.key for e in info.value.errors}
+
+
+def test_the_key_is_planned_in_the_layout():
+    # plan() decides the key (a field of the layout); components/gcp only reads it, it no longer calls key_plan
+    spec = spec_of(gcp_values(encryption={"key": GIVEN}, storage={"shared": {"kind": "nfs"}}))
+    enc = contract("gcp").plan(spec).encryption
+    assert isinstance(enc, GcpEncryption)
+    assert (enc.auto, enc.key_name, enc.location) == (False, GIVEN, spec.region)
+    assert [who for who, _ in enc.agents] == ["compute", "filestore"]
+    assert contract("gcp").plan(spec_of(gcp_values(encryption={"key": "provider"}))).encryption is None
+
+
+def test_a_refused_config_with_a_key_registers_nothing(monkeypatch):
+    """A config the GCP layout refuses (storage.shared with scheduler kubernetes), key given: no resource of the
+    program (not even the GpuCluster component) is constructed, the runtime's Stack root aside. Counted at
+    pulumi.Resource construction under the plan's mocks."""
+    constructed: list[str] = []
+    construct = pulumi.Resource.__init__
+
+    def counting(self, t, name, *args, **kwargs):
+        if t != "pulumi:pulumi:Stack":  # the runtime's root, made before the program runs
+            constructed.append(f"{t} {name}")
+        construct(self, t, name, *args, **kwargs)
+
+    monkeypatch.setattr(pulumi.Resource, "__init__", counting)
+    values = {"encryption": {"key": "auto"}, "gpu": "H100:8", "network": {"cidr": "10.61.0.0/16"}}
+    with pytest.raises((ConfigError, ConfigErrors)) as info:
+        plan_values(gcp_values(**values, scheduler="kubernetes", storage={"shared": {"kind": "nfs"}}))
+    assert "gpu-cluster:cluster.storage.shared" in str(info.value)
+    assert constructed == []
+    # the count sees what a plan registers: the same cluster without the refused key registers the key and more
+    plan_values(gcp_values(**values, scheduler="kubernetes"))
+    assert any(c.startswith("gcp:kms/cryptoKey:CryptoKey ") for c in constructed)

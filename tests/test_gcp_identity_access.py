@@ -7,6 +7,7 @@ import pytest
 
 from components.errors import ConfigError
 from components.layout import gcp as gcp_layout
+from components.layout.gcp import identity as gcp_identity
 
 from .conftest import one, plan_values, resources_of
 from .test_gcp_resources import firewalls, template
@@ -62,12 +63,12 @@ def test_flex_start_refused_where_it_cannot_apply(cluster, words):
 
 @pytest.mark.parametrize("name", ["a", "dev", "a3mega", "a" * 24, "a" * 25, "x" + "-y" * 15])
 def test_account_id_is_within_googles_rule(name):
-    account = gcp_layout.account_id(name)
+    account = gcp_identity.account_id(name)
     assert re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])", account) and 6 <= len(account) <= 30
 
 
 def test_long_names_keep_distinct_account_ids():
-    assert gcp_layout.account_id("a" * 30 + "b") != gcp_layout.account_id("a" * 30 + "c")
+    assert gcp_identity.account_id("a" * 30 + "b") != gcp_identity.account_id("a" * 30 + "c")
 
 
 def test_identity_roles_read_storage_policies_and_existing():

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from components.errors import ConfigError
-from components.layout import gcp_scaling
+from components.layout.gcp import scaling as gcp_scaling
 
 from .conftest import one, plan_values, resources_of
 from .test_layout_gcp import gcp_values

@@ -16,6 +16,7 @@ import pytest
 
 from components import catalog
 from components.layout import gcp as gcp_layout
+from components.layout.gcp import fabric as gcp_fabric
 
 from .test_layout_gcp import layout_of, typed
 
@@ -33,7 +34,7 @@ def test_shellcheck_clean(name):
 def settings(layout: gcp_layout.GcpLayout) -> dict[str, str]:
     """The gcp-fabric.env the layout renders, as the script's environment."""
     script = layout.startup_script or ""
-    body = script.split(f"cat > {gcp_layout.FABRIC_ENV} <<'", 1)[1].split("\n", 1)[1]
+    body = script.split(f"cat > {gcp_fabric.FABRIC_ENV} <<'", 1)[1].split("\n", 1)[1]
     text = body.split("\nGPU_CLUSTER_EOF_", 1)[0]
     return {k: json.loads(v) for k, v in (line.split("=", 1) for line in text.splitlines())}
 

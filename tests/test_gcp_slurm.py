@@ -14,6 +14,7 @@ from rich.console import Console
 from components.bootstrap.mounts import SOURCE_PLACEHOLDER
 from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from components.layout import gcp as gcp_layout
+from components.layout.gcp import slurm as gcp_slurm
 from components.plan.render import render_markdown, render_table
 
 from .conftest import one, plan_values, resources_of, spec_of
@@ -200,8 +201,8 @@ def test_scheduler_none_builds_no_slurm_resource(stack_plan):
 
 def test_secret_ids_are_sanitized_and_bounded():
     values = slurm_values(name="c")
-    assert gcp_layout.munge_secret_id(spec_of(values, stack="team.prod")) == "gpu-cluster-team-prod-c-munge-key"
-    assert len(gcp_layout.munge_secret_id(spec_of(values, stack="s" * 300))) == 255
+    assert gcp_slurm.munge_secret_id(spec_of(values, stack="team.prod")) == "gpu-cluster-team-prod-c-munge-key"
+    assert len(gcp_slurm.munge_secret_id(spec_of(values, stack="s" * 300))) == 255
 
 
 # --- the munge-key hook, against stubbed curl ------------------------------------------------

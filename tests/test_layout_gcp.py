@@ -13,6 +13,10 @@ from components import catalog
 from components.errors import ConfigError
 from components.layout import gcp as gcp_layout
 from components.layout import scratch_script
+from components.layout.gcp import labels as gcp_labels
+from components.layout.gcp import network as gcp_network
+from components.layout.gcp import nodes as gcp_nodes
+from components.layout.gcp import placement as gcp_placement
 
 from .conftest import spec_of
 
@@ -125,9 +129,9 @@ def test_non_fabric_types_use_gvnic_and_the_default_mtu():
 
 
 def test_gpu_ranges_come_from_the_buddy_block():
-    assert str(gcp_layout.buddy_block("10.42.0.0/16")) == "10.43.0.0/16"
-    assert str(gcp_layout.buddy_block("10.43.0.0/16")) == "10.42.0.0/16"
-    assert gcp_layout.gpu_subnet_cidrs("10.42.0.0/16", 3) == ("10.43.0.0/20", "10.43.16.0/20", "10.43.32.0/20")
+    assert str(gcp_network.buddy_block("10.42.0.0/16")) == "10.43.0.0/16"
+    assert str(gcp_network.buddy_block("10.43.0.0/16")) == "10.42.0.0/16"
+    assert gcp_network.gpu_subnet_cidrs("10.42.0.0/16", 3) == ("10.43.0.0/20", "10.43.16.0/20", "10.43.32.0/20")
     layout = typed("a3-ultragpu-8g", network={"cidr": "192.168.64.0/20"})
     cidrs = [s.cidr for v in layout.vpcs[1:] for s in v.subnets]
     assert cidrs[0] == "192.168.80.0/24" and len(cidrs) == 9
@@ -150,14 +154,14 @@ _private_cidrs = st.one_of(
 
 @given(net=_private_cidrs, count=st.integers(1, 16))
 def test_gpu_ranges_never_overlap_the_host_range_or_each_other(net, count):
-    cidrs = gcp_layout.gpu_subnet_cidrs(str(net), count)
-    assert cidrs == gcp_layout.gpu_subnet_cidrs(str(net), count)  # deterministic
+    cidrs = gcp_network.gpu_subnet_cidrs(str(net), count)
+    assert cidrs == gcp_network.gpu_subnet_cidrs(str(net), count)  # deterministic
     nets = [ipaddress.ip_network(c) for c in cidrs]
     assert len(nets) == count
     assert not any(n.overlaps(net) for n in nets)
     assert all(a == b or not a.overlaps(b) for a in nets for b in nets)
-    assert all(any(n.subnet_of(r) for r in gcp_layout.PRIVATE_RANGES) for n in nets)
-    assert all(n.prefixlen == net.prefixlen + gcp_layout.GPU_SUBNET_BITS <= 29 for n in nets)
+    assert all(any(n.subnet_of(r) for r in gcp_network.PRIVATE_RANGES) for n in nets)
+    assert all(n.prefixlen == net.prefixlen + gcp_network.GPU_SUBNET_BITS <= 29 for n in nets)
 
 
 @pytest.mark.parametrize(("cidr", "why"), [("10.0.0.0/8", "no private block"), ("10.42.0.0/26", "too small")])
@@ -216,7 +220,7 @@ def test_compact_placement_vm_count_and_limits():
 )
 def test_compact_cap_depends_on_type_and_max_distance(itype, distance, cap):
     rules = catalog.load("gcp").rules
-    assert gcp_layout.compact_cap(rules, itype, distance) == cap
+    assert gcp_placement.compact_cap(rules, itype, distance) == cap
 
 
 def test_compact_cap_is_enforced_with_the_key_named(monkeypatch):
@@ -258,7 +262,7 @@ def test_n1_gets_its_guest_accelerator_and_every_n1_row_is_within_googles_limits
         if row.extra.get("guestAccelerator"):
             lay = layout_of(instanceType=row.instanceType, gpu=f"{row.gpu}:{row.gpus}", nodes=1)
             assert lay.guest_accelerator == (row.extra["acceleratorType"], row.gpus)
-            assert row.vcpus <= gcp_layout.MAX_N1_GPU[row.gpu][row.gpus]
+            assert row.vcpus <= gcp_nodes.MAX_N1_GPU[row.gpu][row.gpus]
 
 
 def test_eight_t4_is_rejected_clearly():
@@ -303,7 +307,7 @@ def test_disk_types_per_family(itype, disk):
 
 def test_scratch_uses_local_ssd_globs_or_the_named_disk():
     nvme = layout_of().scratch
-    assert (nvme.kind, nvme.devices, nvme.device_globs) == ("nvme", 16, gcp_layout.LOCAL_SSD_GLOBS)
+    assert (nvme.kind, nvme.devices, nvme.device_globs) == ("nvme", 16, gcp_nodes.LOCAL_SSD_GLOBS)
     disk = layout_of(storage={"scratch": "disk", "scratchGb": 700}).scratch
     assert (disk.kind, disk.device_gb, disk.device_globs) == ("disk", 700, ("/dev/disk/by-id/google-scratch",))
     no_scratch = layout_of(storage={"scratch": "none"}).startup_script
@@ -354,8 +358,8 @@ def test_labels_are_sanitised():
 
 @given(st.text(min_size=1, max_size=200))
 def test_any_text_becomes_a_valid_label(text):
-    assert re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", gcp_layout.label_key(text))
-    assert re.fullmatch(r"[a-z0-9_-]{0,63}", gcp_layout.label_value(text))
+    assert re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", gcp_labels.label_key(text))
+    assert re.fullmatch(r"[a-z0-9_-]{0,63}", gcp_labels.label_value(text))
 
 
 def test_colliding_and_too_many_labels_are_refused():

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from components.catalog import CLOUDS
 from components.catalog import tags as tag_rules
-from components.layout import gcp as gcp_layout
+from components.layout.gcp import labels as gcp_labels
 from components.spec import base_tags_of
 
 from .conftest import aws_values, gcp_values, plan_values, spec_of
@@ -164,8 +164,8 @@ def test_gcp_keeps_turning_tags_into_labels():
 
 @given(st.text(max_size=120))
 def test_the_label_form_is_the_layouts(text):
-    assert tag_rules.label_key(text) == gcp_layout.label_key(text)
-    assert tag_rules.label_value(text) == gcp_layout.label_value(text)
+    assert tag_rules.label_key(text) == gcp_labels.label_key(text)
+    assert tag_rules.label_value(text) == gcp_labels.label_value(text)
 
 
 def test_every_cloud_has_sourced_tag_rules():

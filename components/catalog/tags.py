@@ -23,7 +23,7 @@ _KEYS = {
     "forbiddenText", "caseInsensitiveKeys", "labels", "addedKeys", "storageAccountKeyMax", "source",
 }  # fmt: skip
 _CATEGORY_WORDS = {"L": "letters", "Z": "spaces", "N": "digits"}
-# GCP label form (components/layout/gcp.py label_key / label_value, kept equal by tests/test_spec_names_tags.py)
+# GCP label form (components/layout/gcp/labels.py label_key / label_value, kept equal by tests/test_spec_names_tags.py)
 _LABEL_DROP = re.compile(r"[^a-z0-9_-]")
 
 

@@ -1,7 +1,7 @@
 """GCP resources for one GPU cluster: maps a `GcpLayout` onto pulumi-gcp, nothing more.
 
 Decisions (GPU VPCs and NICs, ranges, image, scheduling, labels) are made in
-`components.layout.gcp`; this package turns them into resources, one module per concern:
+`components.layout.gcp` (the key included); this package turns them into resources, one module per concern:
 `network` (VPCs, subnets, firewall rules, Cloud NAT), `identity` (the nodes' service account and
 its roles), `access` (the SSH rules, the login node, how to log in), `placement` (compact or
 workload policy) and `nodes` (one instance template and a managed instance group, or N instances
@@ -17,8 +17,8 @@ from typing import Any
 import pulumi
 
 from ..bootstrap.metrics import endpoints
-from ..layout.gcp import GcpLayout, label_value
-from ..layout.gcp_encryption import key_plan
+from ..layout.gcp import GcpLayout
+from ..layout.gcp.labels import label_value
 from .access import access_output, build_login, build_ssh_firewall
 from .encryption import build_encryption
 from .health import build_health_check
@@ -151,7 +151,7 @@ class CloudCluster(pulumi.ComponentResource):
 
     def _encryption_output(self, layout: GcpLayout) -> None:
         """`encryption`: the key and who may use it (absent with encryption.key provider: outputs as before)."""
-        enc = key_plan(layout)
+        enc = layout.encryption
         if self.key is not None and enc is not None:
             self.outputs["encryption"] = self.key.output(enc)
 

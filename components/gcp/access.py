@@ -7,7 +7,8 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from ..layout.gcp import GcpLayout, label_value
+from ..layout.gcp import GcpLayout
+from ..layout.gcp.labels import label_value
 from .encryption import Key
 from .identity import Identity
 from .network import Network

@@ -1,6 +1,6 @@
 """GCP customer-managed keys: the cluster's Cloud KMS key ring and key (`encryption.key: auto`) or the key named,
 and its Encrypter/Decrypter grants to the service agents that encrypt the disks and filesystems with it
-(decisions in `components.layout.gcp_encryption`)."""
+(decisions in `components.layout.gcp.encryption`, planned in `plan()`: `GcpLayout.encryption`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from ..layout.gcp import GcpLayout
-from ..layout.gcp_encryption import GcpEncryption, key_plan
+from ..layout.gcp import GcpEncryption, GcpLayout
 from ..resources import invoke_options
 
 
@@ -37,7 +36,7 @@ class Key:
 
 
 def build_encryption(name: str, layout: GcpLayout, parent: pulumi.Resource) -> Key | None:
-    enc = key_plan(layout)
+    enc = layout.encryption
     if enc is None:
         return None
     for message in enc.notes:

@@ -105,7 +105,7 @@ def build_kubernetes(
     gke = layout.kubernetes
     assert gke is not None
     child = pulumi.ResourceOptions(parent=parent)
-    # encryption.key not provider: one key per cluster, its grants include the GKE agent (layout.gcp_encryption)
+    # encryption.key not provider: one key per cluster, its grants include the GKE agent (layout.gcp.encryption)
     key: pulumi.Input[str]
     if cmek is not None:
         key, grants = cmek.id, list(cmek.grants)

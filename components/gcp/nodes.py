@@ -10,7 +10,8 @@ import pulumi_gcp as gcp
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
-from ..layout.gcp import SCRATCH_DEVICE_NAME, GcpLayout
+from ..layout.gcp import GcpLayout
+from ..layout.gcp.nodes import SCRATCH_DEVICE_NAME
 from ..resources import fill, invoke_options
 from .encryption import Key
 from .identity import Identity
@@ -130,7 +131,7 @@ def _template(
 ) -> gcp.compute.InstanceTemplate:
     spec = layout.spec
     labels = dict(layout.labels)
-    # CMEK on the boot and scratch persistent disks; local SSD takes none (layout.gcp_encryption notes)
+    # CMEK on the boot and scratch persistent disks; local SSD takes none (layout.gcp.encryption notes)
     cmek = gcp.compute.InstanceTemplateDiskDiskEncryptionKeyArgs(kms_key_self_link=key.id) if key else None
     disks = [
         gcp.compute.InstanceTemplateDiskArgs(

@@ -1,5 +1,5 @@
 """Elastic fleets: the MIG autoscaler (a Cloud Monitoring metric, Pub/Sub backlog, schedules), the cluster's own
-queue, and the on-demand floor of a spot mix (a second group of standard VMs). Decided in layout/gcp_scaling.py."""
+queue, and the on-demand floor of a spot mix (a second group of standard VMs). Decided in layout/gcp/scaling.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..layout.gcp import GcpLayout
-from ..layout.gcp_scaling import Autoscaler, Queue
+from ..layout.gcp.scaling import Autoscaler, Queue
 from .identity import Identity
 from .network import Network
 from .nodes import Nodes, _template

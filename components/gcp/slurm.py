@@ -20,7 +20,8 @@ import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
-from ..layout.gcp import GcpLayout, GcpSlurm, label_value
+from ..layout.gcp import GcpLayout, GcpSlurm
+from ..layout.gcp.labels import label_value
 from ..resources import fill
 from .encryption import Key
 from .identity import Identity

@@ -74,7 +74,7 @@ def flex_start_loose(ctx: Context) -> str | None:
     """Why `placement: auto` resolves to none for GCP flex-start VMs of a series that cannot be placed compactly."""
     cfg, row = ctx.cfg, ctx.row
     if ctx.cloud != "gcp" or cfg.gcp is None or not cfg.gcp.flex_start or row is None or ctx.max_nodes < 2:
-        return None  # one node has no neighbour to be placed near (layout/gcp.py _placement)
+        return None  # one node has no neighbour to be placed near (layout/gcp/placement.py placement_of)
     if capacity_offers.flex_start_compact_ok(row.instanceType):
         return None
     return (

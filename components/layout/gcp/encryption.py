@@ -5,24 +5,17 @@ and what cannot take it (data: catalog/encryption/gcp.yaml, sources there).
 `auto`: one key ring and key per cluster in the cluster's region (Filestore, Managed Lustre and GKE take a key of
 their own region only; a regional key also serves the zone's disks). A key name given is used as given; only the
 grants of the service agents that encrypt with it are added (additive CryptoKeyIAMMember bindings).
+`plan()` calls `key_plan` and keeps the result as `GcpLayout.encryption`; components/gcp only reads that field.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-from typing import Any
 
-import yaml
-
-from .gcp import GcpLayout
-
-
-@cache
-def data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load((Path(__file__).parent.parent / "catalog/encryption/gcp.yaml").read_text())
-    return loaded
+from ...spec import ClusterSpec
+from .. import Scratch
+from ..shared import Shared
+from .data import encryption_data
 
 
 @dataclass(frozen=True)
@@ -38,19 +31,18 @@ class GcpEncryption:
     notes: tuple[str, ...]  # what keeps a Google-managed key, for the plan's warnings
 
 
-def key_plan(layout: GcpLayout) -> GcpEncryption | None:
-    spec = layout.spec
+def key_plan(spec: ClusterSpec, shared: Shared | None, scratch: Scratch, gke: bool) -> GcpEncryption | None:
+    """The key of the stack's disks and filesystems; `scratch` as built, `gke`: scheduler kubernetes (GKE)."""
     if spec.encryption_key == "provider":
         return None
-    d = data()
+    d = encryption_data()
     agents = ["compute"]  # boot, scratch, login and head disks; GKE node boot disks
-    shared = layout.shared
     if shared is not None and not shared.existing:
         agents.append("filestore" if shared.kind == "nfs" else "lustre")
-    if layout.kubernetes is not None:
+    if gke:
         agents.append("gke")  # the cluster's secrets in etcd (databaseEncryption) on the same key
     notes = []
-    if layout.scratch.kind == "nvme":
+    if scratch.kind == "nvme":
         notes.append(f"encryption.key: {d['notes']['localSsd']}")
     return GcpEncryption(
         auto=spec.encryption_key == "auto",

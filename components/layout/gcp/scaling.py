@@ -12,12 +12,12 @@ from typing import Any
 import yaml
 from cronsim import CronSim
 
-from .. import bootstrap
-from ..bootstrap import File, Part
-from ..bootstrap.metrics import versions
-from ..errors import CLUSTER_KEY, ConfigError, refuse
-from ..spec import ClusterSpec
-from .scaling import gpu_metric_problems, scaling_data
+from ... import bootstrap
+from ...bootstrap import File, Part
+from ...bootstrap.metrics import versions
+from ...errors import CLUSTER_KEY, ConfigError, refuse
+from ...spec import ClusterSpec
+from ..scaling import gpu_metric_problems, scaling_data
 
 K = f"{CLUSTER_KEY}."
 OPS_AGENT_SCRIPT = "/usr/local/sbin/gpu-cluster-ops-agent"

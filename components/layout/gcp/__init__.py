@@ -1,0 +1,259 @@
+"""GCP layout: VPCs and NICs (GPUDirect), placement, image, disks, labels, keys and bootstrap for one cluster.
+
+This package holds every GCP decision and refusal, one module per concern with the same names as the resource
+package `components/gcp/` (network, nodes, identity, access, placement, health, kubernetes, slurm, scaling,
+encryption; plus fabric and labels), `data` (reads of the capability data) and `proof` (`count_wired_gbps`: the wired
+Gb/s per node counted back from the recorded resources). The GPU networks' layout is described in `network`. This
+module holds only `GcpLayout` and `plan()`, which composes them: a refused config raises here, before any resource is
+registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ... import catalog
+from ...bootstrap.fabric import FabricUsability
+from ...errors import CLUSTER_KEY, ConfigError
+from ...spec import ClusterSpec
+from .. import Scratch, arch, scratch_for
+from ..shared import Shared, shared_for
+from .access import Access, Login, access_of
+from .data import gke_data
+from .encryption import GcpEncryption, key_plan
+from .fabric import NO_FABRIC, fabric_enablement
+from .health import HealthProbe, health_probe
+from .identity import NodeIdentity, node_identity
+from .kubernetes import Gke, GkePool, NodeNetwork, gke_fabric_usability, gke_layout
+from .labels import labels_for
+from .network import Nic, Subnet, Vpc, check_existing_subnetworks, gpu_networks
+from .nodes import (
+    LOCAL_SSD_GLOBS,
+    SCRATCH_DISK_GLOBS,
+    Image,
+    Scheduling,
+    check_n1,
+    consumption,
+    disk_type,
+    image_of,
+    node_bootstrap,
+    startup_script,
+    zone_of,
+)
+from .placement import Placement, placement_of
+from .proof import count_wired_gbps
+from .scaling import Elastic
+from .scaling import plan as elastic_plan
+from .slurm import GcpSlurm, slurm_plan
+
+__all__ = [
+    "Access",
+    "Elastic",
+    "GcpEncryption",
+    "GcpLayout",
+    "GcpSlurm",
+    "Gke",
+    "GkePool",
+    "HealthProbe",
+    "Image",
+    "Login",
+    "Nic",
+    "NodeIdentity",
+    "NodeNetwork",
+    "Placement",
+    "Scheduling",
+    "Subnet",
+    "Vpc",
+    "count_wired_gbps",
+    "plan",
+]
+
+
+@dataclass(frozen=True)
+class GcpLayout:
+    spec: ClusterSpec
+    project: str
+    zone: str
+    vpcs: tuple[Vpc, ...]
+    nics: tuple[Nic, ...]
+    ssh_source_ranges: tuple[str, ...]
+    nat: bool
+    placement: Placement | None
+    image: Image
+    boot_disk_type: str
+    root_gb: int
+    scratch: Scratch
+    scratch_disk_type: str | None
+    scheduling: Scheduling
+    guest_accelerator: tuple[str, int] | None  # n1 only: (accelerator type, count)
+    reservation: str | None
+    labels: Mapping[str, str]
+    metadata: Mapping[str, str]
+    startup_script: str | None
+    identity: NodeIdentity
+    access: Access
+    fabric_usability: FabricUsability = NO_FABRIC
+    placement_applied: Literal["cluster", "spread", "none"] = "none"
+    health_probe: HealthProbe | None = None  # managed groups with health.action replace
+    warnings: tuple[str, ...] = field(default=())
+    shared: Shared | None = None  # storage.shared: Managed Lustre on the host VPC, or an existing filesystem
+    kubernetes: Gke | None = None  # scheduler kubernetes: the GKE cluster, its pools and in-cluster objects
+    slurm: GcpSlurm | None = None  # scheduler slurm: the head node, the MUNGE secret, the Slurm bootstraps
+    elastic: Elastic | None = None  # scaling / spot.onDemandBase: the autoscaler and the standard floor group
+    encryption: GcpEncryption | None = None  # encryption.key not provider: the key ring and key, or the key named
+
+    @property
+    def placement_vm_count(self) -> int | None:
+        """vmCount of the compact placement policy, when there is one."""
+        return self.placement.vm_count if self.placement and self.placement.kind == "compact" else None
+
+    @property
+    def host(self) -> Vpc:
+        return self.vpcs[0]
+
+    @property
+    def gpu_nic_count(self) -> int:
+        return sum(1 for n in self.nics if n.gpu)
+
+    @property
+    def fabric_gbps_wired(self) -> float:
+        return self.gpu_nic_count * self.spec.instance.gbps_per_fabric_device
+
+
+def plan(spec: ClusterSpec) -> GcpLayout:
+    arch.check(spec)
+    row = spec.instance
+    rules = catalog.load("gcp").rules
+    zone = zone_of(spec)
+    project = spec.gcp_project or ""
+    warnings: list[str] = []
+
+    mtu = int(row.extra["mtu"]) if "mtu" in row.extra else None
+    host = Vpc("host", mtu, (Subnet("nodes", spec.network.cidr),))
+    vpcs: tuple[Vpc, ...] = (host,)
+    nics: tuple[Nic, ...] = (Nic("host", "nodes", "GVNIC", gpu=False, external_ip=spec.network.public_ip),)
+    if spec.fabric_wired:
+        extra_vpcs, extra_nics = gpu_networks(spec, zone, project)
+        vpcs, nics = (*vpcs, *extra_vpcs), (*nics, *extra_nics)
+    check_existing_subnetworks(spec, nics)
+
+    guest = check_n1(spec)
+    k8s = spec.scheduler == "kubernetes"
+    if k8s and spec.gcp.flex_start:  # before _consumption, whose advice (nodeGroup: instances) is VM mode's
+        raise ConfigError(
+            f"{CLUSTER_KEY}.gcp.flexStart",
+            "true with scheduler kubernetes: GKE's flex-start node pools are not built; drop gcp.flexStart",
+        )
+    if k8s and spec.gcp.placement_max_distance is not None:
+        warnings.append(
+            f"{CLUSTER_KEY}.gcp.placementMaxDistance: GKE's COMPACT placement policy takes no maxDistance "
+            "(pulumi-gcp NodePoolPlacementPolicyArgs: type, policy_name, tpu_topology); ignored"
+        )
+    scheduling = consumption(spec, rules)
+    # GKE places the GPU pool itself (placementPolicy COMPACT): no resource policy of ours
+    placement = None if k8s else placement_of(spec, rules)
+    if placement is not None and placement.kind == "compact":
+        # Cluster Toolkit vm-instance main.tf: automatic_restart false whenever a COLLOCATED policy is set.
+        scheduling = replace(scheduling, automatic_restart=False)
+    access = access_of(spec, rules, warnings)
+    if access.login is not None:
+        nics = tuple(replace(n, external_ip=False) for n in nics)
+    no_on_demand = any(row.instanceType.startswith(p) for p in rules["consumption"]["noOnDemand"])
+    elastic = None if k8s else elastic_plan(spec, no_on_demand)
+    if elastic is not None:
+        warnings.extend(elastic.warnings)
+    if spec.node_group == "managed" and spec.max_nodes > spec.nodes and not k8s and spec.scaling is None:
+        warnings.append(
+            f"{CLUSTER_KEY}.maxNodes: the managed instance group starts at {spec.nodes} nodes and has no "
+            f"autoscaler (GPU training has no useful CPU signal); resize it up to {spec.max_nodes} yourself"
+        )
+    if spec.ssh_public_key:
+        warnings.append(
+            f"{CLUSTER_KEY}.sshPublicKey: OS Login is enabled, so instance-metadata SSH keys are ignored; add the "
+            "key to your OS Login profile (gcloud compute os-login ssh-keys add) instead"
+        )
+    image = image_of(spec)
+    gpu_nics = sum(1 for n in nics if n.gpu)
+    fabric, usability = fabric_enablement(spec, image, gpu_nics, rules) if not k8s else ((), NO_FABRIC)
+    if spec.fabric_wired and gpu_nics and not usability.usable and not k8s:
+        warnings.append(
+            f"{row.instanceType}: the GPU NICs are wired, but {row.fabric} is {usability.describe()}; see docs/gcp.md"
+        )
+    if spec.node_group == "instances" and spec.health_action == "replace":
+        warnings.append(
+            f"{CLUSTER_KEY}.health.action: replace with nodeGroup: instances: GCP replaces only members of a managed "
+            "instance group (autohealing); an unhealthy standalone node is reported (health.json, journal), "
+            "not replaced"
+        )
+
+    scratch = scratch_for(spec, LOCAL_SSD_GLOBS, SCRATCH_DISK_GLOBS)
+    boot_type = disk_type(row.instanceType, rules)
+    probe = health_probe(spec, rules) if not k8s else None  # GKE repairs its nodes (management.autoRepair)
+    shared = shared_for(spec)
+    gke: Gke | None = None
+    if k8s:
+        gke = gke_layout(spec, nics, spec.placement == "cluster" and spec.max_nodes >= 2, warnings)
+        usability = gke_fabric_usability(spec, gke.daemonsets, gke_data())
+        host = replace(
+            host,
+            subnets=(
+                replace(
+                    host.subnets[0],
+                    secondary=((gke.pods_range, gke.pods_cidr), (gke.services_range, gke.services_cidr)),
+                ),
+            ),
+        )
+        vpcs = (host, *vpcs[1:])
+        # GKE builds the local SSDs' RAID-0 for the pods' ephemeral storage; no extra data disk on GKE nodes
+        scratch = (
+            replace(scratch, path="the pods' ephemeral storage (GKE)", device_globs=())
+            if scratch.kind == "nvme"
+            else Scratch("none", spec.storage.scratch_path, 0, None, ())
+        )
+    slurm = slurm_plan(spec, project, shared.mount if shared else None)
+    parts = () if k8s else node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None)
+    if slurm is not None:  # after the health part: the HealthCheckProgram runs the same check
+        parts = (*parts, *slurm.compute_parts)
+    if elastic is not None:
+        parts = (*parts, *elastic.parts)
+    # GKE reserves the startup-script and user-data metadata keys of its nodes: no node bootstrap there
+    script = None if k8s else startup_script(parts)
+    # the key last, on the scratch as built (none on GKE): the disks and filesystems above take it
+    encryption = key_plan(spec, shared, scratch, gke is not None)
+    metadata = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
+    if script:
+        metadata["startup-script"] = script
+    return GcpLayout(
+        spec=spec,
+        project=project,
+        zone=zone,
+        vpcs=vpcs,
+        nics=nics,
+        ssh_source_ranges=access.node_ssh_ranges,
+        nat=spec.network.egress == "nat" and spec.network.existing is None,
+        placement=placement,
+        image=image,
+        boot_disk_type=boot_type,
+        root_gb=spec.storage.root_gb,
+        scratch=scratch,
+        scratch_disk_type=boot_type if scratch.kind == "disk" else None,
+        scheduling=scheduling,
+        guest_accelerator=guest,
+        reservation=spec.reservation or None,
+        labels=labels_for(spec),
+        metadata=metadata,
+        startup_script=script,
+        identity=node_identity(spec),
+        access=access,
+        fabric_usability=usability,
+        placement_applied="cluster" if placement is not None or (gke is not None and gke.gpu.compact) else "none",
+        health_probe=probe,
+        warnings=tuple(warnings),
+        shared=shared,
+        kubernetes=gke,
+        slurm=slurm,
+        elastic=elastic,
+        encryption=encryption,
+    )
