@@ -369,7 +369,9 @@ def test_one_stack_against_a_base_revision_as_markdown(repo):
         app, ["diff", "--stack", "aws-dev", "--base", "HEAD", "--project", str(repo), "-f", "markdown"]
     )
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith(MARKER) and "| `aws-dev` | +1 / ~2 / -0 | 1 -> 2 |" in result.stdout
+    assert result.stdout.startswith(MARKER) and "| `aws-dev` | +1 / ~3 / -0 | 1 -> 2 |" in result.stdout
+    # T4:1 for two nodes that train together resolves to the smallest T4 type with EFA (issue 26 defect 7): said
+    assert "DISRUPTION: instance type g4dn.xlarge -> g4dn.8xlarge" in result.stdout
 
 
 def test_bad_base_revision(repo):
