@@ -43,6 +43,7 @@ def instances():
     return plan_values(
         azure_values(
             nodes=2,
+            fabric="none",  # two T4 nodes: no type with a usable fabric (issue 26 defect 7)
             nodeGroup="instances",
             scheduler="slurm",
             encryption={"key": "auto"},
