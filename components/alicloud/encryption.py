@@ -1,6 +1,6 @@
 """Customer-managed keys (`encryption.key`): the cluster's KMS key (`auto`) or the key id given.
 
-Decisions are in `components.layout.alicloud_encryption`; the modules that create disks take the key as `kms_key`
+Decisions are in `components.layout.alicloud.encryption`; the modules that create disks take the key as `kms_key`
 (None: the ECS service key, every input as before). Destroying the key makes every disk and snapshot encrypted with
 it unreadable: the created key is protected, kept on delete and deletion-protected in KMS.
 """
@@ -15,8 +15,8 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout
-from ..layout.alicloud_encryption import AliEncryption
-from ..layout.alicloud_encryption import plan as encryption_plan
+from ..layout.alicloud.encryption import AliEncryption
+from ..layout.alicloud.encryption import plan as encryption_plan
 
 
 @dataclass(frozen=True)

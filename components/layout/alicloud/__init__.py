@@ -42,23 +42,23 @@ from typing import Any, Literal
 
 import yaml
 
-from .. import bootstrap, catalog
-from ..bootstrap import File, Part
-from ..bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
-from ..bootstrap.slurm import compute_parts, head_parts, login_parts
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
-from ..catalog import kubernetes as kubernetes_offers
-from ..catalog.capabilities import capabilities, capability_data
-from ..errors import CLUSTER_KEY, ConfigError, refuse
-from ..spec import ClusterSpec
-from ..text import one_line
-from . import Scratch, arch, image_for, scratch_for
-from .alicloud_scaling import AlicloudFleet
-from .alicloud_scaling import plan as fleet_plan
-from .kubernetes import GPU_TAINT, Release, gpu_labels, releases
-from .node import node_parts
-from .shared import Shared, shared_for
-from .slurm import CloudSlurm, slurm_layout
+from ... import bootstrap, catalog
+from ...bootstrap import File, Part
+from ...bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
+from ...bootstrap.slurm import compute_parts, head_parts, login_parts
+from ...bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ...catalog import kubernetes as kubernetes_offers
+from ...catalog.capabilities import capabilities, capability_data
+from ...errors import CLUSTER_KEY, ConfigError, refuse
+from ...spec import ClusterSpec
+from ...text import one_line
+from .. import Scratch, arch, image_for, scratch_for
+from ..kubernetes import GPU_TAINT, Release, gpu_labels, releases
+from ..node import node_parts
+from ..shared import Shared, shared_for
+from ..slurm import CloudSlurm, slurm_layout
+from .scaling import AlicloudFleet
+from .scaling import plan as fleet_plan
 
 # Virtio cloud disks are /dev/vd[a-z] (the system disk is vda); NVMe-attached cloud disks are
 # /dev/nvme<X>n1 (Alibaba, "Query the serial number of a disk"). No family here has local NVMe.

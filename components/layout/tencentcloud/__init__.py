@@ -21,14 +21,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .. import bootstrap, catalog
-from ..bootstrap.fabric import FabricUsability, nccl_env_part
-from ..catalog.capabilities import capabilities, capability_data
-from ..errors import CLUSTER_KEY, ConfigError, refuse
-from ..spec import ClusterSpec
-from ..text import one_line
-from . import Scratch, image_for, scratch_for
-from .node import node_parts
+from ... import bootstrap, catalog
+from ...bootstrap.fabric import FabricUsability, nccl_env_part
+from ...catalog.capabilities import capabilities, capability_data
+from ...errors import CLUSTER_KEY, ConfigError, refuse
+from ...spec import ClusterSpec
+from ...text import one_line
+from .. import Scratch, image_for, scratch_for
+from ..node import node_parts
 
 # Local NVMe of the HCC types; cloud disks (CBS) are virtio /dev/vd[b-z] (system disk vda).
 NVME_GLOBS = ("/dev/nvme[0-9]*n1",)
