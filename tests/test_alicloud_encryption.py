@@ -4,10 +4,13 @@ given, what takes no key (NAS, the account's ECS role) said in the plan, SM4 ref
 
 from __future__ import annotations
 
+import pulumi
 import pytest
 
+from components.contract import contract
 from components.diff import diff_plans
-from components.errors import ConfigErrors
+from components.errors import ConfigError, ConfigErrors
+from components.layout.alicloud.encryption import plan as encryption_plan
 from components.spec import build_spec
 
 from .conftest import (
@@ -19,6 +22,7 @@ from .conftest import (
     resources_of,
     resources_text,
     shipped_stacks,
+    spec_of,
 )
 
 KEY_ID = "0b30658a-ed1a-4922-b8f7-a673ca9c1234"
@@ -140,3 +144,37 @@ def test_diff_reports_data_loss_when_the_key_goes():
     assert any("deletes alicloud:kms/key:Key `a100-cmk-alicloud-kms`" in w for w in d.warnings)
     first = next(w for w in d.warnings if w.startswith(("DATA LOSS", "DISRUPTION")))
     assert first.startswith("DATA LOSS")
+
+
+@pytest.mark.parametrize("key", ["provider", "auto", KEY_ID])
+def test_the_layout_plans_the_key(key):
+    # the key is decided in the layout's plan() (a field of the layout); components/alicloud/encryption.py only reads
+    # it, so any refusal of the key comes before the first resource
+    spec = spec_of(ali_values(encryption={"key": key}))
+    layout = contract("alicloud").plan(spec)
+    assert layout.encryption == encryption_plan(spec)
+    assert (layout.encryption is None) == (key == "provider")
+    if key == KEY_ID:
+        assert layout.encryption is not None and layout.encryption.key_id == KEY_ID and layout.encryption.create is None
+
+
+def test_a_refused_config_with_a_key_registers_nothing(monkeypatch):
+    """A config the layout refuses (here a root disk over the ESSD system disk's 2,048 GB) registers no resource, not
+    even the GpuCluster component or the KMS key: counted at pulumi.Resource construction under the plan's mocks (the
+    runtime's Stack root aside)."""
+    constructed: list[str] = []
+    construct = pulumi.Resource.__init__
+
+    def counting(self, t, name, *args, **kwargs):
+        if t != "pulumi:pulumi:Stack":  # the runtime's root, made before the program runs
+            constructed.append(f"{t} {name}")
+        construct(self, t, name, *args, **kwargs)
+
+    monkeypatch.setattr(pulumi.Resource, "__init__", counting)
+    with pytest.raises((ConfigError, ConfigErrors)) as info:
+        plan_values(ali_values(encryption={"key": "auto"}, storage={"rootGb": 4096}))
+    assert "gpu-cluster:cluster.storage.rootGb" in str(info.value)
+    assert constructed == []
+    # the count sees what a plan registers: the same config with a root disk ESSD takes registers the key and more
+    plan_values(ali_values(encryption={"key": "auto"}, storage={"rootGb": 200}))
+    assert any(c.startswith("alicloud:kms/key:Key ") for c in constructed)

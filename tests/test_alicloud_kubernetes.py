@@ -11,6 +11,7 @@ import pytest
 
 from components.errors import ConfigError
 from components.layout import alicloud as ali_layout
+from components.layout.alicloud.kubernetes import ACK_BOOTSTRAP, ack_bootstrap, ack_user_data
 from components.layout.kubernetes import GPU_TAINT, gpu_labels
 
 from .conftest import one, plan_stack, plan_values, resources_of
@@ -191,7 +192,7 @@ def test_gpu_nodes_bootstrap_has_health_scratch_and_nccl_env_but_no_driver_erdma
     assert base64.b64decode(pool["preUserData"]).decode() == "#!/bin/bash\ntouch /var/.skip-auto-fdisk\n"
     wrapper = base64.b64decode(pool["userData"]).decode()
     assert len(wrapper) < 16 * 1024  # ECS user data, with room for ACK's own init script
-    script = ali_layout.ack_bootstrap(pool["userData"])
+    script = ack_bootstrap(pool["userData"])
     assert "/usr/local/sbin/gpu-cluster-health" in script
     assert "/usr/local/sbin/gpu-cluster-scratch" in script
     assert "/etc/gpu-cluster/nccl.env" in script
@@ -206,7 +207,7 @@ def test_bootstrap_wrapper_and_script_are_shellcheck_clean(plan, tmp_path):
     wrapper = tmp_path / "wrapper.sh"
     wrapper.write_text(base64.b64decode(pool["userData"]).decode())
     inner = tmp_path / "bootstrap.sh"
-    inner.write_text(ali_layout.ack_bootstrap(pool["userData"]))
+    inner.write_text(ack_bootstrap(pool["userData"]))
     for path in (wrapper, inner):
         proc = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout
@@ -214,7 +215,7 @@ def test_bootstrap_wrapper_and_script_are_shellcheck_clean(plan, tmp_path):
 
 def test_wrapper_unpacks_the_script_it_carries(tmp_path):
     script = '#!/bin/bash\necho unpacked > "$OUT"\n'
-    wrapper = ali_layout.ack_user_data(script).replace(ali_layout.ACK_BOOTSTRAP, str(tmp_path / "b.sh"))
+    wrapper = ack_user_data(script).replace(ACK_BOOTSTRAP, str(tmp_path / "b.sh"))
     (tmp_path / "w.sh").write_text(wrapper)
     proc = subprocess.run(
         ["bash", str(tmp_path / "w.sh")],

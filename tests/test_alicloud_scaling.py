@@ -8,7 +8,7 @@ import pytest
 
 from components.errors import ConfigError
 from components.layout import alicloud as ali_layout
-from components.layout import alicloud_scaling
+from components.layout.alicloud import scaling as alicloud_scaling
 
 from .conftest import one, plan_values, resources_of, spec_of
 

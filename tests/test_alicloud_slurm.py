@@ -16,6 +16,8 @@ from rich.console import Console
 from components import bootstrap
 from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from components.layout import alicloud as ali
+from components.layout.alicloud.nodes import DRIVER_BOOT_FILE
+from components.layout.alicloud.slurm import munge_hook
 from components.plan.render import render_json, render_table
 
 from .conftest import one, plan_values, resources_of
@@ -133,7 +135,7 @@ def test_rendered_conf_for_ebmgn8v(plan):
     assert 'DYNAMIC_CONF="Feature=gpu Gres=gpu:8 RealMemory=996147"' in env
     # slurmd waits for the boot after the GPU driver installer
     dropin = node["/etc/systemd/system/gpu-cluster-slurm-compute.service.d/10-after-driver.conf"]
-    assert "ExecCondition=" in dropin and ali.DRIVER_BOOT_FILE in dropin
+    assert "ExecCondition=" in dropin and DRIVER_BOOT_FILE in dropin
 
 
 def test_slurm_ports_open_only_between_head_nodes_and_login(plan):
@@ -192,7 +194,7 @@ def run_hook(tmp_path: Path, **env: str):
 
 
 def test_hook_is_the_one_the_layout_ships():
-    assert ali.munge_hook() == bootstrap.script("alicloud_munge_key.sh")
+    assert munge_hook() == bootstrap.script("alicloud_munge_key.sh")
 
 
 def test_hook_decrypts_with_the_role_and_prints_only_the_key(tmp_path):

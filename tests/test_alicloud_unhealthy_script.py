@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from components import bootstrap
-from components.layout import alicloud as ali
+from components.layout.alicloud.health import unhealthy_hook
 
 from .hook_helpers import alicloud_signature, assert_shellcheck_clean, rendered_hook, run_hook, stub_bin
 
@@ -40,7 +40,7 @@ def run(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], s
 
 
 def test_script_is_the_hook_the_layout_ships():
-    assert ali.unhealthy_hook() == bootstrap.script("alicloud_unhealthy.sh")
+    assert unhealthy_hook() == bootstrap.script("alicloud_unhealthy.sh")
 
 
 def test_signature_reproduces_alibabas_worked_example():

@@ -16,6 +16,11 @@ from components import bootstrap, catalog
 from components.catalog.capabilities import capabilities
 from components.errors import ConfigError
 from components.layout import alicloud as ali
+from components.layout.alicloud.access import PUBLIC_BANDWIDTH_MBPS
+from components.layout.alicloud.data import alicloud_data
+from components.layout.alicloud.fabric import ERDMA_ENV, MAX_ERIS_PER_INSTANCE, erdma_part, eri_interfaces
+from components.layout.alicloud.network import VSWITCH_PREFIX, vswitch_cidrs
+from components.layout.alicloud.nodes import DRIVER_BOOT_FILE
 
 from .conftest import spec_of
 
@@ -32,9 +37,9 @@ def layout_of(**cluster):
 
 @given(devices=st.integers(0, 8))
 def test_eri_interfaces_one_per_card_primary_first(devices):
-    nics = ali.eri_interfaces(devices)
+    nics = eri_interfaces(devices)
     eris = [n for n in nics if n.is_eri]
-    assert len(eris) == min(devices, ali.MAX_ERIS_PER_INSTANCE)
+    assert len(eris) == min(devices, MAX_ERIS_PER_INSTANCE)
     assert nics[0].network_card_index == 0
     assert [n.network_card_index for n in nics] == list(range(len(nics)))  # never two ERIs on one card
     if devices == 0:
@@ -66,7 +71,7 @@ def test_every_alicloud_fabric_type_is_wired_to_its_rating():
         if row.has_fabric:
             layout = layout_of(instanceType=row.instanceType)
             assert layout.fabric_gbps_wired == row.fabricGbps, row.instanceType
-            assert row.fabricDevices <= ali.MAX_ERIS_PER_INSTANCE, row.instanceType
+            assert row.fabricDevices <= MAX_ERIS_PER_INSTANCE, row.instanceType
 
 
 def test_fabric_none_keeps_standard_interfaces():
@@ -118,9 +123,9 @@ def test_managed_group_on_an_erdma_type_wires_no_eri_and_says_so():
 @given(prefix=st.integers(16, 28))
 def test_vswitches_are_two_halves_inside_the_vpc(prefix):
     vpc = ipaddress.IPv4Network(f"10.0.0.0/{prefix}")
-    nodes, nat = (ipaddress.IPv4Network(c) for c in ali.vswitch_cidrs(str(vpc)))
+    nodes, nat = (ipaddress.IPv4Network(c) for c in vswitch_cidrs(str(vpc)))
     assert nodes.subnet_of(vpc) and nat.subnet_of(vpc) and not nodes.overlaps(nat)
-    assert ali.VSWITCH_PREFIX[0] <= nodes.prefixlen == nat.prefixlen <= ali.VSWITCH_PREFIX[1]
+    assert VSWITCH_PREFIX[0] <= nodes.prefixlen == nat.prefixlen <= VSWITCH_PREFIX[1]
 
 
 def test_nat_vswitch_only_with_nat_egress():
@@ -160,7 +165,7 @@ def test_user_data_order_scratch_then_erdma_then_driver_and_under_16kb():
         doc = user_data_doc(layout)
         runcmd = [" ".join(c) for c in doc["runcmd"]]
         scratch = next(i for i, c in enumerate(runcmd) if "gpu-cluster-scratch.service" in c)
-        mark = next(i for i, c in enumerate(runcmd) if ali.DRIVER_BOOT_FILE in c)
+        mark = next(i for i, c in enumerate(runcmd) if DRIVER_BOOT_FILE in c)
         erdma = runcmd.index("systemctl enable --now gpu-cluster-erdma.service")
         health = runcmd.index("systemctl enable --now --no-block gpu-cluster-health.service")
         driver = next(i for i, c in enumerate(runcmd) if "auto_install_v4.0.sh" in c)
@@ -209,7 +214,7 @@ def test_vpc_prefix_limits_follow_the_catalog_rules():
 
 
 def erdma_user_data(eris):
-    return base64.b64encode(bootstrap.cloud_init([ali.erdma_part(eris, 1400)]).encode()).decode()
+    return base64.b64encode(bootstrap.cloud_init([erdma_part(eris, 1400)]).encode()).decode()
 
 
 def test_count_wired_gbps_counts_eris_that_are_up():
@@ -237,7 +242,7 @@ def test_count_wired_gbps_counts_eris_that_are_up():
     assert ali.count_wired_gbps([booted], 80) == 160
     assert ali.count_wired_gbps([ess], 80) == 0
     # ESS takes no card index: both ERIs on one card, at Alibaba's one-card rating
-    assert ali.count_wired_gbps([ess_two], 80) == ali.alicloud_data()["erdma"]["maxGbpsOnOneCard"] == 100
+    assert ali.count_wired_gbps([ess_two], 80) == alicloud_data()["erdma"]["maxGbpsOnOneCard"] == 100
     assert ali.count_wired_gbps([{**booted, "inputs": {**two, "userData": "not base64!"}}], 80) == 80
 
 
@@ -246,9 +251,9 @@ def test_erdma_part_brings_up_every_eri_at_every_boot_with_the_documented_mtu():
     assert layout.erdma_mtu == 1400  # no jumbo frames: Alibaba's value for NCCL without them
     doc = user_data_doc(layout)
     files = {f["path"]: f for f in doc["write_files"]}
-    assert files[ali.ERDMA_ENV]["content"] == (
+    assert files[ERDMA_ENV]["content"] == (
         "ERI_COUNT=2\nMTU=1400\nERDMA_INSTALLER=http://mirrors.cloud.aliyuncs.com/erdma/env_setup.sh\n"
-        f"DRIVER_BOOT_FILE={ali.DRIVER_BOOT_FILE}\n"
+        f"DRIVER_BOOT_FILE={DRIVER_BOOT_FILE}\n"
     )
     assert files["/usr/local/sbin/gpu-cluster-erdma"]["content"] == bootstrap.script("alicloud_erdma.sh")
     assert files["/usr/local/sbin/gpu-cluster-erdma"]["permissions"] == "0755"
@@ -263,7 +268,7 @@ def test_erdma_part_brings_up_every_eri_at_every_boot_with_the_documented_mtu():
     assert unit < driver
     # the stack is installed by the unit (after the driver), never by a one-shot command before it
     assert not any("env_setup.sh" in c for c in runcmd)
-    assert ali.erdma_part(0, 1400).empty
+    assert erdma_part(0, 1400).empty
     assert "gpu-cluster-erdma" not in layout_of(instanceType="ecs.gn7e-c16g1.32xlarge").user_data
 
 
@@ -324,11 +329,11 @@ def test_login_node_takes_the_ssh_cidrs_and_public_ip_from_the_nodes():
     assert layout.node_ssh_cidrs == () and layout.public_bandwidth_mbps == 0
     assert layout.login is not None
     assert (layout.login.instance_type, layout.login.ssh_cidrs) == ("ecs.g7.large", ("203.0.113.0/24",))
-    assert layout.login.public_bandwidth_mbps == ali.PUBLIC_BANDWIDTH_MBPS
+    assert layout.login.public_bandwidth_mbps == PUBLIC_BANDWIDTH_MBPS
     assert layout.login.image_name_regex == "^ubuntu_22_04_x64_20G_alibase_"
     # without a login node, today's behaviour on the nodes
     plain = layout_of(network={"sshCidrs": ["203.0.113.0/24"], "publicIp": True})
-    assert plain.node_ssh_cidrs == ("203.0.113.0/24",) and plain.public_bandwidth_mbps == ali.PUBLIC_BANDWIDTH_MBPS
+    assert plain.node_ssh_cidrs == ("203.0.113.0/24",) and plain.public_bandwidth_mbps == PUBLIC_BANDWIDTH_MBPS
 
 
 # --- issue 12: fabric usability, NCCL environment, health hook ---------------------------------------------

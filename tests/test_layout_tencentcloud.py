@@ -4,6 +4,7 @@ import pytest
 
 from components.errors import ConfigError
 from components.layout import tencentcloud as tc
+from components.layout.tencentcloud.nodes import USER_DATA_MAX
 
 from .conftest import spec_of
 from .test_tencentcloud_resources import tencent_values
@@ -65,7 +66,7 @@ def test_bootstrap_has_every_node_part_and_the_nccl_env():
     text = layout().user_data
     for part in ("gpu-cluster-health", "/etc/gpu-cluster/nccl.env", "NCCL_SOCKET_IFNAME=bond0"):
         assert part in text
-    assert len(layout().user_data_b64) <= tc.USER_DATA_MAX
+    assert len(layout().user_data_b64) <= USER_DATA_MAX
 
 
 def test_count_wired_gbps_from_resources():

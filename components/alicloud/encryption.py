@@ -1,8 +1,9 @@
 """Customer-managed keys (`encryption.key`): the cluster's KMS key (`auto`) or the key id given.
 
-Decisions are in `components.layout.alicloud_encryption`; the modules that create disks take the key as `kms_key`
-(None: the ECS service key, every input as before). Destroying the key makes every disk and snapshot encrypted with
-it unreadable: the created key is protected, kept on delete and deletion-protected in KMS.
+Decisions are in `components.layout.alicloud.encryption`, made by the layout's `plan()` (`layout.encryption`); the
+modules that create disks take the key as `kms_key` (None: the ECS service key, every input as before). Destroying
+the key makes every disk and snapshot encrypted with it unreadable: the created key is protected, kept on delete and
+deletion-protected in KMS.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout
-from ..layout.alicloud_encryption import AliEncryption
-from ..layout.alicloud_encryption import plan as encryption_plan
+from ..layout.alicloud.encryption import AliEncryption
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Encryption:
 
 
 def build(parent: pulumi.Resource, name: str, layout: AlicloudLayout, tags: Mapping[str, str]) -> Encryption | None:
-    enc = encryption_plan(layout.spec)
+    enc = layout.encryption  # decided (and any refusal raised) in the layout's plan(), before any resource
     if enc is None:
         return None
     for note in enc.notes:

@@ -16,7 +16,8 @@ from typing import Any
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ..layout.alicloud import AlicloudLayout, alicloud_data
+from ..layout.alicloud import AlicloudLayout
+from ..layout.alicloud.data import alicloud_data
 from ..resources import invoke_options
 from .context import Context
 from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name

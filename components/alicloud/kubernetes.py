@@ -105,7 +105,7 @@ def build(ctx: Context) -> Kubernetes:
         encryption_provider_key=key.id,
         disable_encryption=False,
         enable_rrsa=True if ack.erdma else None,
-        # ACK puts these on the nodes as Kubernetes labels: label-safe keys (layout.alicloud.ack_tags)
+        # ACK puts these on the nodes as Kubernetes labels: label-safe keys (layout.alicloud.kubernetes.ack_tags)
         tags=dict(ack.cluster_tags),
         opts=child,
     )

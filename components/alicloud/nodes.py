@@ -168,7 +168,7 @@ def _scaling_group(
 ) -> alicloud.ess.ScalingGroup:
     name, layout, network, tags, kms_key, child = ctx.name, ctx.layout, ctx.network, ctx.tags, ctx.kms_key, ctx.child
     spec = layout.spec
-    fleet = layout.fleet  # elastic fleet (layout.alicloud_scaling); None: the group as before
+    fleet = layout.fleet  # elastic fleet (layout.alicloud.scaling); None: the group as before
     mix = fleet.spot if fleet is not None else None
     group = alicloud.ess.ScalingGroup(
         f"{name}-ess",

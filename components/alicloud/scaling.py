@@ -13,7 +13,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout
-from ..layout.alicloud_scaling import data
+from ..layout.alicloud.scaling import data
 
 
 def build(

@@ -17,7 +17,8 @@ from typing import Any
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from ..layout.tencentcloud import DISK_TYPE, TencentLayout
+from ..layout.tencentcloud import TencentLayout
+from ..layout.tencentcloud.nodes import DISK_TYPE
 from ..resources import from_config, invoke_options
 from .network import Network
 

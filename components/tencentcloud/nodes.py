@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from ..layout.tencentcloud import DISK_TYPE, TencentLayout
+from ..layout.tencentcloud import TencentLayout
+from ..layout.tencentcloud.nodes import DISK_TYPE
 from ..resources import invoke_options
 from .network import Network
 

@@ -14,9 +14,9 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
 
-from ..errors import CLUSTER_KEY, ConfigError
-from ..spec import ClusterSpec
-from .scaling import elastic, scaling_data
+from ...errors import CLUSTER_KEY, ConfigError
+from ...spec import ClusterSpec
+from ..scaling import elastic, scaling_data
 
 
 def data() -> dict[str, Any]:

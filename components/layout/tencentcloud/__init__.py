@@ -9,78 +9,44 @@ refused for HCC types (capabilities `managedGroupLimits`). Other multi-node clus
 The fabric counted as wired is the HCC RDMA rating when the nodes are in the HPC cluster; whether NCCL
 can use it is `fabric_usability`: Tencent says HCC RDMA needs TCCL and the RDMA agent (doc 1236/62821),
 which neither the public image nor this bootstrap provides, so it is reported unusable with the reason.
+
+One module per concern, with the resource package's names where it has one (network, nodes, identity, access), plus
+`fabric`, `data` and `proof` (`count_wired_gbps`). This module holds only `TencentLayout` and `plan()`, which composes
+them: a refused config raises here, before any resource is registered.
 """
 
 from __future__ import annotations
 
 import base64
 import gzip
-import json
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from .. import bootstrap, catalog
-from ..bootstrap.fabric import FabricUsability, nccl_env_part
-from ..catalog.capabilities import capabilities, capability_data
-from ..errors import CLUSTER_KEY, ConfigError, refuse
-from ..spec import ClusterSpec
-from ..text import one_line
-from . import Scratch, image_for, scratch_for
-from .node import node_parts
+from ... import bootstrap
+from ...bootstrap.fabric import FabricUsability, nccl_env_part
+from ...errors import CLUSTER_KEY, refuse
+from ...spec import ClusterSpec
+from ...text import one_line
+from .. import Scratch, image_for, scratch_for
+from ..node import node_parts
+from .access import Access, LoginNode
+from .data import tencent_data
+from .fabric import fabric_usability
+from .identity import NodeIdentity, node_identity
+from .network import NAT_BANDWIDTH_MBPS, subnet_cidr
+from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, is_hcc, node_problems
+from .proof import count_wired_gbps
 
-# Local NVMe of the HCC types; cloud disks (CBS) are virtio /dev/vd[b-z] (system disk vda).
-NVME_GLOBS = ("/dev/nvme[0-9]*n1",)
-DISK_GLOBS = ("/dev/vd[b-z]",)
-DISK_TYPE = "CLOUD_SSD"  # instance.Instance system_disk_type / data_disk_type valid value
-USER_DATA_MAX = 16 * 1024  # user_data "Must be base64 encoded and up to 16 KB" (instance.Instance docstring)
-NAT_BANDWIDTH_MBPS = 100  # nat.Gateway bandwidth default (valid 20 ... 5000)
-Placement = Literal["cluster", "spread", "none"]
-CAM_ROLE_NAME = re.compile(r"[^A-Za-z0-9+=,.@_-]")
-
-
-def tencent_data() -> dict[str, Any]:
-    """The Tencent keys of the capabilities file beyond the contract's schema (nodeIdentity, hcc, ...)."""
-    return capability_data("tencentcloud")
-
-
-@dataclass(frozen=True)
-class Image:
-    image_id: str | None  # explicit id; None = newest public image with os_name at deploy
-    os_name: str | None
-    description: str
-
-
-@dataclass(frozen=True)
-class NodeIdentity:
-    create: bool
-    role_name: str
-    policies: tuple[str, ...]
-    trusted_service: str
-
-    @property
-    def document(self) -> str:
-        statement = {
-            "action": ["name/sts:AssumeRole"],
-            "effect": "allow",
-            "principal": {"service": [self.trusted_service]},
-        }
-        return json.dumps({"statement": [statement], "version": "2.0"}, sort_keys=True)
-
-
-@dataclass(frozen=True)
-class LoginNode:
-    instance_type: str
-    os_name: str
-    public_ip: bool
-    ssh_cidrs: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Access:
-    method: str  # ssh | none
-    login_user: str
+__all__ = [
+    "Access",
+    "Image",
+    "LoginNode",
+    "NodeIdentity",
+    "TencentLayout",
+    "count_wired_gbps",
+    "plan",
+]
 
 
 @dataclass(frozen=True)
@@ -125,82 +91,14 @@ class TencentLayout:
         return base64.b64encode(gzip.compress(self.user_data.encode(), compresslevel=9, mtime=0)).decode()
 
 
-def is_hcc(spec: ClusterSpec) -> bool:
-    return bool(spec.instance.extra.get("hcc"))
-
-
-def subnet_cidr(cidr: str) -> str:
-    """The nodes' subnet: the VPC range itself (one subnet in one zone)."""
-    return cidr
-
-
-def _placement(spec: ClusterSpec, hcc: bool, warnings: list[str]) -> tuple[Placement, str | None]:
-    key = f"{CLUSTER_KEY}.placement"
-    asked: Placement = spec.placement
-    if hcc and spec.fabric_wired:
-        # the HPC cluster is the placement HCC nodes need; a placement group beside it is not documented
-        return "cluster", None
-    if asked == "none" or spec.max_nodes <= 1:
-        return "none", None
-    if spec.spot and not capabilities("tencentcloud").spot_with_placement:
-        warnings.append(
-            f"{key}: {asked} is not applied to spot nodes (no source that SPOTPAID nodes may join a placement group)"
-        )
-        return "none", None
-    groups = tencent_data()["placementGroups"]
-    return asked, str(groups[asked])
-
-
-def _identity(spec: ClusterSpec) -> NodeIdentity:
-    data = tencent_data()["nodeIdentity"]
-    wanted = [*data["defaultPolicies"], *spec.identity.policies]
-    if spec.identity.read_storage:
-        wanted.append(data["readStoragePolicy"])
-    policies = tuple(dict.fromkeys(wanted))
-    if spec.identity.existing:
-        return NodeIdentity(False, spec.identity.existing, policies, data["trustedService"])
-    name = CAM_ROLE_NAME.sub("-", f"{spec.name}-{spec.stack}-nodes")[:128]
-    return NodeIdentity(True, name, policies, data["trustedService"])
-
-
-def fabric_usability(spec: ClusterSpec, hpc_cluster: bool) -> FabricUsability:
-    """HCC RDMA is usable by NCCL only with TCCL and the RDMA agent (Tencent doc 1236/62821): none is provided."""
-    if not hpc_cluster:
-        return FabricUsability(False, ("no fabric wired",))
-    hcc = tencent_data()["hcc"]
-    where = f"image {spec.image}" if spec.image != "auto" else "the public Ubuntu image"
-    return FabricUsability(
-        False,
-        tuple(f"{need}: not provided by {where} or the bootstrap ({hcc['source']})" for need in hcc["needs"]),
-    )
-
-
-def _problems(spec: ClusterSpec, hcc: bool) -> Iterator[ConfigError]:
-    if hcc and spec.node_group == "managed":
-        limit = capabilities("tencentcloud").managed_limit("hccCluster")
-        assert limit is not None
-        yield ConfigError(f"{CLUSTER_KEY}.nodeGroup", f"managed {limit.message} ({spec.instance.instanceType})")
-    if spec.spot and spec.max_hourly_usd is None:
-        yield ConfigError(
-            "gpu-cluster:maxHourlyUsd",
-            "not set, but spot is true: Tencent's SPOTPAID nodes need a maximum price (spot_max_price); "
-            "set maxHourlyUsd (the cap per node is maxHourlyUsd / nodes, in the account's billing currency)",
-        )
-    if hcc and spec.spot:
-        yield ConfigError(
-            f"{CLUSTER_KEY}.spot",
-            f"true, but {spec.instance.instanceType} is an HCC type; spot (SPOTPAID) is offered for non-HCC types only",
-        )
-
-
 def plan(spec: ClusterSpec) -> TencentLayout:
     row = spec.instance
     hcc = is_hcc(spec)
-    refuse(_problems(spec, hcc))
+    refuse(node_problems(spec, hcc))
     warnings: list[str] = []
     key = CLUSTER_KEY
     hpc_cluster = hcc and spec.fabric_wired
-    placement, group_type = _placement(spec, hcc, warnings)
+    placement, group_type = applied_placement(spec, hcc, warnings)
     if spec.zone is None:
         warnings.append(
             f"{key}.zone: not set; the subnet goes into the first zone of {spec.region} that sells {row.instanceType} "
@@ -271,7 +169,7 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         else None,
         public_ip=spec.network.public_ip and login is None,
         node_ssh_cidrs=tuple(spec.network.ssh_cidrs) if login is None else (),
-        identity=_identity(spec),
+        identity=node_identity(spec),
         access=Access(spec.access, str(tencent_data()["loginUser"]["default"])),
         login=login,
         user_data=user_data,
@@ -279,24 +177,3 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         warnings=tuple(warnings),
         fabric_usability=fabric_usability(spec, hpc_cluster),
     )
-
-
-def count_wired_gbps(resources: list[Mapping[str, Any]], gbps_per_device: float) -> float:
-    """Fabric Gb/s per node counted from the recorded resources: HCC nodes that name an HPC cluster that exists.
-
-    An HCC node's RDMA ports (intrinsic to its type: no NIC resource is registered) join the cluster's RDMA
-    network only through `hpcClusterId`; ports x per-device rating is what such a node gets, else 0.
-    """
-    clusters = {r["name"] for r in resources if r["type"] == "tencentcloud:Cvm/hpcCluster:HpcCluster"}
-    if not clusters:
-        return 0.0
-    wired = 0.0
-    for res in resources:
-        if res["type"] != "tencentcloud:Instance/instance:Instance":
-            continue
-        ref = str(res["inputs"].get("hpcClusterId") or "")
-        if any(f" of {name}>" in ref for name in clusters):
-            rows = catalog.find("tencentcloud", str(res["inputs"].get("instanceType")))
-            devices = rows[0].fabricDevices if rows else 0
-            wired = max(wired, devices * gbps_per_device)
-    return wired

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog.capabilities import capability_data
-from ..spec import ClusterSpec
-from ..text import one_line
+from ...catalog.capabilities import capability_data
+from ...spec import ClusterSpec
+from ...text import one_line
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,111 @@
+"""`scheduler: slurm` on alicloud: the head node, the MUNGE key KMS-encrypted and its hook, the compute parts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ... import bootstrap, catalog
+from ...bootstrap import File, Part
+from ...bootstrap.slurm import compute_parts, head_parts, login_parts
+from ...bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ...spec import ClusterSpec
+from ..shared import Shared
+from ..slurm import CloudSlurm, slurm_layout
+from .nodes import DRIVER_BOOT_FILE, Placement
+
+
+@dataclass(frozen=True)
+class AliSlurm(CloudSlurm):
+    """`scheduler: slurm` on alicloud: a private head node, the MUNGE key KMS-encrypted, a client login node.
+
+    The key is `random.RandomBytes` (a secret), encrypted with the cluster's own KMS key (`kms.Ciphertext`): only the
+    ciphertext reaches the nodes, and only the cluster's node RAM role may call kms:Decrypt on that one key. A KMS
+    *secret* would need a KMS instance (KMS 3.0: pulumi-alicloud 4.0.0 kms/secret.py, dkms_instance_id "In KMS 3.0,
+    this parameter is required"); a key without one is a default key, free and region-wide (kms/key.py).
+    """
+
+    head_image_regex: str
+    kms_endpoint: str  # the KMS shared gateway's VPC domain the hook calls
+    encryption_context: Mapping[str, str]
+    head_user_data: str  # CIPHERTEXT_PLACEHOLDER until deploy
+    login_user_data: str  # HEAD_PLACEHOLDER and CIPHERTEXT_PLACEHOLDER until deploy
+    # the GPU nodes' user data (AlicloudLayout.user_data) carries both placeholders too
+
+
+# --- scheduler: slurm ------------------------------------------------------------------------------------
+MUNGE_HOOK = "alicloud_munge_key.sh"
+CIPHERTEXT_PLACEHOLDER = "@@GPU_CLUSTER_MUNGE_CIPHERTEXT@@"  # the key's KMS ciphertext, known at deploy
+# KMS Decrypt through the shared gateway's VPC domain (KMS API Decrypt: "VPC domain names:
+# kms-vpc.<REGION_ID>.aliyuncs.com")
+KMS_VPC_ENDPOINT = "https://kms-vpc.{region}.aliyuncs.com"
+# The GPU driver installer reboots a fresh node: slurmd registers only in a boot with the driver (the same test the
+# erdma unit makes), so a node never joins without its GPUs (ExecCondition: a non-zero exit skips the unit).
+SLURM_AFTER_DRIVER = f"""[Service]
+ExecCondition=/bin/sh -c '! [ "$(cat {DRIVER_BOOT_FILE} 2>/dev/null)" = "$(cat /proc/sys/kernel/random/boot_id)" ]'
+"""
+
+
+def munge_hook() -> str:
+    """The key hook: KMS Decrypt of the key's ciphertext with the node's RAM role (tested on stubs)."""
+    return bootstrap.script(MUNGE_HOOK)
+
+
+def _hook_env(spec: ClusterSpec) -> dict[str, str]:
+    context = json.dumps(slurm_encryption_context(spec), sort_keys=True, separators=(",", ":"))
+    return {
+        "MUNGE_CIPHERTEXT": CIPHERTEXT_PLACEHOLDER,
+        "KMS_ENDPOINT": KMS_VPC_ENDPOINT.format(region=spec.region),
+        "ENCRYPTION_CONTEXT": context,
+    }
+
+
+def slurm_encryption_context(spec: ClusterSpec) -> dict[str, str]:
+    """Bound to the ciphertext: Decrypt succeeds only with the same context (KMS Encrypt EncryptionContext)."""
+    return {"gpu-cluster": spec.name, "stack": spec.stack, "purpose": "munge-key"}
+
+
+def _switches(spec: ClusterSpec, placement: Placement) -> tuple[str, ...]:
+    """One switch per deployment set the nodes are in (what the nodes get, not what was asked)."""
+    return (f"{spec.name}-ds",) if placement == "cluster" else ()
+
+
+def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) -> AliSlurm | None:
+    layout = slurm_layout(spec, switches=_switches(spec, placement))
+    if layout is None:
+        return None
+    assert spec.slurm is not None and spec.slurm.head_instance_type is not None
+    hook, env = munge_hook(), _hook_env(spec)
+    mount = shared.mount if shared else None
+    head = head_parts(layout, key_hook=hook, key_hook_env=env, mount=mount)
+    login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=env, mount=mount)
+    return AliSlurm(
+        layout=layout,
+        head_instance_type=spec.slurm.head_instance_type,
+        # a CPU VM: the plain public Ubuntu image of its architecture, as the login node's
+        head_image_regex=str(catalog.cpu_image("alicloud", spec.slurm.head_instance_type)["nameRegex"]),
+        kms_endpoint=env["KMS_ENDPOINT"],
+        encryption_context=slurm_encryption_context(spec),
+        head_user_data=bootstrap.cloud_init(head),
+        login_user_data=bootstrap.cloud_init(login),
+    )
+
+
+def slurm_compute_parts(spec: ClusterSpec, slurm: AliSlurm, placement: Placement) -> tuple[Part, ...]:
+    switches = _switches(spec, placement)
+    parts = compute_parts(
+        slurm.layout,
+        head_address=HEAD_PLACEHOLDER,
+        key_hook=munge_hook(),
+        key_hook_env=_hook_env(spec),
+        switch=switches[0] if switches else None,
+    )
+    after_driver = Part(
+        "slurm-after-driver",
+        files=(
+            File("/etc/systemd/system/gpu-cluster-slurm-compute.service.d/10-after-driver.conf", SLURM_AFTER_DRIVER),
+        ),
+        summary="slurmd registers only in a boot with the GPU driver installed",
+    )
+    return (after_driver, *parts)
