@@ -122,3 +122,21 @@ def pytest_sessionfinish() -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         gc.collect()
         gc.freeze()
+
+
+@pytest.fixture
+def constructed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """`"<type> <name>"` of every pulumi.Resource the program constructs from now on, under the plan's mocks (the
+    runtime's Stack root aside): a config refused before anything is registered leaves it empty."""
+    import pulumi
+
+    found: list[str] = []
+    construct = pulumi.Resource.__init__
+
+    def counting(self: Any, t: str, name: str, *args: Any, **kwargs: Any) -> None:
+        if t != "pulumi:pulumi:Stack":  # the runtime's root, made before the program runs
+            found.append(f"{t} {name}")
+        construct(self, t, name, *args, **kwargs)
+
+    monkeypatch.setattr(pulumi.Resource, "__init__", counting)
+    return found

@@ -4,7 +4,6 @@ given, what takes no key (NAS, the account's ECS role) said in the plan, SM4 ref
 
 from __future__ import annotations
 
-import pulumi
 import pytest
 
 from components.contract import contract
@@ -158,19 +157,10 @@ def test_the_layout_plans_the_key(key):
         assert layout.encryption is not None and layout.encryption.key_id == KEY_ID and layout.encryption.create is None
 
 
-def test_a_refused_config_with_a_key_registers_nothing(monkeypatch):
+def test_a_refused_config_with_a_key_registers_nothing(constructed):
     """A config the layout refuses (here a root disk over the ESSD system disk's 2,048 GB) registers no resource, not
     even the GpuCluster component or the KMS key: counted at pulumi.Resource construction under the plan's mocks (the
     runtime's Stack root aside)."""
-    constructed: list[str] = []
-    construct = pulumi.Resource.__init__
-
-    def counting(self, t, name, *args, **kwargs):
-        if t != "pulumi:pulumi:Stack":  # the runtime's root, made before the program runs
-            constructed.append(f"{t} {name}")
-        construct(self, t, name, *args, **kwargs)
-
-    monkeypatch.setattr(pulumi.Resource, "__init__", counting)
     with pytest.raises((ConfigError, ConfigErrors)) as info:
         plan_values(ali_values(encryption={"key": "auto"}, storage={"rootGb": 4096}))
     assert "gpu-cluster:cluster.storage.rootGb" in str(info.value)

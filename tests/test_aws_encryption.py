@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pulumi
 import pytest
 
 from components.contract import contract
@@ -184,25 +183,10 @@ def test_the_key_is_a_decision_of_the_layout():
     assert isinstance(provider, aws_layout.AwsLayout) and provider.encryption is None
 
 
-def _counting_constructions(monkeypatch) -> list[str]:
-    """Every pulumi.Resource the program constructs under the plan's mocks (the runtime's Stack root aside)."""
-    constructed: list[str] = []
-    construct = pulumi.Resource.__init__
-
-    def counting(self, t, name, *args, **kwargs):
-        if t != "pulumi:pulumi:Stack":  # the runtime's root, made before the program runs
-            constructed.append(f"{t} {name}")
-        construct(self, t, name, *args, **kwargs)
-
-    monkeypatch.setattr(pulumi.Resource, "__init__", counting)
-    return constructed
-
-
-def test_a_refused_config_with_a_key_registers_nothing(monkeypatch):
+def test_a_refused_config_with_a_key_registers_nothing(constructed):
     """A config the layout refuses raises before the first resource, the key's included: nothing is constructed,
     not even the GpuCluster component (the key used to be planned in components/aws/encryption.py, after the
     GpuCluster and AWS components were constructed)."""
-    constructed = _counting_constructions(monkeypatch)
     refused = aws_values(encryption={"key": "auto"}, identity={"existing": "ml-nodes", "policies": [ARN]})
     with pytest.raises((ConfigError, ConfigErrors)) as info:
         plan_values(refused)
@@ -213,7 +197,7 @@ def test_a_refused_config_with_a_key_registers_nothing(monkeypatch):
     assert any(c.startswith("aws:kms/key:Key ") for c in constructed)
 
 
-def test_a_refused_key_plan_registers_nothing(monkeypatch):
+def test_a_refused_key_plan_registers_nothing(monkeypatch, constructed):
     """A refusal of the key plan itself (none of today's configs raises there: the spec refuses a malformed ARN)
     comes from the layout's plan(), before any resource: components/aws builds from the layout field only."""
 
@@ -221,7 +205,6 @@ def test_a_refused_key_plan_registers_nothing(monkeypatch):
         raise ConfigError("gpu-cluster:cluster.encryption.key", "refused by the key plan")
 
     monkeypatch.setattr(aws_layout, "encryption_plan", refusing)
-    constructed = _counting_constructions(monkeypatch)
     with pytest.raises((ConfigError, ConfigErrors)) as info:
         plan_values(aws_values(encryption={"key": "auto"}))
     assert "gpu-cluster:cluster.encryption.key" in str(info.value)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 
-import pulumi
 import pytest
 
 from components.contract import contract
@@ -176,19 +175,10 @@ def test_the_key_is_planned_in_the_layout():
     assert contract("gcp").plan(spec_of(gcp_values(encryption={"key": "provider"}))).encryption is None
 
 
-def test_a_refused_config_with_a_key_registers_nothing(monkeypatch):
+def test_a_refused_config_with_a_key_registers_nothing(constructed):
     """A config the GCP layout refuses (storage.shared with scheduler kubernetes), key given: no resource of the
     program (not even the GpuCluster component) is constructed, the runtime's Stack root aside. Counted at
     pulumi.Resource construction under the plan's mocks."""
-    constructed: list[str] = []
-    construct = pulumi.Resource.__init__
-
-    def counting(self, t, name, *args, **kwargs):
-        if t != "pulumi:pulumi:Stack":  # the runtime's root, made before the program runs
-            constructed.append(f"{t} {name}")
-        construct(self, t, name, *args, **kwargs)
-
-    monkeypatch.setattr(pulumi.Resource, "__init__", counting)
     values = {"encryption": {"key": "auto"}, "gpu": "H100:8", "network": {"cidr": "10.61.0.0/16"}}
     with pytest.raises((ConfigError, ConfigErrors)) as info:
         plan_values(gcp_values(**values, scheduler="kubernetes", storage={"shared": {"kind": "nfs"}}))
