@@ -35,6 +35,15 @@ from typing import Required, TypedDict
 '''
 
 
+def _flat_block(info: FieldInfo) -> type[BaseModel] | None:
+    """The block of a field the schema takes flat (`Flatten`), else None."""
+    block = info.annotation
+    if not any(isinstance(m, Flatten) for m in info.metadata):
+        return None
+    assert isinstance(block, type) and issubclass(block, BaseModel)
+    return block
+
+
 def _member(value: str) -> str:
     """`capacity-block` -> CAPACITY_BLOCK, `onDemand` -> ON_DEMAND, `PL0` -> PL0."""
     return re.sub(r"[^A-Za-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", value)).upper()
@@ -96,8 +105,9 @@ class _Writer:
     def fields(self, model: type[BaseModel]) -> list[str]:
         lines: list[str] = []
         for name, info in model.model_fields.items():
-            if any(isinstance(m, Flatten) for m in info.metadata):
-                lines += self.flattened(name, info)
+            block = _flat_block(info)
+            if block is not None:
+                lines += self.flattened(name, info, block)
                 continue
             typ = self.type_of(info.annotation, info)
             if typ is None:
@@ -106,10 +116,8 @@ class _Writer:
             lines += _doc(info.description)
         return lines
 
-    def flattened(self, name: str, info: FieldInfo) -> list[str]:
+    def flattened(self, name: str, info: FieldInfo, block: type[BaseModel]) -> list[str]:
         """`spot: {enabled, onDemandBase, fallback}` -> `spot: bool`, `spot_on_demand_base`, `spot_fallback`."""
-        block = info.annotation
-        assert isinstance(block, type) and issubclass(block, BaseModel)
         lines = [f"    {name}: bool", *_doc(info.description)]
         for key, sub in block.model_fields.items():
             if key == "enabled":
@@ -145,12 +153,10 @@ def flattened_keys() -> dict[str, tuple[str, str]]:
     """The schema's flat keys of a flattened block: `spot_fallback` -> ("spot", "fallback")."""
     out: dict[str, tuple[str, str]] = {}
     for name, info in ClusterConfig.model_fields.items():
-        if any(isinstance(m, Flatten) for m in info.metadata):
-            block = info.annotation
-            assert isinstance(block, type) and issubclass(block, BaseModel)
-            for key, sub in block.model_fields.items():
-                if key != "enabled":
-                    out[f"{name}_{key}"] = (name, sub.alias or key)
+        block = _flat_block(info)
+        for key, sub in block.model_fields.items() if block is not None else ():
+            if key != "enabled":
+                out[f"{name}_{key}"] = (name, sub.alias or key)
     return out
 
 
