@@ -23,6 +23,7 @@ from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
 from . import catalog
+from .datafile import load_yaml
 from .errors import ConfigError
 
 
@@ -157,7 +158,7 @@ def _policy_config(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path)
     except (OSError, yaml.YAMLError) as exc:
         reason = f"cannot be read as JSON or YAML ({exc.__class__.__name__})"
         raise ConfigError(f"--policy-config {path}", reason) from None

@@ -12,14 +12,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..datafile import load_yaml
 from . import File, Part, script
 
 
 @cache
 def versions() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((Path(__file__).parent / "versions.yaml").read_text())
+    data: dict[str, Any] = load_yaml(Path(__file__).parent / "versions.yaml")
     return data
 
 

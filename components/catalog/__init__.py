@@ -17,8 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..datafile import load_yaml
 from . import availability
 from .rows import (
     ARCH_NAMES,
@@ -332,7 +331,7 @@ def _no_usable_fabric(cloud: Cloud, gpu: str, count: int, matches: list[Instance
 
 @cache
 def _mig() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((Path(__file__).parent / "mig.yaml").read_text())
+    data: dict[str, Any] = load_yaml(Path(__file__).parent / "mig.yaml")
     models: dict[str, Any] = data["models"]
     return models
 

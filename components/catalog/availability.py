@@ -17,8 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
-
+from ..datafile import load_yaml
 from .rows import Cloud, find
 
 _DIR = Path(__file__).parent / "availability"
@@ -89,7 +88,7 @@ def load(cloud: str) -> CloudAvailability:
     path = _DIR / f"{cloud}.yaml"
     if not path.exists():
         return CloudAvailability(cloud, "", "", frozenset(), {})
-    data: dict[str, Any] = yaml.safe_load(path.read_text()) or {}
+    data: dict[str, Any] = load_yaml(path) or {}
     unknown = set(data) - {"source", "date", "regions", "types", "zoneDefault"}
     if unknown:
         raise AvailabilityError(f"{path.name}: unknown keys {sorted(unknown)}")

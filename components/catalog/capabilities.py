@@ -9,8 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..datafile import load_yaml
 from ..text import one_line
 from . import Cloud
 
@@ -79,7 +78,7 @@ def capability_data(cloud: str) -> dict[str, Any]:
     """The cloud's whole capabilities file: the keys `Capabilities` reads and the ones only its own
     layout reads (AWS `efa`, Alibaba `erdma`, GCP identity roles, ...); {} for a cloud without one."""
     path = _CAPABILITIES / f"{cloud}.yaml"
-    data: dict[str, Any] = yaml.safe_load(path.read_text()) if path.exists() else {}
+    data: dict[str, Any] = load_yaml(path) if path.exists() else {}
     return data
 
 

@@ -7,8 +7,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..datafile import load_yaml
 from . import availability
 
 _DATA = Path(__file__).parent / "capacity.yaml"
@@ -16,7 +15,7 @@ _DATA = Path(__file__).parent / "capacity.yaml"
 
 @cache
 def _data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(_DATA.read_text())
+    loaded: dict[str, Any] = load_yaml(_DATA)
     return loaded
 
 

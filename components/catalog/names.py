@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from ..datafile import load_yaml
 
 _DATA = Path(__file__).parent / "names.yaml"
 _ENTRY_KEYS = {"what", "template", "when", "pattern", "maxLength", "rule", "slurmNode", "source", "code"}
@@ -52,7 +52,7 @@ class Derived:
 
 @cache
 def _data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(_DATA.read_text())
+    loaded: dict[str, Any] = load_yaml(_DATA)
     return loaded
 
 

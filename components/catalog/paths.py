@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
+from ..datafile import load_yaml
 
 _DATA = Path(__file__).parent / "paths.yaml"
 _SCOPES = ("exact", "tree", "owned")
@@ -48,7 +48,7 @@ class PathRules:
 @cache
 def load() -> PathRules:
     """paths.yaml, validated (a malformed entry is a packaging mistake, caught by the tests)."""
-    data: dict[str, Any] = yaml.safe_load(_DATA.read_text())
+    data: dict[str, Any] = load_yaml(_DATA)
     sources = {str(k): " ".join(str(v).split()) for k, v in data["sources"].items()}
     reserved: list[Reserved] = []
     for entry in data["reserved"]:

@@ -9,8 +9,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..datafile import load_yaml
 
 Cloud = Literal["aws", "azure", "gcp", "alicloud", "tencentcloud"]
 CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud", "tencentcloud")
@@ -114,7 +115,7 @@ _VENDORS_KEY = "vendors"  # the one key of gpus.yaml that is not a model
 
 @cache
 def _gpus_file() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((_DIR / "gpus.yaml").read_text())
+    data: dict[str, Any] = load_yaml(_DIR / "gpus.yaml")
     return data
 
 
@@ -153,7 +154,7 @@ def normalize_gpu(model: str) -> str | None:
 def load(cloud: Cloud) -> CloudCatalog:
     """Load and validate one cloud's catalog file (cached: the files never change at run time)."""
     path = _DIR / f"{cloud}.yaml"
-    data = yaml.safe_load(path.read_text()) or {}
+    data = load_yaml(path) or {}
     rows = tuple(InstanceType(cloud=cloud, **row) for row in data.get("types") or [])
     known = set(gpu_aliases().values())
     seen: set[tuple[str, str | None, int]] = set()

@@ -15,9 +15,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..datafile import load_yaml
 from . import CLOUDS, InstanceType, find
 from . import load as load_catalog
 
@@ -102,7 +102,7 @@ def load(cloud: str) -> CloudSpot:
     path = _DIR / f"{cloud}.yaml"
     if not path.exists():
         return CloudSpot(cloud, "", "", "", ())
-    raw: Any = yaml.safe_load(path.read_text()) or {}
+    raw: Any = load_yaml(path) or {}
     try:
         data = _File.model_validate(raw)
     except ValidationError as exc:

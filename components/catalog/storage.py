@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
+from ..datafile import load_yaml
 
 _DIR = Path(__file__).parent / "storage"
 Kind = Literal["lustre", "nfs", "existing"]
@@ -162,7 +162,7 @@ def load(cloud: str) -> StorageCatalog | None:
     path = _DIR / f"{cloud}.yaml"
     if not path.exists():
         return None
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    data: dict[str, Any] = load_yaml(path)
     services = {kind: _service(kind, raw) for kind, raw in (data.get("services") or {}).items()}
     return StorageCatalog(data["auto"], services)
 

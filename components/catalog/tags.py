@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from ..datafile import load_yaml
 
 _DATA = Path(__file__).parent / "tags.yaml"
 _KEYS = {
@@ -67,7 +67,7 @@ class TagRules:
 
 @cache
 def rules(cloud: str) -> TagRules:
-    data: dict[str, Any] = yaml.safe_load(_DATA.read_text())[cloud]
+    data: dict[str, Any] = load_yaml(_DATA)[cloud]
     if set(data) - _KEYS:
         raise ValueError(f"tags.yaml: {cloud}: unknown keys {sorted(set(data) - _KEYS)}")
     chars = data.get("characters") or {}

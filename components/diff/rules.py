@@ -13,8 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
+from ..datafile import load_yaml
 from ..text import one_line
 
 Verdict = Literal["update", "refresh", "restart", "may-replace", "replace"]
@@ -178,7 +177,7 @@ def load_rules(folder: Path = RULES_DIR) -> Rules:
     defaults: dict[str, tuple[str, ...]] = {}
     holds_by_ending: dict[str, tuple[str, ...]] = {}
     for path in sorted(folder.glob("*.yaml")):
-        data = yaml.safe_load(path.read_text()) or {}
+        data = load_yaml(path) or {}
         for holds, endings in (data.get("holdsByTypeNameEnding") or {}).items():
             holds_by_ending[str(holds)] = _tuple(endings)
         prefix = str(data.get("prefix", ""))

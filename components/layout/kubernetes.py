@@ -15,9 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..catalog import kubernetes as offers
+from ..datafile import load_yaml
 from ..spec import ClusterSpec
 from ..text import one_line
 
@@ -47,7 +46,7 @@ class Release:
 
 @cache
 def charts() -> dict[str, dict[str, Any]]:
-    data: dict[str, dict[str, Any]] = yaml.safe_load(CHARTS.read_text())["charts"]
+    data: dict[str, dict[str, Any]] = load_yaml(CHARTS)["charts"]
     return data
 
 

@@ -9,8 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..datafile import load_yaml
 from ..errors import CLUSTER_KEY, ConfigError
 from ..spec import ClusterSpec
 
@@ -21,7 +20,7 @@ _DATA = Path(__file__).resolve().parent.parent / "catalog" / "scaling"
 @cache
 def scaling_data(cloud: str) -> dict[str, Any]:
     """The cloud's `catalog/scaling/<cloud>.yaml`: its scaling facts and refusals, with their sources."""
-    loaded: dict[str, Any] = yaml.safe_load((_DATA / f"{cloud}.yaml").read_text())
+    loaded: dict[str, Any] = load_yaml(_DATA / f"{cloud}.yaml")
     return loaded
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import resource_pb2
@@ -28,6 +27,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from .. import placeholders
+from ..datafile import load_yaml
 from ..placeholders import SECRET as SECRET_PLACEHOLDER
 from .stackfile import StackFile
 
@@ -76,7 +76,7 @@ def _mock_answers() -> dict[str, Any]:
     """`mocks/<cloud>.yaml` merged: resource outputs and invoke answers keyed by type token."""
     merged: dict[str, Any] = {"resources": {}, "invokes": {}}
     for path in sorted((Path(__file__).parent / "mocks").glob("*.yaml")):
-        data = yaml.safe_load(path.read_text()) or {}
+        data = load_yaml(path) or {}
         for section in merged:
             merged[section].update(data.get(section) or {})
     for token, outputs in merged["resources"].items():

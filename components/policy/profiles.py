@@ -8,8 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml  # a dependency of the pulumi SDK, so the pack's own environment has it too
-
+from ..datafile import load_yaml
 from .model import LEVELS, Level, Violation
 from .rules import PROFILE_ONLY, RULES
 
@@ -19,7 +18,7 @@ PROFILES = ("cis", "mlps3")
 
 @cache
 def _profiles() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(PROFILES_FILE.read_text())
+    loaded: dict[str, Any] = load_yaml(PROFILES_FILE)
     return loaded
 
 

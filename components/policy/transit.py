@@ -17,8 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..datafile import load_yaml
 from .model import Resource
 
 _FILE = Path(__file__).resolve().parent / "transit.yaml"
@@ -42,7 +41,7 @@ _INSIDE_NAMES = {"virtualnetwork"}  # Azure's service tag for the VNet (and peer
 
 @cache
 def data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(_FILE.read_text())
+    loaded: dict[str, Any] = load_yaml(_FILE)
     return loaded
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml  # a dependency of the pulumi SDK, so the pack's own environment has it too
+from ..datafile import load_yaml
 
-_DATA: dict[str, Any] = yaml.safe_load((Path(__file__).resolve().parent / "resource_types.yaml").read_text())
+_DATA: dict[str, Any] = load_yaml(Path(__file__).resolve().parent / "resource_types.yaml")
 
 K8S_POOL_TYPES = frozenset(_DATA["kubernetesPools"])
 NODE_TYPES = frozenset(_DATA["nodes"]) | K8S_POOL_TYPES

@@ -12,8 +12,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ...datafile import load_yaml
 
 _DIR = Path(__file__).parent
 
@@ -45,4 +46,4 @@ def offer(cloud: str) -> KubernetesOffer | None:
     path = _DIR / f"{cloud}.yaml"
     if not path.exists():
         return None
-    return KubernetesOffer.model_validate(yaml.safe_load(path.read_text()))
+    return KubernetesOffer.model_validate(load_yaml(path))

@@ -8,11 +8,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ... import catalog
 from ...catalog import kubernetes as kubernetes_offers
 from ...catalog.capabilities import capability_data
+from ...datafile import load_yaml
 
 
 def access_data() -> dict[str, Any]:
@@ -58,5 +57,5 @@ def aks_data() -> dict[str, Any]:
 @cache
 def encryption_data() -> dict[str, Any]:
     """catalog/encryption/azure.yaml: the key vault, the key, the roles and what keeps a platform key."""
-    loaded: dict[str, Any] = yaml.safe_load((Path(__file__).parents[2] / "catalog/encryption/azure.yaml").read_text())
+    loaded: dict[str, Any] = load_yaml(Path(__file__).parents[2] / "catalog/encryption/azure.yaml")
     return loaded

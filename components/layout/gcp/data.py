@@ -7,11 +7,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ...catalog import kubernetes as kubernetes_offers
 from ...catalog.capabilities import capability_data
 from ...catalog.slurm import cloud_data
+from ...datafile import load_yaml
 
 
 def capability() -> dict[str, Any]:
@@ -33,5 +32,5 @@ def slurm_data() -> dict[str, Any]:
 @cache
 def encryption_data() -> dict[str, Any]:
     """catalog/encryption/gcp.yaml: the key's settings, the role and the service agents granted it."""
-    loaded: dict[str, Any] = yaml.safe_load((Path(__file__).parents[2] / "catalog/encryption/gcp.yaml").read_text())
+    loaded: dict[str, Any] = load_yaml(Path(__file__).parents[2] / "catalog/encryption/gcp.yaml")
     return loaded

@@ -9,9 +9,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml  # a dependency of the pulumi SDK, so the pack's own environment has it too
-
 from ...cidr import wide_public
+from ...datafile import load_yaml
 from ..model import CONFIG, Facts, Issue, Resource, at, find, truthy
 from ..types import K8S_UNCHECKABLE_TYPES, RELEASE_TYPE
 
@@ -22,14 +21,14 @@ KUBERNETES_FILE = _HERE / "kubernetes.yaml"
 
 @cache
 def _kubernetes_data() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(KUBERNETES_FILE.read_text())["controlPlanes"]
+    data: dict[str, Any] = load_yaml(KUBERNETES_FILE)["controlPlanes"]
     return data
 
 
 @cache
 def _pinned_charts() -> dict[tuple[str, str], str]:
     """(chart, repo) -> the pinned version, from the one charts file the clusters install from."""
-    charts = yaml.safe_load(CHARTS_FILE.read_text())["charts"]
+    charts = load_yaml(CHARTS_FILE)["charts"]
     return {(c["chart"], c["repo"]): str(c["version"]) for c in charts.values()}
 
 
@@ -42,7 +41,7 @@ def _fabric_workloads() -> dict[str, tuple[str, frozenset[str]]]:
     """
     allowed: dict[str, tuple[str, frozenset[str]]] = {}
     for path in sorted(CHARTS_FILE.parent.glob("*.yaml")):
-        block = (yaml.safe_load(path.read_text()) or {}).get("fabricWorkloads") or {}
+        block = (load_yaml(path) or {}).get("fabricWorkloads") or {}
         for name, entry in (block.get("daemonSets") or {}).items():
             images = {entry["image"]}
             if entry.get("hostSetup"):
