@@ -3,6 +3,7 @@
     python3 -m uv run python -m bench                  # the full run (a few minutes on 2 cores)
     python3 -m uv run python -m bench --quick          # sizes 1,2, one cloud: a smoke test (seconds)
     python3 -m uv run python -m bench --kubernetes     # only the Kubernetes stacks' series (about a minute)
+    python3 -m uv run python -m bench --floor          # only every shipped stack's plan against its SDK floor
 
 Prints tables and writes JSON (`--out`, default bench/results/latest.json, quick.json for --quick). Exit code 0 when the
 run completed (targets missed are reported, not fatal), 2 on a bad flag.
@@ -25,7 +26,7 @@ from rich.console import Console
 
 from components.catalog import CLOUDS
 
-from . import measure, report
+from . import floor, measure, report
 from .stacks import kubernetes_stacks, pick, shipped_stacks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +68,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--kubernetes", action="store_true", help="only the series of the scheduler: kubernetes stacks (managed mode)"
     )
+    parser.add_argument(
+        "--floor", action="store_true", help="only each shipped stack's plan CPU against its SDK import floor, and diff"
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"argument --jobs: got {args.jobs}; allowed: 1 or more")
@@ -74,6 +78,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     args.clouds = args.clouds or (("aws",) if args.quick else CLOUDS)
     # a smoke run must not overwrite the full run's figures
     name = "quick.json" if args.quick else "kubernetes.json" if args.kubernetes else "latest.json"
+    name = "floor.json" if args.floor and not args.quick else name
     args.out = args.out or ROOT / "bench" / "results" / name
     return args
 
@@ -111,6 +116,11 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             result["machine"]["loadAverageAtEnd"] = list(os.getloadavg())
             result["seconds"] = round(time.perf_counter() - started, 1)
             return result
+        if args.floor:  # the plans against their floors alone, and diff --all-stacks
+            _floor(result, ws, stacks if not args.quick else list(flagships.values()), diff=not args.quick)
+            result["machine"]["loadAverageAtEnd"] = list(os.getloadavg())
+            result["seconds"] = round(time.perf_counter() - started, 1)
+            return result
         # 1. Timed, one process at a time (quick mode trades fairness for speed).
         cold: dict[str, Any] = {}
         if not args.quick:
@@ -131,6 +141,7 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             ROOT, ws, flagships, result["plans"], args.sizes, eager=not args.quick, cold=cold
         )
         result["render"] = None if args.quick else measure.render(ROOT, ws, flagships, args.sizes)
+        _floor(result, ws, stacks if not args.quick else list(flagships.values()), diff=not args.quick)
         result["tests"] = None if args.quick or args.no_tests else measure.test_suite(ROOT, ws)
         # 2. Untimed correctness checks, in parallel.
         if not args.quick:
@@ -140,6 +151,12 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     result["machine"]["loadAverageAtEnd"] = list(os.getloadavg())
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
+
+
+def _floor(result: dict[str, Any], ws: measure.Workspace, stacks: list[Any], diff: bool) -> None:
+    result["floor"] = floor.stack_rows(ROOT, ws, stacks)
+    result["diffAllStacks"] = floor.diff_all_stacks(ROOT, ws) if diff else None
+    result["floorTargets"] = floor.verdicts(result["floor"], result["diffAllStacks"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,9 +28,11 @@ SDK_OF = {
     "tencentcloud": "tencentcloud_iac_pulumi",
 }
 SDKS = tuple(SDK_OF.values())
+# what a plan's floor imports besides `pulumi`: the provider SDKs the program may load (bench/floor.py)
+FLOOR_PACKAGES = (*SDKS, "pulumi_random", "pulumi_kubernetes", "pulumi_tls")
 
 
-def loaded_sdk_modules() -> list[str]:
+def loaded_sdk_modules(packages: tuple[str, ...] = SDKS) -> list[str]:
     """SDK packages and first-level submodules (`pulumi_aws.ec2`) really loaded by the plan.
 
     The SDKs register their submodules as lazy modules (importlib.util.LazyLoader) that load on
@@ -39,7 +41,7 @@ def loaded_sdk_modules() -> list[str]:
     return sorted(
         m
         for m, module in list(sys.modules.items())
-        if m.split(".")[0] in SDKS and m.count(".") <= 1 and type(module).__name__ != "_LazyModule"
+        if m.split(".")[0] in packages and m.count(".") <= 1 and type(module).__name__ != "_LazyModule"
     )
 
 
@@ -83,6 +85,7 @@ def main() -> int:
         "totalSeconds": time.perf_counter() - T0,
         "eagerImportSeconds": eager,
         "sdkModules": loaded_sdk_modules(),
+        "floorModules": loaded_sdk_modules(FLOOR_PACKAGES),
     }
     with open(args.report, "w") as fh:
         json.dump(report, fh)

@@ -206,6 +206,33 @@ def print_all(result: dict[str, Any], console: Console) -> None:
         _print_kubernetes(result, console)
     if result.get("startup") is not None:
         _print_rest(result, console)
+    if result.get("floor") is not None:
+        _print_floor(result, console)
+
+
+def _print_floor(result: dict[str, Any], console: Console) -> None:
+    table = Table(
+        title="Plan CPU against its floor (importing pulumi and the SDK modules it loaded)", title_justify="left"
+    )
+    for col in ("stack", "plan CPU s", "floor CPU s", "plan / floor"):
+        table.add_column(col, justify="left" if col == "stack" else "right")
+    for r in result["floor"]:
+        ratio = f"{r['ratio']:.2f}x" if "ratio" in r else f"[red]{r.get('error')}[/red]"
+        table.add_row(r["stack"], f"{r['planCpuSeconds']:.2f}", f"{r['floorCpuSeconds']:.2f}", ratio)
+    console.print(table)
+    v, diff = result["floorTargets"], result.get("diffAllStacks")
+    if "medianRatio" in v:
+        console.print(
+            f"plan / floor: median {v['medianRatio']:.2f}x (target {v['targets']['medianRatioMax']}x: "
+            f"{_yes(v['medianMet'])}), slowest {v['slowestRatio']:.2f}x (target {v['targets']['slowestRatioMax']}x: "
+            f"{_yes(v['slowestMet'])})"
+        )
+    if diff:
+        console.print(
+            f"diff --all-stacks --base HEAD: {diff['wallSeconds']:.1f} s wall, {diff['cpuSeconds']:.1f} s CPU, "
+            f"exit {diff['exitCode']} (target {v['targets']['diffAllStacksSecondsMax']:.0f} s: "
+            f"{_yes(v['diffAllStacksMet'])})"
+        )
 
 
 def _plan_table(title: str, rows: list[dict[str, Any]]) -> Table:
