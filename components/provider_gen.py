@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from .spec.model import Choice, ClusterConfig, Flatten, StackKeys
+from .spec.model import Choice, ClusterConfig, Flatten, StackKeys, field_docs
 
 TARGET = Path(__file__).resolve().parent / "provider_types.py"
 ROOT_NAME = "GpuClusterInputs"
@@ -107,23 +107,23 @@ class _Writer:
         for name, info in model.model_fields.items():
             block = _flat_block(info)
             if block is not None:
-                lines += self.flattened(name, info, block)
+                lines += self.flattened(name, field_docs(model).get(name), block)
                 continue
             typ = self.type_of(info.annotation, info)
             if typ is None:
                 continue
             lines.append(f"    {name}: {f'Required[{typ}]' if info.is_required() else typ}")
-            lines += _doc(info.description)
+            lines += _doc(field_docs(model).get(name))
         return lines
 
-    def flattened(self, name: str, info: FieldInfo, block: type[BaseModel]) -> list[str]:
+    def flattened(self, name: str, doc: str | None, block: type[BaseModel]) -> list[str]:
         """`spot: {enabled, onDemandBase, fallback}` -> `spot: bool`, `spot_on_demand_base`, `spot_fallback`."""
-        lines = [f"    {name}: bool", *_doc(info.description)]
+        lines = [f"    {name}: bool", *_doc(doc)]
         for key, sub in block.model_fields.items():
             if key == "enabled":
                 continue
             lines.append(f"    {name}_{key}: {self.type_of(sub.annotation, sub)}")
-            lines += _doc(f"With {name}: {sub.description}")
+            lines += _doc(f"With {name}: {field_docs(block).get(key)}")
         return lines
 
     def model(self, model: type[BaseModel]) -> str | None:

@@ -1,7 +1,8 @@
 """`gpu-cluster:cluster` as the user writes it: the ONE source of the config's shape.
 
 Every key is a field here, with its type, default, limits and its description (the docstring under the field, read
-by pydantic: `use_attribute_docstrings`); a closed set of values is a named `Choice`, with a description per value.
+by `field_docs` for the generated types and docs; not by pydantic at class creation, which parses the source of every
+model at every import: a tenth of a plan); a closed set of values is a named `Choice`, with a description per value.
 The multi-language package's types (`components/provider_types.py`) are generated from this module
 (`python -m components.provider_gen`), and a test fails when they are stale. Rules across keys live in the spec's
 rule modules; what the keys resolve to is `ClusterSpec`.
@@ -9,9 +10,13 @@ rule modules; what the keys resolve to is `ClusterSpec`.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -153,9 +158,29 @@ Compliance = Annotated[
 
 class _Model(BaseModel):
     # aliases only: `max_nodes` is an unknown key, not a spelling of maxNodes
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", strict=True, alias_generator=to_camel, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel)
+
+
+@cache
+def field_docs(model: type[BaseModel]) -> dict[str, str]:
+    """The docstring under each field of `model` and of the models it inherits from, by field name (as pydantic's
+    `use_attribute_docstrings` reads them, cleaned with `inspect.cleandoc`)."""
+    docs: dict[str, str] = {}
+    for klass in reversed(model.__mro__):
+        if not issubclass(klass, BaseModel) or klass is BaseModel or klass is _Model:
+            continue
+        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
+        assert isinstance(body, ast.ClassDef)
+        for field_stmt, doc in zip(body.body, body.body[1:], strict=False):
+            if (
+                isinstance(field_stmt, ast.AnnAssign)
+                and isinstance(field_stmt.target, ast.Name)
+                and isinstance(doc, ast.Expr)
+                and isinstance(doc.value, ast.Constant)
+                and isinstance(doc.value.value, str)
+            ):
+                docs[field_stmt.target.id] = inspect.cleandoc(doc.value.value)
+    return docs
 
 
 class SharedStorageConfig(_Model):
