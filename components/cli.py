@@ -663,38 +663,25 @@ def diff(
 
 @app.command("update-policy", cls=_Command)
 def update_policy_cmd(
-    cloud: Annotated[
-        str | None, typer.Option("--cloud", metavar="CLOUD", help="the policies as they apply on one cloud")
-    ] = None,
-    fmt_name: Annotated[
-        str, typer.Option("--format", "-f", metavar="<table|markdown|json>", help="output format")
-    ] = "table",
+    cloud: Annotated[str | None, typer.Option("--cloud", metavar="CLOUD", help="as it applies on one cloud")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
 ) -> None:
-    """What changing each config key does to running nodes and jobs: in-place, rolling, replace or refused.
-
-    The table is data with sources (components/spec/updates.yaml); `diff` says it for every changed key.
-    With --cloud, a key whose effect depends on the mode shows one row per node group or scheduler.
-    """
+    """What changing each config key does to running nodes and jobs: in-place, rolling, replace or refused (the
+    data, with sources: components/spec/updates.yaml; `diff` says it for every changed key)."""
     from .spec.update_table import policy_rows, render_rows
 
-    if fmt_name not in Format.__members__:
-        raise _fail(f"--format: got {fmt_name!r}; allowed: {', '.join(Format.__members__)}")
     if cloud is not None and cloud not in catalog.CLOUDS:
         raise _fail(f"--cloud: got {cloud!r}; allowed: {', '.join(catalog.CLOUDS)}")
     rows = policy_rows(cloud)
-    if fmt_name == "json":
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
-    elif fmt_name == "markdown":
-        sys.stdout.write(render_rows(rows))
-    else:
-        table = Table(show_header=True, header_style="bold", show_lines=False)
-        for column in ("key", "when", "policy", "what running jobs and nodes see"):
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            style = {"refused": "red", "replace": "yellow"}.get(row["policy"], "")
-            jobs = row["jobs"] + (f" Safe way: {row['how']}" if row["how"] else "")
-            table.add_row(Text(row["key"]), Text(row["when"]), Text(row["policy"], style=style), Text(jobs))
-        Console(highlight=False).print(table)
+    if fmt is not Format.table:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n" if fmt is Format.json else render_rows(rows))
+        return
+    table = Table("key", "when", "policy", "what running jobs and nodes see", header_style="bold")
+    for row in rows:
+        style = {"refused": "red", "replace": "yellow"}.get(row["policy"], "")
+        jobs = row["jobs"] + (f" Safe way: {row['how']}" if row["how"] else "")
+        table.add_row(Text(row["key"]), Text(row["when"]), Text(row["policy"], style=style), Text(jobs))
+    Console(highlight=False).print(table)
 
 
 @app.command("schema", cls=_Command)
