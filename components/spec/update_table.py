@@ -62,3 +62,18 @@ def render_rows(rows: list[dict[str, str]]) -> str:
         key = f"`{row['key']}`" if row["when"] in ("", "otherwise") else ""
         lines.append(f"| {key} | {_cell(row['when'])} | {row['policy']} | {_cell(jobs)} | {_cell(row['source'])} |")
     return "\n".join(lines) + "\n"
+
+
+def docs_with_table(text: str) -> str:
+    """A page with the generated table put between its BEGIN and END markers."""
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    return f"{head}{BEGIN}\n\n{render_rows(policy_rows())}\n{END}{tail}"
+
+
+if __name__ == "__main__":  # python3 -m uv run python -m components.spec.update_table docs/day2.md: rewrite the table
+    import sys
+    from pathlib import Path
+
+    page = Path(sys.argv[1])
+    page.write_text(docs_with_table(page.read_text()))
