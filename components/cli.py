@@ -666,8 +666,7 @@ def update_policy_cmd(
     cloud: Annotated[str | None, typer.Option("--cloud", metavar="CLOUD", help="as it applies on one cloud")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
 ) -> None:
-    """What changing each config key does to running nodes and jobs: in-place, rolling, replace or refused (the
-    data, with sources: components/spec/updates.yaml; `diff` says it for every changed key)."""
+    """What changing each config key does to running nodes and jobs (data with sources: spec/updates.yaml)."""
     from .spec.update_table import policy_rows, render_rows
 
     if cloud is not None and cloud not in catalog.CLOUDS:
@@ -677,6 +676,7 @@ def update_policy_cmd(
         sys.stdout.write(json.dumps(rows, indent=2) + "\n" if fmt is Format.json else render_rows(rows))
         return
     table = Table("key", "when", "policy", "what running jobs and nodes see", header_style="bold")
+    table.columns[0].no_wrap = True  # a key is read whole; the sentences fold
     for row in rows:
         style = {"refused": "red", "replace": "yellow"}.get(row["policy"], "")
         jobs = row["jobs"] + (f" Safe way: {row['how']}" if row["how"] else "")
