@@ -108,7 +108,7 @@ def _ancestors(key: str) -> list[str]:
 
 def markdown_lines(changes: list[SpecChange]) -> list[str]:
     """One bullet per changed key, for the PR comment."""
-    icons = {"refused": ":no_entry:", "replace": ":boom:", "rolling": ":arrows_counterclockwise:"}
+    icons = {"refused": ":no_entry:", "replace": ":recycle:", "rolling": ":arrows_counterclockwise:"}
     return [
         f"- {icons.get(c.policy or '', ':white_check_mark:')} {c.line().replace('|', chr(92) + '|')}" for c in changes
     ]
