@@ -1,6 +1,7 @@
 """`gpu-cluster`: the offline plan and the catalog, for people without cloud credentials.
 
-Exit codes: 0 success, 2 invalid input (one message naming the config key, no traceback).
+Exit codes: 0 success, 2 invalid input (one message naming the config key, no traceback); `plan`: 3 a mandatory
+policy is violated; `diff`: 4 a config change its update policy refuses (components/spec/updates.yaml).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ app = typer.Typer(
     help="Cloud-neutral GPU clusters on Pulumi: offline plans and the instance catalog.",
 )
 REPO_ROOT = Path(__file__).resolve().parent.parent
+REFUSED_EXIT = 4  # `diff`: a config change its update policy refuses
 
 
 def version() -> str:
@@ -604,7 +606,11 @@ def diff(
     ] = "table",
     project: Annotated[Path | None, typer.Option("--project", metavar="DIR", help="folder with Pulumi.yaml")] = None,
 ) -> None:
-    """Compare two offline plans: created, deleted, changed inputs, and data-loss warnings first."""
+    """Compare two offline plans: each changed config key with its update policy, then data-loss warnings and the
+    changed resources.
+
+    Exit codes: 0 a diff, 2 invalid input, 4 a config change its update policy refuses (the diff is still printed).
+    """
     from .diff import PlanDiff, diff_plans, gitplan, read_plan, render_json, render_markdown, render_table
 
     if fmt_name not in Format.__members__:
@@ -652,6 +658,31 @@ def diff(
         sys.stdout.write(render_markdown(diffs, base))
     else:
         render_table(diffs, Console(soft_wrap=False))
+    if any(d.refused for d in diffs):
+        raise typer.Exit(code=REFUSED_EXIT)
+
+
+@app.command("update-policy", cls=_Command)
+def update_policy_cmd(
+    cloud: Annotated[str | None, typer.Option("--cloud", metavar="CLOUD", help="as it applies on one cloud")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
+) -> None:
+    """What changing each config key does to running nodes and jobs (data with sources: spec/updates.yaml)."""
+    from .spec.update_table import policy_rows, render_rows
+
+    if cloud is not None and cloud not in catalog.CLOUDS:
+        raise _fail(f"--cloud: got {cloud!r}; allowed: {', '.join(catalog.CLOUDS)}")
+    rows = policy_rows(cloud)
+    if fmt is not Format.table:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n" if fmt is Format.json else render_rows(rows))
+        return
+    table = Table("key", "when", "policy", "what running jobs and nodes see", header_style="bold")
+    table.columns[0].no_wrap = True  # a key is read whole; the sentences fold
+    for row in rows:
+        style = {"refused": "red", "replace": "yellow"}.get(row["policy"], "")
+        jobs = row["jobs"] + (f" Safe way: {row['how']}" if row["how"] else "")
+        table.add_row(Text(row["key"]), Text(row["when"]), Text(row["policy"], style=style), Text(jobs))
+    Console(highlight=False).print(table)
 
 
 @app.command("schema", cls=_Command)

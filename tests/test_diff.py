@@ -193,8 +193,11 @@ def test_zone_change_replaces_subnets_and_moves_nodes():
 def test_json_form_is_exactly_the_documented_one():
     d = diff_plans(base("aws-h100"), variant("aws-h100", nodes=5))
     doc = json.loads(render_json([d]))
-    assert list(doc) == ["created", "deleted", "changed", "mayReplace", "unchanged", "warnings", "summary"]
+    # keys are only ever added: specChanges (issue 28) after the first seven
+    stable = ["created", "deleted", "changed", "mayReplace", "unchanged", "warnings", "summary"]
+    assert list(doc) == [*stable, "specChanges"]
     assert all(isinstance(doc[k], list) for k in ("created", "deleted", "changed", "mayReplace", "warnings"))
+    assert [c["key"] for c in doc["specChanges"]] == ["cluster.nodes"]
     assert isinstance(doc["unchanged"], int) and isinstance(doc["summary"], dict)
     for item in doc["changed"]:
         assert list(item) == ["urn", "changes"]

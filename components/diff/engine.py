@@ -15,6 +15,7 @@ from typing import Any
 from .. import placeholders
 from ..placeholders import SECRET as SECRET_PLACEHOLDER
 from .rules import SEVERITY, Rules, Verdict, classify, default_rules
+from .spec_changes import SpecChange, spec_changes
 
 # Keys whose values are secret whatever they hold (the plan masks `secure:` config; this also covers
 # values a program passes in clear under a secret-looking key).
@@ -66,6 +67,12 @@ class PlanDiff:
     summary: dict[str, Any]
     types: dict[str, str] = field(default_factory=dict, repr=False)  # urn -> type token, for renderers
     steps: int = 0  # work done (nodes visited, lookups): the linear-time check counts these
+    spec_changes: list[SpecChange] = field(default_factory=list)  # per config key, with its update policy
+
+    @property
+    def refused(self) -> list[SpecChange]:
+        """The changed keys whose update policy refuses the change (`gpu-cluster diff` exits 4)."""
+        return [c for c in self.spec_changes if c.refused]
 
     def as_json(self) -> dict[str, Any]:
         """The stable JSON form (docs/review.md): keys are only ever added."""
@@ -77,6 +84,7 @@ class PlanDiff:
             "unchanged": self.unchanged,
             "warnings": self.warnings,
             "summary": self.summary,
+            "specChanges": [c.as_json() for c in self.spec_changes],
         }
 
 
@@ -325,6 +333,7 @@ def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Ru
         summary,
         types,
         counter.n,
+        spec_changes(old, new),
     )
 
 

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from .engine import Changed, PlanDiff
 from .rules import default_rules
+from .spec_changes import markdown_lines
 
 MARKER = "<!-- gpu-cluster-plan-diff -->"
 # GitHub rejects issue/PR comments over 65,536 characters; keep a margin for the truncation note.
@@ -123,6 +124,8 @@ def render_table(diffs: list[PlanDiff], console: Console) -> None:
     for d in diffs:
         console.print(Text(f"gpu-cluster plan diff: {d.stack}", style="bold"))
         console.print(Text(d.summary["line"]))
+        for change in d.spec_changes:  # per config key first: what running nodes and jobs see
+            console.print(Text(change.line(), style="bold red" if change.refused else "cyan"))
         for w in grouped_warnings(d):
             style = "bold red" if w.startswith("DATA LOSS") else "yellow"
             console.print(Text(w, style=style))
@@ -172,9 +175,10 @@ def render_markdown(diffs: list[PlanDiff], base: str | None = None, limit: int =
     head.append("")
     for d in diffs:
         warnings = grouped_warnings(d)
-        if not warnings:
+        if not warnings and not d.spec_changes:
             continue
         head += [f"**`{d.stack}`**", ""]
+        head += [*markdown_lines(d.spec_changes), ""] if d.spec_changes else []
         shown = warnings[:MAX_WARNINGS_PER_STACK]
         for w in shown:
             icon = (

@@ -31,6 +31,7 @@ from ..policy import (
 )
 from ..policy.transit import in_transit
 from ..spec import ClusterSpec, build_spec
+from ..spec.updates import config_document
 from .runner import ProgramRun, Registered, run_program
 from .stackfile import StackFile, find_project, project_info, read_stack_file
 
@@ -245,7 +246,13 @@ class Plan:
             "warnings": self.warnings(),
             "policy": [v.as_json() for v in violations],
             "policyGroups": [g.as_json() for g in group_violations(violations)],
+            # added for day 2 (issue 28): the config as written, which the diff compares key by key
+            "config": self.config(),
         }
+
+    def config(self) -> dict[str, Any]:
+        """The stack's config as the user wrote it, validated, defaults filled in, secrets masked."""
+        return config_document(self.stack.values, self.spec.region, self.spec.gcp_project)
 
 
 def load_stack(project_dir: Path, stack: str | None = None, config_file: Path | None = None) -> StackFile:

@@ -1,0 +1,272 @@
+"""The day-2 lifecycle matrix (issue 28): every shipped stack x the common day-2 changes that apply to it.
+
+Each cell plans the changed config in-process, diffs it against the stack's plan and checks the diff's verdict per
+resource against the update-policy table (components/spec/updates.yaml), in the new plan's mode:
+
+- in-place: no resource that holds nodes or data (the diff rules' `holds`) is replaced, may be replaced or restarted;
+  with Slurm, a compute-side key leaves the head node's inputs unchanged;
+- rolling: no resource holding nodes is replaced (the node group rolls; a Slurm head is neither replaced nor
+  restarted) and no data resource is replaced, restarted or deleted;
+- replace: the diff warns DATA LOSS;
+- refused: the diff refuses the key (`gpu-cluster diff` exits 4).
+
+The expectations come from the table, not from today's output. A cell that fails today because another part of
+issue 28 is fixing it is `xfail(strict=True)` naming the fix. Plans are cached per module (the stack's own plan from
+the session cache), so each cell costs one plan of about a second.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from components.diff import PlanDiff, default_rules, diff_plans
+from components.diff.spec_changes import mode_of
+from components.errors import ConfigError
+from components.plan import load_stack, make_plan
+from components.plan.stackfile import StackFile
+from components.spec.updates import update_policies
+
+from .conftest import ROOT, SHIPPED_STACKS, plan_json, plan_stack
+
+Cluster = dict[str, Any]
+# An explicit image of each cloud's form (catalog/<cloud>.yaml `imagePattern`), and a second one to bump to.
+IMAGES = {
+    "aws": ("ami-0123456789abcdef0", "ami-0fedcba9876543210"),
+    "azure": ("microsoft-dsvm:ubuntu-hpc:2204:22.04.2024010101", "microsoft-dsvm:ubuntu-hpc:2204:22.04.2024020201"),
+    "gcp": ("projects/my-images/global/images/gpu-node-v1", "projects/my-images/global/images/gpu-node-v2"),
+    "alicloud": ("ubuntu_22_04_x64_20G_alibase_20240101.vhd", "ubuntu_22_04_x64_20G_alibase_20240201.vhd"),
+    "tencentcloud": ("img-0abc1234", "img-0abc5678"),
+}
+# The next size each shipped filesystem may grow to (the sizes the catalog allows: components/catalog/storage/):
+# FSx EFA-enabled at 1000 MB/s/TiB in 4800 GiB steps, Azure Managed Lustre at 500 in 4096, GCP Managed Lustre at
+# 1000 in 9000, Filestore Zonal in 256 GiB steps.
+GROWN_GB = {4800: 9600, 8192: 12288, 18000: 27000, 2560: 2816}
+HEAD = re.compile(r"-head$")  # the Slurm head node (components/<cloud>/slurm.py)
+LOGIN = re.compile(r"-login$")  # a login VM (components/<cloud>/access.py): it runs no jobs
+COMPUTE_SIDE = ("cluster.nodes", "cluster.maxNodes", "cluster.minNodes", "cluster.scaling", "cluster.login")
+
+_PLANS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def _cluster(stack: str) -> Cluster:
+    cluster: Cluster = load_stack(ROOT, stack).values["gpu-cluster:cluster"]
+    return cluster
+
+
+def _previous_k8s(cloud: str, version: str) -> str:
+    """An older minor than the shipped one that the cloud offers (the upgrade is old -> shipped)."""
+    import yaml
+
+    offered = yaml.safe_load((ROOT / "components" / "catalog" / "kubernetes" / f"{cloud}.yaml").read_text())
+
+    def minor(v: str) -> tuple[int, ...]:
+        return tuple(map(int, v.split(".")))
+
+    return max((v for v in offered["versions"] if minor(v) < minor(version)), key=minor)
+
+
+# A change: (name, the key it changes, whether it applies to a stack's cluster config, edit of the config).
+# `base` edits give the old side instead of the shipped stack (an upgrade from an older version to the shipped one).
+Edit = Callable[[Cluster, str], Cluster]
+
+
+def _set(**keys: Any) -> Edit:
+    def edit(c: Cluster, cloud: str) -> Cluster:
+        return {**c, **keys}
+
+    return edit
+
+
+def _nodes(delta: int) -> Edit:
+    return lambda c, cloud: {**c, "nodes": c.get("nodes", 1) + delta}
+
+
+def _storage(**keys: Any) -> Edit:
+    return lambda c, cloud: {**c, "storage": {**c.get("storage", {}), **keys}}
+
+
+def _root_up(c: Cluster, cloud: str) -> Cluster:
+    return {**c, "storage": {**c.get("storage", {}), "rootGb": c.get("storage", {}).get("rootGb", 200) + 100}}
+
+
+def _scratch_up(c: Cluster, cloud: str) -> Cluster:
+    return {**c, "storage": {**c["storage"], "scratchGb": c["storage"].get("scratchGb", 1000) * 2}}
+
+
+def _shared_up(c: Cluster, cloud: str) -> Cluster:
+    shared = c["storage"]["shared"]
+    return {**c, "storage": {**c["storage"], "shared": {**shared, "sizeGb": GROWN_GB[shared["sizeGb"]]}}}
+
+
+def _login(c: Cluster, cloud: str) -> Cluster:
+    if "login" in c:
+        return {k: v for k, v in c.items() if k != "login"}
+    return {**c, "login": {}}
+
+
+def _target(c: Cluster, cloud: str) -> Cluster:
+    return {**c, "scaling": {**c["scaling"], "target": c["scaling"]["target"] + 10}}
+
+
+def _max_up(c: Cluster, cloud: str) -> Cluster:
+    return {**c, "maxNodes": (c.get("maxNodes") or c.get("nodes", 1)) + 2}
+
+
+def _k8s_old(c: Cluster, cloud: str) -> Cluster:
+    kube = c["kubernetes"]
+    return {**c, "kubernetes": {**kube, "version": _previous_k8s(cloud, kube["version"])}}
+
+
+def _image(which: int) -> Edit:
+    return lambda c, cloud: {**c, "image": IMAGES[cloud][which]}
+
+
+def _managed(c: Cluster) -> bool:
+    return c.get("nodeGroup", "managed") == "managed"
+
+
+CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
+    "nodes+1": ("cluster.nodes", lambda c: True, _nodes(+1)),
+    "nodes-1": ("cluster.nodes", lambda c: c.get("nodes", 1) >= 2, _nodes(-1)),
+    "maxNodes-up": ("cluster.maxNodes", _managed, _max_up),
+    "image-pin": ("cluster.image", lambda c: c.get("image", "auto") == "auto", _image(0)),
+    "image-bump": ("cluster.image", lambda c: c.get("image", "auto") == "auto", _image(1)),
+    "rootGb-up": ("cluster.storage.rootGb", lambda c: True, _root_up),
+    "scratchGb-up": ("cluster.storage.scratchGb", lambda c: "scratchGb" in c.get("storage", {}), _scratch_up),
+    "shared-grow": (
+        "cluster.storage.shared.sizeGb",
+        lambda c: c.get("storage", {}).get("shared", {}).get("sizeGb") in GROWN_GB,
+        _shared_up,
+    ),
+    "tags": ("cluster.tags", lambda c: True, lambda c, cloud: {**c, "tags": {**c.get("tags", {}), "team": "day2"}}),
+    "login-on-off": ("cluster.login", lambda c: c.get("scheduler") == "slurm", _login),
+    "scaling-target": ("cluster.scaling.target", lambda c: (c.get("scaling") or {}).get("target") is not None, _target),
+    "k8s-version": ("cluster.kubernetes.version", lambda c: c.get("scheduler") == "kubernetes", _k8s_old),
+}  # fmt: skip
+# the old side of a cell, when it is not the shipped stack: image-bump goes from one pinned image to another; a
+# Kubernetes upgrade goes from the cloud's previous minor to the shipped one
+OLD_SIDE = {"image-bump": "image-pin"}
+NEW_IS_SHIPPED = {"k8s-version"}
+
+# Cells that fail today because another part of issue 28 is fixing them (strict: they must start passing with it).
+SLURM_GROWTH = "issue 28 Slurm growth in place: the node limit leaves the head's user data (configless slurm.conf)"
+ROLLING = "issue 28 rolling updates: the image reaches the group's nodes by its drain-first update machinery"
+# Findings of the matrix, reported (issue 28 day-2 report), outside the update-policy table's data: a tag change
+# writes a new launch template / instance template version, a cluster shrunk to one node drops its placement.
+TAGS_IN_TEMPLATE = "finding: tags are in the node template, so a tag change writes a new template version: "
+ONE_NODE = "finding: shrinking to one node drops the placement group/policy, so the last node may be replaced"
+XFAIL: dict[tuple[str, str], str] = {
+    **{(stack, change): SLURM_GROWTH for stack in ("aws-slurm-h100", "aws-h100-cmk", "alicloud-a100-cmk")
+       for change in ("nodes+1", "nodes-1", "maxNodes-up")},
+    ("aws-a100-instances", "tags"): TAGS_IN_TEMPLATE + "every aws:ec2/instance follows it and is replaced",
+    ("aws-eks-h100", "tags"): TAGS_IN_TEMPLATE + "both EKS node groups roll (launchTemplate.version)",
+    ("gcp-h100", "tags"): TAGS_IN_TEMPLATE + "the instance template is replaced and every instance with it",
+    ("gcp-h100-cmk", "tags"): TAGS_IN_TEMPLATE + "a new MIG template, and the login VM's boot disk labels replace it",
+    ("alicloud-a100", "nodes-1"): ONE_NODE + " (the ECS deployment set is deleted: deploymentSetId)",
+    ("gcp-a3mega", "nodes-1"): ONE_NODE + " (the MIG's workload policy is deleted)",
+    ("gcp-h100-cmk", "nodes-1"): ONE_NODE + " (the MIG's workload policy is deleted)",
+    ("gcp-gke-a3mega", "nodes-1"): ONE_NODE + " (the GKE pool's placementPolicy)",
+    ("gcp-gke-a3mega", "maxNodes-up"): "finding: the GKE GPU pool's initialNodeCount follows maxNodes (ForceNew)",
+}  # fmt: skip
+# Changes the spec refuses for a stack (they are not day-2 changes it can make); each cell checks that it is refused.
+TWO_NODES_NEED_FABRIC = "two single-T4 nodes have no fabric NCCL can use (spec rule since issue 26)"
+NOT_APPLICABLE: dict[tuple[str, str], str] = {
+    ("alicloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
+    ("azure-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
+    ("tencentcloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
+    ("aws-eks-h100", "image-pin"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
+    ("aws-eks-h100", "image-bump"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
+    ("azure-aks-h100", "nodes-1"): "InfiniBand under AKS needs at least 2 nodes",
+    ("gcp-dev", "maxNodes-up"): "a COLLOCATED placement policy fixes its VM count: maxNodes must equal nodes",
+    ("alicloud-dev", "maxNodes-up"): TWO_NODES_NEED_FABRIC,
+    ("azure-dev", "maxNodes-up"): TWO_NODES_NEED_FABRIC,
+}
+
+
+def _plan(stack: str, change: str) -> dict[str, Any]:
+    """The plan of the stack with one change (`""`: as shipped), cached for the module."""
+    if change == "":
+        return plan_json(plan_stack(stack))
+    if (stack, change) not in _PLANS:
+        shipped = load_stack(ROOT, stack)
+        values = copy.deepcopy(shipped.values)
+        values["gpu-cluster:cluster"] = CHANGES[change][2](values["gpu-cluster:cluster"], SHIPPED_STACKS[stack])
+        stack_file = StackFile(shipped.project, shipped.stack, shipped.path, values, shipped.secret_keys)
+        _PLANS[(stack, change)] = json.loads(json.dumps(make_plan(ROOT, stack_file).as_json(), default=str))
+    return _PLANS[(stack, change)]
+
+
+def _cells() -> list[Any]:
+    cells = []
+    for stack in SHIPPED_STACKS:
+        cluster = _cluster(stack)
+        for change, (_, applies, _) in CHANGES.items():
+            if not applies(cluster):
+                continue
+            if (stack, change) in NOT_APPLICABLE:
+                cells.append(pytest.param(stack, change, id=f"{stack}-{change}-refused-by-the-spec"))
+                continue
+            reason = XFAIL.get((stack, change))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            cells.append(pytest.param(stack, change, id=f"{stack}-{change}", marks=marks))
+    return cells
+
+
+def _sides(stack: str, change: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    if change in NEW_IS_SHIPPED:
+        return _plan(stack, change), _plan(stack, "")
+    return _plan(stack, OLD_SIDE.get(change, "")), _plan(stack, change)
+
+
+def _verdicts(d: PlanDiff, holds: set[str], verdicts: set[str]) -> list[str]:
+    rules = default_rules()
+    return [f"{c.name} ({c.type}): {c.verdict} {c.reasons}" for c in d.changed
+            if rules.rule(c.type).holds in holds and c.verdict in verdicts]  # fmt: skip
+
+
+def _deleted_data(d: PlanDiff) -> list[str]:
+    rules = default_rules()
+    return [urn for urn in d.deleted if rules.rule(d.types[urn]).holds == "data"]
+
+
+@pytest.mark.parametrize(("stack", "change"), _cells())
+def test_day2_change_has_the_effect_its_update_policy_states(stack: str, change: str) -> None:
+    key = CHANGES[change][0]
+    if (stack, change) in NOT_APPLICABLE:
+        with pytest.raises(ConfigError):
+            _sides(stack, change)
+        return
+    old, new = _sides(stack, change)
+    d = diff_plans(old, new)
+    effect = update_policies()[key].effect(mode_of(new))
+    said = {c.key: c for c in d.spec_changes}
+    assert key in said, f"the diff does not name {key}: {sorted(said)}"
+    assert said[key].policy == effect.policy
+    if effect.policy == "in-place":
+        assert _verdicts(d, {"nodes", "data"}, {"replace", "may-replace", "restart"}) == [], d.warnings
+        assert _deleted_data(d) == []
+        if new["summary"].get("scheduler") == "slurm" and key.startswith(COMPUTE_SIDE):
+            touched = [c.name for c in d.changed if HEAD.search(c.name)]
+            assert touched == [], f"the Slurm head changes for a compute-side key: {touched}"
+    elif effect.policy == "rolling":
+        # the node group rolls; it is not replaced, nor is the Slurm head (a login VM runs no jobs)
+        groups = [c for c in _verdicts(d, {"nodes"}, {"replace", "may-replace"}) if not LOGIN.search(c.split(" ")[0])]
+        assert groups == [], d.warnings
+        heads = [
+            c.name for c in d.changed if HEAD.search(c.name) and c.verdict in {"replace", "may-replace", "restart"}
+        ]
+        assert heads == [], f"the Slurm head is replaced or restarts: {heads}"
+        assert _verdicts(d, {"data"}, {"replace", "may-replace", "restart"}) == []
+        assert _deleted_data(d) == []
+    elif effect.policy == "replace":
+        # the diff says the nodes' work is lost: DATA LOSS, or a stop/start of every changed node (running jobs die)
+        stops = _verdicts(d, {"nodes"}, {"restart"})
+        assert any(w.startswith("DATA LOSS") for w in d.warnings) or stops, d.warnings
+    else:
+        assert key in [c.key for c in d.refused]
