@@ -42,6 +42,7 @@ from ..bootstrap.slurm_conf import (
     real_memory_mib,
     render_cgroup_conf,
     render_gres_conf,
+    render_nodes_conf,
     render_slurm_conf,
     render_topology_yaml,
     topology_for,
@@ -127,6 +128,7 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         slurm_uid=int(d["slurmUid"]),
         munge_key_bytes=int(d["mungeKeyBytes"]),
         slurm_conf="",
+        nodes_conf="",
         gres_conf=render_gres_conf(),
         cgroup_conf=render_cgroup_conf(),
         topology_yaml=render_topology_yaml(topology) if topology else None,
@@ -135,4 +137,4 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
 
 
 def _with_conf(layout: SlurmLayout) -> SlurmLayout:
-    return replace(layout, slurm_conf=render_slurm_conf(layout))
+    return replace(layout, slurm_conf=render_slurm_conf(layout), nodes_conf=render_nodes_conf(layout))
