@@ -203,6 +203,21 @@ def compute_config_text(files: dict[str, str]) -> str:
     return "".join(f"{FILE_HEADER}{name}\n{text}" for name, text in files.items())
 
 
+def compute_config_files(text: str) -> dict[str, str]:
+    """The files of a compute-side configuration text, by name: what slurm_conf_sync.sh writes on the head."""
+    out: dict[str, str] = {}
+    name = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith(FILE_HEADER):
+            name = line[len(FILE_HEADER) :].strip()
+            out[name] = ""
+        elif name is None:
+            raise ValueError("text before the first file header")
+        else:
+            out[name] += line
+    return out
+
+
 def render_slurm_conf(layout: SlurmLayout) -> str:
     """The controller-wide slurm.conf: nothing in it depends on the GPU nodes, which are in NODES_CONF."""
     d = data()
