@@ -43,7 +43,12 @@ BASES: dict[str, tuple[dict[str, Any], str, str, str]] = {
     ),
 }
 # another GPU type of the same cloud: what the GPU nodes are changes, the head does not
-OTHER_TYPE = {"aws": "p4d.24xlarge", "gcp": "g2-standard-24", "azure": "Standard_ND96asr_v4", "alicloud": "ecs.gn7i-c32g1.32xlarge"}
+OTHER_TYPE = {
+    "aws": "p4d.24xlarge",
+    "gcp": "g2-standard-24",
+    "azure": "Standard_ND96asr_v4",
+    "alicloud": "ecs.gn7i-c32g1.32xlarge",
+}
 CHANGES = {
     "nodes+2": lambda base: {"nodes": base["nodes"] + 2},
     "maxNodes up": lambda base: {"maxNodes": base["nodes"] + 6},
@@ -96,7 +101,7 @@ def channel_text(cloud: str, doc: dict[str, Any]) -> str:
 @pytest.mark.parametrize("cloud", sorted(BASES))
 def test_a_compute_side_change_leaves_the_head_and_login_alone_and_updates_the_channel_in_place(cloud, change):
     before, after = planned(cloud, None), planned(cloud, change)
-    _, channel, key, head = BASES[cloud]
+    _, channel, _, head = BASES[cloud]
     old, new = head_and_login(before), head_and_login(after)
     assert old.keys() == new.keys()
     if cloud == "azure":  # the channel is the head VM's own userData: every other input stays
