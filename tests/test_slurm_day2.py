@@ -9,11 +9,13 @@ in-place update."""
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 import pytest
 
 from components.bootstrap.slurm_conf import compute_config_files
+from components.catalog.slurm import cloud_data
 from components.diff import diff_plans
 
 from .conftest import aws_values, gcp_values, plan_json, plan_values
@@ -118,3 +120,21 @@ def test_a_compute_side_change_leaves_the_head_and_login_alone_and_updates_the_c
     # nothing of the head or the login node is replaced, restarted or even updated (but the channel on Azure)
     assert [n for n in verdicts if ("-head" in n or "-login" in n) and n != channel] == []
     assert diff.created == [] and diff.deleted == []
+
+
+@pytest.mark.parametrize("cloud", sorted(BASES))
+def test_the_channel_holds_the_text_within_the_clouds_limit(cloud):
+    """catalog/slurm.yaml computeConfig: SSM Standard 4 KB, a metadata value 256 KiB, userData 64 KB (base64), an OOS
+    value 4096 characters with a name of 2-180 letters, digits, '-', '_' not starting with ALIYUN, ACS, ... (the
+    provider's schema)."""
+    doc = planned(cloud, "maxNodes up")
+    _, name, key, _ = BASES[cloud]
+    value = str(by_name(doc)[name]["inputs"][key])
+    rule = cloud_data(cloud)["computeConfig"]
+    limit = {"aws": "maxValueBytes", "gcp": "maxValueBytes", "azure": "maxUserDataBytes", "alicloud": "maxValueChars"}
+    assert 0 < len(value.encode()) <= int(rule[limit[cloud]])
+    if cloud == "alicloud":
+        inputs = by_name(doc)[name]["inputs"]
+        assert inputs["type"] == "String"
+        assert re.fullmatch(r"[a-zA-Z0-9_/-]{2,180}", inputs["parameterName"])
+        assert not re.match(r"ALIYUN|ACS|ALIBABA|ALICLOUD|OOS", inputs["parameterName"])

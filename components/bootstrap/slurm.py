@@ -296,7 +296,12 @@ def cluster_parts(
     """The head's, the login node's and the GPU nodes' parts, with one key hook; the login and GPU nodes reach the head
     at `HEAD_PLACEHOLDER`, which the cloud replaces with the head's private address at deploy."""
     head = head_parts(
-        layout, key_hook=key_hook, key_hook_env=key_hook_env, conf_hook=conf_hook, conf_hook_env=conf_hook_env, mount=mount
+        layout,
+        key_hook=key_hook,
+        key_hook_env=key_hook_env,
+        conf_hook=conf_hook,
+        conf_hook_env=conf_hook_env,
+        mount=mount,
     )
     login = login_parts(
         layout, head_address=HEAD_PLACEHOLDER, key_hook=key_hook, key_hook_env=key_hook_env, mount=mount
