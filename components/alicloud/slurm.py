@@ -22,8 +22,8 @@ import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
-from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AliSlurm
 from ..catalog.slurm import cloud_data as slurm_cloud
+from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AliSlurm
 from ..resources import fill, invoke_options
 from . import cpu_node
 from .context import Context
