@@ -55,6 +55,7 @@ CHANGES = {
     "nodes+2": lambda base: {"nodes": base["nodes"] + 2},
     "maxNodes up": lambda base: {"maxNodes": base["nodes"] + 6},
     "instance type": lambda base: {"instanceType": None, "gpu": None},  # filled per cloud below
+    "spot": lambda base: {"spot": True},
 }
 
 
@@ -110,13 +111,15 @@ def test_a_compute_side_change_leaves_the_head_and_login_alone_and_updates_the_c
         for doc in (old, new):
             doc[head] = {k: v for k, v in doc[head].items() if k != "userData"}
     assert [n for n in old if old[n] != new[n]] == []
-    # the change reached the channel: the nodes' part of slurm.conf differs
-    assert channel_text(cloud, before) != channel_text(cloud, after)
-    nodes_conf = compute_config_files(channel_text(cloud, after))["nodes.conf"]
-    assert "MaxNodeCount=" in nodes_conf and "PartitionName=" in nodes_conf
     diff = diff_plans(before, after)
     verdicts = {c.name: c.verdict for c in diff.changed}
-    assert verdicts[channel] == "update"
+    if change == "spot":  # nothing Slurm knows of: the channel stays as it was
+        assert channel_text(cloud, before) == channel_text(cloud, after) and channel not in verdicts
+    else:  # the change reached the channel: the nodes' part of slurm.conf differs
+        assert channel_text(cloud, before) != channel_text(cloud, after)
+        nodes_conf = compute_config_files(channel_text(cloud, after))["nodes.conf"]
+        assert "MaxNodeCount=" in nodes_conf and "PartitionName=" in nodes_conf
+        assert verdicts[channel] == "update"
     # nothing of the head or the login node is replaced, restarted or even updated (but the channel on Azure)
     assert [n for n in verdicts if ("-head" in n or "-login" in n) and n != channel] == []
     assert diff.created == [] and diff.deleted == []
