@@ -252,3 +252,38 @@ def log_since(path: Path, offset: int) -> str:
     with path.open("rb") as f:
         f.seek(offset)
         return f.read().decode(errors="replace")
+
+
+@contextmanager
+def configless_slurmd(cluster: Cluster, dynamic_conf: str, munge: Munge) -> Iterator[subprocess.Popen[bytes]]:
+    """slurmd as the GPU nodes run it: no slurm.conf of its own, the files fetched from slurmctld (configless,
+    `--conf-server`) into SlurmdSpoolDir/conf-cache. In a mount namespace of its own (unshare -m, root): slurmd fetches
+    before it reads AuthInfo, so the test's munged must be at MUNGE's default socket there, and /etc/slurm is empty."""
+    empty = cluster.root / "no-etc-slurm"
+    empty.mkdir(exist_ok=True)
+    setup = (
+        "mount -t tmpfs none /run && mkdir /run/munge && "
+        f"ln -s {munge.socket} /run/munge/munge.socket.2 && mount --bind {empty} /etc/slurm && "
+        f"exec slurmd -D -Z --conf-server 127.0.0.1:{cluster.ctld_port} --conf '{dynamic_conf}'"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
+    proc = subprocess.Popen(
+        ["unshare", "-m", "sh", "-c", setup], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(
+            lambda: proc.poll() is not None or bool(cluster.run("sinfo", "--noheader", "--Node", "-o", "%N").stdout),
+            "registered node",
+            60,
+        )
+        assert proc.poll() is None, f"slurmd exited {proc.returncode}: {read(cluster.slurmd_log)}"
+        yield proc
+    finally:
+        stop(proc)
+
+
+def can_unshare() -> bool:
+    return (
+        shutil.which("unshare") is not None
+        and subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
+    )

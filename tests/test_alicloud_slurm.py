@@ -14,7 +14,7 @@ import yaml
 from rich.console import Console
 
 from components import bootstrap
-from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER, compute_config_files
 from components.layout import alicloud as ali
 from components.layout.alicloud.nodes import DRIVER_BOOT_FILE
 from components.layout.alicloud.slurm import munge_hook
@@ -121,7 +121,10 @@ def test_rendered_conf_for_ebmgn8v(plan):
     conf = head["/etc/gpu-cluster/slurm/slurm.conf"]
     assert "SlurmctldParameters=enable_configless" in conf
     assert "SelectType=select/cons_tres" in conf and "GresTypes=gpu" in conf
-    assert "MaxNodeCount=4\n" in conf and "MailProg=/usr/bin/logger\n" in conf
+    assert "MailProg=/usr/bin/logger\n" in conf and conf.endswith("Include nodes.conf\n")
+    # the GPU nodes: in the OOS parameter the head reads, not in its user data (issue 28)
+    conf = compute_config_files(by_name(plan, "slm-alicloud-slurm-compute-conf")["inputs"]["value"])["nodes.conf"]
+    assert "MaxNodeCount=4\n" in conf
     # a GPU's share: 996147 // 8 MiB, 192 // 8 vCPUs
     partition = "PartitionName=gpu Nodes=gpu_nodes Default=YES MaxTime=INFINITE State=UP"
     assert f"{partition} DefCpuPerGPU=24 DefMemPerGPU=124518\n" in conf

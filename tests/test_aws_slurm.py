@@ -53,7 +53,11 @@ def test_head_node_is_private_in_the_node_subnet_with_the_node_profile(plan):
     assert head["metadataOptions"]["httpTokens"] == "required"
     head_data = decoded(head["userDataBase64"])
     assert "gpu-cluster-slurm-head" in head_data and "SlurmctldParameters=enable_configless" in head_data
-    assert "Gres=gpu:h100:8" in head_data
+    # the GPU nodes are not in the head's user data (issue 28): it names the SSM parameter that has them
+    assert (
+        "Include nodes.conf" in head_data and "Gres=gpu:h100:8" not in head_data and "MaxNodeCount=4" not in head_data
+    )
+    assert "/gpu-cluster/aws-slurm-h100/slurm-h100/slurm-compute-conf" in head_data
 
 
 def test_munge_key_is_a_secret_in_secrets_manager_readable_only_by_the_node_role(plan):

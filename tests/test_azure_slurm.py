@@ -13,7 +13,7 @@ import yaml
 
 from components.bootstrap import script
 from components.bootstrap.mounts import SOURCE_PLACEHOLDER
-from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER, compute_config_files
 from components.catalog.slurm import cloud_data
 from components.errors import ConfigError
 from components.layout import azure as layout_azure
@@ -136,8 +136,13 @@ def test_head_node_is_a_private_cpu_vm_in_the_node_subnet(slurm):
 
 
 def test_rendered_slurm_conf_for_nd_h100_v5(slurm):
-    files = files_of(vm(slurm, "test-azure-head")["osProfile"]["customData"])
-    conf = files["/etc/gpu-cluster/slurm/slurm.conf"]
+    head = vm(slurm, "test-azure-head")
+    files = files_of(head["osProfile"]["customData"])
+    # the GPU nodes: in the head VM's userData (updated in place), not in its custom data (issue 28)
+    assert files["/etc/gpu-cluster/slurm/slurm.conf"].endswith("Include nodes.conf\n")
+    assert "Gres=" not in files["/etc/gpu-cluster/slurm/slurm.conf"]
+    user_data = compute_config_files(base64.b64decode(head["userData"]).decode())
+    conf = files["/etc/gpu-cluster/slurm/slurm.conf"] + user_data["nodes.conf"]
     for line in ("SlurmctldParameters=enable_configless", "SelectType=select/cons_tres", "GresTypes=gpu",
                  "AuthType=auth/munge", "PartitionName=gpu Nodes=gpu_nodes", "MaxNodeCount=4",
                  "MailProg=/usr/bin/logger"):  # fmt: skip

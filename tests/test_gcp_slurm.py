@@ -73,7 +73,11 @@ def test_head_node_is_private_in_the_host_subnet_on_the_node_service_account(pla
     assert head["labels"]["gpu-cluster_role"] == "slurm-head"
     text = head["metadata"]["startup-script"]
     assert "gpu-cluster-slurm-head" in text and "SlurmctldParameters=enable_configless" in text
-    assert "Gres=gpu:h100:8" in text
+    # the GPU nodes are in the project metadata item the head reads, not in its startup script (issue 28)
+    assert "Gres=gpu:h100:8" not in text and "Include nodes.conf" in text
+    item = by_name(plan, "compute/projectMetadataItem:ProjectMetadataItem")["test-gcp-slurm-compute-conf"]
+    assert item["key"] == "gpu-cluster-test-test-slurm-conf" and item["key"] in text
+    assert "Gres=gpu:h100:8" in item["value"] and "MaxNodeCount=4\n" in item["value"]
 
 
 def test_munge_key_is_a_secret_readable_only_by_the_node_service_account(plan):
@@ -131,7 +135,8 @@ def test_gpu_nodes_register_with_the_head_and_the_login_node_runs_sackd(plan):
 def test_rendered_configuration_for_a3_megagpu_8g():
     slurm = gcp_layout.plan(spec_of(slurm_values())).slurm
     assert slurm is not None
-    conf = slurm.layout.slurm_conf
+    conf = slurm.layout.slurm_conf + slurm.layout.nodes_conf
+    assert slurm.layout.slurm_conf.endswith("Include nodes.conf\n")
     for line in (
         "ClusterName=test",
         "SlurmctldParameters=enable_configless",

@@ -130,7 +130,7 @@ def test_the_head_runs_it_on_a_timer_with_the_catalog_threshold():
     assert rule == {"afterSeconds": 900, "everySeconds": 300}
     layout = slurm_layout(spec_of(aws_values(scheduler="slurm", nodes=2)))
     assert layout is not None
-    parts = head_parts(layout, key_hook="#!/bin/bash\n")
+    parts = head_parts(layout, key_hook="#!/bin/bash\n", conf_hook="#!/bin/bash\n")
     part = parts[-1]
     assert part == cleanup_part() and part.name == "slurm-cleanup"
     files = {f.path: f for f in part.files}

@@ -63,7 +63,7 @@ def test_four_clouds_render_gpus_memory_partition_and_no_topology(stack, instanc
     expected_mib = math.floor(memory * 1024 - max(memory * 1024 * 0.05, 1024))
     assert lay.node.real_memory_mib == expected_mib
     assert lay.node.gres == gres and lay.node.gpus == gpus
-    conf = conf_lines(lay.slurm_conf)
+    conf = conf_lines(lay.slurm_conf + lay.nodes_conf)
     for key, value in {
         "SlurmctldParameters": "enable_configless",
         "SelectType": "select/cons_tres",
@@ -96,12 +96,12 @@ def test_two_1_gpu_jobs_fit_on_a_node_with_the_partition_defaults():
         lay = slurm_layout(build_spec(stack_values(stack), stack))
         assert lay is not None
         node = lay.node
-        part = conf_lines(lay.slurm_conf)["PartitionName"]
+        part = conf_lines(lay.slurm_conf + lay.nodes_conf)["PartitionName"]
         assert f" DefMemPerGPU={node.mem_per_gpu_mib}" in part and f" DefCpuPerGPU={node.cpus_per_gpu}" in part
         assert 0 < node.gpus * node.mem_per_gpu_mib <= node.real_memory_mib
         assert node.cpus is not None and 0 < node.gpus * (node.cpus_per_gpu or 0) <= node.cpus
     # DefMemPerCPU would exclude DefMemPerGPU (slurm.conf(5): mutually exclusive): not set
-    assert "DefMemPerCPU" not in conf_lines(lay.slurm_conf)
+    assert "DefMemPerCPU" not in conf_lines(lay.slurm_conf + lay.nodes_conf)
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ def test_without_a_vcpu_count_no_cpu_default_is_set():
     spec = build_spec(stack_values("aws-h100"), "t")
     lay = slurm_layout(dataclasses.replace(spec, instance=spec.instance.model_copy(update={"vcpus": None})))
     assert lay is not None and lay.node.cpus_per_gpu is None
-    part = conf_lines(lay.slurm_conf)["PartitionName"]
+    part = conf_lines(lay.slurm_conf + lay.nodes_conf)["PartitionName"]
     assert "DefCpuPerGPU" not in part and part.endswith(f" DefMemPerGPU={lay.node.mem_per_gpu_mib}")
 
 
@@ -135,7 +135,7 @@ def test_max_node_count_leaves_a_slot_for_each_nodes_replacement():
     assert [max_node_count(n) for n in (1, 2, 4, 5000, 40000)] == [2, 4, 8, 10000, 65536]
     lay = slurm_layout(build_spec(stack_values("aws-h100", maxNodes=6), "t"))
     assert lay is not None and lay.max_nodes == 6 and lay.max_node_count == 12
-    assert conf_lines(lay.slurm_conf)["MaxNodeCount"] == "12"
+    assert conf_lines(lay.slurm_conf + lay.nodes_conf)["MaxNodeCount"] == "12"
 
 
 def test_mail_prog_is_a_program_every_image_has():
@@ -183,7 +183,7 @@ def test_partition_name_and_max_nodes_come_from_the_spec():
     spec = build_spec(stack_values("aws-h100", slurm={"partition": "h100"}, maxNodes=6), "t")
     lay = slurm_layout(spec)
     assert lay is not None
-    conf = conf_lines(lay.slurm_conf)
+    conf = conf_lines(lay.slurm_conf + lay.nodes_conf)
     assert conf["PartitionName"].startswith("h100 Nodes=h100_nodes ")
     assert conf["Nodeset"] == "h100_nodes Feature=h100"
     assert conf["MaxNodeCount"] == "12"
@@ -251,3 +251,14 @@ def test_the_placeholders_are_distinct_and_never_in_a_rendered_file_but_slurm_co
         assert HEAD_PLACEHOLDER not in text
         assert (SLURMCTLD_HOST_TOKEN in text) == (name == "slurm.conf")
     assert re.search(r"^SrunPortRange=60001-63000$", lay.slurm_conf, re.M)
+
+
+def test_slurm_conf_is_the_same_whatever_the_gpu_nodes_and_includes_what_they_change():
+    """Issue 28: the head's slurm.conf does not change with the GPU nodes (count, maxNodes, type); nodes.conf does."""
+    base = slurm_layout(build_spec(stack_values("aws-h100"), "t"))
+    other = slurm_layout(build_spec(stack_values("aws-h100", gpu="A100:8", maxNodes=9, nodes=6), "t"))
+    assert base is not None and other is not None
+    assert base.head_files() == other.head_files() and base.nodes_conf != other.nodes_conf
+    assert base.slurm_conf.endswith("\nInclude nodes.conf\n")
+    assert set(conf_lines(base.nodes_conf)) == {"MaxNodeCount", "Nodeset", "PartitionName"}
+    assert not {"MaxNodeCount", "Nodeset", "PartitionName"} & set(conf_lines(base.slurm_conf))

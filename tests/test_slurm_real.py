@@ -332,3 +332,74 @@ def test_the_head_cleanup_deletes_a_node_that_stopped_responding(tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr == f"gpu-cluster-slurm-cleanup: deleted {name}: not responding for 0 s\n"
         assert cluster.run("scontrol", "show", "node", "--oneliner").stdout.strip() == "No nodes in the system"
+
+
+def changed(layout: SlurmLayout, *, gpus: int, more_nodes: int = 0) -> SlurmLayout:
+    """The same cluster after a compute-side change: GPU nodes of another type (its per-GPU defaults) and maxNodes up
+    (MaxNodeCount): only nodes.conf differs, the head's own files are the same."""
+    spec = stack_spec("aws-slurm-h100")
+    cpus = os.cpu_count() or 1
+    row = spec.instance.model_copy(update={"vcpus": cpus, "gpus": gpus, "memoryGiB": 4.0})
+    out = slurm_layout(dataclasses.replace(spec, instance=row, max_nodes=spec.max_nodes + more_nodes))
+    assert out is not None and out.head_files() == layout.head_files() and out.nodes_conf != layout.nodes_conf
+    return out
+
+
+def partition_value(cluster: local.Cluster, key: str) -> str:
+    shown = cluster.run("scontrol", "show", "partition", "gpu", "--oneliner").stdout
+    match = re.search(rf"\b{key}=(\S+)", shown)
+    assert match, shown
+    return match.group(1)
+
+
+def max_node_count(cluster: local.Cluster) -> int:
+    match = re.search(r"^MaxNodeCount\s+= (\d+)$", cluster.run("scontrol", "show", "config").stdout, re.M)
+    assert match
+    return int(match.group(1))
+
+
+@needs_slurm
+@needs_root
+@pytest.mark.skipif(not local.can_unshare(), reason="configless slurmd needs a mount namespace (unshare -m, root)")
+def test_a_changed_nodes_conf_reaches_slurmctld_and_the_configless_node_and_a_running_job_survives(tmp_path):
+    """Issue 28: the GPU nodes' part of slurm.conf is `Include nodes.conf`; configless serves it to slurmd, and
+    `scontrol reconfigure` (what the head's gpu-cluster-slurm-conf runs on a change) applies a new one while a job
+    runs. MaxNodeCount: 22.05 stops slurmctld on a reconfigure that changes it ("fatal: MaxNodeCount has changed
+    (4->10) during reconfig, slurmctld must be restarted", slurm-22.05.8 src/slurmctld/read_config.c) and takes it at a
+    restart, which keeps the running job (its state in StateSaveLocation); 25.11, which the nodes run, has no such
+    check and its reconfigure starts a new slurmctld in place (scontrol(1) since 23.11; catalog/slurm.yaml
+    computeConfig), so the test changes MaxNodeCount with a restart and the rest with a reconfigure."""
+    layout = this_machine(gpus=2)
+    retyped = changed(layout, gpus=1)
+    grown = changed(layout, gpus=1, more_nodes=3)
+    assert retyped.max_node_count == layout.max_node_count < grown.max_node_count
+    files = {**for_22_05(layout).files, "gres.conf": written_out_gres(layout, tmp_path / "dev")}
+    with local.munged(tmp_path / "munge") as munge:
+        cluster = local.prepare(tmp_path / "slurm", files, munge.socket, local.data()["pair"])
+        cache = cluster.root / "spool" / "conf-cache"
+        with contextlib.ExitStack() as stack:
+            ctld = stack.enter_context(local.slurmctld(cluster))
+            stack.enter_context(local.configless_slurmd(cluster, for_22_05(layout).dynamic_conf, munge))
+            # configless serves the included file: the node got it with slurm.conf
+            assert (cache / "nodes.conf").read_text() == layout.nodes_conf
+            assert "\nInclude nodes.conf\n" in (cache / "slurm.conf").read_text()
+            job = cluster.run("sbatch", "--parsable", "--gres=gpu:h100:1", "--time=2", "--output=/dev/null",
+                              "--wrap", "exec sleep 120").stdout.strip()  # fmt: skip
+            local.wait_for(lambda: [s for _, s, _ in jobs(cluster)] == ["RUNNING"], "running job", 30)
+            node = layout_node(cluster)
+            assert partition_value(cluster, "DefMemPerGPU") == str(layout.node.mem_per_gpu_mib)
+            # another GPU type: nodes.conf rewritten beside slurm.conf, then a reconfigure
+            (cluster.conf_dir / "nodes.conf").write_text(retyped.nodes_conf)
+            cluster.run("scontrol", "reconfigure")
+            local.wait_for(lambda: partition_value(cluster, "DefMemPerGPU") == str(retyped.node.mem_per_gpu_mib),
+                           "the new DefMemPerGPU", 30)  # fmt: skip
+            local.wait_for(lambda: (cache / "nodes.conf").read_text() == retyped.nodes_conf, "the node's new copy", 30)
+            assert ctld.poll() is None and jobs(cluster) == [(job, "RUNNING", node)]
+            # maxNodes up: on 22.05 a restart of slurmctld, with the state it saved
+            (cluster.conf_dir / "nodes.conf").write_text(grown.nodes_conf)
+            local.stop(ctld)
+            stack.enter_context(local.slurmctld(cluster))
+            assert max_node_count(cluster) == grown.max_node_count
+            local.wait_for(lambda: bool(jobs(cluster)), "the job after the restart", 30)
+            assert jobs(cluster) == [(job, "RUNNING", node)]
+            end_jobs(cluster)

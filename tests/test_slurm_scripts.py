@@ -149,13 +149,25 @@ def test_shellcheck_clean(name):
 
 def test_head_installs_the_pinned_slurm_writes_the_key_and_the_confs_and_exports_home(tmp_path):
     lay = layout()
-    parts = head_parts(lay, key_hook="#!/bin/bash\n", key_hook_env={"MUNGE_SECRET_ID": "s"})
+    parts = head_parts(lay, key_hook="#!/bin/bash\n", key_hook_env={"MUNGE_SECRET_ID": "s"}, conf_hook="")
     box = Box(tmp_path)
     src = tmp_path / "conf-source"
     src.mkdir()
-    for name, text in lay.files().items():
+    for name, text in lay.head_files().items():
         (src / name).write_text(text)
-    proc = box.run("slurm_head.sh", env=box.role_env(part_env(parts, "slurm-head")))
+    # the channel's text, fetched by the real gpu-cluster-slurm-conf (slurm_conf_sync.sh) through a stub hook
+    (tmp_path / "channel.txt").write_text(lay.compute_config)
+    sync = tmp_path / "bin" / "conf-sync"
+    sync.write_text(
+        f'#!/bin/bash\necho "conf-sync $*" >>"{box.calls}"\n'
+        f'CONF_HOOK="{tmp_path}/bin/channel" APPLIED="{tmp_path}/applied" ENV_FILE=/nonexistent '
+        f'exec bash "{HERE}/slurm_conf_sync.sh" "$@"\n'
+    )
+    (tmp_path / "bin" / "channel").write_text(f'#!/bin/bash\ncat "{tmp_path}/channel.txt"\n')
+    for stub in (sync, tmp_path / "bin" / "channel"):
+        stub.chmod(0o755)
+    env = {**box.role_env(part_env(parts, "slurm-head")), "CONF_SYNC": str(sync)}
+    proc = box.run("slurm_head.sh", env=env)
     assert proc.returncode == 0, proc.stderr
     calls = box.called()
     # the slurm user first (fixed uid), MUNGE and the NFS server from Ubuntu, then slurm-smd at the one version
@@ -175,6 +187,10 @@ def test_head_installs_the_pinned_slurm_writes_the_key_and_the_confs_and_exports
     conf = (tmp_path / "etc-slurm" / "slurm.conf").read_text()
     assert "SlurmctldHost=ip-10-46-0-9(10.46.0.9)\n" in conf and "@@" not in conf
     assert (tmp_path / "etc-slurm" / "gres.conf").exists() and (tmp_path / "etc-slurm" / "cgroup.conf").exists()
+    # the GPU nodes' part of slurm.conf comes from the channel, installed before slurmctld starts (issue 28)
+    assert conf.endswith("Include nodes.conf\n") and "MaxNodeCount" not in conf
+    assert (tmp_path / "etc-slurm" / "nodes.conf").read_text() == lay.nodes_conf
+    assert calls.index("conf-sync --install") < calls.index("systemctl restart slurmctld")
     # one placement group: no topology (docs/slurm.md, Topology)
     assert not (tmp_path / "etc-slurm" / "topology.yaml").exists()
     assert (

@@ -4,6 +4,8 @@
   no KMS instance) by `kms.Ciphertext`, bound to an encryption context. Only the ciphertext goes into the nodes'
   user data; the node RAM role may call `kms:Decrypt` on exactly that key (a custom policy on its ARN), and the
   hook (bootstrap/alicloud_munge_key.sh) decrypts it at boot. The head and the login node carry the same role.
+- The GPU nodes' Slurm configuration (nodes.conf): an OOS parameter the head reads every minute (oos:GetParameter on
+  exactly it, a custom policy), updated in place: growing or changing the GPU nodes never changes the head's user data.
 - Head node: a private `ecs.Instance` in the nodes' vSwitch with its own security group, running slurmctld.
 - Rules, inside the cluster only: slurmctld and NFS to the head from the nodes and the login node, slurmd to the
   nodes from the head and the login node, SrunPortRange to the login node from both, SSH to the head from the login.
@@ -20,6 +22,7 @@ import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ..catalog.slurm import cloud_data as slurm_cloud
 from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AliSlurm
 from ..resources import fill, invoke_options
 from . import cpu_node
@@ -38,6 +41,7 @@ class SlurmHead:
     key: alicloud.kms.Key
     ciphertext: pulumi.Output[str]
     grant: CustomGrant  # kms:Decrypt on `key` only, for the nodes' role
+    conf: alicloud.oos.Parameter
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -86,6 +90,34 @@ def _munge(ctx: Context, plan: AliSlurm) -> tuple[alicloud.kms.Key, pulumi.Outpu
     return key, ciphertext.ciphertext_blob, grant
 
 
+def _compute_conf(ctx: Context, plan: AliSlurm) -> tuple[alicloud.oos.Parameter, CustomGrant]:
+    """The compute-side configuration's parameter, readable by the nodes' role (the head carries it)."""
+    parent, name, layout = ctx.parent, ctx.name, ctx.layout
+    spec = layout.spec
+    rule = slurm_cloud("alicloud")["computeConfig"]
+    parameter = alicloud.oos.Parameter(
+        f"{name}-slurm-compute-conf",
+        parameter_name=plan.conf_parameter,
+        type="String",
+        value=plan.layout.compute_config,
+        description=f"gpu-cluster {spec.name}: the GPU nodes' Slurm configuration (read by the head)",
+        tags=dict(layout.tags),
+        opts=ctx.child,
+    )
+    account = alicloud.get_caller_identity_output(opts=invoke_options(parent)).account_id
+    arn = account.apply(lambda a: str(rule["arn"]).format(region=spec.region, account=a, name=plan.conf_parameter))
+    grant = custom_grant(
+        parent,
+        (f"{name}-slurm-conf-policy", f"{name}-role-slurm-conf"),
+        ram_policy_name(spec, "slurm-conf-read"),
+        f"gpu-cluster {spec.name}: read the GPU nodes' Slurm configuration (one OOS parameter)",
+        arn.apply(lambda conf_arn: allow_document([str(rule["action"])], [conf_arn])),
+        ctx.role_name,
+        layout.tags,
+    )
+    return parameter, grant
+
+
 def build_head(ctx: Context, mount_source: pulumi.Input[str] | None = None) -> SlurmHead | None:
     layout = ctx.layout
     plan = layout.slurm
@@ -93,6 +125,7 @@ def build_head(ctx: Context, mount_source: pulumi.Input[str] | None = None) -> S
         return None
     spec = layout.spec
     key, ciphertext, grant = _munge(ctx, plan)
+    conf, conf_grant = _compute_conf(ctx, plan)
     node = cpu_node.build(
         ctx,
         "head",
@@ -110,9 +143,10 @@ def build_head(ctx: Context, mount_source: pulumi.Input[str] | None = None) -> S
         # /home (the NFS export without storage.shared) and the Slurm state live on this disk
         system_disk_gb=layout.root_gb,
         # the head decrypts the key at first boot: its role must be allowed first
-        depends_on=[grant.attachment],
+        # and to read its configuration, which must be there
+        depends_on=[grant.attachment, conf, conf_grant.attachment],
     )
-    return SlurmHead(plan, node.instance, node.security_group, key, ciphertext, grant)
+    return SlurmHead(plan, node.instance, node.security_group, key, ciphertext, grant, conf)
 
 
 def connect(ctx: Context, head: SlurmHead | None, login_group: alicloud.ecs.SecurityGroup | None) -> None:

@@ -3,6 +3,9 @@
 - MUNGE key: `random.RandomBytes` (a secret output) stored as a Secrets Manager secret (base64); the node role may
   call `secretsmanager:GetSecretValue` on exactly that secret's ARN (an inline policy). The head and the login node
   carry the node instance profile, so one grant covers all three; no key is in any user data, input or output.
+- The GPU nodes' Slurm configuration (nodes.conf: MaxNodeCount, the partition): an SSM parameter the head reads
+  every minute (ssm:GetParameter on exactly its ARN), updated in place: growing or changing the GPU nodes changes it
+  and never the head's user data (which would stop and start the head).
 - Head node: a private instance in the node subnet running slurmctld (layout.aws.slurm), its own security group.
 - Rules, inside the cluster only: slurmctld 6817 and NFS 2049 to the head from the nodes and the login node,
   slurmd 6818 to the nodes from the head and the login node, SrunPortRange to the login node from both.
@@ -35,6 +38,7 @@ class SlurmHead:
     security_group: aws.ec2.SecurityGroup
     secret: aws.secretsmanager.Secret
     policy: aws.iam.RolePolicy | None
+    conf: aws.ssm.Parameter
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -83,6 +87,39 @@ def _key_policy(
     )
 
 
+def _compute_conf(
+    ctx: Context, plan: AwsSlurm, identity: Identity
+) -> tuple[aws.ssm.Parameter, aws.iam.RolePolicy | None]:
+    """The compute-side configuration's parameter, readable by the node role (the head carries its profile)."""
+    parameter = aws.ssm.Parameter(
+        f"{ctx.name}-slurm-compute-conf",
+        name=plan.conf_parameter,
+        type="String",
+        tier="Standard",
+        insecure_value=plan.layout.compute_config,
+        description=f"gpu-cluster {ctx.layout.spec.name}: the GPU nodes' Slurm configuration (read by the head)",
+        tags=ctx.tagged("slurm-compute-conf"),
+        opts=ctx.child,
+    )
+    if identity.role is None:  # identity.existing: refused by the layout
+        return parameter, None
+    action = plan.conf_action
+    policy = aws.iam.RolePolicy(
+        f"{ctx.name}-node-role-slurm-compute-conf",
+        role=identity.role.name,
+        policy=parameter.arn.apply(
+            lambda arn: json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [{"Sid": "ReadOwnSlurmConf", "Effect": "Allow", "Action": action, "Resource": arn}],
+                }
+            )
+        ),
+        opts=ctx.child,
+    )
+    return parameter, policy
+
+
 def build_head(
     ctx: Context,
     net: Network,
@@ -96,6 +133,7 @@ def build_head(
     name, child = ctx.name, ctx.child
     secret, version = _munge_secret(ctx, plan)
     policy = _key_policy(ctx, plan, identity, secret)
+    conf, conf_policy = _compute_conf(ctx, plan, identity)
     sg = aws.ec2.SecurityGroup(
         f"{name}-head-sg",
         vpc_id=net.vpc.id,
@@ -113,7 +151,7 @@ def build_head(
         opts=child,
     )
     image = aws.ssm.get_parameter_output(name=plan.head_image_parameter, opts=invoke_options(ctx.parent)).value
-    depends: list[pulumi.Resource] = [version, *([policy] if policy else [])]
+    depends: list[pulumi.Resource] = [version, conf, *(p for p in (policy, conf_policy) if p)]
     instance = aws.ec2.Instance(
         f"{name}-head",
         ami=image,
@@ -134,7 +172,7 @@ def build_head(
         # address for every node, and without storage.shared the queue and /home); patch it in place instead
         opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=depends, ignore_changes=["ami"])),
     )
-    return SlurmHead(plan, instance, sg, secret, policy)
+    return SlurmHead(plan, instance, sg, secret, policy, conf)
 
 
 def login_user_data(
@@ -202,5 +240,6 @@ def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, An
         "login": access["command"],
         "check": "sinfo -N -l",
         "mungeKeySecret": head.secret.arn,
+        "computeConfig": head.conf.name,
         "powerSaving": "not built: the partition has the group's nodes (nodes), which register on boot",
     }

@@ -139,6 +139,8 @@ def build_head(
         disk_size_gb=layout.os_disk_gb,
         host_encryption=layout.encryption_at_host,
         depends_on=[secret, *ready],
+        # the GPU nodes' Slurm configuration: updated in place, never the custom data (a new head VM)
+        user_data=plan.compute_config_b64,
     )
     address: pulumi.Output[str] = nic.ip_configurations.apply(_first_ip)
     return SlurmHead(plan, head, nic, vault, secret, grant, address)

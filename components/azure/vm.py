@@ -103,9 +103,11 @@ def virtual_machine(
     disk_size_gb: int | None = None,  # None: the image's size
     host_encryption: bool = False,
     depends_on: Sequence[pulumi.Resource] = (),
+    user_data: pulumi.Input[str] | None = None,
 ) -> azure.compute.VirtualMachine:
     """The VM on the cluster's image (the same MPI / NCCL tools and Ubuntu as the nodes), the nodes' identity and
-    SSH key, its OS disk on the cluster's disk type and key."""
+    SSH key, its OS disk on the cluster's disk type and key. `user_data` (base64): what the VM reads at run time from
+    IMDS, updated in place (the Slurm head's GPU-node configuration); None leaves the input out."""
     layout = ctx.layout
     opts = (
         pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=list(depends_on)))
@@ -134,5 +136,6 @@ def virtual_machine(
         ),
         security_profile=azure.compute.SecurityProfileArgs(encryption_at_host=True) if host_encryption else None,
         tags=ctx.tagged(role),
+        user_data=user_data,
         opts=opts,
     )

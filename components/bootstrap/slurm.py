@@ -2,8 +2,9 @@
 
 Every cloud calls, with its `SlurmLayout` (components/layout/slurm.py) and its munge-key hook:
 
-- `head_parts(layout, key_hook=..., key_hook_env=..., mount=...)`: the head node's whole bootstrap (user data), with
-  the timer that deletes GPU nodes which stopped responding (`cleanup_part`);
+- `head_parts(layout, key_hook=..., key_hook_env=..., conf_hook=..., conf_hook_env=..., mount=...)`: the head node's
+  whole bootstrap (user data), with the timer that deletes GPU nodes which stopped responding (`cleanup_part`) and
+  the one that brings the compute-side configuration from the cloud's channel (`conf_part`);
 - `compute_parts(layout, head_address=..., key_hook=..., key_hook_env=..., switch=...)`: appended to the GPU nodes'
   `node_parts` (after the health part: the HealthCheckProgram runs the same check);
 - `login_parts(layout, head_address=..., key_hook=..., key_hook_env=..., mount=...)`: the login node's user data.
@@ -12,7 +13,10 @@ Every cloud calls, with its `SlurmLayout` (components/layout/slurm.py) and its m
 the cloud's secret store with the node's identity; `key_hook_env` its settings (e.g. the secret's id), written to
 /etc/gpu-cluster/munge-key.env. The part decodes the key into /etc/munge/munge.key (0400 munge:munge); it is never
 logged. `head_address` is the head's private address or `slurm_conf.HEAD_PLACEHOLDER` (replaced at deploy).
-`mount` is the cloud's `Mount` of storage.shared (the GPU nodes already get it from `node_parts`).
+`conf_hook` is the cloud's script that prints the compute-side configuration text (`SlurmLayout.compute_config`) from
+its in-place channel (an SSM parameter, a metadata item, the VM's userData, an OOS parameter), `conf_hook_env` its
+settings: the head's user data names the channel, never its content, so growing or changing the GPU nodes leaves it
+unchanged. `mount` is the cloud's `Mount` of storage.shared (the GPU nodes already get it from `node_parts`).
 
 The role scripts (slurm_<role>.sh) share slurm_common.sh, installed as a file and sourced at run time, and
 slurm_node_setup.sh, the steps every role takes first, which `script` inlines in their place (so a node's script is
@@ -32,6 +36,9 @@ COMMON_PATH = "/usr/local/lib/gpu-cluster/slurm_common.sh"
 KEY_HOOK_PATH = "/usr/local/sbin/gpu-cluster-munge-key"
 KEY_HOOK_ENV = "/etc/gpu-cluster/munge-key.env"
 CONF_SOURCE = "/etc/gpu-cluster/slurm"
+CONF_SYNC = "slurm-conf"
+CONF_SYNC_PATH = f"/usr/local/sbin/gpu-cluster-{CONF_SYNC}"
+CONF_HOOK_PATH = f"/usr/local/sbin/gpu-cluster-{CONF_SYNC}-fetch"
 
 
 def _shared_files(key_hook: str, key_hook_env: Mapping[str, str]) -> tuple[File, ...]:
@@ -99,9 +106,12 @@ def head_parts(
     *,
     key_hook: str,
     key_hook_env: Mapping[str, str] | None = None,
+    conf_hook: str,
+    conf_hook_env: Mapping[str, str] | None = None,
     mount: Mount | None = None,
 ) -> tuple[Part, ...]:
-    """The head node: slurmctld with the rendered files, MUNGE, and /home (exported, or on storage.shared)."""
+    """The head node: slurmctld with the controller-wide files, MUNGE, /home (exported, or on storage.shared), and the
+    compute-side files from the cloud's channel (`conf_part`)."""
     pkg = layout.packages
     os_packages = pkg.munge + (pkg.nfs_server if layout.home_export else ())
     env = {
@@ -110,8 +120,9 @@ def head_parts(
         "CONF_DIR": CONF_DIR,
         "STATE_DIR": layout.state_dir,
         "EXPORT_CIDR": layout.export_cidr,
+        "CONF_SYNC": CONF_SYNC_PATH,
     }
-    confs = tuple(File(f"{CONF_SOURCE}/{name}", text) for name, text in layout.files().items())
+    confs = tuple(File(f"{CONF_SOURCE}/{name}", text) for name, text in layout.head_files().items())
     head = _role_part(
         "head",
         env,
@@ -123,7 +134,45 @@ def head_parts(
         key_hook_env=key_hook_env,
         extra_files=confs,
     )
-    return (mounts_part(mount), head, cleanup_part())
+    return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), head, cleanup_part())
+
+
+def conf_part(hook: str, hook_env: Mapping[str, str]) -> Part:
+    """The head's timer bringing the compute-side configuration from the cloud's channel: when the text changed it
+    writes the files and runs `scontrol reconfigure` (catalog/slurm.yaml computeConfig). Its files come before the
+    head's part, which runs it once (--install) before slurmctld starts."""
+    every = int(data()["computeConfig"]["everySeconds"])
+    service = (
+        "[Unit]\n"
+        "Description=gpu-cluster: the GPU nodes' Slurm configuration from the cloud, reconfigure when it changed\n"
+        "After=slurmctld.service\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        f"EnvironmentFile=/etc/gpu-cluster/{CONF_SYNC}.env\n"
+        f"ExecStart={CONF_SYNC_PATH}\n"
+    )
+    timer = (
+        "[Unit]\n"
+        f"Description=gpu-cluster: look for a new GPU-node Slurm configuration every {every} s\n\n"
+        "[Timer]\n"
+        f"OnBootSec={every}\n"
+        f"OnUnitActiveSec={every}\n\n"
+        "[Install]\n"
+        "WantedBy=timers.target\n"
+    )
+    env = {"CONF_HOOK": CONF_HOOK_PATH, "CONF_DIR": CONF_DIR, **hook_env}
+    return Part(
+        CONF_SYNC,
+        files=(
+            File(CONF_SYNC_PATH, script("slurm_conf_sync.sh"), "0755"),
+            File(CONF_HOOK_PATH, hook, "0755"),
+            File(f"/etc/gpu-cluster/{CONF_SYNC}.env", env_file(env), "0600"),
+            File(f"/etc/systemd/system/gpu-cluster-{CONF_SYNC}.service", service),
+            File(f"/etc/systemd/system/gpu-cluster-{CONF_SYNC}.timer", timer),
+        ),
+        commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", "--now", f"gpu-cluster-{CONF_SYNC}.timer")),
+        summary=f"reads the GPU nodes' Slurm configuration from the cloud every {every} s; reconfigures on a change",
+    )
 
 
 CLEANUP = "slurm-cleanup"
@@ -240,11 +289,20 @@ def cluster_parts(
     *,
     key_hook: str,
     key_hook_env: Mapping[str, str] | None = None,
+    conf_hook: str,
+    conf_hook_env: Mapping[str, str] | None = None,
     mount: Mount | None = None,
 ) -> tuple[tuple[Part, ...], tuple[Part, ...], tuple[Part, ...]]:
     """The head's, the login node's and the GPU nodes' parts, with one key hook; the login and GPU nodes reach the head
     at `HEAD_PLACEHOLDER`, which the cloud replaces with the head's private address at deploy."""
-    head = head_parts(layout, key_hook=key_hook, key_hook_env=key_hook_env, mount=mount)
+    head = head_parts(
+        layout,
+        key_hook=key_hook,
+        key_hook_env=key_hook_env,
+        conf_hook=conf_hook,
+        conf_hook_env=conf_hook_env,
+        mount=mount,
+    )
     login = login_parts(
         layout, head_address=HEAD_PLACEHOLDER, key_hook=key_hook, key_hook_env=key_hook_env, mount=mount
     )

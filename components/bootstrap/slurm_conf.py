@@ -20,6 +20,12 @@ CONF_DIR = "/etc/slurm"
 HEALTH_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-health"
 LOCAL_STATE_DIR = "/var/spool/slurmctld"
 TOPOLOGY_NAME = "placement"
+# The compute-side part of slurm.conf, `Include`d by it: what a change of the GPU nodes (nodes, maxNodes, the instance
+# type, placement) changes. It reaches the head through the cloud's in-place channel at run time, never through the
+# head's user data (docs/slurm.md, Growing and changing the GPU nodes).
+NODES_CONF = "nodes.conf"
+# Each file of the compute-side configuration, in the one text the channel carries, starts with this line and its name
+FILE_HEADER = "# gpu-cluster file: "
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,8 @@ class SlurmLayout:
     export_cidr: str  # who may mount the head's /home (the cluster network)
     slurm_uid: int
     munge_key_bytes: int
-    slurm_conf: str
+    slurm_conf: str  # controller-wide, the same whatever the GPU nodes are; `Include`s NODES_CONF
+    nodes_conf: str  # compute-side: MaxNodeCount, the node set, the partition and its per-GPU defaults
     gres_conf: str
     cgroup_conf: str
     topology_yaml: str | None
@@ -110,10 +117,24 @@ class SlurmLayout:
 
     def files(self) -> dict[str, str]:
         """The configuration files slurmctld serves to every node (configless), by name under /etc/slurm."""
-        out = {"slurm.conf": self.slurm_conf, "gres.conf": self.gres_conf, "cgroup.conf": self.cgroup_conf}
+        return {**self.head_files(), **self.compute_files()}
+
+    def head_files(self) -> dict[str, str]:
+        """What the head's bootstrap carries: nothing a change of the GPU nodes changes."""
+        return {"slurm.conf": self.slurm_conf, "gres.conf": self.gres_conf, "cgroup.conf": self.cgroup_conf}
+
+    def compute_files(self) -> dict[str, str]:
+        """What a change of the GPU nodes changes: sent through the cloud's in-place channel (`compute_config`)."""
+        out = {NODES_CONF: self.nodes_conf}
         if self.topology_yaml is not None:
             out["topology.yaml"] = self.topology_yaml
         return out
+
+    @property
+    def compute_config(self) -> str:
+        """The text the channel carries: every compute-side file after a `FILE_HEADER<name>` line; the head's
+        gpu-cluster-slurm-conf splits it into /etc/slurm and reconfigures (components/bootstrap/slurm_conf_sync.sh)."""
+        return compute_config_text(self.compute_files())
 
     def dynamic_conf(self, switch: str | None = None) -> str:
         """What a GPU node registers with (`slurmd -Z --conf ...`): its GRES, memory, feature and switch."""
@@ -178,10 +199,29 @@ def topology_for(switches: tuple[str, ...]) -> Topology | None:
     return Topology(TOPOLOGY_NAME, switches) if len(switches) > 1 else None
 
 
+def compute_config_text(files: dict[str, str]) -> str:
+    return "".join(f"{FILE_HEADER}{name}\n{text}" for name, text in files.items())
+
+
+def compute_config_files(text: str) -> dict[str, str]:
+    """The files of a compute-side configuration text, by name: what slurm_conf_sync.sh writes on the head."""
+    out: dict[str, str] = {}
+    name = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith(FILE_HEADER):
+            name = line[len(FILE_HEADER) :].strip()
+            out[name] = ""
+        elif name is None:
+            raise ValueError("text before the first file header")
+        else:
+            out[name] += line
+    return out
+
+
 def render_slurm_conf(layout: SlurmLayout) -> str:
+    """The controller-wide slurm.conf: nothing in it depends on the GPU nodes, which are in NODES_CONF."""
     d = data()
-    node, ports = layout.node, layout.ports
-    nodeset = f"{layout.partition}_nodes"
+    ports = layout.ports
     lines = [
         f"# gpu-cluster {layout.cluster_name}: rendered by components/bootstrap/slurm_conf.py (catalog/slurm.yaml)",
         f"ClusterName={layout.cluster_name}",
@@ -207,10 +247,7 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
         # a login shell's small locked-memory limit must not follow the job to the nodes: RDMA (EFA, InfiniBand,
         # eRDMA) registers GPU and host memory (Slurm FAQ "locked memory", slurm.conf(5) PropagateResourceLimits)
         "PropagateResourceLimitsExcept=MEMLOCK",
-        # dynamic nodes (slurmd -Z): the group's maximum, and as many slots again for the replacements of nodes that
-        # died without leaving until the head's cleanup deletes them (catalog/slurm.yaml maxNodeCount); no fan-out
-        # tree (dynamic_nodes.html)
-        f"MaxNodeCount={layout.max_node_count}",
+        # dynamic nodes (slurmd -Z): no fan-out tree (dynamic_nodes.html); MaxNodeCount is in NODES_CONF
         f"TreeWidth={d['treeWidth']}",
         # a DOWN node (rebooted, not responding) takes jobs again once it registers; a drained one stays drained
         "ReturnToService=2",
@@ -219,6 +256,21 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
         "HealthCheckNodeState=ANY",
         # --mail-type notices go to the head's journal: no mail is delivered from the private nodes (catalog/slurm.yaml)
         f"MailProg={d['mailProg']['path']}",
+        # the GPU nodes: a relative path is read beside this file, and configless serves it to every node too
+        f"Include {NODES_CONF}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_nodes_conf(layout: SlurmLayout) -> str:
+    """The compute-side part of slurm.conf (NODES_CONF): what changes with the GPU nodes."""
+    node = layout.node
+    nodeset = f"{layout.partition}_nodes"
+    lines = [
+        f"# gpu-cluster {layout.cluster_name}: the GPU nodes, rendered by components/bootstrap/slurm_conf.py",
+        # dynamic nodes (slurmd -Z): the group's maximum, and as many slots again for the replacements of nodes that
+        # died without leaving until the head's cleanup deletes them (catalog/slurm.yaml maxNodeCount)
+        f"MaxNodeCount={layout.max_node_count}",
         # GPU nodes register themselves (slurmd -Z --conf "<below>"): CPUs are detected by slurmd
         f"# GPU nodes: CPUs={node.cpus} (catalog) Gres={node.gres} RealMemory={node.real_memory_mib} "
         f"Feature={node.feature}",

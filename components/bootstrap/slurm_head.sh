@@ -4,6 +4,7 @@
 #   CONF_SOURCE   where the rendered slurm.conf, gres.conf, cgroup.conf, topology.yaml are (default /etc/gpu-cluster/slurm)
 #   CONF_DIR      where slurmctld reads them (default /etc/slurm)
 #   STATE_DIR     StateSaveLocation; EXPORT_CIDR who may mount /home (the cluster network)
+#   CONF_SYNC     the compute-side files' fetcher (slurm_conf_sync.sh): nodes.conf is not in CONF_SOURCE
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=slurm_common.sh
 . "${SLURM_COMMON:-/usr/local/lib/gpu-cluster/slurm_common.sh}"
@@ -44,6 +45,8 @@ export_home() {
 . "${BASH_SOURCE[0]%/*}/slurm_node_setup.sh"
 [ -n "${SHARED_PATH:-}" ] || export_home || exit 1
 write_confs
+# nodes.conf (slurm.conf includes it) from the cloud's channel: slurmctld cannot start without it
+retry "${CONF_SYNC:-/usr/local/sbin/gpu-cluster-slurm-conf}" --install || exit 1
 mkdir -p "$STATE_DIR" "$LOG_DIR"
 chown slurm:slurm "$STATE_DIR" "$LOG_DIR"
 systemctl enable slurmctld >/dev/null 2>&1 || true

@@ -4,6 +4,8 @@
   cluster's region only; the nodes' service account holds `roles/secretmanager.secretAccessor` on exactly that
   secret (a `SecretIamMember`, not a project grant). The head, the GPU nodes and the login node share that service
   account, so one grant covers all three; the key is in no startup script, input or output.
+- The GPU nodes' Slurm configuration (nodes.conf): a project metadata item the head reads every minute from its
+  metadata server, updated in place: growing or changing the GPU nodes never changes the head's startup script.
 - Head node: a private VM (no external IP) in the host subnet running slurmctld, Shielded, OS Login.
 - No firewall rule of its own: the host VPC's internal rule already admits every port between the head, the
   GPU nodes and the login node (all in the host subnet), and nothing from outside.
@@ -34,6 +36,7 @@ class SlurmHead:
     instance: gcp.compute.Instance
     secret: gcp.secretmanager.Secret
     grant: gcp.secretmanager.SecretIamMember
+    conf: gcp.compute.ProjectMetadataItem
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -98,6 +101,13 @@ def build_head(
     if plan is None:
         return None
     secret, version, grant = _munge_secret(name, layout, plan, identity, child)
+    conf = gcp.compute.ProjectMetadataItem(
+        f"{name}-slurm-compute-conf",
+        key=plan.conf_key,
+        value=plan.layout.compute_config,
+        project=layout.project or None,
+        opts=child,
+    )
     labels = {**layout.labels, "gpu-cluster_role": "slurm-head"}
     metadata: dict[str, pulumi.Input[str]] = {k: v for k, v in layout.metadata.items() if k != "startup-script"}
     metadata["startup-script"] = fill(plan.head_script, {SOURCE_PLACEHOLDER: mount_source})
@@ -123,10 +133,10 @@ def build_head(
         labels=labels,
         description=f"gpu-cluster {label_value(layout.spec.name)} Slurm head node (slurmctld)",
         opts=pulumi.ResourceOptions.merge(
-            child, pulumi.ResourceOptions(depends_on=[version, grant, *(key.grants if key else [])])
+            child, pulumi.ResourceOptions(depends_on=[version, grant, conf, *(key.grants if key else [])])
         ),
     )
-    return SlurmHead(plan, instance, secret, grant)
+    return SlurmHead(plan, instance, secret, grant, conf)
 
 
 def login_script(head: SlurmHead | None, mount_source: pulumi.Input[str] | None = None) -> pulumi.Input[str] | None:

@@ -9,7 +9,9 @@ Contract for every cloud (the AWS wiring in `components/aws/slurm.py` is the wor
    Raises `ConfigError` for what is not built (accounting, MIG partitions as GRES).
 2. `components.bootstrap.slurm.head_parts / compute_parts / login_parts` turn it into bootstrap `Part`s. Each takes
    the cloud's munge-key hook: a shell script that prints the cluster's MUNGE key, base64, on stdout (read with the
-   node's own identity from the cloud's secret store; the key is never in user data, inputs or outputs).
+   node's own identity from the cloud's secret store; the key is never in user data, inputs or outputs). The head's
+   also takes the cloud's conf hook, which prints `SlurmLayout.compute_config` (nodes.conf, topology.yaml: what a change
+   of the GPU nodes changes) from a resource the cloud updates in place; the head's own files never change with them.
 3. The compute and login parts take `head_address`: the head node's private address, or `HEAD_PLACEHOLDER` when it
    is known only at deploy; the cloud then replaces the placeholder in the rendered user data with the head
    instance's private IP (as `bootstrap.mounts.SOURCE_PLACEHOLDER` is replaced with a filesystem's address).
@@ -42,6 +44,7 @@ from ..bootstrap.slurm_conf import (
     real_memory_mib,
     render_cgroup_conf,
     render_gres_conf,
+    render_nodes_conf,
     render_slurm_conf,
     render_topology_yaml,
     topology_for,
@@ -127,6 +130,7 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         slurm_uid=int(d["slurmUid"]),
         munge_key_bytes=int(d["mungeKeyBytes"]),
         slurm_conf="",
+        nodes_conf="",
         gres_conf=render_gres_conf(),
         cgroup_conf=render_cgroup_conf(),
         topology_yaml=render_topology_yaml(topology) if topology else None,
@@ -135,4 +139,4 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
 
 
 def _with_conf(layout: SlurmLayout) -> SlurmLayout:
-    return replace(layout, slurm_conf=render_slurm_conf(layout))
+    return replace(layout, slurm_conf=render_slurm_conf(layout), nodes_conf=render_nodes_conf(layout))

@@ -491,6 +491,25 @@ def _secret_version(r: Resource) -> None:
     r.call("secretsmanager", "PutSecretValue", params, "secretsmanager/secret_version.go resourceSecretVersionCreate")
 
 
+@translates("aws:ssm/parameter:Parameter")
+def _ssm_parameter(r: Resource) -> None:
+    """ssm/parameter.go resourceParameterCreate: PutParameter with AllowedPattern as given ("" when unset), Overwrite
+    false for a new resource, the value from insecure_value when set, and the tags with it (no Overwrite)."""
+    i = r.inputs
+    params = {
+        "AllowedPattern": i.get("allowedPattern", ""),
+        "Name": r.physical(maxlen=2048),
+        "Overwrite": False,
+        "Type": i.get("type"),
+        "Value": i.get("insecureValue") or i.get("value"),
+        "DataType": i.get("dataType"),
+        "Description": i.get("description"),
+        "Tier": i.get("tier"),
+        "Tags": tag_list(i.get("tags")),
+    }
+    r.call("ssm", "PutParameter", params, "ssm/parameter.go resourceParameterCreate")
+
+
 # SQS queue attributes the registered inputs set (queueAttributeMap in sqs/attribute_funcs.go; the schema's defaults
 # for the attributes these stacks leave unset are not reproduced here).
 _QUEUE_ATTRIBUTES = {

@@ -323,6 +323,25 @@ def crypto_key(i: dict[str, Any], ctx: Context) -> list[Request]:
     return [Request("cloudkms.v1", method, params, body, "resource_kms_crypto_key.go")]
 
 
+def project_metadata_item(i: dict[str, Any], ctx: Context) -> list[Request]:
+    """compute/resource_compute_project_metadata_item.go: resourceComputeProjectMetadataItemCreate ->
+    updateComputeCommonInstanceMetadata: the project's metadata read, the item added, written back with
+    projects.setCommonInstanceMetadata (the project's other items and fingerprint are the cloud's, not shown)."""
+    s = Src(i, ctx)
+    project = s.pop("project") or ctx.project
+    body = {"items": [s.same({}, "key", "value")]}
+    s.done()
+    return [
+        Request(
+            compute.COMPUTE,
+            "compute.projects.setCommonInstanceMetadata",
+            {"project": project},
+            body,
+            "resource_compute_project_metadata_item.go",
+        )
+    ]
+
+
 def _iam_member(api: str, method: str, resource_key: str, resource: Any, source: str) -> Translator:
     """tpgiamresource: read-modify-write of the resource's policy (version 3), the member added to the role."""
 
@@ -532,6 +551,7 @@ TRANSLATORS: dict[str, Translator] = {
         _subscription_of,
         "pubsub/iam_pubsub_subscription.go: PubsubSubscriptionIamUpdater.SetResourceIamPolicy",
     ),
+    "gcp:compute/projectMetadataItem:ProjectMetadataItem": project_metadata_item,
     "gcp:serviceaccount/account:Account": service_account,
     "gcp:servicenetworking/connection:Connection": connection,
     "gcp:secretmanager/secret:Secret": secret,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -10,6 +11,7 @@ from ... import bootstrap, catalog
 from ...bootstrap import File, Part
 from ...bootstrap.slurm import compute_parts, head_parts, login_parts
 from ...bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ...catalog.slurm import cloud_data as slurm_cloud
 from ...spec import ClusterSpec
 from ..shared import Shared
 from ..slurm import CloudSlurm, slurm_layout
@@ -28,6 +30,7 @@ class AliSlurm(CloudSlurm):
 
     head_image_regex: str
     kms_endpoint: str  # the KMS shared gateway's VPC domain the hook calls
+    conf_parameter: str  # the OOS parameter holding the compute-side configuration (updated in place)
     encryption_context: Mapping[str, str]
     head_user_data: str  # CIPHERTEXT_PLACEHOLDER until deploy
     login_user_data: str  # HEAD_PLACEHOLDER and CIPHERTEXT_PLACEHOLDER until deploy
@@ -40,6 +43,7 @@ CIPHERTEXT_PLACEHOLDER = "@@GPU_CLUSTER_MUNGE_CIPHERTEXT@@"  # the key's KMS cip
 # KMS Decrypt through the shared gateway's VPC domain (KMS API Decrypt: "VPC domain names:
 # kms-vpc.<REGION_ID>.aliyuncs.com")
 KMS_VPC_ENDPOINT = "https://kms-vpc.{region}.aliyuncs.com"
+CONF_HOOK = "alicloud_slurm_conf.sh"
 # The GPU driver installer reboots a fresh node: slurmd registers only in a boot with the driver (the same test the
 # erdma unit makes), so a node never joins without its GPUs (ExecCondition: a non-zero exit skips the unit).
 SLURM_AFTER_DRIVER = f"""[Service]
@@ -66,6 +70,18 @@ def slurm_encryption_context(spec: ClusterSpec) -> dict[str, str]:
     return {"gpu-cluster": spec.name, "stack": spec.stack, "purpose": "munge-key"}
 
 
+def conf_parameter(spec: ClusterSpec) -> str:
+    """The OOS parameter of the GPU nodes' Slurm configuration: letters, digits, '-' and '_' (catalog/slurm.yaml
+    clouds.alicloud.computeConfig), one per stack and cluster."""
+    limit = int(slurm_cloud("alicloud")["computeConfig"]["nameMaxLength"])
+    return re.sub(r"[^A-Za-z0-9_-]", "-", f"gpu-cluster-{spec.stack}-{spec.name}-slurm-compute-conf")[:limit]
+
+
+def _conf_env(spec: ClusterSpec) -> dict[str, str]:
+    endpoint = str(slurm_cloud("alicloud")["computeConfig"]["endpoint"]).format(region=spec.region)
+    return {"SLURM_CONF_PARAMETER": conf_parameter(spec), "OOS_ENDPOINT": endpoint}
+
+
 def _switches(spec: ClusterSpec, placement: Placement) -> tuple[str, ...]:
     """One switch per deployment set the nodes are in (what the nodes get, not what was asked)."""
     return (f"{spec.name}-ds",) if placement == "cluster" else ()
@@ -78,7 +94,14 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
     assert spec.slurm is not None and spec.slurm.head_instance_type is not None
     hook, env = munge_hook(), _hook_env(spec)
     mount = shared.mount if shared else None
-    head = head_parts(layout, key_hook=hook, key_hook_env=env, mount=mount)
+    head = head_parts(
+        layout,
+        key_hook=hook,
+        key_hook_env=env,
+        conf_hook=bootstrap.script(CONF_HOOK),
+        conf_hook_env=_conf_env(spec),
+        mount=mount,
+    )
     login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=env, mount=mount)
     return AliSlurm(
         layout=layout,
@@ -86,6 +109,7 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
         # a CPU VM: the plain public Ubuntu image of its architecture, as the login node's
         head_image_regex=str(catalog.cpu_image("alicloud", spec.slurm.head_instance_type)["nameRegex"]),
         kms_endpoint=env["KMS_ENDPOINT"],
+        conf_parameter=conf_parameter(spec),
         encryption_context=slurm_encryption_context(spec),
         head_user_data=bootstrap.cloud_init(head),
         login_user_data=bootstrap.cloud_init(login),

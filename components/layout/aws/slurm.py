@@ -21,6 +21,7 @@ from ...spec import ClusterSpec
 from ..slurm import CloudSlurm, slurm_layout
 
 KEY_HOOK = "aws_munge_key.sh"
+CONF_HOOK = "aws_slurm_conf.sh"
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class AwsSlurm(CloudSlurm):
     secret_name: str  # Secrets Manager name of the MUNGE key (the hooks read it by name)
     secret_action: str
     recovery_window_days: int
+    conf_parameter: str  # the SSM parameter holding the compute-side configuration (updated in place)
+    conf_action: str
     head_user_data: str
     login_user_data: str  # HEAD_PLACEHOLDER until deploy
     compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
@@ -37,6 +40,12 @@ class AwsSlurm(CloudSlurm):
 def secret_name(spec: ClusterSpec) -> str:
     """One name per stack and cluster (Secrets Manager names take letters, digits and /_+=.@-)."""
     return f"gpu-cluster/{spec.stack}/{spec.name}/munge-key"
+
+
+def conf_parameter(spec: ClusterSpec) -> str:
+    """The SSM parameter of the GPU nodes' Slurm configuration: one per stack and cluster (catalog/slurm.yaml
+    clouds.aws.computeConfig)."""
+    return f"/gpu-cluster/{spec.stack}/{spec.name}/slurm-compute-conf"
 
 
 def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
@@ -54,8 +63,14 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
     aws = cloud_data("aws")
     name = secret_name(spec)
     login_image: dict[str, Any] = catalog.cpu_image("aws", spec.slurm.head_instance_type)
+    parameter = conf_parameter(spec)
     head, login, compute = cluster_parts(
-        layout, key_hook=script(KEY_HOOK), key_hook_env={"MUNGE_SECRET_ID": name}, mount=mount
+        layout,
+        key_hook=script(KEY_HOOK),
+        key_hook_env={"MUNGE_SECRET_ID": name},
+        conf_hook=script(CONF_HOOK),
+        conf_hook_env={"SLURM_CONF_PARAMETER": parameter},
+        mount=mount,
     )
     return AwsSlurm(
         layout=layout,
@@ -64,6 +79,8 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
         secret_name=name,
         secret_action=str(aws["secretAction"]),
         recovery_window_days=int(aws["recoveryWindowInDays"]),
+        conf_parameter=parameter,
+        conf_action=str(aws["computeConfig"]["action"]),
         head_user_data=bootstrap.cloud_init(head),
         login_user_data=bootstrap.cloud_init(login),
         compute_parts=compute,

@@ -10,6 +10,7 @@ the head's private IP at deploy (components/azure/slurm.py).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from ...spec import ClusterSpec
 from ..slurm import CloudSlurm, slurm_layout
 
 KEY_HOOK = "azure_munge_key.sh"
+CONF_HOOK = "azure_slurm_conf.sh"
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,12 @@ class AzureSlurm(CloudSlurm):
     head_custom_data: str
     login_custom_data: str  # HEAD_PLACEHOLDER until deploy
     compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
+
+    @property
+    def compute_config_b64(self) -> str:
+        """The head VM's `userData`: the compute-side configuration, base64 as the API wants it (catalog/slurm.yaml
+        clouds.azure.computeConfig); updated in place, read from IMDS by azure_slurm_conf.sh."""
+        return base64.b64encode(self.layout.compute_config.encode()).decode()
 
 
 def vault_name(spec: ClusterSpec) -> str:
@@ -75,8 +83,16 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AzureSlurm | None:
             f"{spec.network.egress} with scheduler slurm: every node installs Slurm and MUNGE from "
             "packages.microsoft.com and Ubuntu at boot; use nat",
         )
-    head, login, compute = cluster_parts(layout, key_hook=script(KEY_HOOK), key_hook_env=hook_env(spec), mount=mount)
     d = cloud_data("azure")
+    imds = d["computeConfig"]
+    head, login, compute = cluster_parts(
+        layout,
+        key_hook=script(KEY_HOOK),
+        key_hook_env=hook_env(spec),
+        conf_hook=script(CONF_HOOK),
+        conf_hook_env={"USER_DATA_URL": str(imds["userDataUrl"]), "IMDS_API_VERSION": str(imds["apiVersion"])},
+        mount=mount,
+    )
     vault = d["keyVault"]
     return AzureSlurm(
         layout=layout,

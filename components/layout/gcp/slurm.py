@@ -21,6 +21,7 @@ from .nodes import startup_script
 # subnet), and nothing from outside: no Slurm firewall rule of its own.
 
 MUNGE_KEY_HOOK = "gcp_munge_key.sh"
+CONF_HOOK = "gcp_slurm_conf.sh"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class GcpSlurm(CloudSlurm):
     head_image: str  # projects/P/global/images/family/F (the login node's Ubuntu 22.04)
     secret_id: str  # the Secret Manager secret holding the MUNGE key
     secret_role: str  # granted on that secret to the nodes' service account
+    conf_key: str  # the project metadata item holding the compute-side configuration (updated in place)
     head_script: str  # the head's startup-script (SOURCE_PLACEHOLDER until deploy with storage.shared)
     login_script: str  # HEAD_PLACEHOLDER (and SOURCE_PLACEHOLDER) until deploy
     compute_parts: tuple[Part, ...]  # appended to the GPU nodes' bootstrap; HEAD_PLACEHOLDER until deploy
@@ -40,6 +42,12 @@ def munge_secret_id(spec: ClusterSpec) -> str:
     """One secret per stack and cluster in the project: letters, digits, '-' and '_' (catalog/slurm.yaml clouds.gcp)."""
     text = re.sub(r"[^A-Za-z0-9_-]", "-", f"gpu-cluster-{spec.stack}-{spec.name}-munge-key")
     return text[: int(slurm_data()["secret"]["idMaxLength"])]
+
+
+def conf_key(spec: ClusterSpec) -> str:
+    """The project metadata key of the GPU nodes' Slurm configuration: one per stack and cluster in the project."""
+    text = re.sub(r"[^A-Za-z0-9_-]", "-", f"gpu-cluster-{spec.stack}-{spec.name}-slurm-conf")
+    return text[: int(slurm_data()["computeConfig"]["keyMaxLength"])]
 
 
 def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None) -> GcpSlurm | None:
@@ -57,7 +65,16 @@ def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None) -> GcpSlurm
         "SECRET_MANAGER_URL": str(data["hook"]["apiUrl"]),
     }
     entry = catalog.cpu_image("gcp", spec.slurm.head_instance_type)  # images.login of the head's architecture
-    head, login, compute = cluster_parts(layout, key_hook=hook, key_hook_env=hook_env, mount=mount)
+    key = conf_key(spec)
+    conf_env = {"SLURM_CONF_KEY": key, "METADATA_URL": str(data["computeConfig"]["metadataUrl"])}
+    head, login, compute = cluster_parts(
+        layout,
+        key_hook=hook,
+        key_hook_env=hook_env,
+        conf_hook=bootstrap.script(CONF_HOOK),
+        conf_hook_env=conf_env,
+        mount=mount,
+    )
     head_script, login_script = startup_script(head), startup_script(login)
     assert head_script is not None and login_script is not None
     return GcpSlurm(
@@ -66,6 +83,7 @@ def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None) -> GcpSlurm
         head_image=f"projects/{entry['project']}/global/images/family/{entry['family']}",
         secret_id=secret_id,
         secret_role=str(data["secret"]["accessorRole"]),
+        conf_key=key,
         head_script=head_script,
         login_script=login_script,
         compute_parts=compute,
