@@ -155,15 +155,12 @@ OLD_SIDE = {"image-bump": "image-pin"}
 NEW_IS_SHIPPED = {"k8s-version"}
 
 # Cells that fail today because another part of issue 28 is fixing them (strict: they must start passing with it).
-SLURM_GROWTH = "issue 28 Slurm growth in place: the node limit leaves the head's user data (configless slurm.conf)"
 ROLLING = "issue 28 rolling updates: the image reaches the group's nodes by its drain-first update machinery"
 # Findings of the matrix, reported (issue 28 day-2 report), outside the update-policy table's data: a tag change
 # writes a new launch template / instance template version, a cluster shrunk to one node drops its placement.
 TAGS_IN_TEMPLATE = "finding: tags are in the node template, so a tag change writes a new template version: "
 ONE_NODE = "finding: shrinking to one node drops the placement group/policy, so the last node may be replaced"
 XFAIL: dict[tuple[str, str], str] = {
-    **{(stack, change): SLURM_GROWTH for stack in ("aws-slurm-h100", "aws-h100-cmk", "alicloud-a100-cmk")
-       for change in ("nodes+1", "nodes-1", "maxNodes-up")},
     ("aws-a100-instances", "tags"): TAGS_IN_TEMPLATE + "every aws:ec2/instance follows it and is replaced",
     ("aws-eks-h100", "tags"): TAGS_IN_TEMPLATE + "both EKS node groups roll (launchTemplate.version)",
     ("gcp-h100", "tags"): TAGS_IN_TEMPLATE + "the instance template is replaced and every instance with it",
