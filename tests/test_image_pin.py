@@ -17,6 +17,7 @@ from components import catalog
 from components.catalog import releases
 from components.cli import app
 from components.diff import diff_plans
+from components.diff.render import change_lines
 from components.plan import load_stack, make_plan
 from components.plan.pin import set_image
 from components.plan.stackfile import read_stack_file
@@ -113,6 +114,10 @@ def test_a_catalog_bump_is_a_visible_change_in_the_offline_diff():
     d = diff_plans(plan_json(plan_stack_with("aws-h100", image=older)), plan_json(plan_stack("aws-h100")))
     lt = next(c for c in d.changed if c.type == "aws:ec2/launchTemplate:LaunchTemplate")
     assert [(c.path, c.new) for c in lt.changes] == [("imageId", PINNED_AMI)]
+    # the resource detail cuts the shared beginning, not the dates that differ
+    assert change_lines(lt) == [
+        "imageId: ...ntu 22.04) 20260417 of 898082745236> -> ...ntu 22.04) 20260619 of 898082745236>"
+    ]
     assert any(w.startswith("DISRUPTION: image") and "20260417" in w and "20260619" in w for w in d.warnings)
 
 

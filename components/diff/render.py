@@ -31,6 +31,17 @@ def short(value: Any, limit: int = MAX_VALUE) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def from_to(old: Any, new: Any, limit: int = MAX_VALUE) -> str:
+    """`old -> new`, each cut to `limit`; two long strings that share a beginning lose it first (`...20260417 of` ->
+    `...20260619 of`), so the cut never hides the part that changed."""
+    if isinstance(old, str) and isinstance(new, str) and max(len(old), len(new)) > limit:
+        common = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+        if common > 24:  # keep a few characters before the difference for context
+            cut = common - 16
+            return f"...{short(old[cut:], limit - 3)} -> ...{short(new[cut:], limit - 3)}"
+    return f"{short(old, limit)} -> {short(new, limit)}"
+
+
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("`", "'")
 
@@ -81,9 +92,7 @@ def change_lines(item: Changed) -> list[str]:
         lines[members[0][0]] = f"{path}: {old_len} -> {new_len} items"
         folded.update(position for position, _ in members[1:])
     return [
-        lines.get(
-            position, _bootstrap_line(ch) if _is_bootstrap(ch) else f"{ch.path}: {short(ch.old)} -> {short(ch.new)}"
-        )
+        lines.get(position, _bootstrap_line(ch) if _is_bootstrap(ch) else f"{ch.path}: {from_to(ch.old, ch.new)}")
         for position, ch in enumerate(item.changes)
         if position not in folded
     ]
