@@ -91,17 +91,23 @@ def choice(cloud: Cloud, entry: dict[str, Any], image: str) -> Choice | None:
     if image == AUTO:
         if entry.get("release"):
             return Choice(str(entry["release"]))
-        return Choice(None, f"auto tracks the newest image: catalog/{cloud}.yaml pins no release of it (none sourced)")
+        return Choice(None, f"catalog/{cloud}.yaml pins no release of it: none sourced")
     if image == LATEST:
-        return Choice(None, "latest tracks the newest image")
+        return Choice(None)
     release = release_in(cloud, entry, image)
     return None if release is None else Choice(release)
 
 
-def tracking_warning(what: str, why: str) -> str:
+def tracking_warning(image: str, what: str, chosen: Choice) -> str:
     """The plan's warning for a tracking image: a later `pulumi up` may replace nodes the diff shows unchanged."""
+    fix = (
+        "to pin one, set image to an image id"
+        if chosen.why
+        else "use auto (the catalog's pinned release) or `gpu-cluster image pin --stack NAME`"
+    )
     return (
-        f"{why} ({what}), resolved at each deploy: a later `pulumi up` may replace the nodes when a newer image is "
-        "published, a change the offline diff cannot show; use auto (a pinned release) or "
-        "`gpu-cluster image pin --stack NAME`"
+        f"{image} tracks the newest image of {what}, resolved at each deploy"
+        + (f" ({chosen.why})" if chosen.why else "")
+        + f": a later `pulumi up` may replace the nodes when a newer one is published, a change the offline diff "
+        f"cannot show; {fix}"
     )
