@@ -697,5 +697,26 @@ def schema_cmd() -> None:
     sys.stdout.write(json.dumps(schema(), indent=2) + "\n")
 
 
+image_app = typer.Typer(help="Node images: pin the release `image: auto` boots.", no_args_is_help=True)
+app.add_typer(image_app, name="image")
+
+
+@image_app.command("pin", cls=_Command)
+def image_pin(
+    stack: Annotated[str, typer.Option("--stack", "-s", metavar="NAME", help="edits stacks/Pulumi.NAME.yaml")],
+    project: Annotated[Path | None, typer.Option("--project", metavar="DIR", help="folder with Pulumi.yaml")] = None,
+) -> None:
+    """Write the image release `image: auto` boots into the stack file (comments kept), so neither a newer image nor
+    a newer gpu-cluster moves the stack's nodes: a new image is then a reviewed edit. Exit 2 when none is pinnable."""
+    from .plan import load_stack
+    from .plan.pin import pin_stack
+
+    try:
+        pinned = pin_stack(load_stack(_project_dir(project), stack))
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    sys.stdout.write(pinned.note + "\n")
+
+
 def main() -> None:
     app()

@@ -133,8 +133,8 @@ def test_the_gb200_model_is_nvidia_and_matches_the_driver_name():
 def test_aws_gb200_boots_the_arm64_dlami_in_its_capacity_block(aws_plan):
     lt = one(aws_plan, "launchTemplate:LaunchTemplate")["inputs"]
     assert lt["instanceType"] == "p6e-gb200.36xlarge"
-    dlami = "/aws/service/deeplearning/ami/arm64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
-    assert lt["imageId"] == f"<resolved at deploy: ssm:{dlami}>"
+    dlami = "Deep Learning ARM64 Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) 20260915"  # the pinned arm64 release
+    assert lt["imageId"] == f"<resolved at deploy: ami {dlami} of 898082745236>"
     assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
     assert (
         lt["capacityReservationSpecification"]["capacityReservationTarget"]["capacityReservationId"]
@@ -194,9 +194,8 @@ def test_azure_gb200_with_a_gallery_image_wires_ib_but_does_not_vouch_for_nccl(a
 def test_gcp_a4x_boots_the_arm64_accelerator_image_reservation_bound(gcp_plan):
     tpl = one(gcp_plan, "InstanceTemplate")["inputs"]
     assert tpl["machineType"] == "a4x-highgpu-4g"
-    assert tpl["disks"][0]["sourceImage"] == (
-        "<resolved at deploy: projects/ubuntu-os-accelerator-images/global/images/family/"
-        "ubuntu-accelerator-2404-arm64-with-nvidia-580>"
+    assert tpl["disks"][0]["sourceImage"] == (  # the family's pinned release, not the family
+        "projects/ubuntu-os-accelerator-images/global/images/ubuntu-accelerator-2404-arm64-with-nvidia-580-v20260218"
     )
     assert tpl["disks"][0]["diskType"] == "hyperdisk-balanced"
     assert tpl["scheduling"]["provisioningModel"] == "RESERVATION_BOUND"
@@ -235,7 +234,8 @@ def test_x86_types_keep_the_x86_messages_and_images():
     spec = spec_of(aws_values())
     from components.layout import aws as aws_layout
 
-    assert "/x86_64/" in aws_layout.plan(spec).image.ssm_parameter
+    assert "ARM64" not in aws_layout.plan(spec).image.ami_name  # the pinned x86_64 DLAMI release
+    assert "/x86_64/" in aws_layout.plan(spec_of(aws_values(image="latest"))).image.ssm_parameter
 
 
 # --- schedulers whose packages or pools are x86_64 only ------------------------------------------------------------

@@ -42,7 +42,9 @@ def test_launch_template_security_defaults(h100):
     assert root["deviceName"] == "/dev/sda1"
     assert root["ebs"] == {**root["ebs"], "encrypted": "true", "volumeType": "gp3", "volumeSize": 200}
     assert lt["instanceType"] == "p5.48xlarge"
-    assert lt["imageId"].startswith("<resolved at deploy: ssm:/aws/service/deeplearning/ami/")
+    # image: auto boots the catalog's pinned DLAMI release, looked up by exact name and owner (aws.ec2.get_ami)
+    dlami = "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) 20260619"
+    assert lt["imageId"] == f"<resolved at deploy: ami {dlami} of 898082745236>"
     assert {"instance", "volume", "network-interface"} == {t["resourceType"] for t in lt["tagSpecifications"]}
 
 
@@ -166,7 +168,8 @@ def test_component_outputs_under_plain_mocks():
             return f"{args.name}-id", {**args.inputs, "name": args.name, "latestVersion": 3}
 
         def call(self, args):
-            return {"value": "ami-0abc", "names": ["us-east-1a"]}
+            # getParameter (SSM) answers value, getAmi (the pinned release image: auto boots) answers id
+            return {"value": "ami-0abc", "id": "ami-0abc", "names": ["us-east-1a"]}
 
     pulumi.runtime.set_mocks(Mocks(), preview=False)
     cluster = GpuCluster("unit", spec_of(aws_values()))

@@ -50,7 +50,8 @@ def test_nd_h100_scale_set_wires_infiniband_in_one_placement_group(h100):
 def test_nd_h100_uses_the_hpc_image_and_key_only_login(h100):
     profile = one(h100, VMSS)["inputs"]["virtualMachineProfile"]
     image = profile["storageProfile"]["imageReference"]
-    assert image == {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2204", "version": "latest"}
+    # image: auto boots the catalog's pinned version, never the marketplace's moving `latest`
+    assert image == {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2204", "version": "22.04.2026082801"}
     linux = profile["osProfile"]["linuxConfiguration"]
     assert linux["disablePasswordAuthentication"] is True
     key = linux["ssh"]["publicKeys"][0]
@@ -58,7 +59,7 @@ def test_nd_h100_uses_the_hpc_image_and_key_only_login(h100):
     assert "adminPassword" not in profile["osProfile"]
     os_disk = profile["storageProfile"]["osDisk"]
     assert os_disk["managedDisk"] == {"storageAccountType": "Premium_LRS"} and os_disk["diskSizeGB"] == 256
-    assert h100.summary()["image"] == "microsoft-dsvm:ubuntu-hpc:2204:latest"
+    assert h100.summary()["image"] == "microsoft-dsvm:ubuntu-hpc:2204:22.04.2026082801"
 
 
 def test_nd_h100_has_no_public_ip_and_accelerated_networking(h100):

@@ -89,7 +89,10 @@ def test_template_scheduling_security_and_no_external_ip(a3mega):
     assert "guestAccelerators" not in tpl  # A3: the GPUs come with the machine type
     boot = tpl["disks"][0]
     assert boot == {**boot, "boot": True, "diskType": "pd-ssd", "diskSizeGb": 200, "autoDelete": True}
-    assert boot["sourceImage"].startswith("<resolved at deploy: projects/ubuntu-os-accelerator-images/")
+    # image: auto boots the family's pinned release: an image name, not a family resolved at deploy
+    assert boot["sourceImage"] == (
+        "projects/ubuntu-os-accelerator-images/global/images/ubuntu-accelerator-2204-amd64-with-nvidia-570-v20260108"
+    )
     assert len(tpl["disks"]) == 1  # the 16 local SSDs come with a3-megagpu-8g
     assert 'EXPECTED_DEVICES="16"' in tpl["metadata"]["startup-script"]
 
@@ -155,9 +158,8 @@ def test_dev_stack_g2_spot_with_a_scratch_disk(stack_plan):
     scratch = tpl["disks"][1]
     assert scratch == {**scratch, "deviceName": "scratch", "diskType": "pd-ssd", "diskSizeGb": 500, "boot": False}
     assert "google-scratch" in tpl["metadata"]["startup-script"]
-    assert tpl["disks"][0]["sourceImage"] == (
-        "<resolved at deploy: projects/deeplearning-platform-release/global/images/family/"
-        "common-cu128-ubuntu-2204-nvidia-570>"
+    assert tpl["disks"][0]["sourceImage"] == (  # the family's pinned release (image: auto), not the family
+        "projects/deeplearning-platform-release/global/images/common-cu128-ubuntu-2204-nvidia-570-v20260320"
     )
     assert not resources_of(dev, "ResourcePolicy") and "resourcePolicies" not in tpl
     assert dev.summary()["fabricGbpsPerNode"] == 0
@@ -247,7 +249,7 @@ def test_component_outputs_under_plain_mocks():
             return {"selfLink": "projects/x/global/images/img-1"}
 
     pulumi.runtime.set_mocks(Mocks(), preview=False)
-    cluster = GpuCluster("unit", spec_of(gcp_values()))
+    cluster = GpuCluster("unit", spec_of(gcp_values(image="latest")))  # latest: the family, resolved by an invoke
 
     def check(values):
         vpc_id, fabric, image, template_link, placement = values

@@ -141,9 +141,12 @@ def test_missing_zone_is_picked_at_deploy_with_a_warning():
 
 
 def test_image_auto_is_ubuntu_with_the_driver_and_uefi_on_bare_metal():
-    vm = layout_of(instanceType="ecs.gn7e-c16g1.32xlarge")
-    assert vm.image.name_regex == "^ubuntu_22_04_x64_20G_alibase_"
-    metal = layout_of()
+    vm = layout_of(instanceType="ecs.gn7e-c16g1.32xlarge")  # auto: the pinned public image id
+    assert (vm.image.image_id, vm.image.name_regex) == ("ubuntu_22_04_x64_20G_alibase_20260916.vhd", None)
+    assert layout_of(instanceType="ecs.gn7e-c16g1.32xlarge", image="latest").image.name_regex == (
+        "^ubuntu_22_04_x64_20G_alibase_"
+    )
+    metal = layout_of()  # the UEFI image has no sourced release: it tracks (and the plan warns)
     assert metal.image.name_regex == "^ubuntu_22_04_uefi_x64_20G_alibase_"
     assert metal.gpu_driver is not None and metal.gpu_driver.driver == "550.127.08"
     explicit = layout_of(image="m-bp1abcdef")

@@ -78,9 +78,15 @@ def test_subnets_are_halves_of_the_vpc():
     assert no_nat.public_subnet_cidr is None
 
 
-def test_image_auto_uses_the_dlami_ssm_parameter_and_explicit_ids_pass_through():
+def test_image_auto_uses_the_pinned_dlami_and_explicit_ids_pass_through():
     auto = aws_layout.plan(spec_of(aws_values()))
-    assert auto.image.ssm_parameter.startswith("/aws/service/deeplearning/ami/x86_64/")
+    assert (auto.image.ami_name, auto.image.ami_owner, auto.image.ssm_parameter) == (
+        "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) 20260619",
+        "898082745236",
+        None,
+    )
+    latest = aws_layout.plan(spec_of(aws_values(image="latest")))
+    assert latest.image.ssm_parameter.startswith("/aws/service/deeplearning/ami/x86_64/")
     explicit = aws_layout.plan(spec_of(aws_values(image="ami-0123456789abcdef0")))
     assert (explicit.image.ami_id, explicit.image.ssm_parameter) == ("ami-0123456789abcdef0", None)
     via_ssm = aws_layout.plan(spec_of(aws_values(image="ssm:/my/ami")))

@@ -35,7 +35,7 @@ def test_nd_h100_managed_is_one_uniform_scale_set_with_a_single_placement_group(
     assert (layout.group, layout.single_placement_group, layout.ib_devices) == ("scale-set", True, 8)
     assert layout.fabric_gbps_wired == 3200
     assert layout.proximity_placement_group is True
-    assert layout.image.ref == "microsoft-dsvm:ubuntu-hpc:2204:latest"
+    assert layout.image.ref == "microsoft-dsvm:ubuntu-hpc:2204:22.04.2026082801"  # auto: the pinned version
     assert layout.accelerated_networking is True
     assert layout.public_ip is False
 

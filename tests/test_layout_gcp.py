@@ -283,11 +283,15 @@ def test_scheduling_terminates_on_maintenance_and_spot_stops():
 
 
 def test_image_auto_per_family_and_explicit_images():
-    assert layout_of().image.ref == (
+    assert layout_of().image.ref == (  # auto: the family's pinned release
+        "projects/ubuntu-os-accelerator-images/global/images/ubuntu-accelerator-2204-amd64-with-nvidia-570-v20260108"
+    )
+    assert layout_of(image="latest").image.ref == (  # latest: the family, resolved at deploy
         "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2204-amd64-with-nvidia-570"
     )
     dev = layout_of(instanceType="g2-standard-4", gpu="L4:1", nodes=1).image
     assert (dev.project, dev.family) == ("deeplearning-platform-release", "common-cu128-ubuntu-2204-nvidia-570")
+    assert dev.release == "common-cu128-ubuntu-2204-nvidia-570-v20260320"
     fam = layout_of(image="projects/my-images/global/images/family/gpu").image
     assert (fam.project, fam.family) == ("my-images", "gpu")
     fixed = layout_of(image="my-images/gpu-v1").image

@@ -187,7 +187,7 @@ def test_market_reservation_and_placement_on_the_template():
 def test_the_template_names_type_image_key_profile_and_tags():
     managed, instances = template("login"), template("public")
     assert (managed["instanceType"], instances["instanceType"]) == ("p5.48xlarge", "g4dn.xlarge")
-    assert managed["imageId"].startswith("<resolved at deploy: ssm:/aws/service/deeplearning/")
+    assert managed["imageId"].startswith("<resolved at deploy: ami Deep Learning Base OSS Nvidia Driver GPU AMI")
     assert managed["keyName"] == instances["keyName"] == "<autoname:test-aws-key>"
     assert "keyName" not in template("default")
     assert managed["iamInstanceProfile"] == {"name": "<autoname:test-aws-node-profile>"}

@@ -85,6 +85,17 @@ def _image_id(ctx: Context) -> pulumi.Output[str]:
     image = ctx.layout.image
     if image.ami_id:
         return pulumi.Output.from_input(image.ami_id)
+    if image.ami_name:  # a pinned release: exactly this AMI, whatever is newer behind the SSM parameter
+        ami: pulumi.Output[str] = aws.ec2.get_ami_output(
+            owners=[str(image.ami_owner)],
+            filters=[aws.ec2.GetAmiFilterArgs(name="name", values=[image.ami_name])],
+            most_recent=True,  # one name, one AMI per region: most_recent only keeps the lookup from refusing two
+            # a pin must keep resolving after the owner deprecates the AMI: DescribeImages leaves deprecated AMIs
+            # out by default (botocore ec2 DescribeImagesRequest IncludeDeprecated: "Default: No deprecated AMIs")
+            include_deprecated=True,
+            opts=invoke_options(ctx.parent),
+        ).id
+        return ami
     value: pulumi.Output[str] = aws.ssm.get_parameter_output(
         name=image.ssm_parameter, opts=invoke_options(ctx.parent)
     ).value

@@ -150,7 +150,7 @@ def gpu_image(cloud: Cloud, row: InstanceType) -> dict[str, Any]:
 
 # The key that names an image entry's image, per cloud (ssmParameter AWS, urn Azure, family GCP, nameRegex Alibaba,
 # osName Tencent): what a message quotes.
-_IMAGE_KEYS = ("ssmParameter", "urn", "family", "nameRegex", "osName")
+IMAGE_KEYS = ("ssmParameter", "urn", "family", "nameRegex", "osName")
 
 
 def fabric_present(row: InstanceType) -> tuple[bool, str]:
@@ -173,7 +173,7 @@ def fabric_usable(row: InstanceType) -> tuple[bool, str]:
     data = load(row.cloud)
     default: dict[str, Any] = data.images["default"]
     entry = gpu_image(row.cloud, row)
-    image = next((str(entry[k]) for k in _IMAGE_KEYS if entry.get(k)), "its image")
+    image = next((str(entry[k]) for k in IMAGE_KEYS if entry.get(k)), "its image")
     if row.cloud == "aws":
         family = row.instanceType.split(".", 1)[0]
         if entry is not default:

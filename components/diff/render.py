@@ -10,9 +10,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .engine import Changed, PlanDiff
+from .engine import Change, Changed, PlanDiff
 from .rules import default_rules
 from .spec_changes import markdown_lines
+from .userdata import FileDiff, describe, diff_bootstrap, is_bootstrap
 
 MARKER = "<!-- gpu-cluster-plan-diff -->"
 # GitHub rejects issue/PR comments over 65,536 characters; keep a margin for the truncation note.
@@ -31,13 +32,51 @@ def short(value: Any, limit: int = MAX_VALUE) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def from_to(old: Any, new: Any, limit: int = MAX_VALUE) -> str:
+    """`old -> new`, each cut to `limit`; two long strings that share a beginning lose it first (`...20260417 of` ->
+    `...20260619 of`), so the cut never hides the part that changed."""
+    if isinstance(old, str) and isinstance(new, str) and max(len(old), len(new)) > limit:
+        common = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+        if common > 24:  # keep a few characters before the difference for context
+            cut = common - 16
+            return f"...{short(old[cut:], limit - 3)} -> ...{short(new[cut:], limit - 3)}"
+    return f"{short(old, limit)} -> {short(new, limit)}"
+
+
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("`", "'")
 
 
+def _is_bootstrap(ch: Change) -> bool:
+    return all(v is None or isinstance(v, str) for v in (ch.old, ch.new)) and is_bootstrap(ch.path, ch.old, ch.new)
+
+
+def bootstrap_changes(item: Changed) -> list[tuple[Change, list[FileDiff]]]:
+    """The item's changed node bootstraps, each with its decoded per-file diff ([] when it does not decode)."""
+    return [(ch, diff_bootstrap(ch.old, ch.new) or []) for ch in item.changes if _is_bootstrap(ch)]
+
+
+def file_diff_lines(files: list[FileDiff]) -> list[str]:
+    """A bootstrap's file diffs as unified diff text: a ---/+++ header per file, then its hunks."""
+    out: list[str] = []
+    for f in files:
+        out += [f"--- {'/dev/null' if f.status == 'added' else f.name}"]
+        out += [f"+++ {'/dev/null' if f.status == 'removed' else f.name}"]
+        out += list(f.lines)
+    return out
+
+
+def _bootstrap_line(ch: Change) -> str:
+    files = diff_bootstrap(ch.old, ch.new) or []
+    count = f"{len(files)} file{'s' if len(files) != 1 else ''} changed" if files else "not decodable"
+    return f"{ch.path}: {describe(ch.old)} -> {describe(ch.new)} ({count})"
+
+
 def change_lines(item: Changed) -> list[str]:
     """One line per changed path; a list that grew or shrank by two or more elements is one line,
-    `networkInterfaces: 33 -> 17 items`, instead of one `[i]: {...} -> null` line per element."""
+    `networkInterfaces: 33 -> 17 items`, instead of one `[i]: {...} -> null` line per element. A node bootstrap
+    is never shown encoded: its line says what it is (`cloud-config, gzip+base64, ...`), its files' diff follows
+    (`bootstrap_changes`)."""
     runs: dict[tuple[str, bool], list[tuple[int, int]]] = {}  # (list path, removed) -> (position, index)
     for position, ch in enumerate(item.changes):
         match = _INDEXED.match(ch.path)
@@ -54,7 +93,7 @@ def change_lines(item: Changed) -> list[str]:
         lines[members[0][0]] = f"{path}: {old_len} -> {new_len} items"
         folded.update(position for position, _ in members[1:])
     return [
-        lines.get(position, f"{ch.path}: {short(ch.old)} -> {short(ch.new)}")
+        lines.get(position, _bootstrap_line(ch) if _is_bootstrap(ch) else f"{ch.path}: {from_to(ch.old, ch.new)}")
         for position, ch in enumerate(item.changes)
         if position not in folded
     ]
@@ -113,11 +152,25 @@ def grouped_warnings(d: PlanDiff) -> list[str]:
     return out
 
 
+def _json(d: PlanDiff) -> dict[str, Any]:
+    """The stable object, with each node bootstrap decoded: its `old`/`new` say what it is (never base64) and an
+    added `decoded` key holds the per-file unified diff."""
+    doc = d.as_json()
+    for item, entry in zip(d.changed, doc["changed"], strict=True):
+        for ch, out in zip(item.changes, entry["changes"], strict=True):
+            if _is_bootstrap(ch):
+                files = diff_bootstrap(ch.old, ch.new) or []
+                out["old"] = None if ch.old is None else describe(ch.old)
+                out["new"] = None if ch.new is None else describe(ch.new)
+                out["decoded"] = [f.as_json() for f in files]
+    return doc
+
+
 def render_json(diffs: list[PlanDiff], many: bool = False) -> str:
     """One diff: the stable object. `--all-stacks`: {"stacks": {name: object}}."""
     if not many and len(diffs) == 1:
-        return json.dumps(diffs[0].as_json(), indent=2, default=str)
-    return json.dumps({"stacks": {d.stack: d.as_json() for d in diffs}}, indent=2, default=str)
+        return json.dumps(_json(diffs[0]), indent=2, default=str)
+    return json.dumps({"stacks": {d.stack: _json(d) for d in diffs}}, indent=2, default=str)
 
 
 def render_table(diffs: list[PlanDiff], console: Console) -> None:
@@ -139,7 +192,10 @@ def render_table(diffs: list[PlanDiff], console: Console) -> None:
             table.add_row("-", Text(urn.rsplit("::", 1)[-1]), Text(d.types.get(urn, "")))
         for item in d.changed:
             mark = {"replace": "+-", "may-replace": "+-?"}.get(item.verdict, "~")
-            table.add_row(mark, Text(item.name), Text("\n".join(change_lines(item))))
+            lines = change_lines(item)
+            for ch, files in bootstrap_changes(item):
+                lines += [f"{ch.path}, decoded:", *file_diff_lines(files)]
+            table.add_row(mark, Text(item.name), Text("\n".join(lines)))
         if table.row_count:
             console.print(table)
         console.print(Text(f"{d.unchanged} unchanged", style="dim"))
@@ -156,6 +212,32 @@ def _stack_details(d: PlanDiff) -> list[str]:
         body = "<br>".join(_md(line) for line in change_lines(item))
         lines.append(f"| {mark} | `{_md(item.name)}` | `{item.type}` | {item.verdict}: {body} |")
     lines += ["", f"{d.unchanged} unchanged.", ""]
+    return lines + _bootstrap_details(d)
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any backtick run in `text`, so a diff line cannot close it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _bootstrap_details(d: PlanDiff) -> list[str]:
+    """The decoded node bootstraps that changed, as `diff` blocks; resources with the same change share one."""
+    groups: dict[tuple[str, ...], list[str]] = {}  # the diff text -> "`name` `path`" of each holder
+    heads: dict[tuple[str, ...], str] = {}
+    for item in d.changed:
+        for ch, files in bootstrap_changes(item):
+            text = tuple(file_diff_lines(files))
+            groups.setdefault(text, []).append(f"`{_md(item.name)}` `{_md(ch.path)}`")
+            heads.setdefault(text, _md(_bootstrap_line(ch).split(": ", 1)[1]))
+    if not groups:
+        return []
+    lines = [f"**Node bootstrap of `{d.stack}`**, decoded (what the nodes will run):", ""]
+    for text, holders in groups.items():
+        lines += [f"{', '.join(holders)}: {heads[text]}", ""]
+        if text:
+            fence = _fence("\n".join(text))
+            lines += [fence + "diff", *text, fence, ""]
     return lines
 
 

@@ -36,7 +36,7 @@ class Nodes:
 
 
 def image_id(layout: GcpLayout, parent: pulumi.Resource) -> pulumi.Output[str]:
-    if layout.image.family is None:
+    if layout.image.family is None or layout.image.release is not None:  # a pinned release names its image
         return pulumi.Output.from_input(layout.image.ref)
     # Resolve the family once per deploy so every node of the group boots the same image.
     image: pulumi.Output[str] = gcp.compute.get_image_output(

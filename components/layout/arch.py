@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from .. import catalog
 from ..bootstrap.slurm_conf import packages
+from ..catalog import releases
 from ..catalog.capabilities import capabilities
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
@@ -72,7 +73,9 @@ def cpu_node_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
         arch = catalog.cpu_arch(spec.cloud, instance_type)
         where = f"{CLUSTER_KEY}.{key}"
         if spec.cloud == "azure":  # the VM boots the cluster's image (components/azure/vm.py virtual_machine)
-            image = spec.instance.arch if spec.image == "auto" else catalog.image_arch(spec.image)
+            image = (
+                spec.instance.arch if releases.is_catalog_image("azure", spec.image) else catalog.image_arch(spec.image)
+            )
             if image is not None and image != arch:
                 yield ConfigError(
                     where,

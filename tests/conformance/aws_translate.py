@@ -29,6 +29,8 @@ _KNOWN: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"<iam role arn the caller session was issued by>"), lambda m: "arn:aws:iam::123456789012:role/deploy"),
     # an SSM image parameter holds an AMI id (ec2 RegisterImage: ami- and 17 hex)
     (re.compile(r"<resolved at deploy: ssm:[^<>]+>"), lambda m: "ami-0123456789abcdef0"),
+    # a pinned release looked up by name (aws.ec2.get_ami) is an AMI id too
+    (re.compile(r"<resolved at deploy: ami [^<>]+>"), lambda m: "ami-0123456789abcdef0"),
     (re.compile(r"<autoname:([^<>]+)>"), lambda m: f"{m.group(1)}-{RANDOM}"),
 )
 

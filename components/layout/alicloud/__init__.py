@@ -44,6 +44,7 @@ from typing import Any, Literal
 from ... import bootstrap
 from ...bootstrap import Part
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
+from ...catalog import releases
 from ...catalog.capabilities import capabilities
 from ...errors import CLUSTER_KEY, refuse
 from ...spec import ClusterSpec
@@ -214,8 +215,10 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
 
     entry: dict[str, Any] = image_for("alicloud", row.instanceType)
     gpu_driver: GpuDriver | None = None
-    if spec.image == "auto":
-        image = Image(None, entry["nameRegex"], entry["description"])
+    chosen = releases.choice("alicloud", entry, spec.image)
+    if chosen is not None:
+        # pinned: this public image id; tracking: the newest image matching nameRegex at deploy
+        image = Image(chosen.release, None if chosen.release else entry["nameRegex"], entry["description"])
         drv = entry["gpuDriver"]
         gpu_driver = GpuDriver(drv["driver"], drv["cuda"], drv["cudnn"], drv["scriptUrlPath"], drv["source"])
     else:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from ... import bootstrap
 from ...bootstrap import File, Part
 from ...bootstrap.fabric import NCCL_ENV, FabricUsability
+from ...catalog import releases
 from ...spec import ClusterSpec
 from ...text import one_line
 from .data import alicloud_data
@@ -101,7 +102,7 @@ def fabric_usability(spec: ClusterSpec, eris: int, image_entry: Mapping[str, Any
     """Usable when the bootstrap brings what eRDMA needs on this image: stack, every ERI up, MTU, NCCL env."""
     if eris == 0:
         return FabricUsability(False, ("no fabric wired",))
-    if spec.image != "auto":
+    if not releases.is_catalog_image("alicloud", spec.image):
         return FabricUsability(
             False,
             (

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from ... import catalog
 from ...bootstrap import Part, oneshot_unit, script, service_part
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
+from ...catalog import releases
 from ...spec import ClusterSpec
 from .. import image_for
 from . import data
@@ -77,7 +78,7 @@ def _default_image_vouches(spec: ClusterSpec) -> tuple[bool, str]:
     """Whether the image is the catalog's default (whose contents the catalog documents), and its name."""
     default: dict[str, Any] = catalog.load("aws").images["default"]
     entry = catalog.arch_image("aws", spec.instance) or image_for("aws", spec.instance.instanceType)
-    if spec.image == "auto":
+    if releases.choice("aws", entry, spec.image) is not None:  # auto, latest or a release of the entry's series
         return entry is default, entry.get("description", spec.instance.instanceType)
     if spec.image.removeprefix("ssm:") == default["ssmParameter"]:
         return True, default["description"]

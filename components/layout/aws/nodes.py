@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ... import catalog
+from ...catalog import releases
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from .. import image_for
@@ -21,9 +22,11 @@ Market = Literal["on-demand", "spot", "capacity-block"]
 
 @dataclass(frozen=True)
 class Image:
-    ssm_parameter: str | None  # resolved at deploy
+    ssm_parameter: str | None  # resolved at deploy (tracks the parameter's newest AMI)
     ami_id: str | None
     description: str
+    ami_name: str | None = None  # a pinned release: the AMI of this exact name and owner (aws.ec2.get_ami at deploy)
+    ami_owner: str | None = None
 
 
 def check_purchase(spec: ClusterSpec) -> None:
@@ -44,11 +47,15 @@ def image_of(spec: ClusterSpec) -> Image:
     row = spec.instance
     # a Grace (arm64) type takes its architecture's DLAMI (catalog/aws.yaml images.arch), never the x86_64 one
     entry: dict[str, Any] = catalog.arch_image("aws", row) or image_for("aws", row.instanceType)
-    if spec.image == "auto":
+    chosen = releases.choice("aws", entry, spec.image)
+    if chosen is not None:
         if not entry.get("ssmParameter"):
             raise ConfigError(
-                f"{CLUSTER_KEY}.image", f"auto has no image for {row.instanceType} ({row.arch}): {entry['reason']}"
+                f"{CLUSTER_KEY}.image",
+                f"{spec.image} has no image for {row.instanceType} ({row.arch}): {entry['reason']}",
             )
+        if chosen.release is not None:  # pinned: the AMI of this name, never a newer one behind the SSM parameter
+            return Image(None, None, entry["description"], chosen.release, str(entry["owner"]))
         return Image(entry["ssmParameter"], None, entry["description"])
     if spec.image.startswith("ssm:"):
         return Image(spec.image.removeprefix("ssm:"), None, f"AMI from SSM parameter {spec.image[4:]}")

@@ -10,6 +10,7 @@ from typing import Any
 
 from ... import catalog
 from ...catalog import kubernetes as kubernetes_offers
+from ...catalog import releases
 from ...catalog.capabilities import capability_data
 from ...datafile import load_yaml
 
@@ -45,6 +46,12 @@ def ib_image_data() -> dict[str, Any]:
 def default_image_ref() -> str:
     """The default (HPC) image's URN in catalog/azure.yaml."""
     return str(catalog.load("azure").images["default"]["urn"])
+
+
+def is_default_image(ref: str) -> bool:
+    """Whether `ref` boots the default (HPC) image: its tracking URN, or a version of it (the pinned release)."""
+    default: dict[str, Any] = catalog.load("azure").images["default"]
+    return ref == default_image_ref() or releases.release_in("azure", default, ref) is not None
 
 
 def aks_data() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from ...bootstrap import File, Part
 from ...bootstrap.fabric import NCCL_ENV, FabricUsability, nccl_env_part
 from ...spec import ClusterSpec
 from ...text import one_line
-from .data import default_image_ref, ib_image_data
+from .data import default_image_ref, ib_image_data, is_default_image
 from .nodes import Image
 
 # --- fabric enablement: what NCCL needs over InfiniBand on the HPC image ----------------------------
@@ -82,7 +82,7 @@ def fabric_parts(spec: ClusterSpec, ib: bool, image: Image) -> tuple[tuple[Part,
     name, family = found
     env = {str(k): str(v) for k, v in family["env"].items()}
     parts = (nccl_env_part(env, f"Azure HPC image, {name}"), ib_part(row.fabricDevices))
-    if image.ref != default_image_ref():
+    if not is_default_image(image.ref):
         return parts, FabricUsability(
             False,
             (

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from ... import bootstrap, catalog
 from ...bootstrap import Part
+from ...catalog import releases
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
@@ -75,16 +76,20 @@ class DataDisk:
 
 
 def image_of(spec: ClusterSpec) -> Image:
-    if spec.image == "auto":
-        # a non-NVIDIA GPU (ND MI300X v5) takes its vendor's image (catalog/azure.yaml images.vendors), a Grace
-        # (arm64) host its architecture's (images.arch): the default and families are x86_64 NVIDIA images
-        vendor = catalog.vendor_image("azure", spec.instance) or catalog.arch_image("azure", spec.instance)
-        entry: dict[str, Any] = vendor if vendor is not None else image_for("azure", spec.instance.instanceType)
+    # a non-NVIDIA GPU (ND MI300X v5) takes its vendor's image (catalog/azure.yaml images.vendors), a Grace
+    # (arm64) host its architecture's (images.arch): the default and families are x86_64 NVIDIA images
+    vendor = catalog.vendor_image("azure", spec.instance) or catalog.arch_image("azure", spec.instance)
+    entry: dict[str, Any] = vendor if vendor is not None else image_for("azure", spec.instance.instanceType)
+    chosen = releases.choice("azure", entry, spec.image)
+    if chosen is not None:
         if not entry.get("urn"):
             reason = one_line(entry["reason"])
-            raise ConfigError(f"{CLUSTER_KEY}.image", f"auto has no image for {spec.instance.instanceType}: {reason}")
+            raise ConfigError(
+                f"{CLUSTER_KEY}.image", f"{spec.image} has no image for {spec.instance.instanceType}: {reason}"
+            )
         publisher, offer, sku, version = entry["urn"].split(":")
-        return Image(publisher, offer, sku, version, None, one_line(entry["description"]))
+        # pinned: this version, never the marketplace's newer `latest`
+        return Image(publisher, offer, sku, chosen.release or version, None, one_line(entry["description"]))
     if spec.image.startswith("/subscriptions/"):
         return Image(None, None, None, None, spec.image, f"image {spec.image} as configured")
     publisher, offer, sku, version = spec.image.split(":")

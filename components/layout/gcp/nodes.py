@@ -12,6 +12,7 @@ from ... import bootstrap, catalog
 from ...bootstrap import Part
 from ...bootstrap.mounts import Mount
 from ...bootstrap.scratch import scratch_part
+from ...catalog import releases
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from .. import Scratch, image_for
@@ -31,10 +32,11 @@ MAX_N1_GPU = {  # SkyPilot gcp_catalog.py _NUM_ACC_TO_MAX_CPU_AND_MEMORY (resear
 
 @dataclass(frozen=True)
 class Image:
-    project: str | None  # with family: resolved at deploy with compute.get_image
+    project: str | None  # with family and no release: resolved at deploy with compute.get_image
     family: str | None
     ref: str  # what the template would boot without resolution
     description: str
+    release: str | None = None  # a pinned image of the family: `ref` names it, nothing is resolved
 
 
 @dataclass(frozen=True)
@@ -59,14 +61,18 @@ def zone_of(spec: ClusterSpec) -> str:
 
 
 def image_of(spec: ClusterSpec) -> Image:
-    if spec.image == "auto":
-        # a Grace (arm64) type takes its architecture's image (catalog/gcp.yaml images.arch), never an x86_64 one
-        entry: dict[str, Any] = catalog.arch_image("gcp", spec.instance) or image_for("gcp", spec.instance.instanceType)
+    # a Grace (arm64) type takes its architecture's image (catalog/gcp.yaml images.arch), never an x86_64 one
+    entry: dict[str, Any] = catalog.arch_image("gcp", spec.instance) or image_for("gcp", spec.instance.instanceType)
+    chosen = releases.choice("gcp", entry, spec.image)
+    if chosen is not None:
         if not entry.get("family"):
             raise ConfigError(
                 f"{CLUSTER_KEY}.image",
-                f"auto has no image for {spec.instance.instanceType} ({spec.instance.arch}): {entry['reason']}",
+                f"{spec.image} has no image for {spec.instance.instanceType} ({spec.instance.arch}): {entry['reason']}",
             )
+        if chosen.release is not None:  # pinned: this image of the family, never a newer one
+            ref = f"projects/{entry['project']}/global/images/{chosen.release}"
+            return Image(entry["project"], entry["family"], ref, entry["description"], chosen.release)
         ref = f"projects/{entry['project']}/global/images/family/{entry['family']}"
         return Image(entry["project"], entry["family"], ref, entry["description"])
     match = re.fullmatch(r"projects/([a-z0-9-]+)/global/images/family/([a-z0-9-]+)", spec.image)

@@ -25,6 +25,7 @@ from typing import Any
 
 from ... import bootstrap
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
+from ...catalog import releases
 from ...errors import CLUSTER_KEY, refuse
 from ...spec import ClusterSpec
 from ...text import one_line
@@ -105,11 +106,11 @@ def plan(spec: ClusterSpec) -> TencentLayout:
             "(tencentcloud.Instance.get_types at the first deploy; later answers are ignored); set zone to choose"
         )
     entry: dict[str, Any] = image_for("tencentcloud", row.instanceType)
-    if spec.image == "auto":
+    if releases.choice("tencentcloud", entry, spec.image) is not None:  # auto or latest: no release is pinned
         image = Image(None, entry["osName"], entry["description"])
         warnings.append(
-            f"{key}.image: auto is {entry['osName']} without an NVIDIA driver: tencentcloud-iac-pulumi 0.2.3 has no "
-            "argument for Tencent's automatic GPU driver installation; set image to a GPU image id "
+            f"{key}.image: {spec.image} is {entry['osName']} without an NVIDIA driver: tencentcloud-iac-pulumi 0.2.3 "
+            "has no argument for Tencent's automatic GPU driver installation; set image to a GPU image id "
             "(docs/tencentcloud.md)"
         )
     else:

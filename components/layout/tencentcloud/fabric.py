@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...bootstrap.fabric import FabricUsability
+from ...catalog import releases
 from ...spec import ClusterSpec
 from .data import tencent_data
 
@@ -12,7 +13,11 @@ def fabric_usability(spec: ClusterSpec, hpc_cluster: bool) -> FabricUsability:
     if not hpc_cluster:
         return FabricUsability(False, ("no fabric wired",))
     hcc = tencent_data()["hcc"]
-    where = f"image {spec.image}" if spec.image != "auto" else "the public Ubuntu image"
+    where = (
+        f"image {spec.image}"
+        if not releases.is_catalog_image("tencentcloud", spec.image)
+        else "the public Ubuntu image"
+    )
     return FabricUsability(
         False,
         tuple(f"{need}: not provided by {where} or the bootstrap ({hcc['source']})" for need in hcc["needs"]),

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ... import catalog
-from ...catalog import CLOUDS, Cloud
+from ...catalog import CLOUDS, Cloud, releases
 from ...catalog import capacity as capacity_offers
 from ...catalog import storage as shared_storage
 from ...errors import CLUSTER_KEY, ConfigError
@@ -42,13 +42,13 @@ def _trains_across_nodes(cfg: ClusterConfig) -> bool:
     return max_nodes > 1 and cfg.fabric != "none" and not fleet
 
 
-def _fabric_check(cfg: ClusterConfig) -> catalog.FabricCheck | None:
-    """What a multi-node cluster's type must pass: a fabric NCCL can use on `image: auto` (the catalog vouches for the
-    image), or on a custom image a fabric at all (the image may bring the software; the plan says what it cannot
-    vouch for); None when the nodes do not train together."""
+def _fabric_check(cloud: Cloud, cfg: ClusterConfig) -> catalog.FabricCheck | None:
+    """What a multi-node cluster's type must pass: a fabric NCCL can use on the catalog's image (auto, latest or a
+    pinned release: the catalog vouches for it), or on a custom image a fabric at all (the image may bring the software;
+    the plan says what it cannot vouch for); None when the nodes do not train together."""
     if not _trains_across_nodes(cfg):
         return None
-    return catalog.fabric_usable if cfg.image == "auto" else catalog.fabric_present
+    return catalog.fabric_usable if releases.is_catalog_image(cloud, cfg.image) else catalog.fabric_present
 
 
 def resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) -> catalog.Resolution:
@@ -56,7 +56,7 @@ def resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) ->
     (`_trains_across_nodes`), `gpu: MODEL:COUNT` prefers a type whose fabric NCCL can use; the resolution carries
     `fabric_problem` when the type has none (`_instance_type` refuses it for `gpu:`, warns for a configured type)."""
     wanted: tuple[str, int] | None = None
-    check = _fabric_check(cfg)
+    check = _fabric_check(cloud, cfg)
     if cfg.gpu is not None:
         try:
             wanted = parse_gpu(cfg.gpu)

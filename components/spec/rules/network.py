@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from ...catalog import Cloud
+from ...catalog import Cloud, releases
 from ...catalog import storage as shared_storage
 from ...catalog.capabilities import capabilities, capability_data
 from ...cidr import wide_public
@@ -50,7 +50,7 @@ def _network(ctx: Context) -> Iterator[ConfigError]:
     open_ssh = [cidr for cidr in net.ssh_cidrs if wide_public(cidr)]
     if open_ssh:
         ctx.warn("network.sshCidrs", f"{', '.join(open_ssh)} opens SSH to much of the internet")
-    if net.egress == "none" and ctx.cfg.image == "auto" and not net.public_ip:
+    if net.egress == "none" and releases.is_catalog_image(ctx.cloud, ctx.cfg.image) and not net.public_ip:
         ctx.warn("network.egress", "none: nodes cannot reach package mirrors or container registries")
 
 

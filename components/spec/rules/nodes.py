@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ... import catalog
-from ...catalog import InstanceType
+from ...catalog import InstanceType, releases
 from ...catalog.capabilities import capabilities
 from ...errors import CLUSTER_KEY, ConfigError
 from ..context import Context
@@ -86,11 +86,16 @@ def _node_group_default(ctx: Context) -> Iterator[ConfigError]:
 
 def _image(ctx: Context) -> Iterator[ConfigError]:
     image, row, k = ctx.cfg.image, ctx.row, f"{CLUSTER_KEY}."
-    if image != "auto" and not re.fullmatch(ctx.rules["imagePattern"], image):
-        yield ConfigError(f"{k}image", f"got {image!r}; allowed: auto or {ctx.rules['imageHint']}")
+    if image not in (releases.AUTO, releases.LATEST) and not re.fullmatch(ctx.rules["imagePattern"], image):
+        yield ConfigError(
+            f"{k}image",
+            f"got {image!r}; allowed: auto (a pinned release), latest (the newest image at each deploy) or "
+            f"{ctx.rules['imageHint']}",
+        )
     if row is None:
         return
-    named = None if image == "auto" else catalog.image_arch(image)
+    _tracking(ctx, row)
+    named = None if releases.is_catalog_image(ctx.cloud, image) else catalog.image_arch(image)
     if named is not None and named != row.arch:
         # the reference names its architecture (an SSM path's x86_64/arm64, a family's amd64/arm64): the cloud refuses
         # to boot it on the other one
@@ -102,6 +107,18 @@ def _image(ctx: Context) -> Iterator[ConfigError]:
     yield from _root_floor(ctx, row)
 
 
+def _tracking(ctx: Context, row: InstanceType) -> None:
+    """A catalog image that tracks the newest release (`image: latest`, or `auto` where the catalog pins none) is
+    warned of: a later `pulumi up` may replace the nodes with an image the offline diff never showed."""
+    if ctx.cfg.scheduler == "kubernetes":  # the node pools boot catalog/kubernetes images, chosen by the service
+        return
+    entry = catalog.gpu_image(ctx.cloud, row)
+    chosen = releases.choice(ctx.cloud, entry, ctx.cfg.image)
+    tracked = next((str(entry[key]) for key in catalog.IMAGE_KEYS if entry.get(key)), None)
+    if chosen is not None and chosen.release is None and tracked is not None:
+        ctx.warn("image", releases.tracking_warning(ctx.cfg.image, tracked, chosen))
+
+
 def _root_floor(ctx: Context, row: InstanceType) -> Iterator[ConfigError]:
     """`storage.rootGb` against the root size of the images `image: auto` boots (catalog `minRootGb`): the clouds refuse
     a root disk smaller than the image's (EC2: the AMI's root snapshot). An unsourced size (null) is not checked."""
@@ -109,7 +126,7 @@ def _root_floor(ctx: Context, row: InstanceType) -> Iterator[ConfigError]:
     if cfg.scheduler == "kubernetes":  # the node pools boot catalog/kubernetes images, which carry no size here
         return
     booted: list[tuple[str, dict[str, Any]]] = []
-    if cfg.image == "auto":
+    if releases.is_catalog_image(ctx.cloud, cfg.image):
         booted.append((row.instanceType, catalog.gpu_image(ctx.cloud, row)))
     head = (cfg.slurm or SlurmConfig()).head_instance_type or capabilities(ctx.cloud).login_default_type
     if cfg.scheduler == "slurm" and ctx.cloud != "azure":  # the head's root is rootGb too (Azure: the image's size)
