@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from components import catalog, recommend
 from components.catalog import spot
-from components.cli import _spot_cell, app
+from components.cli import app
+from components.cli.browse import _spot_cell
 
 from .conftest import ROOT
 from .test_spot import spot_data
