@@ -138,18 +138,19 @@ def table(d: Any) -> str:
     return buffer.getvalue()
 
 
-def test_growing_a_slurm_cluster_shows_the_slurm_conf_line_not_base64():
+def test_growing_a_slurm_cluster_shows_the_compute_conf_line_and_leaves_the_head_alone():
     d = diff_plans(base("aws-slurm-h100"), variant("aws-slurm-h100", nodes=4))
-    head = next(c for c in d.changed if c.name == "slurm-h100-aws-head")
-    assert [ch.path for ch in head.changes] == ["userDataBase64"]
+    assert not [c.name for c in d.changed if c.name.endswith(("-head", "-login"))]  # issue 28: no controller restart
+    conf = next(c for c in d.changed if c.name == "slurm-h100-aws-slurm-compute-conf")
+    assert [ch.path for ch in conf.changes] == ["insecureValue"] and conf.verdict == "update"
     markdown, as_json, text = render_markdown([d]), json.loads(render_json([d])), table(d)
     for out in (markdown, json.dumps(as_json), text):
         assert not ENCODED.search(out), ENCODED.search(out)
         assert "-MaxNodeCount=4" in out and "+MaxNodeCount=8" in out
-    assert "```diff\n--- /etc/gpu-cluster/slurm/slurm.conf\n+++ /etc/gpu-cluster/slurm/slurm.conf\n@@ " in markdown
-    change = next(c for c in as_json["changed"] if c["urn"] == head.urn)["changes"][0]
-    assert change["old"].startswith("cloud-config, gzip+base64, ") and "sha256:" in change["new"]
-    assert [f["file"] for f in change["decoded"]] == ["/etc/gpu-cluster/slurm/slurm.conf"]
+    assert "```diff\n--- /etc/slurm/nodes.conf\n+++ /etc/slurm/nodes.conf\n@@ " in markdown
+    change = next(c for c in as_json["changed"] if c["urn"] == conf.urn)["changes"][0]
+    assert change["old"].startswith("Slurm compute configuration, plain, ") and "sha256:" in change["new"]
+    assert [f["file"] for f in change["decoded"]] == ["/etc/slurm/nodes.conf"]
     assert change["decoded"][0]["status"] == "changed"
 
 

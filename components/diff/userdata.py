@@ -2,10 +2,11 @@
 
 User data reaches a plan encoded: gzip+base64 (AWS `userDataBase64`, Alibaba `userData`), base64 (Azure
 `customData`, Tencent `userData`), a MIME multi-part document with a gzip part (EKS), a bash script carrying a
-gzip+base64 heredoc (ACK), or plain text (GCP `startup-script`). `decode` undoes the encodings; `split_files`
-splits the document into the files the nodes get (the shapes components/bootstrap renders: a cloud-config's
-`write_files` by path plus `runcmd`, a MIME document's parts, a startup script's `cat > PATH <<'EOF'` heredocs);
-`diff_bootstrap` gives a unified diff per file.
+gzip+base64 heredoc (ACK), or plain text (GCP `startup-script`); and the Slurm head's compute-side files as their
+channel carries them (an SSM parameter, a metadata item, a VM's userData, an OOS parameter: `compute_config_text`).
+`decode` undoes the encodings; `split_files` splits the document into the files the nodes get (the shapes
+components/bootstrap renders: a cloud-config's `write_files` by path plus `runcmd`, a MIME document's parts, a
+startup script's `cat > PATH <<'EOF'` heredocs); `diff_bootstrap` gives a unified diff per file.
 
 Pure (no Pulumi, no I/O) and linear in the size of the two documents: the line diff anchors on lines that occur
 once on each side (the idea of patience diff, taken greedily so it stays linear) and never backtracks. A value
@@ -29,6 +30,8 @@ from functools import lru_cache
 from typing import Any
 
 import yaml
+
+from ..bootstrap.slurm_conf import CONF_DIR, FILE_HEADER, compute_config_files
 
 # The last key of an input path that holds a node bootstrap (the providers' names for user data).
 BOOTSTRAP_KEYS = frozenset({"userData", "userDataBase64", "customData", "startup-script", "user-data", "user_data"})
@@ -86,7 +89,12 @@ def _b64(text: str) -> bytes | None:
         return None
 
 
+SLURM_FILES = "Slurm compute configuration"
+
+
 def _kind(text: str) -> str | None:
+    if text.startswith(FILE_HEADER):
+        return SLURM_FILES
     head = text.lstrip()[:40]
     if head.startswith("#cloud-config"):
         return "cloud-config"
@@ -243,6 +251,9 @@ def _split(text: str, files: dict[str, str], prefix: str, depth: int, modes: dic
         _cloud_config(text, files, prefix, modes)
     elif kind == "MIME multi-part":
         _mime(text, files, prefix, depth, modes)
+    elif kind == SLURM_FILES:
+        for name, content in compute_config_files(text).items():
+            _add(files, f"{prefix}{CONF_DIR}/{name}", content)
     else:
         _script(text, files, prefix, depth, modes)
 
