@@ -43,6 +43,8 @@ class CloudUpdate:
     kubernetes_drain: Bounds | None  # the Kubernetes pool's drain timeout; None: not settable
     hook: Hook | None
     max_healthy: tuple[int, int] | None  # AWS MaxHealthyPercentage range
+    kubernetes_surge: bool  # the Kubernetes pool takes a surge count
+    kubernetes_max_unavailable: int | None  # the most nodes the pool's update may take down at once (None: no cap)
 
 
 @cache
@@ -74,9 +76,13 @@ def cloud_update(cloud: str) -> CloudUpdate:
         manual=raw.get("rollingManual"),
         drain=_bounds(raw.get("drainTimeoutSeconds")),
         drain_source=str(raw.get("drainTimeoutSource", "")),
-        kubernetes_drain=_bounds(raw.get("kubernetesDrainTimeoutSeconds")) if raw.get("kubernetesDrainTimeout") else None,
+        kubernetes_drain=_bounds(raw.get("kubernetesDrainTimeoutSeconds"))
+        if raw.get("kubernetesDrainTimeout")
+        else None,
         hook=Hook(hook["name"], hook["transition"], hook["defaultResult"], tuple(hook.get("actions", ())))
         if hook
         else None,
         max_healthy=(int(healthy["min"]), int(healthy["max"])) if healthy else None,
+        kubernetes_surge=bool(raw.get("kubernetesSurge", False)),
+        kubernetes_max_unavailable=raw.get("kubernetesMaxUnavailable"),
     )

@@ -68,6 +68,10 @@ class UpdateSpec:
         down = nodes - math.ceil(nodes * self.min_healthy_percent / 100)
         return max(down, 1) if self.max_surge == 0 else max(down, 0)
 
+    def max_in_service_percent(self, nodes: int) -> int:
+        """The count plus maxSurge, as a percent of `nodes` (AWS instance refresh MaxHealthyPercentage; 100: none)."""
+        return 100 + math.ceil(self.max_surge * 100 / max(nodes, 1))
+
 
 def default_update() -> UpdateSpec:
     """No `update` block, no cloud: catalog/update.yaml's defaults (a cloud's drain budget is set by `resolve`)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 
 from ...catalog import Cloud
@@ -29,7 +28,9 @@ def update_spec(cloud: Cloud, cfg: ClusterConfig) -> UpdateSpec:
     bounds = drain_bounds(cloud, cfg)
     return UpdateSpec(
         strategy=given.strategy,
-        min_healthy_percent=base.min_healthy_percent if given.min_healthy_percent is None else given.min_healthy_percent,
+        min_healthy_percent=base.min_healthy_percent
+        if given.min_healthy_percent is None
+        else given.min_healthy_percent,
         max_surge=base.max_surge if given.max_surge is None else given.max_surge,
         drain_timeout_seconds=None
         if bounds is None
@@ -37,11 +38,6 @@ def update_spec(cloud: Cloud, cfg: ClusterConfig) -> UpdateSpec:
         if given.drain_timeout_seconds is None
         else given.drain_timeout_seconds,
     )
-
-
-def aws_max_healthy(spec: UpdateSpec, nodes: int) -> int:
-    """Instance refresh MaxHealthyPercentage for maxSurge nodes above `nodes` (100: no surge)."""
-    return 100 + math.ceil(spec.max_surge * 100 / max(nodes, 1))
 
 
 def _update(ctx: Context) -> Iterator[ConfigError]:
@@ -69,9 +65,21 @@ def _update(ctx: Context) -> Iterator[ConfigError]:
             "100 with maxSurge 0: no node may go down and none comes up first, so no node can be replaced; "
             "allowed: below 100, or maxSurge 1 or more",
         )
+    if kube and given.strategy == "manual":
+        yield ConfigError(
+            f"{k}.strategy",
+            f"manual: the {ctx.cloud} Kubernetes node pool replaces its nodes itself (drained, in batches) on every "
+            "change of its template or image; allowed: rolling",
+        )
+    if kube and spec.max_surge and not entry.kubernetes_surge:
+        yield ConfigError(
+            f"{k}.maxSurge",
+            f"{spec.max_surge}: the {ctx.cloud} Kubernetes node pool has no surge setting (catalog/update.yaml); "
+            "allowed: 0",
+        )
     yield from _drain(ctx, given, kube)
     if ctx.cloud == "aws" and not kube and given.max_surge:
-        high, low = aws_max_healthy(spec, cfg.nodes), spec.min_healthy_percent
+        high, low = spec.max_in_service_percent(cfg.nodes), spec.min_healthy_percent
         limit = entry.max_healthy[1] if entry.max_healthy else 200
         if high > limit or high - low > 100:
             yield ConfigError(
@@ -97,6 +105,8 @@ def _drain(ctx: Context, given: UpdateConfig, kube: bool) -> Iterator[ConfigErro
     low, high = bounds.min, bounds.max
     if (low is not None and seconds < low) or (high is not None and seconds > high):
         span = f"{low if low is not None else 1} to {high}" if high is not None else f"{low} or more"
-        yield ConfigError(key, f"{seconds} is out of range for {ctx.cloud} {where}; allowed: {span} (catalog/update.yaml)")
+        yield ConfigError(
+            key, f"{seconds} is out of range for {ctx.cloud} {where}; allowed: {span} (catalog/update.yaml)"
+        )
     elif ctx.cloud in _MINUTES and seconds % 60:
         yield ConfigError(key, f"{seconds}: {ctx.cloud} takes whole minutes; allowed: a multiple of 60")
