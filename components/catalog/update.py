@@ -45,6 +45,7 @@ class CloudUpdate:
     max_healthy: tuple[int, int] | None  # AWS MaxHealthyPercentage range
     kubernetes_surge: bool  # the Kubernetes pool takes a surge count
     kubernetes_max_unavailable: int | None  # the most nodes the pool's update may take down at once (None: no cap)
+    surge_feature: str | None  # a subscription feature a surge needs (Azure scale sets)
 
 
 @cache
@@ -85,4 +86,5 @@ def cloud_update(cloud: str) -> CloudUpdate:
         max_healthy=(int(healthy["min"]), int(healthy["max"])) if healthy else None,
         kubernetes_surge=bool(raw.get("kubernetesSurge", False)),
         kubernetes_max_unavailable=raw.get("kubernetesMaxUnavailable"),
+        surge_feature=raw.get("surgeFeature"),
     )
