@@ -38,6 +38,7 @@ class CloudUpdate:
     cloud: str
     rolling: str | None
     manual: str | None
+    kubernetes_manual: str | None  # the Kubernetes pool cannot roll declaratively: how to by hand
     drain: Bounds | None  # the managed VM group's hook / notification timeout; None: the cloud has none
     drain_source: str
     kubernetes_drain: Bounds | None  # the Kubernetes pool's drain timeout; None: not settable
@@ -75,6 +76,7 @@ def cloud_update(cloud: str) -> CloudUpdate:
         cloud=cloud,
         rolling=raw.get("rolling"),
         manual=raw.get("rollingManual"),
+        kubernetes_manual=raw.get("kubernetesRollingManual"),
         drain=_bounds(raw.get("drainTimeoutSeconds")),
         drain_source=str(raw.get("drainTimeoutSource", "")),
         kubernetes_drain=_bounds(raw.get("kubernetesDrainTimeoutSeconds"))

@@ -49,6 +49,10 @@ def _update(ctx: Context) -> Iterator[ConfigError]:
     if cfg.node_group == "managed" and not kube and entry.rolling is None and spec.rolling and entry.manual:
         # the cloud cannot roll this group declaratively: say how to do it by hand
         ctx.warn("update", f"strategy rolling is not declarative on {ctx.cloud}: {entry.manual}")
+    if kube and spec.rolling and entry.kubernetes_manual:
+        ctx.warn(
+            "update", f"strategy rolling is not declarative on {ctx.cloud}'s node pools: {entry.kubernetes_manual}"
+        )
     given = cfg.update
     if given is None:
         return
