@@ -78,8 +78,8 @@ from .kubernetes import (
 from .network import NAT_EIP_BANDWIDTH_MBPS, vswitch_cidrs
 from .nodes import (
     DISK_GLOBS,
-    EssDrainHook,
     STRATEGIES,
+    EssDrainHook,
     GpuDriver,
     Image,
     Placement,
