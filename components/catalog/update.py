@@ -47,6 +47,7 @@ class CloudUpdate:
     kubernetes_surge: bool  # the Kubernetes pool takes a surge count
     kubernetes_max_unavailable: int | None  # the most nodes the pool's update may take down at once (None: no cap)
     surge_feature: str | None  # a subscription feature a surge needs (Azure scale sets)
+    drain_step: int  # the drain budget's granularity in seconds (Azure: whole minutes)
 
 
 @cache
@@ -89,4 +90,5 @@ def cloud_update(cloud: str) -> CloudUpdate:
         kubernetes_surge=bool(raw.get("kubernetesSurge", False)),
         kubernetes_max_unavailable=raw.get("kubernetesMaxUnavailable"),
         surge_feature=raw.get("surgeFeature"),
+        drain_step=int(raw.get("drainTimeoutStep", 1)),
     )

@@ -11,10 +11,6 @@ from ..context import Context
 from ..model import ClusterConfig, UpdateConfig
 from ..resolved import UpdateSpec, default_update
 
-# the clouds whose drain budget is an ISO 8601 duration or a count of minutes (scale set notBeforeTimeout, AKS
-# drainTimeoutInMinutes): whole minutes only
-_MINUTES = frozenset({"azure"})
-
 
 def drain_bounds(cloud: Cloud, cfg: ClusterConfig) -> Bounds | None:
     """The drain budget the cloud's group takes (a Kubernetes pool's or a managed VM group's); None: none to set."""
@@ -112,5 +108,5 @@ def _drain(ctx: Context, given: UpdateConfig, kube: bool) -> Iterator[ConfigErro
         yield ConfigError(
             key, f"{seconds} is out of range for {ctx.cloud} {where}; allowed: {span} (catalog/update.yaml)"
         )
-    elif ctx.cloud in _MINUTES and seconds % 60:
-        yield ConfigError(key, f"{seconds}: {ctx.cloud} takes whole minutes; allowed: a multiple of 60")
+    elif seconds % (step := cloud_update(ctx.cloud).drain_step):
+        yield ConfigError(key, f"{seconds}: {ctx.cloud} takes whole minutes; allowed: a multiple of {step}")
