@@ -64,10 +64,18 @@ def test_the_node_role_completes_the_lifecycle_action_of_its_own_group_only(stac
             "Effect": "Allow",
             "Action": ["autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat"],
             "Resource": f"<arn of {asg['name']}>",
-        }
+        },
+        # the handler finds its group's name from its instance id: a Describe action has no resource type
+        {
+            "Sid": "FindOwnGroup",
+            "Effect": "Allow",
+            "Action": ["autoscaling:DescribeAutoScalingInstances"],
+            "Resource": "*",
+        },
     ]
     granted = plan.run.outputs["identity"]["inline"]
     assert {"action": doc["Statement"][0]["Action"], "resource": f"<arn of {asg['name']}>"} in granted
+    assert {"action": ["autoscaling:DescribeAutoScalingInstances"], "resource": "*"} in granted
 
 
 def test_the_fleets_scaling_waits_for_the_drain_hook():

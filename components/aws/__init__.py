@@ -104,7 +104,7 @@ class CloudCluster(pulumi.ComponentResource):
         inline = [self.health_policy[1]] if self.health_policy else None
         self.drain_policy = build_drain_policy(ctx, self.identity, nodes.group)
         if self.drain_policy:
-            inline = [*(inline or []), self.drain_policy[1]]
+            inline = [*(inline or []), *self.drain_policy[1]]
         self.scaling = None
         if layout.scaling is not None and nodes.group is not None:
             queue = build_queue(ctx, layout.scaling)

@@ -28,7 +28,8 @@ class Hook:
     name: str
     transition: str
     default_result: str
-    actions: tuple[str, ...]
+    actions: tuple[str, ...]  # on the group's ARN
+    describe: tuple[str, ...]  # read-only actions with no resource type (Resource "*")
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,13 @@ def cloud_update(cloud: str) -> CloudUpdate:
         kubernetes_drain=_bounds(raw.get("kubernetesDrainTimeoutSeconds"))
         if raw.get("kubernetesDrainTimeout")
         else None,
-        hook=Hook(hook["name"], hook["transition"], hook["defaultResult"], tuple(hook.get("actions", ())))
+        hook=Hook(
+            hook["name"],
+            hook["transition"],
+            hook["defaultResult"],
+            tuple(hook.get("actions", ())),
+            tuple(hook.get("describe", ())),
+        )
         if hook
         else None,
         max_healthy=(int(healthy["min"]), int(healthy["max"])) if healthy else None,

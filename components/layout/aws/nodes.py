@@ -78,6 +78,7 @@ class DrainHook:
     default_result: str
     heartbeat_seconds: int
     actions: tuple[str, ...]  # what the node role may do on its own group
+    describe: tuple[str, ...] = ()  # read-only, no resource type: how the node finds its group's name
 
 
 def rollout_of(spec: ClusterSpec) -> tuple[Refresh | None, DrainHook | None]:
@@ -88,7 +89,9 @@ def rollout_of(spec: ClusterSpec) -> tuple[Refresh | None, DrainHook | None]:
     update, entry = spec.update, cloud_update("aws")
     assert entry.hook is not None and update.drain_timeout_seconds is not None  # catalog/update.yaml aws
     hook = entry.hook
-    drain = DrainHook(hook.name, hook.transition, hook.default_result, update.drain_timeout_seconds, hook.actions)
+    drain = DrainHook(
+        hook.name, hook.transition, hook.default_result, update.drain_timeout_seconds, hook.actions, hook.describe
+    )
     if not update.rolling:
         return None, drain
     return Refresh(update.min_healthy_percent, update.max_in_service_percent(spec.nodes)), drain
