@@ -101,6 +101,9 @@ class GpuClusterArgs:
     """scheduler slurm: {headInstanceType, accounting, partition}."""
     encryption: Mapping[str, Any] | None = None
     """The key of every disk and filesystem: {key: provider|auto|<key id>, algorithm: aes256|sm4}."""
+    update: Mapping[str, Any] | None = None
+    """How a managed group's nodes are replaced: {strategy: rolling|manual, minHealthyPercent, maxSurge,
+    drainTimeoutSeconds}."""
     compliance: Literal["none", "cis", "mlps3"] | None = None
     """A named set of policy rules and levels (components/policy/profiles.yaml): none (default), cis or mlps3."""
     aws: Mapping[str, Any] | None = None

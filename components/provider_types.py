@@ -311,6 +311,28 @@ class EncryptionArgs(TypedDict, total=False):
     """aes256 (default) or sm4 (Alibaba, with key auto)."""
 
 
+class UpdateStrategy(Enum):
+    """How a managed group's running nodes take a new image, driver or template."""
+
+    ROLLING = "rolling"
+    """Drain, then replace in batches with the cloud's own machinery (default)."""
+    MANUAL = "manual"
+    """Nothing rolls: new nodes launch with the change, running ones keep theirs until replaced."""
+
+
+class UpdateArgs(TypedDict, total=False):
+    """How a managed group or a Kubernetes GPU pool replaces its nodes after a change (catalog/update.yaml)."""
+
+    strategy: UpdateStrategy
+    """rolling (default: drain, then replace in batches) or manual (nothing rolls)."""
+    min_healthy_percent: int
+    """Percent of the nodes kept in service while nodes are replaced (default 90)."""
+    max_surge: int
+    """Nodes launched above the count while nodes are replaced (default 0: GPU capacity is usually the count)."""
+    drain_timeout_seconds: int
+    """Seconds a node has to drain before it is terminated (default: the cloud's, catalog/update.yaml)."""
+
+
 class Compliance(Enum):
     """A named set of policy rules and their levels (components/policy/profiles.yaml)."""
 
@@ -433,6 +455,8 @@ class GpuClusterInputs(TypedDict, total=False):
     """scheduler slurm: the head node and the partition."""
     encryption: EncryptionArgs
     """The key of every disk and filesystem."""
+    update: UpdateArgs
+    """How the nodes of a managed group or Kubernetes pool are replaced: rolling (default) or manual."""
     compliance: Compliance
     """none (default), cis or mlps3."""
     azure: AzureOptionsArgs

@@ -61,7 +61,15 @@ def test_nodes_get_a_role_ec2_assumes_with_exactly_the_base_policies(stack_plan)
         "existing": False,
         "grants": BASE_POLICIES,
         # health.action replace (the managed default): exactly SetInstanceHealth on exactly this group
-        "inline": [{"action": "autoscaling:SetInstanceHealth", "resource": "<arn of llm-train-aws-asg>"}],
+        "inline": [
+            {"action": "autoscaling:SetInstanceHealth", "resource": "<arn of llm-train-aws-asg>"},
+            # the drain hook (update:): complete the lifecycle action of its own group, find that group's name
+            {
+                "action": ["autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat"],
+                "resource": "<arn of llm-train-aws-asg>",
+            },
+            {"action": ["autoscaling:DescribeAutoScalingInstances"], "resource": "*"},
+        ],
     }
 
 

@@ -165,8 +165,18 @@ def test_instance_type_change_in_a_managed_group_rolls_out_on_refresh():
     assert not d.may_replace
     asg = next(c for c in d.changed if c.type == ASG)
     assert asg.verdict == "refresh"
-    assert any("until an instance refresh" in w for w in d.warnings)
+    # the group's instance refresh rolls it out (update: rolling, the default): drained, in batches
+    assert any("rolled out by the group itself" in w for w in d.warnings)
+    assert not any("until an instance refresh" in w for w in d.warnings)
     assert d.warnings[0].startswith("DISRUPTION: instance type p5.48xlarge -> p5en.48xlarge")
+
+
+def test_a_group_without_a_rolling_update_keeps_old_nodes_until_a_refresh():
+    d = diff_plans(
+        variant("aws-h100", update=(("strategy", "manual"),)),
+        variant("aws-h100", gpu="H200:8", update=(("strategy", "manual"),)),
+    )
+    assert any("until an instance refresh" in w for w in d.warnings)
 
 
 def test_node_count_decrease_warns_first():

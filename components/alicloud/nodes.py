@@ -203,7 +203,7 @@ def _scaling_group(
         else None
     )
     disk = _data_disk(layout, kms_key)
-    alicloud.ess.ScalingConfiguration(
+    config = alicloud.ess.ScalingConfiguration(
         f"{name}-config",
         scaling_group_id=group.id,
         scaling_configuration_name=f"{spec.name}-nodes",
@@ -232,4 +232,17 @@ def _scaling_group(
         tags={**tags, "Name": f"{spec.name}-node"},
         opts=child,
     )
+    drain = layout.drain_hook
+    if drain is not None:
+        # scale-in (and a replacement by hand: ESS has no declarative rolling update) drains the node first; after
+        # the configuration, which is what makes the group active
+        alicloud.ess.LifecycleHook(
+            f"{name}-drain-hook",
+            scaling_group_id=group.id,
+            name=drain.name,
+            lifecycle_transition=drain.transition,
+            heartbeat_timeout=drain.heartbeat_seconds,
+            default_result=drain.default_result,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[config])),
+        )
     return group

@@ -27,7 +27,7 @@ from ..layout.aws import AwsLayout
 from ..layout.kubernetes import LABEL_PREFIX
 from .access import access_output, build_endpoints, build_key_pair, build_login
 from .encryption import build_key
-from .identity import build_health_policy, build_identity, build_scaling_policy
+from .identity import build_drain_policy, build_health_policy, build_identity, build_scaling_policy
 from .kubernetes import build_kubernetes, kubernetes_output
 from .naming import Context
 from .network import Network, build_network
@@ -102,10 +102,13 @@ class CloudCluster(pulumi.ComponentResource):
 
         self.health_policy = build_health_policy(ctx, self.identity, nodes.group)
         inline = [self.health_policy[1]] if self.health_policy else None
+        self.drain_policy = build_drain_policy(ctx, self.identity, nodes.group)
+        if self.drain_policy:
+            inline = [*(inline or []), *self.drain_policy[1]]
         self.scaling = None
         if layout.scaling is not None and nodes.group is not None:
             queue = build_queue(ctx, layout.scaling)
-            self.scaling = build_scaling(ctx, nodes.group, queue)
+            self.scaling = build_scaling(ctx, nodes.group, queue, nodes.drain_hook)
             self.scaling_policy = build_scaling_policy(ctx, self.identity, queue)
             if self.scaling_policy:
                 inline = [*(inline or []), *self.scaling_policy[1]]

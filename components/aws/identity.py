@@ -121,6 +121,35 @@ def build_health_policy(
     return policy, {"action": action, "resource": group.arn}
 
 
+def build_drain_policy(
+    ctx: Context, identity: Identity, group: aws.autoscaling.Group | None
+) -> tuple[aws.iam.RolePolicy, list[dict[str, Any]]] | None:
+    """The drain hook: the node role may complete (and extend, by heartbeat) the lifecycle action of exactly its own
+    Auto Scaling group, once the node has drained (catalog/update.yaml aws.hook.actions: the resource type is the
+    group), and find that group's name from its instance id (a Describe action: no resource type, Resource "*").
+    With identity.existing the grant is the profile owner's to make."""
+    drain = ctx.layout.drain_hook
+    if drain is None or identity.role is None or group is None:
+        return None
+    actions, describe = list(drain.actions), list(drain.describe)
+
+    def document(arn: str) -> str:
+        statements: list[dict[str, Any]] = [
+            {"Sid": "DrainOwnGroup", "Effect": "Allow", "Action": actions, "Resource": arn}
+        ]
+        if describe:
+            statements.append({"Sid": "FindOwnGroup", "Effect": "Allow", "Action": describe, "Resource": "*"})
+        return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+    policy = aws.iam.RolePolicy(
+        f"{ctx.name}-node-role-drain", role=identity.role.name, policy=group.arn.apply(document), opts=ctx.child
+    )
+    inline: list[dict[str, Any]] = [{"action": actions, "resource": group.arn}]
+    if describe:
+        inline.append({"action": describe, "resource": "*"})
+    return policy, inline
+
+
 def build_scaling_policy(
     ctx: Context, identity: Identity, queue: aws.sqs.Queue | None
 ) -> tuple[aws.iam.RolePolicy, list[dict[str, Any]]] | None:

@@ -98,6 +98,10 @@ def build_kubernetes(
             ),
             labels=dict(pool.labels),
             taints=[aws.eks.NodeGroupTaintArgs(**t) for t in pool.taints] or None,
+            # the group drains each node itself; update sizes its batches (layout.aws.kubernetes)
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=pool.max_unavailable)
+            if pool.max_unavailable is not None
+            else None,
             tags=ctx.tagged(f"{pool.key}-pool"),
             opts=after_role,
         )

@@ -26,6 +26,7 @@ class Nodes:
     launch_template: aws.ec2.LaunchTemplate
     group: aws.autoscaling.Group | None  # managed
     instances: list[aws.ec2.Instance]  # instances mode
+    drain_hook: aws.autoscaling.LifecycleHook | None = None  # managed: the termination lifecycle hook
 
 
 def build_nodes(
@@ -67,7 +68,7 @@ def build_nodes(
     lt_ref = {"id": launch_template.id, "version": launch_template.latest_version.apply(str)}
     if managed:
         group = _auto_scaling_group(ctx, net, lt_ref, placement_group)
-        return Nodes(placement_group, image_id, launch_template, group, [])
+        return Nodes(placement_group, image_id, launch_template, group, [], _drain_hook(ctx, group))
     instances = [
         aws.ec2.Instance(
             f"{name}-node-{i}",
@@ -201,6 +202,9 @@ def _auto_scaling_group(
         # queueDepth divides by GroupInServiceInstances, which CloudWatch has only with group metrics on
         enabled_metrics=[scaling.queue.group_metric] if scaling and scaling.queue else None,
         metrics_granularity="1Minute" if scaling and scaling.queue else None,
+        # update rolling: a launch template change (image, driver, user data) starts an instance refresh, each
+        # node leaving through the drain hook
+        instance_refresh=_instance_refresh(ctx),
         vpc_zone_identifiers=[net.subnet.id],
         placement_group=placement_group.name if placement_group else None,
         # GPU nodes take minutes to boot and pull images; do not let the group block the deploy.
@@ -216,4 +220,45 @@ def _auto_scaling_group(
             if scaling is not None and scaling.metric is not None
             else ctx.child
         ),
+    )
+
+
+def _instance_refresh(ctx: Context) -> aws.autoscaling.GroupInstanceRefreshArgs | None:
+    """The refresh the provider starts on every change of the group's launch template or mixed-instances policy (the
+    group pins the template's latest_version, never `$Latest`, so a new version is such a change).
+
+    skip_matching: a refresh restarted after a failure replaces only what still runs the old version; auto_rollback:
+    a failed refresh (nodes that never turn healthy) puts the previous version back (the template holds an AMI id,
+    resolved at deploy, and a version number: what rollback needs, botocore RefreshPreferences.AutoRollback)."""
+    refresh = ctx.layout.refresh
+    if refresh is None:
+        return None
+    return aws.autoscaling.GroupInstanceRefreshArgs(
+        strategy="Rolling",
+        preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
+            min_healthy_percentage=refresh.min_healthy_percent,
+            max_healthy_percentage=refresh.max_healthy_percent,
+            skip_matching=True,
+            auto_rollback=True,
+        ),
+    )
+
+
+def _drain_hook(ctx: Context, group: aws.autoscaling.Group) -> aws.autoscaling.LifecycleHook | None:
+    """The termination hook, a resource of its own rather than the group's `initial_lifecycle_hooks`: those are
+    applied only when the group is created (pulumi-aws autoscaling/group.py), so a group deployed before would never
+    get one, nor a changed drain budget. It still exists before the first scale-in: it is created right after the
+    group, while the first nodes boot (the deploy does not wait for them); the scaling policies and schedules depend
+    on it; and an instance refresh starts only with a later template change."""
+    drain = ctx.layout.drain_hook
+    if drain is None:
+        return None
+    return aws.autoscaling.LifecycleHook(
+        f"{ctx.name}-drain-hook",
+        name=drain.name,
+        autoscaling_group_name=group.name,
+        lifecycle_transition=drain.transition,
+        heartbeat_timeout=drain.heartbeat_seconds,
+        default_result=drain.default_result,
+        opts=ctx.child,
     )

@@ -91,10 +91,21 @@ def _backlog(q: QueueMetric, queue_name: pulumi.Input[str], group: aws.autoscali
     )
 
 
-def build_scaling(ctx: Context, group: aws.autoscaling.Group, queue: aws.sqs.Queue | None) -> Scaling | None:
+def build_scaling(
+    ctx: Context,
+    group: aws.autoscaling.Group,
+    queue: aws.sqs.Queue | None,
+    drain_hook: aws.autoscaling.LifecycleHook | None = None,
+) -> Scaling | None:
     scaling = ctx.layout.scaling
     if scaling is None:
         return None
+    # nothing scales the group in before its drain hook exists (a scale-in would skip the drain)
+    opts = (
+        pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=[drain_hook]))
+        if drain_hook is not None
+        else ctx.child
+    )
     policy = None
     spec: _Custom | None = None
     if scaling.gpu is not None:
@@ -123,7 +134,7 @@ def build_scaling(ctx: Context, group: aws.autoscaling.Group, queue: aws.sqs.Que
                 target_value=scaling.target,
                 customized_metric_specification=spec,
             ),
-            opts=ctx.child,
+            opts=opts,
         )
     schedules = tuple(
         aws.autoscaling.Schedule(
@@ -137,7 +148,7 @@ def build_scaling(ctx: Context, group: aws.autoscaling.Group, queue: aws.sqs.Que
             # take it below what the schedule asked for (and a night entry of 0 lets it reach zero); -1: max stays
             min_size=action.nodes,
             max_size=-1,
-            opts=ctx.child,
+            opts=opts,
         )
         for i, action in enumerate(scaling.schedule)
     )

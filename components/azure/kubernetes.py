@@ -245,6 +245,14 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
         agent_pool_name=aks.gpu.name,
         gpu_profile=azure.containerservice.GPUProfileArgs(driver=aks.gpu.gpu_driver),
         proximity_placement_group_id=ppg.id if ppg is not None and aks.gpu.proximity_placement_group else None,
+        # AKS cordons and drains each node itself; the update block sizes the batches and the drain budget
+        upgrade_settings=azure.containerservice.AgentPoolUpgradeSettingsArgs(
+            max_surge=aks.gpu.upgrade[0],
+            max_unavailable=aks.gpu.upgrade[1],
+            drain_timeout_in_minutes=aks.gpu.upgrade[2],
+        )
+        if aks.gpu.upgrade is not None
+        else None,
         tags=ctx.tagged("gpu-pool"),
         opts=ctx.opts,
         **gpu,

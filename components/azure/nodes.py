@@ -76,6 +76,35 @@ def _extension_profile(layout: AzureLayout) -> azure.compute.VirtualMachineScale
     )
 
 
+def _upgrade_policy(layout: AzureLayout) -> azure.compute.UpgradePolicyArgs:
+    rollout = layout.rollout
+    if rollout is None or rollout.mode == "Manual":
+        return azure.compute.UpgradePolicyArgs(mode="Manual")
+    return azure.compute.UpgradePolicyArgs(
+        mode="Rolling",
+        rolling_upgrade_policy=azure.compute.RollingUpgradePolicyArgs(
+            max_batch_instance_percent=rollout.max_batch_percent,
+            max_unhealthy_instance_percent=rollout.max_unhealthy_percent,
+            max_surge=rollout.max_surge,
+            # a batch whose VMs do not turn healthy (the Application Health extension) stops the upgrade and
+            # puts the failed VMs back on the previous model
+            rollback_failed_instances_on_policy_breach=True,
+            prioritize_unhealthy_instances=True,
+        ),
+    )
+
+
+def _scheduled_events(layout: AzureLayout) -> azure.compute.ScheduledEventsProfileArgs | None:
+    rollout = layout.rollout
+    if rollout is None:
+        return None
+    return azure.compute.ScheduledEventsProfileArgs(
+        terminate_notification_profile=azure.compute.TerminateNotificationProfileArgs(
+            enable=True, not_before_timeout=rollout.terminate_not_before
+        )
+    )
+
+
 def _automatic_repairs(layout: AzureLayout) -> azure.compute.AutomaticRepairsPolicyArgs | None:
     repairs = layout.automatic_repairs
     if repairs is None:
@@ -177,7 +206,8 @@ def _scale_set(
         sku=azure.compute.SkuArgs(name=spec.instance.instanceType, tier="Standard", capacity=spec.nodes),
         # Overprovisioning would start extra GPU VMs (quota, cost) and churn the IB placement group.
         overprovision=False,
-        upgrade_policy=azure.compute.UpgradePolicyArgs(mode="Manual"),
+        # update: Rolling (health-gated batches, rolled back on a breach) or Manual (layout.azure.nodes)
+        upgrade_policy=_upgrade_policy(layout),
         # health.action replace: an instance the health extension reports Unhealthy (or Unknown) is replaced
         # by this scale set itself; nothing is granted to the nodes for it.
         automatic_repairs_policy=_automatic_repairs(layout),
@@ -221,6 +251,8 @@ def _scale_set(
                 ]
             ),
             security_profile=_security_profile(layout),
+            # a VM being deleted (scale-in, a surge batch, an eviction) gets a Terminate event and drains first
+            scheduled_events_profile=_scheduled_events(layout),
             capacity_reservation=_capacity_reservation(layout),
             extension_profile=_extension_profile(layout),
             **_spot(layout),

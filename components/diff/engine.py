@@ -437,6 +437,11 @@ def _warnings(
             notes.append(_release_update(old_res[item.urn], res, item))
         elif item.verdict == "restart":
             disruption.append(f"DISRUPTION: {_what(res)}: {why} change in place with a stop/start of the node")
+        elif item.verdict == "refresh" and rule.holds == "nodes" and _rolls(rule.rolls, res.get("inputs", {})):
+            disruption.append(
+                f"DISRUPTION: {_what(res)}: {why} change in place, rolled out by the group itself: running nodes are "
+                f"drained and replaced in batches ({scratch} then); new nodes get the new one"
+            )
         elif item.verdict == "refresh" and rule.holds == "nodes":
             disruption.append(
                 f"DISRUPTION: {_what(res)}: {why} change in place, but running nodes keep their old configuration "
@@ -510,3 +515,14 @@ def _summary(
         **compared,
         "line": line,
     }
+
+
+def _rolls(paths: tuple[str, ...], inputs: dict[str, Any]) -> bool:
+    """Whether one of the rule's `rolls` inputs (dotted paths) is set in the resource's inputs."""
+    for path in paths:
+        value: Any = inputs
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None:
+            return True
+    return False

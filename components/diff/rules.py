@@ -56,6 +56,8 @@ class TypeRule:
     versioned: bool = False
     known: bool = True  # False: no cloud file lists this type (holds guessed from its name)
     created: str = ""  # what creating it next to resources already deployed does to the running nodes
+    # inputs whose presence means the group rolls a `refresh` change out itself: drained, replaced in batches
+    rolls: tuple[str, ...] = ()
 
 
 def _matches(patterns: tuple[str, ...], path: str) -> bool:
@@ -201,6 +203,7 @@ def load_rules(folder: Path = RULES_DIR) -> Rules:
                 complete=bool(raw.get("complete", False)),
                 versioned=bool(raw.get("versioned", False)),
                 created=one_line(raw.get("created", "")),
+                rolls=_tuple(raw.get("rolls")),
             )
     return Rules(types, defaults, holds_by_ending)
 

@@ -277,6 +277,11 @@ def _pool(
         # a channel-enrolled cluster keeps node auto-upgrade on; the maintenance exclusion holds the version
         management=c.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
         placement_policy=c.NodePoolPlacementPolicyArgs(type="COMPACT") if pool.compact else None,
+        upgrade_settings=c.NodePoolUpgradeSettingsArgs(
+            strategy="SURGE", max_surge=pool.surge[0], max_unavailable=pool.surge[1]
+        )
+        if pool.surge is not None
+        else None,
         network_config=c.NodePoolNetworkConfigArgs(
             enable_private_nodes=True, additional_node_network_configs=extra or None
         ),

@@ -78,6 +78,8 @@ def build_nodes(
             ],
             # GPU nodes take minutes to boot; do not block the deploy on them.
             wait_for_instances=False,
+            # update rolling: a new template rolls, drained by the node's shutdown handler (layout.gcp.nodes)
+            update_policy=update_policy(layout),
             resource_policies=gcp.compute.InstanceGroupManagerResourcePoliciesArgs(workload_policy=workload.self_link)
             if workload
             else None,
@@ -212,4 +214,19 @@ def _template(
         labels=labels,
         description=f"gpu-cluster {spec.name} nodes ({spec.instance.label})",
         opts=key.after(child) if key else child,
+    )
+
+
+def update_policy(layout: GcpLayout) -> gcp.compute.InstanceGroupManagerUpdatePolicyArgs | None:
+    """The MIG's update policy from `layout.rollout`: PROACTIVE, minimal action REPLACE (a new template replaces the
+    VM: its boot disk and startup script), fixed surge and unavailability (a zonal group: fixed counts)."""
+    rollout = layout.rollout
+    if rollout is None:
+        return None
+    return gcp.compute.InstanceGroupManagerUpdatePolicyArgs(
+        type=rollout.type,
+        minimal_action=rollout.minimal_action,
+        max_surge_fixed=rollout.max_surge,
+        max_unavailable_fixed=rollout.max_unavailable,
+        replacement_method=rollout.replacement_method,
     )

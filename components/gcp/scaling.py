@@ -13,7 +13,7 @@ from ..layout.gcp import GcpLayout
 from ..layout.gcp.scaling import Autoscaler, Queue
 from .identity import Identity
 from .network import Network
-from .nodes import Nodes, _template
+from .nodes import Nodes, _template, update_policy
 
 
 @dataclass
@@ -153,6 +153,7 @@ def _floor_group(
             gcp.compute.InstanceGroupManagerVersionArgs(name="primary", instance_template=template.self_link_unique)
         ],
         wait_for_instances=False,
+        update_policy=update_policy(layout),
         auto_healing_policies=gcp.compute.InstanceGroupManagerAutoHealingPoliciesArgs(
             health_check=health_check.id, initial_delay_sec=layout.health_probe.initial_delay_sec
         )

@@ -47,6 +47,8 @@ class Registered:
     # the provider reference the SDK sent (`urn::id`; empty: the engine's default provider). Not in the
     # plan JSON: the plans of the shipped stacks stay as they were (tests/test_component_provider.py reads it)
     provider: str = field(default="", compare=False)
+    # the URNs of its explicit and input dependencies (depends_on, Output inputs); not in the plan JSON either
+    dependencies: tuple[str, ...] = field(default=(), compare=False)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -207,6 +209,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 aliases=self._alias_urns(request),
                 ignore_changes=tuple(request.ignoreChanges),
                 provider=request.provider,
+                dependencies=tuple(request.dependencies),
             )
         )
         obj = _sync_await(rpc.serialize_properties(state, {}))

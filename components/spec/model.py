@@ -142,6 +142,17 @@ Scheduler = Annotated[
         },
     ),
 ]
+UpdateStrategy = Annotated[
+    Literal["rolling", "manual"],
+    Choice(
+        "UpdateStrategy",
+        "How a managed group's running nodes take a new image, driver or template.",
+        {
+            "rolling": "Drain, then replace in batches with the cloud's own machinery (default).",
+            "manual": "Nothing rolls: new nodes launch with the change, running ones keep theirs until replaced.",
+        },
+    ),
+]
 Compliance = Annotated[
     Literal["none", "cis", "mlps3"],
     Choice(
@@ -409,6 +420,19 @@ class ScalingConfig(_Model):
         return value
 
 
+class UpdateConfig(_Model):
+    """How a managed group or a Kubernetes GPU pool replaces its nodes after a change (catalog/update.yaml)."""
+
+    strategy: UpdateStrategy = "rolling"
+    """rolling (default: drain, then replace in batches) or manual (nothing rolls)."""
+    min_healthy_percent: int | None = Field(None, ge=0, le=100)
+    """Percent of the nodes kept in service while nodes are replaced (default 90)."""
+    max_surge: int | None = Field(None, ge=0, le=MAX_NODES)
+    """Nodes launched above the count while nodes are replaced (default 0: GPU capacity is usually the count)."""
+    drain_timeout_seconds: int | None = Field(None, ge=1, le=86400)
+    """Seconds a node has to drain before it is terminated (default: the cloud's, catalog/update.yaml)."""
+
+
 class EncryptionConfig(_Model):
     """The key of every disk and filesystem the stack creates (capabilities `encryption:`)."""
 
@@ -483,6 +507,8 @@ class ClusterConfig(_Model):
     """scheduler slurm: the head node and the partition."""
     encryption: EncryptionConfig = EncryptionConfig()
     """The key of every disk and filesystem."""
+    update: UpdateConfig | None = None
+    """How the nodes of a managed group or Kubernetes pool are replaced: rolling (default) or manual."""
     compliance: Compliance = "none"
     """none (default), cis or mlps3."""
     aws: AwsOptions | None = None

@@ -16,6 +16,7 @@ from .rules.capacity import flex_start_loose
 from .rules.identity import check_access
 from .rules.instance import zone_of
 from .rules.scaling import min_nodes
+from .rules.update import update_spec
 
 
 def _placement(ctx: Context) -> Literal["cluster", "spread", "none"]:
@@ -171,6 +172,7 @@ def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: flo
         scheduler=cfg.scheduler,
         kubernetes=_kubernetes_spec(cloud, cfg),
         slurm=_slurm_spec(cloud, cfg),
+        update=update_spec(cloud, cfg),
         azure=cfg.azure or AzureOptions(),
         gcp=cfg.gcp or GcpOptions(),
         alicloud=cfg.alicloud or AlicloudOptions(),

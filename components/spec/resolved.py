@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..catalog import Cloud, InstanceType
+from ..catalog import update as catalog_update
 from ..errors import Finding
 from .model import (
     AlicloudOptions,
@@ -45,6 +47,36 @@ class KubernetesSpec:
     system_instance_type: str
     system_nodes: int
     service_monitor: bool
+
+
+@dataclass(frozen=True)
+class UpdateSpec:
+    """`update` resolved against catalog/update.yaml (defaults, and the cloud's drain budget for this kind of group)."""
+
+    strategy: Literal["rolling", "manual"]
+    min_healthy_percent: int
+    max_surge: int
+    drain_timeout_seconds: int | None  # None: the cloud has no drain budget to set on this group
+
+    @property
+    def rolling(self) -> bool:
+        return self.strategy == "rolling"
+
+    def max_unavailable(self, nodes: int) -> int:
+        """Nodes one batch may take down: what minHealthyPercent leaves of `nodes`, and at least one when nothing
+        surges (otherwise no node could ever be replaced; the spec refuses minHealthyPercent 100 without a surge)."""
+        down = nodes - math.ceil(nodes * self.min_healthy_percent / 100)
+        return max(down, 1) if self.max_surge == 0 else max(down, 0)
+
+    def max_in_service_percent(self, nodes: int) -> int:
+        """The count plus maxSurge, as a percent of `nodes` (AWS instance refresh MaxHealthyPercentage; 100: none)."""
+        return 100 + math.ceil(self.max_surge * 100 / max(nodes, 1))
+
+
+def default_update() -> UpdateSpec:
+    """No `update` block, no cloud: catalog/update.yaml's defaults (a cloud's drain budget is set by `resolve`)."""
+    base = catalog_update.defaults()
+    return UpdateSpec(base["strategy"], int(base["minHealthyPercent"]), int(base["maxSurge"]), None)
 
 
 @dataclass(frozen=True)
@@ -99,6 +131,7 @@ class ClusterSpec:
     slurm: SlurmConfig | None = None  # scheduler slurm, headInstanceType resolved
     # the cluster config holds secure values: values taken from it stay secret in state and plans
     secret_config: bool = False
+    update: UpdateSpec = field(default_factory=default_update)  # how the managed group's nodes are replaced
     azure: AzureOptions = field(default_factory=AzureOptions)
     gcp: GcpOptions = field(default_factory=GcpOptions)
     alicloud: AlicloudOptions = field(default_factory=AlicloudOptions)

@@ -59,6 +59,7 @@ TRANSLATIONS: dict[str, Translation] = {
         "alicloud_ess_scaling_configuration", svc.ess_configuration, _PULUMI_ONLY
     ),
     "alicloud:ess/scheduledTask:ScheduledTask": Translation("alicloud_ess_scheduled_task", svc.ess_scheduled_task),
+    "alicloud:ess/lifecycleHook:LifecycleHook": Translation("alicloud_ess_lifecycle_hook", svc.ess_lifecycle_hook),
     "alicloud:ram/role:Role": Translation("alicloud_ram_role", svc.ram_role),
     "alicloud:ram/policy:Policy": Translation("alicloud_ram_policy", svc.ram_policy),
     "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": Translation(

@@ -165,6 +165,23 @@ def ess_scheduled_task(i: Inputs, region: str) -> list[Call]:
     return [Call("ess:CreateScheduledTask", ess.CreateScheduledTaskRequest, req, src)]
 
 
+def ess_lifecycle_hook(i: Inputs, region: str) -> list[Call]:
+    req = drop_none(
+        {
+            "RegionId": region,
+            "ScalingGroupId": i.ok("scalingGroupId"),
+            "LifecycleHookName": i.ok("name"),
+            "LifecycleTransition": i.ok("lifecycleTransition"),
+            "DefaultResult": i.ok("defaultResult"),
+            "HeartbeatTimeout": i.ok("heartbeatTimeout"),
+            "NotificationArn": i.ok("notificationArn"),
+            "NotificationMetadata": i.ok("notificationMetadata"),
+        }
+    )
+    src = "alicloud/resource_alicloud_ess_lifecyclehook.go resourceAliyunEssLifeCycleHookCreate"
+    return [Call("ess:CreateLifecycleHook", ess.CreateLifecycleHookRequest, req, src)]
+
+
 # --- RAM, KMS ----------------------------------------------------------------------------------------------------
 
 

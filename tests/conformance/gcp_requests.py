@@ -556,6 +556,20 @@ def instance_group_manager(i: dict[str, Any], ctx: Context) -> list[Request]:
     if policies is not None:
         body["resourcePolicies"] = policies.same({}, "workloadPolicy")
         policies.done()
+    update = s.sub("updatePolicy")
+    if update is not None:
+        # expandUpdatePolicy: max_surge_fixed / _percent -> maxSurge {fixed | percent}, the same for maxUnavailable
+        policy = update.same(
+            {}, "type", "minimalAction", "mostDisruptiveAllowedAction", "replacementMethod", "minReadySec"
+        )
+        for key in ("maxSurge", "maxUnavailable"):
+            fixed, percent = update.pop(f"{key}Fixed"), update.pop(f"{key}Percent")
+            if fixed is not None:
+                policy[key] = {"fixed": fixed}
+            elif percent is not None:
+                policy[key] = {"percent": percent}
+        body["updatePolicy"] = policy
+        update.done()
     zone = s.pop("zone")
     s.drop("project", "waitForInstances", "waitForInstancesStatus")
     s.done()

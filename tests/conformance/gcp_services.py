@@ -221,6 +221,8 @@ def node_pool(i: dict[str, Any], ctx: Context) -> list[Request]:
         ("management", ("autoRepair", "autoUpgrade")),
         ("placementPolicy", ("type", "policyName", "tpuTopology")),
         ("queuedProvisioning", ("enabled",)),
+        # expandUpgradeSettings: max_surge, max_unavailable, strategy (blue_green_settings not set here)
+        ("upgradeSettings", ("maxSurge", "maxUnavailable", "strategy")),
     ):
         part = s.sub(key)
         if part is not None:

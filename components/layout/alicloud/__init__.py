@@ -80,12 +80,14 @@ from .network import NAT_EIP_BANDWIDTH_MBPS, vswitch_cidrs
 from .nodes import (
     DISK_GLOBS,
     STRATEGIES,
+    EssDrainHook,
     GpuDriver,
     Image,
     Placement,
     applied_placement,
     driver_mark_part,
     driver_script,
+    ess_drain_hook,
     gzip_user_data,
     size_problems,
     tag_problems,
@@ -148,6 +150,7 @@ class AlicloudLayout:
     kubernetes: AckLayout | None = None  # scheduler: kubernetes (ACK); None builds the nodes as today
     slurm: AliSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key's delivery, the login client
     fleet: AlicloudFleet | None = None  # elastic fleet: minNodes and the Spot mix of the ESS group
+    drain_hook: EssDrainHook | None = None  # a managed ESS group: the scale-in lifecycle hook (drain first)
     encryption: AliEncryption | None = None  # encryption.key: the KMS key of every ESSD (None: the ECS service key)
 
     @property
@@ -286,5 +289,6 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         kubernetes=kubernetes,
         slurm=slurm,
         fleet=fleet,
+        drain_hook=ess_drain_hook(spec),
         encryption=encryption_plan(spec),  # decided here, read by components/alicloud/encryption.py
     )

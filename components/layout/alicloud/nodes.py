@@ -12,6 +12,7 @@ from typing import Literal
 from ... import bootstrap
 from ...bootstrap import Part
 from ...catalog.capabilities import capabilities
+from ...catalog.update import cloud_update
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from .data import alicloud_data
@@ -180,3 +181,24 @@ def driver_mark_part(driver: GpuDriver | None) -> Part:
         return Part("gpu-driver-mark")
     mark = f"mkdir -p {DRIVER_BOOT_FILE.rsplit('/', 1)[0]} && cat /proc/sys/kernel/random/boot_id > {DRIVER_BOOT_FILE}"
     return bootstrap.commands_part("gpu-driver-mark", [("sh", "-c", mark)])
+
+
+@dataclass(frozen=True)
+class EssDrainHook:
+    """The ESS group's scale-in lifecycle hook: an instance being removed waits until the node has drained and
+    completed the action, or until the heartbeat timeout continues it (catalog/update.yaml alicloud.hook)."""
+
+    name: str
+    transition: str
+    default_result: str
+    heartbeat_seconds: int
+
+
+def ess_drain_hook(spec: ClusterSpec) -> EssDrainHook | None:
+    """A managed ESS group of the VM modes: its scale-in hook (update.drainTimeoutSeconds); None otherwise."""
+    if spec.node_group != "managed" or spec.kubernetes is not None:
+        return None
+    hook = cloud_update("alicloud").hook
+    seconds = spec.update.drain_timeout_seconds
+    assert hook is not None and seconds is not None  # catalog/update.yaml alicloud
+    return EssDrainHook(hook.name, hook.transition, hook.default_result, seconds)

@@ -36,11 +36,14 @@ from .nodes import (
     INSTANCE_STORE_GLOBS,
     ROOT_DEVICE,
     SCRATCH_DEVICE,
+    DrainHook,
     Image,
     Market,
+    Refresh,
     check_purchase,
     image_of,
     market_of,
+    rollout_of,
 )
 from .proof import count_wired_gbps
 from .scaling import AwsScaling, QueueMetric
@@ -59,6 +62,7 @@ __all__ = [
     "AwsLayout",
     "AwsScaling",
     "AwsSlurm",
+    "DrainHook",
     "EksLayout",
     "EksPool",
     "Image",
@@ -67,6 +71,7 @@ __all__ = [
     "NetworkInterface",
     "NodeIdentity",
     "QueueMetric",
+    "Refresh",
     "count_wired_gbps",
     "efa_interfaces",
     "health_hook_action",
@@ -102,6 +107,8 @@ class AwsLayout:
     slurm: AwsSlurm | None = None  # scheduler slurm: the head node, the MUNGE secret, the Slurm bootstraps
     scaling: AwsScaling | None = None  # elastic fleet: minNodes, scaling policies and schedules, the Spot mix
     encryption: AwsEncryption | None = None  # encryption.key: the KMS key (None: provider, the AWS managed keys)
+    refresh: Refresh | None = None  # update rolling: the managed group's instance refresh
+    drain_hook: DrainHook | None = None  # a managed group's termination lifecycle hook (the node drains first)
 
     @property
     def efa_count(self) -> int:
@@ -149,6 +156,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
     if slurm is not None:
         parts = (*parts, *slurm.compute_parts)
     scaling = scaling_plan(spec)
+    refresh, drain_hook = rollout_of(spec)
     if scaling is not None:
         parts = (*parts, scaling.agent)
     layout = AwsLayout(
@@ -177,6 +185,8 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         scaling=scaling,
         # the key is decided here, with every other refusal, before components/aws registers a resource
         encryption=encryption_plan(spec),
+        refresh=refresh,
+        drain_hook=drain_hook,
     )
     if spec.kubernetes is None:
         return layout

@@ -17,6 +17,7 @@ from typing import Literal
 from ... import bootstrap, catalog
 from ...bootstrap.fabric import FabricUsability
 from ...catalog import kubernetes as kubernetes_offers
+from ...catalog.update import cloud_update
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from .. import Scratch, split_cidr
@@ -42,6 +43,7 @@ class EksPool:
     root_gb: int
     labels: Mapping[str, str]
     taints: tuple[Mapping[str, str], ...]  # {key, value, effect} with the EKS API's effect names
+    max_unavailable: int | None = None  # update_config: nodes an update takes down at once (None: EKS's default)
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,8 @@ def plan(
         root_gb=root_gb,
         labels=gpu_labels(spec),
         taints=({**GPU_TAINT, "effect": effects[GPU_TAINT["effect"]]},),
+        # the node group drains each node itself; the spec's update block sizes its batches
+        max_unavailable=_max_unavailable(spec),
     )
     role = data["clusterRole"]
     access = data["access"]
@@ -241,3 +245,9 @@ def plan(
         identity=identity,
         fabric_usability=eks_usability(efa_count),
     )
+
+
+def _max_unavailable(spec: ClusterSpec) -> int:
+    """update_config.max_unavailable of the GPU node group: the spec's batch, within the API's cap."""
+    batch, cap = spec.update.max_unavailable(spec.nodes), cloud_update("aws").kubernetes_max_unavailable
+    return batch if cap is None else min(batch, cap)

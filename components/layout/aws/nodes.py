@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from ... import catalog
 from ...catalog import releases
+from ...catalog.update import cloud_update
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from .. import image_for
@@ -64,3 +65,40 @@ def image_of(spec: ClusterSpec) -> Image:
 
 def market_of(spec: ClusterSpec) -> Market:
     return "spot" if spec.spot else "capacity-block" if spec.reservation_type == "capacity-block" else "on-demand"
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """update rolling: the group's instance refresh, started by every launch template change."""
+
+    min_healthy_percent: int
+    max_healthy_percent: int  # 100 + maxSurge as a percent of the nodes
+
+
+@dataclass(frozen=True)
+class DrainHook:
+    """The termination lifecycle hook: a node leaving the group waits in Terminating:Wait until its handler has
+    drained it and completes the action (or the heartbeat timeout continues it)."""
+
+    name: str
+    transition: str
+    default_result: str
+    heartbeat_seconds: int
+    actions: tuple[str, ...]  # what the node role may do on its own group
+    describe: tuple[str, ...] = ()  # read-only, no resource type: how the node finds its group's name
+
+
+def rollout_of(spec: ClusterSpec) -> tuple[Refresh | None, DrainHook | None]:
+    """A managed group of the VM modes: its instance refresh (update: rolling) and its drain hook (always: a scale-in
+    drains too). Instances and EKS node groups (which drain themselves) get neither."""
+    if spec.node_group != "managed" or spec.kubernetes is not None:
+        return None, None
+    update, entry = spec.update, cloud_update("aws")
+    assert entry.hook is not None and update.drain_timeout_seconds is not None  # catalog/update.yaml aws
+    hook = entry.hook
+    drain = DrainHook(
+        hook.name, hook.transition, hook.default_result, update.drain_timeout_seconds, hook.actions, hook.describe
+    )
+    if not update.rolling:
+        return None, drain
+    return Refresh(update.min_healthy_percent, update.max_in_service_percent(spec.nodes)), drain

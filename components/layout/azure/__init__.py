@@ -52,9 +52,11 @@ from .nodes import (
     DataDisk,
     Group,
     Image,
+    ScaleSetRollout,
     custom_data,
     group_problems,
     image_of,
+    scale_set_rollout,
     single_placement_group,
 )
 from .proof import count_wired_gbps
@@ -132,6 +134,7 @@ class AzureLayout:
     slurm: AzureSlurm | None = None  # scheduler slurm: the head node, the MUNGE key's vault, the Slurm parts
     elastic: AzureElastic | None = None  # scaling: the scale set's autoscale setting, its queue and metric
     encryption: AzureEncryption | None = None  # encryption.key not provider: the vault, key and disk encryption set
+    rollout: ScaleSetRollout | None = None  # scale sets: upgrade policy and Terminate notification (update:)
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -216,6 +219,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         usability = aks_fabric(spec, aks)
     # the key last, on the scratch as built: its refusal (a key id with Managed Lustre) comes before any resource
     encryption = key_plan(spec, shared, scratch)
+    rollout = scale_set_rollout(spec, group, extension is not None, warnings)
     return AzureLayout(
         spec=spec,
         location=spec.region,
@@ -272,4 +276,5 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         slurm=slurm,
         elastic=elastic,
         encryption=encryption,
+        rollout=rollout,
     )

@@ -15,6 +15,7 @@ from ..kubernetes import GPU_TAINT, Manifest, Release, gpu_labels, manifests, re
 from .access import ACCESS_BLOCK_PREFIX
 from .data import aks_data
 from .network import SecurityRule
+from .nodes import aks_upgrade
 
 # --- scheduler kubernetes: AKS (catalog/kubernetes/azure.yaml) ---------------------------------------
 
@@ -40,6 +41,8 @@ class AksPool:
     zones: tuple[str, ...]
     capacity_reservation_group: str | None
     proximity_placement_group: bool  # in the layout's PPG (the GPU pool with placement cluster)
+    # upgradeSettings (the GPU pool): maxSurge, maxUnavailable, drainTimeoutInMinutes; None: AKS's defaults
+    upgrade: tuple[str, str, int | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,8 @@ def aks(spec: ClusterSpec, node_cidr: str, ib: bool, warnings: list[str]) -> Aks
         zones=zones,
         capacity_reservation_group=spec.reservation or None,
         proximity_placement_group=spec.placement == "cluster",
+        # AKS cordons and drains each node itself, within drainTimeoutInMinutes; the update block sizes it
+        upgrade=aks_upgrade(spec),
     )
     kms = data["kms"]
     api = data["apiServerSubnet"]

@@ -4,6 +4,7 @@ the image, the disks and the nodes' custom data."""
 from __future__ import annotations
 
 import ipaddress
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -11,6 +12,7 @@ from typing import Any, Literal
 from ... import bootstrap, catalog
 from ...bootstrap import Part
 from ...catalog import releases
+from ...catalog.update import cloud_update
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
@@ -178,3 +180,55 @@ def single_placement_group(spec: ClusterSpec, group: Group, ib: bool) -> bool | 
     if spec.instance.fabric == "infiniband" or spec.max_nodes > SCALE_SET_IB_CAP:
         return False
     return None
+
+
+@dataclass(frozen=True)
+class ScaleSetRollout:
+    """How the scale set brings its VMs to a new model (image, custom data): its upgrade policy, and the Terminate
+    notification that lets a node being deleted drain first (Scheduled Events, acknowledged by the node)."""
+
+    mode: Literal["Manual", "Rolling"]
+    max_batch_percent: int | None  # Rolling: the VMs one batch takes (or creates first, with a surge)
+    max_unhealthy_percent: int | None  # Rolling: abort when more are unhealthy (at least one batch)
+    max_surge: bool | None  # Rolling: new VMs first, the old ones deleted after each batch
+    terminate_not_before: str  # ISO 8601: how long a VM being deleted may take to drain (update.drainTimeoutSeconds)
+
+
+def scale_set_rollout(spec: ClusterSpec, group: Group, health: bool, warnings: list[str]) -> ScaleSetRollout | None:
+    """The scale set's rollout (None: no scale set). Rolling needs a health signal, the Application Health extension
+    (`health`): without it the set stays Manual and the plan says so."""
+    if group != "scale-set" or spec.kubernetes is not None:
+        return None
+    update = spec.update
+    assert update.drain_timeout_seconds is not None  # catalog/update.yaml azure: a scale set has one
+    notice = f"PT{update.drain_timeout_seconds // 60}M"
+    if not update.rolling:
+        return ScaleSetRollout("Manual", None, None, None, notice)
+    if not health:
+        warnings.append(
+            f"{CLUSTER_KEY}.update: rolling needs a health signal and health.enabled is false (no Application Health "
+            "extension): the scale set stays Manual; roll a new model by hand, a batch at a time: az vmss "
+            "update-instances --resource-group <group> --name <scale set> --instance-ids <ids>"
+        )
+        return ScaleSetRollout("Manual", None, None, None, notice)
+    feature = cloud_update("azure").surge_feature
+    if update.max_surge and feature:
+        warnings.append(
+            f"{CLUSTER_KEY}.update.maxSurge: a scale set's MaxSurge is a preview feature: register {feature} on the "
+            "subscription first (catalog/update.yaml); surged VMs get new instance ids and IPs"
+        )
+    nodes = max(spec.nodes, 1)
+    batch = update.max_surge or update.max_unavailable(spec.nodes)
+    batch_percent = min(100, math.ceil(batch * 100 / nodes))
+    unhealthy = min(100, max(100 - update.min_healthy_percent, batch_percent))
+    return ScaleSetRollout("Rolling", batch_percent, unhealthy, update.max_surge > 0, notice)
+
+
+def aks_upgrade(spec: ClusterSpec) -> tuple[str, str, int | None]:
+    """The AKS GPU pool's upgradeSettings: maxSurge, maxUnavailable (with a surge nothing else goes down: AKS's own
+    default maxUnavailable 0) and drainTimeoutInMinutes."""
+    update = spec.update
+    drain = None if update.drain_timeout_seconds is None else update.drain_timeout_seconds // 60
+    if update.max_surge:
+        return str(update.max_surge), "0", drain
+    return "0", str(update.max_unavailable(spec.nodes)), drain

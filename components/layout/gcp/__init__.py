@@ -33,11 +33,13 @@ from .nodes import (
     LOCAL_SSD_GLOBS,
     SCRATCH_DISK_GLOBS,
     Image,
+    MigRollout,
     Scheduling,
     check_n1,
     consumption,
     disk_type,
     image_of,
+    mig_rollout,
     node_bootstrap,
     startup_script,
     zone_of,
@@ -102,6 +104,7 @@ class GcpLayout:
     kubernetes: Gke | None = None  # scheduler kubernetes: the GKE cluster, its pools and in-cluster objects
     slurm: GcpSlurm | None = None  # scheduler slurm: the head node, the MUNGE secret, the Slurm bootstraps
     elastic: Elastic | None = None  # scaling / spot.onDemandBase: the autoscaler and the standard floor group
+    rollout: MigRollout | None = None  # update rolling: the managed instance groups' update policy
     encryption: GcpEncryption | None = None  # encryption.key not provider: the key ring and key, or the key named
 
     @property
@@ -256,4 +259,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         slurm=slurm,
         elastic=elastic,
         encryption=encryption,
+        rollout=mig_rollout(
+            spec, placement.vm_count if placement is not None and placement.kind == "compact" else None
+        ),
     )

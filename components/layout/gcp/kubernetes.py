@@ -54,6 +54,8 @@ class GkePool:
     reservation: str | None = None
     compact: bool = False  # placementPolicy COMPACT
     networks: tuple[NodeNetwork, ...] = ()
+    # upgrade_settings SURGE (update: the GPU pool): nodes above the count, nodes down at once; None: GKE's default
+    surge: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -287,6 +289,8 @@ def gke_layout(spec: ClusterSpec, nics: Sequence[Nic], placement: bool, warnings
         reservation=spec.reservation or None,
         compact=placement,
         networks=node_networks(spec, nics, data),
+        # GKE cordons and drains each node itself; the update block sizes the batches
+        surge=(spec.update.max_surge, spec.update.max_unavailable(spec.nodes)),
     )
     system = GkePool(
         name="system",

@@ -183,3 +183,34 @@ def startup_script(parts: Sequence[Part] | Scratch) -> str | None:
         *(p.summary for p in parts if p.summary and not p.empty),
     ]
     return bootstrap.startup_script(parts, header)
+
+
+@dataclass(frozen=True)
+class MigRollout:
+    """update rolling: the managed instance group's update policy (PROACTIVE: a new template version rolls)."""
+
+    max_surge: int
+    max_unavailable: int
+    # RECREATE keeps the instance names (the Slurm node names, the hostfile) and adds no VM beyond the count;
+    # SUBSTITUTE (with a surge) creates new ones under new names
+    replacement_method: Literal["RECREATE", "SUBSTITUTE"]
+    type: str = "PROACTIVE"
+    minimal_action: str = "REPLACE"
+
+
+def mig_rollout(spec: ClusterSpec, compact_vm_count: int | None) -> MigRollout | None:
+    """A managed group's update policy (update: rolling); None: the MIG's defaults (manual, instances, GKE)."""
+    update = spec.update
+    if spec.node_group != "managed" or spec.kubernetes is not None or not update.rolling:
+        return None
+    if compact_vm_count is not None and update.max_surge:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.update.maxSurge",
+            f"{update.max_surge}: the compact placement policy holds exactly {compact_vm_count} VMs (its vmCount), so "
+            "no VM can be created above the count; allowed: 0 (nodes are recreated in place, under their names)",
+        )
+    return MigRollout(
+        max_surge=update.max_surge,
+        max_unavailable=update.max_unavailable(spec.nodes),
+        replacement_method="SUBSTITUTE" if update.max_surge else "RECREATE",
+    )

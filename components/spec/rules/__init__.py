@@ -26,6 +26,7 @@ from .nodes import _image, _node_counts, _node_group, _node_group_default
 from .scaling import _scaling
 from .scheduler import _scheduler, _slurm_names
 from .storage import _mount_paths, _scratch, _shared_storage
+from .update import _update
 
 CROSS_RULES: tuple[Check, ...] = (
     _name,
@@ -54,5 +55,6 @@ CROSS_RULES: tuple[Check, ...] = (
     _gpu_vendor,
     _cpu_arch,
     _scaling,
+    _update,
     _encryption,
 )
