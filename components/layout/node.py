@@ -1,4 +1,5 @@
-"""A GPU node's bootstrap, in order: scratch, the cloud's fabric parts, MIG, health check, metrics. Layout work:
+"""A GPU node's bootstrap, in order: scratch, the cloud's fabric parts, MIG, health check, metrics, interruption
+watcher (scheduler slurm or none: drain before the node goes). Layout work:
 it chooses the bootstrap parts from the spec.
 
 Every cloud's layout calls `node_parts` with what only it knows (how many fabric devices it wired,
@@ -13,6 +14,7 @@ from dataclasses import replace
 
 from ..bootstrap import Part
 from ..bootstrap.health import HealthCheck, health_part
+from ..bootstrap.interruption import interruption_part
 from ..bootstrap.metrics import metrics_part
 from ..bootstrap.mig import mig_part
 from ..bootstrap.mounts import Mount, mounts_part
@@ -67,4 +69,6 @@ def node_parts(
         mounts_part(mounts),
         health_part(check, unhealthy_hook),
         metrics_part(spec.dcgm_exporter, spec.instance.gpu_vendor),
+        # Kubernetes nodes: an empty part (the in-cluster handler or the managed pool drains them)
+        interruption_part(spec.cloud, spec.scheduler, managed=spec.node_group == "managed"),
     )
