@@ -77,6 +77,7 @@ def test_efa_nodes_get_every_part_in_order_and_the_environment_nccl_needs():
         "gpu-cluster-efa.service",
         "gpu-cluster-health.service",
         "gpu-cluster-dcgm-exporter.service",
+        "gpu-cluster-drain.service",  # with gpu-cluster-interruption.service
     ]
     nccl = env_of(got["/etc/gpu-cluster/nccl.env"])
     assert nccl == {

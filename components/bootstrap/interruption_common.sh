@@ -4,7 +4,7 @@
 # The cloud's script defines `notice`, which looks at the metadata service once and, when this node is about to
 # go, sets NOTICE (what identifies this notice: a notice is drained once), WHY (one line) and DEADLINE (epoch
 # seconds: when the node goes); it may define `after_drain` (tell the cloud the node is done: AWS completes the
-# lifecycle action, Azure approves the event) and `pace` (the wait between two looks: POLL_SECONDS by default).
+# lifecycle action, Azure approves the event) and `pace` (the wait between two looks; without it POLL_SECONDS).
 # A notice runs the drain (gpu-cluster-drain WHY DEADLINE), then `after_drain`.
 #
 # Environment: DRAIN (the drain command), STATE_FILE (the notices already drained), POLL_SECONDS, ONCE (look once
@@ -23,16 +23,12 @@ epoch() { date -d "$1" +%s 2>/dev/null || echo "$2"; }
 
 now() { date +%s; }
 
-after_drain() { :; }
-
-pace() { sleep "$POLL_SECONDS"; }
-
 handled() { [ -f "$STATE_FILE" ] && grep -qxF "$1" "$STATE_FILE"; }
 
 handle() {
     log "${WHY}: draining"
     "$DRAIN" "gpu-cluster: ${WHY}" "$DEADLINE"
-    after_drain
+    if declare -F after_drain >/dev/null; then after_drain; fi
     mkdir -p "$(dirname "$STATE_FILE")"
     echo "$NOTICE" >>"$STATE_FILE"
 }
@@ -45,6 +41,6 @@ watch() {
             handle
         fi
         [ -n "${ONCE:-}" ] && return 0
-        pace
+        if declare -F pace >/dev/null; then pace; else sleep "$POLL_SECONDS"; fi
     done
 }
