@@ -3,6 +3,7 @@ with the settings catalog/interruption.yaml gives; Kubernetes nodes, Slurm heads
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +14,6 @@ from components.bootstrap.interruption import (
     DRAIN_PATH,
     SHUTDOWN_UNIT,
     WATCHER_UNIT,
-    bare,
     interruption_part,
     shutdown_script,
     watcher_env,
@@ -62,8 +62,8 @@ def test_every_gpu_node_gets_the_drain_and_its_clouds_watcher_with_the_catalogs_
     for name in gpu:
         got = files[name]
         # as the node gets them: the watcher of this cloud, the drain, their settings and both units
-        assert got[WATCHER].rstrip("\n") == bare(bootstrap.script(f"interruption_{cloud}.sh")).rstrip("\n")
-        assert got[DRAIN_PATH].rstrip("\n") == bare(bootstrap.script("drain.sh")).rstrip("\n")
+        assert got[WATCHER].rstrip("\n") == bootstrap.script(f"interruption_{cloud}.sh").rstrip("\n")
+        assert got[DRAIN_PATH].rstrip("\n") == bootstrap.script("drain.sh").rstrip("\n")
         assert node.env_file_values(got["/etc/gpu-cluster/interruption.env"]) == watcher_env(cloud, managed=managed)
         assert node.env_file_values(got["/etc/gpu-cluster/drain.env"])["SCHEDULER"] == scheduler
         assert {f"/etc/systemd/system/{WATCHER_UNIT}", f"/etc/systemd/system/{SHUTDOWN_UNIT}"} <= set(got)
@@ -123,9 +123,17 @@ def test_the_part_enables_both_units_and_says_what_it_does():
 
 
 def test_the_node_copy_keeps_the_code_and_drops_only_comments():
-    text = bootstrap.script("interruption_aws.sh")
-    node_copy = bare(text)
-    assert node_copy.startswith("#!/bin/bash\n")
-    code = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    assert [line for line in node_copy.splitlines() if not line.startswith("#")] == code
-    assert len(node_copy) < len(text)
+    text = (Path(bootstrap.__file__).parent / "interruption_gcp.sh").read_text()
+    common = (Path(bootstrap.__file__).parent / "interruption_common.sh").read_text()
+    node_copy = bootstrap.script("interruption_gcp.sh")
+    assert node_copy.startswith("#!/bin/bash\n") and "# shellcheck shell=bash\n" in node_copy
+    code = [line for line in (text + common).splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    lines = node_copy.splitlines()
+    assert [line for line in code if line not in lines] == ['. "${BASH_SOURCE[0]%/*}/interruption_common.sh"']
+    assert [line for line in lines if line.lstrip().startswith("#")] == ["#!/bin/bash", "# shellcheck shell=bash"]
+
+
+def test_here_documents_are_written_whole():
+    text = "#!/bin/bash\n# a comment\ncat >f <<EOF\n# kept: the file's own comment\nx = 1\nEOF\n  # gone\necho done\n"
+    kept = "#!/bin/bash\ncat >f <<EOF\n# kept: the file's own comment\nx = 1\nEOF\necho done\n"
+    assert bootstrap.node_text(text) == kept

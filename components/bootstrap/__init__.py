@@ -52,10 +52,34 @@ class Part:
 _SOURCE_BESIDE = re.compile(r'^# shellcheck source=(\S+)\n\. "\$\{BASH_SOURCE\[0\]%/\*\}/\1"\n', re.M)
 
 
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+
+
+def node_text(text: str) -> str:
+    """A script as a node gets it: without its comment-only lines (the interpreter line, shellcheck's directives and
+    here-documents' bodies kept). The comments are the repository's: EC2 and Alibaba take at most 16 KB of (gzip)
+    user data, and the whole bootstrap of a Slurm node with EFS over TLS was at that limit with them."""
+    kept: list[str] = []
+    until: str | None = None  # the terminator of the here-document we are in
+    for line in text.splitlines():
+        if until is not None:
+            kept.append(line)
+            until = None if line.strip() == until else until
+            continue
+        stripped = line.lstrip()
+        if stripped.startswith("#") and not stripped.startswith(("#!", "# shellcheck")):
+            continue
+        match = None if "<<<" in line else _HEREDOC.search(line)
+        until = match.group(1) if match and not stripped.startswith("#") else None
+        kept.append(line)
+    return "\n".join(kept) + ("\n" if text.endswith("\n") else "")
+
+
 @cache
 def script(name: str) -> str:
-    """A shell script shipped beside this module (shellcheck-clean; tested against stubs), libraries inlined."""
-    return _SOURCE_BESIDE.sub(lambda m: (_HERE / m.group(1)).read_text(), (_HERE / name).read_text())
+    """A shell script shipped beside this module (shellcheck-clean; tested against stubs), libraries inlined, as the
+    node gets it (`node_text`: without its comment lines)."""
+    return node_text(_SOURCE_BESIDE.sub(lambda m: (_HERE / m.group(1)).read_text(), (_HERE / name).read_text()))
 
 
 def env_file(values: Mapping[str, str]) -> str:

@@ -27,18 +27,6 @@ WATCHER_UNIT = f"gpu-cluster-{NAME}.service"
 SHUTDOWN_UNIT = "gpu-cluster-drain.service"
 
 
-def bare(text: str) -> str:
-    """A script as the node gets it: without its comment lines and blank lines (the shebang and shellcheck's
-    directives kept). The comments are the repository's; EC2 and Alibaba take at most 16 KB of (gzip) user data,
-    and this part is in every GPU node's."""
-    kept = [
-        line
-        for line in text.splitlines()
-        if line.strip() and (not line.lstrip().startswith("#") or line.startswith(("#!", "# shellcheck")))
-    ]
-    return "\n".join(kept) + "\n"
-
-
 def _words(values: Any) -> str:
     return " ".join(str(v) for v in values)
 
@@ -125,21 +113,22 @@ def watcher_unit(cloud: str) -> str:
     )
 
 
-# Stopped at shutdown before slurmd and munge (it starts after them) and before the node leaves Slurm
-# (gpu-cluster-slurm-leave.service deletes only an idle node): the jobs are requeued first.
-SHUTDOWN = f"""[Unit]
-Description=gpu-cluster: drain at shutdown
-After=network-online.target munge.service slurmd.service gpu-cluster-slurm-leave.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-ExecStart=/bin/true
-ExecStop={DRAIN_PATH} "gpu-cluster: the node is shutting down"
-
-[Install]
-WantedBy=multi-user.target
-"""
+def shutdown_unit(scheduler: str) -> str:
+    """Stopped at shutdown before slurmd and munge (it starts after them) and before the node leaves Slurm
+    (gpu-cluster-slurm-leave.service deletes only an idle node): the jobs are requeued first."""
+    slurm = " munge.service slurmd.service gpu-cluster-slurm-leave.service" if scheduler == "slurm" else ""
+    return (
+        "[Unit]\n"
+        "Description=gpu-cluster: drain at shutdown\n"
+        f"After=network-online.target{slurm}\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        "RemainAfterExit=yes\n"
+        "ExecStart=/bin/true\n"
+        f'ExecStop={DRAIN_PATH} "gpu-cluster: the node is shutting down"\n\n'
+        "[Install]\n"
+        "WantedBy=multi-user.target\n"
+    )
 
 
 def shutdown_script() -> str:
@@ -161,12 +150,12 @@ def interruption_part(cloud: str, scheduler: str, *, managed: bool) -> Part:
     return Part(
         NAME,
         files=(
-            File(DRAIN_PATH, bare(script("drain.sh")), "0755"),
+            File(DRAIN_PATH, script("drain.sh"), "0755"),
             File(DRAIN_ENV, env_file(drain_env)),
-            File(f"/usr/local/sbin/gpu-cluster-{NAME}", bare(script(f"interruption_{cloud}.sh")), "0755"),
+            File(f"/usr/local/sbin/gpu-cluster-{NAME}", script(f"interruption_{cloud}.sh"), "0755"),
             File(f"/etc/gpu-cluster/{NAME}.env", env_file(watcher_env(cloud, managed=managed))),
             File(f"/etc/systemd/system/{WATCHER_UNIT}", watcher_unit(cloud)),
-            File(f"/etc/systemd/system/{SHUTDOWN_UNIT}", SHUTDOWN),
+            File(f"/etc/systemd/system/{SHUTDOWN_UNIT}", shutdown_unit(scheduler)),
         ),
         commands=(
             ("systemctl", "daemon-reload"),
