@@ -60,7 +60,7 @@ def stubs(**extra: str) -> dict[str, str]:
 
 
 def test_script_is_the_one_shipped_in_user_data():
-    assert bootstrap.script("alicloud_erdma.sh") == bootstrap.node_text(SCRIPT.read_text())
+    assert bootstrap.script("alicloud_erdma.sh") == SCRIPT.read_text()
 
 
 def test_brings_up_the_secondary_eri_with_dhclient_and_sets_the_mtu_on_both(tmp_path):

@@ -177,8 +177,7 @@ def test_the_part_installs_the_script_its_settings_and_the_hook():
     check = HealthCheck(8, "H100", "efa", 32, 8, ("/dev/disk/by-id/x*",), "replace")
     part = health_part(check, "#!/bin/bash\necho hook\n")
     files = {f.path: f for f in part.files}
-    shipped = files["/usr/local/sbin/gpu-cluster-health"].content
-    assert shipped == health_script() == bootstrap.node_text(SCRIPT.read_text())
+    assert files["/usr/local/sbin/gpu-cluster-health"].content == health_script() == SCRIPT.read_text()
     env = files["/etc/gpu-cluster/health.env"].content
     assert 'EXPECTED_GPUS="8"' in env and 'EXPECTED_FABRIC_DEVICES="32"' in env and 'ACTION="replace"' in env
     assert "/usr/local/sbin/gpu-cluster-unhealthy" in files

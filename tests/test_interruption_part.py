@@ -45,6 +45,10 @@ def node_files(plan: Any, stack: str) -> dict[str, dict[str, str]]:
     return out
 
 
+def node_copy(name: str) -> str:
+    return bootstrap.node_text(bootstrap.script(name))
+
+
 def _flat(value: Any) -> list[str]:
     if isinstance(value, dict):
         return [s for v in value.values() for s in _flat(v)]
@@ -62,8 +66,8 @@ def test_every_gpu_node_gets_the_drain_and_its_clouds_watcher_with_the_catalogs_
     for name in gpu:
         got = files[name]
         # as the node gets them: the watcher of this cloud, the drain, their settings and both units
-        assert got[WATCHER].rstrip("\n") == bootstrap.script(f"interruption_{cloud}.sh").rstrip("\n")
-        assert got[DRAIN_PATH].rstrip("\n") == bootstrap.script("drain.sh").rstrip("\n")
+        assert got[WATCHER].rstrip("\n") == node_copy(f"interruption_{cloud}.sh").rstrip("\n")
+        assert got[DRAIN_PATH].rstrip("\n") == node_copy("drain.sh").rstrip("\n")
         assert node.env_file_values(got["/etc/gpu-cluster/interruption.env"]) == watcher_env(cloud, managed=managed)
         assert node.env_file_values(got["/etc/gpu-cluster/drain.env"])["SCHEDULER"] == scheduler
         assert {f"/etc/systemd/system/{WATCHER_UNIT}", f"/etc/systemd/system/{SHUTDOWN_UNIT}"} <= set(got)
@@ -125,10 +129,10 @@ def test_the_part_enables_both_units_and_says_what_it_does():
 def test_the_node_copy_keeps_the_code_and_drops_only_comments():
     text = (Path(bootstrap.__file__).parent / "interruption_gcp.sh").read_text()
     common = (Path(bootstrap.__file__).parent / "interruption_common.sh").read_text()
-    node_copy = bootstrap.script("interruption_gcp.sh")
-    assert node_copy.startswith("#!/bin/bash\n") and "# shellcheck shell=bash\n" in node_copy
+    copy = node_copy("interruption_gcp.sh")
+    assert copy.startswith("#!/bin/bash\n") and "# shellcheck shell=bash\n" in copy
     code = [line for line in (text + common).splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    lines = node_copy.splitlines()
+    lines = copy.splitlines()
     assert [line for line in code if line not in lines] == ['. "${BASH_SOURCE[0]%/*}/interruption_common.sh"']
     assert [line for line in lines if line.lstrip().startswith("#")] == ["#!/bin/bash", "# shellcheck shell=bash"]
 
@@ -137,3 +141,18 @@ def test_here_documents_are_written_whole():
     text = "#!/bin/bash\n# a comment\ncat >f <<EOF\n# kept: the file's own comment\nx = 1\nEOF\n  # gone\necho done\n"
     kept = "#!/bin/bash\ncat >f <<EOF\n# kept: the file's own comment\nx = 1\nEOF\necho done\n"
     assert bootstrap.node_text(text) == kept
+
+
+def test_only_the_nodes_that_drain_lose_their_scripts_comments():
+    """GPU nodes with the drain get their scripts without comments (16 KB of user data); the Slurm head, the login
+    node and Kubernetes nodes keep their user data byte for byte: a compute-side change restarts no controller."""
+    plan = plan_stack_with("aws-slurm-h100", login={})
+    files = node_files(plan, "aws-slurm-login")
+    health = "/usr/local/sbin/gpu-cluster-health"
+    gpu = next(f for f in files.values() if WATCHER in f)
+    assert gpu[health] == node_copy("health.sh") != bootstrap.script("health.sh")
+    for name in ("slurm-h100-aws-head", "slurm-h100-aws-login"):
+        common = files[name]["/usr/local/lib/gpu-cluster/slurm_common.sh"]
+        assert common == bootstrap.script("slurm_common.sh") and "\n# " in common, name
+    eks = node_files(plan_stack("aws-eks-h100"), "aws-eks-h100")
+    assert [f[health] for f in eks.values() if health in f] == [bootstrap.script("health.sh")]

@@ -68,10 +68,10 @@ def run_watcher(
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """One look (ONCE) of the cloud's watcher, with the drain as the node gets it; the calls made, in order."""
     drain = tmp_path / "gpu-cluster-drain"
-    drain.write_text(bootstrap.script("drain.sh"))
+    drain.write_text(bootstrap.node_text(bootstrap.script("drain.sh")))
     drain.chmod(0o755)
     watcher = tmp_path / f"interruption_{cloud}.sh"
-    watcher.write_text(bootstrap.script(f"interruption_{cloud}.sh"))
+    watcher.write_text(bootstrap.node_text(bootstrap.script(f"interruption_{cloud}.sh")))
     calls = tmp_path / "calls.log"
     bin_dir = stub_bin(tmp_path, {"curl": curl_stub(answers), **SLURM})
     full = {
@@ -370,5 +370,5 @@ def test_shellcheck_clean_in_the_repository_and_on_the_node(tmp_path, name):
     assert_shellcheck_clean(Path(bootstrap.__file__).parent / name)
     if name != "interruption_common.sh":
         node = tmp_path / name
-        node.write_text(bootstrap.script(name))
+        node.write_text(bootstrap.node_text(bootstrap.script(name)))
         assert_shellcheck_clean(node)

@@ -20,7 +20,7 @@ HEALTH = SCRIPT.with_name("health.sh")
 
 def test_health_script_is_unchanged_without_mounts():
     # nodes without storage.shared keep the health.sh they had: their user data (and nodes) do not change
-    assert health_script() == bootstrap.node_text(HEALTH.read_text()) and "check_mounts" not in health_script()
+    assert health_script() == HEALTH.read_text() and "check_mounts" not in health_script()
     assert health_script(mounts=True).count("check_mounts") == 2
 
 
@@ -118,7 +118,7 @@ def test_shellcheck_clean():
 
 
 def test_script_is_the_one_shipped():
-    assert mounts_script() == bootstrap.node_text(SCRIPT.read_text())
+    assert mounts_script() == SCRIPT.read_text()
 
 
 def test_mounts_with_the_documented_options_and_writes_a_mount_unit(tmp_path):
@@ -252,7 +252,7 @@ def test_other_clients_keep_the_script_byte_for_byte():
     # nodes that do not mount with AZNFS or EFS over TLS keep the mounts.sh they had: their user data (and nodes) do
     # not change
     for client in ("fsx-lustre-apt", "amlfs-apt", "gcp-lustre-apt", "apt", "none", ""):
-        assert mounts_script(client) == bootstrap.node_text(SCRIPT.read_text())
+        assert mounts_script(client) == SCRIPT.read_text()
     spliced = mounts_script("ms-config-apt")
     assert spliced != SCRIPT.read_text() and spliced.count("add_ms_config_repo") == 2
     assert "# shellcheck shell=bash" not in spliced  # the fragment's own directive goes: one script, one shebang
@@ -319,7 +319,7 @@ def test_the_part_carries_the_aznfs_script_only_for_that_client():
     assert files[path] == mounts_script("ms-config-apt")
     assert 'MOUNT_FSTYPE="aznfs"' in files["/etc/gpu-cluster/mounts.env"]
     efs = Mount("/shared", SOURCE_PLACEHOLDER, "nfs4", "nfsvers=4.1", "apt", "nfs-common")
-    assert {f.path: f.content for f in mounts_part(efs).files}[path] == bootstrap.node_text(SCRIPT.read_text())
+    assert {f.path: f.content for f in mounts_part(efs).files}[path] == SCRIPT.read_text()
 
 
 # --- EFS over TLS: a local stunnel client tunnel (mounts_efs_tls.sh, spliced in) ---

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from components.bootstrap import node_text
 from components.layout import scratch_script
 from components.layout.aws import EBS_GLOBS, INSTANCE_STORE_GLOBS
 
@@ -63,7 +62,7 @@ def run(
 
 
 def test_script_is_the_one_shipped_in_user_data():
-    assert scratch_script() == node_text(SCRIPT.read_text())
+    assert scratch_script() == SCRIPT.read_text()
 
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")

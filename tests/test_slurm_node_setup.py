@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from components.bootstrap import node_text, script
+from components.bootstrap import script
 
 from .hook_helpers import BOOTSTRAP
 
@@ -22,10 +22,9 @@ def test_a_node_gets_the_steps_in_place_of_the_library(tmp_path, role):
     beside = (BOOTSTRAP / name).read_text()
     assert beside.count(SOURCE) == 1
     rendered = script(name)
-    # as the node gets it: without comment lines (bootstrap.node_text)
-    assert rendered == node_text(beside.replace(SOURCE, STEPS)) and "slurm_node_setup.sh" not in rendered
+    assert rendered == beside.replace(SOURCE, STEPS) and "slurm_node_setup.sh" not in rendered
     # after the common library (it defines the steps), before the role's own work
-    assert rendered.index("slurm_common.sh}") < rendered.index(node_text(STEPS))
+    assert rendered.index("slurm_common.sh}") < rendered.index(STEPS)
     # shellcheck-clean as it is, next to the common library it sources at run time (installed as a file)
     (tmp_path / "slurm_common.sh").write_text(script("slurm_common.sh"))
     (tmp_path / name).write_text(rendered)

@@ -16,7 +16,7 @@ import json
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -55,31 +55,10 @@ _SOURCE_BESIDE = re.compile(r'^# shellcheck source=(\S+)\n\. "\$\{BASH_SOURCE\[0
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 
 
-def node_text(text: str) -> str:
-    """A script as a node gets it: without its comment-only lines (the interpreter line, shellcheck's directives and
-    here-documents' bodies kept). The comments are the repository's: EC2 and Alibaba take at most 16 KB of (gzip)
-    user data, and the whole bootstrap of a Slurm node with EFS over TLS was at that limit with them."""
-    kept: list[str] = []
-    until: str | None = None  # the terminator of the here-document we are in
-    for line in text.splitlines():
-        if until is not None:
-            kept.append(line)
-            until = None if line.strip() == until else until
-            continue
-        stripped = line.lstrip()
-        if stripped.startswith("#") and not stripped.startswith(("#!", "# shellcheck")):
-            continue
-        match = None if "<<<" in line else _HEREDOC.search(line)
-        until = match.group(1) if match and not stripped.startswith("#") else None
-        kept.append(line)
-    return "\n".join(kept) + ("\n" if text.endswith("\n") else "")
-
-
 @cache
 def script(name: str) -> str:
-    """A shell script shipped beside this module (shellcheck-clean; tested against stubs), libraries inlined, as the
-    node gets it (`node_text`: without its comment lines)."""
-    return node_text(_SOURCE_BESIDE.sub(lambda m: (_HERE / m.group(1)).read_text(), (_HERE / name).read_text()))
+    """A shell script shipped beside this module (shellcheck-clean; tested against stubs), libraries inlined."""
+    return _SOURCE_BESIDE.sub(lambda m: (_HERE / m.group(1)).read_text(), (_HERE / name).read_text())
 
 
 def env_file(values: Mapping[str, str]) -> str:
@@ -144,6 +123,37 @@ def service_part(
 
 def commands_part(name: str, commands: Iterable[Iterable[str]], summary: str = "") -> Part:
     return Part(name, commands=tuple(tuple(c) for c in commands), summary=summary)
+
+
+def node_text(text: str) -> str:
+    """A script without its comment-only lines (the interpreter line, shellcheck's directives and here-documents'
+    bodies kept): the comments are the repository's. EC2 and Alibaba take at most 16 KB of (gzip) user data."""
+    kept: list[str] = []
+    until: str | None = None  # the terminator of the here-document we are in
+    for line in text.splitlines():
+        if until is not None:
+            kept.append(line)
+            until = None if line.strip() == until else until
+            continue
+        stripped = line.lstrip()
+        if stripped.startswith("#") and not stripped.startswith(("#!", "# shellcheck")):
+            continue
+        match = None if "<<<" in line else _HEREDOC.search(line)
+        until = match.group(1) if match and not stripped.startswith("#") else None
+        kept.append(line)
+    return "\n".join(kept) + ("\n" if text.endswith("\n") else "")
+
+
+def _is_script(f: File) -> bool:
+    return f.content.startswith(("#!", "# shellcheck shell="))
+
+
+def without_comments(parts: Iterable[Part]) -> tuple[Part, ...]:
+    """The parts with their scripts' comment lines dropped (`node_text`; other files as they are)."""
+    return tuple(
+        replace(p, files=tuple(replace(f, content=node_text(f.content)) if _is_script(f) else f for f in p.files))
+        for p in parts
+    )
 
 
 def _present(parts: Iterable[Part]) -> list[Part]:

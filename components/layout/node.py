@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from .. import bootstrap
 from ..bootstrap import Part
 from ..bootstrap.health import HealthCheck, health_part
 from ..bootstrap.interruption import interruption_part
@@ -62,13 +63,17 @@ def node_parts(
     check = health_check(spec, fabric_devices, nvme_globs)
     if check is not None and mounts is not None:
         check = replace(check, mounts=(mounts.path,))
-    return (
+    # Kubernetes nodes: an empty part (the in-cluster handler or the managed pool drains them)
+    drain = interruption_part(spec.cloud, spec.scheduler, managed=spec.node_group == "managed")
+    parts = (
         scratch_part(scratch),
         *fabric,
         mig_part(spec.gpu_partition),
         mounts_part(mounts),
         health_part(check, unhealthy_hook),
         metrics_part(spec.dcgm_exporter, spec.instance.gpu_vendor),
-        # Kubernetes nodes: an empty part (the in-cluster handler or the managed pool drains them)
-        interruption_part(spec.cloud, spec.scheduler, managed=spec.node_group == "managed"),
+        drain,
     )
+    # With the drain the scripts go without their comments: EC2 and Alibaba take 16 KB of gzip user data, which a
+    # Slurm node with EFS over TLS would pass. Nodes without it (Kubernetes) keep their user data byte for byte.
+    return parts if drain.empty else bootstrap.without_comments(parts)
