@@ -47,7 +47,8 @@ def install(
             name=release.name,
             chart=release.chart,
             version=release.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=release.repo),
+            # an OCI chart (oci://...) is its own reference: no repository
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=release.repo) if release.repo else None,
             namespace=release.namespace,
             create_namespace=True,
             values=dict(release.values),

@@ -77,6 +77,7 @@ def test_efa_nodes_get_every_part_in_order_and_the_environment_nccl_needs():
         "gpu-cluster-efa.service",
         "gpu-cluster-health.service",
         "gpu-cluster-dcgm-exporter.service",
+        "gpu-cluster-drain.service",  # with gpu-cluster-interruption.service
     ]
     nccl = env_of(got["/etc/gpu-cluster/nccl.env"])
     assert nccl == {
@@ -88,13 +89,14 @@ def test_efa_nodes_get_every_part_in_order_and_the_environment_nccl_needs():
     efa = env_of(got["/etc/gpu-cluster/efa.env"])
     assert (efa["MIN_LIBFABRIC"], efa["MIN_OFI_NCCL"]) == ("1.18.0", "1.7.0")
     assert "/opt/amazon/ofi-nccl/lib" in efa["PLUGIN_DIRS"].split()
-    assert got["/usr/local/sbin/gpu-cluster-efa"] == bootstrap.script("aws_efa.sh")
+    # GPU nodes that drain get their scripts without comment lines (layout.node.node_parts)
+    assert got["/usr/local/sbin/gpu-cluster-efa"] == bootstrap.node_text(bootstrap.script("aws_efa.sh"))
     assert "Before=gpu-cluster-health.service" in got["/etc/systemd/system/gpu-cluster-efa.service"]
     health = env_of(got["/etc/gpu-cluster/health.env"])
     assert (health["FABRIC_KIND"], health["EXPECTED_FABRIC_DEVICES"], health["EXPECTED_GPUS"]) == ("efa", "32", "8")
     assert health["EXPECTED_NVME"] == "8" and "Amazon_EC2_NVMe_Instance_Storage" in health["NVME_GLOBS"]
     assert health["ACTION"] == "replace"
-    assert got["/usr/local/sbin/gpu-cluster-unhealthy"] == bootstrap.script("aws_unhealthy.sh")
+    assert got["/usr/local/sbin/gpu-cluster-unhealthy"] == bootstrap.node_text(bootstrap.script("aws_unhealthy.sh"))
 
 
 @pytest.mark.parametrize(

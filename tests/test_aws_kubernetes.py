@@ -153,9 +153,11 @@ def test_node_groups_taints_labels_ami_and_sizes(eks):
 
 def test_releases_pinned_with_driver_and_toolkit_off_and_efa_plugin_tolerating(eks):
     rel = releases(eks)
-    assert set(rel) == {"gpu-operator", "aws-efa-k8s-device-plugin"}
+    assert set(rel) == {"gpu-operator", "aws-efa-k8s-device-plugin", "aws-node-termination-handler"}
     pinned = charts()
     for name, inputs in rel.items():
+        if name == "aws-node-termination-handler":
+            continue  # an OCI chart: test_the_termination_handler_drains_every_node_in_imds_mode
         assert inputs["version"] == pinned[name]["version"] and inputs["repositoryOpts"]["repo"] == pinned[name]["repo"]
     op = rel["gpu-operator"]["values"]
     assert op["driver"] == {"enabled": False} and op["toolkit"] == {"enabled": False}
@@ -167,10 +169,30 @@ def test_releases_pinned_with_driver_and_toolkit_off_and_efa_plugin_tolerating(e
     assert all(r.provider.startswith(provider["urn"]) for r in eks.resources if r.type == RELEASE)
 
 
+NTH = "aws-node-termination-handler"
+
+
+def test_the_termination_handler_drains_every_node_in_imds_mode(eks):
+    """EKS nodes do not drain themselves (their identity may not evict pods): aws-node-termination-handler, the OCI
+    chart pinned in charts.yaml, cordons and drains on Spot notices, scheduled events and Auto Scaling termination."""
+    nth = releases(eks)[NTH]
+    pinned = charts()[NTH]
+    assert nth["chart"] == "oci://public.ecr.aws/aws-ec2/helm/aws-node-termination-handler" == pinned["chart"]
+    assert nth["version"] == pinned["version"] == "0.27.6" and "repositoryOpts" not in nth
+    assert nth["namespace"] == "kube-system"
+    assert nth["values"] == {
+        "enableSpotInterruptionDraining": True,
+        "enableScheduledEventDraining": True,
+        "enableASGLifecycleDraining": True,
+    }
+    # no GPU-taint toleration of ours: the chart's DaemonSet tolerates every taint (daemonsetTolerations: Exists)
+    assert "tolerations" not in nth["values"] and "nodeSelector" not in nth["values"]
+
+
 def test_device_plugin_alone_with_a_service_monitor():
     plan = plan_values(eks_values(kubernetes={"gpuSoftware": "device-plugin", "serviceMonitor": True}))
     rel = releases(plan)
-    assert set(rel) == {"nvidia-device-plugin", "dcgm-exporter", "aws-efa-k8s-device-plugin"}
+    assert set(rel) == {"nvidia-device-plugin", "dcgm-exporter", "aws-efa-k8s-device-plugin", NTH}
     assert rel["nvidia-device-plugin"]["values"] == {"gfd": {"enabled": True}}
     dcgm = rel["dcgm-exporter"]["values"]
     assert dcgm["serviceMonitor"] == {"enabled": True}
@@ -247,7 +269,11 @@ def test_outputs_name_the_cluster_pools_credentials_and_releases(eks):
     assert kube["endpoint"] == "<endpoint of llm-eks-aws-eks>"
     assert kube["nodePools"] == ["<autoname:llm-eks-aws-system>", "<autoname:llm-eks-aws-gpu>"]
     assert kube["credentials"] == "aws eks update-kubeconfig --region us-east-1 --name <autoname:llm-eks-aws-eks>"
-    assert [r["chart"] for r in kube["releases"]] == ["gpu-operator", "aws-efa-k8s-device-plugin"]
+    assert [r["chart"] for r in kube["releases"]] == [
+        "gpu-operator",
+        "aws-efa-k8s-device-plugin",
+        f"oci://public.ecr.aws/aws-ec2/helm/{NTH}",
+    ]
     assert out["kubeconfig"] == "[secret]"  # a secret output, never shown in the plan
     assert out["nodeGroup"] == "<autoname:llm-eks-aws-gpu>"
     assert out["access"]["nodes"] == "kubectl get nodes -l gpu-cluster.dev/gpus -o wide"

@@ -201,7 +201,10 @@ def test_scheduler_none_builds_no_slurm():
     values = slurm_values()
     del values["gpu-cluster:cluster"]["scheduler"]
     layout = layout_azure.plan(spec_of(values))
-    assert layout.slurm is None and "slurm" not in base64.b64decode(layout.custom_data_b64).decode()
+    text = base64.b64decode(layout.custom_data_b64).decode()
+    # no Slurm part (the drain, on every GPU node, handles both modes: here it is told there is no scheduler)
+    assert layout.slurm is None and "gpu-cluster-slurm" not in text and "slurmd" not in text
+    assert 'SCHEDULER="none"' in text
 
 
 # --- the key hook, against stubs ------------------------------------------------------------------------

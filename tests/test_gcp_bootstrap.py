@@ -79,6 +79,7 @@ def test_a3mega_runs_the_tcpxo_enablement_and_is_usable(tmp_path):
         "gpu-cluster-gcp-fabric.service",
         "gpu-cluster-health.service",
         "gpu-cluster-dcgm-exporter.service",
+        "gpu-cluster-drain.service",  # with gpu-cluster-interruption.service
         "gpu-cluster-health-http.service",
     ]
     assert layout.fabric_usability.usable and not layout.fabric_usability.missing

@@ -258,7 +258,8 @@ def test_erdma_part_brings_up_every_eri_at_every_boot_with_the_documented_mtu():
         "ERI_COUNT=2\nMTU=1400\nERDMA_INSTALLER=http://mirrors.cloud.aliyuncs.com/erdma/env_setup.sh\n"
         f"DRIVER_BOOT_FILE={DRIVER_BOOT_FILE}\n"
     )
-    assert files["/usr/local/sbin/gpu-cluster-erdma"]["content"] == bootstrap.script("alicloud_erdma.sh")
+    shipped = files["/usr/local/sbin/gpu-cluster-erdma"]["content"]
+    assert shipped == bootstrap.node_text(bootstrap.script("alicloud_erdma.sh"))  # GPU nodes: without comment lines
     assert files["/usr/local/sbin/gpu-cluster-erdma"]["permissions"] == "0755"
     unit_file = files["/etc/systemd/system/gpu-cluster-erdma.service"]["content"]
     assert "EnvironmentFile=/etc/gpu-cluster/erdma.env" in unit_file and "After=network-online.target" in unit_file
@@ -400,7 +401,8 @@ def test_the_hook_replaces_only_managed_nodes_and_instances_report():
     files = {f["path"]: f for f in user_data_doc(managed)["write_files"]}
     assert managed.health_hook
     hook = files["/usr/local/sbin/gpu-cluster-unhealthy"]
-    assert hook["content"] == bootstrap.script("alicloud_unhealthy.sh") and hook["permissions"] == "0755"
+    assert hook["content"] == bootstrap.node_text(bootstrap.script("alicloud_unhealthy.sh"))
+    assert hook["permissions"] == "0755"
     assert 'ACTION="replace"' in files["/etc/gpu-cluster/health.env"]["content"]
     instances = layout_of()
     assert not instances.health_hook and "gpu-cluster-unhealthy\n" not in instances.user_data

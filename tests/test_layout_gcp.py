@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components import catalog
+from components import bootstrap, catalog
 from components.errors import ConfigError
 from components.layout import gcp as gcp_layout
 from components.layout import scratch_script
@@ -323,7 +323,7 @@ def test_startup_script_installs_the_scratch_unit_and_is_valid_bash():
     script = layout.metadata["startup-script"]
     assert script.startswith("#!/bin/bash\n")
     body = re.search(r"<<'GPU_CLUSTER_EOF_0'\n(.*?)\nGPU_CLUSTER_EOF_0\n", script, re.S)
-    assert body is not None and body.group(1) == scratch_script().rstrip("\n")
+    assert body is not None and body.group(1) == bootstrap.node_text(scratch_script()).rstrip("\n")
     assert 'EXPECTED_DEVICES="16"' in script and "google-local-nvme-ssd-" in script
     assert "\nsystemctl enable --now gpu-cluster-scratch.service\n" in script  # first of the boot commands
     subprocess.run(["bash", "-n"], input=script, text=True, check=True)

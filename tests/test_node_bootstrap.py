@@ -24,7 +24,7 @@ def scratch() -> Scratch:
 def test_parts_run_in_order_and_render_as_valid_cloud_init():
     spec = spec_of(aws_values(gpuPartition="3g.40gb"))
     parts = node_parts(spec, scratch(), fabric_devices=32, nvme_globs=NVME)
-    assert [p.name for p in parts if not p.empty] == ["scratch", "mig", "health", "metrics"]
+    assert [p.name for p in parts if not p.empty] == ["scratch", "mig", "health", "metrics", "interruption"]
     body = yaml.safe_load(bootstrap.cloud_init(parts).removeprefix("#cloud-config\n"))
     paths = [f["path"] for f in body["write_files"]]
     assert "/usr/local/sbin/gpu-cluster-health" in paths and "/usr/local/sbin/gpu-cluster-mig" in paths
@@ -35,6 +35,7 @@ def test_parts_run_in_order_and_render_as_valid_cloud_init():
         "gpu-cluster-mig.service",
         "gpu-cluster-health.service",
         "gpu-cluster-dcgm-exporter.service",
+        "gpu-cluster-drain.service",  # with gpu-cluster-interruption.service
     ]
 
 

@@ -83,10 +83,11 @@ def test_every_boot_document_is_read_the_way_its_cloud_delivers_it():
 
 
 def _signature(name: str) -> list[str]:
-    """What marks a script in a rendered document: its function definitions, else its whole text."""
+    """What marks a script in a rendered document: its function definitions, else its lines of code (GPU nodes that
+    drain get it without its comment lines: bootstrap.without_comments)."""
     text = bootstrap.script(name)
     functions = re.findall(r"^[A-Za-z_][A-Za-z0-9_]*\(\) \{$", text, re.M)
-    return functions or [text]
+    return functions or [line for line in bootstrap.node_text(text).splitlines() if line.strip()]
 
 
 def test_every_bootstrap_script_reaches_a_node_of_the_corpus():

@@ -12,6 +12,7 @@ import base64
 import pytest
 import yaml
 
+from components.bootstrap import node_text
 from components.bootstrap.mounts import mounts_script
 from components.catalog import storage
 from components.policy.transit import data as transit_data
@@ -48,7 +49,7 @@ def test_azure_nodes_mount_the_share_with_the_aznfs_helper(azure_nfs):
     assert options.startswith('MOUNT_OPTIONS="vers=4,minorversion=1,sec=sys,nconnect=4')
     assert "tls" not in options  # TLS is the helper's default; `notls` would turn it off, `tls=` is its version
     # the script on the node is the one with the AZNFS client spliced in
-    assert files["/usr/local/sbin/gpu-cluster-mounts"] == mounts_script("ms-config-apt")
+    assert files["/usr/local/sbin/gpu-cluster-mounts"] == node_text(mounts_script("ms-config-apt"))
 
 
 def test_the_plan_says_the_azure_share_is_encrypted_in_transit(azure_nfs):
@@ -72,7 +73,7 @@ def test_the_plan_says_efs_is_encrypted_in_transit_and_enforced(efs):
         ]
     }
     assert 'CLIENT="efs-stunnel-apt"' in files["/etc/gpu-cluster/mounts.env"]
-    assert files["/usr/local/sbin/gpu-cluster-mounts"] == mounts_script("efs-stunnel-apt")
+    assert files["/usr/local/sbin/gpu-cluster-mounts"] == node_text(mounts_script("efs-stunnel-apt"))
 
 
 @pytest.mark.parametrize("cloud", ["aws", "azure", "gcp", "alicloud"])

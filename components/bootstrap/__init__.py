@@ -16,7 +16,7 @@ import json
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,9 @@ class Part:
 # A hook sources a library beside it (so it runs as is from the repository, in the tests); on a node it is one file,
 # the library's text in place of that line.
 _SOURCE_BESIDE = re.compile(r'^# shellcheck source=(\S+)\n\. "\$\{BASH_SOURCE\[0\]%/\*\}/\1"\n', re.M)
+
+
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 
 
 @cache
@@ -120,6 +123,37 @@ def service_part(
 
 def commands_part(name: str, commands: Iterable[Iterable[str]], summary: str = "") -> Part:
     return Part(name, commands=tuple(tuple(c) for c in commands), summary=summary)
+
+
+def node_text(text: str) -> str:
+    """A script without its comment-only lines (the interpreter line, shellcheck's directives and here-documents'
+    bodies kept): the comments are the repository's. EC2 and Alibaba take at most 16 KB of (gzip) user data."""
+    kept: list[str] = []
+    until: str | None = None  # the terminator of the here-document we are in
+    for line in text.splitlines():
+        if until is not None:
+            kept.append(line)
+            until = None if line.strip() == until else until
+            continue
+        stripped = line.lstrip()
+        if stripped.startswith("#") and not stripped.startswith(("#!", "# shellcheck")):
+            continue
+        match = None if "<<<" in line else _HEREDOC.search(line)
+        until = match.group(1) if match and not stripped.startswith("#") else None
+        kept.append(line)
+    return "\n".join(kept) + ("\n" if text.endswith("\n") else "")
+
+
+def _is_script(f: File) -> bool:
+    return f.content.startswith(("#!", "# shellcheck shell="))
+
+
+def without_comments(parts: Iterable[Part]) -> tuple[Part, ...]:
+    """The parts with their scripts' comment lines dropped (`node_text`; other files as they are)."""
+    return tuple(
+        replace(p, files=tuple(replace(f, content=node_text(f.content)) if _is_script(f) else f for f in p.files))
+        for p in parts
+    )
 
 
 def _present(parts: Iterable[Part]) -> list[Part]:

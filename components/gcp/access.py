@@ -55,7 +55,9 @@ def build_login(
             opts=child,
         )
     labels = {**layout.labels, "gpu-cluster_role": "login"}
-    metadata: dict[str, pulumi.Input[str]] = {k: v for k, v in layout.metadata.items() if k != "startup-script"}
+    metadata: dict[str, pulumi.Input[str]] = {
+        k: v for k, v in layout.metadata.items() if k not in ("startup-script", "shutdown-script")
+    }  # the GPU nodes' bootstrap and drain
     if startup_script is not None:
         metadata["startup-script"] = startup_script
     return gcp.compute.Instance(

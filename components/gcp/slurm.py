@@ -109,7 +109,9 @@ def build_head(
         opts=child,
     )
     labels = {**layout.labels, "gpu-cluster_role": "slurm-head"}
-    metadata: dict[str, pulumi.Input[str]] = {k: v for k, v in layout.metadata.items() if k != "startup-script"}
+    metadata: dict[str, pulumi.Input[str]] = {
+        k: v for k, v in layout.metadata.items() if k not in ("startup-script", "shutdown-script")
+    }  # the GPU nodes' bootstrap and drain
     metadata["startup-script"] = fill(plan.head_script, {SOURCE_PLACEHOLDER: mount_source})
     instance = gcp.compute.Instance(
         f"{name}-head",

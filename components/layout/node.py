@@ -1,4 +1,5 @@
-"""A GPU node's bootstrap, in order: scratch, the cloud's fabric parts, MIG, health check, metrics. Layout work:
+"""A GPU node's bootstrap, in order: scratch, the cloud's fabric parts, MIG, health check, metrics, interruption
+watcher (scheduler slurm or none: drain before the node goes). Layout work:
 it chooses the bootstrap parts from the spec.
 
 Every cloud's layout calls `node_parts` with what only it knows (how many fabric devices it wired,
@@ -11,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from .. import bootstrap
 from ..bootstrap import Part
 from ..bootstrap.health import HealthCheck, health_part
+from ..bootstrap.interruption import interruption_part
 from ..bootstrap.metrics import metrics_part
 from ..bootstrap.mig import mig_part
 from ..bootstrap.mounts import Mount, mounts_part
@@ -60,11 +63,17 @@ def node_parts(
     check = health_check(spec, fabric_devices, nvme_globs)
     if check is not None and mounts is not None:
         check = replace(check, mounts=(mounts.path,))
-    return (
+    # Kubernetes nodes: an empty part (the in-cluster handler or the managed pool drains them)
+    drain = interruption_part(spec.cloud, spec.scheduler, managed=spec.node_group == "managed")
+    parts = (
         scratch_part(scratch),
         *fabric,
         mig_part(spec.gpu_partition),
         mounts_part(mounts),
         health_part(check, unhealthy_hook),
         metrics_part(spec.dcgm_exporter, spec.instance.gpu_vendor),
+        drain,
     )
+    # With the drain the scripts go without their comments: EC2 and Alibaba take 16 KB of gzip user data, which a
+    # Slurm node with EFS over TLS would pass. Nodes without it (Kubernetes) keep their user data byte for byte.
+    return parts if drain.empty else bootstrap.without_comments(parts)

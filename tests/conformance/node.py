@@ -50,6 +50,9 @@ TRANSPORT: dict[tuple[str, str], str] = {
     # pulumi-gcp 10.2.0: metadata values are plain strings; the guest agent runs `startup-script` at every boot
     ("gcp:compute/instanceTemplate:InstanceTemplate", "metadata.startup-script"): "plain",
     ("gcp:compute/instance:Instance", "metadata.startup-script"): "plain",
+    # ... and `shutdown-script` when the VM stops or is deleted (the GPU nodes' drain: bootstrap/interruption.py)
+    ("gcp:compute/instanceTemplate:InstanceTemplate", "metadata.shutdown-script"): "plain",
+    ("gcp:compute/instance:Instance", "metadata.shutdown-script"): "plain",
     # pulumi-alicloud 4.0.0 ecs/instance.py, ess/scaling_configuration.py `user_data` ("a base64-encoded value ...
     # the recommended usage"); cs/node_pool.py `user_data` / `pre_user_data`: "Node (pre) custom data, base64-encoded"
     ("alicloud:ecs/instance:Instance", "userData"): "base64",

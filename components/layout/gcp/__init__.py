@@ -16,6 +16,9 @@ from typing import Literal
 
 from ... import catalog
 from ...bootstrap.fabric import FabricUsability
+from ...bootstrap.interruption import NAME as DRAIN_PART
+from ...bootstrap.interruption import shutdown_script
+from ...catalog.interruption import cloud_data as interruption_data
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from .. import Scratch, arch, scratch_for
@@ -228,6 +231,9 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     metadata = {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
     if script:
         metadata["startup-script"] = script
+    if any(p.name == DRAIN_PART and not p.empty for p in parts):
+        # Compute Engine runs it when the VM stops or is deleted (a MIG's deletion or recreation too): drain first
+        metadata[str(interruption_data("gcp")["shutdownScriptKey"])] = shutdown_script()
     return GcpLayout(
         spec=spec,
         project=project,

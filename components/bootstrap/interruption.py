@@ -1,0 +1,165 @@
+"""The interruption part: a GPU node drains itself before it goes (scheduler slurm or none; not Kubernetes).
+
+- `gpu-cluster-drain REASON [DEADLINE]` (drain.sh): Slurm: the node DRAIN, its running batch jobs requeued, then a
+  wait until no job is left or the deadline; no scheduler: logged.
+- `gpu-cluster-interruption` (interruption_<cloud>.sh, a service): watches the cloud's metadata service for the
+  notices that take the node away (AWS Spot and Auto Scaling termination, GCP preemption and terminating
+  maintenance, Azure Scheduled Events, Alibaba and Tencent spot reclaim), drains, then tells the cloud it is done
+  where the cloud waits for it (AWS complete-lifecycle-action, Azure StartRequests). Its endpoints, fields and
+  timings are catalog/interruption.yaml's, written to its EnvironmentFile.
+- `gpu-cluster-drain.service`: drains at every shutdown (ExecStop), before slurmd stops and the node leaves Slurm.
+
+Kubernetes nodes get none of it: their node identity may not evict pods; the in-cluster handler or the managed pool
+drains them (catalog/interruption.yaml `kubernetes:`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalog.interruption import cloud_data
+from . import File, Part, env_file, script
+
+NAME = "interruption"
+DRAIN_PATH = "/usr/local/sbin/gpu-cluster-drain"
+DRAIN_ENV = "/etc/gpu-cluster/drain.env"
+WATCHER_UNIT = f"gpu-cluster-{NAME}.service"
+SHUTDOWN_UNIT = "gpu-cluster-drain.service"
+
+
+def _words(values: Any) -> str:
+    return " ".join(str(v) for v in values)
+
+
+def watcher_env(cloud: str, *, managed: bool) -> dict[str, str]:
+    """The watcher's settings: catalog/interruption.yaml `clouds.<cloud>` under the names its script reads.
+
+    `managed`: the node is in an Auto Scaling group (AWS): it watches the group's target lifecycle state too.
+    """
+    d = cloud_data(cloud)
+    common = {"POLL_SECONDS": str(d["pollSeconds"])}  # DRAIN and STATE_FILE: the script's defaults
+    if cloud == "aws":
+        specific = {
+            "IMDS": d["metadata"],
+            "TOKEN_PATH": d["tokenPath"],
+            "TOKEN_TTL_HEADER": d["tokenTtlHeader"],
+            "TOKEN_HEADER": d["tokenHeader"],
+            "TOKEN_TTL_SECONDS": str(d["tokenTtlSeconds"]),
+            "INSTANCE_ID_PATH": d["instanceIdPath"],
+            "REGION_PATH": d["regionPath"],
+            "SPOT_PATH": d["spotPath"],
+            "SPOT_ACTION_FIELD": d["spotFields"]["action"],
+            "SPOT_TIME_FIELD": d["spotFields"]["time"],
+            "SPOT_NOTICE_SECONDS": str(d["spotNoticeSeconds"]),
+            "LIFECYCLE_PATH": d["lifecyclePath"],
+            "LIFECYCLE_TERMINATED": d["lifecycleTerminated"],
+            "LIFECYCLE_RESULT": d["lifecycleResult"],
+            "LIFECYCLE_HOOK": d["lifecycleHookName"] if managed else "",
+            "LIFECYCLE_WAIT_SECONDS": str(d["lifecycleWaitSeconds"]),
+        }
+    elif cloud == "gcp":
+        specific = {
+            "METADATA": d["metadata"],
+            "HEADER": d["header"],
+            "PREEMPTED_PATH": d["preemptedPath"],
+            "PREEMPTED_VALUE": d["preemptedValue"],
+            "PREEMPT_NOTICE_SECONDS": str(d["preemptNoticeSeconds"]),
+            "MAINTENANCE_PATH": d["maintenancePath"],
+            "MAINTENANCE_STOPS": _words(d["maintenanceStops"]),
+            "MAINTENANCE_NOTICE_SECONDS": str(d["maintenanceNoticeSeconds"]),
+        }
+    elif cloud == "azure":
+        specific = {
+            "METADATA": d["metadata"],
+            "HEADER": d["header"],
+            "EVENTS_PATH": d["eventsPath"],
+            "EVENTS_API_VERSION": str(d["eventsApiVersion"]),
+            "NAME_PATH": d["instanceNamePath"],
+            "INSTANCE_API_VERSION": str(d["instanceApiVersion"]),
+            "DRAIN_EVENTS": _words(d["drainEvents"]),
+        }
+    elif cloud == "alicloud":
+        specific = {
+            "METADATA": d["metadata"],
+            "TOKEN_PATH": d["tokenPath"],
+            "TOKEN_TTL_HEADER": d["tokenTtlHeader"],
+            "TOKEN_HEADER": d["tokenHeader"],
+            "TOKEN_TTL_SECONDS": str(d["tokenTtlSeconds"]),
+            "SPOT_PATH": d["spotPath"],
+            "SPOT_NOTICE_SECONDS": str(d["spotNoticeSeconds"]),
+        }
+    elif cloud == "tencentcloud":
+        specific = {"METADATA": d["metadata"], "SPOT_PATH": d["spotPath"], "SPOT_TIME_ZONE": d["spotTimeZone"]}
+    else:  # pragma: no cover - the five clouds are the catalog's
+        raise ValueError(f"no interruption data for {cloud}")
+    return {**specific, **common}
+
+
+def watcher_unit(cloud: str) -> str:
+    poll = cloud_data(cloud)["pollSeconds"]
+    return (
+        "[Unit]\n"
+        f"Description=gpu-cluster: drain on {cloud} interruption notices\n"
+        "Wants=network-online.target\n"
+        "After=network-online.target\n\n"
+        "[Service]\n"
+        "Type=simple\n"
+        f"EnvironmentFile=/etc/gpu-cluster/{NAME}.env\n"
+        f"ExecStart=/usr/local/sbin/gpu-cluster-{NAME}\n"
+        "Restart=always\n"
+        f"RestartSec={poll}\n\n"
+        "[Install]\n"
+        "WantedBy=multi-user.target\n"
+    )
+
+
+def shutdown_unit(scheduler: str) -> str:
+    """Stopped at shutdown before slurmd and munge (it starts after them) and before the node leaves Slurm
+    (gpu-cluster-slurm-leave.service deletes only an idle node): the jobs are requeued first."""
+    slurm = " munge.service slurmd.service gpu-cluster-slurm-leave.service" if scheduler == "slurm" else ""
+    return (
+        "[Unit]\n"
+        "Description=gpu-cluster: drain at shutdown\n"
+        f"After=network-online.target{slurm}\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        "RemainAfterExit=yes\n"
+        "ExecStart=/bin/true\n"
+        f'ExecStop={DRAIN_PATH} "gpu-cluster: the node is shutting down"\n\n'
+        "[Install]\n"
+        "WantedBy=multi-user.target\n"
+    )
+
+
+def shutdown_script() -> str:
+    """GCP's `shutdown-script` metadata: Compute Engine runs it when the VM stops or is deleted (a MIG's included)."""
+    return (
+        "#!/bin/bash\n"
+        "# gpu-cluster: Compute Engine runs this when the VM stops or is deleted: drain first (gpu-cluster-drain)\n"
+        f'[ -x {DRAIN_PATH} ] && exec {DRAIN_PATH} "gpu-cluster: Compute Engine is stopping or deleting this VM"\n'
+    )
+
+
+def interruption_part(cloud: str, scheduler: str, *, managed: bool) -> Part:
+    """The drain, the watcher of `cloud`'s notices and the shutdown drain; empty for Kubernetes nodes."""
+    if scheduler == "kubernetes":
+        return Part(NAME)
+    poll = str(cloud_data(cloud)["pollSeconds"])
+    drain_env = {"SCHEDULER": "slurm" if scheduler == "slurm" else "none", "STEP_SECONDS": poll}
+    what = "drains it in Slurm and requeues its jobs" if scheduler == "slurm" else "logs it (no scheduler)"
+    return Part(
+        NAME,
+        files=(
+            File(DRAIN_PATH, script("drain.sh"), "0755"),
+            File(DRAIN_ENV, env_file(drain_env)),
+            File(f"/usr/local/sbin/gpu-cluster-{NAME}", script(f"interruption_{cloud}.sh"), "0755"),
+            File(f"/etc/gpu-cluster/{NAME}.env", env_file(watcher_env(cloud, managed=managed))),
+            File(f"/etc/systemd/system/{WATCHER_UNIT}", watcher_unit(cloud)),
+            File(f"/etc/systemd/system/{SHUTDOWN_UNIT}", shutdown_unit(scheduler)),
+        ),
+        commands=(
+            ("systemctl", "daemon-reload"),
+            ("systemctl", "enable", "--now", "--no-block", WATCHER_UNIT, SHUTDOWN_UNIT),
+        ),
+        summary=f"watches {cloud}'s interruption notices and, before the node goes, {what}",
+    )
