@@ -19,6 +19,8 @@ from components.bootstrap.interruption import (
     watcher_env,
 )
 from components.catalog.interruption import cloud_data
+from components.catalog.update import cloud_update
+from components.catalog.update import data as update_data
 
 from .conformance import node
 from .conftest import plan_stack, plan_stack_with
@@ -74,14 +76,19 @@ def test_every_gpu_node_gets_the_drain_and_its_clouds_watcher_with_the_catalogs_
 
 
 def test_only_a_managed_aws_group_watches_its_lifecycle_state_and_names_the_drain_hook():
-    hook = cloud_data("aws")["lifecycleHookName"]
-    assert watcher_env("aws", managed=True)["LIFECYCLE_HOOK"] == hook
+    # the hook the groups get (catalog/update.yaml, components/aws/nodes.py) is the one the node completes
+    hook, drain = cloud_update("aws").hook, cloud_update("aws").drain
+    assert hook is not None and drain is not None
+    assert watcher_env("aws", managed=True)["LIFECYCLE_HOOK"] == hook.name == "gpu-cluster-drain"
     assert watcher_env("aws", managed=False)["LIFECYCLE_HOOK"] == ""
+    # the node may wait as long as any hook can hold it (7200 s): the group's own heartbeat timeout ends it sooner,
+    # so a new drain budget changes the hook, never the nodes' user data
+    assert watcher_env("aws", managed=True)["LIFECYCLE_WAIT_SECONDS"] == str(drain.max) == "7200"
 
 
 @pytest.mark.parametrize("cloud", ["aws", "gcp", "azure", "alicloud", "tencentcloud"])
 def test_the_watchers_settings_are_the_catalogs_values_not_literals(cloud):
-    data = set(_flat(cloud_data(cloud)))
+    data = set(_flat(cloud_data(cloud))) | set(_flat(update_data()["clouds"][cloud]))
     env = watcher_env(cloud, managed=True)
     for key, value in env.items():
         # space-separated lists are the catalog's lists

@@ -110,6 +110,7 @@ def iso(seconds_from_now: int) -> str:
 # --- AWS: IMDSv2, Spot instance-action, Auto Scaling target lifecycle state -----------------------------------------
 
 AWS = cloud_data("aws")
+HOOK = "gpu-cluster-drain"  # catalog/update.yaml aws hook.name, as the watcher's env gives it
 TOKEN = {f"-X PUT {AWS['metadata']}{AWS['tokenPath']}": "tok-1"}
 
 
@@ -151,7 +152,7 @@ def test_aws_lifecycle_terminated_drains_then_completes_the_hook_with_continue(t
         "aws autoscaling describe-auto-scaling-instances --region us-east-1 --instance-ids i-0abc123 "
         "--query AutoScalingInstances[0].AutoScalingGroupName --output text",
         "aws autoscaling complete-lifecycle-action --region us-east-1 --auto-scaling-group-name llm-train-aws-asg-5f3c "
-        f"--lifecycle-hook-name {AWS['lifecycleHookName']} --instance-id i-0abc123 --lifecycle-action-result CONTINUE",
+        f"--lifecycle-hook-name {HOOK} --instance-id i-0abc123 --lifecycle-action-result CONTINUE",
     ]
     # the drain came first, then the hook
     assert calls.index(next(c for c in calls if "complete-lifecycle-action" in c)) > calls.index(

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog.interruption import cloud_data
+from ..catalog.update import cloud_update
 from . import File, Part, env_file, script
 
 NAME = "interruption"
@@ -29,6 +30,13 @@ SHUTDOWN_UNIT = "gpu-cluster-drain.service"
 
 def _words(values: Any) -> str:
     return " ".join(str(v) for v in values)
+
+
+def _aws_hook() -> tuple[str, int]:
+    """The managed groups' termination hook name, and the longest drain budget it can hold (catalog/update.yaml)."""
+    entry = cloud_update("aws")
+    assert entry.hook is not None and entry.drain is not None and entry.drain.max is not None
+    return entry.hook.name, entry.drain.max
 
 
 def watcher_env(cloud: str, *, managed: bool) -> dict[str, str]:
@@ -54,8 +62,8 @@ def watcher_env(cloud: str, *, managed: bool) -> dict[str, str]:
             "LIFECYCLE_PATH": d["lifecyclePath"],
             "LIFECYCLE_TERMINATED": d["lifecycleTerminated"],
             "LIFECYCLE_RESULT": d["lifecycleResult"],
-            "LIFECYCLE_HOOK": d["lifecycleHookName"] if managed else "",
-            "LIFECYCLE_WAIT_SECONDS": str(d["lifecycleWaitSeconds"]),
+            "LIFECYCLE_HOOK": _aws_hook()[0] if managed else "",
+            "LIFECYCLE_WAIT_SECONDS": str(_aws_hook()[1]),
         }
     elif cloud == "gcp":
         specific = {

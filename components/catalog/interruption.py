@@ -6,7 +6,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from ..datafile import load_yaml
 
 _DATA = Path(__file__).resolve().parent / "interruption.yaml"
 
@@ -14,7 +14,7 @@ _DATA = Path(__file__).resolve().parent / "interruption.yaml"
 @cache
 def data() -> dict[str, Any]:
     """catalog/interruption.yaml."""
-    loaded: dict[str, Any] = yaml.safe_load(_DATA.read_text())
+    loaded: dict[str, Any] = load_yaml(_DATA)
     return loaded
 
 

@@ -7,7 +7,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from ..datafile import load_yaml
 
 _DATA = Path(__file__).resolve().parent / "update.yaml"
 
@@ -54,7 +54,7 @@ class CloudUpdate:
 @cache
 def data() -> dict[str, Any]:
     """catalog/update.yaml."""
-    loaded: dict[str, Any] = yaml.safe_load(_DATA.read_text())
+    loaded: dict[str, Any] = load_yaml(_DATA)
     return loaded
 
 
