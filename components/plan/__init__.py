@@ -252,7 +252,7 @@ class Plan:
 
     def config(self) -> dict[str, Any]:
         """The stack's config as the user wrote it, validated, defaults filled in, secrets masked."""
-        return config_document(self.stack.values, self.spec.region, self.spec.gcp_project)
+        return config_document(self.stack.values, self.spec.region, self.spec.gcp_project, self.spec.secret_config)
 
 
 def load_stack(project_dir: Path, stack: str | None = None, config_file: Path | None = None) -> StackFile:

@@ -138,10 +138,13 @@ def _secret_paths(value: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...
     return [path] if value == SECRET else []
 
 
-def config_document(values: Mapping[str, Any], region: str, gcp_project: str | None) -> dict[str, Any]:
+def config_document(
+    values: Mapping[str, Any], region: str, gcp_project: str | None, secret_config: bool = False
+) -> dict[str, Any]:
     """The config as the user wrote it, after validation (call it with values `build_spec` accepted): camelCase,
     defaults filled in (so a diff says `1 -> 2`, not `null -> 2`), and what the stack file holds as `secure:` shown
-    as the plan masks it."""
+    as the plan masks it. `secret_config` (the spec's): the whole cluster config is `secure:`, so the SSH key is
+    masked as the key pair masks it."""
     written = values.get(CLUSTER_KEY) or {}
     if isinstance(written, str):  # the engine's form: JSON text
         written = json.loads(written)
@@ -155,6 +158,8 @@ def config_document(values: Mapping[str, Any], region: str, gcp_project: str | N
             holder = holder.get(part) if isinstance(holder, dict) else None  # type: ignore[assignment]
         if isinstance(holder, dict) and path[-1] in holder:
             holder[path[-1]] = SECRET
+    if secret_config and doc.get("sshPublicKey"):
+        doc["sshPublicKey"] = SECRET
     return {
         "cloud": values.get("gpu-cluster:cloud"),
         "region": region,
