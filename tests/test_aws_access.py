@@ -258,7 +258,8 @@ def test_invokes_use_the_explicit_provider_and_a_defaulted_zone_is_pinned():
 
     def check(_):
         tokens = {token for token, _ in mocks.calls}
-        assert {"aws:index/getAvailabilityZones:getAvailabilityZones", "aws:ssm/getParameter:getParameter"} <= tokens
+        # the pinned DLAMI by exact name and owner (issue 28: image auto is a release, not the SSM parameter's newest)
+        assert {"aws:index/getAvailabilityZones:getAvailabilityZones", "aws:ec2/getAmi:getAmi"} <= tokens
         assert all("::explicit::" in (provider or "") for _, provider in mocks.calls), mocks.calls
         assert monitor.ignore_changes["unit-aws-nodes"] == ["availabilityZone"]
         assert monitor.ignore_changes["unit-aws-public"] == ["availabilityZone"]

@@ -28,7 +28,9 @@ PROVIDERS = {
 }
 
 
-INVOKING_CLOUDS = ("aws", "gcp", "alicloud")
+# clouds whose every shipped stack looks something up (AWS: the pinned DLAMI by name, zones; Alibaba: images, zones).
+# GCP boots a pinned image by name since issue 28 (no compute.getImage of a family), so a VM stack may invoke nothing.
+INVOKING_CLOUDS = ("aws", "alicloud")
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -121,8 +121,14 @@ def test_a_single_interface_node_may_have_a_public_ip():
 
 
 def test_the_image_description_names_the_image_it_uses():
+    # auto: the catalog's pinned release, by exact name and owner (issue 28); latest: the SSM parameter, tracking
     auto = layout_of()
-    assert auto.image == aws_layout.Image(DEFAULT_IMAGE["ssmParameter"], None, DEFAULT_IMAGE["description"])
+    pinned = aws_layout.Image(
+        None, None, DEFAULT_IMAGE["description"], DEFAULT_IMAGE["release"], str(DEFAULT_IMAGE["owner"])
+    )
+    assert auto.image == pinned
+    latest = layout_of(image="latest").image
+    assert latest == aws_layout.Image(DEFAULT_IMAGE["ssmParameter"], None, DEFAULT_IMAGE["description"])
     via_ssm = layout_of(image="ssm:/my/ami").image
     assert via_ssm.description.endswith(" /my/ami") and "ssm:" not in via_ssm.description
     explicit = layout_of(image="ami-0123456789abcdef0").image
@@ -177,7 +183,10 @@ def test_health_check_gets_the_efa_count_and_nvme_globs_only_with_nvme_scratch()
 def test_the_unhealthy_hook_only_on_a_managed_group_that_replaces():
     managed = layout_of()
     assert managed.health_hook is True
-    assert files(managed)["/usr/local/sbin/gpu-cluster-unhealthy"] == bootstrap.script("aws_unhealthy.sh")
+    # a GPU node gets its scripts without comment lines (bootstrap.node_text: EC2's 16 KB of user data)
+    assert files(managed)["/usr/local/sbin/gpu-cluster-unhealthy"] == bootstrap.node_text(
+        bootstrap.script("aws_unhealthy.sh")
+    )
     instances = layout_of(nodeGroup="instances")
     assert instances.health_hook is False
     assert "/usr/local/sbin/gpu-cluster-unhealthy" not in files(instances)
@@ -232,7 +241,7 @@ def test_the_efa_check_gets_the_capabilities_paths_and_minimums_and_runs_before_
         "MIN_OFI_NCCL": EFA["minimum"]["awsOfiNccl"],
         "RESULT": "/var/lib/gpu-cluster/efa.json",
     }
-    assert got["/usr/local/sbin/gpu-cluster-efa"] == bootstrap.script("aws_efa.sh")
+    assert got["/usr/local/sbin/gpu-cluster-efa"] == bootstrap.node_text(bootstrap.script("aws_efa.sh"))
     unit = got["/etc/systemd/system/gpu-cluster-efa.service"].splitlines()
     assert unit[1].startswith("Description=gpu-cluster EFA check (libfabric efa provider, aws-ofi-nccl")
     assert {"Wants=network-online.target", "After=network-online.target"} <= set(unit)
