@@ -169,7 +169,6 @@ XFAIL: dict[tuple[str, str], str] = {
     ("gcp-a3mega", "nodes-1"): ONE_NODE + " (the MIG's workload policy is deleted)",
     ("gcp-h100-cmk", "nodes-1"): ONE_NODE + " (the MIG's workload policy is deleted)",
     ("gcp-gke-a3mega", "nodes-1"): ONE_NODE + " (the GKE pool's placementPolicy)",
-    ("gcp-gke-a3mega", "maxNodes-up"): "finding: the GKE GPU pool's initialNodeCount follows maxNodes (ForceNew)",
 }  # fmt: skip
 # Changes the spec refuses for a stack (they are not day-2 changes it can make); each cell checks that it is refused.
 TWO_NODES_NEED_FABRIC = "two single-T4 nodes have no fabric NCCL can use (spec rule since issue 26)"

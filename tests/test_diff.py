@@ -466,3 +466,17 @@ def test_an_h200_swap_shows_the_interface_count_not_sixteen_lines():
     text = table_text(d)
     assert "networkInterfaces: 33 -> 17 items" in text
     assert "networkInterfaces[17]" not in text
+
+
+def test_a_change_the_resource_ignores_is_no_change():
+    """Pulumi keeps the old state value of an `ignoreChanges` path: no update, no replacement (the GKE pool's
+    initialNodeCount, ForceNew, is given once and ignored after: issue 28, a pool grown in place)."""
+    pool = "gcp:container/nodePool:NodePool"
+    old = plan_doc(res("pool", pool, initialNodeCount=2, nodeCount=2))
+    new = plan_doc(res("pool", pool, initialNodeCount=4, nodeCount=4))
+    new["resources"][0]["ignoreChanges"] = ["initialNodeCount"]
+    d = diff_plans(old, new)
+    assert [(c.path, c.old, c.new) for c in d.changed[0].changes] == [("nodeCount", 2, 4)]
+    assert d.may_replace == [] and d.changed[0].verdict == "update"
+    new["resources"][0]["ignoreChanges"] = ["initialNodeCount", "nodeCount"]
+    assert diff_plans(old, new).changed == []

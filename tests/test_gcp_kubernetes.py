@@ -392,3 +392,11 @@ def test_placement_max_distance_is_said_to_be_ignored():
 def test_the_data_lists_the_versions_with_a_source():
     assert DATA.service == "GKE" and DATA.default in DATA.versions and DATA.read == "2026-12-01"
     assert "release-notes" in DATA.source
+
+
+def test_the_gpu_pool_size_changes_in_place_its_initial_count_given_once_and_ignored(gke):
+    """Issue 28: growing a GKE pool (nodes, maxNodes) is in place; initialNodeCount, which replaces the pool when it
+    changes, is set once and ignored after (nodeCount or the autoscaler's bounds carry the size)."""
+    for r in resources_of(gke, "container/nodePool:NodePool"):
+        assert r["inputs"]["initialNodeCount"] == r["inputs"]["nodeCount"]
+        assert r["ignoreChanges"] == ["initialNodeCount"]

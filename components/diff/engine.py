@@ -153,6 +153,12 @@ def _walk(old: Any, new: Any, path: str, secret: bool, out: list[Change], counte
         out.append(Change(path, _mask(old, secret), _mask(new, secret)))
 
 
+def _ignored(path: str, ignore_changes: Any) -> bool:
+    """A change Pulumi does not make: the resource's `ignoreChanges` covers its path (the old state value is kept,
+    so no update and no replacement follows; `a` covers `a.b` and `a[0]`)."""
+    return any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in ignore_changes)
+
+
 def _leaf_paths(value: Any, path: str) -> list[str]:
     """The paths inside a mapping or list that a change replaces whole (`block.key`, list indices kept)."""
     if isinstance(value, dict):
@@ -251,6 +257,8 @@ def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Ru
         if before is None:
             continue
         changes = diff_inputs(before.get("inputs", {}), res.get("inputs", {}), counter)
+        ignored = res.get("ignoreChanges") or ()
+        changes = [c for c in changes if not _ignored(c.path, ignored)]
         if changes:
             changed[urn] = Changed(urn, res["type"], res["name"], changes)
 

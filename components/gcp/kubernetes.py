@@ -269,8 +269,10 @@ def _pool(
         cluster=cluster.id,
         location=layout.spec.region,
         node_locations=[layout.zone],
+        # initialNodeCount replaces the pool when it changes (gcp.yaml container/nodePool), so it is given once and
+        # ignored after: the size lives in nodeCount, or in the autoscaler's bounds once maxNodes is above nodes
         node_count=None if autoscale else pool.nodes,
-        initial_node_count=pool.nodes if autoscale else None,
+        initial_node_count=pool.nodes,
         autoscaling=c.NodePoolAutoscalingArgs(total_min_node_count=pool.nodes, total_max_node_count=pool.max_nodes)
         if autoscale
         else None,
@@ -311,7 +313,7 @@ def _pool(
             metadata={"disable-legacy-endpoints": "true"},
             resource_labels=dict(layout.labels),
         ),
-        opts=child,
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["initialNodeCount"])),
     )
 
 
