@@ -181,7 +181,16 @@ def test_the_head_part_installs_the_sync_its_hook_and_its_timer():
 TEXT = compute_config_text({"nodes.conf": "MaxNodeCount=8\nPartitionName=gpu Nodes=gpu_nodes\n"})
 
 
-def test_aws_hook_reads_the_parameter_in_the_instance_region(tmp_path):
+@pytest.mark.parametrize("as_shipped", [False, True], ids=["beside-its-library", "as-the-node-gets-it"])
+def test_aws_hook_reads_the_parameter_in_the_instance_region(tmp_path, as_shipped):
+    # the hook sources aws_cli.sh beside it; a node gets it inlined (bootstrap.script), and both must work alike
+    hook = None
+    if as_shipped:
+        text = script("aws_slurm_conf.sh")
+        assert 'aws_cli.sh"' not in text and text.count("aws_region() {") == 1
+        hook = tmp_path / "aws_slurm_conf.sh"
+        hook.write_text(text)
+        assert_shellcheck_clean(hook)
     calls = tmp_path / "calls"
     stubs = {
         "curl": 'case "$*" in *api/token*) echo TOKEN ;; *region*) echo us-east-1 ;; esac\n',
@@ -190,7 +199,9 @@ def test_aws_hook_reads_the_parameter_in_the_instance_region(tmp_path):
     (tmp_path / "text").write_text(TEXT)
     (tmp_path / "slurm-conf.env").write_text('SLURM_CONF_PARAMETER="/gpu-cluster/s/c/slurm-compute-conf"\n')
     proc = run_hook(
-        BOOTSTRAP / "aws_slurm_conf.sh", stub_bin(tmp_path, stubs), {"ENV_FILE": str(tmp_path / "slurm-conf.env")}
+        hook or BOOTSTRAP / "aws_slurm_conf.sh",
+        stub_bin(tmp_path, stubs),
+        {"ENV_FILE": str(tmp_path / "slurm-conf.env")},
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == TEXT

@@ -71,17 +71,19 @@ def _key_policy(
 ) -> aws.iam.RolePolicy | None:
     if identity.role is None:  # identity.existing: refused by the layout
         return None
-    action = plan.secret_action
+    return _grant(ctx, identity.role, "munge-key", "ReadOwnMungeKey", plan.secret_action, secret.arn)
+
+
+def _grant(
+    ctx: Context, role: aws.iam.Role, suffix: str, sid: str, action: str, arn: pulumi.Output[str]
+) -> aws.iam.RolePolicy:
+    """The node role may do `action` on exactly `arn` (an inline policy on the role)."""
+    statement = {"Sid": sid, "Effect": "Allow", "Action": action}
     return aws.iam.RolePolicy(
-        f"{ctx.name}-node-role-munge-key",
-        role=identity.role.name,
-        policy=secret.arn.apply(
-            lambda arn: json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [{"Sid": "ReadOwnMungeKey", "Effect": "Allow", "Action": action, "Resource": arn}],
-                }
-            )
+        f"{ctx.name}-node-role-{suffix}",
+        role=role.name,
+        policy=arn.apply(
+            lambda resource: json.dumps({"Version": "2012-10-17", "Statement": [{**statement, "Resource": resource}]})
         ),
         opts=ctx.child,
     )
@@ -103,21 +105,9 @@ def _compute_conf(
     )
     if identity.role is None:  # identity.existing: refused by the layout
         return parameter, None
-    action = plan.conf_action
-    policy = aws.iam.RolePolicy(
-        f"{ctx.name}-node-role-slurm-compute-conf",
-        role=identity.role.name,
-        policy=parameter.arn.apply(
-            lambda arn: json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [{"Sid": "ReadOwnSlurmConf", "Effect": "Allow", "Action": action, "Resource": arn}],
-                }
-            )
-        ),
-        opts=ctx.child,
+    return parameter, _grant(
+        ctx, identity.role, "slurm-compute-conf", "ReadOwnSlurmConf", plan.conf_action, parameter.arn
     )
-    return parameter, policy
 
 
 def build_head(

@@ -11,12 +11,9 @@ set -uo pipefail
 ENV_FILE="${ENV_FILE:-/etc/gpu-cluster/munge-key.env}"
 # shellcheck source=/dev/null
 [ -r "$ENV_FILE" ] && . "$ENV_FILE"
-IMDS="${IMDS:-http://169.254.169.254}"
+# shellcheck source=aws_cli.sh
+. "${BASH_SOURCE[0]%/*}/aws_cli.sh"
 
-if ! command -v aws >/dev/null 2>&1; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q awscli >/dev/null 2>&1 || exit 1
-fi
-token=$(curl -sf -X PUT "${IMDS}/latest/api/token" -H "X-aws-ec2-metadata-token-ttl-seconds: 300") || exit 1
-region=$(curl -sf -H "X-aws-ec2-metadata-token: ${token}" "${IMDS}/latest/meta-data/placement/region") || exit 1
+region=$(aws_region) || exit 1
 exec aws secretsmanager get-secret-value --region "$region" --secret-id "$MUNGE_SECRET_ID" \
   --query SecretString --output text
