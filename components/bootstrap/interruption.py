@@ -39,68 +39,75 @@ def _aws_hook() -> tuple[str, int]:
     return entry.hook.name, entry.drain.max
 
 
+# Each watcher's settings, by the variable its script reads: the key in catalog/interruption.yaml `clouds.<cloud>`
+# that holds it (a dotted path into a block; a list is written space-separated).
+_ENV_KEYS: dict[str, dict[str, str]] = {
+    "aws": {
+        "IMDS": "metadata",
+        "TOKEN_PATH": "tokenPath",
+        "TOKEN_TTL_HEADER": "tokenTtlHeader",
+        "TOKEN_HEADER": "tokenHeader",
+        "TOKEN_TTL_SECONDS": "tokenTtlSeconds",
+        "INSTANCE_ID_PATH": "instanceIdPath",
+        "REGION_PATH": "regionPath",
+        "SPOT_PATH": "spotPath",
+        "SPOT_ACTION_FIELD": "spotFields.action",
+        "SPOT_TIME_FIELD": "spotFields.time",
+        "SPOT_NOTICE_SECONDS": "spotNoticeSeconds",
+        "LIFECYCLE_PATH": "lifecyclePath",
+        "LIFECYCLE_TERMINATED": "lifecycleTerminated",
+        "LIFECYCLE_RESULT": "lifecycleResult",
+    },
+    "gcp": {
+        "METADATA": "metadata",
+        "HEADER": "header",
+        "PREEMPTED_PATH": "preemptedPath",
+        "PREEMPTED_VALUE": "preemptedValue",
+        "PREEMPT_NOTICE_SECONDS": "preemptNoticeSeconds",
+        "MAINTENANCE_PATH": "maintenancePath",
+        "MAINTENANCE_STOPS": "maintenanceStops",
+        "MAINTENANCE_NOTICE_SECONDS": "maintenanceNoticeSeconds",
+    },
+    "azure": {
+        "METADATA": "metadata",
+        "HEADER": "header",
+        "EVENTS_PATH": "eventsPath",
+        "EVENTS_API_VERSION": "eventsApiVersion",
+        "NAME_PATH": "instanceNamePath",
+        "INSTANCE_API_VERSION": "instanceApiVersion",
+        "DRAIN_EVENTS": "drainEvents",
+    },
+    "alicloud": {
+        "METADATA": "metadata",
+        "TOKEN_PATH": "tokenPath",
+        "TOKEN_TTL_HEADER": "tokenTtlHeader",
+        "TOKEN_HEADER": "tokenHeader",
+        "TOKEN_TTL_SECONDS": "tokenTtlSeconds",
+        "SPOT_PATH": "spotPath",
+        "SPOT_NOTICE_SECONDS": "spotNoticeSeconds",
+    },
+    "tencentcloud": {"METADATA": "metadata", "SPOT_PATH": "spotPath", "SPOT_TIME_ZONE": "spotTimeZone"},
+}
+
+
+def _setting(entry: dict[str, Any], key: str) -> str:
+    value: Any = entry
+    for part in key.split("."):
+        value = value[part]
+    return _words(value) if isinstance(value, list) else str(value)
+
+
 def watcher_env(cloud: str, *, managed: bool) -> dict[str, str]:
     """The watcher's settings: catalog/interruption.yaml `clouds.<cloud>` under the names its script reads.
 
     `managed`: the node is in an Auto Scaling group (AWS): it watches the group's target lifecycle state too.
     """
     d = cloud_data(cloud)
-    common = {"POLL_SECONDS": str(d["pollSeconds"])}  # DRAIN and STATE_FILE: the script's defaults
-    if cloud == "aws":
-        specific = {
-            "IMDS": d["metadata"],
-            "TOKEN_PATH": d["tokenPath"],
-            "TOKEN_TTL_HEADER": d["tokenTtlHeader"],
-            "TOKEN_HEADER": d["tokenHeader"],
-            "TOKEN_TTL_SECONDS": str(d["tokenTtlSeconds"]),
-            "INSTANCE_ID_PATH": d["instanceIdPath"],
-            "REGION_PATH": d["regionPath"],
-            "SPOT_PATH": d["spotPath"],
-            "SPOT_ACTION_FIELD": d["spotFields"]["action"],
-            "SPOT_TIME_FIELD": d["spotFields"]["time"],
-            "SPOT_NOTICE_SECONDS": str(d["spotNoticeSeconds"]),
-            "LIFECYCLE_PATH": d["lifecyclePath"],
-            "LIFECYCLE_TERMINATED": d["lifecycleTerminated"],
-            "LIFECYCLE_RESULT": d["lifecycleResult"],
-            "LIFECYCLE_HOOK": _aws_hook()[0] if managed else "",
-            "LIFECYCLE_WAIT_SECONDS": str(_aws_hook()[1]),
-        }
-    elif cloud == "gcp":
-        specific = {
-            "METADATA": d["metadata"],
-            "HEADER": d["header"],
-            "PREEMPTED_PATH": d["preemptedPath"],
-            "PREEMPTED_VALUE": d["preemptedValue"],
-            "PREEMPT_NOTICE_SECONDS": str(d["preemptNoticeSeconds"]),
-            "MAINTENANCE_PATH": d["maintenancePath"],
-            "MAINTENANCE_STOPS": _words(d["maintenanceStops"]),
-            "MAINTENANCE_NOTICE_SECONDS": str(d["maintenanceNoticeSeconds"]),
-        }
-    elif cloud == "azure":
-        specific = {
-            "METADATA": d["metadata"],
-            "HEADER": d["header"],
-            "EVENTS_PATH": d["eventsPath"],
-            "EVENTS_API_VERSION": str(d["eventsApiVersion"]),
-            "NAME_PATH": d["instanceNamePath"],
-            "INSTANCE_API_VERSION": str(d["instanceApiVersion"]),
-            "DRAIN_EVENTS": _words(d["drainEvents"]),
-        }
-    elif cloud == "alicloud":
-        specific = {
-            "METADATA": d["metadata"],
-            "TOKEN_PATH": d["tokenPath"],
-            "TOKEN_TTL_HEADER": d["tokenTtlHeader"],
-            "TOKEN_HEADER": d["tokenHeader"],
-            "TOKEN_TTL_SECONDS": str(d["tokenTtlSeconds"]),
-            "SPOT_PATH": d["spotPath"],
-            "SPOT_NOTICE_SECONDS": str(d["spotNoticeSeconds"]),
-        }
-    elif cloud == "tencentcloud":
-        specific = {"METADATA": d["metadata"], "SPOT_PATH": d["spotPath"], "SPOT_TIME_ZONE": d["spotTimeZone"]}
-    else:  # pragma: no cover - the five clouds are the catalog's
-        raise ValueError(f"no interruption data for {cloud}")
-    return {**specific, **common}
+    env = {var: _setting(d, key) for var, key in _ENV_KEYS[cloud].items()}
+    if cloud == "aws":  # the hook the groups get (catalog/update.yaml), not this catalog's
+        hook, wait = _aws_hook()
+        env |= {"LIFECYCLE_HOOK": hook if managed else "", "LIFECYCLE_WAIT_SECONDS": str(wait)}
+    return {**env, "POLL_SECONDS": str(d["pollSeconds"])}  # DRAIN and STATE_FILE: the script's defaults
 
 
 def watcher_unit(cloud: str) -> str:
