@@ -144,3 +144,24 @@ def test_an_image_bump_on_a_managed_group_is_an_in_place_update_that_rolls():
     assert any("rolled out by the group itself" in w and "drained and replaced in batches" in w for w in d.warnings)
     # the Slurm head is not touched by a compute-side image bump
     assert not any(c.name.endswith("-head") for c in d.changed)
+
+
+# --- tags: retagged in place, never a new launch template version -------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ["aws-h100", "aws-a100-instances"])
+def test_a_vm_mode_template_keeps_its_first_launch_tags_and_nodes_are_tagged_in_place(stack_plan, stack):
+    plan = stack_plan(stack)
+    template = one(plan, "ec2/launchTemplate:LaunchTemplate")
+    assert template["ignoreChanges"] == ["tagSpecifications"]
+    for group in resources_of(plan, "autoscaling/group:Group"):  # propagated to the instances it launches
+        assert {t["key"]: t["propagateAtLaunch"] for t in group["inputs"]["tags"]}["team"] is True
+    for node in resources_of(plan, "ec2/instance:Instance"):  # each node's own tags and its volumes'
+        assert node["inputs"]["tags"]["team"] == node["inputs"]["volumeTags"]["team"]
+        assert node["inputs"]["volumeTags"]["Name"].endswith("-volume")
+
+
+def test_an_eks_pool_template_follows_the_tags_its_only_way_to_tag_instances(stack_plan):
+    for template in resources_of(stack_plan("aws-eks-h100"), "ec2/launchTemplate:LaunchTemplate"):
+        assert not template.get("ignoreChanges")
+        assert all(spec["tags"]["gpu-cluster:cluster"] for spec in template["inputs"]["tagSpecifications"])

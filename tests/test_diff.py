@@ -188,6 +188,66 @@ def test_tag_change_is_not_a_replacement():
     d = diff_plans(base("aws-h100"), variant("aws-h100", tags=(("team", "ai"), ("environment", "prod"))))
     assert len(d.changed) > 5 and not d.may_replace
     assert not [w for w in d.warnings if w.startswith("DATA LOSS")]
+    # nor a roll: the launch template keeps its first tags (ignoreChanges), its own tags need no new version
+    assert not [w for w in d.warnings if w.startswith("DISRUPTION")], d.warnings
+    assert by_name(d, "llm-train-aws-lt").changes and by_name(d, "llm-train-aws-asg").verdict == "update"
+
+
+def test_a_launch_template_tag_is_no_new_version_but_its_launch_data_is():
+    """TF's resourceLaunchTemplateUpdate writes a version for its updateKeys only: tags and tags_all are not one."""
+    lt = "aws:ec2/launchTemplate:LaunchTemplate"
+    group = res("asg", ASG, launchTemplate={"id": "<id of lt>", "version": "<latestVersion of lt>"}, instanceRefresh={})
+    old = plan_doc(res("lt", lt, imageId="ami-1", tags={"team": "a"}), group)
+    retagged = diff_plans(old, plan_doc(res("lt", lt, imageId="ami-1", tags={"team": "b"}), group))
+    assert [c.name for c in retagged.changed] == ["lt"] and retagged.warnings == []
+    bumped = diff_plans(old, plan_doc(res("lt", lt, imageId="ami-2", tags={"team": "b"}), group))
+    assert by_name(bumped, "asg").verdict == "refresh"
+    assert any("rolled out by the group itself" in w for w in bumped.warnings)
+
+
+def test_an_eks_version_update_is_a_roll_by_the_group():
+    """EKS recycles a node group for a new launch template version: new nodes first, the old ones drained."""
+    group = "aws:eks/nodeGroup:NodeGroup"
+    old = plan_doc(res("ng", group, launchTemplate={"id": "lt-1", "version": "1"}))
+    new = plan_doc(res("ng", group, launchTemplate={"id": "lt-1", "version": "2"}))
+    d = diff_plans(old, new)
+    assert d.changed[0].verdict == "refresh"
+    assert d.warnings and "running nodes are drained and replaced in batches" in d.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("path", "ignored"),
+    [("disks[0].labels.team", True), ("disks[12].labels", True), ("disks[0].labelsx", False), ("disks.labels", False),
+     ("bootDisk.initializeParams.labels.team", True), ("bootDisk.initializeParams.image", False)],
+)  # fmt: skip
+def test_ignore_changes_paths_take_a_list_wildcard_as_pulumi_does(path: str, ignored: bool):
+    rule = ["disks[*].labels", "bootDisk.initializeParams.labels"]
+    old = plan_doc(res("vm", "test:index:Thing"))
+    new = plan_doc(res("vm", "test:index:Thing"))
+    old["resources"][0]["inputs"] = _at(path, "a")
+    new["resources"][0]["inputs"] = _at(path, "b")
+    new["resources"][0]["ignoreChanges"] = rule
+    assert (diff_plans(old, new).changed == []) is ignored
+
+
+def _at(path: str, value: Any) -> dict[str, Any]:
+    """A nested input with `value` at a dotted path with list indices (`disks[1].labels`)."""
+    root: dict[str, Any] = {}
+    node: Any = root
+    parts = path.split(".")
+    for n, part in enumerate(parts):
+        name, _, index = part.partition("[")
+        last = n == len(parts) - 1
+        if index:
+            items = node.setdefault(name, [{} for _ in range(int(index[:-1]) + 1)])
+            if last:
+                items[-1] = value
+            node = items[-1]
+        elif last:
+            node[name] = value
+        else:
+            node = node.setdefault(name, {})
+    return root
 
 
 def test_zone_change_replaces_subnets_and_moves_nodes():

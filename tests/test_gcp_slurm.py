@@ -271,3 +271,9 @@ def test_hook_fails_clearly_without_a_token_or_without_access(tmp_path):
 
 def test_hook_is_shellcheck_clean():
     assert_shellcheck_clean(HOOK)
+
+
+def test_the_head_boot_disk_labels_are_create_time_so_a_tag_change_never_replaces_the_controller(plan):
+    head = next(r for r in resources_of(plan, "compute/instance:Instance") if r["name"].endswith("-head"))
+    assert head["ignoreChanges"] == ["bootDisk.initializeParams.labels"]
+    assert head["inputs"]["bootDisk"]["initializeParams"]["labels"]["gpu-cluster_role"] == "slurm-head"

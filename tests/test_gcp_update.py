@@ -73,3 +73,28 @@ def test_an_image_bump_on_a_mig_is_an_in_place_update_that_rolls():
     mig = next(c for c in d.changed if c.type == MIG)
     assert mig.verdict == "refresh"  # the group is patched, not replaced
     assert any("rolled out by the group itself" in w for w in d.warnings)
+
+
+# --- tags (labels): relabelled in place where GCP can, rolled where only the template labels the VMs ---------------
+
+
+def test_vms_made_one_by_one_take_new_labels_in_place_and_their_template_keeps_its_first(stack_plan):
+    plan = stack_plan("gcp-h100")  # nodeGroup: instances
+    template = one(plan, "compute/instanceTemplate:InstanceTemplate")
+    assert template["ignoreChanges"] == ["labels", "disks[*].labels"]
+    nodes = resources_of(plan, "compute/instanceFromTemplate:InstanceFromTemplate")
+    assert nodes and all(n["inputs"]["labels"]["team"] == "research" for n in nodes)
+    assert all(not n.get("ignoreChanges") for n in nodes)
+
+
+def test_a_mig_template_follows_the_labels_because_nothing_else_labels_its_vms(stack_plan):
+    template = one(stack_plan("gcp-h100-cmk"), "compute/instanceTemplate:InstanceTemplate")
+    assert not template.get("ignoreChanges")
+    assert "gpu-cluster_cluster" in template["inputs"]["labels"]
+
+
+@pytest.mark.parametrize(("stack", "name"), [("gcp-h100-cmk", "h100cmk-gcp-login")])
+def test_a_login_or_head_vm_boot_disk_labels_are_create_time_and_the_vm_labels_follow(stack_plan, stack, name):
+    vm = next(r for r in resources_of(stack_plan(stack), "compute/instance:Instance") if r["name"] == name)
+    assert vm["ignoreChanges"] == ["bootDisk.initializeParams.labels"]
+    assert vm["inputs"]["labels"]["gpu-cluster_role"] == "login"

@@ -35,6 +35,7 @@ def build_launch_template(
     instance_type: str | None = None,
     image_id: pulumi.Input[str] | None = None,
     profile_name: pulumi.Input[str] | None = None,  # the IAM instance profile; None: none on the template
+    tags_at_creation: bool = False,  # the launch tags are the first deploy's: nodes get later tags elsewhere
 ) -> aws.ec2.LaunchTemplate:
     layout = ctx.layout
     disks = [_volume(ctx, root_device, root_gb, delete=True)]
@@ -80,7 +81,14 @@ def build_launch_template(
         ],
         update_default_version=True,
         tags=ctx.tagged(tags_name),
-        opts=ctx.child,
+        # a tag change in tag_specifications writes a new template version, which rolls or replaces every node;
+        # where nodes get the user's tags in place (the group's propagated tags, an instance's own tags and volume
+        # tags), the template keeps the tags it was created with
+        opts=(
+            pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(ignore_changes=["tagSpecifications"]))
+            if tags_at_creation
+            else ctx.child
+        ),
     )
 
 

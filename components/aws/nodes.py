@@ -75,6 +75,8 @@ def build_nodes(
             launch_template=lt_ref,
             iam_instance_profile=identity.profile_name,
             tags=ctx.tagged(f"node-{i}"),
+            # the template's volume tags are the first deploy's: a tag change reaches the volumes here, in place
+            volume_tags=ctx.tagged("volume"),
             opts=child,
         )
         for i in range(spec.nodes)
@@ -149,6 +151,7 @@ def _launch_template(
         user_data=user_data,
         launch_names=("node", "volume", "eni"),
         tags_name="lt",
+        tags_at_creation=True,
         instance_type=spec.instance.instanceType,
         image_id=image_id,
         profile_name=profile_name,

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from .. import placeholders
 from ..placeholders import SECRET as SECRET_PLACEHOLDER
-from .rules import SEVERITY, Rules, Verdict, classify, default_rules
+from .rules import SEVERITY, Rules, Verdict, classify, default_rules, new_version
 from .spec_changes import SpecChange, spec_changes
 
 # Keys whose values are secret whatever they hold (the plan masks `secure:` config; this also covers
@@ -155,8 +156,13 @@ def _walk(old: Any, new: Any, path: str, secret: bool, out: list[Change], counte
 
 def _ignored(path: str, ignore_changes: Any) -> bool:
     """A change Pulumi does not make: the resource's `ignoreChanges` covers its path (the old state value is kept,
-    so no update and no replacement follows; `a` covers `a.b` and `a[0]`)."""
-    return any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in ignore_changes)
+    so no update and no replacement follows; `a` covers `a.b` and `a[0]`, `a[*].b` covers `a[3].b`)."""
+    return any(_ignore_pattern(p).match(path) for p in ignore_changes)
+
+
+@cache
+def _ignore_pattern(path: str) -> re.Pattern[str]:
+    return re.compile(re.escape(path).replace(r"\[\*\]", r"\[\d+\]") + r"(?:$|[.\[])")
 
 
 def _leaf_paths(value: Any, path: str) -> list[str]:
@@ -289,12 +295,16 @@ def diff_plans(old: dict[str, Any] | None, new: dict[str, Any] | None, rules: Ru
         by_name[res["name"]].append(urn)
         for name, path, holder, value in _references(res.get("inputs", {}), counter):
             refs[name].append((urn, path, holder, value))
-    queue = deque(urn for urn, item in changed.items() if item.verdict in REPLACING or rules.rule(item.type).versioned)
+
+    def versions(item: Changed) -> bool:
+        return new_version(rules.rule(item.type), (c.path for c in item.changes))
+
+    queue = deque(urn for urn, item in changed.items() if item.verdict in REPLACING or versions(item))
     seen = set(queue)
     while queue:
         producer = changed[queue.popleft()]
         counter.n += 1
-        versioned = producer.verdict not in REPLACING and rules.rule(producer.type).versioned
+        versioned = producer.verdict not in REPLACING and versions(producer)
         for urn, path, holder, value in refs.get(producer.name, ()):
             counter.n += 1
             if urn == producer.urn or urn in created:
@@ -526,8 +536,10 @@ def _summary(
 
 
 def _rolls(paths: tuple[str, ...], inputs: dict[str, Any]) -> bool:
-    """Whether one of the rule's `rolls` inputs (dotted paths) is set in the resource's inputs."""
+    """Whether one of the rule's `rolls` inputs (dotted paths) is set in the resource's inputs (`*`: always)."""
     for path in paths:
+        if path == "*":
+            return True
         value: Any = inputs
         for part in path.split("."):
             value = value.get(part) if isinstance(value, dict) else None

@@ -8,6 +8,7 @@ A size (`sized:`) is judged by its direction: growing a filesystem is in place w
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -54,10 +55,18 @@ class TypeRule:
     sized: tuple[tuple[str, Sized], ...] = ()
     complete: bool = False
     versioned: bool = False
+    # a versioned resource's inputs that change without a new version (a launch template's own tags)
+    unversioned: tuple[str, ...] = ()
     known: bool = True  # False: no cloud file lists this type (holds guessed from its name)
     created: str = ""  # what creating it next to resources already deployed does to the running nodes
     # inputs whose presence means the group rolls a `refresh` change out itself: drained, replaced in batches
+    # (`*`: the group always does)
     rolls: tuple[str, ...] = ()
+
+
+def new_version(rule: TypeRule, paths: Iterable[str]) -> bool:
+    """Whether changes at these input paths give a versioned resource a new version (its referrers see it)."""
+    return rule.versioned and any(not _matches(rule.unversioned, normalize(p)) for p in paths)
 
 
 def _matches(patterns: tuple[str, ...], path: str) -> bool:
@@ -202,6 +211,7 @@ def load_rules(folder: Path = RULES_DIR) -> Rules:
                 sized=_sizes(f"{path.name}: {token}", raw.get("sized")),
                 complete=bool(raw.get("complete", False)),
                 versioned=bool(raw.get("versioned", False)),
+                unversioned=_tuple(raw.get("unversioned")),
                 created=one_line(raw.get("created", "")),
                 rolls=_tuple(raw.get("rolls")),
             )

@@ -85,7 +85,11 @@ def build_login(
         metadata=metadata,
         labels=labels,
         description=f"gpu-cluster {label_value(layout.spec.name)} login node",
-        opts=key.after(child) if key else child,
+        # the boot disk's labels are create-time only (initializeParams replaces the VM): the VM's own follow tags
+        opts=pulumi.ResourceOptions.merge(
+            key.after(child) if key else child,
+            pulumi.ResourceOptions(ignore_changes=["bootDisk.initializeParams.labels"]),
+        ),
     )
 
 

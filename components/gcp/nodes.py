@@ -213,8 +213,17 @@ def _template(
         metadata=metadata(layout, mount_source, head_address),
         labels=labels,
         description=f"gpu-cluster {spec.name} nodes ({spec.instance.label})",
-        opts=key.after(child) if key else child,
+        opts=pulumi.ResourceOptions.merge(key.after(child) if key else child, _fixed_labels(spec.node_group)),
     )
+
+
+def _fixed_labels(node_group: str) -> pulumi.ResourceOptions:
+    """A template is immutable: a label change replaces it, and with it every VM made from it (sourceInstanceTemplate
+    replaces). VMs made one by one carry the labels themselves, updated in place, so their template keeps the labels
+    it was created with. A MIG's VMs get labels from nowhere else: its template follows them, and the group rolls."""
+    if node_group == "managed":
+        return pulumi.ResourceOptions()
+    return pulumi.ResourceOptions(ignore_changes=["labels", "disks[*].labels"])
 
 
 def update_policy(layout: GcpLayout) -> gcp.compute.InstanceGroupManagerUpdatePolicyArgs | None:

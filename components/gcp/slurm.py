@@ -134,8 +134,13 @@ def build_head(
         metadata=metadata,
         labels=labels,
         description=f"gpu-cluster {label_value(layout.spec.name)} Slurm head node (slurmctld)",
+        # the boot disk's labels are create-time only (initializeParams replaces the head): the VM's own follow tags
         opts=pulumi.ResourceOptions.merge(
-            child, pulumi.ResourceOptions(depends_on=[version, grant, conf, *(key.grants if key else [])])
+            child,
+            pulumi.ResourceOptions(
+                depends_on=[version, grant, conf, *(key.grants if key else [])],
+                ignore_changes=["bootDisk.initializeParams.labels"],
+            ),
         ),
     )
     return SlurmHead(plan, instance, secret, grant, conf)

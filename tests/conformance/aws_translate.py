@@ -538,6 +538,9 @@ def _instance(r: Resource) -> None:
                 },
             }
         ],
-        "TagSpecifications": tag_specs("instance", i.get("tags")),
+        # buildInstanceOpts: the instance's tags, then volume_tags as a "volume" tag specification
+        "TagSpecifications": (tag_specs("instance", i.get("tags")) or [])
+        + (tag_specs("volume", i.get("volumeTags")) or [])
+        or None,
     }
     r.call("ec2", "RunInstances", params, "ec2/ec2_instance.go resourceInstanceCreate (buildInstanceOpts)")
