@@ -72,7 +72,9 @@ def build(
         user_data=user_data,
         tags={**tags, "Name": f"{spec.name}-{role}"},
         volume_tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=ctx.parent, depends_on=list(depends_on)) if depends_on else child,
+        # the newest system image, resolved at creation: a newer one must not re-initialise the system disk (a new
+        # imageId does, in place) of the head, where /home and the Slurm state live, on an unrelated `pulumi up`
+        opts=pulumi.ResourceOptions(parent=ctx.parent, depends_on=list(depends_on), ignore_changes=["imageId"]),
     )
     alicloud.ecs.RamRoleAttachment(
         f"{name}-{role}-role", instance_id=instance.id, ram_role_name=ctx.role_name, opts=child

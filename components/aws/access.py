@@ -179,7 +179,9 @@ def build_login(
         ),
         user_data_base64=user_data,
         tags=ctx.tagged("login"),
-        opts=child,
+        # the SSM parameter follows Canonical's newest image: a new AMI id must not replace the login node on an
+        # unrelated `pulumi up` (as the Slurm head, slurm.py)
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["ami"])),
     )
     return LoginNode(instance, sg, login.public_ip)
 

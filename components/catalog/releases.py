@@ -98,16 +98,21 @@ def choice(cloud: Cloud, entry: dict[str, Any], image: str) -> Choice | None:
     return None if release is None else Choice(release)
 
 
-def tracking_warning(image: str, what: str, chosen: Choice) -> str:
-    """The plan's warning for a tracking image: a later `pulumi up` may replace nodes the diff shows unchanged."""
+def tracking_warning(image: str, what: str, chosen: Choice, held: bool = False) -> str:
+    """The plan's warning for a tracking image: a later `pulumi up` may replace nodes the diff shows unchanged, or,
+    where each node keeps the image it was created with (`held`), the nodes may differ."""
     fix = (
         "to pin one, set image to an image id"
         if chosen.why
         else "use auto (the catalog's pinned release) or `gpu-cluster image pin --stack NAME`"
     )
-    return (
-        f"{image} tracks the newest image of {what}, resolved at each deploy"
-        + (f" ({chosen.why})" if chosen.why else "")
-        + f": a later `pulumi up` may replace the nodes when a newer one is published, a change the offline diff "
-        f"cannot show; {fix}"
+    effect = (
+        "each node keeps the image it was created with, so nodes created later (a larger count, a replacement) may "
+        "boot a newer one than the others"
+        if held
+        else "a later `pulumi up` may replace the nodes when a newer one is published, a change the offline diff "
+        "cannot show"
     )
+    when = "at each node's creation" if held else "at each deploy"
+    why = f" ({chosen.why})" if chosen.why else ""
+    return f"{image} tracks the newest image of {what}, resolved {when}{why}: {effect}; {fix}"

@@ -106,7 +106,8 @@ def build_login(
         key_ids=key_ids,
         cam_role_name=role_name,
         tags={**tags, "Name": f"{spec.name}-login"},
-        opts=child,
+        # the newest public image, resolved at creation: a newer one must not reinstall the login node later
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])),
     )
     return Login(instance, sg)
 

@@ -54,8 +54,15 @@ def build(
         else None
     )
     image_id = image(parent, layout)
+    # a looked-up image is resolved once, at each node's creation: a newer public image must not reinstall running
+    # nodes on an unrelated `pulumi up` (imageId changes in place by reinstalling the system disk); a new image is
+    # a reviewed change, made by naming it in `image:`
+    tracked = not layout.image.image_id
+    node_opts = (
+        pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])) if tracked else child
+    )
     instances = [
-        _instance(name, i, layout, network, image_id, hpc, group, key_ids, role_name, tags, child)
+        _instance(name, i, layout, network, image_id, hpc, group, key_ids, role_name, tags, node_opts)
         for i in range(spec.nodes)
     ]
     return Nodes(hpc, group, image_id, instances)

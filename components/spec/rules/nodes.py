@@ -116,7 +116,7 @@ def _tracking(ctx: Context, row: InstanceType) -> None:
     chosen = releases.choice(ctx.cloud, entry, ctx.cfg.image)
     tracked = next((str(entry[key]) for key in catalog.IMAGE_KEYS if entry.get(key)), None)
     if chosen is not None and chosen.release is None and tracked is not None:
-        ctx.warn("image", releases.tracking_warning(ctx.cfg.image, tracked, chosen))
+        ctx.warn("image", releases.tracking_warning(ctx.cfg.image, tracked, chosen, bool(entry.get("heldByNodes"))))
 
 
 def _root_floor(ctx: Context, row: InstanceType) -> Iterator[ConfigError]:
