@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from components import catalog
 from components.catalog import releases
 from components.cli import app
-from components.diff import diff_plans
+from components.diff import diff_plans, render_markdown
 from components.diff.render import change_lines
 from components.plan import load_stack, make_plan
 from components.plan.pin import set_image
@@ -183,3 +183,17 @@ def test_latest_is_allowed_and_a_bad_image_names_both_words():
 
     message = errors_of(aws_values(image="newest"))["gpu-cluster:cluster.image"]
     assert "allowed: auto (a pinned release), latest (the newest image at each deploy) or an AMI id" in message
+
+
+def test_the_readme_review_of_an_image_bump_is_what_the_diff_writes():
+    """README's "Reviewing a change": a pinned DLAMI moved to the next release on aws-slurm-h100, as rendered."""
+    ref = f"ami-name:{DLAMI_OWNER}/Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) {{}}"
+    old = plan_json(plan_stack_with("aws-slurm-h100", image=ref.format("20260417")))
+    new = plan_json(plan_stack_with("aws-slurm-h100", image=ref.format("20260619")))
+    comment = render_markdown([diff_plans(old, new)]).split("<details>")[0]
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Reviewing a change") :]
+    shown = section[section.index("```markdown\n") + len("```markdown\n") : section.index("\n```\n")]
+    lines = [line for line in shown.splitlines() if line]
+    assert lines == [line for line in comment.splitlines() if line and not line.startswith(("<!--", "### "))]
+    assert any("(rolling)" in line for line in lines) and any("drained and replaced in batches" in x for x in lines)

@@ -14,33 +14,16 @@ from .engine import Change, Changed, PlanDiff
 from .rules import default_rules
 from .spec_changes import markdown_lines
 from .userdata import FileDiff, describe, diff_bootstrap, is_bootstrap
+from .values import from_to
 
 MARKER = "<!-- gpu-cluster-plan-diff -->"
 # GitHub rejects issue/PR comments over 65,536 characters; keep a margin for the truncation note.
 COMMENT_LIMIT = 65_536
-MAX_VALUE = 80
 MAX_WARNINGS_PER_STACK = 40
 ICONS = {"DATA LOSS": ":boom:", "DISRUPTION": ":warning:"}
 _INDEXED = re.compile(r"^(.+)\[(\d+)\]$")  # a whole list element: `networkInterfaces[17]`
 _NUMBERED = re.compile(r"`([^`]*?)(\d+)`")  # a resource name with a number: `llm-train-aws-node-3`
 _LEVELS = ("DATA LOSS: ", "DISRUPTION: ")
-
-
-def short(value: Any, limit: int = MAX_VALUE) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def from_to(old: Any, new: Any, limit: int = MAX_VALUE) -> str:
-    """`old -> new`, each cut to `limit`; two long strings that share a beginning lose it first (`...20260417 of` ->
-    `...20260619 of`), so the cut never hides the part that changed."""
-    if isinstance(old, str) and isinstance(new, str) and max(len(old), len(new)) > limit:
-        common = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
-        if common > 24:  # keep a few characters before the difference for context
-            cut = common - 16
-            return f"...{short(old[cut:], limit - 3)} -> ...{short(new[cut:], limit - 3)}"
-    return f"{short(old, limit)} -> {short(new, limit)}"
 
 
 def _md(text: str) -> str:

@@ -8,11 +8,11 @@ carried their config gives no key changes (the resource detail still says everyt
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from ..spec.updates import MODE_KEYS, block_keys, update_policies
+from .values import from_to
 
 REFUSED = "REFUSED"
 
@@ -45,15 +45,10 @@ class SpecChange:
     def line(self, limit: int = 60) -> str:
         """`cluster.nodes: 2 -> 3 (in-place): Running nodes ...`; a refused change leads with REFUSED and the safe
         way."""
-        values = f"{_short(self.old, limit)} -> {_short(self.new, limit)}"
+        values = from_to(self.old, self.new, limit)
         if self.refused:
             return f"{REFUSED}: {self.key}: {values}: {self.jobs} Safe way: {self.how}"
         return f"{self.key}: {values} ({self.policy or 'no update policy'}): {self.jobs}"
-
-
-def _short(value: Any, limit: int) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def mode_of(plan: dict[str, Any] | None) -> dict[str, str | None]:
