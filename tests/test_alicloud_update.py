@@ -1,6 +1,6 @@
 """Drain-first replacements on Alibaba Cloud (`update:`): the ESS group's scale-in lifecycle hook (the drain budget),
-the plan's warning that ESS and ACK cannot roll a new configuration declaratively (with the manual way), as
-registered with the mocks; and the refusals."""
+the plan's warning that ESS and ACK cannot roll a new configuration declaratively (with the manual way, in the spec's
+own batch sizes), as registered with the mocks; and the refusals."""
 
 import pytest
 
@@ -50,3 +50,50 @@ def test_instances_and_ack_pools_get_no_hook(stack_plan):
     ack = stack_plan("alicloud-ack-erdma")
     assert resources_of(ack, HOOK) == []
     assert any("nodepools/<pool>/upgrade" in w for w in ack.spec.warnings)
+
+
+def _refresh_hint(plan) -> str:
+    (hint,) = [w for w in plan.spec.warnings if "StartInstanceRefresh" in w]
+    return hint
+
+
+def test_the_manual_refresh_replaces_what_runs_in_the_spec_batch_sizes(stack_plan):
+    """ESS matches an instance by its scaling configuration's id, which the in-place update of the configuration keeps,
+    so the API's default SkipMatching true would replace nothing; its defaults MinHealthyPercentage 80 and
+    MaxHealthyPercentage 120 (a surge node) are not the spec's 90 and 100 (catalog/update.yaml alicloud)."""
+    hint = _refresh_hint(stack_plan("alicloud-dev"))
+    assert "--SkipMatching false" in hint
+    assert "--MinHealthyPercentage 90 " in hint and "--MaxHealthyPercentage 100`" in hint
+    assert "<minHealthyPercent>" not in hint and "<maxHealthyPercent>" not in hint
+    plan = plan_values(alicloud_values(**{**T4, "nodes": 2}, update={"minHealthyPercent": 50, "maxSurge": 1}))
+    hint = _refresh_hint(plan)
+    assert "--MinHealthyPercentage 50 " in hint and "--MaxHealthyPercentage 150`" in hint
+
+
+def test_a_surge_beyond_what_ess_refresh_takes_is_refused():
+    with pytest.raises(ConfigError) as info:
+        spec_of(alicloud_values(**{**T4, "nodes": 2}, update={"maxSurge": 3}))
+    assert info.value.key == "gpu-cluster:cluster.update.maxSurge"
+    assert "MaxHealthyPercentage 250" in info.value.message and "allowed: up to 2" in info.value.message
+    spec_of(alicloud_values(**{**T4, "nodes": 2}, update={"maxSurge": 2}))  # 200: the most ESS takes
+
+
+@pytest.mark.parametrize(
+    ("key", "mode", "says"),
+    [
+        ("cluster.image", {"scheduler": "none"}, "until you start the instance refresh the plan prints"),
+        ("cluster.image", {"scheduler": "slurm"}, "until you start the instance refresh the plan prints"),
+        ("cluster.storage.rootGb", {"scheduler": "slurm"}, "until you start the instance refresh the plan prints"),
+        ("cluster.image", {"scheduler": "kubernetes"}, "start the node pool upgrade the plan prints"),
+    ],
+)
+def test_the_update_policy_table_says_alibaba_rolls_by_hand(key, mode, says):
+    """ESS and ACK take a new configuration for new nodes only (catalog/update.yaml alicloud): the table says so for
+    Alibaba, and still says the group rolls by itself elsewhere."""
+    from components.spec.updates import update_policies
+
+    policy = update_policies()[key]
+    ali = policy.effect({"cloud": "alicloud", "nodeGroup": "managed", "sharedKind": None, **mode})
+    assert (ali.policy, says in ali.jobs) == ("rolling", True)
+    aws = policy.effect({"cloud": "aws", "nodeGroup": "managed", "scheduler": mode["scheduler"], "sharedKind": None})
+    assert "the plan prints" not in aws.jobs
