@@ -84,7 +84,12 @@ def test_a_surge_beyond_what_ess_refresh_takes_is_refused():
         ("cluster.image", {"scheduler": "none"}, "until you start the instance refresh the plan prints"),
         ("cluster.image", {"scheduler": "slurm"}, "until you start the instance refresh the plan prints"),
         ("cluster.storage.rootGb", {"scheduler": "slurm"}, "until you start the instance refresh the plan prints"),
+        ("cluster.instanceType", {"scheduler": "none"}, "until you start the instance refresh the plan prints"),
+        ("cluster.storage.scratchGb", {"scheduler": "slurm"}, "until you start the instance refresh the plan prints"),
+        ("cluster.adminUser", {"scheduler": "slurm"}, "until you start the instance refresh the plan prints"),
         ("cluster.image", {"scheduler": "kubernetes"}, "start the node pool upgrade the plan prints"),
+        ("cluster.storage.scratchGb", {"scheduler": "kubernetes"}, "start the node pool upgrade the plan prints"),
+        ("cluster.adminUser", {"scheduler": "kubernetes"}, "start the node pool upgrade the plan prints"),
     ],
 )
 def test_the_update_policy_table_says_alibaba_rolls_by_hand(key, mode, says):
