@@ -102,3 +102,20 @@ def test_the_update_policy_table_says_alibaba_rolls_by_hand(key, mode, says):
     assert (ali.policy, says in ali.jobs) == ("rolling", True)
     aws = policy.effect({"cloud": "aws", "nodeGroup": "managed", "scheduler": mode["scheduler"], "sharedKind": None})
     assert "the plan prints" not in aws.jobs
+
+
+def test_the_manual_refresh_names_only_what_the_ess_api_takes(stack_plan):
+    """Every `--Param` of the printed command is a field of ess 2022-02-22 StartInstanceRefreshRequest (the API model
+    in the venv), with the values the plan computed."""
+    import re
+
+    from alibabacloud_ess20220222.models import StartInstanceRefreshRequest
+
+    hint = _refresh_hint(stack_plan("alicloud-a100-cmk"))
+    command = hint[hint.index("`aliyun ess StartInstanceRefresh") : hint.index("`", hint.index("`aliyun") + 1)]
+    given = dict(re.findall(r"--(\w+) (\S+)", command))
+    assert set(given) == {"RegionId", "ScalingGroupId", "SkipMatching", "MinHealthyPercentage", "MaxHealthyPercentage"}
+    values = {k: v for k, v in given.items() if not v.startswith("<")}
+    typed = {k: (v == "true") if k == "SkipMatching" else int(v) for k, v in values.items()}
+    # to_map writes every list field, empty when unset (Checkpoints)
+    assert {k: v for k, v in StartInstanceRefreshRequest().from_map(typed).to_map().items() if v != []} == typed
