@@ -234,8 +234,8 @@ def _scaling_group(
     )
     drain = layout.drain_hook
     if drain is not None:
-        # scale-in (and a replacement by hand: ESS has no declarative rolling update) drains the node first; after
-        # the configuration, which is what makes the group active
+        # a scale-in waits for the node's drain; so may the manual instance refresh's removals (not sourced:
+        # catalog/update.yaml alicloud); after the configuration, which is what makes the group active
         alicloud.ess.LifecycleHook(
             f"{name}-drain-hook",
             scaling_group_id=group.id,

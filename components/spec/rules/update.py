@@ -43,8 +43,10 @@ def _update(ctx: Context) -> Iterator[ConfigError]:
     entry = cloud_update(ctx.cloud)
     spec = update_spec(ctx.cloud, cfg)
     if cfg.node_group == "managed" and not kube and entry.rolling is None and spec.rolling and entry.manual:
-        # the cloud cannot roll this group declaratively: say how to do it by hand
-        ctx.warn("update", f"strategy rolling is not declarative on {ctx.cloud}: {entry.manual}")
+        # the cloud cannot roll this group declaratively: say how to do it by hand, with this spec's batch sizes
+        ctx.warn(
+            "update", f"strategy rolling is not declarative on {ctx.cloud}: {manual_steps(entry.manual, spec, cfg)}"
+        )
     if kube and spec.rolling and entry.kubernetes_manual:
         ctx.warn(
             "update", f"strategy rolling is not declarative on {ctx.cloud}'s node pools: {entry.kubernetes_manual}"
@@ -78,6 +80,16 @@ def _update(ctx: Context) -> Iterator[ConfigError]:
             "allowed: 0",
         )
     yield from _drain(ctx, given, kube)
+    if ctx.cloud != "aws" and not kube and given.max_surge and entry.rolling is None and entry.max_healthy:
+        # the manual refresh's MaxHealthyPercentage (Alibaba ESS): within the range the API takes
+        high, limit = spec.max_in_service_percent(cfg.nodes), entry.max_healthy[1]
+        if high > limit:
+            yield ConfigError(
+                f"{k}.maxSurge",
+                f"{spec.max_surge} above {cfg.nodes} nodes is instance refresh MaxHealthyPercentage {high}; "
+                f"{ctx.cloud} allows at most {limit} (catalog/update.yaml); "
+                f"allowed: up to {max(cfg.nodes, 1) * (limit - 100) // 100}",
+            )
     if ctx.cloud == "aws" and not kube and given.max_surge:
         high, low = spec.max_in_service_percent(cfg.nodes), spec.min_healthy_percent
         limit = entry.max_healthy[1] if entry.max_healthy else 200
@@ -88,6 +100,14 @@ def _update(ctx: Context) -> Iterator[ConfigError]:
                 f"allows at most {limit} and at most minHealthyPercent ({low}) + 100 (catalog/update.yaml); "
                 f"allowed: up to {max(cfg.nodes, 1) * (min(limit, low + 100) - 100) // 100}",
             )
+
+
+def manual_steps(text: str, spec: UpdateSpec, cfg: ClusterConfig) -> str:
+    """catalog/update.yaml's rollingManual with the spec's own batch sizes in place of its placeholders (the cloud's
+    API defaults differ from the toolkit's: ESS's MaxHealthyPercentage 120 would launch surge nodes)."""
+    return text.replace("<minHealthyPercent>", str(spec.min_healthy_percent)).replace(
+        "<maxHealthyPercent>", str(spec.max_in_service_percent(cfg.nodes))
+    )
 
 
 def _drain(ctx: Context, given: UpdateConfig, kube: bool) -> Iterator[ConfigError]:
