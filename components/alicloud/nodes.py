@@ -156,7 +156,11 @@ def _instance(
         ),
         tags={**tags, "Name": f"{spec.name}-node-{index}"},
         volume_tags=dict(tags),
-        opts=ctx.child,
+        # a looked-up image (a name pattern the catalog pins no release of) is resolved at each node's creation: a
+        # newer public image must not re-initialise a running node's system disk (a new imageId does, in place)
+        opts=ctx.child
+        if layout.image.image_id
+        else pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(ignore_changes=["imageId"])),
     )
 
 
