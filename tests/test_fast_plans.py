@@ -11,6 +11,7 @@ import pytest
 
 from bench.floor import floor_command
 from components.catalog import rows
+from components.diff import gitplan
 from components.errors import ConfigError
 from components.plan import load_stack
 from components.spec import build_spec
@@ -56,3 +57,33 @@ def test_floor_loads_the_lazy_sdk_modules_it_names():
     probe = code + "import sys\nprint(type(sys.modules['pulumi_aws.iam']).__name__)\n"
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert proc.stdout.strip() == "module"
+
+
+def test_base_plans_in_one_process_are_what_the_cli_plans():
+    """`diff --base`: the base revision's stacks planned in one process give each stack's `plan -f json`."""
+    base = gitplan.BasePlans(ROOT, ["aws-dev", "no-such-stack"])
+    try:
+        assert base.get("aws-dev") == gitplan.plan_in_tree(ROOT, "aws-dev")
+        assert base.get("no-such-stack") is None
+    finally:
+        base.close()
+    assert not base.out.exists()
+
+
+def test_base_plans_fall_back_to_one_cli_process_per_stack(monkeypatch):
+    """A base revision whose code lacks the calls the batch makes: each stack is planned by its own CLI."""
+    monkeypatch.setattr(gitplan, "_BATCH", "raise SystemExit(1)")
+    calls: list[str] = []
+    real = gitplan.plan_in_tree
+
+    def cli(tree: Path, stack: str, python: str = sys.executable) -> dict[str, Any] | None:
+        calls.append(stack)
+        return real(tree, stack, python)
+
+    monkeypatch.setattr(gitplan, "plan_in_tree", cli)
+    base = gitplan.BasePlans(ROOT, ["aws-dev"])
+    try:
+        assert base.get("aws-dev")["stack"] == "aws-dev"  # type: ignore[index]
+    finally:
+        base.close()
+    assert calls == ["aws-dev"]
