@@ -4,6 +4,7 @@ floor for the median stack, 2.0x for the slowest). And `diff --all-stacks`, both
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 from collections.abc import Sequence
@@ -63,11 +64,24 @@ def stack_rows(project: Path, ws: Workspace, stacks: Sequence[Shipped]) -> list[
     return rows
 
 
-def diff_all_stacks(project: Path, ws: Workspace) -> dict[str, Any]:
-    """`gpu-cluster diff --all-stacks --base HEAD`: every shipped stack planned on both sides, as a PR's CI does."""
-    cmd = [sys.executable, "-m", "components", "diff", "--all-stacks", "--base", "HEAD", "--format", "json"]
-    m = run_measured(cmd, project, ws.env, stdout=ws.file("diff-all.json"), timeout=1800)
-    return {"exitCode": m.code, "wallSeconds": round(m.wall, 1), "cpuSeconds": round(m.cpu, 1)}
+def diff_all_stacks(project: Path, ws: Workspace, base: str = "HEAD") -> dict[str, Any]:
+    """`gpu-cluster diff --all-stacks --base REV`: every stack the change since REV touches planned on both sides, as
+    a PR's CI does. A change under components/ touches every stack; against a clean HEAD none is planned, so the row
+    says how many stacks were diffed (`--diff-base REV`: a revision before a change to components/)."""
+    cmd = [sys.executable, "-m", "components", "diff", "--all-stacks", "--base", base, "--format", "json"]
+    out = ws.file("diff-all.json")
+    m = run_measured(cmd, project, ws.env, stdout=out, timeout=1800)
+    try:
+        stacks = len(json.loads(out.read_text())["stacks"])
+    except (OSError, ValueError, KeyError, TypeError):
+        stacks = None
+    return {
+        "base": base,
+        "exitCode": m.code,
+        "stacks": stacks,
+        "wallSeconds": round(m.wall, 1),
+        "cpuSeconds": round(m.cpu, 1),
+    }
 
 
 def verdicts(rows: list[dict[str, Any]], diff: dict[str, Any] | None) -> dict[str, Any]:

@@ -44,9 +44,9 @@ __all__ = [
     "base_tags_of",
     "build_spec",
     "cloud_rules",
-    "rules_of",
     "parse_gpu",
     "rsa_bits",
+    "rules_of",
 ]
 
 PROJECT = "gpu-cluster"
