@@ -87,3 +87,18 @@ def test_base_plans_fall_back_to_one_cli_process_per_stack(monkeypatch):
     finally:
         base.close()
     assert calls == ["aws-dev"]
+
+
+def test_a_vm_stack_plan_never_imports_the_kubernetes_sdk():
+    """pulumi_kubernetes is the in-cluster releases' SDK (components/incluster.py): a VM stack has none to install."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from components.cli import main\n"
+        "sys.argv = ['gpu-cluster', 'plan', '--stack', 'aws-dev', '--format', 'json']\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pulumi_kubernetes')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
