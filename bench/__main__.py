@@ -71,6 +71,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--floor", action="store_true", help="only each shipped stack's plan CPU against its SDK import floor, and diff"
     )
+    parser.add_argument(
+        "--diff-base",
+        default="HEAD",
+        metavar="REV",
+        help="the base of the timed `diff --all-stacks` (default HEAD; a revision before a change to components/ "
+        "diffs every stack)",
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"argument --jobs: got {args.jobs}; allowed: 1 or more")
@@ -117,7 +124,7 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             result["seconds"] = round(time.perf_counter() - started, 1)
             return result
         if args.floor:  # the plans against their floors alone, and diff --all-stacks
-            _floor(result, ws, stacks if not args.quick else list(flagships.values()), diff=not args.quick)
+            _floor(result, ws, stacks if not args.quick else list(flagships.values()), not args.quick, args.diff_base)
             result["machine"]["loadAverageAtEnd"] = list(os.getloadavg())
             result["seconds"] = round(time.perf_counter() - started, 1)
             return result
@@ -141,7 +148,7 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             ROOT, ws, flagships, result["plans"], args.sizes, eager=not args.quick, cold=cold
         )
         result["render"] = None if args.quick else measure.render(ROOT, ws, flagships, args.sizes)
-        _floor(result, ws, stacks if not args.quick else list(flagships.values()), diff=not args.quick)
+        _floor(result, ws, stacks if not args.quick else list(flagships.values()), not args.quick, args.diff_base)
         result["tests"] = None if args.quick or args.no_tests else measure.test_suite(ROOT, ws)
         # 2. Untimed correctness checks, in parallel.
         if not args.quick:
@@ -153,9 +160,9 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     return result
 
 
-def _floor(result: dict[str, Any], ws: measure.Workspace, stacks: list[Any], diff: bool) -> None:
+def _floor(result: dict[str, Any], ws: measure.Workspace, stacks: list[Any], diff: bool, base: str = "HEAD") -> None:
     result["floor"] = floor.stack_rows(ROOT, ws, stacks)
-    result["diffAllStacks"] = floor.diff_all_stacks(ROOT, ws) if diff else None
+    result["diffAllStacks"] = floor.diff_all_stacks(ROOT, ws, base) if diff else None
     result["floorTargets"] = floor.verdicts(result["floor"], result["diffAllStacks"])
 
 

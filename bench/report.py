@@ -229,7 +229,8 @@ def _print_floor(result: dict[str, Any], console: Console) -> None:
         )
     if diff:
         console.print(
-            f"diff --all-stacks --base HEAD: {diff['wallSeconds']:.1f} s wall, {diff['cpuSeconds']:.1f} s CPU, "
+            f"diff --all-stacks --base {diff.get('base', 'HEAD')} ({diff.get('stacks')} stacks): "
+            f"{diff['wallSeconds']:.1f} s wall, {diff['cpuSeconds']:.1f} s CPU, "
             f"exit {diff['exitCode']} (target {v['targets']['diffAllStacksSecondsMax']:.0f} s: "
             f"{_yes(v['diffAllStacksMet'])})"
         )

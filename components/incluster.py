@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from .layout.kubernetes import Manifest, Release
+
+if TYPE_CHECKING:  # imported where a Kubernetes stack installs: a VM stack's plan never pays for it (issue 35)
+    import pulumi_kubernetes as k8s
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,8 @@ def install(
     `depends_on`: what must exist before charts install (the node pools: a DaemonSet with no node
     to run on leaves a release pending until Helm's timeout).
     """
+    import pulumi_kubernetes as k8s
+
     provider = k8s.Provider(
         f"{name}-k8s",
         kubeconfig=pulumi.Output.secret(kubeconfig),
@@ -70,6 +75,8 @@ def apply(
 ) -> list[k8s.apiextensions.CustomResource]:
     """One custom resource per manifest, through `provider`, after the release that installs its CRD."""
     after = after or {}
+    import pulumi_kubernetes as k8s
+
     return [
         k8s.apiextensions.CustomResource(
             f"{name}-{m.kind.lower()}-{m.name}",

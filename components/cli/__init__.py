@@ -151,12 +151,22 @@ def diff(
                 names: list[str] = (
                     [stack] if stack is not None else gitplan.touched_stacks(project_dir, commit, base_project)
                 )
-                for name in names:
-                    old_plan = gitplan.plan_in_tree(base_project, name)
-                    new_plan = gitplan.plan_here(project_dir, name)
-                    if old_plan is None and new_plan is None:
-                        raise ConfigError("--stack", f"no stack {name!r} at {base} nor in the working tree")
-                    diffs.append(diff_plans(old_plan, new_plan))
+                # the base's plans in a process of their own meanwhile (a second core), each read in order
+                base_plans = gitplan.BasePlans(base_project, names)
+                try:
+                    for name in names:
+                        try:
+                            new_plan, new_error = gitplan.plan_here(project_dir, name), None
+                        except ConfigError as exc:  # the base's refusal, if any, is still the one reported first
+                            new_plan, new_error = None, exc
+                        old_plan = base_plans.get(name)
+                        if new_error is not None:
+                            raise new_error
+                        if old_plan is None and new_plan is None:
+                            raise ConfigError("--stack", f"no stack {name!r} at {base} nor in the working tree")
+                        diffs.append(diff_plans(old_plan, new_plan))
+                finally:
+                    base_plans.close()
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     if fmt is Format.json:
