@@ -157,18 +157,14 @@ NEW_IS_SHIPPED = {"k8s-version"}
 # Cells that fail today because another part of issue 28 is fixing them (strict: they must start passing with it).
 ROLLING = "issue 28 rolling updates: the image reaches the group's nodes by its drain-first update machinery"
 # Findings of the matrix, reported (issue 28 day-2 report), outside the update-policy table's data: a tag change
-# writes a new launch template / instance template version, a cluster shrunk to one node drops its placement.
+# writes a new launch template / instance template version. (A cluster shrunk to one node keeps its placement since
+# `placement: auto` is cluster at any count: docs/day2.md "Placement at one node".)
 TAGS_IN_TEMPLATE = "finding: tags are in the node template, so a tag change writes a new template version: "
-ONE_NODE = "finding: shrinking to one node drops the placement group/policy, so the last node may be replaced"
 XFAIL: dict[tuple[str, str], str] = {
     ("aws-a100-instances", "tags"): TAGS_IN_TEMPLATE + "every aws:ec2/instance follows it and is replaced",
     ("aws-eks-h100", "tags"): TAGS_IN_TEMPLATE + "both EKS node groups roll (launchTemplate.version)",
     ("gcp-h100", "tags"): TAGS_IN_TEMPLATE + "the instance template is replaced and every instance with it",
     ("gcp-h100-cmk", "tags"): TAGS_IN_TEMPLATE + "a new MIG template, and the login VM's boot disk labels replace it",
-    ("alicloud-a100", "nodes-1"): ONE_NODE + " (the ECS deployment set is deleted: deploymentSetId)",
-    ("gcp-a3mega", "nodes-1"): ONE_NODE + " (the MIG's workload policy is deleted)",
-    ("gcp-h100-cmk", "nodes-1"): ONE_NODE + " (the MIG's workload policy is deleted)",
-    ("gcp-gke-a3mega", "nodes-1"): ONE_NODE + " (the GKE pool's placementPolicy)",
 }  # fmt: skip
 # Changes the spec refuses for a stack (they are not day-2 changes it can make); each cell checks that it is refused.
 TWO_NODES_NEED_FABRIC = "two single-T4 nodes have no fabric NCCL can use (spec rule since issue 26)"
