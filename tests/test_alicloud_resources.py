@@ -498,7 +498,11 @@ def test_spot_instances_are_planned_without_a_deployment_set():
     assert not resources_of(plan, "EcsDeploymentSet")
     nodes = resources_of(plan, "ecs/instance:Instance")
     assert all(n["inputs"]["spotStrategy"] == "SpotAsPriceGo" and "deploymentSetId" not in n["inputs"] for n in nodes)
-    assert any("cannot create spot" in w for w in plan.warnings())
+    # placement auto resolves to none for spot on Alibaba (spec info); an explicit cluster is dropped with a warning
+    assert any(f.message.startswith("auto resolves to none for spot nodes") for f in plan.spec.findings)
+    forced = plan_values(alicloud_values(nodeGroup="instances", spot=True, placement="cluster"))
+    assert not resources_of(forced, "EcsDeploymentSet")
+    assert any("cannot create spot" in w for w in forced.warnings())
 
 
 def test_more_than_20_nodes_in_a_deployment_set_is_refused_before_any_resource():

@@ -274,7 +274,9 @@ def test_a_login_node_may_scrape_the_exporters_and_the_plan_says_how():
 
 def test_outputs_say_what_placement_the_nodes_get(stack_plan):
     assert stack_plan("aws-h100").run.outputs["placementApplied"] == "cluster"
-    assert stack_plan("aws-dev").run.outputs["placementApplied"] == "none"
+    # one node keeps a cluster placement group (docs/day2.md "Placement at one node"); the fleet asks for none
+    assert stack_plan("aws-dev").run.outputs["placementApplied"] == "cluster"
+    assert stack_plan("aws-inference-fleet").run.outputs["placementApplied"] == "none"
 
 
 def test_the_login_node_gets_none_of_the_node_bootstrap():

@@ -99,13 +99,16 @@ def test_every_taggable_resource_is_tagged(h100):
             assert "tags" in res["inputs"], res["name"]
 
 
-def test_g4dn_xlarge_has_no_efa_and_no_placement_group(stack_plan):
+def test_g4dn_xlarge_has_no_efa_and_a_one_member_placement_group(stack_plan):
     dev = stack_plan("aws-dev")
     nics = one(dev, "LaunchTemplate")["inputs"]["networkInterfaces"]
     assert [n["interfaceType"] for n in nics] == ["interface"]
     assert nics[0]["associatePublicIpAddress"] == "false"  # one interface: the flag is allowed and explicit
-    assert not resources_of(dev, "PlacementGroup")
+    # one node keeps its group, so a cluster shrunk to one node and grown back keeps its nodes (docs/day2.md)
+    group = one(dev, "PlacementGroup")
+    assert group["inputs"]["strategy"] == "cluster"
     asg = one(dev, "autoscaling/group:Group")["inputs"]
+    assert asg["placementGroup"] == f"<autoname:{group['name']}>"
     dist = asg["mixedInstancesPolicy"]["instancesDistribution"]
     assert dist["onDemandPercentageAboveBaseCapacity"] == 0 and dist["spotAllocationStrategy"] == "capacity-optimized"
     assert "launchTemplate" not in asg

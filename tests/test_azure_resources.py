@@ -129,7 +129,10 @@ def test_plan_summary_and_outputs(h100):
 def test_nc_t4_dev_box_has_no_ib_settings_and_spot_delete(dev):
     vmss = one(dev, VMSS)["inputs"]
     assert "singlePlacementGroup" not in vmss
-    assert not resources_of(dev, "ProximityPlacementGroup") and not resources_of(dev, "AvailabilitySet")
+    assert not resources_of(dev, "AvailabilitySet")
+    # one node keeps a proximity placement group (docs/day2.md "Placement at one node")
+    ppg = one(dev, "ProximityPlacementGroup")
+    assert vmss["proximityPlacementGroup"] == {"id": f"<id of {ppg['name']}>"}
     profile = vmss["virtualMachineProfile"]
     assert (profile["priority"], profile["evictionPolicy"], profile["billingProfile"]) == (
         "Spot",

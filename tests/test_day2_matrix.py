@@ -154,17 +154,9 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
 OLD_SIDE = {"image-bump": "image-pin"}
 NEW_IS_SHIPPED = {"k8s-version"}
 
-# Cells that fail today because another part of issue 28 is fixing them (strict: they must start passing with it).
-ROLLING = "issue 28 rolling updates: the image reaches the group's nodes by its drain-first update machinery"
-# Findings of the matrix, reported (issue 28 day-2 report), outside the update-policy table's data: a tag change
-# writes a new launch template / instance template version, a cluster shrunk to one node drops its placement.
-ONE_NODE = "finding: shrinking to one node drops the placement group/policy, so the last node may be replaced"
-XFAIL: dict[tuple[str, str], str] = {
-    ("alicloud-a100", "nodes-1"): ONE_NODE + " (the ECS deployment set is deleted: deploymentSetId)",
-    ("gcp-a3mega", "nodes-1"): ONE_NODE + " (the MIG's workload policy is deleted)",
-    ("gcp-h100-cmk", "nodes-1"): ONE_NODE + " (the MIG's workload policy is deleted)",
-    ("gcp-gke-a3mega", "nodes-1"): ONE_NODE + " (the GKE pool's placementPolicy)",
-}  # fmt: skip
+# Every cell passes: no expected failure is kept here. (A tag change keeps templates as they are where the cloud tags
+# nodes elsewhere: docs/day2.md "Tags and images"; a cluster shrunk to one node keeps its placement: "Placement at one
+# node".)
 # Changes that move a choice the spec makes from the count (the GPU pick: `gpu: T4:1` on two nodes needs a fabric,
 # which g4dn.xlarge lacks; `placement: auto`): not the key's own effect, so the cell checks that the diff says it
 # first, as a DISRUPTION naming the choice, with the key's own policy line beside it.
@@ -211,9 +203,7 @@ def _cells() -> list[Any]:
             if (stack, change) in NOT_APPLICABLE:
                 cells.append(pytest.param(stack, change, id=f"{stack}-{change}-refused-by-the-spec"))
                 continue
-            reason = XFAIL.get((stack, change))
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            cells.append(pytest.param(stack, change, id=f"{stack}-{change}", marks=marks))
+            cells.append(pytest.param(stack, change, id=f"{stack}-{change}"))
     return cells
 
 

@@ -428,10 +428,12 @@ def test_all_stacks_against_a_base_revision(repo):
     stacks = json.loads(result.stdout)["stacks"]
     assert sorted(stacks) == ["aws-dev", "aws-dev2", "aws-h100"]  # components/ untouched: only these
     dev = stacks["aws-dev"]
-    # two nodes: placement `auto` now resolves to a cluster placement group
-    assert [u.rsplit("::", 1)[1] for u in dev["created"]] == ["dev-aws-pg"] and not dev["deleted"]
+    # the one-node box already has its cluster placement group (docs/day2.md "Placement at one node"): growing to two
+    # nodes creates none and leaves the group's placementGroup as it is
+    assert dev["created"] == [] and not dev["deleted"]
     asg = next(c for c in dev["changed"] if c["urn"].endswith("aws:autoscaling/group:Group::dev-aws-asg"))
     assert {"path": "desiredCapacity", "old": 1, "new": 2} in asg["changes"]
+    assert not any(change["path"] == "placementGroup" for change in asg["changes"])
     assert stacks["aws-dev2"]["created"] and not stacks["aws-dev2"]["deleted"]
     assert stacks["aws-h100"]["deleted"] and not stacks["aws-h100"]["created"]
     assert stacks["aws-h100"]["warnings"][0].startswith("DATA LOSS: the stack `aws-h100` is removed")
@@ -443,7 +445,8 @@ def test_one_stack_against_a_base_revision_as_markdown(repo):
         app, ["diff", "--stack", "aws-dev", "--base", "HEAD", "--project", str(repo), "-f", "markdown"]
     )
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith(MARKER) and "| `aws-dev` | +1 / ~3 / -0 | 1 -> 2 |" in result.stdout
+    # +0: the placement group exists at one node already (docs/day2.md "Placement at one node")
+    assert result.stdout.startswith(MARKER) and "| `aws-dev` | +0 / ~3 / -0 | 1 -> 2 |" in result.stdout
     # T4:1 for two nodes that train together resolves to the smallest T4 type with EFA (issue 26 defect 7): said
     assert "DISRUPTION: instance type g4dn.xlarge -> g4dn.8xlarge" in result.stdout
 

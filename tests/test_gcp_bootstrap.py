@@ -156,7 +156,8 @@ def test_no_fabric_wired():
 def test_placement_applied():
     assert layout_of().placement_applied == "cluster"
     assert layout_of(placement="none").placement_applied == "none"
-    assert layout_of(nodes=1, fabric="none").placement_applied == "none"
+    # a MIG's workload policy takes no count: one node keeps it (docs/day2.md "Placement at one node")
+    assert layout_of(nodes=1, fabric="none").placement_applied == "cluster"
 
 
 # --- health: MIG autohealing ------------------------------------------------------------------

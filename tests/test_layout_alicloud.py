@@ -106,8 +106,13 @@ def test_deployment_set_strategy(placement, group, strategy):
         assert any("no deployment set" in w for w in layout.warnings)
 
 
-def test_single_node_without_fabric_gets_no_deployment_set():
-    assert layout_of(instanceType="ecs.gn6i-c4g1.xlarge", nodes=1).deployment_set_strategy is None
+def test_a_single_node_keeps_its_deployment_set_to_grow_back_in_place():
+    # `placement: auto` is cluster at any count (docs/day2.md): shrunk to one node, the instance stays in its set
+    # (an instance's deploymentSetId is ForceNew) and the cluster grows back into the same set
+    for itype in ("ecs.gn6i-c4g1.xlarge", "ecs.gn7e-c16g1.32xlarge"):
+        one, two = layout_of(instanceType=itype, nodes=1), layout_of(instanceType=itype, nodes=2)
+        assert one.deployment_set_strategy == two.deployment_set_strategy == "LowLatency"
+        assert one.placement_applied == "cluster"
 
 
 def test_managed_group_on_an_erdma_type_wires_no_eri_and_says_so():
@@ -292,9 +297,17 @@ def test_managed_limits_come_from_the_capabilities_data():
 
 def test_spot_instances_get_no_deployment_set_and_the_plan_says_so():
     assert capabilities("alicloud").spot_with_placement is False
-    layout = layout_of(spot=True)
+    layout = layout_of(spot=True, placement="cluster")
     assert (layout.deployment_set_strategy, layout.placement_applied) == (None, "none")
     assert any(w.startswith("gpu-cluster:cluster.spot: Alibaba cannot create spot") for w in layout.warnings)
+    # placement auto resolves to none for spot here (the spec says why, as info), so the layout has nothing to drop
+    auto = layout_of(spot=True)
+    assert (auto.spec.placement, auto.deployment_set_strategy, auto.placement_applied) == ("none", None, "none")
+    assert not any("deployment set" in w for w in auto.warnings)
+    assert any(
+        f.level == "info" and f.message.startswith("auto resolves to none for spot nodes: alicloud places no spot")
+        for f in auto.spec.findings
+    )
     assert layout_of(spot=True, placement="spread").deployment_set_strategy is None
 
 

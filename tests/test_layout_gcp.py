@@ -193,6 +193,22 @@ def test_zone_defaults_to_the_first_that_sells_the_type_where_zones_are_known():
     assert layout_of(zone=None, gpu="H200:8", instanceType="a3-ultragpu-8g", spot=True).zone == "us-central1-b"
 
 
+def test_a_one_node_mig_keeps_its_workload_policy_and_a_one_vm_compact_placement_says_it_is_not_applied():
+    # a workload policy has no VM count (compute discovery doc ResourcePolicyWorkloadPolicy): a MIG shrunk to one
+    # node keeps it, so it grows back in place (docs/day2.md "Placement at one node")
+    one, two = layout_of(nodes=1, nodeGroup="managed"), layout_of(nodes=2, nodeGroup="managed")
+    assert one.placement == two.placement == gcp_placement.Placement("workload", None, None)
+    assert one.placement_applied == "cluster"
+    # GKE: COMPACT at one node too
+    gke = layout_of(nodes=1, scheduler="kubernetes")
+    assert gke.kubernetes is not None and gke.kubernetes.gpu.compact and gke.placement_applied == "cluster"
+    # an explicit cluster on one VM of a compact kind: nothing applied, and the plan says why
+    single = layout_of(nodes=1, nodeGroup="instances", placement="cluster")
+    assert single.placement is None and single.placement_applied == "none"
+    assert any(w.startswith("gpu-cluster:cluster.placement: cluster is not applied to one VM") for w in single.warnings)
+    assert not any("is not applied to one VM" in w for w in layout_of(nodes=1, nodeGroup="instances").warnings)
+
+
 def test_compact_placement_vm_count_and_limits():
     inst = {"nodeGroup": "instances"}
     assert layout_of(nodes=4, **inst).placement_vm_count == 4

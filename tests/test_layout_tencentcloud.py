@@ -57,6 +57,14 @@ def test_placement_groups_for_other_types(placement, group):
     assert out.placement_group_type == group and not out.hpc_cluster
 
 
+def test_one_node_keeps_its_placement_group_to_grow_back_in_place():
+    # a Tencent placement group is created empty (cvm CreateDisasterRecoverGroup: Name, Type, Affinity; no count)
+    # and takes one member; docs/day2.md "Placement at one node"
+    for nodes in (1, 2):
+        out = layout(instanceType="GN10Xp.20XLARGE320", nodes=nodes)
+        assert (out.placement_applied, out.placement_group_type) == ("cluster", "SW")
+
+
 def test_nvme_scratch_on_hcc_and_cloud_disk_elsewhere():
     assert layout().scratch.kind == "nvme"
     assert layout(instanceType="GN7.2XLARGE32", nodes=1).scratch.kind == "disk"

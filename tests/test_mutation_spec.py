@@ -189,6 +189,79 @@ def test_auto_placement_on_one_node_with_the_fabric_wired_is_cluster_because_of_
     one_finding(aws_values(nodes=2), "placement", "info", r"auto resolves to cluster \(maxNodes > 1\)")
 
 
+def test_auto_placement_on_one_node_without_a_fabric_is_cluster_so_the_cluster_shrinks_and_grows_in_place():
+    # docs/day2.md "Placement at one node": every cloud's group takes one member, so the count does not decide
+    for values in (aws_values(gpu="T4:1", nodes=1), aws_values(nodes=1, fabric="none")):
+        assert spec_of(values).placement == "cluster"
+        one_finding(
+            values,
+            "placement",
+            "info",
+            r"auto resolves to cluster \(also at one node: the group keeps the node when the cluster shrinks to one "
+            r"and grows back\)",
+        )
+
+
+def ali_values(**cluster):
+    base = {"instanceType": "ecs.gn7e-c16g1.32xlarge", "nodes": 2, "nodeGroup": "instances", "zone": "cn-beijing-l"}
+    return {
+        "gpu-cluster:cloud": "alicloud",
+        "alicloud:region": "cn-beijing",
+        "gpu-cluster:cluster": {**base, **cluster},
+    }
+
+
+def tencent_values(**cluster):
+    base = {"instanceType": "GN7.2XLARGE32", "nodes": 2, "nodeGroup": "instances", "zone": "ap-shanghai-2"}
+    return {
+        "gpu-cluster:cloud": "tencentcloud",
+        "tencentcloud:region": "ap-shanghai",
+        "gpu-cluster:cluster": {**base, **cluster},
+    }
+
+
+@pytest.mark.parametrize(("values", "cloud"), [(ali_values, "alicloud"), (tencent_values, "tencentcloud")])
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_auto_placement_for_spot_where_the_cloud_places_no_spot_nodes_is_none_and_says_why(values, cloud, nodes):
+    spot = values(spot=True, nodes=nodes)
+    assert spec_of(spot).placement == "none"
+    one_finding(
+        spot,
+        "placement",
+        "info",
+        rf"auto resolves to none for spot nodes: {cloud} places no spot nodes in a placement group "
+        r"\(catalog/capabilities spotWithPlacement\)",
+    )
+    assert spec_of(values(nodes=nodes)).placement == "cluster"  # on demand: placed, at one node too
+
+
+def gcp_one(**cluster):
+    base = {"gpu": None, "instanceType": "a3-megagpu-8g", "nodes": 1, "zone": "us-central1-a"}
+    return {
+        "gpu-cluster:cloud": "gcp",
+        "gcp:project": "my-project",
+        "gcp:region": "us-central1",
+        "gpu-cluster:cluster": {**base, **cluster},
+    }
+
+
+def test_auto_placement_on_one_gcp_vm_is_none_only_where_it_would_be_a_compact_policy():
+    # a compact (COLLOCATED) policy fixes its vmCount: a count change recreates it anyway (updates.yaml)
+    for values in (gcp_one(nodeGroup="instances"), gcp_one(instanceType="g2-standard-4", gpu="L4:1", fabric="none")):
+        assert spec_of(values).placement == "none"
+        one_finding(
+            values,
+            "placement",
+            "info",
+            r"auto resolves to none at one node: \S+ would get a compact placement policy, which fixes its VM count "
+            r"\(vmCount\), so a count change recreates it and the nodes anyway; one VM has no neighbour",
+        )
+    # a MIG's workload policy and a GKE pool's COMPACT placement take no count: kept at one node
+    assert spec_of(gcp_one(nodeGroup="managed")).placement == "cluster"
+    assert spec_of(gcp_one(scheduler="kubernetes")).placement == "cluster"
+    assert spec_of(gcp_one(instanceType="g2-standard-4", gpu="L4:1", fabric="none", nodes=2)).placement == "cluster"
+
+
 def test_a_cluster_placement_with_a_reservation_warns():
     one_finding(
         aws_values(placement="cluster", reservation="cr-0123456789abcdef0"),

@@ -126,7 +126,8 @@ def test_name_defaults_to_stack_and_must_be_valid():
 
 
 def test_placement_auto_rules_and_warnings():
-    assert spec_of(aws_values(gpu="T4:1", nodes=1)).placement == "none"
+    # cluster at any count (docs/day2.md): a cluster shrunk to one node keeps its placement group
+    assert spec_of(aws_values(gpu="T4:1", nodes=1)).placement == "cluster"
     assert spec_of(aws_values(gpu="T4:1", nodes=2)).placement == "cluster"
     with_reservation = spec_of(aws_values(reservation="cr-0123456789abcdef0"))
     assert with_reservation.placement == "none"

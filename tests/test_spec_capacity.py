@@ -60,6 +60,16 @@ def test_flex_start_with_an_explicit_cluster_placement_on_a3_mega_is_refused():
     assert "flex-start VMs are placed compactly only on a3-ultragpu, a4-highgpu, h4d" in message
 
 
+def test_flex_start_on_a3_mega_at_one_node_gets_no_placement_policy():
+    # flex-start VMs are standalone instances (a MIG is refused): one VM would get a compact policy, which is not
+    # kept at one node (its vmCount is fixed), so auto is none for that reason, said as info
+    one = flex("a3-megagpu-8g", nodes=1)
+    spec = spec_of(one)
+    assert spec.placement == "none"
+    assert [f.level for f in spec.findings if f.message.startswith("auto resolves to none at one node")] == ["info"]
+    assert resources_of(plan_values(one), "compute/resourcePolicy:ResourcePolicy") == []
+
+
 def test_flex_start_on_a3_ultra_keeps_its_compact_placement():
     spec = spec_of(flex("a3-ultragpu-8g", zone="us-central1-b"))
     assert spec.placement == "cluster"

@@ -87,7 +87,10 @@ def test_single_inference_node(dev):
     (node,) = nodes(dev)
     inputs = node["inputs"]
     assert inputs["instanceType"] == "GN7.2XLARGE32"
-    assert "hpcClusterId" not in inputs and "placementGroupId" not in inputs
+    assert "hpcClusterId" not in inputs
+    # one node keeps a placement group (docs/day2.md "Placement at one node")
+    group = one(dev, "Placement/group:Group")
+    assert group["inputs"]["type"] == "SW" and inputs["placementGroupId"] == f"<id of {group['name']}>"
     (disk,) = inputs["dataDisks"]
     assert disk["encrypt"] is True and disk["dataDiskType"] == "CLOUD_SSD" and disk["dataDiskSize"] == 200
     assert not resources_of(dev, "hpcCluster:HpcCluster")

@@ -19,8 +19,29 @@ from .rules.scaling import min_nodes
 from .rules.update import update_spec
 
 
+def _compact_fixed_count(ctx: Context) -> str | None:
+    """Why `placement: auto` resolves to none for one GCP VM whose placement would be a compact (COLLOCATED) policy:
+    such a policy fixes its VM count (vmCount), so a count change recreates it and the nodes anyway (updates.yaml
+    cluster.nodes) and one VM has no neighbour. A MIG of a workload-policy type (catalog/gcp.yaml
+    workloadPolicyTypes) and a GKE pool (COMPACT) take no count: they keep their placement at one node."""
+    cfg, row = ctx.cfg, ctx.row
+    if ctx.cloud != "gcp" or row is None or ctx.max_nodes > 1 or cfg.scheduler == "kubernetes":
+        return None
+    if cfg.node_group == "managed" and row.instanceType in ctx.rules["workloadPolicyTypes"]:
+        return None
+    return (
+        f"auto resolves to none at one node: {row.instanceType} would get a compact placement policy, which fixes its "
+        "VM count (vmCount), so a count change recreates it and the nodes anyway; one VM has no neighbour"
+    )
+
+
 def _placement(ctx: Context) -> Literal["cluster", "spread", "none"]:
-    """`placement: auto` resolved, then what the cloud's managed groups can apply (capabilities data)."""
+    """`placement: auto` resolved, then what the cloud's managed groups can apply (capabilities data).
+
+    auto is cluster at any node count (docs/day2.md "Placement at one node"): every cloud's group (AWS placement
+    group, Azure proximity placement group, GCP workload policy and GKE COMPACT pool, Alibaba deployment set, Tencent
+    placement group) is created with no member count and accepts one member, so a cluster shrunk to one node keeps
+    its group, and that node, and grows back in place. It is none only for a stated reason (each said as info)."""
     cfg = ctx.cfg
     placement: Literal["cluster", "spread", "none"]
     if cfg.placement == "auto":
@@ -40,11 +61,27 @@ def _placement(ctx: Context) -> Literal["cluster", "spread", "none"]:
             # (GCP compact placement fixes the VM count), and nothing between its nodes needs the locality
             placement = "none"
             ctx.warn("placement", "auto resolves to none for a scaling fleet without a fabric", "info")
+        elif cfg.spot.enabled and not capabilities(ctx.cloud).spot_with_placement:
+            # the layout would drop it anyway (alicloud/tencentcloud applied_placement); said here, as info
+            placement = "none"
+            ctx.warn(
+                "placement",
+                f"auto resolves to none for spot nodes: {ctx.cloud} places no spot nodes in a placement group "
+                "(catalog/capabilities spotWithPlacement)",
+                "info",
+            )
+        elif (fixed := _compact_fixed_count(ctx)) is not None:
+            placement = "none"
+            ctx.warn("placement", fixed, "info")
         else:
-            placement = "cluster" if ctx.max_nodes > 1 or ctx.fabric_wired else "none"
-            why = "maxNodes > 1" if ctx.max_nodes > 1 else "the fabric is wired"
-            if placement == "cluster":
-                ctx.warn("placement", f"auto resolves to cluster ({why})", "info")
+            placement = "cluster"
+            if ctx.max_nodes > 1:
+                why = "maxNodes > 1"
+            elif ctx.fabric_wired:
+                why = "the fabric is wired"
+            else:
+                why = "also at one node: the group keeps the node when the cluster shrinks to one and grows back"
+            ctx.warn("placement", f"auto resolves to cluster ({why})", "info")
     else:
         placement = cfg.placement
     if placement == "cluster" and cfg.reservation:

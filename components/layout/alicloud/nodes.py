@@ -155,7 +155,7 @@ def applied_placement(spec: ClusterSpec, warnings: list[str], ack: bool = False)
         warnings.append(f"{key}.placement: {asked} {limit.message}")
         return "none" if limit.applied == "none" else asked
     if spec.spot and not caps.spot_with_placement:
-        # resolved, not refused: `placement: auto` resolves to cluster, and a spot dev cluster should plan
+        # an explicit cluster or spread (auto is none for spot already, spec _placement): resolved, not refused
         warnings.append(
             f"{key}.spot: Alibaba cannot create spot (preemptible) instances in a deployment set (deployment-set "
             f"doc, doc-detail/91258); placement {asked} is not applied, the nodes get no deployment set"

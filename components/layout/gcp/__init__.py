@@ -160,6 +160,11 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     scheduling = consumption(spec, rules)
     # GKE places the GPU pool itself (placementPolicy COMPACT): no resource policy of ours
     placement = None if k8s else placement_of(spec, rules)
+    if not k8s and placement is None and spec.placement == "cluster":
+        warnings.append(
+            f"{CLUSTER_KEY}.placement: cluster is not applied to one VM: a compact placement policy fixes its VM count "
+            "(vmCount), so a count change recreates it and the nodes anyway, and one VM has no neighbour"
+        )
     if placement is not None and placement.kind == "compact":
         # Cluster Toolkit vm-instance main.tf: automatic_restart false whenever a COLLOCATED policy is set.
         scheduling = replace(scheduling, automatic_restart=False)
@@ -200,7 +205,9 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     shared = shared_for(spec)
     gke: Gke | None = None
     if k8s:
-        gke = gke_layout(spec, nics, spec.placement == "cluster" and spec.max_nodes >= 2, warnings)
+        # COMPACT at any count: a GKE PlacementPolicy has no node count (container discovery doc PlacementPolicy:
+        # type, policyName, tpuTopology), so a pool shrunk to one node keeps it and grows back in place
+        gke = gke_layout(spec, nics, spec.placement == "cluster", warnings)
         usability = gke_fabric_usability(spec, gke.daemonsets, gke_data())
         host = replace(
             host,

@@ -40,8 +40,10 @@ def placement_of(spec: ClusterSpec, rules: Mapping[str, Any]) -> Placement | Non
         return None
     itype = spec.instance.instanceType
     if spec.node_group == "managed" and itype in rules["workloadPolicyTypes"]:
-        # A workload policy has no VM count: the group may be resized within it.
-        return Placement("workload", None, None) if spec.max_nodes >= 2 else None
+        # A workload policy has no VM count: the group may be resized within it, down to one VM and back, so it is
+        # kept at one node (compute discovery doc ResourcePolicyWorkloadPolicy: type, maxTopologyDistance,
+        # acceleratorTopology; no count; docs/day2.md)
+        return Placement("workload", None, None)
     max_distance = spec.gcp.placement_max_distance
     limit = compact_cap(rules, itype, max_distance)
     distance = "no maxDistance" if max_distance is None else f"maxDistance {max_distance}"
@@ -59,5 +61,7 @@ def placement_of(spec: ClusterSpec, rules: Mapping[str, Any]) -> Placement | Non
             "(vmCount) and all of them are created together; set maxNodes equal to nodes, or placement: none",
         )
     if spec.nodes < 2:
-        return None  # one VM has no neighbour to be placed close to
+        # one VM has no neighbour to be placed close to, and the policy's vmCount is fixed: a count change recreates
+        # it and the nodes anyway (updates.yaml cluster.nodes); `placement: auto` resolves to none here (spec)
+        return None
     return Placement("compact", spec.nodes, limit, max_distance)

@@ -40,7 +40,7 @@ def applied_placement(spec: ClusterSpec, hcc: bool, warnings: list[str]) -> tupl
     if hcc and spec.fabric_wired:
         # the HPC cluster is the placement HCC nodes need; a placement group beside it is not documented
         return "cluster", None
-    if asked == "none" or spec.max_nodes <= 1:
+    if asked == "none":  # at any count: a group takes one member and keeps it to grow back in place (docs/day2.md)
         return "none", None
     if spec.spot and not capabilities("tencentcloud").spot_with_placement:
         warnings.append(

@@ -38,10 +38,11 @@ def _node_group(ctx: Context) -> Iterator[ConfigError]:
 
 # What a managed-group limit of the cloud (capabilities `managedGroupLimits`) takes from a wired fabric, read on the
 # resolved type: `fabric` the whole wired fabric (Alibaba ESS: no ERI passes both provider and ESS; no card index),
-# `placement` the deployment set a multi-node fabric is placed in, `hccCluster` the HCC fabric itself (Tencent).
+# `placement` the deployment set the fabric's nodes are placed in (at any count: a one-node cluster keeps its set to
+# grow back in place, docs/day2.md), `hccCluster` the HCC fabric itself (Tencent).
 _FABRIC_LIMITS: dict[str, Callable[[Context, InstanceType], bool]] = {
     "fabric": lambda ctx, row: True,
-    "placement": lambda ctx, row: ctx.max_nodes > 1,
+    "placement": lambda ctx, row: True,
     "hccCluster": lambda ctx, row: True,
 }
 
