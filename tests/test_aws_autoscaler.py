@@ -53,7 +53,10 @@ def test_the_release_is_the_pinned_chart_with_the_clusters_values(scaled):
         # known at deploy: the cluster's generated name; the tags are the chart's own default, written out
         "autoDiscovery": {
             "clusterName": f"<autoname:{cluster['name']}>",
-            "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/{{ .Values.autoDiscovery.clusterName }}"],
+            "tags": [
+                "k8s.io/cluster-autoscaler/enabled",
+                "k8s.io/cluster-autoscaler/{{ .Values.autoDiscovery.clusterName }}",
+            ],
         },
         "rbac": {"serviceAccount": {"create": True, "name": "cluster-autoscaler"}},
         "nodeSelector": {"gpu-cluster.dev/pool": "system"},
@@ -82,13 +85,20 @@ def test_every_eks_version_has_an_autoscaler_image():
 def test_the_role_is_pod_identitys_only(scaled):
     trust = json.loads(by_name(scaled, "-autoscaler-role")["inputs"]["assumeRolePolicy"])
     assert trust["Statement"] == [
-        {"Effect": "Allow", "Principal": {"Service": "pods.eks.amazonaws.com"}, "Action": ["sts:AssumeRole", "sts:TagSession"]}
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": "pods.eks.amazonaws.com"},
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+        }
     ]
     assoc = one(scaled, "eks/podIdentityAssociation:PodIdentityAssociation")["inputs"]
     ca = releases(scaled)[CA]
     cluster = one(scaled, "eks/cluster:Cluster")["name"]
     # the association names the account the chart creates, in the release's namespace, on this cluster
-    assert (assoc["namespace"], assoc["serviceAccount"]) == (ca["namespace"], ca["values"]["rbac"]["serviceAccount"]["name"])
+    assert (assoc["namespace"], assoc["serviceAccount"]) == (
+        ca["namespace"],
+        ca["values"]["rbac"]["serviceAccount"]["name"],
+    )
     assert assoc["clusterName"] == f"<autoname:{cluster}>"
     assert assoc["roleArn"] == f"<arn of {by_name(scaled, '-autoscaler-role')['name']}>"
     agent = one(scaled, "eks/addon:Addon")["inputs"]
@@ -124,10 +134,17 @@ def test_the_nodegroup_arn_pattern_of_a_real_cluster_arn():
     ca = aws_layout.plan(spec_of(eks_values(**SCALING))).kubernetes
     assert ca is not None and ca.autoscaler is not None
     arn = "arn:aws:eks:us-east-1:111122223333:cluster/llm-eks-1a2b3c"
-    doc = json.loads(policy_document(ca.autoscaler.policy, "llm-eks-1a2b3c", arn.replace(":cluster/", ":nodegroup/") + "/*"))
+    doc = json.loads(
+        policy_document(ca.autoscaler.policy, "llm-eks-1a2b3c", arn.replace(":cluster/", ":nodegroup/") + "/*")
+    )
     by_sid = {s["Sid"]: s for s in doc["Statement"]}
-    assert by_sid["DescribeOwnNodegroups"]["Resource"] == "arn:aws:eks:us-east-1:111122223333:nodegroup/llm-eks-1a2b3c/*"
-    assert "aws:ResourceTag/k8s.io/cluster-autoscaler/llm-eks-1a2b3c" in by_sid["ScaleOwnGroups"]["Condition"]["StringEquals"]
+    assert (
+        by_sid["DescribeOwnNodegroups"]["Resource"] == "arn:aws:eks:us-east-1:111122223333:nodegroup/llm-eks-1a2b3c/*"
+    )
+    assert (
+        "aws:ResourceTag/k8s.io/cluster-autoscaler/llm-eks-1a2b3c"
+        in by_sid["ScaleOwnGroups"]["Condition"]["StringEquals"]
+    )
 
 
 def test_the_release_waits_for_its_identity(scaled):
@@ -144,8 +161,9 @@ def test_the_gpu_group_keeps_the_autoscalers_count_and_says_what_an_empty_group_
     # scale from zero: CA reads the group's tags with eks:DescribeNodegroup; p5.48xlarge wires 32 EFA interfaces
     assert gpu["inputs"]["tags"]["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "32"
     system = by_name(scaled, "-aws-system")
-    assert system["ignoreChanges"] == [] and system["inputs"]["scalingConfig"]["minSize"] == 2 == (
-        system["inputs"]["scalingConfig"]["maxSize"]
+    assert (
+        system["ignoreChanges"] == []
+        and system["inputs"]["scalingConfig"]["minSize"] == 2 == (system["inputs"]["scalingConfig"]["maxSize"])
     )  # auto-discovered too, but CA cannot move a group whose min is its max
 
 
@@ -156,14 +174,27 @@ def test_a_group_that_may_only_grow_keeps_nodes_as_its_floor():
     assert CA in releases(plan)
 
 
-def test_a_fixed_group_installs_no_autoscaler(stack_plan):
-    plan = stack_plan("aws-eks-h100")  # nodes 4, maxNodes 4 (default), minNodes 4 (default)
+def test_the_shipped_eks_stack_scales_its_gpu_group_to_zero(stack_plan):
+    plan = stack_plan("aws-eks-h100")  # nodes 4, minNodes 0, maxNodes 4 (default: nodes)
+    assert CA in releases(plan)
+    gpu = by_name(plan, "-aws-gpu")
+    assert gpu["inputs"]["scalingConfig"] == {"desiredSize": 4, "minSize": 0, "maxSize": 4}
+    assert gpu["ignoreChanges"] == ["scalingConfig.desiredSize"]
+    assert plan.summary()["hourlyUsdAtMinNodes"] == 0
+
+
+def test_a_fixed_group_installs_no_autoscaler():
+    plan = plan_values(eks_values(nodes=4))  # maxNodes and minNodes default to nodes
     assert CA not in releases(plan)
     for kind in ("eks/addon:Addon", "eks/podIdentityAssociation:PodIdentityAssociation"):
         assert resources_of(plan, kind) == []
     assert not [r for r in plan.resources if r.name.endswith("-autoscaler-role")]
     gpu = by_name(plan, "-aws-gpu")
-    assert gpu["ignoreChanges"] == [] and gpu["inputs"]["scalingConfig"] == {"desiredSize": 4, "minSize": 4, "maxSize": 4}
+    assert gpu["ignoreChanges"] == [] and gpu["inputs"]["scalingConfig"] == {
+        "desiredSize": 4,
+        "minSize": 4,
+        "maxSize": 4,
+    }
     assert "k8s.amazonaws.com/accelerator" not in gpu["inputs"]["labels"]
     assert not [k for k in gpu["inputs"]["tags"] if k.startswith("k8s.io/cluster-autoscaler")]
 
@@ -228,8 +259,14 @@ def test_helm_renders_the_values_into_the_autoscalers_arguments(scaled, tmp_path
         "--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/llm-eks-1a2b3c"
         in args
     )
-    assert {"--balance-similar-node-groups=true", "--expander=least-waste", "--skip-nodes-with-local-storage=false"} <= set(args)
+    assert {
+        "--balance-similar-node-groups=true",
+        "--expander=least-waste",
+        "--skip-nodes-with-local-storage=false",
+    } <= set(args)
     assert {"name": "AWS_REGION", "value": "us-east-1"} in container["env"]
-    assert pod["serviceAccountName"] == "cluster-autoscaler" and pod["nodeSelector"] == {"gpu-cluster.dev/pool": "system"}
+    assert pod["serviceAccountName"] == "cluster-autoscaler" and pod["nodeSelector"] == {
+        "gpu-cluster.dev/pool": "system"
+    }
     account = next(d for d in docs if d["kind"] == "ServiceAccount")
     assert (account["metadata"]["name"], account["metadata"]["namespace"]) == ("cluster-autoscaler", "kube-system")

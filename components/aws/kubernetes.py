@@ -105,7 +105,8 @@ def build_kubernetes(
             else None,
             tags={**ctx.tagged(f"{pool.key}-pool"), **pool.tags},
             # the Cluster Autoscaler moves desiredSize between minSize and maxSize: a later `pulumi up` keeps its
-            # count (as the VM mode's Auto Scaling group ignores desiredCapacity, components/aws/nodes.py)
+            # count (EKS API NodegroupScalingConfig.desiredSize: with CA "you shouldn't change the desiredSize value
+            # directly"; as the VM mode's Auto Scaling group ignores desiredCapacity, components/aws/nodes.py)
             opts=pulumi.ResourceOptions.merge(
                 after_role, pulumi.ResourceOptions(ignore_changes=["scalingConfig.desiredSize"])
             )
@@ -157,7 +158,9 @@ def _autoscaler_identity(
     )
     trust = {
         "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Principal": {"Service": ca.trust_service}, "Action": list(ca.trust_actions)}],
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": ca.trust_service}, "Action": list(ca.trust_actions)}
+        ],
     }
     role = aws.iam.Role(
         f"{ctx.name}-autoscaler-role",

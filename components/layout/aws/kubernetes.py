@@ -307,9 +307,7 @@ def _with_autoscaler_values(
     if kube.version not in tags:  # the data must cover every version EKS offers: a packaging mistake
         raise ValueError(f"charts.yaml cluster-autoscaler imageTags has no tag for Kubernetes {kube.version}")
     stack = {"awsRegion": spec.region, "image": {"tag": tags[kube.version]}}
-    return tuple(
-        replace(r, values=merge(r.values, stack)) if r.name == ca["release"] else r for r in chosen
-    )
+    return tuple(replace(r, values=merge(r.values, stack)) if r.name == ca["release"] else r for r in chosen)
 
 
 def _autoscaler(ca: Mapping[str, Any]) -> EksAutoscaler:
