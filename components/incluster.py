@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
@@ -31,14 +31,19 @@ def install(
     releases: Sequence[Release],
     parent: pulumi.Resource,
     depends_on: Sequence[pulumi.Resource] = (),
+    at_deploy: Mapping[str, Mapping[str, Any]] | None = None,
+    after: Mapping[str, Sequence[pulumi.Resource]] | None = None,
 ) -> InCluster:
     """The provider (kubeconfig as a secret) and one release per entry, all children of `parent`.
 
     `depends_on`: what must exist before charts install (the node pools: a DaemonSet with no node
-    to run on leaves a release pending until Helm's timeout).
+    to run on leaves a release pending until Helm's timeout). `at_deploy`: values known only at deploy (a cluster's
+    generated name), by release name, merged over the layout's; `after`: what one release waits for besides (its
+    cloud identity).
     """
     import pulumi_kubernetes as k8s
 
+    at_deploy, after = at_deploy or {}, after or {}
     provider = k8s.Provider(
         f"{name}-k8s",
         kubeconfig=pulumi.Output.secret(kubeconfig),
@@ -56,14 +61,25 @@ def install(
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=release.repo) if release.repo else None,
             namespace=release.namespace,
             create_namespace=True,
-            values=dict(release.values),
+            values=_over(release.values, at_deploy.get(release.name) or {}),
             # GPU nodes take minutes to join and pull the driver images: do not fail the deploy on it
             skip_await=True,
-            opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=list(depends_on)),
+            opts=pulumi.ResourceOptions(
+                parent=parent, provider=provider, depends_on=[*depends_on, *after.get(release.name, ())]
+            ),
         )
         for release in releases
     ]
     return InCluster(provider, installed)
+
+
+def _over(values: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's merge (mappings key by key) of values that may hold Outputs, which are not copied."""
+    out = dict(values)
+    for key, value in extra.items():
+        below = out.get(key)
+        out[key] = _over(below, value) if isinstance(value, Mapping) and isinstance(below, Mapping) else value
+    return out
 
 
 def apply(

@@ -137,8 +137,9 @@ def test_node_groups_taints_labels_ami_and_sizes(eks):
         "gpu-cluster.dev/gpu": "h100",
         "gpu-cluster.dev/gpus": "8",
         "gpu-cluster.dev/fabric": "efa",
+        "k8s.amazonaws.com/accelerator": "h100",  # the Cluster Autoscaler's GPU label (minNodes 0: it runs)
     }
-    assert gpu["scalingConfig"] == {"desiredSize": 4, "minSize": 4, "maxSize": 4}
+    assert gpu["scalingConfig"] == {"desiredSize": 4, "minSize": 0, "maxSize": 4}
     assert gpu["capacityType"] == "ON_DEMAND" and gpu["launchTemplate"]["id"] == "<id of llm-eks-aws-gpu-lt>"
     assert "remoteAccess" not in gpu  # conflicts with a launch template
     assert system["amiType"] == "AL2023_x86_64_STANDARD" and system["instanceTypes"] == ["m7i.large"]
@@ -153,7 +154,12 @@ def test_node_groups_taints_labels_ami_and_sizes(eks):
 
 def test_releases_pinned_with_driver_and_toolkit_off_and_efa_plugin_tolerating(eks):
     rel = releases(eks)
-    assert set(rel) == {"gpu-operator", "aws-efa-k8s-device-plugin", "aws-node-termination-handler"}
+    assert set(rel) == {
+        "gpu-operator",
+        "aws-efa-k8s-device-plugin",
+        "aws-node-termination-handler",
+        "cluster-autoscaler",
+    }
     pinned = charts()
     for name, inputs in rel.items():
         if name == "aws-node-termination-handler":
@@ -272,6 +278,7 @@ def test_outputs_name_the_cluster_pools_credentials_and_releases(eks):
     assert [r["chart"] for r in kube["releases"]] == [
         "gpu-operator",
         "aws-efa-k8s-device-plugin",
+        "cluster-autoscaler",
         f"oci://public.ecr.aws/aws-ec2/helm/{NTH}",
     ]
     assert out["kubeconfig"] == "[secret]"  # a secret output, never shown in the plan

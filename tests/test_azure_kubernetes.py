@@ -96,6 +96,20 @@ def test_spot_autoscaling_and_the_device_plugin(plugin_spot):
     assert "proximityPlacementGroupID" not in no_ppg
 
 
+@pytest.mark.parametrize(
+    ("sizes", "autoscaling"),
+    [
+        ({"nodes": 2, "minNodes": 0}, (True, 2, 0, 2)),  # shrinks to zero when idle (a User pool may)
+        ({"nodes": 2, "minNodes": 1, "maxNodes": 4}, (True, 2, 1, 4)),
+    ],
+)
+def test_the_autoscaler_range_is_min_nodes_to_max_nodes(sizes, autoscaling):
+    """minNodes below nodes turns the pool's autoscaler on with minNodes as its floor (it was ignored: the pool stayed
+    at nodes while the plan's cost row read at minNodes)."""
+    pool = one(plan_values(aks_values(**sizes)), POOL)["inputs"]
+    assert (pool["enableAutoScaling"], pool["count"], pool["minCount"], pool["maxCount"]) == autoscaling
+
+
 def test_a_reservation_and_a_zone_reach_the_pool():
     sub = "/subscriptions/00000000-0000-0000-0000-000000000000"
     crg = f"{sub}/resourceGroups/rg/providers/Microsoft.Compute/capacityReservationGroups/crg"

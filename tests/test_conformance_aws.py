@@ -56,9 +56,15 @@ FEATURES: dict[str, dict[str, Any]] = {
         storage={"shared": {"kind": "nfs", "path": "/shared"}},
         network={"cidr": "10.51.0.0/16", "egress": "none"},
     ),
-    # EKS with secrets encryption and a system pool, under the longest cluster name the spec allows
+    # EKS with secrets encryption and a system pool, under the longest cluster name the spec allows; the GPU group
+    # scales from zero to 4 (the Cluster Autoscaler's Pod Identity, its add-on and policy under the longest names)
     "eks-cmk-longest-name": _config(
-        LONGEST_NAME, scheduler="kubernetes", encryption={"key": "auto"}, kubernetes={"systemNodes": 2}
+        LONGEST_NAME,
+        scheduler="kubernetes",
+        encryption={"key": "auto"},
+        kubernetes={"systemNodes": 2},
+        minNodes=0,
+        maxNodes=4,
     ),
     # Slurm with EFS and a customer key: the largest user data (15.5 KB of EC2's 16 KB after gzip; measured)
     "slurm-efs-cmk-longest-name": _config(

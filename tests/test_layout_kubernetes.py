@@ -162,8 +162,27 @@ def test_an_unknown_when_key_names_the_known_ones():
 
 def test_the_facts_a_when_may_test(offer):
     wired = kube._facts(spec())
-    assert wired == {"gpuSoftware": "operator", "fabric": "efa", "fabricWired": True, "serviceMonitor": False}
+    assert wired == {
+        "gpuSoftware": "operator",
+        "fabric": "efa",
+        "fabricWired": True,
+        "serviceMonitor": False,
+        "autoscaling": False,
+    }
     assert kube._facts(spec(fabric="none"))["fabric"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("sizes", "moves"),
+    [
+        ({"nodes": 2}, False),
+        ({"nodes": 2, "maxNodes": 2, "minNodes": 2}, False),
+        ({"nodes": 2, "maxNodes": 4}, True),  # may grow
+        ({"nodes": 2, "minNodes": 0}, True),  # may shrink (to zero)
+    ],
+)
+def test_the_pool_autoscales_when_it_may_grow_or_shrink(offer, sizes, moves):
+    assert kube._facts(spec(**sizes))["autoscaling"] is moves
 
 
 def test_a_type_without_a_named_gpu_is_labelled_gpu():

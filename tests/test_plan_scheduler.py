@@ -66,6 +66,14 @@ def test_a_kubernetes_plan_shows_control_plane_pools_releases_and_credentials(st
     assert rows["scheduler"].startswith(f"kubernetes: {service} {kube['version']}")
     assert "private API endpoint" in rows["scheduler"]
     assert rows["credentials"] == kube["credentials"]
+    gpu = kube["gpuPool"]
+    assert (gpu["minNodes"], gpu["nodes"], gpu["maxNodes"]) == (
+        plan.spec.min_nodes,
+        plan.spec.nodes,
+        plan.spec.max_nodes,
+    )
+    moves = (gpu["minNodes"], gpu["maxNodes"]) != (gpu["nodes"], gpu["nodes"])
+    assert (f"(autoscaled {gpu['minNodes']} to {gpu['maxNodes']})" in rows["node pools"]) is moves
     for release in kube["releases"]:
         assert f"{release['chart']} {release['version']}" in rows["releases"]
     if not kube["releases"]:

@@ -19,6 +19,7 @@ import pulumi_aws as aws
 
 from ..incluster import InCluster, install
 from ..layout.aws import EksPool
+from ..layout.aws.kubernetes import EksAutoscaler, policy_document
 from ..resources import invoke_options
 from .access import LoginNode
 from .identity import Identity, service_role
@@ -102,8 +103,15 @@ def build_kubernetes(
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=pool.max_unavailable)
             if pool.max_unavailable is not None
             else None,
-            tags=ctx.tagged(f"{pool.key}-pool"),
-            opts=after_role,
+            tags={**ctx.tagged(f"{pool.key}-pool"), **pool.tags},
+            # the Cluster Autoscaler moves desiredSize between minSize and maxSize: a later `pulumi up` keeps its
+            # count (EKS API NodegroupScalingConfig.desiredSize: with CA "you shouldn't change the desiredSize value
+            # directly"; as the VM mode's Auto Scaling group ignores desiredCapacity, components/aws/nodes.py)
+            opts=pulumi.ResourceOptions.merge(
+                after_role, pulumi.ResourceOptions(ignore_changes=["scalingConfig.desiredSize"])
+            )
+            if pool.autoscaled
+            else after_role,
         )
         for pool in eks.pools
     }
@@ -115,8 +123,72 @@ def build_kubernetes(
     # Charts with DaemonSets only settle once nodes exist; with a private endpoint Helm (run by `pulumi up`)
     # must reach the API server from inside the VPC (a login node, a VPN or a peered network).
     # ... and only once the caller's access entry grants it the cluster (Helm authenticates as the caller)
-    in_cluster = install(ctx.name, kubeconfig, eks.releases, ctx.parent, depends_on=[*groups.values(), admin])
+    at_deploy: dict[str, dict[str, Any]] = {}
+    after: dict[str, list[pulumi.Resource]] = {}
+    if eks.autoscaler is not None:
+        ca = eks.autoscaler
+        at_deploy[ca.release] = {"autoDiscovery": {"clusterName": cluster.name}}
+        after[ca.release] = _autoscaler_identity(ctx, cluster, ca, list(groups.values()))
+    in_cluster = install(
+        ctx.name,
+        kubeconfig,
+        eks.releases,
+        ctx.parent,
+        depends_on=[*groups.values(), admin],
+        at_deploy=at_deploy,
+        after=after,
+    )
     return Eks(cluster, subnet, placement_group, templates, groups, kubeconfig, in_cluster)
+
+
+def _autoscaler_identity(
+    ctx: Context, cluster: aws.eks.Cluster, ca: EksAutoscaler, groups: list[aws.eks.NodeGroup]
+) -> list[pulumi.Resource]:
+    """EKS Pod Identity for the Cluster Autoscaler: the agent add-on, a role only pods.eks.amazonaws.com may assume,
+    its policy (Describe on `*`, scaling only on this cluster's tagged groups) and the association of the role with
+    the autoscaler's service account. The release waits for all of them (its pod reads credentials at start)."""
+    # the add-on's version: EKS's default for the cluster's Kubernetes version (addonVersion left out). A DaemonSet:
+    # created once nodes exist (the provider waits for ACTIVE, addon.go waitAddonCreated)
+    agent = aws.eks.Addon(
+        f"{ctx.name}-pod-identity-agent",
+        cluster_name=cluster.name,
+        addon_name=ca.addon,
+        tags=ctx.tagged("pod-identity-agent"),
+        opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=list(groups))),
+    )
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": ca.trust_service}, "Action": list(ca.trust_actions)}
+        ],
+    }
+    role = aws.iam.Role(
+        f"{ctx.name}-autoscaler-role",
+        assume_role_policy=json.dumps(trust),
+        description=f"gpu-cluster {ctx.layout.spec.name} Cluster Autoscaler (EKS Pod Identity)",
+        tags=ctx.tagged("autoscaler-role"),
+        opts=ctx.child,
+    )
+    # the cluster's node groups: arn:<partition>:eks:<region>:<account>:nodegroup/<cluster>/<group>/<uuid>
+    nodegroups = cluster.arn.apply(lambda arn: arn.replace(":cluster/", ":nodegroup/", 1) + "/*")
+    policy = aws.iam.RolePolicy(
+        f"{ctx.name}-autoscaler-policy",
+        role=role.id,
+        policy=pulumi.Output.all(cluster.name, nodegroups).apply(
+            lambda args: policy_document(ca.policy, args[0], args[1])
+        ),
+        opts=ctx.child,
+    )
+    association = aws.eks.PodIdentityAssociation(
+        f"{ctx.name}-autoscaler-identity",
+        cluster_name=cluster.name,
+        namespace=ca.namespace,
+        service_account=ca.service_account,
+        role_arn=role.arn,
+        tags=ctx.tagged("autoscaler-identity"),
+        opts=ctx.child,
+    )
+    return [agent, policy, association]
 
 
 def _control_plane_subnet(ctx: Context, net: Network) -> aws.ec2.Subnet:

@@ -69,7 +69,13 @@ def _facts(spec: ClusterSpec) -> dict[str, Any]:
         "fabric": spec.instance.fabric if spec.fabric_wired else "none",
         "fabricWired": spec.fabric_wired,
         "serviceMonitor": spec.kubernetes.service_monitor,
+        "autoscaling": autoscaled(spec),
     }
+
+
+def autoscaled(spec: ClusterSpec) -> bool:
+    """Whether the GPU pool moves by itself: it may grow (maxNodes > nodes) or shrink (minNodes < nodes)."""
+    return spec.max_nodes > spec.nodes or spec.min_nodes < spec.nodes
 
 
 def _matches(when: Mapping[str, Any], facts: Mapping[str, Any]) -> bool:

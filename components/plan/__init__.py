@@ -181,6 +181,7 @@ class Plan:
                 "instanceType": self.spec.instance.instanceType,
                 "nodes": self.spec.nodes,
                 "maxNodes": self.spec.max_nodes,
+                "minNodes": self.spec.min_nodes,
             },
             # pools declared inside the control plane (AKS's system pool: agentPoolProfiles), then pool resources
             "nodePools": [

@@ -142,7 +142,8 @@ def scheduler_text(s: dict[str, Any]) -> str:
 
 def kubernetes_rows(kube: dict[str, Any]) -> list[tuple[str, str]]:
     system, gpu = kube["systemPool"], kube["gpuPool"]
-    grows = f" (max {gpu['maxNodes']})" if gpu.get("maxNodes") not in (None, gpu["nodes"]) else ""
+    low, high = gpu.get("minNodes", gpu["nodes"]), gpu.get("maxNodes", gpu["nodes"])
+    grows = f" (autoscaled {low} to {high})" if (low, high) != (gpu["nodes"], gpu["nodes"]) else ""
     pools = (
         f"system {system['nodes']} x {system['instanceType']}; GPU {gpu['nodes']} x {gpu['instanceType']}{grows}"
         f" ({', '.join(kube['nodePools']) or 'none registered'})"

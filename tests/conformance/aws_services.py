@@ -370,6 +370,48 @@ def _eks_node_group(r: Resource) -> None:
     r.call("eks", "CreateNodegroup", params, "eks/node_group.go resourceNodeGroupCreate")
 
 
+@translates("aws:eks/addon:Addon")
+def _eks_addon(r: Resource) -> None:
+    i = r.inputs
+    i.skip("preserve", reason="sent only to DeleteAddon")
+    params = {
+        "clusterName": i.get("clusterName"),
+        "addonName": i.get("addonName"),
+        "addonVersion": i.get("addonVersion"),
+        "configurationValues": i.get("configurationValues"),
+        "resolveConflicts": i.get("resolveConflictsOnCreate"),
+        "serviceAccountRoleArn": i.get("serviceAccountRoleArn"),
+        "podIdentityAssociations": [
+            {"roleArn": a.get("roleArn"), "serviceAccount": a.get("serviceAccount")}
+            for a in i.objs("podIdentityAssociations")
+        ]
+        or None,
+        "tags": i.get("tags"),
+    }
+    i.skip("resolveConflictsOnUpdate", reason="sent only to UpdateAddon")
+    r.call("eks", "CreateAddon", params, "eks/addon.go resourceAddonCreate")
+
+
+@translates("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+def _eks_pod_identity_association(r: Resource) -> None:
+    i = r.inputs
+    params = {
+        "clusterName": i.get("clusterName"),
+        "namespace": i.get("namespace"),
+        "serviceAccount": i.get("serviceAccount"),
+        "roleArn": i.get("roleArn"),
+        "targetRoleArn": i.get("targetRoleArn"),
+        "disableSessionTags": i.get("disableSessionTags"),
+        "tags": i.get("tags"),
+    }
+    r.call(
+        "eks",
+        "CreatePodIdentityAssociation",
+        params,
+        "eks/pod_identity_association.go Create (fwflex.Expand of the model into CreatePodIdentityAssociationInput)",
+    )
+
+
 @translates("aws:eks/accessEntry:AccessEntry")
 def _eks_access_entry(r: Resource) -> None:
     i = r.inputs

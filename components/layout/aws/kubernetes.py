@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import base64
 import gzip
+import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from ... import bootstrap, catalog
 from ...bootstrap.fabric import FabricUsability
@@ -21,7 +22,7 @@ from ...catalog.update import cloud_update
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from .. import Scratch, split_cidr
-from ..kubernetes import GPU_TAINT, LABEL_PREFIX, Release, gpu_labels, releases
+from ..kubernetes import GPU_TAINT, LABEL_PREFIX, Release, autoscaled, charts, gpu_labels, merge, releases
 from ..node import node_parts
 from .identity import NodeIdentity
 from .nodes import INSTANCE_STORE_GLOBS, Market
@@ -44,6 +45,32 @@ class EksPool:
     labels: Mapping[str, str]
     taints: tuple[Mapping[str, str], ...]  # {key, value, effect} with the EKS API's effect names
     max_unavailable: int | None = None  # update_config: nodes an update takes down at once (None: EKS's default)
+    tags: Mapping[str, str] = field(default_factory=dict)  # the group's own tags, beside the cluster's
+    autoscaled: bool = False  # the Cluster Autoscaler sets its desired size: a later `pulumi up` must not reset it
+
+
+@dataclass(frozen=True)
+class PolicyStatement:
+    """One IAM statement; `{cluster}` and `{nodegroups}` are filled at deploy (the cluster's name and node groups)."""
+
+    sid: str
+    actions: tuple[str, ...]
+    resource: str
+    condition: Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class EksAutoscaler:
+    """The Cluster Autoscaler's AWS identity: an EKS Pod Identity association of its service account with a role
+    only pods.eks.amazonaws.com may assume, carrying `policy` (catalog/kubernetes/aws.yaml clusterAutoscaler)."""
+
+    release: str  # the release name in `releases`
+    namespace: str
+    service_account: str
+    addon: str  # the Pod Identity agent's EKS add-on
+    trust_service: str
+    trust_actions: tuple[str, ...]
+    policy: tuple[PolicyStatement, ...]
 
 
 @dataclass(frozen=True)
@@ -62,6 +89,7 @@ class EksLayout:
     gpu: EksPool
     releases: tuple[Release, ...]
     gpu_user_data: str  # MIME multi-part: EKS adds its nodeadm part to it
+    autoscaler: EksAutoscaler | None = None  # when the GPU pool can grow or shrink
 
     @property
     def gpu_user_data_b64(self) -> str:
@@ -204,19 +232,25 @@ def plan(
         labels={f"{LABEL_PREFIX}/pool": "system"},
         taints=(),
     )
+    scales = autoscaled(spec)
+    ca = data["clusterAutoscaler"]
+    labels = gpu_labels(spec)
     gpu = EksPool(
         key="gpu",
         instance_type=spec.instance.instanceType,
         ami_type=str(groups["gpuAmiType"]),
         capacity_type=capacity[market],
         desired=spec.nodes,
-        min_size=0 if spec.max_nodes > spec.nodes else spec.nodes,
+        # the Cluster Autoscaler's bounds when it runs (minNodes may be 0: it scales from zero), else fixed
+        min_size=spec.min_nodes,
         max_size=spec.max_nodes,
         root_gb=root_gb,
-        labels=gpu_labels(spec),
+        labels={**labels, str(ca["acceleratorLabel"]): labels[f"{LABEL_PREFIX}/gpu"]} if scales else labels,
         taints=({**GPU_TAINT, "effect": effects[GPU_TAINT["effect"]]},),
         # the node group drains each node itself; the spec's update block sizes its batches
         max_unavailable=_max_unavailable(spec),
+        tags=_node_template_tags(ca, efa_count) if scales else {},
+        autoscaled=scales,
     )
     role = data["clusterRole"]
     access = data["access"]
@@ -235,8 +269,9 @@ def plan(
         root_device=str(groups["rootDevice"]),
         system=system,
         gpu=gpu,
-        releases=releases(spec),
+        releases=_with_autoscaler_values(spec, releases(spec), ca) if scales else releases(spec),
         gpu_user_data=mime_user_data(bootstrap.cloud_init(parts)),
+        autoscaler=_autoscaler(ca) if scales else None,
     )
     return EksPlan(
         eks=eks,
@@ -251,3 +286,69 @@ def _max_unavailable(spec: ClusterSpec) -> int:
     """update_config.max_unavailable of the GPU node group: the spec's batch, within the API's cap."""
     batch, cap = spec.update.max_unavailable(spec.nodes), cloud_update("aws").kubernetes_max_unavailable
     return batch if cap is None else min(batch, cap)
+
+
+def _node_template_tags(ca: Mapping[str, Any], efa_count: int) -> dict[str, str]:
+    """What CA cannot learn of an empty group from its instance type, labels and taints: the EFA devices each node
+    advertises (the GPU group's own tags; CA reads them with eks:DescribeNodegroup)."""
+    if not efa_count:
+        return {}
+    return {f"{ca['nodeTemplateResourcePrefix']}{ca['efaResource']}": str(efa_count)}
+
+
+def _with_autoscaler_values(
+    spec: ClusterSpec, chosen: tuple[Release, ...], ca: Mapping[str, Any]
+) -> tuple[Release, ...]:
+    """The autoscaler's per-stack values: the region, and the image of the cluster's Kubernetes minor (CA's rule:
+    the newest CA release of the cluster's minor; charts.yaml imageTags)."""
+    kube = spec.kubernetes
+    assert kube is not None
+    tags: Mapping[str, str] = charts()[ca["release"]]["imageTags"]
+    if kube.version not in tags:  # the data must cover every version EKS offers: a packaging mistake
+        raise ValueError(f"charts.yaml cluster-autoscaler imageTags has no tag for Kubernetes {kube.version}")
+    stack = {"awsRegion": spec.region, "image": {"tag": tags[kube.version]}}
+    return tuple(replace(r, values=merge(r.values, stack)) if r.name == ca["release"] else r for r in chosen)
+
+
+def _autoscaler(ca: Mapping[str, Any]) -> EksAutoscaler:
+    identity = ca["podIdentity"]
+    return EksAutoscaler(
+        release=str(ca["release"]),
+        namespace=str(ca["namespace"]),
+        service_account=str(ca["serviceAccount"]),
+        addon=str(identity["addon"]),
+        trust_service=str(identity["trustService"]),
+        trust_actions=tuple(identity["trustActions"]),
+        policy=tuple(
+            PolicyStatement(
+                sid=str(st["sid"]),
+                actions=tuple(st["actions"]),
+                resource=str(st["resource"]),
+                condition={op: dict(kv) for op, kv in (st.get("condition") or {}).items()},
+            )
+            for st in ca["policy"]
+        ),
+    )
+
+
+def policy_document(statements: tuple[PolicyStatement, ...], cluster: str, nodegroups: str) -> str:
+    """The IAM policy JSON with this cluster's name and node-group ARN pattern filled in."""
+    fill = {"{cluster}": cluster, "{nodegroups}": nodegroups}
+
+    def filled(text: str) -> str:
+        for token, value in fill.items():
+            text = text.replace(token, value)
+        return text
+
+    body = []
+    for st in statements:
+        entry: dict[str, Any] = {
+            "Sid": st.sid,
+            "Effect": "Allow",
+            "Action": list(st.actions),
+            "Resource": filled(st.resource),
+        }
+        if st.condition:
+            entry["Condition"] = {op: {filled(k): filled(v) for k, v in kv.items()} for op, kv in st.condition.items()}
+        body.append(entry)
+    return json.dumps({"Version": "2012-10-17", "Statement": body})

@@ -159,9 +159,9 @@ def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
             "onDemand is not available on AWS: EC2 Auto Scaling has no Spot-to-On-Demand fallback "
             "(catalog/scaling/aws.yaml spot.fallbackSource); use none with onDemandBase for an On-Demand floor",
         )
-    if spec.kubernetes is not None and (spec.spot_on_demand_base or spec.min_nodes != spec.nodes):
+    if spec.kubernetes is not None and spec.spot_on_demand_base:
         yield ConfigError(
-            f"{k}spot.onDemandBase" if spec.spot_on_demand_base else f"{k}minNodes",
+            f"{k}spot.onDemandBase",
             "not built for scheduler kubernetes on AWS (an EKS node group has one capacity type); remove it",
         )
     scaling = spec.scaling
@@ -195,6 +195,9 @@ def plan(spec: ClusterSpec) -> AwsScaling | None:
     if not elastic(spec):
         return None
     refuse(_problems(spec))
+    if spec.kubernetes is not None:
+        # EKS: the Cluster Autoscaler moves the GPU node group between minNodes and maxNodes (layout.aws.kubernetes)
+        return None
     scaling = spec.scaling
     metric = scaling.metric if scaling else None
     gpu = None

@@ -11,7 +11,7 @@ from typing import Literal
 from ...bootstrap.fabric import FabricUsability
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
-from ..kubernetes import GPU_TAINT, Manifest, Release, gpu_labels, manifests, releases
+from ..kubernetes import GPU_TAINT, Manifest, Release, autoscaled, gpu_labels, manifests, releases
 from .access import ACCESS_BLOCK_PREFIX
 from .data import aks_data
 from .network import SecurityRule
@@ -142,7 +142,10 @@ def aks(spec: ClusterSpec, node_cidr: str, ib: bool, warnings: list[str]) -> Aks
         list(net["serviceCidrs"]), [vnet, *reserved, ipaddress.IPv4Network(pod)], f"{k}network.cidr", "service"
     )
     dns_ip = str(ipaddress.IPv4Network(service).network_address + int(net["dnsServiceHost"]))
-    autoscale = spec.max_nodes > spec.nodes
+    # the cluster autoscaler on the GPU pool when it may grow (maxNodes > nodes) or shrink (minNodes < nodes); a User
+    # pool may scale to 0 (AKS: "User node pools ... scale to zero", learn.microsoft.com training
+    # aks-optimize-compute-costs/2-node-pools; only System pools need a running node)
+    autoscale = autoscaled(spec)
     zones = (spec.zone,) if spec.zone else ()
     system = AksPool(
         name="system",
@@ -167,7 +170,7 @@ def aks(spec: ClusterSpec, node_cidr: str, ib: bool, warnings: list[str]) -> Aks
         mode="User",
         vm_size=row.instanceType,
         count=spec.nodes,
-        min_count=spec.nodes if autoscale else None,
+        min_count=spec.min_nodes if autoscale else None,
         max_count=spec.max_nodes if autoscale else None,
         os_sku=str(data["osSku"]),
         os_disk_gb=spec.storage.root_gb,
