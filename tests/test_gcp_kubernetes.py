@@ -237,6 +237,15 @@ def test_reservation_affinity_and_autoscaling():
     assert "placementPolicy" not in gpu
 
 
+@pytest.mark.parametrize(("sizes", "bounds"), [({"minNodes": 0, "maxNodes": 4}, (0, 4)), ({"minNodes": 1}, (1, 2))])
+def test_the_gpu_pool_scales_down_to_min_nodes_as_the_cost_row_says(sizes, bounds):
+    """minNodes is the autoscaler's floor (it was ignored: the pool only grew from nodes), also without maxNodes."""
+    plan = plan_values(k8s_values(nodes=2, placement="none", **sizes))
+    gpu = pools(plan)["gpu"]
+    assert gpu["autoscaling"] == {"totalMinNodeCount": bounds[0], "totalMaxNodeCount": bounds[1]}
+    assert gpu["initialNodeCount"] == 2 and "nodeCount" not in gpu
+
+
 def test_no_fabric_no_multi_networking():
     plan = plan_values(k8s_values(instanceType="g2-standard-8", gpu="L4:1", nodes=1))
     cluster = one(plan, "container/cluster:Cluster")["inputs"]

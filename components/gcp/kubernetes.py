@@ -234,7 +234,7 @@ def _pool(
     child: pulumi.ResourceOptions,
 ) -> gcp.container.NodePool:
     c = gcp.container
-    autoscale = pool.max_nodes > pool.nodes
+    autoscale = pool.autoscaled
     accelerator = (
         [
             c.NodePoolNodeConfigGuestAcceleratorArgs(
@@ -270,10 +270,10 @@ def _pool(
         location=layout.spec.region,
         node_locations=[layout.zone],
         # initialNodeCount replaces the pool when it changes (gcp.yaml container/nodePool), so it is given once and
-        # ignored after: the size lives in nodeCount, or in the autoscaler's bounds once maxNodes is above nodes
+        # ignored after: the size lives in nodeCount, or in the autoscaler's bounds (minNodes..maxNodes) when it scales
         node_count=None if autoscale else pool.nodes,
         initial_node_count=pool.nodes,
-        autoscaling=c.NodePoolAutoscalingArgs(total_min_node_count=pool.nodes, total_max_node_count=pool.max_nodes)
+        autoscaling=c.NodePoolAutoscalingArgs(total_min_node_count=pool.floor, total_max_node_count=pool.max_nodes)
         if autoscale
         else None,
         # a channel-enrolled cluster keeps node auto-upgrade on; the maintenance exclusion holds the version

@@ -43,7 +43,7 @@ class GkePool:
     name: str
     machine_type: str
     nodes: int
-    max_nodes: int  # > nodes: the pool autoscales between the two
+    max_nodes: int  # > nodes, or min_nodes < nodes: the pool autoscales between min_nodes and max_nodes
     disk_gb: int | None  # None: GKE's default boot disk
     disk_type: str | None
     labels: Mapping[str, str]  # Kubernetes node labels
@@ -54,8 +54,18 @@ class GkePool:
     reservation: str | None = None
     compact: bool = False  # placementPolicy COMPACT
     networks: tuple[NodeNetwork, ...] = ()
+    min_nodes: int | None = None  # the autoscaler's floor (minNodes); None: nodes
     # upgrade_settings SURGE (update: the GPU pool): nodes above the count, nodes down at once; None: GKE's default
     surge: tuple[int, int] | None = None
+
+    @property
+    def floor(self) -> int:
+        return self.nodes if self.min_nodes is None else self.min_nodes
+
+    @property
+    def autoscaled(self) -> bool:
+        """The pool's size is the autoscaler's between `floor` and `max_nodes` (GKE cluster autoscaler)."""
+        return self.max_nodes > self.nodes or self.floor < self.nodes
 
 
 @dataclass(frozen=True)
@@ -279,6 +289,7 @@ def gke_layout(spec: ClusterSpec, nics: Sequence[Nic], placement: bool, warnings
         machine_type=row.instanceType,
         nodes=spec.nodes,
         max_nodes=spec.max_nodes,
+        min_nodes=spec.min_nodes,
         disk_gb=spec.storage.root_gb,
         disk_type=disk_type(row.instanceType, catalog.load("gcp").rules),
         labels=gpu_labels(spec),
