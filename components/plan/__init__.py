@@ -32,6 +32,7 @@ from ..policy import (
 from ..policy.transit import in_transit
 from ..spec import ClusterSpec, build_spec
 from ..spec.updates import config_document
+from .bill import costs as bill_costs
 from .runner import ProgramRun, Registered, run_program
 from .stackfile import StackFile, find_project, project_info, read_stack_file
 
@@ -124,6 +125,26 @@ class Plan:
             # spot stacks: the reference spot price per node, its region and read date (catalog/spot/<cloud>.yaml;
             # a snapshot, shown beside the on-demand upper bound); None when not spot or the data does not say
             **self.spot_reference(),
+            # issue 30: everything the stack runs, priced or listed as not counted (bill.py), and the USD totals
+            # with fixed costs included, per hour and per month (730 h) at nodes, minNodes and maxNodes
+            **self.cost_totals(),
+        }
+
+    def costs(self) -> dict[str, Any]:
+        return bill_costs(self.spec, self.layout, self.shared_storage())
+
+    def cost_totals(self) -> dict[str, Any]:
+        bill = self.costs()
+        usd = bill["totals"].get("USD")
+        keys = ("totalHourlyUsd", "totalHourlyUsdAtMinNodes", "totalHourlyUsdAtMaxNodes")
+        monthly = ("totalMonthlyUsd", "totalMonthlyUsdAtMinNodes", "totalMonthlyUsdAtMaxNodes")
+        at = ("nodes", "minNodes", "maxNodes")
+        return {
+            "costs": bill,
+            "fixedHourlyUsd": None if usd is None else usd["fixedHourly"],
+            **{k: None if usd is None else usd["hourly"][a] for k, a in zip(keys, at, strict=True)},
+            **{k: None if usd is None else usd["monthly"][a] for k, a in zip(monthly, at, strict=True)},
+            "notCounted": bill["notCounted"],
         }
 
     def spot_reference(self) -> dict[str, Any]:

@@ -1,0 +1,167 @@
+"""The bill of what a plan runs: every item that bills, fixed or per node, with its price and source, or unpriced.
+
+`bill_items(spec, layout, shared)` reads the spec and the layout (what the cloud package is told to build), not the
+registered resources: the GPU nodes (catalog/<cloud>.yaml), their boot disks, the Slurm head and login VMs, the
+Kubernetes control plane and system pool, the NAT gateway and its public address, Azure Bastion and the shared
+filesystem, priced from catalog/prices/<cloud>.yaml. `totals(items, ...)` adds them per currency: fixed costs apart
+from per-node costs, per hour and per month (730 h) at nodes, minNodes and maxNodes; an item without a sourced price
+is never added and is listed by name in `notCounted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..catalog import fixed_prices
+from ..catalog import load as load_catalog
+from ..catalog.fixed_prices import HOURS_PER_MONTH, Price
+from ..spec import ClusterSpec
+
+Per = Literal["stack", "node"]
+
+
+@dataclass(frozen=True)
+class BillItem:
+    item: str  # a stable key: gpuNode, bootDisk, headNode, loginNode, systemPool, controlPlane, natGateway, ...
+    name: str  # what the user reads
+    count: int  # units per stack (per: stack) or per node (per: node)
+    per: Per  # what drives it: fixed for the stack, or once per GPU node
+    hourly_each: float | None  # price per unit per hour (a GB-month or monthly price converted at 730 h)
+    price: str  # the price as the source gives it ("0.045/h", "0.08/GB-month x 200 GB", ...)
+    currency: str
+    region: str | None
+    date: str | None
+    source: str | None
+    unpriced: str | None  # why it has no price (None: priced)
+
+    @property
+    def hourly(self) -> float | None:
+        """Per hour for the stack (per: stack) or for one GPU node (per: node)."""
+        return None if self.hourly_each is None else self.hourly_each * self.count
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "item": self.item,
+            "name": self.name,
+            "count": self.count,
+            "per": self.per,
+            "hourly": None if self.hourly is None else round(self.hourly, 6),
+            "price": self.price if self.unpriced is None else None,
+            "currency": self.currency,
+            "region": self.region,
+            "date": self.date,
+            "source": self.source,
+            "unpriced": self.unpriced,
+        }
+
+
+def _priced(item: str, name: str, count: int, per: Per, price: Price) -> BillItem:
+    if price.hourly is None:
+        return BillItem(item, name, count, per, None, "", price.currency, price.region, price.date, None,
+                        price.unpriced or "no sourced price")  # fmt: skip
+    return BillItem(item, name, count, per, price.hourly, f"{price.hourly:g}/h", price.currency, price.region,
+                    price.date, price.source, None)  # fmt: skip
+
+
+def _gpu_node(spec: ClusterSpec) -> BillItem:
+    row, data = spec.instance, load_catalog(spec.cloud).prices
+    name = f"GPU node {row.instanceType}"
+    if row.hourlyUsd is None:
+        why = row.priceNote or f"no public on-demand price in catalog/{spec.cloud}.yaml"
+        return BillItem("gpuNode", name, 1, "node", None, "", "USD", data.get("region"), None, None, why)
+    source = " ".join(str(data.get("source") or row.source or "").split()) or None
+    date = None if data.get("date") is None else str(data.get("date"))
+    return BillItem("gpuNode", name, 1, "node", row.hourlyUsd, f"{row.hourlyUsd:g}/h on demand", "USD",
+                    data.get("region"), date, source, None)  # fmt: skip
+
+
+def _boot_disk(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> BillItem:
+    gb = spec.storage.root_gb
+    price = prices.item("bootDisk")
+    name = f"boot disk {gb} GB per node"
+    if price.per_gb_month is None:
+        return _priced("bootDisk", name, 1, "node", price)
+    return BillItem("bootDisk", name, 1, "node", price.per_gb_month * gb / HOURS_PER_MONTH,
+                    f"{price.per_gb_month:g}/GB-month x {gb} GB", price.currency, price.region, price.date,
+                    price.source, None)  # fmt: skip
+
+
+def _shared(shared: dict[str, Any] | None) -> list[BillItem]:
+    if not shared or shared.get("kind") == "existing":
+        return []  # an existing filesystem is billed wherever it was made, not by this stack
+    name = f"shared filesystem {shared['service']}"
+    monthly = shared.get("monthlyUsd")
+    if monthly is None:
+        why = shared.get("priceSource") or "no sourced price in catalog/storage"
+        return [BillItem("sharedStorage", name, 1, "stack", None, "", "USD", None, None, None, why)]
+    return [BillItem("sharedStorage", name, 1, "stack", float(monthly) / HOURS_PER_MONTH, f"{monthly:g}/month",
+                     "USD", None, None, shared.get("priceSource"), None)]  # fmt: skip
+
+
+def _bastion(layout: Any) -> list[BillItem]:
+    bastion = getattr(layout, "bastion", None)
+    if bastion is None:
+        return []
+    name = f"Azure Bastion {bastion.sku}"
+    if bastion.hourly_usd is None:
+        return [BillItem("bastion", name, 1, "stack", None, "", "USD", None, None, None, bastion.price_note)]
+    return [BillItem("bastion", name, 1, "stack", bastion.hourly_usd, f"{bastion.hourly_usd:g}/h", "USD", None,
+                     None, bastion.price_note, None)]  # fmt: skip
+
+
+def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) -> list[BillItem]:
+    """Every item the stack bills for, from the spec and the layout (the plan's `summary.costs.items`)."""
+    prices = fixed_prices.load(spec.cloud)
+    items = [_gpu_node(spec), _boot_disk(spec, prices)]
+    if spec.slurm is not None and spec.slurm.head_instance_type:
+        head = spec.slurm.head_instance_type
+        items.append(_priced("headNode", f"Slurm head {head}", 1, "stack", prices.instance(head)))
+    if spec.login is not None and spec.login.instance_type:
+        login = spec.login.instance_type
+        items.append(_priced("loginNode", f"login node {login}", 1, "stack", prices.instance(login)))
+    if spec.kubernetes is not None:
+        kube = spec.kubernetes
+        items.append(_priced("controlPlane", "Kubernetes control plane", 1, "stack", prices.item("controlPlane")))
+        system = kube.system_instance_type
+        items.append(
+            _priced("systemPool", f"system pool {system}", kube.system_nodes, "stack", prices.instance(system))
+        )
+    if spec.network.egress == "nat":
+        items.append(_priced("natGateway", "NAT gateway", 1, "stack", prices.item("natGateway")))
+        items.append(_priced("publicIp", "NAT gateway public IP", 1, "stack", prices.item("publicIp")))
+    items += _bastion(layout)
+    items += _shared(shared)
+    return items
+
+
+def _money(value: float) -> float:
+    return round(value, 2)
+
+
+def totals(items: list[BillItem], nodes: int, min_nodes: int, max_nodes: int) -> dict[str, Any]:
+    """Per currency: fixed and per-node hourly, and per hour / per month at nodes, minNodes and maxNodes."""
+    by_currency: dict[str, dict[str, Any]] = {}
+    for currency in dict.fromkeys(i.currency for i in items if i.hourly is not None):
+        fixed = sum(i.hourly or 0.0 for i in items if i.currency == currency and i.per == "stack")
+        per_node = sum(i.hourly or 0.0 for i in items if i.currency == currency and i.per == "node")
+        hourly = {key: fixed + per_node * n for key, n in (("nodes", nodes), ("minNodes", min_nodes),
+                                                           ("maxNodes", max_nodes))}  # fmt: skip
+        by_currency[currency] = {
+            "fixedHourly": _money(fixed),
+            "perNodeHourly": _money(per_node),
+            "hourly": {k: _money(v) for k, v in hourly.items()},
+            "monthly": {k: _money(v * HOURS_PER_MONTH) for k, v in hourly.items()},
+        }
+    return by_currency
+
+
+def costs(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) -> dict[str, Any]:
+    """`summary.costs`: the bill, its totals per currency and what is not counted, by name."""
+    items = bill_items(spec, layout, shared)
+    return {
+        "hoursPerMonth": HOURS_PER_MONTH,
+        "items": [i.as_json() for i in items],
+        "totals": totals(items, spec.nodes, spec.min_nodes, spec.max_nodes),
+        "notCounted": [f"{i.name} ({i.unpriced})" for i in items if i.unpriced is not None],
+    }
