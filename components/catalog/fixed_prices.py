@@ -31,10 +31,21 @@ class Price:
     date: str
     source: str | None
     unpriced: str | None
+    per_vm: bool = False  # `hourly` is per VM that uses it (GCP Cloud NAT), not per unit
+    monthly: float | None = None  # the source's monthly price (`hourly` is it / 730)
 
     @property
     def priced(self) -> bool:
         return self.hourly is not None or self.per_gb_month is not None
+
+    @property
+    def text(self) -> str:
+        """The price as the source gives it."""
+        if self.monthly is not None:
+            return f"{self.monthly:g}/month"
+        if self.per_gb_month is not None:
+            return f"{self.per_gb_month:g}/GB-month"
+        return f"{self.hourly:g}/h" + (" per VM" if self.per_vm else "")
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,9 @@ class CloudPrices:
 
 
 def _price(name: str, raw: dict[str, Any], currency: str, region: str, date: str, cloud: str) -> Price:
-    hourly, per_gb = raw.get("hourly"), raw.get("perGbMonth")
+    per_vm, monthly = raw.get("hourlyPerVm"), raw.get("monthly")
+    hourly = raw.get("hourly", per_vm if per_vm is not None else None if monthly is None else monthly / HOURS_PER_MONTH)
+    per_gb = raw.get("perGbMonth")
     source, why = raw.get("source"), raw.get("unpriced")
     if (hourly is not None or per_gb is not None) and not source:
         raise ValueError(f"prices/{cloud}.yaml: {name}: a price without a source")
@@ -79,6 +92,8 @@ def _price(name: str, raw: dict[str, Any], currency: str, region: str, date: str
         str(raw.get("date") or date),
         None if source is None else " ".join(str(source).split()),
         None if why is None else " ".join(str(why).split()),
+        per_vm is not None,
+        None if monthly is None else float(monthly),
     )
 
 

@@ -60,8 +60,8 @@ def _priced(item: str, name: str, count: int, per: Per, price: Price) -> BillIte
     if price.hourly is None:
         return BillItem(item, name, count, per, None, "", price.currency, price.region, price.date, None,
                         price.unpriced or "no sourced price")  # fmt: skip
-    return BillItem(item, name, count, per, price.hourly, f"{price.hourly:g}/h", price.currency, price.region,
-                    price.date, price.source, None)  # fmt: skip
+    return BillItem(item, name, count, per, price.hourly, price.text, price.currency, price.region, price.date,
+                    price.source, None)  # fmt: skip
 
 
 def _gpu_node(spec: ClusterSpec) -> BillItem:
@@ -128,8 +128,21 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
             _priced("systemPool", f"system pool {system}", kube.system_nodes, "stack", prices.instance(system))
         )
     if spec.network.egress == "nat":
-        items.append(_priced("natGateway", "NAT gateway", 1, "stack", prices.item("natGateway")))
+        nat = prices.item("natGateway")
+        if nat.per_vm:  # GCP Cloud NAT: billed per VM using it, the GPU nodes and the fixed VMs
+            items.append(_priced("natGateway", "Cloud NAT (per GPU node)", 1, "node", nat))
+            fixed_vms = sum(i.count for i in items if i.item in ("headNode", "loginNode", "systemPool"))
+            if fixed_vms:
+                items.append(_priced("natGatewayFixedVms", "Cloud NAT (head, login, system VMs)", fixed_vms, "stack",
+                                     nat))  # fmt: skip
+        else:
+            items.append(_priced("natGateway", "NAT gateway", 1, "stack", nat))
         items.append(_priced("publicIp", "NAT gateway public IP", 1, "stack", prices.item("publicIp")))
+    vm_names = [i.name for i in items if i.item in ("headNode", "loginNode", "systemPool")]
+    if vm_names:  # their disk sizes are set by the cloud packages, not held by the layout
+        why = "their size is set in the cloud package, not in the layout the bill reads"
+        items.append(BillItem("fixedVmDisks", f"boot disks of {', '.join(vm_names)}", 1, "stack", None, "",
+                              prices.currency, prices.region, prices.date, None, why))  # fmt: skip
     items += _bastion(layout)
     items += _shared(shared)
     return items
