@@ -125,9 +125,10 @@ def test_a_new_stack_is_all_created_and_a_removed_one_all_deleted():
     assert deleted.warnings[0].startswith("DATA LOSS: the stack `aws-dev` is removed")
     assert any("deletes aws:autoscaling/group:Group" in w for w in deleted.warnings)
     # one side missing: the summary says new / removed, not `? -> 1`
-    assert created.summary["line"] == f"+{len(doc['resources'])} / ~0 / -0, GPUs 1 (new), est. $/h 0.53 (new)"
-    assert deleted.summary["line"] == f"+0 / ~0 / -{len(doc['resources'])}, GPUs 1 (removed), est. $/h 0.53 (removed)"
-    assert "| `aws-dev` | +0 / ~0 / -{} | 1 (removed) | 0.53 (removed) |".format(len(doc["resources"])) in (
+    # est. $/h: everything the stack runs (totalHourlyUsd: the g4dn.xlarge 0.526, its gp3 disk, the NAT and its IP)
+    assert created.summary["line"] == f"+{len(doc['resources'])} / ~0 / -0, GPUs 1 (new), est. $/h 0.60 (new)"
+    assert deleted.summary["line"] == f"+0 / ~0 / -{len(doc['resources'])}, GPUs 1 (removed), est. $/h 0.60 (removed)"
+    assert "| `aws-dev` | +0 / ~0 / -{} | 1 (removed) | 0.60 (removed) |".format(len(doc["resources"])) in (
         render_markdown([deleted])
     )
 
@@ -141,7 +142,8 @@ def test_one_more_node_changes_only_the_desired_capacity():
     asg = next(c for c in d.changed if c.type == ASG)
     assert {c.path: (c.old, c.new) for c in asg.changes}["desiredCapacity"] == (4, 5)
     assert asg.verdict == "update"
-    assert d.summary["line"] == "+0 / ~2 / -0, GPUs 32 -> 40, est. $/h 220 -> 275"
+    # totals with the FSx, NAT and disks: 220.16 + ~4.1 fixed -> + one p5.48xlarge and its disk
+    assert d.summary["line"] == "+0 / ~2 / -0, GPUs 32 -> 40, est. $/h 224 -> 279"
     assert not [w for w in d.warnings if w.startswith(("DATA LOSS", "DISRUPTION"))]
 
 
@@ -291,7 +293,7 @@ def test_markdown_has_marker_summary_warnings_and_details():
     d = diff_plans(base("aws-h100"), variant("aws-h100", nodes=2))
     md = render_markdown([d], "origin/main")
     assert md.startswith(MARKER + "\n### gpu-cluster offline plan diff against `origin/main`")
-    assert "| `aws-h100` | +0 / ~2 / -0 | 32 -> 16 | 220 -> 110 | 0 |" in md
+    assert "| `aws-h100` | +0 / ~2 / -0 | 32 -> 16 | 224 -> 114 | 0 |" in md
     assert md.index(":boom: DATA LOSS: node count 4 -> 2") < md.index("<details>") < md.index("desiredCapacity")
     assert "Truncated" not in md
 

@@ -187,13 +187,13 @@ def test_a_group_that_can_grow_shows_its_cost_at_max_nodes():
     summary = plan.summary()
     assert summary["hourlyUsd"] == 0
     assert summary["hourlyUsdAtMaxNodes"] == pytest.approx(20 * g5.hourlyUsd, abs=0.01)
-    assert row(plan, "est. cost") == f"$0.00/h now (0 nodes), up to ${20 * g5.hourlyUsd:,.2f}/h at 20 nodes"
+    assert row(plan, "est. cost") == f"GPU nodes $0.00/h now (0 nodes), up to ${20 * g5.hourlyUsd:,.2f}/h at 20 nodes"
 
 
 def test_a_fixed_size_cluster_shows_one_figure():
     plan = plan_values(aws_values(nodes=2))
     assert plan.summary()["hourlyUsdAtMaxNodes"] == plan.summary()["hourlyUsd"]
-    assert row(plan, "est. cost") == f"${plan.summary()['hourlyUsd']:,.2f}/h"
+    assert row(plan, "est. cost") == f"GPU nodes ${plan.summary()['hourlyUsd']:,.2f}/h"
 
 
 def alicloud_with_ceiling():

@@ -508,8 +508,13 @@ def _summary(
 ) -> dict[str, Any]:
     before, after = (old or {}).get("summary") or {}, (new or {}).get("summary") or {}
     compared = {
-        k: {"old": before.get(k), "new": after.get(k)} for k in ("totalGpus", "nodes", "instanceType", "hourlyUsd")
+        k: {"old": before.get(k), "new": after.get(k)}
+        for k in ("totalGpus", "nodes", "instanceType", "hourlyUsd", "totalHourlyUsd")
     }
+    # the cost shown: everything the stack runs (totalHourlyUsd, issue 30) when every side's plan has it; a plan
+    # written before it (GPU nodes only) is compared on hourlyUsd, so the line never sets GPU-only against a total
+    sides = [side for side, doc in ((before, old), (after, new)) if doc is not None]
+    cost_key = "totalHourlyUsd" if sides and all("totalHourlyUsd" in side for side in sides) else "hourlyUsd"
 
     def side_by_side(key: str) -> str:
         # A stack that exists on one side only is "new" or "removed", not "? -> 48".
@@ -519,9 +524,7 @@ def _summary(
             return f"{_fmt(before.get(key))} (removed)"
         return _from_to(before.get(key), after.get(key))
 
-    line = (
-        f"+{created} / ~{changed} / -{deleted}, GPUs {side_by_side('totalGpus')}, est. $/h {side_by_side('hourlyUsd')}"
-    )
+    line = f"+{created} / ~{changed} / -{deleted}, GPUs {side_by_side('totalGpus')}, est. $/h {side_by_side(cost_key)}"
     return {
         "stack": (new or old or {}).get("stack"),
         "cloud": (new or old or {}).get("cloud"),

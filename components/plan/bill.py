@@ -1,9 +1,10 @@
 """The bill of what a plan runs: every item that bills, fixed or per node, with its price and source, or unpriced.
 
 `bill_items(spec, layout, shared)` reads the spec and the layout (what the cloud package is told to build), not the
-registered resources: the GPU nodes (catalog/<cloud>.yaml), their boot disks, the Slurm head and login VMs, the
-Kubernetes control plane and system pool, the NAT gateway and its public address, Azure Bastion and the shared
-filesystem, priced from catalog/prices/<cloud>.yaml. `totals(items, ...)` adds them per currency: fixed costs apart
+registered resources: the GPU nodes (catalog/<cloud>.yaml), their boot and scratch disks, the Slurm head and login
+VMs, the Kubernetes control plane and system pool, the NAT gateway and its public address, the cluster's encryption
+key, Azure Bastion and the shared filesystem, priced from catalog/prices/<cloud>.yaml. Traffic (per GB) is not
+counted: it depends on use, not on the plan. `totals(items, ...)` adds them per currency: fixed costs apart
 from per-node costs, per hour and per month (730 h) at nodes, minNodes and maxNodes; an item without a sourced price
 is never added and is listed by name in `notCounted`.
 """
@@ -76,15 +77,28 @@ def _gpu_node(spec: ClusterSpec) -> BillItem:
                     data.get("region"), date, source, None)  # fmt: skip
 
 
-def _boot_disk(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> BillItem:
-    gb = spec.storage.root_gb
-    price = prices.item("bootDisk")
-    name = f"boot disk {gb} GB per node"
+def _disk(item: str, what: str, gb: float, prices: fixed_prices.CloudPrices) -> BillItem:
+    """A per-node cloud disk of `gb` GB, at the cloud's GB-month price (at 730 h) or unpriced."""
+    price = prices.item(item)
+    name = f"{what} {gb:,.0f} GB per node"
     if price.per_gb_month is None:
-        return _priced("bootDisk", name, 1, "node", price)
-    return BillItem("bootDisk", name, 1, "node", price.per_gb_month * gb / HOURS_PER_MONTH,
-                    f"{price.per_gb_month:g}/GB-month x {gb} GB", price.currency, price.region, price.date,
+        return _priced(item, name, 1, "node", price)
+    return BillItem(item, name, 1, "node", price.per_gb_month * gb / HOURS_PER_MONTH,
+                    f"{price.per_gb_month:g}/GB-month x {gb:,.0f} GB", price.currency, price.region, price.date,
                     price.source, None)  # fmt: skip
+
+
+def _disks(spec: ClusterSpec, layout: Any, prices: fixed_prices.CloudPrices) -> list[BillItem]:
+    disks = [_disk("bootDisk", "boot disk", spec.storage.root_gb, prices)]
+    scratch = getattr(layout, "scratch", None)
+    if scratch is not None and scratch.kind == "disk":  # a cloud disk per node (local NVMe is in the node's price)
+        if scratch.total_gb is None:
+            why = "its size is not known to the layout"
+            disks.append(BillItem("scratchDisk", "scratch disk per node", 1, "node", None, "", prices.currency,
+                                  prices.region, prices.date, None, why))  # fmt: skip
+        else:
+            disks.append(_disk("scratchDisk", "scratch disk", scratch.total_gb, prices))
+    return disks
 
 
 def _shared(shared: dict[str, Any] | None) -> list[BillItem]:
@@ -113,7 +127,7 @@ def _bastion(layout: Any) -> list[BillItem]:
 def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) -> list[BillItem]:
     """Every item the stack bills for, from the spec and the layout (the plan's `summary.costs.items`)."""
     prices = fixed_prices.load(spec.cloud)
-    items = [_gpu_node(spec), _boot_disk(spec, prices)]
+    items = [_gpu_node(spec), *_disks(spec, layout, prices)]
     if spec.slurm is not None and spec.slurm.head_instance_type:
         head = spec.slurm.head_instance_type
         items.append(_priced("headNode", f"Slurm head {head}", 1, "stack", prices.instance(head)))
@@ -143,6 +157,8 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         why = "their size is set in the cloud package, not in the layout the bill reads"
         items.append(BillItem("fixedVmDisks", f"boot disks of {', '.join(vm_names)}", 1, "stack", None, "",
                               prices.currency, prices.region, prices.date, None, why))  # fmt: skip
+    if spec.encryption_key == "auto":  # one customer-managed key per cluster (a key id given is billed elsewhere)
+        items.append(_priced("encryptionKey", "the cluster's encryption key", 1, "stack", prices.item("encryptionKey")))
     items += _bastion(layout)
     items += _shared(shared)
     return items

@@ -72,6 +72,37 @@ def cost_text(s: dict[str, Any]) -> str:
     return text
 
 
+def _usd(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def total_text(s: dict[str, Any]) -> str:
+    """The `est. total` row: everything the stack runs (summary.costs), per hour and per month (730 h), at nodes and,
+    for a group that can change size, at minNodes and maxNodes; fixed costs apart; what is not counted, by name."""
+    costs = s.get("costs") or {}
+    hours = costs.get("hoursPerMonth", 730)
+    unpriced = [i["name"] for i in costs.get("items") or [] if i.get("unpriced")]
+    missing = f"; not counted: {', '.join(unpriced)}" if unpriced else ""
+    if s.get("totalHourlyUsd") is None:
+        return "unknown: no item has a sourced USD price" + missing
+    text = f"{_usd(s['totalHourlyUsd'])}/h, {_usd(s['totalMonthlyUsd'])}/month ({hours} h)"
+    low, top = s.get("minNodes", s["nodes"]), s["maxNodes"]
+    if low != s["nodes"] or top != s["nodes"]:
+        text += f" at {_count(s['nodes'], 'node')}"
+    if low != s["nodes"]:
+        text += (
+            f"; {_usd(s['totalHourlyUsdAtMinNodes'])}/h, {_usd(s['totalMonthlyUsdAtMinNodes'])}/month at minNodes"
+            f" ({_count(low, 'node')})"
+        )
+    if top != s["nodes"]:
+        text += f"; up to {_usd(s['totalHourlyUsdAtMaxNodes'])}/h at {_count(top, 'node')}"
+    text += f"; fixed {_usd(s['fixedHourlyUsd'] or 0)}/h of it (runs at any node count)"
+    others = [c for c in (costs.get("totals") or {}) if c != "USD"]
+    if others:  # priced in another currency (CNY): shown apart, never converted
+        text += "".join(f"; plus {costs['totals'][c]['hourly']['nodes']:,.2f} {c}/h" for c in others)
+    return text + missing
+
+
 def reservation_text(plan: Plan) -> str:
     s = plan.summary()
     if not s["reservation"]:
@@ -186,7 +217,8 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("reservation", reservation_text(plan)),
         ("access", access_text(s)),
         ("identity", identity_text(s)),
-        ("est. cost", cost_text(s)),
+        ("est. cost", "GPU nodes " + cost_text(s)),
+        ("est. total", total_text(s)),
         ("in transit", transit_text(s)),
         ("resources", str(s["resourceCount"])),
     ]

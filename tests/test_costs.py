@@ -1,0 +1,268 @@
+"""The bill of what a plan runs (issue 30 costs, issue 29's costs bullet): every item that bills, fixed or per node,
+with the catalog's price and source or listed as not counted; totals per hour and per month (730 h).
+
+The bill is computed from the spec and the layout (components/plan/bill.py), so most tests here build those two
+from the shipped stack files without running the program; one test checks the plan's summary keys end to end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components.catalog import fixed_prices
+from components.catalog import load as load_catalog
+from components.catalog.fixed_prices import HOURS_PER_MONTH
+from components.contract import contract
+from components.diff import diff_plans
+from components.plan import load_stack
+from components.plan.bill import BillItem, costs, totals
+from components.plan.render import total_text
+from components.spec import build_spec
+
+from .conftest import ROOT, plan_stack
+
+CLOUDS = ("aws", "azure", "gcp", "alicloud", "tencentcloud")
+
+
+def bill(stack: str) -> tuple[dict[str, Any], Any]:
+    """The stack's `summary.costs`, from its spec and layout (what the plan's summary computes)."""
+    sf = load_stack(ROOT, stack)
+    spec = build_spec(sf.values, sf.stack, sf.project, sf.secret_keys)
+    layout = contract(spec.cloud).plan(spec)
+    shared = getattr(layout, "shared", None)
+    return costs(spec, layout, None if shared is None else shared.summary()), spec
+
+
+def items(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {i["item"]: i for i in result["items"]}
+
+
+def price_file(cloud: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / "components/catalog/prices" / f"{cloud}.yaml").read_text())
+    return data
+
+
+# --- the data -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_every_price_names_its_source_region_and_date_and_every_gap_says_why(cloud):
+    prices = fixed_prices.load(cloud)
+    assert prices.region and prices.date
+    for name, price in prices.items.items():
+        if price.priced:
+            assert price.source and len(price.source) > 30, name
+        else:
+            assert price.unpriced and price.source is None, name
+    if prices.instances:
+        assert prices.instances_source
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_every_cloud_has_an_entry_for_every_item_the_bill_asks_for(cloud):
+    asked = {"natGateway", "publicIp", "controlPlane", "bootDisk", "scratchDisk", "encryptionKey"}
+    assert set(fixed_prices.load(cloud).items) == asked
+
+
+def test_alibaba_and_tencent_name_cny_the_others_usd():
+    assert {c: fixed_prices.load(c).currency for c in CLOUDS} == {
+        "aws": "USD",
+        "azure": "USD",
+        "gcp": "USD",
+        "alicloud": "CNY",
+        "tencentcloud": "CNY",
+    }
+
+
+def test_a_price_without_a_source_or_a_gap_without_a_reason_is_refused():
+    with pytest.raises(ValueError, match="a price without a source"):
+        fixed_prices._price("natGateway", {"hourly": 0.045}, "USD", "us-east-1", "2026-12-02", "aws")
+    with pytest.raises(ValueError, match="no price and no `unpriced` reason"):
+        fixed_prices._price("natGateway", {"hourly": None}, "USD", "us-east-1", "2026-12-02", "aws")
+
+
+def test_a_monthly_price_is_converted_at_730_hours_and_a_per_vm_price_says_so():
+    monthly = fixed_prices._price("publicIp", {"monthly": 3.65, "source": "s"}, "USD", "r", "d", "azure")
+    assert monthly.hourly == pytest.approx(3.65 / 730) and monthly.text == "3.65/month"
+    per_vm = fixed_prices._price("natGateway", {"hourlyPerVm": 0.0014, "source": "s"}, "USD", "r", "d", "gcp")
+    assert per_vm.per_vm and per_vm.hourly == 0.0014 and per_vm.text == "0.0014/h per VM"
+
+
+# --- the bill of each mode, per cloud --------------------------------------------------------------------------
+
+
+def test_aws_vm_stack_bills_its_nodes_their_disks_and_the_nat_gateway():
+    result, spec = bill("aws-dev")
+    got = items(result)
+    assert set(got) == {"gpuNode", "bootDisk", "natGateway", "publicIp"}
+    row = spec.instance
+    assert got["gpuNode"]["hourly"] == row.hourlyUsd and got["gpuNode"]["per"] == "node"
+    assert got["gpuNode"]["source"] == " ".join(load_catalog("aws").prices["source"].split())
+    nat = price_file("aws")["items"]["natGateway"]
+    assert (got["natGateway"]["hourly"], got["natGateway"]["per"]) == (nat["hourly"], "stack")
+    assert got["natGateway"]["source"] == " ".join(nat["source"].split())
+    disk = price_file("aws")["items"]["bootDisk"]["perGbMonth"]
+    assert got["bootDisk"]["hourly"] == pytest.approx(disk * spec.storage.root_gb / 730, abs=1e-6)
+    assert result["notCounted"] == []
+
+
+def test_aws_slurm_stack_bills_head_and_login_at_the_karpenter_price():
+    got = items(bill("aws-slurm-h100")[0])
+    m7i = price_file("aws")["instances"]["hourly"]["m7i.large"]
+    assert (got["headNode"]["hourly"], got["loginNode"]["hourly"]) == (m7i, m7i)
+    assert "karpenter-provider-aws" in got["headNode"]["source"]
+    assert got["headNode"]["per"] == got["loginNode"]["per"] == "stack"
+    assert got["fixedVmDisks"]["unpriced"]  # their size is not in the layout: listed, not guessed
+
+
+def test_a_scratch_disk_and_the_clusters_key_are_billed_where_the_stack_makes_them():
+    got = items(bill("aws-a100-instances")[0])  # scratch: disk, 2 TB gp3 per node
+    rate = price_file("aws")["items"]["scratchDisk"]["perGbMonth"]
+    assert got["scratchDisk"]["per"] == "node"
+    assert got["scratchDisk"]["hourly"] == pytest.approx(rate * 2000 / 730, abs=1e-6)
+    got = items(bill("aws-h100-cmk")[0])  # encryption.key auto: one KMS key, $1/month
+    assert got["encryptionKey"]["hourly"] == pytest.approx(1 / 730, abs=1e-6) and got["encryptionKey"]["per"] == "stack"
+    assert "encryptionKey" not in items(bill("aws-h100")[0])  # the provider's keys: nothing billed
+    assert "scratchDisk" not in items(bill("aws-h100")[0])  # local NVMe: in the node's price
+
+
+def test_eks_bills_the_control_plane_and_the_system_pool_at_min_nodes_zero():
+    result, spec = bill("aws-eks-h100")
+    got = items(result)
+    assert got["controlPlane"]["hourly"] == price_file("aws")["items"]["controlPlane"]["hourly"]
+    assert got["systemPool"]["count"] == spec.kubernetes.system_nodes
+    usd = result["totals"]["USD"]
+    assert spec.min_nodes == 0 and usd["hourly"]["minNodes"] == usd["fixedHourly"] > 0.3  # not $0.00/h
+
+
+def test_the_inference_fleet_at_min_nodes_costs_its_nat_gateway_not_zero():
+    result, spec = bill("aws-inference-fleet")
+    usd = result["totals"]["USD"]
+    assert spec.min_nodes == 0
+    assert usd["hourly"]["minNodes"] == pytest.approx(0.045 + 0.005, abs=0.005)
+    assert usd["monthly"]["minNodes"] == pytest.approx(usd["hourly"]["minNodes"] * 730, abs=5)
+
+
+def test_gcp_cloud_nat_is_billed_per_vm_and_gke_per_cluster():
+    result, spec = bill("gcp-gke-a3mega")
+    got = items(result)
+    gcp = price_file("gcp")
+    assert (
+        got["natGateway"]["per"] == "node" and got["natGateway"]["hourly"] == gcp["items"]["natGateway"]["hourlyPerVm"]
+    )
+    assert got["natGatewayFixedVms"]["count"] == spec.kubernetes.system_nodes
+    assert got["controlPlane"]["hourly"] == gcp["items"]["controlPlane"]["hourly"]
+    assert got["systemPool"]["hourly"] == gcp["instances"]["hourly"]["e2-standard-4"] * spec.kubernetes.system_nodes
+
+
+def test_gcp_login_and_unpriced_filestore_are_listed():
+    result, _ = bill("gcp-h100-cmk")
+    got = items(result)
+    assert got["loginNode"]["hourly"] == price_file("gcp")["instances"]["hourly"]["e2-standard-2"]
+    assert got["sharedStorage"]["unpriced"].startswith("no reference price found")
+    assert any(n.startswith("shared filesystem Filestore") for n in result["notCounted"])
+
+
+def test_azure_lists_bastion_and_aks_control_plane_as_not_counted_and_prices_the_nat():
+    result, _ = bill("azure-aks-h100")
+    got = items(result)
+    assert got["natGateway"]["hourly"] == price_file("azure")["items"]["natGateway"]["hourly"]
+    assert got["bastion"]["unpriced"] and got["controlPlane"]["unpriced"]
+    names = " | ".join(result["notCounted"])
+    assert "Azure Bastion Standard (" in names and "Kubernetes control plane (" in names
+
+
+@pytest.mark.parametrize("stack", ["alicloud-dev", "alicloud-a100-cmk", "alicloud-ack-erdma", "tencentcloud-dev"])
+def test_alibaba_and_tencent_items_are_listed_unpriced_with_the_reason_never_dropped(stack):
+    result, spec = bill(stack)
+    got = items(result)
+    assert {"gpuNode", "bootDisk", "natGateway", "publicIp"} <= set(got)
+    if spec.slurm is not None:
+        assert {"headNode", "loginNode"} <= set(got)
+    if spec.kubernetes is not None:
+        assert {"controlPlane", "systemPool"} <= set(got)
+    assert len(result["notCounted"]) == sum(1 for i in result["items"] if i["unpriced"])
+    assert all(i["unpriced"] for i in result["items"] if i["hourly"] is None)
+
+
+# --- the arithmetic ---------------------------------------------------------------------------------------------
+
+item_strategy = st.builds(
+    lambda per, count, hourly, currency: BillItem(
+        "x",
+        "x",
+        count,
+        per,
+        hourly,
+        "",
+        currency,
+        None,
+        None,
+        None if hourly is None else "s",
+        None if hourly is not None else "no source",
+    ),
+    st.sampled_from(["stack", "node"]),
+    st.integers(1, 4),
+    st.none() | st.floats(0, 200, allow_nan=False),
+    st.sampled_from(["USD", "CNY"]),
+)
+
+
+@given(st.lists(item_strategy, max_size=8), st.integers(0, 50), st.integers(0, 50), st.integers(0, 50))
+def test_totals_are_fixed_plus_per_node_times_nodes_per_currency_and_monthly_is_730_hours(bill_items, a, b, c):
+    low, nodes, top = sorted((a, b, c))
+    got = totals(bill_items, nodes, low, top)
+    for currency in {i.currency for i in bill_items if i.hourly is not None}:
+        fixed = sum(i.hourly or 0 for i in bill_items if i.currency == currency and i.per == "stack")
+        per_node = sum(i.hourly or 0 for i in bill_items if i.currency == currency and i.per == "node")
+        for key, n in (("nodes", nodes), ("minNodes", low), ("maxNodes", top)):
+            assert got[currency]["hourly"][key] == pytest.approx(fixed + per_node * n, abs=0.006)
+            assert got[currency]["monthly"][key] == pytest.approx((fixed + per_node * n) * HOURS_PER_MONTH, abs=0.006)
+        assert got[currency]["hourly"]["minNodes"] <= got[currency]["hourly"]["maxNodes"] + 0.01
+    # a currency with no priced item has no totals: nothing unpriced is ever added as zero
+    assert set(got) == {i.currency for i in bill_items if i.hourly is not None}
+
+
+@given(st.lists(item_strategy, max_size=6), st.integers(0, 20))
+def test_an_unpriced_item_never_changes_the_totals(bill_items, nodes):
+    gap = BillItem("gap", "gap", 3, "stack", None, "", "USD", None, None, None, "no source")
+    assert totals([*bill_items, gap], nodes, 0, nodes) == totals(bill_items, nodes, 0, nodes)
+
+
+# --- the plan: summary keys, the table row, the diff line ---------------------------------------------------
+
+
+def test_the_plan_summary_adds_the_totals_and_keeps_the_old_keys():
+    plan = plan_stack("aws-inference-fleet")
+    s = plan.summary()
+    assert s["hourlyUsd"] == round(s["hourlyUsdPerNode"] * s["nodes"], 2)  # GPU nodes only, as before
+    assert s["hourlyUsdAtMinNodes"] == 0
+    usd = s["costs"]["totals"]["USD"]
+    assert s["totalHourlyUsd"] == usd["hourly"]["nodes"] and s["totalMonthlyUsd"] == usd["monthly"]["nodes"]
+    assert s["totalHourlyUsdAtMinNodes"] == s["fixedHourlyUsd"] > 0
+    assert s["totalHourlyUsdAtMaxNodes"] > s["hourlyUsdAtMaxNodes"]
+    assert s["costs"]["hoursPerMonth"] == 730 and s["notCounted"] == s["costs"]["notCounted"]
+    text = total_text(s)
+    assert f"${s['totalHourlyUsdAtMinNodes']:,.2f}/h" in text and "at minNodes (0 nodes)" in text
+    assert "(730 h)" in text
+
+
+def test_the_total_row_names_what_is_not_counted():
+    result, spec = bill("alicloud-dev")
+    s = {"costs": result, "totalHourlyUsd": None, "nodes": spec.nodes, "maxNodes": spec.max_nodes}
+    assert total_text(s).startswith("unknown: no item has a sourced USD price; not counted: GPU node ")
+
+
+def test_the_diff_line_compares_totals_and_falls_back_to_gpu_only_for_an_older_plan():
+    new = {"totalGpus": 8, "hourlyUsd": 55.04, "totalHourlyUsd": 55.09}
+    both = diff_plans({"stack": "s", "cloud": "aws", "resources": [], "summary": {**new, "totalHourlyUsd": 55.1}},
+                      {"stack": "s", "cloud": "aws", "resources": [], "summary": new})  # fmt: skip
+    assert both.summary["line"].endswith("est. $/h 55.10 -> 55.09")
+    older = diff_plans({"stack": "s", "cloud": "aws", "resources": [], "summary": {"totalGpus": 8, "hourlyUsd": 50.0}},
+                       {"stack": "s", "cloud": "aws", "resources": [], "summary": new})  # fmt: skip
+    assert older.summary["line"].endswith("est. $/h 50.00 -> 55.04")
