@@ -253,9 +253,29 @@ def test_the_plan_summary_adds_the_totals_and_keeps_the_old_keys():
 
 
 def test_the_total_row_names_what_is_not_counted():
-    result, spec = bill("alicloud-dev")
-    s = {"costs": result, "totalHourlyUsd": None, "nodes": spec.nodes, "maxNodes": spec.max_nodes}
-    assert total_text(s).startswith("unknown: no item has a sourced USD price; not counted: GPU node ")
+    result, spec = bill("tencentcloud-dev")
+    s = {"costs": result, "nodes": spec.nodes, "maxNodes": spec.max_nodes}
+    assert total_text(s).startswith("unknown: no item has a sourced price; not counted: GPU node GN7.2XLARGE32, ")
+
+
+def test_alibaba_nodes_and_vms_are_priced_in_cny_in_the_stacks_region_never_converted():
+    result, spec = bill("alicloud-a100-cmk")  # cn-beijing: 2 x gn7e, Slurm head and login g7.large
+    got = items(result)
+    table = price_file("alicloud")["instances"]["hourlyByRegion"][spec.region]
+    assert (got["gpuNode"]["hourly"], got["gpuNode"]["currency"]) == (table[spec.instance.instanceType], "CNY")
+    assert got["headNode"]["hourly"] == got["loginNode"]["hourly"] == table["ecs.g7.large"]
+    assert "karpenter-provider-alibabacloud" in got["gpuNode"]["source"] and got["gpuNode"]["region"] == "cn-beijing"
+    assert set(result["totals"]) == {"CNY"}  # no USD total is made up from CNY
+    cny = result["totals"]["CNY"]
+    assert cny["hourly"]["nodes"] == pytest.approx(
+        2 * table[spec.instance.instanceType] + 2 * table["ecs.g7.large"], abs=0.01
+    )
+    s = {"costs": result, "nodes": spec.nodes, "maxNodes": spec.max_nodes}
+    assert total_text(s).startswith(
+        f"{cny['hourly']['nodes']:,.2f} CNY/h, {cny['monthly']['nodes']:,.2f} CNY/month (730 h)"
+    )
+    # a type the table has no price for in the region is listed, not guessed (ebmgn8v: none in cn-beijing)
+    assert items(bill("alicloud-erdma")[0])["gpuNode"]["unpriced"]
 
 
 def test_the_diff_line_compares_totals_and_falls_back_to_gpu_only_for_an_older_plan():

@@ -57,6 +57,7 @@ class CloudPrices:
     items: dict[str, Price]
     instances: dict[str, float]
     instances_source: str | None
+    instances_by_region: dict[str, dict[str, float]]  # where the source prices per region (Alibaba)
 
     def item(self, name: str) -> Price:
         found = self.items.get(name)
@@ -66,13 +67,19 @@ class CloudPrices:
             )
         return found
 
-    def instance(self, instance_type: str) -> Price:
-        """The on-demand hourly price of a non-GPU instance type (head, login, system pool), or why there is none."""
-        hourly = self.instances.get(instance_type)
+    def instance(self, instance_type: str, region: str | None = None) -> Price:
+        """The on-demand hourly price of an instance type (head, login, system pool; GPU nodes where the catalog has
+        no USD price), in the stack's region where the source prices per region, or why there is none."""
+        if region is not None and region in self.instances_by_region:
+            hourly, where = self.instances_by_region[region].get(instance_type), region
+        else:
+            hourly, where = self.instances.get(instance_type), self.region
         if hourly is None:
             why = f"no sourced on-demand price for {instance_type} in prices/{self.cloud}.yaml"
-            return Price(None, None, self.currency, self.region, self.date, None, why)
-        return Price(hourly, None, self.currency, self.region, self.date, self.instances_source, None)
+            if self.instances_by_region and region not in self.instances_by_region:
+                why += f" (regions priced: {', '.join(self.instances_by_region)})"
+            return Price(None, None, self.currency, where, self.date, None, why)
+        return Price(hourly, None, self.currency, where, self.date, self.instances_source, None)
 
 
 def _price(name: str, raw: dict[str, Any], currency: str, region: str, date: str, cloud: str) -> Price:
@@ -106,6 +113,11 @@ def load(cloud: Cloud) -> CloudPrices:
     }
     instances = dict(data.get("instances") or {})
     table = {str(k): float(v) for k, v in (instances.get("hourly") or {}).items()}
-    if table and not instances.get("source"):
+    by_region = {
+        str(where): {str(k): float(v) for k, v in (rows or {}).items()}
+        for where, rows in (instances.get("hourlyByRegion") or {}).items()
+    }
+    if (table or by_region) and not instances.get("source"):
         raise ValueError(f"prices/{cloud}.yaml: instances: prices without a source")
-    return CloudPrices(cloud, currency, region, date, items, table, instances.get("source"))
+    source = None if instances.get("source") is None else " ".join(str(instances["source"]).split())
+    return CloudPrices(cloud, currency, region, date, items, table, source, by_region)

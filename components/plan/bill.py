@@ -65,11 +65,14 @@ def _priced(item: str, name: str, count: int, per: Per, price: Price) -> BillIte
                     price.source, None)  # fmt: skip
 
 
-def _gpu_node(spec: ClusterSpec) -> BillItem:
+def _gpu_node(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> BillItem:
     row, data = spec.instance, load_catalog(spec.cloud).prices
     name = f"GPU node {row.instanceType}"
-    if row.hourlyUsd is None:
-        why = row.priceNote or f"no public on-demand price in catalog/{spec.cloud}.yaml"
+    if row.hourlyUsd is None:  # no USD price: the cloud's own currency where a source gives one (Alibaba: CNY)
+        local = prices.instance(row.instanceType, spec.region)
+        if local.hourly is not None:
+            return _priced("gpuNode", name, 1, "node", local)
+        why = row.priceNote or f"no public on-demand price in catalog/{spec.cloud}.yaml or prices/{spec.cloud}.yaml"
         return BillItem("gpuNode", name, 1, "node", None, "", "USD", data.get("region"), None, None, why)
     source = " ".join(str(data.get("source") or row.source or "").split()) or None
     date = None if data.get("date") is None else str(data.get("date"))
@@ -127,19 +130,21 @@ def _bastion(layout: Any) -> list[BillItem]:
 def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) -> list[BillItem]:
     """Every item the stack bills for, from the spec and the layout (the plan's `summary.costs.items`)."""
     prices = fixed_prices.load(spec.cloud)
-    items = [_gpu_node(spec), *_disks(spec, layout, prices)]
+    items = [_gpu_node(spec, prices), *_disks(spec, layout, prices)]
     if spec.slurm is not None and spec.slurm.head_instance_type:
         head = spec.slurm.head_instance_type
-        items.append(_priced("headNode", f"Slurm head {head}", 1, "stack", prices.instance(head)))
+        items.append(_priced("headNode", f"Slurm head {head}", 1, "stack", prices.instance(head, spec.region)))
     if spec.login is not None and spec.login.instance_type:
         login = spec.login.instance_type
-        items.append(_priced("loginNode", f"login node {login}", 1, "stack", prices.instance(login)))
+        items.append(_priced("loginNode", f"login node {login}", 1, "stack", prices.instance(login, spec.region)))
     if spec.kubernetes is not None:
         kube = spec.kubernetes
         items.append(_priced("controlPlane", "Kubernetes control plane", 1, "stack", prices.item("controlPlane")))
         system = kube.system_instance_type
         items.append(
-            _priced("systemPool", f"system pool {system}", kube.system_nodes, "stack", prices.instance(system))
+            _priced(
+                "systemPool", f"system pool {system}", kube.system_nodes, "stack", prices.instance(system, spec.region)
+            )
         )
     if spec.network.egress == "nat":
         nat = prices.item("natGateway")

@@ -72,35 +72,39 @@ def cost_text(s: dict[str, Any]) -> str:
     return text
 
 
-def _usd(value: float) -> str:
-    return f"${value:,.2f}"
+def _money(value: float, currency: str) -> str:
+    return f"${value:,.2f}" if currency == "USD" else f"{value:,.2f} {currency}"
 
 
-def total_text(s: dict[str, Any]) -> str:
-    """The `est. total` row: everything the stack runs (summary.costs), per hour and per month (730 h), at nodes and,
-    for a group that can change size, at minNodes and maxNodes; fixed costs apart; what is not counted, by name."""
-    costs = s.get("costs") or {}
-    hours = costs.get("hoursPerMonth", 730)
-    unpriced = [i["name"] for i in costs.get("items") or [] if i.get("unpriced")]
-    missing = f"; not counted: {', '.join(unpriced)}" if unpriced else ""
-    if s.get("totalHourlyUsd") is None:
-        return "unknown: no item has a sourced USD price" + missing
-    text = f"{_usd(s['totalHourlyUsd'])}/h, {_usd(s['totalMonthlyUsd'])}/month ({hours} h)"
+def _currency_text(s: dict[str, Any], currency: str, t: dict[str, Any], hours: int) -> str:
+    hourly, monthly = t["hourly"], t["monthly"]
+    text = f"{_money(hourly['nodes'], currency)}/h, {_money(monthly['nodes'], currency)}/month ({hours} h)"
     low, top = s.get("minNodes", s["nodes"]), s["maxNodes"]
     if low != s["nodes"] or top != s["nodes"]:
         text += f" at {_count(s['nodes'], 'node')}"
     if low != s["nodes"]:
         text += (
-            f"; {_usd(s['totalHourlyUsdAtMinNodes'])}/h, {_usd(s['totalMonthlyUsdAtMinNodes'])}/month at minNodes"
+            f"; {_money(hourly['minNodes'], currency)}/h, {_money(monthly['minNodes'], currency)}/month at minNodes"
             f" ({_count(low, 'node')})"
         )
     if top != s["nodes"]:
-        text += f"; up to {_usd(s['totalHourlyUsdAtMaxNodes'])}/h at {_count(top, 'node')}"
-    text += f"; fixed {_usd(s['fixedHourlyUsd'] or 0)}/h of it (runs at any node count)"
-    others = [c for c in (costs.get("totals") or {}) if c != "USD"]
-    if others:  # priced in another currency (CNY): shown apart, never converted
-        text += "".join(f"; plus {costs['totals'][c]['hourly']['nodes']:,.2f} {c}/h" for c in others)
-    return text + missing
+        text += f"; up to {_money(hourly['maxNodes'], currency)}/h at {_count(top, 'node')}"
+    return text + f"; fixed {_money(t['fixedHourly'], currency)}/h of it (runs at any node count)"
+
+
+def total_text(s: dict[str, Any]) -> str:
+    """The `est. total` row: everything the stack runs (summary.costs), per hour and per month (730 h), at nodes and,
+    for a group that can change size, at minNodes and maxNodes; fixed costs apart; each currency apart (never
+    converted); what is not counted, by name."""
+    costs = s.get("costs") or {}
+    hours = costs.get("hoursPerMonth", 730)
+    totals = costs.get("totals") or {}
+    unpriced = [i["name"] for i in costs.get("items") or [] if i.get("unpriced")]
+    missing = f"; not counted: {', '.join(unpriced)}" if unpriced else ""
+    if not totals:
+        return "unknown: no item has a sourced price" + missing
+    order = sorted(totals, key=lambda c: (c != "USD", c))  # USD first; CNY items are added in CNY, apart
+    return " | plus ".join(_currency_text(s, c, totals[c], hours) for c in order) + missing
 
 
 def reservation_text(plan: Plan) -> str:
