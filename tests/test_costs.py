@@ -173,6 +173,7 @@ def test_azure_lists_bastion_and_aks_control_plane_as_not_counted_and_prices_the
     got = items(result)
     assert got["natGateway"]["hourly"] == price_file("azure")["items"]["natGateway"]["hourly"]
     assert got["bastion"]["unpriced"] and got["controlPlane"]["unpriced"]
+    assert got["bastionPublicIp"]["hourly"] == got["publicIp"]["hourly"]  # Bastion's own Standard IP
     names = " | ".join(result["notCounted"])
     assert "Azure Bastion Standard (" in names and "Kubernetes control plane (" in names
 

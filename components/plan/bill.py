@@ -116,15 +116,16 @@ def _shared(shared: dict[str, Any] | None) -> list[BillItem]:
                      "USD", None, None, shared.get("priceSource"), None)]  # fmt: skip
 
 
-def _bastion(layout: Any) -> list[BillItem]:
+def _bastion(layout: Any, prices: fixed_prices.CloudPrices) -> list[BillItem]:
     bastion = getattr(layout, "bastion", None)
     if bastion is None:
         return []
     name = f"Azure Bastion {bastion.sku}"
+    address = _priced("bastionPublicIp", "Azure Bastion public IP", 1, "stack", prices.item("publicIp"))
     if bastion.hourly_usd is None:
-        return [BillItem("bastion", name, 1, "stack", None, "", "USD", None, None, None, bastion.price_note)]
+        return [BillItem("bastion", name, 1, "stack", None, "", "USD", None, None, None, bastion.price_note), address]
     return [BillItem("bastion", name, 1, "stack", bastion.hourly_usd, f"{bastion.hourly_usd:g}/h", "USD", None,
-                     None, bastion.price_note, None)]  # fmt: skip
+                     None, bastion.price_note, None), address]  # fmt: skip
 
 
 def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) -> list[BillItem]:
@@ -164,7 +165,7 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
                               prices.currency, prices.region, prices.date, None, why))  # fmt: skip
     if spec.encryption_key == "auto":  # one customer-managed key per cluster (a key id given is billed elsewhere)
         items.append(_priced("encryptionKey", "the cluster's encryption key", 1, "stack", prices.item("encryptionKey")))
-    items += _bastion(layout)
+    items += _bastion(layout, prices)
     items += _shared(shared)
     return items
 
