@@ -76,7 +76,8 @@ def _gpu_node(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> BillItem:
         return BillItem("gpuNode", name, 1, "node", None, "", "USD", data.get("region"), None, None, why)
     source = " ".join(str(data.get("source") or row.source or "").split()) or None
     date = None if data.get("date") is None else str(data.get("date"))
-    return BillItem("gpuNode", name, 1, "node", row.hourlyUsd, f"{row.hourlyUsd:g}/h on demand", "USD",
+    upper = " (spot: an upper bound)" if spec.spot else ""  # the plan's figures are on-demand prices
+    return BillItem("gpuNode", name, 1, "node", row.hourlyUsd, f"{row.hourlyUsd:g}/h on demand{upper}", "USD",
                     data.get("region"), date, source, None)  # fmt: skip
 
 
