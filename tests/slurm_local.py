@@ -230,6 +230,11 @@ def slurmd(cluster: Cluster, dynamic_conf: str) -> Iterator[subprocess.Popen[byt
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    yield from _registered(cluster, proc)
+
+
+def _registered(cluster: Cluster, proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    """Wait until the slurmd `proc` is a node in sinfo (or has exited: an error), yield it, and stop it after."""
     try:
         wait_for(
             lambda: proc.poll() is not None or bool(cluster.run("sinfo", "--noheader", "--Node", "-o", "%N").stdout),
@@ -270,16 +275,7 @@ def configless_slurmd(cluster: Cluster, dynamic_conf: str, munge: Munge) -> Iter
     proc = subprocess.Popen(
         ["unshare", "-m", "sh", "-c", setup], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    try:
-        wait_for(
-            lambda: proc.poll() is not None or bool(cluster.run("sinfo", "--noheader", "--Node", "-o", "%N").stdout),
-            "registered node",
-            60,
-        )
-        assert proc.poll() is None, f"slurmd exited {proc.returncode}: {read(cluster.slurmd_log)}"
-        yield proc
-    finally:
-        stop(proc)
+    yield from _registered(cluster, proc)
 
 
 def can_unshare() -> bool:
