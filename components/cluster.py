@@ -151,7 +151,7 @@ class GpuCluster(pulumi.ComponentResource):
             "nodes": args.nodes,
             "publicIp": args.network.public_ip,
             "loginPublicIp": args.login is not None and args.login.public_ip,
-            "spot": args.spot,
+            "spot": args.uses_spot,
             "hourlyUsd": args.hourly_usd,
             "hourlyUsdAtMaxNodes": args.max_hourly_usd_at_scale,
             "maxHourlyUsd": args.max_hourly_usd,

@@ -282,6 +282,23 @@ class KubernetesArgs(TypedDict, total=False):
     """A ServiceMonitor for the DCGM exporter (needs the Prometheus operator's CRDs)."""
 
 
+class SlurmPartitionArgs(TypedDict, total=False):
+    """An elastic partition: Slurm creates its nodes when jobs wait for them and deletes them when idle."""
+
+    name: Required[str]
+    """The partition's name, also its nodes' prefix (<name>-0, <name>-1, ...)."""
+    instance_type: str
+    """Its GPU type (default: the cluster's instanceType)."""
+    max_nodes: Required[int]
+    """The most nodes it may run at once."""
+    min_nodes: int
+    """Nodes kept running, never suspended (default 0: it scales from zero)."""
+    spot: bool
+    """Spot / preemptible nodes (default false)."""
+    default: bool
+    """The partition jobs go to without -p (default: the first)."""
+
+
 class SlurmArgs(TypedDict, total=False):
     """scheduler slurm: a head node running slurmctld; the GPU nodes run slurmd (configless)."""
 
@@ -290,7 +307,13 @@ class SlurmArgs(TypedDict, total=False):
     accounting: bool
     """slurmdbd: not built yet (refused when true)."""
     partition: str
-    """The GPU partition's name (default gpu)."""
+    """The GPU partition's name without partitions (default gpu)."""
+    partitions: list[SlurmPartitionArgs]
+    """Elastic partitions (power saving); empty: one partition of the cluster's nodes, always running."""
+    suspend_after_seconds: int
+    """With partitions: a node idle this long is deleted (default: catalog/slurm.yaml powerSave)."""
+    resume_timeout_seconds: int
+    """With partitions: a node not up this long after its launch is deleted and its job requeued."""
 
 
 class EncryptionAlgorithm(Enum):

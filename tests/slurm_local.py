@@ -193,6 +193,7 @@ def prepare(
         **(extra or {}),
     }
     listed = set(data()["local"]) | set(data()["add"]) | set(data()["pair"]) | set(data()["deadNode"])
+    listed |= set(data()["elastic"])
     assert set(local) <= listed, f"not in tests/slurm_22_05.yaml: {sorted(set(local) - listed)}"
     for name, text in files.items():
         (cluster.conf_dir / name).write_text(set_lines(text, local) if name == "slurm.conf" else text)

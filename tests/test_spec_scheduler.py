@@ -196,8 +196,8 @@ def test_every_slurm_problem_has_its_whole_message():
     assert got == [
         (
             "gpu-cluster:cluster.nodes",
-            "0 with scheduler slurm: the partition would be empty (Slurm power saving is not built, "
-            "so the group size is nodes); use 1 or more",
+            "0 with scheduler slurm: the partition would be empty (its nodes are the group's, always running); use 1 "
+            "or more, or slurm.partitions for partitions that scale from zero",
         ),
         (
             "gpu-cluster:cluster.slurm.accounting",

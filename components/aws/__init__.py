@@ -31,9 +31,9 @@ from .identity import build_drain_policy, build_health_policy, build_identity, b
 from .kubernetes import build_kubernetes, kubernetes_output
 from .naming import Context
 from .network import Network, build_network
-from .nodes import build_nodes
+from .nodes import build_nodes, build_partitions
 from .scaling import build_queue, build_scaling
-from .slurm import build_head, connect, login_user_data, slurm_output
+from .slurm import build_head, build_power, connect, login_user_data, slurm_output
 from .storage import build_shared
 
 TYPE = "gpu-cluster:aws:Cluster"
@@ -85,14 +85,14 @@ class CloudCluster(pulumi.ComponentResource):
         if layout.kubernetes is not None:  # EKS node groups instead of the VM mode's nodes
             self._kubernetes(ctx, net, key_pair)
             return
-        nodes = build_nodes(
-            ctx,
-            net,
-            self.identity,
-            key_pair,
-            self.shared.source if self.shared else None,
-            self.slurm.address if self.slurm else None,
-        )
+        head_address = self.slurm.address if self.slurm else None
+        if layout.partitions:  # elastic Slurm partitions: the head launches their nodes from their templates
+            nodes, templates = build_partitions(ctx, net, self.identity, key_pair, source, head_address)
+            self.slurm = build_power(ctx, self.slurm, templates, self.identity)
+        else:
+            nodes = build_nodes(
+                ctx, net, self.identity, key_pair, self.shared.source if self.shared else None, head_address
+            )
         connect(ctx, net, self.slurm, self.login)
         self.placement_group = nodes.placement_group
         self.image_id = nodes.image_id

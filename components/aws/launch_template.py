@@ -36,6 +36,7 @@ def build_launch_template(
     image_id: pulumi.Input[str] | None = None,
     profile_name: pulumi.Input[str] | None = None,  # the IAM instance profile; None: none on the template
     tags_at_creation: bool = False,  # the launch tags are the first deploy's: nodes get later tags elsewhere
+    metadata_tags: bool = False,  # the instance's tags in its metadata (an elastic Slurm node reads its name there)
 ) -> aws.ec2.LaunchTemplate:
     layout = ctx.layout
     disks = [_volume(ctx, root_device, root_gb, delete=True)]
@@ -65,6 +66,7 @@ def build_launch_template(
             http_tokens="required",
             # containers reach IMDSv2 through one more hop (EKS User Guide, launch-templates note)
             http_put_response_hop_limit=2,
+            instance_metadata_tags="enabled" if metadata_tags else None,
         ),
         instance_market_options=market,
         capacity_reservation_specification=reservation,

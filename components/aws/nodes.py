@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -84,6 +84,41 @@ def build_nodes(
     return Nodes(placement_group, image_id, launch_template, None, instances)
 
 
+def build_partitions(
+    ctx: Context,
+    net: Network,
+    identity: Identity,
+    key_pair: aws.ec2.KeyPair | None,
+    mount_source: pulumi.Input[str] | None,
+    head_address: pulumi.Input[str] | None,
+) -> tuple[Nodes, dict[str, aws.ec2.LaunchTemplate]]:
+    """Elastic Slurm partitions: per partition a placement group and the launch template the head's resume program
+    launches each node from (with the instance profile, the subnet, and the node's tags in its instance metadata);
+    no group and no instance. `Nodes` holds the first partition's, for the outputs."""
+    templates: dict[str, aws.ec2.LaunchTemplate] = {}
+    first: Nodes | None = None
+    for part in ctx.layout.partitions:
+        sub = replace(ctx, name=f"{ctx.name}-{part.name}", layout=part.layout)
+        pg = (
+            aws.ec2.PlacementGroup(
+                f"{sub.name}-pg",
+                strategy=part.layout.placement_strategy,
+                tags=sub.tagged(f"{part.name}-pg"),
+                opts=sub.child,
+            )
+            if part.layout.placement_strategy
+            else None
+        )
+        image_id = _image_id(sub)
+        lt = _launch_template(
+            sub, net, image_id, pg, key_pair, identity.profile_name, mount_source, head_address, metadata_tags=True
+        )
+        templates[part.name] = lt
+        first = first or Nodes(pg, image_id, lt, None, [])
+    assert first is not None  # the spec has at least one partition
+    return first, templates
+
+
 def _image_id(ctx: Context) -> pulumi.Output[str]:
     image = ctx.layout.image
     if image.ami_id:
@@ -114,6 +149,7 @@ def _launch_template(
     profile_name: pulumi.Input[str] | None,
     mount_source: pulumi.Input[str] | None = None,
     head_address: pulumi.Input[str] | None = None,
+    metadata_tags: bool = False,
 ) -> aws.ec2.LaunchTemplate:
     layout = ctx.layout
     user_data = fill(
@@ -155,6 +191,7 @@ def _launch_template(
         instance_type=spec.instance.instanceType,
         image_id=image_id,
         profile_name=profile_name,
+        metadata_tags=metadata_tags,
     )
 
 

@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -22,11 +23,12 @@ import pulumi_aws as aws
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, SlurmLayout, launch_placeholder
+from ..catalog.slurm import cloud_data
 from ..layout.aws import AwsSlurm
 from ..resources import fill, invoke_options
 from .access import SSH_PORT, LoginNode
-from .identity import Identity
+from .identity import Identity, build_identity
 from .naming import Context
 from .network import Network
 
@@ -38,7 +40,8 @@ class SlurmHead:
     security_group: aws.ec2.SecurityGroup
     secret: aws.secretsmanager.Secret
     policy: aws.iam.RolePolicy | None
-    conf: aws.ssm.Parameter
+    conf: aws.ssm.Parameter | None  # elastic partitions: made by `build_power` once the templates exist
+    identity: Identity  # the node identity, or with elastic partitions the head's own (it may launch nodes)
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -75,12 +78,18 @@ def _key_policy(
 
 
 def _grant(
-    ctx: Context, role: aws.iam.Role, suffix: str, sid: str, action: str, arn: pulumi.Output[str]
+    ctx: Context,
+    role: aws.iam.Role,
+    suffix: str,
+    sid: str,
+    action: str,
+    arn: pulumi.Output[str],
+    label: str = "node-role",
 ) -> aws.iam.RolePolicy:
-    """The node role may do `action` on exactly `arn` (an inline policy on the role)."""
+    """The role (the nodes', or the head's: `label`) may do `action` on exactly `arn` (an inline policy on it)."""
     statement = {"Sid": sid, "Effect": "Allow", "Action": action}
     return aws.iam.RolePolicy(
-        f"{ctx.name}-node-role-{suffix}",
+        f"{ctx.name}-{label}-{suffix}",
         role=role.name,
         policy=arn.apply(
             lambda resource: json.dumps({"Version": "2012-10-17", "Statement": [{**statement, "Resource": resource}]})
@@ -90,15 +99,16 @@ def _grant(
 
 
 def _compute_conf(
-    ctx: Context, plan: AwsSlurm, identity: Identity
+    ctx: Context, plan: AwsSlurm, identity: Identity, value: pulumi.Input[str] | None = None, label: str = "node-role"
 ) -> tuple[aws.ssm.Parameter, aws.iam.RolePolicy | None]:
-    """The compute-side configuration's parameter, readable by the node role (the head carries its profile)."""
+    """The compute-side configuration's parameter, readable by the head's role (`value`: the text with the elastic
+    partitions' launch templates filled in)."""
     parameter = aws.ssm.Parameter(
         f"{ctx.name}-slurm-compute-conf",
         name=plan.conf_parameter,
         type="String",
         tier="Standard",
-        insecure_value=plan.layout.compute_config,
+        insecure_value=value if value is not None else plan.layout.compute_config,
         description=f"gpu-cluster {ctx.layout.spec.name}: the GPU nodes' Slurm configuration (read by the head)",
         tags=ctx.tagged("slurm-compute-conf"),
         opts=ctx.child,
@@ -106,7 +116,7 @@ def _compute_conf(
     if identity.role is None:  # identity.existing: refused by the layout
         return parameter, None
     return parameter, _grant(
-        ctx, identity.role, "slurm-compute-conf", "ReadOwnSlurmConf", plan.conf_action, parameter.arn
+        ctx, identity.role, "slurm-compute-conf", "ReadOwnSlurmConf", plan.conf_action, parameter.arn, label
     )
 
 
@@ -121,9 +131,19 @@ def build_head(
     if plan is None:
         return None
     name, child = ctx.name, ctx.child
+    elastic = bool(plan.layout.elastic)
     secret, version = _munge_secret(ctx, plan)
     policy = _key_policy(ctx, plan, identity, secret)
-    conf, conf_policy = _compute_conf(ctx, plan, identity)
+    if elastic:
+        # the head launches and deletes nodes: a role of its own, which the GPU nodes and the login node do not carry
+        identity = build_identity(replace(ctx, name=f"{ctx.name}-head"))
+        # nodes.conf names the partitions' templates, made after the head (their user data holds its address): the
+        # head's boot waits for the parameter (slurm_head.sh retries the fetch), not the deploy
+        conf, conf_policy = None, None
+        if identity.role is not None:
+            _grant(ctx, identity.role, "munge-key", "ReadOwnMungeKey", plan.secret_action, secret.arn, "head-role")
+    else:
+        conf, conf_policy = _compute_conf(ctx, plan, identity)
     sg = aws.ec2.SecurityGroup(
         f"{name}-head-sg",
         vpc_id=net.vpc.id,
@@ -141,7 +161,7 @@ def build_head(
         opts=child,
     )
     image = aws.ssm.get_parameter_output(name=plan.head_image_parameter, opts=invoke_options(ctx.parent)).value
-    depends: list[pulumi.Resource] = [version, conf, *(p for p in (policy, conf_policy) if p)]
+    depends: list[pulumi.Resource] = [version, *(r for r in (conf, policy, conf_policy) if r)]
     instance = aws.ec2.Instance(
         f"{name}-head",
         ami=image,
@@ -162,7 +182,71 @@ def build_head(
         # address for every node, and without storage.shared the queue and /home); patch it in place instead
         opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=depends, ignore_changes=["ami"])),
     )
-    return SlurmHead(plan, instance, sg, secret, policy, conf)
+    return SlurmHead(plan, instance, sg, secret, policy, conf, identity)
+
+
+def build_power(
+    ctx: Context, head: SlurmHead | None, templates: Mapping[str, aws.ec2.LaunchTemplate], nodes: Identity
+) -> SlurmHead | None:
+    """Elastic partitions: the channel's text with each partition's launch template, and the head role's right to
+    launch from exactly those templates and to terminate exactly this cluster's instances (catalog/slurm.yaml
+    clouds.aws.powerSave)."""
+    if head is None or not templates:
+        return head
+    plan = head.plan
+    tokens = {launch_placeholder(name): lt.id for name, lt in templates.items()}
+    conf, _ = _compute_conf(ctx, plan, head.identity, fill(plan.layout.compute_config, tokens), "head-role")
+    role = head.identity.role
+    if role is not None:
+        power = cloud_data("aws")["powerSave"]
+        arns = pulumi.Output.all(*(lt.arn for lt in templates.values()))
+        node_role = nodes.role.arn if nodes.role is not None else "*"
+        policy = pulumi.Output.all(arns, node_role).apply(
+            lambda args: json.dumps(power_policy(list(args[0]), ctx.layout.spec.name, power["clusterTag"], args[1]))
+        )
+        aws.iam.RolePolicy(f"{ctx.name}-head-role-slurm-power", role=role.name, policy=policy, opts=ctx.child)
+    return replace(head, conf=conf)
+
+
+def power_policy(template_arns: list[str], cluster: str, cluster_tag: str, node_role: str) -> dict[str, Any]:
+    """What the head's resume and suspend programs may do (Service Authorization Reference, Amazon EC2)."""
+    launch = {"ArnLike": {"ec2:LaunchTemplate": template_arns}}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            # RunInstances touches many resource types; every one is allowed only with the cluster's templates
+            {
+                "Sid": "LaunchFromOwnTemplates",
+                "Effect": "Allow",
+                "Action": "ec2:RunInstances",
+                "Resource": "*",
+                "Condition": launch,
+            },
+            {
+                "Sid": "TagOnLaunch",
+                "Effect": "Allow",
+                "Action": "ec2:CreateTags",
+                "Resource": "*",
+                "Condition": {"StringEquals": {"ec2:CreateAction": "RunInstances"}},
+            },
+            {
+                "Sid": "TerminateOwnNodes",
+                "Effect": "Allow",
+                "Action": "ec2:TerminateInstances",
+                "Resource": "arn:aws:ec2:*:*:instance/*",
+                "Condition": {"StringEquals": {f"aws:ResourceTag/{cluster_tag}": cluster}},
+            },
+            # no resource-level permissions: Describe* takes only "*"
+            {"Sid": "FindOwnNodes", "Effect": "Allow", "Action": "ec2:DescribeInstances", "Resource": "*"},
+            {
+                "Sid": "PassNodeRole",
+                "Effect": "Allow",
+                "Action": "iam:PassRole",
+                "Resource": node_role,
+                "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
+            },
+        ],
+    }
 
 
 def login_user_data(
@@ -230,6 +314,17 @@ def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, An
         "login": access["command"],
         "check": "sinfo -N -l",
         "mungeKeySecret": head.secret.arn,
-        "computeConfig": head.conf.name,
-        "powerSaving": "not built: the partition has the group's nodes (nodes), which register on boot",
+        "computeConfig": head.conf.name if head.conf is not None else None,
+        "powerSaving": _power_saving(layout),
     }
+
+
+def _power_saving(layout: SlurmLayout) -> str:
+    if not layout.elastic or layout.power_save is None:
+        return "off: the partition has the group's nodes (nodes), which register on boot"
+    power = layout.power_save
+    parts = ", ".join(f"{p.name} {p.min_nodes}..{p.max_nodes}" for p in layout.elastic)
+    return (
+        f"on: {parts} nodes; launched when jobs wait, deleted after {power.suspend_time} s idle, a launch not up "
+        f"within {power.resume_timeout} s is deleted and its job requeued"
+    )

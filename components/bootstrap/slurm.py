@@ -26,11 +26,21 @@ the same as with the steps written out).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ..catalog.slurm import data
 from . import File, Part, env_file, oneshot_unit, script, service_part
 from .mounts import Mount, mounts_part
-from .slurm_conf import CONF_DIR, HEAD_PLACEHOLDER, HEALTH_PROGRAM, SlurmLayout
+from .slurm_conf import (
+    CONF_DIR,
+    HEAD_PLACEHOLDER,
+    HEALTH_PROGRAM,
+    LAUNCH_ENV,
+    RESUME_FAIL_PROGRAM,
+    RESUME_PROGRAM,
+    SUSPEND_PROGRAM,
+    SlurmLayout,
+)
 
 COMMON_PATH = "/usr/local/lib/gpu-cluster/slurm_common.sh"
 KEY_HOOK_PATH = "/usr/local/sbin/gpu-cluster-munge-key"
@@ -39,6 +49,19 @@ CONF_SOURCE = "/etc/gpu-cluster/slurm"
 CONF_SYNC = "slurm-conf"
 CONF_SYNC_PATH = f"/usr/local/sbin/gpu-cluster-{CONF_SYNC}"
 CONF_HOOK_PATH = f"/usr/local/sbin/gpu-cluster-{CONF_SYNC}-fetch"
+POWER_HOOK_PATH = "/usr/local/lib/gpu-cluster/slurm_power_hook.sh"
+POWER_ENV_PATH = "/etc/gpu-cluster/slurm-power.env"
+NODE_NAME_HOOK_PATH = "/usr/local/sbin/gpu-cluster-slurm-node-name"
+
+
+@dataclass(frozen=True)
+class PowerHooks:
+    """A cloud's half of elastic partitions: `power` (sourced by slurm_power.sh on the head: cloud_launch,
+    cloud_terminate) with its settings `power_env`, and `node_name` (run on a GPU node: prints its Slurm name)."""
+
+    power: str
+    power_env: Mapping[str, str]
+    node_name: str
 
 
 def _shared_files(key_hook: str, key_hook_env: Mapping[str, str]) -> tuple[File, ...]:
@@ -109,9 +132,11 @@ def head_parts(
     conf_hook: str,
     conf_hook_env: Mapping[str, str] | None = None,
     mount: Mount | None = None,
+    power: PowerHooks | None = None,
 ) -> tuple[Part, ...]:
     """The head node: slurmctld with the controller-wide files, MUNGE, /home (exported, or on storage.shared), and the
-    compute-side files from the cloud's channel (`conf_part`)."""
+    compute-side files from the cloud's channel (`conf_part`); with elastic partitions the power-saving programs
+    (`power_part`) instead of the dead-node cleanup (CLOUD nodes are powered down, never deleted)."""
     pkg = layout.packages
     os_packages = pkg.munge + (pkg.nfs_server if layout.home_export else ())
     env = {
@@ -134,7 +159,27 @@ def head_parts(
         key_hook_env=key_hook_env,
         extra_files=confs,
     )
+    if layout.elastic:
+        if power is None:
+            raise ValueError("elastic partitions need the cloud's power hooks")
+        return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), power_part(power), head)
     return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), head, cleanup_part())
+
+
+def power_part(hooks: PowerHooks) -> Part:
+    """The resume, suspend and resume-fail programs slurmctld runs (nodes.conf names them), with the cloud's hook.
+    slurmctld runs them as SlurmUser: the files are readable by it and hold no secret."""
+    program = script("slurm_power.sh")
+    env = {"POWER_HOOK": POWER_HOOK_PATH, "LAUNCH_ENV": f"{CONF_DIR}/{LAUNCH_ENV}", **hooks.power_env}
+    return Part(
+        "slurm-power",
+        files=(
+            *(File(path, program, "0755") for path in (RESUME_PROGRAM, SUSPEND_PROGRAM, RESUME_FAIL_PROGRAM)),
+            File(POWER_HOOK_PATH, hooks.power, "0644"),
+            File(POWER_ENV_PATH, env_file(env), "0644"),
+        ),
+        summary="launches elastic partitions' nodes when jobs wait for them and deletes them when idle (power saving)",
+    )
 
 
 def conf_part(hook: str, hook_env: Mapping[str, str]) -> Part:
@@ -238,9 +283,27 @@ def compute_parts(
     key_hook: str,
     key_hook_env: Mapping[str, str] | None = None,
     switch: str | None = None,
+    node_name_hook: str | None = None,
 ) -> tuple[Part, ...]:
-    """A GPU node: slurmd registering as a dynamic node (its GRES, memory, feature and switch), leaving at shutdown."""
+    """A GPU node: slurmd registering as a dynamic node (its GRES, memory, feature and switch), leaving at shutdown;
+    with elastic partitions, slurmd as the CLOUD node `node_name_hook` names (the head powers it down)."""
     env = {**_client_env(layout, layout.packages.compute, head_address), "DYNAMIC_CONF": layout.dynamic_conf(switch)}
+    if node_name_hook is not None:
+        env["NODE_NAME_HOOK"] = NODE_NAME_HOOK_PATH
+        part = _role_part(
+            "compute",
+            env,
+            description="gpu-cluster Slurm GPU node (slurmd -N <its CLOUD node name>, configless)",
+            summary="starts slurmd as the elastic partition node the head launched it as",
+            mounted=layout.shared_path is not None,
+            key_hook=key_hook,
+            key_hook_env=key_hook_env,
+            extra_files=(
+                File(HEALTH_PROGRAM, script("slurm_health.sh"), "0755"),
+                File(NODE_NAME_HOOK_PATH, node_name_hook, "0755"),
+            ),
+        )
+        return (part,)
     part = _role_part(
         "compute",
         env,
@@ -292,6 +355,7 @@ def cluster_parts(
     conf_hook: str,
     conf_hook_env: Mapping[str, str] | None = None,
     mount: Mount | None = None,
+    power: PowerHooks | None = None,
 ) -> tuple[tuple[Part, ...], tuple[Part, ...], tuple[Part, ...]]:
     """The head's, the login node's and the GPU nodes' parts, with one key hook; the login and GPU nodes reach the head
     at `HEAD_PLACEHOLDER`, which the cloud replaces with the head's private address at deploy."""
@@ -302,9 +366,16 @@ def cluster_parts(
         conf_hook=conf_hook,
         conf_hook_env=conf_hook_env,
         mount=mount,
+        power=power,
     )
     login = login_parts(
         layout, head_address=HEAD_PLACEHOLDER, key_hook=key_hook, key_hook_env=key_hook_env, mount=mount
     )
-    compute = compute_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=key_hook, key_hook_env=key_hook_env)
+    compute = compute_parts(
+        layout,
+        head_address=HEAD_PLACEHOLDER,
+        key_hook=key_hook,
+        key_hook_env=key_hook_env,
+        node_name_hook=power.node_name if layout.elastic and power is not None else None,
+    )
     return head, login, compute

@@ -18,6 +18,13 @@ SLURMCTLD_HOST_TOKEN = "@@GPU_CLUSTER_SLURMCTLD_HOST@@"
 IMAGE_DISTRO = "ubuntu-22.04"  # every image in catalog/<cloud>.yaml `images:`
 CONF_DIR = "/etc/slurm"
 HEALTH_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-health"
+# an elastic partition's launch target (a launch template id), known only at deploy: filled into the channel's text
+LAUNCH_PLACEHOLDER = "@@GPU_CLUSTER_SLURM_LAUNCH_{}@@"
+LAUNCH_ENV = "launch.env"  # in CONF_DIR: LAUNCH_<partition>=<target>, read by the resume program
+# power saving (slurm.partitions): slurmctld runs these with a hostlist; one script, which acts by the name it runs as
+RESUME_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-resume"
+SUSPEND_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-suspend"
+RESUME_FAIL_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-resume-fail"
 LOCAL_STATE_DIR = "/var/spool/slurmctld"
 TOPOLOGY_NAME = "placement"
 # The compute-side part of slurm.conf, `Include`d by it: what a change of the GPU nodes (nodes, maxNodes, the instance
@@ -74,6 +81,36 @@ class NodeDefinition:
 
 
 @dataclass(frozen=True)
+class ElasticPartition:
+    """An elastic partition (power saving): `State=CLOUD` nodes `<name>-<i>` that the head's resume program launches
+    from the partition's cloud template (`launch`) and its suspend program deletes."""
+
+    name: str
+    node: NodeDefinition
+    hostlist: str  # gpu-[0-3]
+    max_nodes: int
+    min_nodes: int  # the first min_nodes stay up once launched (SuspendExcNodes)
+    default: bool
+    launch: str = ""  # the cloud's launch target: a launch template id, filled at deploy (LAUNCH_PLACEHOLDER)
+
+    @property
+    def kept(self) -> str | None:
+        """The nodes never suspended: the partition's first `min_nodes`, as a hostlist."""
+        if self.min_nodes == 0:
+            return None
+        return f"{self.name}-0" if self.min_nodes == 1 else f"{self.name}-[0-{self.min_nodes - 1}]"
+
+
+@dataclass(frozen=True)
+class PowerSave:
+    """slurm.conf's power-saving settings (catalog/slurm.yaml powerSave)."""
+
+    suspend_time: int
+    resume_timeout: int
+    suspend_timeout: int
+
+
+@dataclass(frozen=True)
 class Topology:
     """topology/tree: one leaf switch per placement group (jobs then stay inside one group)."""
 
@@ -109,6 +146,9 @@ class SlurmLayout:
     gres_conf: str
     cgroup_conf: str
     topology_yaml: str | None
+    # slurm.partitions: the elastic partitions and their power saving (empty: the group's dynamic nodes, `partition`)
+    elastic: tuple[ElasticPartition, ...] = ()
+    power_save: PowerSave | None = None
 
     @property
     def home_export(self) -> bool:
@@ -120,12 +160,18 @@ class SlurmLayout:
         return {**self.head_files(), **self.compute_files()}
 
     def head_files(self) -> dict[str, str]:
-        """What the head's bootstrap carries: nothing a change of the GPU nodes changes."""
+        """What the head's bootstrap carries: nothing a change of the GPU nodes changes (with elastic partitions
+        gres.conf names their nodes, so it travels with nodes.conf)."""
+        if self.elastic:
+            return {"slurm.conf": self.slurm_conf, "cgroup.conf": self.cgroup_conf}
         return {"slurm.conf": self.slurm_conf, "gres.conf": self.gres_conf, "cgroup.conf": self.cgroup_conf}
 
     def compute_files(self) -> dict[str, str]:
         """What a change of the GPU nodes changes: sent through the cloud's in-place channel (`compute_config`)."""
         out = {NODES_CONF: self.nodes_conf}
+        if self.elastic:
+            out["gres.conf"] = self.gres_conf
+            out[LAUNCH_ENV] = "".join(f"LAUNCH_{p.name}={p.launch}\n" for p in self.elastic)
         if self.topology_yaml is not None:
             out["topology.yaml"] = self.topology_yaml
         return out
@@ -145,6 +191,10 @@ class SlurmLayout:
                 raise ValueError(f"switch {chosen!r} is not one of {self.topology.switches}")
             parts.append(f"Topology={self.topology.name}:{chosen}")
         return " ".join(parts)
+
+
+def launch_placeholder(partition: str) -> str:
+    return LAUNCH_PLACEHOLDER.format(partition)
 
 
 def packages(distro: str = IMAGE_DISTRO) -> Packages:
@@ -231,7 +281,9 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
         # srun on the login node listens here; the login node's firewall opens exactly this range
         f"SrunPortRange={ports.srun_range[0]}-{ports.srun_range[1]}",
         # configless: slurmd and sackd fetch this file and the others from slurmctld
-        "SlurmctldParameters=enable_configless",
+        # power saving: a node whose launch failed, or that a Spot reclaim took down, is idle again once suspended
+        # (slurm.conf(5) idle_on_node_suspend), so a later job may launch it again
+        "SlurmctldParameters=enable_configless" + (",idle_on_node_suspend" if layout.elastic else ""),
         "AuthType=auth/munge",
         "CredType=cred/munge",
         "SlurmUser=slurm",
@@ -264,6 +316,8 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
 
 def render_nodes_conf(layout: SlurmLayout) -> str:
     """The compute-side part of slurm.conf (NODES_CONF): what changes with the GPU nodes."""
+    if layout.elastic:
+        return render_elastic_conf(layout)
     node = layout.node
     nodeset = f"{layout.partition}_nodes"
     lines = [
@@ -285,14 +339,54 @@ def render_nodes_conf(layout: SlurmLayout) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_elastic_conf(layout: SlurmLayout) -> str:
+    """NODES_CONF of elastic partitions: power saving, and per partition its CLOUD nodes and the partition. Every
+    setting here changes in place through the cloud's channel (a reconfigure), never the head's user data."""
+    power = layout.power_save
+    assert power is not None
+    kept = [p.kept for p in layout.elastic if p.kept]
+    lines = [
+        f"# gpu-cluster {layout.cluster_name}: elastic partitions, rendered by components/bootstrap/slurm_conf.py",
+        # slurm.schedmd.com/power_save.html: slurmctld launches a CLOUD node for a job and deletes it when idle
+        f"ResumeProgram={RESUME_PROGRAM}",
+        f"SuspendProgram={SUSPEND_PROGRAM}",
+        f"ResumeFailProgram={RESUME_FAIL_PROGRAM}",
+        f"SuspendTime={power.suspend_time}",
+        f"ResumeTimeout={power.resume_timeout}",
+        f"SuspendTimeout={power.suspend_timeout}",
+        *([f"SuspendExcNodes={','.join(kept)}"] if kept else []),
+    ]
+    for part in layout.elastic:
+        node = part.node
+        cpus = f" CPUs={node.cpus}" if node.cpus else ""
+        lines += [
+            f"# {part.name}: RealMemory: {node.memory_note}",
+            f"NodeName={part.hostlist}{cpus} RealMemory={node.real_memory_mib} Gres={node.gres} "
+            f"Feature={node.feature} State=CLOUD",
+            f"PartitionName={part.name} Nodes={part.hostlist} Default={'YES' if part.default else 'NO'} "
+            f"MaxTime=INFINITE State=UP{_job_defaults(node)}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def _job_defaults(node: NodeDefinition) -> str:
     cpus = f" DefCpuPerGPU={node.cpus_per_gpu}" if node.cpus_per_gpu is not None else ""
     return f"{cpus} DefMemPerGPU={node.mem_per_gpu_mib}"
 
 
-def render_gres_conf() -> str:
-    # NVML finds the GPUs, their device files and their NUMA/NVLink affinity (gres.conf(5) AutoDetect)
-    return "AutoDetect=nvml\n"
+def render_gres_conf(elastic: tuple[ElasticPartition, ...] = ()) -> str:
+    """NVML finds the GPUs, their device files and their NUMA/NVLink affinity (gres.conf(5) AutoDetect). Not for
+    CLOUD nodes: slurmctld reads gres.conf for them itself and stops with `fatal: Cannot use AutoDetect on cloud node`
+    (slurm-22.05.8 src/common/gres.c gres_g_node_config_load; the real slurmctld in tests/test_slurm_real.py), so an
+    elastic partition's GPUs are written out on NVIDIA's device files (/dev/nvidia<i>), as slurm-gcp does."""
+    if not elastic:
+        return "AutoDetect=nvml\n"
+    lines = []
+    for part in elastic:
+        kind = part.node.gres.split(":")
+        typed = f" Type={kind[1]}" if len(kind) == 3 else ""
+        lines.append(f"NodeName={part.hostlist} Name=gpu{typed} File=/dev/nvidia[0-{part.node.gpus - 1}]")
+    return "\n".join(lines) + "\n"
 
 
 def render_cgroup_conf() -> str:

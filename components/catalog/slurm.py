@@ -22,3 +22,13 @@ def cloud_data(cloud: str) -> dict[str, Any]:
     """catalog/slurm.yaml `clouds.<cloud>`: how that cloud keeps the MUNGE key and how its hook reads it."""
     entry: dict[str, Any] = data()["clouds"][cloud]
     return entry
+
+
+def power_save_refusal(cloud: str) -> str | None:
+    """Why `slurm.partitions` (power saving) is not built on `cloud`, or None where it is (catalog/slurm.yaml
+    `clouds.<cloud>.powerSave`)."""
+    entry = data()["clouds"].get(cloud, {}).get("powerSave")
+    if entry is None:
+        return "Slurm is not built on this cloud"
+    why = entry.get("notBuilt")
+    return None if why is None else " ".join(str(why).split())

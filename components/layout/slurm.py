@@ -24,8 +24,9 @@ GPU nodes register as dynamic nodes (`slurmd -Z`): a managed group's nodes get n
 instances mode works the same way. They join the partition through a NodeSet on a feature, and (with two placement
 groups or more) their group's switch through `Topology=<topology>:<switch>` at registration. The partition gives a GPU
 job its GPUs' share of the node (DefMemPerGPU, DefCpuPerGPU); MaxNodeCount leaves room for the replacements of nodes
-that died, which the head's cleanup timer deletes (components/bootstrap/slurm_cleanup.sh). Power saving
-(resume/suspend programs that grow and shrink the group) is not built: the group size is `nodes`.
+that died, which the head's cleanup timer deletes (components/bootstrap/slurm_cleanup.sh). With `slurm.partitions`
+the GPU nodes are elastic instead: `State=CLOUD` nodes per partition that the head's resume program launches from the
+partition's cloud template when jobs wait, and its suspend program deletes when idle (power saving; `ElasticPartition`).
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ from dataclasses import dataclass, replace
 
 from ..bootstrap.slurm_conf import (
     LOCAL_STATE_DIR,
+    ElasticPartition,
     NodeDefinition,
     Ports,
+    PowerSave,
     SlurmLayout,
     gres_type,
+    launch_placeholder,
     max_node_count,
     packages,
     real_memory_mib,
@@ -49,6 +53,7 @@ from ..bootstrap.slurm_conf import (
     render_topology_yaml,
     topology_for,
 )
+from ..catalog import InstanceType
 from ..catalog.slurm import data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
@@ -81,11 +86,17 @@ def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
     """What the catalog must give (the spec refused the Slurm options that are not built)."""
     k = f"{CLUSTER_KEY}."
     assert spec.slurm is not None
-    if spec.instance.memoryGiB is None:
+    if spec.instance.memoryGiB is None and not spec.partitions:
         yield ConfigError(
             f"{k}instanceType",
             f"{spec.instance.instanceType} has no memory in the catalog: Slurm's RealMemory cannot be set",
         )
+    for i, part in enumerate(spec.partitions):
+        if part.instance.memoryGiB is None:
+            yield ConfigError(
+                f"{k}slurm.partitions[{i}].instanceType",
+                f"{part.instance.instanceType} has no memory in the catalog: Slurm's RealMemory cannot be set",
+            )
 
 
 def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> SlurmLayout | None:
@@ -94,17 +105,7 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         return None
     refuse(_problems(spec))
     d = data()
-    row = spec.instance
-    margin = d["realMemoryMargin"]
-    node = NodeDefinition(
-        cpus=row.vcpus,
-        real_memory_mib=real_memory_mib(float(row.memoryGiB or 0)),
-        # a GPU the catalog does not name (gpu: null) is an untyped GRES: gpu:<count>
-        gres=f"gpu:{gres_type(row.gpu)}:{row.gpus}" if row.gpu else f"gpu:{row.gpus}",
-        feature=spec.slurm.partition,
-        memory_note=f"{row.memoryGiB} GiB less {margin['percent']}% or {margin['minimumMiB']} MiB, whichever is "
-        f"larger ({margin['source']})",
-    )
+    node = node_definition(spec.instance, spec.slurm.partition)
     ports = Ports(
         slurmctld=int(d["ports"]["slurmctld"]),
         slurmd=int(d["ports"]["slurmd"]),
@@ -135,8 +136,51 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         cgroup_conf=render_cgroup_conf(),
         topology_yaml=render_topology_yaml(topology) if topology else None,
     )
+    if spec.partitions:
+        power = d["powerSave"]
+        layout = replace(
+            layout,
+            elastic=tuple(
+                ElasticPartition(
+                    name=p.name,
+                    node=node_definition(p.instance, p.name),
+                    hostlist=p.hostlist,
+                    max_nodes=p.max_nodes,
+                    min_nodes=p.min_nodes,
+                    default=p.default,
+                    launch=launch_placeholder(p.name),
+                )
+                for p in spec.partitions
+            ),
+            power_save=PowerSave(
+                suspend_time=spec.slurm.suspend_after_seconds or int(power["suspendAfterSeconds"]),
+                resume_timeout=spec.slurm.resume_timeout_seconds or int(power["resumeTimeoutSeconds"]),
+                suspend_timeout=int(power["suspendTimeoutSeconds"]),
+            ),
+            partition=next(p.name for p in spec.partitions if p.default),
+            max_nodes=sum(p.max_nodes for p in spec.partitions),
+        )
     return _with_conf(layout)
 
 
+def node_definition(row: InstanceType, feature: str) -> NodeDefinition:
+    """A GPU node as Slurm sees it, from its catalog row."""
+    margin = data()["realMemoryMargin"]
+    return NodeDefinition(
+        cpus=row.vcpus,
+        real_memory_mib=real_memory_mib(float(row.memoryGiB or 0)),
+        # a GPU the catalog does not name (gpu: null) is an untyped GRES: gpu:<count>
+        gres=f"gpu:{gres_type(row.gpu)}:{row.gpus}" if row.gpu else f"gpu:{row.gpus}",
+        feature=feature,
+        memory_note=f"{row.memoryGiB} GiB less {margin['percent']}% or {margin['minimumMiB']} MiB, whichever is "
+        f"larger ({margin['source']})",
+    )
+
+
 def _with_conf(layout: SlurmLayout) -> SlurmLayout:
-    return replace(layout, slurm_conf=render_slurm_conf(layout), nodes_conf=render_nodes_conf(layout))
+    return replace(
+        layout,
+        slurm_conf=render_slurm_conf(layout),
+        nodes_conf=render_nodes_conf(layout),
+        gres_conf=render_gres_conf(layout.elastic),
+    )

@@ -107,6 +107,21 @@ class Plan:
             "scheduler": spec.scheduler,
             "kubernetes": self.kubernetes(),
             "slurm": self.slurm(),
+            # slurm.partitions: the elastic partitions (their nodes run only while jobs need them)
+            "partitions": [
+                {
+                    "name": p.name,
+                    "instanceType": p.instance.instanceType,
+                    "gpu": p.instance.gpu or p.instance.gpuDescription,
+                    "gpusPerNode": p.instance.gpus,
+                    "minNodes": p.min_nodes,
+                    "maxNodes": p.max_nodes,
+                    "spot": p.spot,
+                    "default": p.default,
+                    "hourlyUsdPerNode": p.instance.hourlyUsd,
+                }
+                for p in spec.partitions
+            ],
             # elastic fleets: the group's floor and its cost there (the target is `nodes`, the top maxNodes),
             # and what moves the group between them (None: nothing does)
             "minNodes": spec.min_nodes,

@@ -11,7 +11,8 @@ is never added and is listed by name in `notCounted`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..catalog import fixed_prices
@@ -35,6 +36,7 @@ class BillItem:
     date: str | None
     source: str | None
     unpriced: str | None  # why it has no price (None: priced)
+    partition: str | None = None  # per: node of an elastic Slurm partition: counted by its own node counts
 
     @property
     def hourly(self) -> float | None:
@@ -54,6 +56,7 @@ class BillItem:
             "date": self.date,
             "source": self.source,
             "unpriced": self.unpriced,
+            **({"partition": self.partition} if self.partition else {}),
         }
 
 
@@ -132,7 +135,13 @@ def _bastion(layout: Any, prices: fixed_prices.CloudPrices) -> list[BillItem]:
 def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) -> list[BillItem]:
     """Every item the stack bills for, from the spec and the layout (the plan's `summary.costs.items`)."""
     prices = fixed_prices.load(spec.cloud)
-    items = [_gpu_node(spec, prices), *_disks(spec, layout, prices)]
+    items = [_gpu_node(spec, prices), *_disks(spec, layout, prices)] if not spec.partitions else []
+    for part in getattr(layout, "partitions", ()):  # elastic Slurm partitions: their nodes, at their own counts
+        sub = part.layout
+        items += [
+            replace(item, name=f"{part.name}: {item.name}", partition=part.name)
+            for item in (_gpu_node(sub.spec, prices), *_disks(sub.spec, sub, prices))
+        ]
     if spec.slurm is not None and spec.slurm.head_instance_type:
         head = spec.slurm.head_instance_type
         items.append(_priced("headNode", f"Slurm head {head}", 1, "stack", prices.instance(head, spec.region)))
@@ -175,14 +184,29 @@ def _money(value: float) -> float:
     return round(value, 2)
 
 
-def totals(items: list[BillItem], nodes: int, min_nodes: int, max_nodes: int) -> dict[str, Any]:
-    """Per currency: fixed and per-node hourly, and per hour / per month at nodes, minNodes and maxNodes."""
+def totals(
+    items: list[BillItem],
+    nodes: int,
+    min_nodes: int,
+    max_nodes: int,
+    partitions: Mapping[str, tuple[int, int, int]] | None = None,
+) -> dict[str, Any]:
+    """Per currency: fixed and per-node hourly, and per hour / per month at nodes, minNodes and maxNodes (an elastic
+    partition's items at its own (nodes, minNodes, maxNodes) from `partitions`)."""
+    counts = {"nodes": nodes, "minNodes": min_nodes, "maxNodes": max_nodes}
+    keys = tuple(counts)
+
+    def count(item: BillItem, key: str) -> int:
+        if item.partition is None or partitions is None:
+            return counts[key]
+        return partitions[item.partition][keys.index(key)]
+
     by_currency: dict[str, dict[str, Any]] = {}
     for currency in dict.fromkeys(i.currency for i in items if i.hourly is not None):
         fixed = sum(i.hourly or 0.0 for i in items if i.currency == currency and i.per == "stack")
-        per_node = sum(i.hourly or 0.0 for i in items if i.currency == currency and i.per == "node")
-        hourly = {key: fixed + per_node * n for key, n in (("nodes", nodes), ("minNodes", min_nodes),
-                                                           ("maxNodes", max_nodes))}  # fmt: skip
+        nodes_of = [i for i in items if i.currency == currency and i.per == "node"]
+        per_node = sum(i.hourly or 0.0 for i in nodes_of if i.partition is None)
+        hourly = {key: fixed + sum((i.hourly or 0.0) * count(i, key) for i in nodes_of) for key in keys}
         by_currency[currency] = {
             "fixedHourly": _money(fixed),
             "perNodeHourly": _money(per_node),
@@ -198,6 +222,12 @@ def costs(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) -> dict
     return {
         "hoursPerMonth": HOURS_PER_MONTH,
         "items": [i.as_json() for i in items],
-        "totals": totals(items, spec.nodes, spec.min_nodes, spec.max_nodes),
+        "totals": totals(
+            items,
+            spec.nodes,
+            spec.min_nodes,
+            spec.max_nodes,
+            {p.name: (p.min_nodes, p.min_nodes, p.max_nodes) for p in spec.partitions},
+        ),
         "notCounted": [f"{i.name} ({i.unpriced})" for i in items if i.unpriced is not None],
     }

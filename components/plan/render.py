@@ -40,10 +40,32 @@ def _gbps(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.0f}"
 
 
+def gpus_text(s: dict[str, Any]) -> str:
+    """The GPU nodes: the cluster's, or each elastic partition's range (launched while jobs need them)."""
+    if s.get("partitions"):
+        parts = [
+            f"{p['name']}{' (default)' if p['default'] else ''} {p['minNodes']}..{p['maxNodes']} x "
+            f"{p['instanceType']} ({p['gpusPerNode']} x {p['gpu']}){' spot' if p['spot'] else ''}"
+            for p in s["partitions"]
+        ]
+        return "elastic partitions: " + "; ".join(parts)
+    return (
+        f"{_count(s['nodes'], 'node')} x {s['gpusPerNode']} x {s['gpu']} = {s['totalGpus']}"
+        f" (max {_count(s['maxNodes'], 'node')})"
+    )
+
+
 def cost_text(s: dict[str, Any]) -> str:
     """The cost row: now and, for a group that can grow, at maxNodes (an elastic fleet: at minNodes, the target and
     maxNodes); with the price's caveats."""
     ceiling = s.get("maxHourlyUsd")
+    if s.get("partitions"):
+        if s["hourlyUsdAtMaxNodes"] is None:
+            return "unknown (a partition's type has no public price)"
+        return (
+            f"${s['hourlyUsd']:,.2f}/h at the partitions' minNodes, up to ${s['hourlyUsdAtMaxNodes']:,.2f}/h with "
+            "every partition at maxNodes (nodes run only while jobs need them)"
+        )
     if s["hourlyUsdPerNode"] is None:
         text = "unknown (no public price)"
         return text + (f"; the ceiling ${ceiling:,.2f}/h cannot be checked" if ceiling is not None else "")
@@ -205,11 +227,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
     return [
         ("stack", f"{plan.stack.stack} ({plan.spec.cloud}, {plan.spec.region})"),
         ("instance type", f"{s['instanceType']}: {s['resolution']}"),
-        (
-            "GPUs",
-            f"{_count(s['nodes'], 'node')} x {s['gpusPerNode']} x {s['gpu']} = {s['totalGpus']}"
-            f" (max {_count(s['maxNodes'], 'node')})",
-        ),
+        ("GPUs", gpus_text(s)),
         ("node group", f"{s['nodeGroup']}, placement {placement_text(s)}"),
         ("scheduler", scheduler_text(s)),
         *(kubernetes_rows(s["kubernetes"]) if s.get("kubernetes") else []),

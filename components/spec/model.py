@@ -363,6 +363,23 @@ class KubernetesConfig(_Model):
         return tuple(sorted({str(parse_cidr(v)) for v in value}))
 
 
+class SlurmPartition(_Model):
+    """An elastic partition: Slurm creates its nodes when jobs wait for them and deletes them when idle."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9]{0,14}$")
+    """The partition's name, also its nodes' prefix (<name>-0, <name>-1, ...)."""
+    instance_type: str | None = Field(None, min_length=1)
+    """Its GPU type (default: the cluster's instanceType)."""
+    max_nodes: int = Field(ge=1, le=MAX_NODES)
+    """The most nodes it may run at once."""
+    min_nodes: int = Field(0, ge=0, le=MAX_NODES)
+    """Nodes kept running, never suspended (default 0: it scales from zero)."""
+    spot: bool = False
+    """Spot / preemptible nodes (default false)."""
+    default: bool = False
+    """The partition jobs go to without -p (default: the first)."""
+
+
 class SlurmConfig(_Model):
     """scheduler slurm: a head node running slurmctld; the GPU nodes run slurmd (configless)."""
 
@@ -371,7 +388,13 @@ class SlurmConfig(_Model):
     accounting: bool = False
     """slurmdbd: not built yet (refused when true)."""
     partition: str = Field("gpu", pattern=r"^[a-z][a-z0-9_-]{0,30}$")
-    """The GPU partition's name (default gpu)."""
+    """The GPU partition's name without partitions (default gpu)."""
+    partitions: tuple[SlurmPartition, ...] = Field((), strict=False)
+    """Elastic partitions (power saving); empty: one partition of the cluster's nodes, always running."""
+    suspend_after_seconds: int | None = Field(None, ge=60, le=604800)
+    """With partitions: a node idle this long is deleted (default: catalog/slurm.yaml powerSave)."""
+    resume_timeout_seconds: int | None = Field(None, ge=300, le=7200)
+    """With partitions: a node not up this long after its launch is deleted and its job requeued."""
 
 
 class SpotConfig(_Model):

@@ -11,7 +11,7 @@ from ..catalog import kubernetes as kubernetes_offers
 from ..catalog.capabilities import capabilities
 from .context import Context
 from .model import AlicloudOptions, AzureOptions, ClusterConfig, GcpOptions, KubernetesConfig, LoginConfig, SlurmConfig
-from .resolved import ClusterSpec, KubernetesSpec, ScalingSpec
+from .resolved import ClusterSpec, KubernetesSpec, PartitionSpec, ScalingSpec
 from .rules.capacity import flex_start_loose
 from .rules.identity import check_access
 from .rules.instance import zone_of
@@ -151,6 +151,22 @@ def _slurm_spec(cloud: Cloud, cfg: ClusterConfig) -> SlurmConfig | None:
     return slurm.model_copy(update={"head_instance_type": head})
 
 
+def _partitions(cloud: Cloud, cfg: ClusterConfig, row: InstanceType) -> tuple[PartitionSpec, ...]:
+    """Each elastic partition with its catalog row (the cluster's type by default); the first is the default unless
+    one says it is (the rules allowed at most one)."""
+    if cfg.scheduler != "slurm" or cfg.slurm is None or not cfg.slurm.partitions:
+        return ()
+    parts = cfg.slurm.partitions
+    marked = any(p.default for p in parts)
+    out = []
+    for i, part in enumerate(parts):
+        # the rules refused a type the catalog does not have or has with several GPU models
+        found = catalog.find(cloud, part.instance_type)[0] if part.instance_type else row
+        default = part.default if marked else i == 0
+        out.append(PartitionSpec(part.name, found, part.min_nodes, part.max_nodes, part.spot, default))
+    return tuple(out)
+
+
 def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: float | None) -> ClusterSpec:
     """The spec of a config every rule of `CROSS_RULES` passed (the context holds what they resolved)."""
     cloud, stack = ctx.cloud, ctx.stack
@@ -209,6 +225,7 @@ def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: flo
         scheduler=cfg.scheduler,
         kubernetes=_kubernetes_spec(cloud, cfg),
         slurm=_slurm_spec(cloud, cfg),
+        partitions=_partitions(cloud, cfg, row),
         update=update_spec(cloud, cfg),
         azure=cfg.azure or AzureOptions(),
         gcp=cfg.gcp or GcpOptions(),

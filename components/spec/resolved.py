@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -80,6 +80,26 @@ def default_update() -> UpdateSpec:
 
 
 @dataclass(frozen=True)
+class PartitionSpec:
+    """`slurm.partitions[]` resolved: an elastic partition of `max_nodes` Slurm CLOUD nodes `<name>-<i>`."""
+
+    name: str
+    instance: InstanceType
+    min_nodes: int
+    max_nodes: int
+    spot: bool
+    default: bool
+
+    def node_names(self) -> tuple[str, ...]:
+        return tuple(f"{self.name}-{i}" for i in range(self.max_nodes))
+
+    @property
+    def hostlist(self) -> str:
+        """The nodes as a Slurm hostlist expression: `gpu-[0-3]` (one node: `gpu-0`)."""
+        return f"{self.name}-0" if self.max_nodes == 1 else f"{self.name}-[0-{self.max_nodes - 1}]"
+
+
+@dataclass(frozen=True)
 class ClusterSpec:
     """The validated, resolved cluster: what every layout step starts from."""
 
@@ -129,6 +149,8 @@ class ClusterSpec:
     scheduler: Literal["none", "kubernetes", "slurm"] = "none"
     kubernetes: KubernetesSpec | None = None  # scheduler kubernetes, version and system type resolved
     slurm: SlurmConfig | None = None  # scheduler slurm, headInstanceType resolved
+    # slurm.partitions resolved (their catalog rows, one default): elastic partitions; empty: the cluster's nodes
+    partitions: tuple[PartitionSpec, ...] = ()
     # the cluster config holds secure values: values taken from it stay secret in state and plans
     secret_config: bool = False
     update: UpdateSpec = field(default_factory=default_update)  # how the managed group's nodes are replaced
@@ -142,18 +164,30 @@ class ClusterSpec:
 
     @property
     def total_gpus(self) -> int:
+        """GPUs running at `nodes` (elastic partitions: at their minNodes)."""
+        if self.partitions:
+            return sum(p.instance.gpus * p.min_nodes for p in self.partitions)
         return self.instance.gpus * self.nodes
 
     @property
     def hourly_usd(self) -> float | None:
+        if self.partitions:
+            return _partitions_usd(self.partitions, lambda p: p.min_nodes)
         price = self.instance.hourlyUsd
         return None if price is None else round(price * self.nodes, 2)
 
     @property
     def max_hourly_usd_at_scale(self) -> float | None:
         """What the cluster can cost once scaled to maxNodes: the figure a cost ceiling is about."""
+        if self.partitions:
+            return _partitions_usd(self.partitions, lambda p: p.max_nodes)
         price = self.instance.hourlyUsd
         return None if price is None else round(price * self.max_nodes, 2)
+
+    @property
+    def uses_spot(self) -> bool:
+        """Any GPU node on spot: the cluster's, or an elastic partition's."""
+        return self.spot or any(p.spot for p in self.partitions)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -167,6 +201,16 @@ class ClusterSpec:
         already spells it, in any case or punctuation (`Environment`, `ENVIRONMENT`): one key per cloud label.
         """
         return base_tags_of(self.tags, self.name, self.stack)
+
+
+def _partitions_usd(partitions: tuple[PartitionSpec, ...], count: Callable[[PartitionSpec], int]) -> float | None:
+    """The GPU nodes' on-demand price at `count` nodes per partition; None when a partition has no USD price."""
+    total = 0.0
+    for part in partitions:
+        if part.instance.hourlyUsd is None:
+            return None
+        total += part.instance.hourlyUsd * count(part)
+    return round(total, 2)
 
 
 def base_tags_of(tags: Mapping[str, str], name: str, stack: str) -> dict[str, str]:

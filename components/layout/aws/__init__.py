@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ... import bootstrap
-from ...bootstrap import script
+from ...bootstrap import Part, script
 from ...bootstrap.fabric import FabricUsability
 from ...errors import refuse
-from ...spec import ClusterSpec
+from ...spec import ClusterSpec, PartitionSpec
 from .. import Scratch, arch, scratch_for, split_cidr
 from ..node import node_parts
 from ..shared import Shared, efa_note, shared_for
@@ -60,6 +60,7 @@ __all__ = [
     "AwsEncryption",
     "AwsKey",
     "AwsLayout",
+    "AwsPartition",
     "AwsScaling",
     "AwsSlurm",
     "DrainHook",
@@ -78,6 +79,15 @@ __all__ = [
     "key_policy",
     "plan",
 ]
+
+
+@dataclass(frozen=True)
+class AwsPartition:
+    """An elastic Slurm partition's nodes: the layout of its launch template (its type, spot, user data); the head's
+    resume program launches each node from it (layout/aws/slurm.py)."""
+
+    name: str
+    layout: AwsLayout
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,7 @@ class AwsLayout:
     encryption: AwsEncryption | None = None  # encryption.key: the KMS key (None: provider, the AWS managed keys)
     refresh: Refresh | None = None  # update rolling: the managed group's instance refresh
     drain_hook: DrainHook | None = None  # a managed group's termination lifecycle hook (the node drains first)
+    partitions: tuple[AwsPartition, ...] = ()  # slurm.partitions: no group; one launch template per partition
 
     @property
     def efa_count(self) -> int:
@@ -130,7 +141,38 @@ class AwsLayout:
         return base64.b64encode(gzip.compress(user_data.encode(), compresslevel=9, mtime=0)).decode()
 
 
-def plan(spec: ClusterSpec) -> AwsLayout:
+def partition_spec(spec: ClusterSpec, part: PartitionSpec) -> ClusterSpec:
+    """The cluster as one elastic partition's nodes see it: its type and market, launched one by one (the template of
+    instances mode: subnet, placement group and market in it), no group to scale or roll."""
+    return replace(
+        spec,
+        instance=part.instance,
+        nodes=0,
+        max_nodes=part.max_nodes,
+        min_nodes=0,
+        node_group="instances",
+        spot=part.spot,
+        spot_on_demand_base=0,
+        scaling=None,
+        scheduler="none",
+        slurm=None,
+        partitions=(),
+        gpu_partition=None,
+        # no group replaces a node: a failed check is reported, and Slurm's health program drains the node
+        health_action=None if spec.health_action is None else "report",
+    )
+
+
+def _partitions(spec: ClusterSpec, slurm: AwsSlurm | None) -> tuple[AwsPartition, ...]:
+    if slurm is None or not spec.partitions:
+        return ()
+    return tuple(
+        AwsPartition(part.name, plan(partition_spec(spec, part), slurm.compute_parts)) for part in spec.partitions
+    )
+
+
+def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
+    """The cluster's layout; `extra_parts` follow the node parts (an elastic partition's Slurm parts)."""
     refuse([*arch.problems(spec), *(kubernetes_problems(spec) if spec.kubernetes is not None else ())])
     interfaces = interfaces_of(spec)
     check_public_ip(spec, interfaces)
@@ -155,6 +197,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
     slurm = slurm_plan(spec, shared.mount if shared else None)
     if slurm is not None:
         parts = (*parts, *slurm.compute_parts)
+    parts = (*parts, *extra_parts)
     scaling = scaling_plan(spec)
     refresh, drain_hook = rollout_of(spec)
     if scaling is not None:
@@ -187,6 +230,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         encryption=encryption_plan(spec),
         refresh=refresh,
         drain_hook=drain_hook,
+        partitions=_partitions(spec, slurm),
     )
     if spec.kubernetes is None:
         return layout

@@ -14,7 +14,7 @@ from typing import Any
 from ... import bootstrap, catalog
 from ...bootstrap import Part, script
 from ...bootstrap.mounts import Mount
-from ...bootstrap.slurm import cluster_parts
+from ...bootstrap.slurm import PowerHooks, cluster_parts
 from ...catalog.slurm import cloud_data
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
@@ -22,6 +22,8 @@ from ..slurm import CloudSlurm, slurm_layout
 
 KEY_HOOK = "aws_munge_key.sh"
 CONF_HOOK = "aws_slurm_conf.sh"
+POWER_HOOK = "aws_slurm_power.sh"
+NODE_NAME_HOOK = "aws_slurm_node_name.sh"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,22 @@ def conf_parameter(spec: ClusterSpec) -> str:
     return f"/gpu-cluster/{spec.stack}/{spec.name}/slurm-compute-conf"
 
 
+def _power_hooks(spec: ClusterSpec) -> PowerHooks:
+    """Elastic partitions on AWS: run-instances from the partition's template with the node's name as a tag, read back
+    by the node from its instance metadata (catalog/slurm.yaml clouds.aws.powerSave)."""
+    power = cloud_data("aws")["powerSave"]
+    bad = [key for key in spec.base_tags if any(c in key for c in power["forbiddenTagKeyChars"])]
+    if bad:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.tags",
+            f"{', '.join(bad)}: elastic partitions' nodes read their Slurm name from instance metadata tags, which "
+            "EC2 allows only when no tag key holds a space or a slash (EC2 User Guide, work-with-tags-in-IMDS); "
+            "rename them",
+        )
+    env = {"NAME_TAG": power["nameTag"], "CLUSTER_TAG": power["clusterTag"], "CLUSTER": spec.name}
+    return PowerHooks(power=script(POWER_HOOK), power_env=env, node_name=script(NODE_NAME_HOOK))
+
+
 def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
     """None unless scheduler slurm. `mount`: storage.shared's mount (the head and the login node mount it too)."""
     layout = slurm_layout(spec)
@@ -71,6 +89,7 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
         conf_hook=script(CONF_HOOK),
         conf_hook_env={"SLURM_CONF_PARAMETER": parameter},
         mount=mount,
+        power=_power_hooks(spec) if layout.elastic else None,
     )
     return AwsSlurm(
         layout=layout,

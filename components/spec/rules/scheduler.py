@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pydantic.alias_generators import to_camel
+
 from ... import catalog
 from ...catalog import kubernetes as kubernetes_offers
 from ...catalog import names as derived_names
+from ...catalog import slurm as slurm_catalog
 from ...catalog.capabilities import capabilities
 from ...cidr import wide_public
 from ...errors import CLUSTER_KEY, ConfigError
@@ -78,12 +81,18 @@ def _kubernetes(ctx: Context, kube: KubernetesConfig) -> Iterator[ConfigError]:
 
 def _slurm(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
     cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
-    if cfg.nodes == 0:
+    if slurm.partitions:
+        yield from _partitions(ctx, slurm)
+    elif cfg.nodes == 0:
         yield ConfigError(
             f"{k}nodes",
-            "0 with scheduler slurm: the partition would be empty (Slurm power saving is not built, "
-            "so the group size is nodes); use 1 or more",
+            "0 with scheduler slurm: the partition would be empty (its nodes are the group's, always running); use 1 "
+            "or more, or slurm.partitions for partitions that scale from zero",
         )
+    else:
+        for key in ("suspend_after_seconds", "resume_timeout_seconds"):
+            if getattr(slurm, key) is not None:
+                yield ConfigError(f"{k}slurm.{to_camel(key)}", "set, but there are no slurm.partitions to power save")
     if slurm.accounting:
         yield ConfigError(
             f"{k}slurm.accounting",
@@ -107,6 +116,54 @@ def _slurm(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
             f"{k}slurm.headInstanceType",
             f"{head} is a GPU type; the head node is a small CPU VM such as "
             f"{capabilities(ctx.cloud).login_default_type}",
+        )
+
+
+def _partitions(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
+    """Elastic partitions: the nodes Slurm launches and deletes (power saving), instead of the cluster's group."""
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
+    refused = slurm_catalog.power_save_refusal(ctx.cloud)
+    if refused is not None:
+        yield ConfigError(f"{k}slurm.partitions", f"elastic partitions are not built on {ctx.cloud}: {refused}")
+        return
+    if cfg.nodes != 0:
+        yield ConfigError(
+            f"{k}nodes",
+            f"{cfg.nodes} with slurm.partitions: the partitions' minNodes..maxNodes size the cluster and Slurm "
+            "launches their nodes; set nodes: 0",
+        )
+    if cfg.scaling is not None and cfg.scaling.metric != "none":
+        yield ConfigError(
+            f"{k}scaling", "set with slurm.partitions: Slurm launches and deletes the nodes for its queue; drop scaling"
+        )
+    seen: set[str] = set()
+    for i, part in enumerate(slurm.partitions):
+        pk = f"{k}slurm.partitions[{i}]"
+        if part.name in seen:
+            yield ConfigError(f"{pk}.name", f"{part.name!r} names two partitions; each needs its own name")
+        seen.add(part.name)
+        word = derived_names.reserved_partition(part.name)
+        if word is not None:
+            yield ConfigError(f"{pk}.name", f"got {part.name!r}; PartitionName={word} is slurm.conf's defaults record")
+        if part.min_nodes > part.max_nodes:
+            yield ConfigError(
+                f"{pk}.minNodes", f"{part.min_nodes} is above maxNodes {part.max_nodes}; use 0..{part.max_nodes}"
+            )
+        rows = catalog.find(ctx.cloud, part.instance_type) if part.instance_type else [None]
+        if not rows:
+            yield ConfigError(
+                f"{pk}.instanceType",
+                f"{part.instance_type} is not a GPU type of the {ctx.cloud} catalog; `gpu-cluster compare` lists them",
+            )
+        elif len(rows) > 1:
+            yield ConfigError(
+                f"{pk}.instanceType",
+                f"{part.instance_type} comes with several GPU models; give the partition a type with one",
+            )
+    defaults = [p.name for p in slurm.partitions if p.default]
+    if len(defaults) > 1:
+        yield ConfigError(
+            f"{k}slurm.partitions", f"{', '.join(defaults)} are all default; mark one (or none: the first)"
         )
 
 
