@@ -41,7 +41,9 @@ def test_the_schema_takes_the_scheduler_and_its_blocks(schema: dict[str, Any]) -
     }  # fmt: skip
     assert kube["publicCidrs"]["type"] == "array"
     slurm = schema["types"][inputs["slurm"]["$ref"].removeprefix("#/types/")]["properties"]
-    assert set(slurm) == {"headInstanceType", "accounting", "partition"}
+    assert set(slurm) == {
+        "headInstanceType", "accounting", "partition", "partitions", "suspendAfterSeconds", "resumeTimeoutSeconds"
+    }  # fmt: skip
 
 
 def test_the_schema_outputs_are_optional_and_the_kubeconfig_a_string(schema: dict[str, Any]) -> None:

@@ -49,7 +49,15 @@ IMAGES = {
 GROWN_GB = {4800: 9600, 8192: 12288, 18000: 27000, 2560: 2816}
 HEAD = re.compile(r"-head$")  # the Slurm head node (components/<cloud>/slurm.py)
 LOGIN = re.compile(r"-login$")  # a login VM (components/<cloud>/access.py): it runs no jobs
-COMPUTE_SIDE = ("cluster.nodes", "cluster.maxNodes", "cluster.minNodes", "cluster.scaling", "cluster.login")
+COMPUTE_SIDE = (
+    "cluster.nodes",
+    "cluster.maxNodes",
+    "cluster.minNodes",
+    "cluster.scaling",
+    "cluster.login",
+    "cluster.slurm.partitions",
+    "cluster.slurm.suspendAfterSeconds",
+)
 
 _PLANS: dict[tuple[str, str], dict[str, Any]] = {}
 
@@ -127,6 +135,27 @@ def _image(which: int) -> Edit:
     return lambda c, cloud: {**c, "image": IMAGES[cloud][which]}
 
 
+def _partition(index: int, **keys: Any) -> Edit:
+    def edit(c: Cluster, cloud: str) -> Cluster:
+        parts = [dict(p) for p in c["slurm"]["partitions"]]
+        parts[index] = {**parts[index], **{k: v(parts[index]) if callable(v) else v for k, v in keys.items()}}
+        return {**c, "slurm": {**c["slurm"], "partitions": parts}}
+
+    return edit
+
+
+def _plus_two(partition: dict[str, Any]) -> int:
+    return int(partition["maxNodes"]) + 2
+
+
+def _suspend_later(c: Cluster, cloud: str) -> Cluster:
+    return {**c, "slurm": {**c["slurm"], "suspendAfterSeconds": 1200}}
+
+
+def _elastic(c: Cluster) -> bool:
+    return bool((c.get("slurm") or {}).get("partitions"))
+
+
 def _managed(c: Cluster) -> bool:
     return c.get("nodeGroup", "managed") == "managed"
 
@@ -148,6 +177,10 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "login-on-off": ("cluster.login", lambda c: c.get("scheduler") == "slurm", _login),
     "scaling-target": ("cluster.scaling.target", lambda c: (c.get("scaling") or {}).get("target") is not None, _target),
     "k8s-version": ("cluster.kubernetes.version", lambda c: c.get("scheduler") == "kubernetes", _k8s_old),
+    "partition-maxNodes-up": ("cluster.slurm.partitions.maxNodes", _elastic, _partition(0, maxNodes=_plus_two)),
+    "partition-type": ("cluster.slurm.partitions.instanceType", _elastic, _partition(-1, instanceType="g6e.24xlarge")),
+    "partition-spot": ("cluster.slurm.partitions.spot", _elastic, _partition(0, spot=True)),
+    "suspend-time": ("cluster.slurm.suspendAfterSeconds", _elastic, _suspend_later),
 }  # fmt: skip
 # the old side of a cell, when it is not the shipped stack: image-bump goes from one pinned image to another; a
 # Kubernetes upgrade goes from the cloud's previous minor to the shipped one
@@ -177,6 +210,8 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("gcp-dev", "maxNodes-up"): "a COLLOCATED placement policy fixes its VM count: maxNodes must equal nodes",
     ("alicloud-dev", "maxNodes-up"): TWO_NODES_NEED_FABRIC,
     ("azure-dev", "maxNodes-up"): TWO_NODES_NEED_FABRIC,
+    ("aws-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
+    ("aws-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
 }
 
 

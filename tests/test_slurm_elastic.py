@@ -16,11 +16,12 @@ import pytest
 import yaml
 
 from components.bootstrap.slurm_conf import compute_config_files
+from components.diff import diff_plans
 from components.errors import ConfigError, ConfigErrors
 from components.layout.slurm import slurm_layout
 from components.spec import build_spec
 
-from .conftest import ROOT, aws_values, gcp_values, one, resources_of, spec_of
+from .conftest import ROOT, aws_values, gcp_values, one, plan_json, plan_stack_with, resources_of, spec_of
 
 STACK = "aws-slurm-elastic"
 BOOT = ROOT / "components" / "bootstrap"
@@ -370,3 +371,42 @@ def test_the_node_reads_its_name_from_its_instance_metadata_tag(tmp_path):
         timeout=30,
     )
     assert (proc.returncode, proc.stdout) == (0, "h100-1\n")
+
+
+# --- day 2: what the review says ------------------------------------------------------------------------------------
+
+
+def _with_partitions(partitions: list[dict]) -> dict:
+    return plan_json(plan_stack_with(STACK, slurm={"partitions": partitions}))
+
+
+SHIPPED = [
+    {"name": "h100", "maxNodes": 2},
+    {"name": "l40s", "instanceType": "g6e.12xlarge", "maxNodes": 4, "spot": True},
+]
+
+
+def test_renaming_or_removing_a_partition_is_refused_and_adding_one_is_in_place():
+    base = _with_partitions(SHIPPED)
+    renamed = diff_plans(base, _with_partitions([SHIPPED[0], {**SHIPPED[1], "name": "l40"}]))
+    assert [(c.key, c.policy) for c in renamed.spec_changes] == [
+        ("cluster.slurm.partitions.name", "refused"),
+        ("cluster.slurm.partitions", "in-place"),
+    ]
+    assert "let its jobs finish and its nodes power down" in renamed.spec_changes[0].how
+    added = diff_plans(
+        base, _with_partitions([*SHIPPED, {"name": "a100", "instanceType": "p4d.24xlarge", "maxNodes": 1}])
+    )
+    assert [(c.key, c.policy) for c in added.spec_changes] == [("cluster.slurm.partitions", "in-place")]
+    # the head instance's inputs stay as they were (its role may now launch from the new template too)
+    assert [c.name for c in added.changed if "head" in c.name] == ["slurm-elastic-aws-head-role-slurm-power"]
+    assert {urn.rsplit("::", 1)[1] for urn in added.created} >= {
+        "slurm-elastic-aws-a100-lt",
+        "slurm-elastic-aws-a100-pg",
+    }
+    grown = diff_plans(base, _with_partitions([{**SHIPPED[0], "maxNodes": 4}, SHIPPED[1]]))
+    assert [(c.key, c.old, c.new, c.policy) for c in grown.spec_changes] == [
+        ("cluster.slurm.partitions.maxNodes", {"h100": 2}, {"h100": 4}, "in-place")
+    ]
+    # in place: only the channel (nodes.conf) is updated (and the component's own facts); no instance changes
+    assert sorted(c.type.split(":")[-1] for c in grown.changed) == ["GpuCluster", "Parameter"]

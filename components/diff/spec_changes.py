@@ -73,8 +73,34 @@ def changed_keys(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any
         for key in [*old, *(k for k in new if k not in old)]:
             out += changed_keys(old.get(key), new.get(key), f"{path}.{key}" if path else str(key))
         return out
+    if _named(old) and _named(new):
+        return _named_changes(old, new, path)
     same = type(old) is type(new) and old == new  # True == 1 in Python; a bool that becomes an int is a change
     return [] if same else [(path, old, new)]
+
+
+def _named(value: Any) -> bool:
+    """A list of named blocks (slurm.partitions): compared item by item, by name."""
+    return isinstance(value, list) and bool(value) and all(isinstance(i, dict) and "name" in i for i in value)
+
+
+def _named_changes(old: list[dict[str, Any]], new: list[dict[str, Any]], path: str) -> list[tuple[str, Any, Any]]:
+    """Per item kept: each changed field as `<path>.<field>` ({name: value} on each side); an item added is a change of
+    the list's own key, an item removed a change of `<path>.name` (what was there goes)."""
+    before, after = {i["name"]: i for i in old}, {i["name"]: i for i in new}
+    out: list[tuple[str, Any, Any]] = []
+    for name, item in before.items():
+        if name not in after:
+            out.append((f"{path}.name", name, None))
+            continue
+        for field in [*item, *(k for k in after[name] if k not in item)]:
+            was, now = item.get(field), after[name].get(field)
+            if type(was) is not type(now) or was != now:
+                out.append((f"{path}.{field}", {name: was}, {name: now}))
+    out += [(path, None, item) for name, item in after.items() if name not in before]
+    if [i["name"] for i in old if i["name"] in after] != [i["name"] for i in new if i["name"] in before]:
+        out.append((path, [i["name"] for i in old], [i["name"] for i in new]))  # reordered: the default may move
+    return out
 
 
 def spec_changes(old_plan: dict[str, Any] | None, new_plan: dict[str, Any] | None) -> list[SpecChange]:

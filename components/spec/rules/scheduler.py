@@ -132,6 +132,9 @@ def _partitions(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
             f"{cfg.nodes} with slurm.partitions: the partitions' minNodes..maxNodes size the cluster and Slurm "
             "launches their nodes; set nodes: 0",
         )
+    for key, value in (("maxNodes", cfg.max_nodes), ("minNodes", cfg.min_nodes)):
+        if value is not None:
+            yield ConfigError(f"{k}{key}", f"{value} with slurm.partitions: set {key} per partition instead")
     if cfg.scaling is not None and cfg.scaling.metric != "none":
         yield ConfigError(
             f"{k}scaling", "set with slurm.partitions: Slurm launches and deletes the nodes for its queue; drop scaling"
