@@ -28,12 +28,13 @@ from .context import Context
 from .messages import describe, pydantic_message
 from .model import ClusterConfig
 from .resolve import resolve
-from .resolved import ClusterSpec, KubernetesSpec, ScalingSpec, UpdateSpec, base_tags_of
+from .resolved import BudgetSpec, ClusterSpec, KubernetesSpec, ScalingSpec, UpdateSpec, base_tags_of
 from .rules import CROSS_RULES
 from .rules.identity import SECRET_KEY_STAND_IN, rsa_bits
 from .rules.instance import parse_gpu
 
 __all__ = [
+    "BudgetSpec",
     "CROSS_RULES",
     "PROJECT",
     "SECRET_PLACEHOLDER",

@@ -20,7 +20,9 @@ from ...bootstrap import script
 from ...bootstrap.fabric import FabricUsability
 from ...errors import refuse
 from ...spec import ClusterSpec
+from ...spec.rules.budget import budget_data
 from .. import Scratch, arch, scratch_for, split_cidr
+from ..budget import CLUSTER_TAG, Budget, budget_plan
 from ..node import node_parts
 from ..shared import Shared, efa_note, shared_for
 from . import kubernetes as eks_plan
@@ -109,6 +111,7 @@ class AwsLayout:
     encryption: AwsEncryption | None = None  # encryption.key: the KMS key (None: provider, the AWS managed keys)
     refresh: Refresh | None = None  # update rolling: the managed group's instance refresh
     drain_hook: DrainHook | None = None  # a managed group's termination lifecycle hook (the node drains first)
+    budget: Budget | None = None  # budget: an AWS Budgets cost budget on the cluster's tag
 
     @property
     def efa_count(self) -> int:
@@ -187,6 +190,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         encryption=encryption_plan(spec),
         refresh=refresh,
         drain_hook=drain_hook,
+        budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("aws").get("note", "")),
     )
     if spec.kubernetes is None:
         return layout
