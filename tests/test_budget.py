@@ -27,7 +27,8 @@ def values(cloud: str, **budget: object) -> dict[str, object]:
         "alicloud": {"alicloud:region": "cn-beijing",
                      "cluster": {"instanceType": "ecs.gn6i-c4g1.xlarge", "zone": "cn-beijing-h"}},
         "tencentcloud": {"tencentcloud:region": "ap-guangzhou",
-                         "cluster": {"instanceType": "GN7.2XLARGE32", "zone": "ap-guangzhou-6", "nodeGroup": "instances"}},
+                         "cluster": {"instanceType": "GN7.2XLARGE32", "zone": "ap-guangzhou-6",
+                                     "nodeGroup": "instances"}},
     }[cloud]  # fmt: skip
     cluster = {**base["cluster"], "budget": budget}
     return {"gpu-cluster:cloud": cloud, **{k: v for k, v in base.items() if k != "cluster"},
@@ -142,7 +143,9 @@ def test_azure_budget_is_on_the_resource_group_from_the_first_of_the_month():
     plan = plan_stack_with("azure-dev", budget={"monthly": 800, "notify": EMAILS})
     budget = one(plan, "consumption:Budget")
     inputs = budget["inputs"]
-    assert inputs["scope"].startswith("/subscriptions/") and "/resourceGroups/<autoname:dev-azure-rg>" in inputs["scope"]
+    assert (
+        inputs["scope"].startswith("/subscriptions/") and "/resourceGroups/<autoname:dev-azure-rg>" in inputs["scope"]
+    )
     assert (inputs["amount"], inputs["category"], inputs["timeGrain"]) == (800, "Cost", "Monthly")
     start = inputs["timePeriod"]["startDate"]
     assert start.endswith("-01T00:00:00Z")

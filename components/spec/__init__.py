@@ -34,10 +34,10 @@ from .rules.identity import SECRET_KEY_STAND_IN, rsa_bits
 from .rules.instance import parse_gpu
 
 __all__ = [
-    "BudgetSpec",
     "CROSS_RULES",
     "PROJECT",
     "SECRET_PLACEHOLDER",
+    "BudgetSpec",
     "ClusterSpec",
     "KubernetesSpec",
     "ScalingSpec",

@@ -9,9 +9,9 @@ from .. import catalog
 from ..catalog import Cloud, InstanceType
 from ..catalog import kubernetes as kubernetes_offers
 from ..catalog.capabilities import capabilities
+from ..text import one_line
 from .context import Context
 from .model import AlicloudOptions, AzureOptions, ClusterConfig, GcpOptions, KubernetesConfig, LoginConfig, SlurmConfig
-from ..text import one_line
 from .resolved import BudgetSpec, ClusterSpec, KubernetesSpec, ScalingSpec
 from .rules.budget import budget_data
 from .rules.capacity import flex_start_loose

@@ -275,9 +275,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         slurm=slurm,
         elastic=elastic,
         encryption=encryption,
-        budget=budget_plan(
-            spec, label_key(CLUSTER_TAG), label_value(spec.name), budget_data("gcp").get("note", "")
-        ),
+        budget=budget_plan(spec, label_key(CLUSTER_TAG), label_value(spec.name), budget_data("gcp").get("note", "")),
         rollout=mig_rollout(
             spec, placement.vm_count if placement is not None and placement.kind == "compact" else None
         ),

@@ -92,7 +92,10 @@ def _billing_account(ctx: Context, data: dict[str, Any], k: str) -> Iterator[Con
     pattern = data.get("billingAccountPattern")
     if pattern is None:
         if budget.billing_account is not None:
-            yield ConfigError(f"{k}.billingAccount", f"a GCP key; on {ctx.cloud} the budget belongs to the account the stack deploys in: remove it")
+            yield ConfigError(
+                f"{k}.billingAccount",
+                f"a GCP key; on {ctx.cloud} the budget belongs to the account the stack deploys in: remove it",
+            )
         return
     if budget.billing_account is None:
         yield ConfigError(
