@@ -47,11 +47,13 @@ FEATURES: dict[str, dict[str, Any]] = {
         network={"cidr": "10.50.0.0/16", "egress": "nat", "sshCidrs": ["203.0.113.0/24"]},
         tags={"team": "ml"},
     ),
-    # EFS with its TLS-only policy, a customer key, no egress: SSM through interface endpoints
+    # EFS with its TLS-only policy, a customer key, no egress: SSM through interface endpoints; a budget with a
+    # forecast alert emailed to two addresses
     "efs-cmk-private": _config(
         "feat-efs",
         gpu="L40S:1",
         nodes=1,
+        budget={"monthly": 2500.5, "forecast": 100, "notify": ["ops@example.com", "ml@example.com"]},
         encryption={"key": "auto"},
         storage={"shared": {"kind": "nfs", "path": "/shared"}},
         network={"cidr": "10.51.0.0/16", "egress": "none"},
