@@ -308,3 +308,20 @@ def test_the_documentation_constraints_are_read_from_botocore():
     pair = doc_rules("ec2", "UserIdGroupPair", "Description")
     assert any("Allowed characters" in r.text for r in pair)
     assert tag_rules().count == 50 and tag_rules().reserved_prefix == "aws:"
+
+
+def test_a_budget_name_and_a_notification_are_judged_by_the_budgets_model():
+    """BudgetName's pattern (no ':', no '/action/', its case-insensitive <script> clause) and a notification over
+    the model's limits (NotificationThreshold max 1.5e13; ThresholdType's enum)."""
+    budget = {"BudgetName": "dev:budget", "BudgetType": "COST", "TimeUnit": "MONTHLY",
+              "BudgetLimit": {"Amount": "100", "Unit": "USD"}}  # fmt: skip
+    (problem,) = _problems("budgets", "CreateBudget", {"AccountId": "123456789012", "Budget": budget})
+    assert "BudgetName" in problem
+    assert not _problems("budgets", "CreateBudget", {"AccountId": "123456789012", "Budget": {**budget,
+                         "BudgetName": "dev-budget"}})  # fmt: skip
+    note = {"NotificationType": "ACTUAL", "ComparisonOperator": "GREATER_THAN", "Threshold": 2e13,
+            "ThresholdType": "PERCENT"}  # fmt: skip
+    params = {"AccountId": "123456789012", "BudgetName": "dev-budget", "Notification": note,
+              "Subscribers": [{"SubscriptionType": "EMAIL", "Address": "ops@example.com"}]}  # fmt: skip
+    problems = " | ".join(_problems("budgets", "CreateNotification", params))
+    assert "Threshold" in problems and "'PERCENT'" in problems
