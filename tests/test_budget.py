@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from components.catalog.capabilities import capability_data
+from components.diff import diff_plans
 from components.errors import ConfigErrors
 from components.plan.render import budget_text
 from components.spec import build_spec
 
-from .conftest import one, plan_stack, plan_stack_with, resources_of
+from .conftest import one, plan_json, plan_stack, plan_stack_with, resources_of
 
 EMAILS = ["ops@example.com", "ml-team@example.org"]
 ACCOUNT = "012345-567890-ABCDEF"
@@ -201,3 +202,31 @@ def test_the_summary_shows_the_budget_beside_the_monthly_total_and_warns_when_ov
     warning = next(w for w in low.warnings() if "above budget.monthly" in w)
     assert f"{low.summary()['totalMonthlyUsd']:,.2f} USD/month" in warning
     assert "OVER the budget" in (budget_text(low.summary()) or "")
+
+
+# --- day 2 -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stack", "budget"),
+    [
+        ("aws-dev", {"monthly": 900, "notify": EMAILS}),
+        ("azure-dev", {"monthly": 900, "notify": EMAILS}),
+        ("gcp-dev", {"monthly": 900, "notify": EMAILS, "billingAccount": ACCOUNT}),
+    ],
+)
+def test_adding_a_budget_to_a_running_stack_only_creates_the_budget(stack, budget):
+    """updates.yaml cluster.budget in-place: the diff creates the budget (and GCP's channels), changes nothing else,
+    and refuses nothing; the budget's types have diff rules (no `may replace` of an unknown type)."""
+    old, new = plan_json(plan_stack(stack)), plan_json(plan_stack_with(stack, budget=budget))
+    diff = diff_plans(old, new)
+    created = {urn.rsplit("$", 1)[-1].split("::")[0] for urn in diff.created}
+    assert created <= {
+        "aws:budgets/budget:Budget",
+        "azure-native:consumption:Budget",
+        "gcp:billing/budget:Budget",
+        "gcp:monitoring/notificationChannel:NotificationChannel",
+    }
+    assert created and not diff.deleted and not diff.changed and not diff.may_replace
+    assert not diff.refused
+    assert [c.key for c in diff.spec_changes] == ["cluster.budget"]
