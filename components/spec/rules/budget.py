@@ -3,6 +3,7 @@ a budget resource (its capabilities' `budget:` data), every problem at once."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -33,7 +34,7 @@ def _budget(ctx: Context) -> Iterator[ConfigError]:
         why = one_line(data.get("why", "")) or "no budget resource is built for this cloud"
         yield ConfigError(k, f"not built on {ctx.cloud}: {why}")
         return
-    if not budget.monthly > 0:
+    if not (budget.monthly > 0 and math.isfinite(budget.monthly)):
         yield ConfigError(f"{k}.monthly", f"got {budget.monthly:g}; a positive amount per month")
     currencies: list[str] = data["currencies"]
     if budget.currency != "auto" and budget.currency not in currencies:
