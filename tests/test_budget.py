@@ -230,3 +230,15 @@ def test_adding_a_budget_to_a_running_stack_only_creates_the_budget(stack, budge
     assert created and not diff.deleted and not diff.changed and not diff.may_replace
     assert not diff.refused
     assert [c.key for c in diff.spec_changes] == ["cluster.budget"]
+
+
+def test_the_python_api_takes_the_budget_as_a_typed_field():
+    from components.args import GpuClusterArgs
+
+    values = {"gpu-cluster:cloud": "aws", "aws:region": "us-east-1",
+              "gpu-cluster:cluster": {"gpu": "T4:1", "budget": {"monthly": 10, "notify": EMAILS}}}  # fmt: skip
+    args = GpuClusterArgs.from_config(values)
+    assert args.budget == {"monthly": 10, "notify": EMAILS} and not args.extra_config
+    assert args.to_config()[0] == values
+    spec = args.to_spec("t")
+    assert spec.budget is not None and spec.budget.notify == tuple(EMAILS)
