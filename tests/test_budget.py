@@ -242,3 +242,17 @@ def test_the_python_api_takes_the_budget_as_a_typed_field():
     assert args.to_config()[0] == values
     spec = args.to_spec("t")
     assert spec.budget is not None and spec.budget.notify == tuple(EMAILS)
+
+
+@pytest.mark.parametrize(
+    ("stack", "token", "extra"),
+    [
+        ("aws-eks-h100", "aws:budgets/budget:Budget", {}),
+        ("azure-aks-h100", "azure-native:consumption:Budget", {}),
+        ("gcp-gke-a3mega", "gcp:billing/budget:Budget", {"billingAccount": ACCOUNT}),
+    ],
+)
+def test_kubernetes_stacks_get_the_budget_too(stack, token, extra):
+    """The budget is built before the cloud package branches to the managed Kubernetes path."""
+    plan = plan_stack_with(stack, budget={"monthly": 200000, "notify": EMAILS, **extra})
+    assert [r.type for r in plan.resources if r.type == token] == [token]
