@@ -106,6 +106,9 @@ class GpuClusterArgs:
     drainTimeoutSeconds}."""
     compliance: Literal["none", "cis", "mlps3"] | None = None
     """A named set of policy rules and levels (components/policy/profiles.yaml): none (default), cis or mlps3."""
+    budget: Mapping[str, Any] | None = None
+    """The cloud's monthly budget of the cluster's resources: {monthly, currency: auto|USD|CNY, thresholds, forecast,
+    notify, billingAccount (GCP)}."""
     aws: Mapping[str, Any] | None = None
     """AWS options."""
     azure: Mapping[str, Any] | None = None

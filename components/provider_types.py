@@ -367,6 +367,34 @@ class Compliance(Enum):
     """GB/T 22239-2019 level 3 (等保 2.0 三级) controls a cluster stack can meet."""
 
 
+class BudgetCurrency(Enum):
+    """The currency of a budget's amount: the one the cloud bills in (catalog/capabilities/<cloud>.yaml `budget:`)."""
+
+    AUTO = "auto"
+    """The cloud's billing currency (default)."""
+    USD = "USD"
+    """US dollars (AWS, Azure, GCP)."""
+    CNY = "CNY"
+    """Chinese yuan (Alibaba Cloud, Tencent Cloud)."""
+
+
+class BudgetArgs(TypedDict, total=False):
+    """The cloud's monthly budget of this cluster's resources, with alerts (capabilities `budget:`; docs/costs.md)."""
+
+    monthly: Required[float]
+    """The amount per calendar month, in currency (a positive number)."""
+    currency: BudgetCurrency
+    """auto (default: the cloud's billing currency, capabilities `budget.currencies`), USD or CNY."""
+    thresholds: list[float]
+    """Percent of the amount actually spent that sends an alert, each 1 to 1000 (default [50, 80, 100])."""
+    forecast: float
+    """Percent of the amount the month's forecast reaches that sends an alert, 1 to 1000 (default: none)."""
+    notify: list[str]
+    """Email addresses the alerts go to (at least one)."""
+    billing_account: str
+    """GCP: the Cloud Billing account the budget belongs to (XXXXXX-XXXXXX-XXXXXX; required on GCP)."""
+
+
 class AzureOptionsArgs(TypedDict, total=False):
     """Azure options."""
 
@@ -482,6 +510,8 @@ class GpuClusterInputs(TypedDict, total=False):
     """How the nodes of a managed group or Kubernetes pool are replaced: rolling (default) or manual."""
     compliance: Compliance
     """none (default), cis or mlps3."""
+    budget: BudgetArgs
+    """A monthly budget of the cluster's resources with alert thresholds, where the cloud has one."""
     azure: AzureOptionsArgs
     """Azure options."""
     gcp: GcpOptionsArgs

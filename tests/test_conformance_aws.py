@@ -47,11 +47,13 @@ FEATURES: dict[str, dict[str, Any]] = {
         network={"cidr": "10.50.0.0/16", "egress": "nat", "sshCidrs": ["203.0.113.0/24"]},
         tags={"team": "ml"},
     ),
-    # EFS with its TLS-only policy, a customer key, no egress: SSM through interface endpoints
+    # EFS with its TLS-only policy, a customer key, no egress: SSM through interface endpoints; a budget with a
+    # forecast alert emailed to two addresses
     "efs-cmk-private": _config(
         "feat-efs",
         gpu="L40S:1",
         nodes=1,
+        budget={"monthly": 2500.5, "forecast": 100, "notify": ["ops@example.com", "ml@example.com"]},
         encryption={"key": "auto"},
         storage={"shared": {"kind": "nfs", "path": "/shared"}},
         network={"cidr": "10.51.0.0/16", "egress": "none"},
@@ -306,3 +308,20 @@ def test_the_documentation_constraints_are_read_from_botocore():
     pair = doc_rules("ec2", "UserIdGroupPair", "Description")
     assert any("Allowed characters" in r.text for r in pair)
     assert tag_rules().count == 50 and tag_rules().reserved_prefix == "aws:"
+
+
+def test_a_budget_name_and_a_notification_are_judged_by_the_budgets_model():
+    """BudgetName's pattern (no ':', no '/action/', its case-insensitive <script> clause) and a notification over
+    the model's limits (NotificationThreshold max 1.5e13; ThresholdType's enum)."""
+    budget = {"BudgetName": "dev:budget", "BudgetType": "COST", "TimeUnit": "MONTHLY",
+              "BudgetLimit": {"Amount": "100", "Unit": "USD"}}  # fmt: skip
+    (problem,) = _problems("budgets", "CreateBudget", {"AccountId": "123456789012", "Budget": budget})
+    assert "BudgetName" in problem
+    assert not _problems("budgets", "CreateBudget", {"AccountId": "123456789012", "Budget": {**budget,
+                         "BudgetName": "dev-budget"}})  # fmt: skip
+    note = {"NotificationType": "ACTUAL", "ComparisonOperator": "GREATER_THAN", "Threshold": 2e13,
+            "ThresholdType": "PERCENT"}  # fmt: skip
+    params = {"AccountId": "123456789012", "BudgetName": "dev-budget", "Notification": note,
+              "Subscribers": [{"SubscriptionType": "EMAIL", "Address": "ops@example.com"}]}  # fmt: skip
+    problems = " | ".join(_problems("budgets", "CreateNotification", params))
+    assert "Threshold" in problems and "'PERCENT'" in problems

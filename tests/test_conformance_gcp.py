@@ -56,6 +56,17 @@ FEATURES: dict[str, dict[str, Any]] = {
     "flex-start": {**A4, "nodeGroup": "instances", "gcp": {"flexStart": True}},
     "reservation": {**A4, "reservation": "a4-block"},
     "spot-instances": {"gpu": "L4:1", "instanceType": "g2-standard-8", "nodeGroup": "instances", "spot": True},
+    # a budget on the project and the cluster's label, a forecast alert, two email channels
+    "budget": {
+        "gpu": "L4:1",
+        "instanceType": "g2-standard-8",
+        "budget": {
+            "monthly": 1500.75,
+            "forecast": 100,
+            "notify": ["ops@example.com", "ml@example.com"],
+            "billingAccount": "012345-567890-ABCDEF",
+        },
+    },
     "long-name-filestore-cmk-slurm": {
         **A3MEGA,
         "name": LONG_NAME,
@@ -321,3 +332,14 @@ def test_every_rule_is_stated_in_the_document_the_provider_sends_to():
 
 def test_documents_are_read_once():
     assert gcp_schema.document("compute.beta") is gcp_schema.document("compute.beta")
+
+
+def test_the_checker_judges_the_budget_and_leaves_its_filter_and_channel_labels_to_their_own_forms():
+    """billingbudgets v1: a spend basis outside the enum is refused; the filter's one-value label lists and the email
+    channel's configuration labels (email_address) are not resource labels (gcp_rules.NOT_RESOURCE_LABELS)."""
+    resources = [dict(r, inputs=dict(r["inputs"])) for r in feature("budget")]
+    assert not gcp.check_resources(resources).refusals
+    budget = next(r for r in resources if r["type"] == "gcp:billing/budget:Budget")
+    budget["inputs"]["thresholdRules"] = [{"thresholdPercent": 0.5, "spendBasis": "SOMETIMES"}]
+    text = gcp.check_resources(resources).text()
+    assert "body.thresholdRules[0].spendBasis: 'SOMETIMES' is not one of" in text

@@ -12,6 +12,7 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `kubernetes`: scheduler kubernetes's EKS control plane, node groups and in-cluster releases;
 - `slurm`: scheduler slurm's head node, MUNGE secret and Slurm ports;
 - `scaling`: elastic fleets' target-tracking policy, scheduled actions and SQS queue;
+- `budget`: the AWS Budgets budget of the cluster's tagged cost (`budget`);
 - `encryption`: the customer-managed KMS key (`encryption.key`) the others read from `Context.kms_key`.
 """
 
@@ -26,6 +27,7 @@ from ..catalog.capabilities import capabilities
 from ..layout.aws import AwsLayout
 from ..layout.kubernetes import LABEL_PREFIX
 from .access import access_output, build_endpoints, build_key_pair, build_login
+from .budget import build_budget
 from .encryption import build_key
 from .identity import build_drain_policy, build_health_policy, build_identity, build_scaling_policy
 from .kubernetes import build_kubernetes, kubernetes_output
@@ -66,6 +68,7 @@ class CloudCluster(pulumi.ComponentResource):
         spec = layout.spec
         # encryption.key not provider: the key first, every disk, filesystem and secret below names it
         ctx, self.encryption = build_key(Context(name, layout, self))
+        self.budget = build_budget(ctx)  # budget: counts the cluster's tag, whatever builds below
 
         net = build_network(ctx)
         self.vpc, self.subnet, self.route_table = net.vpc, net.subnet, net.route_table

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
-from . import access, encryption, identity, kubernetes, network, nodes, scaling, slurm
+from . import access, budget, encryption, identity, kubernetes, network, nodes, scaling, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared
@@ -46,6 +46,7 @@ class CloudCluster(pulumi.ComponentResource):
         # encryption.key not provider: every managed disk and the shared filesystem name this key (None: Azure's)
         self.key = encryption.build(ctx)
         ctx = replace(ctx, key=self.key)
+        self.budget = budget.build(ctx)  # budget: the resource group's cost, whatever builds below
 
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet

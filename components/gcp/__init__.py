@@ -20,6 +20,7 @@ from ..bootstrap.metrics import endpoints
 from ..layout.gcp import GcpLayout
 from ..layout.gcp.labels import label_value
 from .access import access_output, build_login, build_ssh_firewall
+from .budget import build_budget
 from .encryption import build_encryption
 from .health import build_health_check
 from .identity import build_identity
@@ -56,6 +57,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.health_check = build_health_check(name, layout, self.network, child)
         # encryption.key not provider: the key every disk and filesystem below is encrypted with (None: Google's)
         self.key = build_encryption(name, layout, self)
+        self.budget = build_budget(name, layout, self)  # budget: the project's cost under the cluster's label
         self.shared = build_shared(name, layout, self.network, child, self.key)
         if layout.kubernetes is not None:
             self._kubernetes(name, layout, child)

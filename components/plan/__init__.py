@@ -30,6 +30,7 @@ from ..policy import (
     profile_rows,
 )
 from ..policy.transit import in_transit
+from ..policy.types import BUDGET_TYPES
 from ..spec import ClusterSpec, build_spec
 from ..spec.updates import config_document
 from .bill import costs as bill_costs
@@ -143,6 +144,9 @@ class Plan:
             # issue 30: everything the stack runs, priced or listed as not counted (bill.py), and the USD totals
             # with fixed costs included, per hour and per month (730 h) at nodes, minNodes and maxNodes
             **self.cost_totals(),
+            # budget: the cloud's monthly budget beside the monthly total, and whether the plan's own estimate at
+            # nodes is already over it (None: no budget key)
+            "budget": self.budget(),
         }
 
     def costs(self) -> dict[str, Any]:
@@ -161,6 +165,37 @@ class Plan:
             **{k: None if usd is None else usd["monthly"][a] for k, a in zip(monthly, at, strict=True)},
             "notCounted": bill["notCounted"],
         }
+
+    def budget(self) -> dict[str, Any] | None:
+        """`budget` as the cloud is told it, beside the bill's monthly total at nodes in the budget's currency."""
+        budget = self.spec.budget
+        if budget is None:
+            return None
+        totals = self.costs()["totals"].get(budget.currency)
+        estimate = None if totals is None else totals["monthly"]["nodes"]
+        return {
+            "monthly": budget.monthly,
+            "currency": budget.currency,
+            "currencySource": budget.currency_source,
+            "thresholds": list(budget.thresholds),
+            "forecast": budget.forecast,
+            "notify": list(budget.notify),
+            "resources": [r.name for r in self.resources if r.type in BUDGET_TYPES],
+            "estimateMonthly": estimate,
+            "overBudget": None if estimate is None else estimate > budget.monthly,
+        }
+
+    def budget_warning(self) -> str | None:
+        """The plan's own monthly estimate at nodes already above the budget: the first month's alerts are certain."""
+        found = self.budget()
+        if not found or not found["overBudget"]:
+            return None
+        cur = found["currency"]
+        return (
+            f"budget: the plan's own estimate is {found['estimateMonthly']:,.2f} {cur}/month at "
+            f"{self.spec.nodes} node(s), above budget.monthly {found['monthly']:,.2f} {cur}: the budget's alerts will "
+            "fire every month this cluster runs at that size; raise the budget or lower nodes"
+        )
 
     def spot_reference(self) -> dict[str, Any]:
         found = spot_data.lookup(self.spec.instance) if self.spec.spot else None
@@ -268,6 +303,9 @@ class Plan:
 
     def warnings(self) -> list[str]:
         seen: dict[str, None] = dict.fromkeys(self.run.warnings)
+        over = self.budget_warning()
+        if over is not None:
+            seen[over] = None
         return list(seen)
 
     def as_json(self) -> dict[str, Any]:

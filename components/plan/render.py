@@ -129,6 +129,24 @@ def total_text(s: dict[str, Any]) -> str:
     return " | plus ".join(_currency_text(s, c, totals[c], hours) for c in order) + missing
 
 
+def budget_text(s: dict[str, Any]) -> str | None:
+    """The `budget` row beside `est. total`: the amount, the alerts, who hears them, and the plan's estimate."""
+    b = s.get("budget")
+    if not b:
+        return None
+    cur = b["currency"]
+    alerts = [f"{t:g}%" for t in b["thresholds"]] + ([f"{b['forecast']:g}% forecast"] if b["forecast"] else [])
+    text = f"{_money(b['monthly'], cur)}/month; alerts at {', '.join(alerts)} to {', '.join(b['notify'])}"
+    if b["estimateMonthly"] is not None:
+        state = "OVER the budget" if b["overBudget"] else "within it"
+        text += f"; the plan's estimate {_money(b['estimateMonthly'], cur)}/month at nodes is {state}"
+        if s.get("notCounted"):
+            text += " (a lower bound: what is not counted is not in it)"
+    else:
+        text += f"; no {cur} estimate to compare"
+    return text
+
+
 def reservation_text(plan: Plan) -> str:
     s = plan.summary()
     if not s["reservation"]:
@@ -241,6 +259,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("identity", identity_text(s)),
         ("est. cost", "GPU nodes " + cost_text(s)),
         ("est. total", total_text(s)),
+        *([("budget", budget)] if (budget := budget_text(s)) else []),
         ("in transit", transit_text(s)),
         ("resources", str(s["resourceCount"])),
     ]

@@ -17,3 +17,5 @@ K8S_UNCHECKABLE_TYPES = frozenset(_DATA["kubernetesUncheckable"])
 DATA_TYPES = frozenset(_DATA["data"])
 ADMIN_GRANTS = {kind: (str(g["key"]), frozenset(g["admin"])) for kind, g in _DATA["adminGrants"].items()}
 WILDCARD_POLICY_TYPES = frozenset(_DATA["wildcardPolicies"])
+TAG_PROPS = {kind: str(prop) for kind, prop in _DATA["tagProps"].items()}
+BUDGET_TYPES = frozenset(_DATA["budgets"])

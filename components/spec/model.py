@@ -153,6 +153,18 @@ UpdateStrategy = Annotated[
         },
     ),
 ]
+BudgetCurrency = Annotated[
+    Literal["auto", "USD", "CNY"],
+    Choice(
+        "BudgetCurrency",
+        "The currency of a budget's amount: the one the cloud bills in (catalog/capabilities/<cloud>.yaml `budget:`).",
+        {
+            "auto": "The cloud's billing currency (default).",
+            "USD": "US dollars (AWS, Azure, GCP).",
+            "CNY": "Chinese yuan (Alibaba Cloud, Tencent Cloud).",
+        },
+    ),
+]
 Compliance = Annotated[
     Literal["none", "cis", "mlps3"],
     Choice(
@@ -465,6 +477,23 @@ class EncryptionConfig(_Model):
     """aes256 (default) or sm4 (Alibaba, with key auto)."""
 
 
+class BudgetConfig(_Model):
+    """The cloud's monthly budget of this cluster's resources, with alerts (capabilities `budget:`; docs/costs.md)."""
+
+    monthly: float = Field(strict=False)
+    """The amount per calendar month, in currency (a positive number)."""
+    currency: BudgetCurrency = "auto"
+    """auto (default: the cloud's billing currency, capabilities `budget.currencies`), USD or CNY."""
+    thresholds: tuple[float, ...] = Field((50, 80, 100), strict=False)
+    """Percent of the amount actually spent that sends an alert, each 1 to 1000 (default [50, 80, 100])."""
+    forecast: float | None = Field(None, strict=False)
+    """Percent of the amount the month's forecast reaches that sends an alert, 1 to 1000 (default: none)."""
+    notify: tuple[str, ...] = Field((), strict=False)
+    """Email addresses the alerts go to (at least one)."""
+    billing_account: str | None = None
+    """GCP: the Cloud Billing account the budget belongs to (XXXXXX-XXXXXX-XXXXXX; required on GCP)."""
+
+
 class ClusterConfig(_Model):
     """The inputs of one GPU cluster: `gpu-cluster:cluster` exactly as the user writes it (camelCase keys)."""
 
@@ -534,6 +563,8 @@ class ClusterConfig(_Model):
     """How the nodes of a managed group or Kubernetes pool are replaced: rolling (default) or manual."""
     compliance: Compliance = "none"
     """none (default), cis or mlps3."""
+    budget: BudgetConfig | None = None
+    """A monthly budget of the cluster's resources with alert thresholds, where the cloud has one."""
     aws: AwsOptions | None = None
     """AWS options."""
     azure: AzureOptions | None = None

@@ -9,9 +9,11 @@ from .. import catalog
 from ..catalog import Cloud, InstanceType
 from ..catalog import kubernetes as kubernetes_offers
 from ..catalog.capabilities import capabilities
+from ..text import one_line
 from .context import Context
 from .model import AlicloudOptions, AzureOptions, ClusterConfig, GcpOptions, KubernetesConfig, LoginConfig, SlurmConfig
-from .resolved import ClusterSpec, KubernetesSpec, PartitionSpec, ScalingSpec
+from .resolved import BudgetSpec, ClusterSpec, KubernetesSpec, PartitionSpec, ScalingSpec
+from .rules.budget import budget_data
 from .rules.capacity import flex_start_loose
 from .rules.identity import check_access
 from .rules.instance import zone_of
@@ -167,6 +169,25 @@ def _partitions(cloud: Cloud, cfg: ClusterConfig, row: InstanceType) -> tuple[Pa
     return tuple(out)
 
 
+def _budget_spec(cloud: Cloud, cfg: ClusterConfig) -> BudgetSpec | None:
+    """`budget` with its currency: the one given, or the cloud's billing currency (the `_budget` rule passed)."""
+    budget = cfg.budget
+    if budget is None:
+        return None
+    data = budget_data(cloud)
+    currency = data["currencies"][0] if budget.currency == "auto" else budget.currency
+    source = "given" if budget.currency != "auto" else f"the default on {cloud}: {one_line(data['currencySource'])}"
+    return BudgetSpec(
+        monthly=float(budget.monthly),
+        currency=currency,
+        currency_source=source,
+        thresholds=tuple(float(t) for t in budget.thresholds),
+        forecast=None if budget.forecast is None else float(budget.forecast),
+        notify=budget.notify,
+        billing_account=budget.billing_account,
+    )
+
+
 def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: float | None) -> ClusterSpec:
     """The spec of a config every rule of `CROSS_RULES` passed (the context holds what they resolved)."""
     cloud, stack = ctx.cloud, ctx.stack
@@ -227,6 +248,7 @@ def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: flo
         slurm=_slurm_spec(cloud, cfg),
         partitions=_partitions(cloud, cfg, row),
         update=update_spec(cloud, cfg),
+        budget=_budget_spec(cloud, cfg),
         azure=cfg.azure or AzureOptions(),
         gcp=cfg.gcp or GcpOptions(),
         alicloud=cfg.alicloud or AlicloudOptions(),

@@ -50,6 +50,19 @@ class KubernetesSpec:
 
 
 @dataclass(frozen=True)
+class BudgetSpec:
+    """`budget` resolved: the currency defaulted to the cloud's billing currency (capabilities `budget:`)."""
+
+    monthly: float
+    currency: Literal["USD", "CNY"]
+    currency_source: str  # why that currency: the data's source, or "given"
+    thresholds: tuple[float, ...]  # percent of the amount actually spent
+    forecast: float | None  # percent of the amount the month's forecast reaches
+    notify: tuple[str, ...]
+    billing_account: str | None = None  # GCP
+
+
+@dataclass(frozen=True)
 class UpdateSpec:
     """`update` resolved against catalog/update.yaml (defaults, and the cloud's drain budget for this kind of group)."""
 
@@ -154,6 +167,7 @@ class ClusterSpec:
     # the cluster config holds secure values: values taken from it stay secret in state and plans
     secret_config: bool = False
     update: UpdateSpec = field(default_factory=default_update)  # how the managed group's nodes are replaced
+    budget: BudgetSpec | None = None  # the cloud's monthly budget of the cluster's resources (None: none)
     azure: AzureOptions = field(default_factory=AzureOptions)
     gcp: GcpOptions = field(default_factory=GcpOptions)
     alicloud: AlicloudOptions = field(default_factory=AlicloudOptions)

@@ -101,6 +101,9 @@ def _category_class(letter: str) -> str:
 def python_pattern(pattern: str) -> re.Pattern[str]:
     translated = pattern.replace(r"\uD800\uDC00-\uDBFF\uDFFF", r"\U00010000-\U0010FFFF")  # a surrogate-pair range
     translated = re.sub(r"\\p\{(\w)\}", lambda m: _category_class(m.group(1)), translated)
+    # Java's inline `(?i)` inside a group (budgets BudgetName: `(?![^:\\]*/action/|(?i).*<script>...`) applies to
+    # the rest of that group; Python takes global flags only at the start: scope it as `(?i:...)` to the group's end
+    translated = re.sub(r"\(\?i\)([^()]*)\)", r"(?i:\1))", translated)
     return re.compile(translated)
 
 

@@ -621,3 +621,36 @@ def _queue(r: Resource) -> None:
             attributes[name] = str(value).lower() if isinstance(value, bool) else str(value)
     params = {"QueueName": r.physical(maxlen=80), "Attributes": attributes or None, "tags": i.get("tags")}
     r.call("sqs", "CreateQueue", params, "sqs/queue.go resourceQueueCreate")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Budgets
+
+
+@translates("aws:budgets/budget:Budget")
+def _budget(r: Resource) -> None:
+    """budgets/budget.go resourceBudgetCreate (expandBudgetUnmarshal: BudgetLimit from limit_amount/limit_unit,
+    CostFilters from cost_filter name -> values; ResourceTags from tags), then one CreateNotification per notification
+    with its EMAIL subscribers (resourceBudgetNotificationsCreate). The account is the caller's, known at deploy."""
+    i = r.inputs
+    account = "<resolved at deploy: the caller's account id>"
+    budget = {
+        "BudgetName": r.physical(maxlen=100),
+        "BudgetType": i.get("budgetType"),
+        "BudgetLimit": {"Amount": i.get("limitAmount"), "Unit": i.get("limitUnit")},
+        "CostFilters": {f.get("name"): f.get("values") for f in i.objs("costFilters")} or None,
+        "TimeUnit": i.get("timeUnit"),
+    }
+    params = {"AccountId": account, "Budget": budget, "ResourceTags": tag_list(i.get("tags"))}
+    r.call("budgets", "CreateBudget", params, "budgets/budget.go resourceBudgetCreate")
+    for n in i.objs("notifications"):
+        notification = {
+            "NotificationType": n.get("notificationType"),
+            "ComparisonOperator": n.get("comparisonOperator"),
+            "Threshold": n.get("threshold"),
+            "ThresholdType": n.get("thresholdType"),
+        }
+        subscribers = [{"SubscriptionType": "EMAIL", "Address": a} for a in n.get("subscriberEmailAddresses") or []]
+        params = {"AccountId": account, "BudgetName": budget["BudgetName"], "Notification": notification,
+                  "Subscribers": subscribers}  # fmt: skip
+        r.call("budgets", "CreateNotification", params, "budgets/budget.go resourceBudgetNotificationsCreate")

@@ -347,6 +347,16 @@ def k8s_labels(labels: dict[str, Any]) -> list[str]:
     return out
 
 
+# Maps named `labels` that are not a resource's labels, so the label rules do not apply (each states its own form).
+NOT_RESOURCE_LABELS = {
+    # billingbudgets v1 Filter.labels: "A single label and value pair ... An object containing a single "key": value
+    # pair": the usage filter, each value a list (the label it names is a resource label, checked where it is set)
+    ("billingbudgets", "GoogleCloudBillingBudgetsV1Filter.labels"),
+    # monitoring v3 NotificationChannel.labels: "Configuration fields that define the channel" (email_address)
+    ("monitoring", "NotificationChannel.labels"),
+}
+
+
 def apply(api: str, at: str, value: Any) -> list[str]:
     """The prose rules stated at `at` in `api`, on `value` (see `gcp_schema.Rules`)."""
     family = api.split(".")[0]
@@ -357,6 +367,8 @@ def apply(api: str, at: str, value: Any) -> list[str]:
         elif not stated(rule, api):
             continue
         out += [f"{m} ({api} {rule.at.removeprefix('method:')}: {one_line(rule.quote)})" for m in rule.check(value)]
+    if (family, at) in NOT_RESOURCE_LABELS:
+        return out
     if isinstance(value, dict) and at.rsplit(".", 1)[-1] in ("labels", "resourceLabels") and "." in at:
         if (family, at) == (K8S_LABEL_RULE.api, K8S_LABEL_RULE.at):
             verified(K8S_LABEL_RULE, api)

@@ -505,6 +505,61 @@ def _subscription_of(s: Src, ctx: Context) -> Any:
     return given if unknown(given) or "/" in str(given) else f"projects/{project}/subscriptions/{given}"
 
 
+# --- budgets (budget:) ---------------------------------------------------------------------------------------------
+
+
+def budget(i: dict[str, Any], ctx: Context) -> list[Request]:
+    """billing/resource_billing_budget.go @07fc865: resourceBillingBudgetCreate: POST billingAccounts/{id}/budgets;
+    all_updates_rule -> notificationsRule (schema_version's default "1.0" sent, disable_default_iam_recipients false
+    is empty: not sent); expandBillingBudgetBudgetFilterLabels: each label as a one-value list."""
+    s = Src(i, ctx)
+    body: dict[str, Any] = s.same({}, "displayName")
+    amount = s.sub("amount")
+    if amount is not None:
+        given = amount.sub("specifiedAmount")
+        body["amount"] = {"specifiedAmount": given.same({}, "currencyCode", "units", "nanos") if given else None}
+        if given is not None:
+            given.done()
+        amount.done()
+    filt = s.sub("budgetFilter")
+    if filt is not None:
+        sent: dict[str, Any] = filt.same({}, "projects", "calendarPeriod", "services", "creditTypesTreatment")
+        labels = filt.pop("labels")
+        if labels:
+            sent["labels"] = {k: [v] for k, v in labels.items()}
+        filt.done()
+        body["budgetFilter"] = sent
+    rules = []
+    for rule in s.subs("thresholdRules"):
+        rules.append(rule.same({}, "thresholdPercent", "spendBasis"))
+        rule.done()
+    body["thresholdRules"] = rules
+    updates = s.sub("allUpdatesRule")
+    if updates is not None:
+        sent = updates.same({"schemaVersion": "1.0"}, "monitoringNotificationChannels", "pubsubTopic")
+        if updates.pop("disableDefaultIamRecipients"):
+            sent["disableDefaultIamRecipients"] = True
+        updates.done()
+        body["notificationsRule"] = sent
+    params = {"parent": f"billingAccounts/{s.pop('billingAccount')}"}
+    s.done()
+    method = "billingbudgets.billingAccounts.budgets.create"
+    return [Request("billingbudgets.v1", method, params, body, "resource_billing_budget.go")]
+
+
+def notification_channel(i: dict[str, Any], ctx: Context) -> list[Request]:
+    """monitoring/resource_monitoring_notification_channel.go @0879a4c: resourceMonitoringNotificationChannelCreate:
+    POST v3/projects/{project}/notificationChannels (enabled is sent, its default true; user_labels as given)."""
+    s = Src(i, ctx)
+    body: dict[str, Any] = s.same({}, "type", "labels", "userLabels", "displayName", "description")
+    enabled = s.pop("enabled")
+    body["enabled"] = True if enabled is None else enabled
+    params = {"name": f"projects/{s.pop('project') or ctx.project}"}
+    s.done()
+    method = "monitoring.projects.notificationChannels.create"
+    return [Request("monitoring.v3", method, params, body, "resource_monitoring_notification_channel.go")]
+
+
 TRANSLATORS: dict[str, Translator] = {
     "gcp:compute/firewall:Firewall": compute.firewall,
     "gcp:compute/globalAddress:GlobalAddress": compute.global_address,
@@ -560,6 +615,8 @@ TRANSLATORS: dict[str, Translator] = {
     "gcp:secretmanager/secretVersion:SecretVersion": secret_version,
     "gcp:pubsub/topic:Topic": topic,
     "gcp:pubsub/subscription:Subscription": subscription,
+    "gcp:billing/budget:Budget": budget,
+    "gcp:monitoring/notificationChannel:NotificationChannel": notification_channel,
 }
 UNCOVERED["gcp:lustre/instance:Instance"] = (
     "body not checked: no lustre discovery document in google-api-python-client; instanceId and filesystem are "

@@ -20,7 +20,9 @@ from ...bootstrap import Part, script
 from ...bootstrap.fabric import FabricUsability
 from ...errors import refuse
 from ...spec import ClusterSpec, PartitionSpec
+from ...spec.rules.budget import budget_data
 from .. import Scratch, arch, scratch_for, split_cidr
+from ..budget import CLUSTER_TAG, Budget, budget_plan
 from ..node import node_parts
 from ..shared import Shared, efa_note, shared_for
 from . import kubernetes as eks_plan
@@ -120,6 +122,7 @@ class AwsLayout:
     refresh: Refresh | None = None  # update rolling: the managed group's instance refresh
     drain_hook: DrainHook | None = None  # a managed group's termination lifecycle hook (the node drains first)
     partitions: tuple[AwsPartition, ...] = ()  # slurm.partitions: no group; one launch template per partition
+    budget: Budget | None = None  # budget: an AWS Budgets cost budget on the cluster's tag
 
     @property
     def efa_count(self) -> int:
@@ -157,6 +160,7 @@ def partition_spec(spec: ClusterSpec, part: PartitionSpec) -> ClusterSpec:
         scheduler="none",
         slurm=None,
         partitions=(),
+        budget=None,
         gpu_partition=None,
         # no group replaces a node: a failed check is reported, and Slurm's health program drains the node
         health_action=None if spec.health_action is None else "report",
@@ -231,6 +235,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         refresh=refresh,
         drain_hook=drain_hook,
         partitions=_partitions(spec, slurm),
+        budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("aws").get("note", "")),
     )
     if spec.kubernetes is None:
         return layout

@@ -33,7 +33,9 @@ from ...bootstrap.fabric import FabricUsability
 from ...bootstrap.metrics import Endpoint, endpoints
 from ...errors import CLUSTER_KEY, refuse
 from ...spec import ClusterSpec
+from ...spec.rules.budget import budget_data
 from .. import Scratch, arch, scratch_for, split_cidr
+from ..budget import CLUSTER_TAG, Budget, budget_plan
 from ..shared import Shared, shared_for
 from . import slurm as azure_slurm
 from .access import BASTION_SUBNET_NAME, Bastion, LoginNode, bastion, login
@@ -135,6 +137,7 @@ class AzureLayout:
     elastic: AzureElastic | None = None  # scaling: the scale set's autoscale setting, its queue and metric
     encryption: AzureEncryption | None = None  # encryption.key not provider: the vault, key and disk encryption set
     rollout: ScaleSetRollout | None = None  # scale sets: upgrade policy and Terminate notification (update:)
+    budget: Budget | None = None  # budget: a Consumption budget on the cluster's resource group
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -277,4 +280,5 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         elastic=elastic,
         encryption=encryption,
         rollout=rollout,
+        budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("azure").get("note", "")),
     )

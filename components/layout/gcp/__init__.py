@@ -21,7 +21,9 @@ from ...bootstrap.interruption import shutdown_script
 from ...catalog.interruption import cloud_data as interruption_data
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
+from ...spec.rules.budget import budget_data
 from .. import Scratch, arch, scratch_for
+from ..budget import CLUSTER_TAG, Budget, budget_plan
 from ..shared import Shared, shared_for
 from .access import Access, Login, access_of
 from .data import gke_data
@@ -30,7 +32,7 @@ from .fabric import NO_FABRIC, fabric_enablement
 from .health import HealthProbe, health_probe
 from .identity import NodeIdentity, node_identity
 from .kubernetes import Gke, GkePool, NodeNetwork, gke_fabric_usability, gke_layout
-from .labels import labels_for
+from .labels import label_key, label_value, labels_for
 from .network import Nic, Subnet, Vpc, check_existing_subnetworks, gpu_networks
 from .nodes import (
     LOCAL_SSD_GLOBS,
@@ -109,6 +111,7 @@ class GcpLayout:
     elastic: Elastic | None = None  # scaling / spot.onDemandBase: the autoscaler and the standard floor group
     rollout: MigRollout | None = None  # update rolling: the managed instance groups' update policy
     encryption: GcpEncryption | None = None  # encryption.key not provider: the key ring and key, or the key named
+    budget: Budget | None = None  # budget: a Cloud Billing budget on the project and the cluster's label
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -272,6 +275,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         slurm=slurm,
         elastic=elastic,
         encryption=encryption,
+        budget=budget_plan(spec, label_key(CLUSTER_TAG), label_value(spec.name), budget_data("gcp").get("note", "")),
         rollout=mig_rollout(
             spec, placement.vm_count if placement is not None and placement.kind == "compact" else None
         ),

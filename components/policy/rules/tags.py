@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from ..model import CONFIG, Facts, Issue, Resource
-from ..types import NODE_TYPES
+from ..types import NODE_TYPES, TAG_PROPS
 
 REQUIRED_TAGS = ("gpu-cluster:cluster", "environment")
 OWNED_TAGS = {"gpu-cluster:cluster"}  # set by the toolkit itself; a user cannot (and need not) set it
@@ -26,6 +26,9 @@ def tag_keys(res: Resource) -> set[str] | None:
     if res.type == "gcp:container/nodePool:NodePool":
         labels = (res.props.get("nodeConfig") or {}).get("resourceLabels")
         return {normal(k) for k in labels} if isinstance(labels, Mapping) else None
+    if res.type in TAG_PROPS:  # tags under another input (resource_types.yaml tagProps)
+        found = res.props.get(TAG_PROPS[res.type])
+        return {normal(k) for k in found} if isinstance(found, Mapping) else None
     if res.type == "aws:eks/nodeGroup:NodeGroup":  # `labels` are Kubernetes node labels; AWS tags are `tags`
         tags = res.props.get("tags")
         return {normal(k) for k in tags} if isinstance(tags, Mapping) else None

@@ -7,6 +7,7 @@ mistakes hears of three. `_instance_type` stores the resolved type in the contex
 from __future__ import annotations
 
 from ..context import Check
+from .budget import _budget
 from .capacity import _capacity, _capacity_offers
 from .encryption import _encryption
 from .identity import _login_user
@@ -57,4 +58,5 @@ CROSS_RULES: tuple[Check, ...] = (
     _scaling,
     _update,
     _encryption,
+    _budget,
 )
