@@ -299,6 +299,19 @@ class SlurmPartitionArgs(TypedDict, total=False):
     """The partition jobs go to without -p (default: the first)."""
 
 
+class SlurmUserArgs(TypedDict, total=False):
+    """A person who submits jobs: the same Linux user and uid on the head, the login node and every GPU node."""
+
+    name: Required[str]
+    """The Linux user name."""
+    uid: Required[int]
+    """Its uid (and its group's gid) on every node; fixed, so files on /home keep their owner."""
+    ssh_public_key: str
+    """An OpenSSH public key for ~/.ssh/authorized_keys (SSH from the login node to the nodes, or to the login)."""
+    sudo: bool
+    """Passwordless sudo on every node (default false)."""
+
+
 class SlurmArgs(TypedDict, total=False):
     """scheduler slurm: a head node running slurmctld; the GPU nodes run slurmd (configless)."""
 
@@ -314,6 +327,8 @@ class SlurmArgs(TypedDict, total=False):
     """With partitions: a node idle this long is deleted (default: catalog/slurm.yaml powerSave)."""
     resume_timeout_seconds: int
     """With partitions: a node not up this long after its launch is deleted and its job requeued."""
+    users: list[SlurmUserArgs]
+    """The people who log in and submit jobs, created on every node (home on the shared /home)."""
 
 
 class EncryptionAlgorithm(Enum):

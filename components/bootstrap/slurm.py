@@ -159,11 +159,12 @@ def head_parts(
         key_hook_env=key_hook_env,
         extra_files=confs,
     )
+    users = (users_part(head=True),) if layout.users_conf is not None else ()
     if layout.elastic:
         if power is None:
             raise ValueError("elastic partitions need the cloud's power hooks")
-        return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), power_part(power), head)
-    return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), head, cleanup_part())
+        return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), power_part(power), head, *users)
+    return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), head, cleanup_part(), *users)
 
 
 def power_part(hooks: PowerHooks) -> Part:
@@ -221,6 +222,54 @@ def conf_part(hook: str, hook_env: Mapping[str, str]) -> Part:
 
 
 CLEANUP = "slurm-cleanup"
+USERS = "slurm-users"
+USERS_PUBLISHED = "/home/.gpu-cluster/users.conf"
+
+
+def timer_part(
+    name: str,
+    script_name: str,
+    env: Mapping[str, str],
+    every: int,
+    *,
+    does: str,
+    looks: str,
+    after: str,
+    summary: str,
+    env_mode: str = "0644",
+) -> Part:
+    """A oneshot `gpu-cluster-<name>` (the script, its settings) run by a timer every `every` s from boot; `does` and
+    `looks` describe the service and the timer, `after` the unit it follows."""
+    service = (
+        "[Unit]\n"
+        f"Description=gpu-cluster: {does}\n"
+        f"After={after}\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        f"EnvironmentFile=/etc/gpu-cluster/{name}.env\n"
+        f"ExecStart=/usr/local/sbin/gpu-cluster-{name}\n"
+    )
+    timer = (
+        "[Unit]\n"
+        f"Description=gpu-cluster: {looks}\n\n"
+        "[Timer]\n"
+        f"OnBootSec={every}\n"
+        f"OnUnitActiveSec={every}\n\n"
+        "[Install]\n"
+        "WantedBy=timers.target\n"
+    )
+    settings = env_file(env)
+    return Part(
+        name,
+        files=(
+            File(f"/usr/local/sbin/gpu-cluster-{name}", script(script_name), "0755"),
+            File(f"/etc/gpu-cluster/{name}.env", settings, env_mode),
+            File(f"/etc/systemd/system/gpu-cluster-{name}.service", service),
+            File(f"/etc/systemd/system/gpu-cluster-{name}.timer", timer),
+        ),
+        commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", "--now", f"gpu-cluster-{name}.timer")),
+        summary=summary,
+    )
 
 
 def cleanup_part() -> Part:
@@ -228,34 +277,36 @@ def cleanup_part() -> Part:
     deadNodeCleanup): a node that died without leaving frees its MaxNodeCount slot for its replacement."""
     rule = data()["deadNodeCleanup"]
     after, every = int(rule["afterSeconds"]), int(rule["everySeconds"])
-    service = (
-        "[Unit]\n"
-        f"Description=gpu-cluster: delete Slurm nodes not responding for {after} s\n"
-        "After=slurmctld.service\n\n"
-        "[Service]\n"
-        "Type=oneshot\n"
-        f"EnvironmentFile=/etc/gpu-cluster/{CLEANUP}.env\n"
-        f"ExecStart=/usr/local/sbin/gpu-cluster-{CLEANUP}\n"
-    )
-    timer = (
-        "[Unit]\n"
-        f"Description=gpu-cluster: look for Slurm nodes not responding every {every} s\n\n"
-        "[Timer]\n"
-        f"OnBootSec={every}\n"
-        f"OnUnitActiveSec={every}\n\n"
-        "[Install]\n"
-        "WantedBy=timers.target\n"
-    )
-    return Part(
+    return timer_part(
         CLEANUP,
-        files=(
-            File(f"/usr/local/sbin/gpu-cluster-{CLEANUP}", script("slurm_cleanup.sh"), "0755"),
-            File(f"/etc/gpu-cluster/{CLEANUP}.env", env_file({"DEAD_AFTER_SECONDS": str(after)})),
-            File(f"/etc/systemd/system/gpu-cluster-{CLEANUP}.service", service),
-            File(f"/etc/systemd/system/gpu-cluster-{CLEANUP}.timer", timer),
-        ),
-        commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", "--now", f"gpu-cluster-{CLEANUP}.timer")),
+        "slurm_cleanup.sh",
+        {"DEAD_AFTER_SECONDS": str(after)},
+        every,
+        does=f"delete Slurm nodes not responding for {after} s",
+        looks=f"look for Slurm nodes not responding every {every} s",
+        after="slurmctld.service",
         summary=f"deletes Slurm nodes that have not responded for {after} s (checked every {every} s)",
+    )
+
+
+def users_part(head: bool) -> Part:
+    """slurm.users on every node: the head takes users.conf from the channel (in CONF_DIR), publishes it on the shared
+    /home and makes the homes; the login and GPU nodes create the users from the published copy."""
+    every = int(data()["users"]["everySeconds"])
+    env = (
+        {"USERS_SOURCE": f"{CONF_DIR}/users.conf", "USERS_PUBLISH": USERS_PUBLISHED, "HOMES": "true"}
+        if head
+        else {"USERS_SOURCE": USERS_PUBLISHED, "HOMES": "false"}
+    )
+    return timer_part(
+        USERS,
+        "slurm_users.sh",
+        env,
+        every,
+        does="create the Slurm users (slurm.users) with their uids",
+        looks=f"look for new Slurm users every {every} s",
+        after="network-online.target remote-fs.target",
+        summary=f"creates the people of slurm.users with their uids (every {every} s)",
     )
 
 
@@ -303,7 +354,7 @@ def compute_parts(
                 File(NODE_NAME_HOOK_PATH, node_name_hook, "0755"),
             ),
         )
-        return (part,)
+        return (part, *_node_users(layout))
     part = _role_part(
         "compute",
         env,
@@ -322,7 +373,11 @@ def compute_parts(
         commands=(("systemctl", "enable", "--now", "--no-block", "gpu-cluster-slurm-leave.service"),),
         summary="removes the node from Slurm at shutdown",
     )
-    return (part, leave)
+    return (part, leave, *_node_users(layout))
+
+
+def _node_users(layout: SlurmLayout) -> tuple[Part, ...]:
+    return (users_part(head=False),) if layout.users_conf is not None else ()
 
 
 def login_parts(
@@ -344,7 +399,7 @@ def login_parts(
         key_hook=key_hook,
         key_hook_env=key_hook_env,
     )
-    return (mounts_part(mount), part)
+    return (mounts_part(mount), part, *_node_users(layout))
 
 
 def cluster_parts(

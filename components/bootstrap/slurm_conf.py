@@ -149,6 +149,8 @@ class SlurmLayout:
     # slurm.partitions: the elastic partitions and their power saving (empty: the group's dynamic nodes, `partition`)
     elastic: tuple[ElasticPartition, ...] = ()
     power_save: PowerSave | None = None
+    # slurm.users: "<name> <uid> <sudo> <key base64 or ->" lines (users.conf, through the channel); None: no users
+    users_conf: str | None = None
 
     @property
     def home_export(self) -> bool:
@@ -169,6 +171,8 @@ class SlurmLayout:
     def compute_files(self) -> dict[str, str]:
         """What a change of the GPU nodes changes: sent through the cloud's in-place channel (`compute_config`)."""
         out = {NODES_CONF: self.nodes_conf}
+        if self.users_conf is not None:
+            out["users.conf"] = self.users_conf
         if self.elastic:
             out["gres.conf"] = self.gres_conf
             out[LAUNCH_ENV] = "".join(f"LAUNCH_{p.name}={p.launch}\n" for p in self.elastic)

@@ -31,6 +31,7 @@ partition's cloud template when jobs wait, and its suspend program deletes when 
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -57,6 +58,7 @@ from ..catalog import InstanceType
 from ..catalog.slurm import data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec
+from ..spec.model import SlurmUser
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         cgroup_conf=render_cgroup_conf(),
         topology_yaml=render_topology_yaml(topology) if topology else None,
     )
+    if spec.slurm.users:
+        layout = replace(layout, users_conf=users_conf(spec.slurm.users))
     if spec.partitions:
         power = d["powerSave"]
         layout = replace(
@@ -161,6 +165,15 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
             max_nodes=sum(p.max_nodes for p in spec.partitions),
         )
     return _with_conf(layout)
+
+
+def users_conf(users: tuple[SlurmUser, ...]) -> str:
+    """users.conf: one "<name> <uid> <sudo> <public key as base64, or ->" line per person (slurm_users.sh)."""
+    lines = []
+    for user in users:
+        key = base64.b64encode(user.ssh_public_key.encode()).decode() if user.ssh_public_key else "-"
+        lines.append(f"{user.name} {user.uid} {'true' if user.sudo else 'false'} {key}\n")
+    return "".join(lines)
 
 
 def node_definition(row: InstanceType, feature: str) -> NodeDefinition:

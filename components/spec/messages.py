@@ -30,7 +30,8 @@ PATTERN_HINTS = {
 
 
 def pydantic_message(err: Mapping[str, Any]) -> tuple[str, str]:
-    path = ".".join(str(p) for p in err["loc"])
+    # a list item as the rules name it: `slurm.users[0].uid`
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).removeprefix(".")
     key = f"{CLUSTER_KEY}.{path}" if path else CLUSTER_KEY
     kind, value = err["type"], err.get("input")
     if kind == "extra_forbidden":

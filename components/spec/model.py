@@ -392,6 +392,21 @@ class SlurmPartition(_Model):
     """The partition jobs go to without -p (default: the first)."""
 
 
+class SlurmUser(_Model):
+    """A person who submits jobs: the same Linux user and uid on the head, the login node and every GPU node."""
+
+    name: str = Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")
+    """The Linux user name."""
+    uid: int = Field(ge=1000, le=59999, strict=False)
+    """Its uid (and its group's gid) on every node; fixed, so files on /home keep their owner."""
+    ssh_public_key: str | None = Field(
+        None, pattern=r"^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$"
+    )
+    """An OpenSSH public key for ~/.ssh/authorized_keys (SSH from the login node to the nodes, or to the login)."""
+    sudo: bool = False
+    """Passwordless sudo on every node (default false)."""
+
+
 class SlurmConfig(_Model):
     """scheduler slurm: a head node running slurmctld; the GPU nodes run slurmd (configless)."""
 
@@ -407,6 +422,8 @@ class SlurmConfig(_Model):
     """With partitions: a node idle this long is deleted (default: catalog/slurm.yaml powerSave)."""
     resume_timeout_seconds: int | None = Field(None, ge=300, le=7200)
     """With partitions: a node not up this long after its launch is deleted and its job requeued."""
+    users: tuple[SlurmUser, ...] = Field((), strict=False)
+    """The people who log in and submit jobs, created on every node (home on the shared /home)."""
 
 
 class SpotConfig(_Model):

@@ -82,6 +82,15 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
     name = secret_name(spec)
     login_image: dict[str, Any] = catalog.cpu_image("aws", spec.slurm.head_instance_type)
     parameter = conf_parameter(spec)
+    limit = int(aws["computeConfig"]["maxValueBytes"])
+    size = len(layout.compute_config.encode())
+    if size > limit:  # the placeholders are longer than the ids that replace them: the deployed text is shorter
+        raise ConfigError(
+            f"{CLUSTER_KEY}.slurm",
+            f"the GPU nodes' Slurm configuration (nodes.conf, partitions, users) is {size} bytes, over the {limit} "
+            "bytes of the SSM parameter it travels in (catalog/slurm.yaml clouds.aws.computeConfig); list fewer "
+            "partitions or users, or drop their SSH keys",
+        )
     head, login, compute = cluster_parts(
         layout,
         key_hook=script(KEY_HOOK),

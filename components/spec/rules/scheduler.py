@@ -81,6 +81,7 @@ def _kubernetes(ctx: Context, kube: KubernetesConfig) -> Iterator[ConfigError]:
 
 def _slurm(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
     cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
+    yield from _users(ctx, slurm)
     if slurm.partitions:
         yield from _partitions(ctx, slurm)
     elif cfg.nodes == 0:
@@ -117,6 +118,28 @@ def _slurm(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
             f"{head} is a GPU type; the head node is a small CPU VM such as "
             f"{capabilities(ctx.cloud).login_default_type}",
         )
+
+
+def _users(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
+    """slurm.users: one name and one uid each, none the nodes already have (catalog/slurm.yaml users)."""
+    rules, k = slurm_catalog.data()["users"], f"{CLUSTER_KEY}.slurm.users"
+    reserved = {*rules["reservedNames"], ctx.cfg.admin_user}
+    taken_uid = int(slurm_catalog.data()["slurmUid"])
+    names: set[str] = set()
+    uids: set[int] = set()
+    for i, user in enumerate(slurm.users):
+        if user.name in reserved:
+            yield ConfigError(
+                f"{k}[{i}].name", f"{user.name!r} is a user the nodes already have ({rules['source']}); pick another"
+            )
+        elif user.name in names:
+            yield ConfigError(f"{k}[{i}].name", f"{user.name!r} is listed twice; one entry per person")
+        if user.uid == taken_uid:
+            yield ConfigError(f"{k}[{i}].uid", f"{user.uid} is the slurm user's uid; pick another in 1000..59999")
+        elif user.uid in uids:
+            yield ConfigError(f"{k}[{i}].uid", f"{user.uid} is given to two users; each needs its own uid")
+        names.add(user.name)
+        uids.add(user.uid)
 
 
 def _partitions(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
