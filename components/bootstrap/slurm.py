@@ -399,7 +399,30 @@ def login_parts(
         key_hook=key_hook,
         key_hook_env=key_hook_env,
     )
-    return (mounts_part(mount), part, *_node_users(layout))
+    return (mounts_part(mount), part, nccl_test_part(), *_node_users(layout))
+
+
+NCCL_TEST = "/usr/local/bin/gpu-cluster-nccl-test"
+
+
+def nccl_test_part() -> Part:
+    """The login node's `gpu-cluster-nccl-test`: the first two-node job, the same on every cloud (catalog/slurm.yaml
+    firstJob)."""
+    job = data()["firstJob"]
+    env = {
+        "NCCL_TESTS_REPO": str(job["ncclTestsRepo"]),
+        "NCCL_TESTS_TAG": str(job["ncclTestsTag"]),
+        "PREBUILT": " ".join(job["prebuilt"]),
+        "MPI_HOMES": " ".join(job["mpiHomes"]),
+    }
+    return Part(
+        "nccl-test",
+        files=(
+            File(NCCL_TEST, script("slurm_nccl_test.sh"), "0755"),
+            File("/etc/gpu-cluster/nccl-test.env", env_file(env)),
+        ),
+        summary=f"gpu-cluster-nccl-test: nccl-tests {job['ncclTestsTag']} all_reduce_perf on two GPU nodes",
+    )
 
 
 def cluster_parts(

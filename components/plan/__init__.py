@@ -283,6 +283,9 @@ class Plan:
             "slurmVersion": outputs.get("slurmVersion"),
             "login": outputs.get("login"),
             "check": outputs.get("check"),
+            # the first job, on the login node: nccl-tests all_reduce_perf on two GPU nodes (docs/slurm.md)
+            "firstJob": "gpu-cluster-nccl-test -N 2",
+            "users": [u.name for u in slurm.users],
         }
 
     def shared_storage(self) -> dict[str, Any] | None:

@@ -235,7 +235,10 @@ def slurm_rows(slurm: dict[str, Any]) -> list[tuple[str, str]]:
     submit = str(slurm.get("login") or "no login command")
     if slurm.get("check"):
         submit += f", then {slurm['check']}"
-    return [("slurm login", submit)]
+    rows = [("slurm login", submit)]
+    if slurm.get("firstJob"):
+        rows.append(("first job", f"on the login node: {slurm['firstJob']} (nccl-tests all_reduce_perf, two nodes)"))
+    return rows
 
 
 def summary_rows(plan: Plan) -> list[tuple[str, str]]:
