@@ -30,6 +30,8 @@ from .encryption import plan as encryption_plan
 from .fabric import NetworkInterface, efa_enablement, efa_interfaces, interfaces_of
 from .identity import NodeIdentity, fleet_identity, health_hook, health_hook_action, node_identity
 from .kubernetes import EksLayout, EksPool, kubernetes_problems
+from .monitoring import AwsMonitoring
+from .monitoring import plan as monitoring_plan
 from .network import Metrics, check_public_ip, metrics
 from .nodes import (
     EBS_GLOBS,
@@ -109,6 +111,7 @@ class AwsLayout:
     encryption: AwsEncryption | None = None  # encryption.key: the KMS key (None: provider, the AWS managed keys)
     refresh: Refresh | None = None  # update rolling: the managed group's instance refresh
     drain_hook: DrainHook | None = None  # a managed group's termination lifecycle hook (the node drains first)
+    monitoring: AwsMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus and Grafana on the login node
 
     @property
     def efa_count(self) -> int:
@@ -152,7 +155,8 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         unhealthy_hook=script("aws_unhealthy.sh") if hook else None,
         mounts=shared.mount if shared else None,
     )
-    slurm = slurm_plan(spec, shared.mount if shared else None)
+    monitoring = monitoring_plan(spec)
+    slurm = slurm_plan(spec, shared.mount if shared else None, monitoring.part if monitoring else None)
     if slurm is not None:
         parts = (*parts, *slurm.compute_parts)
     scaling = scaling_plan(spec)
@@ -187,6 +191,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         encryption=encryption_plan(spec),
         refresh=refresh,
         drain_hook=drain_hook,
+        monitoring=monitoring,
     )
     if spec.kubernetes is None:
         return layout

@@ -20,6 +20,7 @@ from .instance import (
     _zone,
     _zone_known,
 )
+from .monitoring import _monitoring
 from .names import _derived_names, _name, _tags
 from .network import _existing_network, _network
 from .nodes import _image, _node_counts, _node_group, _node_group_default
@@ -57,4 +58,5 @@ CROSS_RULES: tuple[Check, ...] = (
     _scaling,
     _update,
     _encryption,
+    _monitoring,
 )
