@@ -1,0 +1,223 @@
+"""The self-hosted monitoring (monitoring.prometheus: selfHosted): the spec's choices and refusals, the rendered
+Prometheus files judged by promtool, the dashboards' queries against the pinned exporters' metric names, and the
+AWS wiring (the login node's user data, the role's grant, the exporter rules)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.bootstrap import monitoring
+from components.errors import ConfigErrors
+from components.layout.aws import monitoring as aws_monitoring
+
+from .conftest import aws_values, gcp_values, plan_values, resources_of, spec_of
+
+# PromQL words that are not metric names: functions are followed by "(" and stripped by the tokenizer
+_KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool", "offset"}
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression reads: identifiers outside label matchers, ranges and strings, not
+    followed by "(" (a function or aggregation), not a grouping clause's labels nor a keyword."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', "", expr)
+    text = re.sub(r"\{[^}]*\}", "", text)
+    text = re.sub(r"\[[^\]]*\]", "", text)
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", text)
+    names = set(re.findall(r"\b([A-Za-z_:][A-Za-z0-9_:]*)\b(?!\s*\()", text))
+    return {n for n in names if n not in _KEYWORDS and not re.fullmatch(r"\d.*|e\d*|Inf|NaN", n)}
+
+
+def test_metric_names_reads_what_a_query_names():
+    assert metric_names('100 * sum by (node) (DCGM_FI_DEV_FB_USED{node=~"$node"}) / max(up[5m]) > 3') == {
+        "DCGM_FI_DEV_FB_USED",
+        "up",
+    }
+    assert metric_names("count(DCGM_X > 0) or vector(0)") == {"DCGM_X"}
+
+
+def _panel_exprs() -> dict[str, str]:
+    out = {}
+    for name, board in monitoring.dashboards().items():
+        for panel in board["panels"]:
+            for target in panel["targets"]:
+                out[f"{name} {panel['title']} {target['refId']}"] = target["expr"]
+        for var in board["templating"]["list"]:
+            out[f"{name} ${var['name']}"] = re.sub(r"^label_values\((.*),\s*\w+\)$", r"\1", var["query"]["query"])
+    return out
+
+
+def _settings(**alerts: Any) -> monitoring.Monitoring:
+    spec = spec_of(aws_values(login={}, monitoring={"alerts": alerts}))
+    return monitoring.Monitoring("c", aws_monitoring.discovery(spec), 15, spec.monitoring.alerts, "gpu")
+
+
+def test_every_dashboard_query_and_alert_names_only_metrics_the_pinned_exporters_emit():
+    known = monitoring.exporter_metrics()
+    exprs = _panel_exprs()
+    rules = yaml.safe_load(monitoring.alert_rules(_settings(gpuTemperatureCelsius=85)))["groups"][0]["rules"]
+    exprs.update({f"rule {r['alert']}": r["expr"] for r in rules})
+    unknown = {label: sorted(metric_names(e) - known) for label, e in exprs.items() if metric_names(e) - known}
+    assert not unknown, unknown
+    used = set().union(*(metric_names(e) for e in exprs.values()))
+    # the panels the task names: utilisation, memory, power, temperature, XID, ECC (remapped rows), NVLink, fabric
+    for name in (
+        "DCGM_FI_DEV_GPU_UTIL",
+        "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_POWER_USAGE",
+        "DCGM_FI_DEV_GPU_TEMP",
+        "DCGM_FI_DEV_XID_ERRORS",
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+        "node_infiniband_port_data_received_bytes_total",
+        "node_filesystem_avail_bytes",
+    ):
+        assert name in used, name
+    # a negative control: a counter the default CSV comments out is not "known"
+    assert "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" not in known
+
+
+def test_the_exporter_metric_list_is_the_default_counters_csv():
+    data = yaml.safe_load((Path(monitoring.__file__).parent / "monitoring" / "exporter_metrics.yaml").read_text())
+    assert data["dcgmExporter"]["metrics"][:2] == ["DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK"]
+    assert "DCGM_FI_DRIVER_VERSION" not in data["dcgmExporter"]["metrics"]  # a label row, not a metric
+    assert all(block["source"] for block in data.values())
+
+
+def test_every_panel_uses_the_provisioned_data_source():
+    for name, board in monitoring.dashboards().items():
+        assert board["uid"] and board["panels"], name
+        for panel in board["panels"]:
+            assert panel["datasource"] == {"type": "prometheus", "uid": "prometheus"}, (name, panel["title"])
+
+
+def test_alert_thresholds_come_from_the_spec():
+    rules = {
+        r["alert"]: r
+        for r in yaml.safe_load(monitoring.alert_rules(_settings(gpuIdlePercent=12, diskFullPercent=80)))["groups"][
+            0
+        ]["rules"]
+    }
+    assert rules["GpuIdle"]["expr"].endswith("< 12") and rules["GpuIdle"]["for"] == "60m"
+    assert "> 80 and" in rules["DiskNearlyFull"]["expr"]
+    assert "GpuTemperatureHigh" not in rules  # no sourced default: no rule unless asked
+    assert set(rules) == {
+        "GpuIdle",
+        "GpuMemoryHigh",
+        "GpuXidError",
+        "GpuUncorrectableMemoryError",
+        "NodeMissing",
+        "FabricLinkDown",
+        "DiskNearlyFull",
+    }
+
+
+@pytest.fixture
+def promtool() -> str:
+    path = shutil.which("promtool")
+    if path is None:
+        pytest.skip("promtool is not installed (Debian package prometheus)")
+    return path
+
+
+def test_the_rendered_config_and_rules_pass_promtool(promtool, tmp_path):
+    m = _settings(gpuTemperatureCelsius=85)
+    rules = tmp_path / "rules.yml"
+    rules.write_text(monitoring.alert_rules(m))
+    config = tmp_path / "prometheus.yml"
+    config.write_text(monitoring.prometheus_config(m).replace(monitoring.RULES_YML, str(rules)))
+    for args in (["check", "config", str(config)], ["check", "rules", str(rules)]):
+        run = subprocess.run([promtool, *args], capture_output=True, text=True)
+        assert run.returncode == 0, run.stdout + run.stderr
+    # a negative control: promtool does judge the rules
+    rules.write_text(monitoring.alert_rules(m).replace("avg_over_time(", "avg_over_time((", 1))
+    assert subprocess.run([promtool, "check", "rules", str(rules)], capture_output=True).returncode != 0
+
+
+def test_the_scrape_config_keeps_to_this_clusters_gpu_nodes():
+    config = yaml.safe_load(monitoring.prometheus_config(_settings()))
+    jobs = {j["job_name"]: j for j in config["scrape_configs"]}
+    assert set(jobs) == {"dcgm-exporter", "node-exporter"}
+    sd = jobs["dcgm-exporter"]["ec2_sd_configs"][0]
+    assert sd["port"] == 9400 and sd["region"] == "us-east-1"
+    filters = {f["name"]: f["values"] for f in sd["filters"]}
+    assert filters["tag:gpu-cluster:cluster"] == ["test"] and filters["tag:gpu-cluster:stack"] == ["test"]
+    assert filters["tag:Name"] == ["test-node", "test-node-*"]  # not the login node nor the Slurm head
+    targets = {r.get("target_label") for r in jobs["node-exporter"]["relabel_configs"]}
+    assert {"__address__", "node", "instance_id", "pool", "cluster", "partition"} <= targets
+
+
+# --- the spec ------------------------------------------------------------------------------------------------------
+
+
+def test_auto_is_self_hosted_where_there_is_a_login_node_on_aws():
+    assert spec_of(aws_values(login={})).prometheus == "selfHosted"
+    assert spec_of(aws_values(scheduler="slurm")).prometheus == "selfHosted"  # Slurm always has a login node
+    assert spec_of(aws_values()).prometheus == "none"  # nowhere private to run it
+    assert spec_of(aws_values(login={}, network={"egress": "none"})).prometheus == "none"
+    assert spec_of(gcp_values(login={})).prometheus == "none"  # not built on GCP yet
+
+
+def test_self_hosted_where_it_cannot_be_built_gets_one_keyed_error_per_reason():
+    with pytest.raises(ConfigErrors) as caught:
+        spec_of(gcp_values(monitoring={"prometheus": "selfHosted", "dcgmExporter": False}, network={"egress": "none"}))
+    lines = [e for e in str(caught.value).splitlines() if "monitoring.prometheus" in e]
+    assert len(lines) == 4, lines
+    assert any("not built on gcp" in e for e in lines) and any("login node" in e for e in lines)
+    assert any("dcgmExporter false" in e for e in lines) and any("egress nat" in e for e in lines)
+
+
+def test_bad_thresholds_are_refused_naming_the_key():
+    with pytest.raises(ConfigErrors) as caught:
+        spec_of(aws_values(login={}, monitoring={"retentionDays": 0, "alerts": {"diskFullPercent": 100}}))
+    text = str(caught.value)
+    assert "monitoring.retentionDays" in text and "monitoring.alerts.diskFullPercent" in text
+
+
+# --- AWS ------------------------------------------------------------------------------------------------------------
+
+
+def _user_data(resource: dict[str, Any]) -> str:
+    return gzip.decompress(base64.b64decode(resource["inputs"]["userDataBase64"])).decode()
+
+
+@pytest.mark.parametrize("cluster", [{"login": {}}, {"scheduler": "slurm"}], ids=["vm-login", "slurm"])
+def test_aws_login_node_runs_the_part_and_its_role_may_list_instances(cluster):
+    plan = plan_values(aws_values(**cluster))
+    login = next(r for r in resources_of(plan, "ec2/instance:Instance") if r["name"].endswith("-login"))
+    doc = yaml.safe_load(_user_data(login))
+    paths = {f["path"] for f in doc["write_files"]}
+    assert {monitoring.PROMETHEUS_YML, monitoring.RULES_YML, "/etc/systemd/system/gpu-cluster-prometheus.service"} <= (
+        paths
+    )
+    assert ["systemctl", "enable", "--now", "--no-block", "gpu-cluster-monitoring.service"] in doc["runcmd"]
+    assert "grafana-admin-password" not in json.dumps(doc["runcmd"])  # generated on the node, never in user data
+    policies = {r["name"]: r for r in resources_of(plan, "iam/rolePolicy:RolePolicy")}
+    statement = json.loads(policies["test-aws-node-role-monitoring"]["inputs"]["policy"])["Statement"]
+    assert statement == [
+        {"Sid": "DiscoverClusterNodes", "Effect": "Allow", "Action": ["ec2:DescribeInstances"], "Resource": "*"}
+    ]
+    rules = {r["name"]: r["inputs"] for r in resources_of(plan, "SecurityGroupIngressRule")}
+    for exporter, port in (("dcgm-exporter", 9400), ("node-exporter", 9100)):
+        rule = rules[f"test-aws-sg-{exporter}-from-login"]
+        assert rule["fromPort"] == rule["toPort"] == port
+    summary = plan.as_json()["summary"]["monitoring"]
+    assert summary["prometheus"] == "selfHosted"
+    assert "AWS-StartPortForwardingSession" in summary["grafana"]["forward"]
+
+
+def test_aws_without_self_hosted_monitoring_registers_no_grant_and_no_login_user_data():
+    plan = plan_values(aws_values(login={}, monitoring={"prometheus": "none"}))
+    assert not [r for r in resources_of(plan, "iam/rolePolicy:RolePolicy") if r["name"].endswith("-monitoring")]
+    login = next(r for r in resources_of(plan, "ec2/instance:Instance") if r["name"].endswith("-login"))
+    assert login["inputs"].get("userDataBase64") is None
+    assert plan.as_json()["summary"]["monitoring"]["prometheus"] == "none"
