@@ -211,7 +211,6 @@ User=prometheus
 Group=prometheus
 ExecStart={bin}/prometheus --config.file={config} --storage.tsdb.path={tsdb} --storage.tsdb.retention.time={days}d \
 --web.listen-address={listen}
-ExecReload=/bin/kill -HUP $MAINPID
 Restart=always
 RestartSec=10
 
