@@ -240,15 +240,15 @@ class PrometheusMode(Enum):
     """Who scrapes the nodes' exporters (docs/monitoring.md)."""
 
     AUTO = "auto"
-    """selfHosted where the cloud builds it and the cluster has a login node (VM mode with login, Slurm mode; egress nat), else none."""
+    """selfHosted where built (catalog/monitoring.yaml) with a login node and egress nat, else none."""
     SELF_HOSTED = "selfHosted"
-    """Prometheus and Grafana on the login node, private, installed at boot from pinned releases (components/bootstrap/monitoring.yaml)."""
+    """Prometheus and Grafana on the login node, private, from pinned releases."""
     NONE = "none"
     """Nothing scrapes the exporters (scrape them from your own Prometheus)."""
 
 
 class AlertsArgs(TypedDict, total=False):
-    """The alert rules' thresholds (components/bootstrap/monitoring.yaml `alertDefaults` says where each default comes from)."""
+    """The alert rules' thresholds (catalog/monitoring.yaml alertDefaults: each default's source)."""
 
     gpu_idle_percent: float
     """A GPU below this utilisation for gpuIdleMinutes while its node runs is idle (default 5)."""

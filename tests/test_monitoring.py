@@ -58,7 +58,8 @@ def _panel_exprs() -> dict[str, str]:
 
 def _settings(**alerts: Any) -> monitoring.Monitoring:
     spec = spec_of(aws_values(login={}, monitoring={"alerts": alerts}))
-    return monitoring.Monitoring("c", aws_monitoring.discovery(spec), 15, spec.monitoring.alerts, "gpu")
+    thresholds = monitoring.Thresholds(**spec.monitoring.alerts.model_dump())
+    return monitoring.Monitoring("c", aws_monitoring.discovery(spec), 15, thresholds, "gpu")
 
 
 def test_every_dashboard_query_and_alert_names_only_metrics_the_pinned_exporters_emit():
@@ -103,9 +104,9 @@ def test_every_panel_uses_the_provisioned_data_source():
 def test_alert_thresholds_come_from_the_spec():
     rules = {
         r["alert"]: r
-        for r in yaml.safe_load(monitoring.alert_rules(_settings(gpuIdlePercent=12, diskFullPercent=80)))["groups"][
-            0
-        ]["rules"]
+        for r in yaml.safe_load(monitoring.alert_rules(_settings(gpuIdlePercent=12, diskFullPercent=80)))["groups"][0][
+            "rules"
+        ]
     }
     assert rules["GpuIdle"]["expr"].endswith("< 12") and rules["GpuIdle"]["for"] == "60m"
     assert "> 80 and" in rules["DiskNearlyFull"]["expr"]

@@ -246,7 +246,7 @@ def monitoring_output(ctx: Context, login: LoginNode | None) -> dict[str, Any]:
             f"aws ssm start-session --region {spec.region} --target ",
             login.instance.id,
             f" --document-name AWS-StartPortForwardingSession --parameters "
-            f"'{{\"portNumber\":[\"{port}\"],\"localPortNumber\":[\"{port}\"]}}'",
+            f'\'{{"portNumber":["{port}"],"localPortNumber":["{port}"]}}\'',
         )
     elif layout.access.method == "ssh":
         host: pulumi.Input[str] = login.instance.public_ip if login.public_ip else "<login node private ip>"

@@ -26,7 +26,6 @@ from typing import Any
 import yaml
 
 from ..datafile import load_yaml
-from ..spec.model import AlertsConfig
 from . import File, Part, env_file, script
 from .metrics import endpoints
 
@@ -74,13 +73,25 @@ class Discovery:
 
 
 @dataclass(frozen=True)
+class Thresholds:
+    """monitoring.alerts as the rules take them (the spec's AlertsConfig, field by field)."""
+
+    gpu_idle_percent: float
+    gpu_idle_minutes: int
+    gpu_memory_percent: float
+    gpu_temperature_celsius: int | None
+    disk_full_percent: float
+    node_missing_minutes: int
+
+
+@dataclass(frozen=True)
 class Monitoring:
     """What the part renders: the discovery, the cluster's static labels, retention and thresholds."""
 
     cluster: str
     discovery: Discovery
     retention_days: int
-    alerts: AlertsConfig
+    alerts: Thresholds
     partition: str | None = None  # scheduler slurm: the GPU partition, a label on every series
 
 
@@ -145,14 +156,14 @@ def alert_rules(m: Monitoring) -> str:
             f"100 * DCGM_FI_DEV_FB_USED / {fb_total} > {a.gpu_memory_percent:g}",
             5,
             "warning",
-            f"GPU {{{{ $labels.gpu }}}} of {{{{ $labels.node }}}} has used over {a.gpu_memory_percent:g}% of its memory",
+            f"GPU {{{{ $labels.gpu }}}} of {{{{ $labels.node }}}} uses over {a.gpu_memory_percent:g}% of its memory",
         ),
         _rule(
             "GpuXidError",
             "DCGM_FI_DEV_XID_ERRORS > 0",
             0,
             "critical",
-            "GPU {{ $labels.gpu }} of {{ $labels.node }} reported XID {{ $value }} (NVIDIA's XID catalog says what to do)",
+            "GPU {{ $labels.gpu }} of {{ $labels.node }} reported XID {{ $value }} (NVIDIA's XID catalog: what to do)",
         ),
         # The default counters export no ECC double-bit counter (DCGM_FI_DEV_ECC_DBE_* are commented out); an
         # uncorrectable error remaps a row (A100, H100 and later), which they do export.

@@ -338,10 +338,8 @@ PrometheusMode = Annotated[
         "PrometheusMode",
         "Who scrapes the nodes' exporters (docs/monitoring.md).",
         {
-            "auto": "selfHosted where the cloud builds it and the cluster has a login node (VM mode with login, "
-            "Slurm mode; egress nat), else none.",
-            "selfHosted": "Prometheus and Grafana on the login node, private, installed at boot "
-            "from pinned releases (components/bootstrap/monitoring.yaml).",
+            "auto": "selfHosted where built (catalog/monitoring.yaml) with a login node and egress nat, else none.",
+            "selfHosted": "Prometheus and Grafana on the login node, private, from pinned releases.",
             "none": "Nothing scrapes the exporters (scrape them from your own Prometheus).",
         },
     ),
@@ -349,8 +347,7 @@ PrometheusMode = Annotated[
 
 
 class AlertsConfig(_Model):
-    """The alert rules' thresholds (components/bootstrap/monitoring.yaml `alertDefaults` says where each default
-    comes from)."""
+    """The alert rules' thresholds (catalog/monitoring.yaml alertDefaults: each default's source)."""
 
     gpu_idle_percent: float = Field(5, ge=0, le=100)
     """A GPU below this utilisation for gpuIdleMinutes while its node runs is idle (default 5)."""

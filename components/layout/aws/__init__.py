@@ -111,7 +111,7 @@ class AwsLayout:
     encryption: AwsEncryption | None = None  # encryption.key: the KMS key (None: provider, the AWS managed keys)
     refresh: Refresh | None = None  # update rolling: the managed group's instance refresh
     drain_hook: DrainHook | None = None  # a managed group's termination lifecycle hook (the node drains first)
-    monitoring: AwsMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus and Grafana on the login node
+    monitoring: AwsMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
 
     @property
     def efa_count(self) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ... import bootstrap
 from ...bootstrap import Part
-from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, Monitoring, monitoring_part, versions
+from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, Monitoring, Thresholds, monitoring_part, versions
 from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
 
@@ -55,7 +55,7 @@ def plan(spec: ClusterSpec) -> AwsMonitoring | None:
         cluster=spec.name,
         discovery=discovery(spec),
         retention_days=spec.monitoring.retention_days,
-        alerts=spec.monitoring.alerts,
+        alerts=Thresholds(**spec.monitoring.alerts.model_dump()),
         partition=spec.slurm.partition if spec.slurm is not None else None,
     )
     part = monitoring_part(m)
