@@ -196,6 +196,8 @@ def test_aws_login_node_runs_the_part_and_its_role_may_list_instances(cluster):
     plan = plan_values(aws_values(**cluster))
     login = next(r for r in resources_of(plan, "ec2/instance:Instance") if r["name"].endswith("-login"))
     doc = yaml.safe_load(_user_data(login))
+    # EC2 takes at most 16 KB of user data before base64 (EC2 User Guide, instancedata-add-user-data)
+    assert len(base64.b64decode(login["inputs"]["userDataBase64"])) < 16 * 1024
     paths = {f["path"] for f in doc["write_files"]}
     assert {monitoring.PROMETHEUS_YML, monitoring.RULES_YML, "/etc/systemd/system/gpu-cluster-prometheus.service"} <= (
         paths
