@@ -19,6 +19,7 @@ import yaml
 from components.bootstrap import monitoring
 from components.errors import ConfigErrors
 from components.layout.aws import monitoring as aws_monitoring
+from components.layout.gcp import monitoring as gcp_monitoring
 
 from .conftest import aws_values, gcp_values, plan_values, resources_of, spec_of
 
@@ -130,8 +131,15 @@ def promtool() -> str:
     return path
 
 
-def test_the_rendered_config_and_rules_pass_promtool(promtool, tmp_path):
-    m = _settings(gpuTemperatureCelsius=85)
+def _gcp_settings() -> monitoring.Monitoring:
+    spec = spec_of(gcp_values(login={}))
+    thresholds = monitoring.Thresholds(**spec.monitoring.alerts.model_dump())
+    return monitoring.Monitoring("c", gcp_monitoring.discovery(spec, "my-gpu-project", "us-central1-a"), 15, thresholds)
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp"])
+def test_the_rendered_config_and_rules_pass_promtool(promtool, tmp_path, cloud):
+    m = _settings(gpuTemperatureCelsius=85) if cloud == "aws" else _gcp_settings()
     rules = tmp_path / "rules.yml"
     rules.write_text(monitoring.alert_rules(m))
     config = tmp_path / "prometheus.yml"
@@ -160,20 +168,40 @@ def test_the_scrape_config_keeps_to_this_clusters_gpu_nodes():
 # --- the spec ------------------------------------------------------------------------------------------------------
 
 
-def test_auto_is_self_hosted_where_there_is_a_login_node_on_aws():
+def test_the_gce_discovery_keeps_to_this_clusters_gpu_nodes():
+    job = yaml.safe_load(monitoring.prometheus_config(_gcp_settings()))["scrape_configs"][0]
+    sd = job["gce_sd_configs"][0]
+    assert (sd["project"], sd["zone"], sd["port"]) == ("my-gpu-project", "us-central1-a", 9400)
+    assert '(labels.gpu-cluster_cluster = "test")' in sd["filter"] and '(status = "RUNNING")' in sd["filter"]
+    drop = job["relabel_configs"][1]  # the login node and the Slurm head carry gpu-cluster_role; GPU nodes do not
+    assert drop == {"source_labels": ["__meta_gce_label_gpu_cluster_role"], "regex": ".+", "action": "drop"}
+
+
+def test_auto_is_self_hosted_where_there_is_a_login_node_on_aws_and_gcp():
     assert spec_of(aws_values(login={})).prometheus == "selfHosted"
     assert spec_of(aws_values(scheduler="slurm")).prometheus == "selfHosted"  # Slurm always has a login node
     assert spec_of(aws_values()).prometheus == "none"  # nowhere private to run it
     assert spec_of(aws_values(login={}, network={"egress": "none"})).prometheus == "none"
-    assert spec_of(gcp_values(login={})).prometheus == "none"  # not built on GCP yet
+    assert spec_of(gcp_values(login={})).prometheus == "selfHosted"
+    assert spec_of(gcp_values(login={}, scheduler="kubernetes")).prometheus == "none"  # not wired for Kubernetes
 
 
 def test_self_hosted_where_it_cannot_be_built_gets_one_keyed_error_per_reason():
+    azure = {
+        "gpu-cluster:cloud": "azure",
+        "azure-native:location": "eastus",
+        "gpu-cluster:cluster": {
+            "gpu": "T4:1",
+            "nodes": 1,
+            "monitoring": {"prometheus": "selfHosted", "dcgmExporter": False},
+            "network": {"egress": "none"},
+        },
+    }
     with pytest.raises(ConfigErrors) as caught:
-        spec_of(gcp_values(monitoring={"prometheus": "selfHosted", "dcgmExporter": False}, network={"egress": "none"}))
+        spec_of(azure)
     lines = [e for e in str(caught.value).splitlines() if "monitoring.prometheus" in e]
     assert len(lines) == 4, lines
-    assert any("not built on gcp" in e for e in lines) and any("login node" in e for e in lines)
+    assert any("not built on azure" in e for e in lines) and any("login node" in e for e in lines)
     assert any("dcgmExporter false" in e for e in lines) and any("egress nat" in e for e in lines)
 
 
@@ -224,3 +252,21 @@ def test_aws_without_self_hosted_monitoring_registers_no_grant_and_no_login_user
     login = next(r for r in resources_of(plan, "ec2/instance:Instance") if r["name"].endswith("-login"))
     assert login["inputs"].get("userDataBase64") is None
     assert plan.as_json()["summary"]["monitoring"]["prometheus"] == "none"
+
+
+@pytest.mark.parametrize("cluster", [{"login": {}}, {"scheduler": "slurm"}], ids=["vm-login", "slurm"])
+def test_gcp_login_node_runs_the_part_and_its_account_may_list_instances(cluster):
+    plan = plan_values(gcp_values(**cluster))
+    login = next(r for r in resources_of(plan, "compute/instance:Instance") if r["name"].endswith("-login"))
+    script = login["inputs"]["metadata"]["startup-script"]
+    assert f"cat > {monitoring.PROMETHEUS_YML} <<" in script
+    assert "systemctl enable --now --no-block gpu-cluster-monitoring.service" in script
+    roles = {r["inputs"]["role"] for r in resources_of(plan, "projects/iAMMember:IAMMember")}
+    assert "roles/compute.viewer" in roles
+    forward = plan.as_json()["summary"]["monitoring"]["grafana"]["forward"]
+    assert "--tunnel-through-iap -- -N -L 3000:127.0.0.1:3000" in forward
+
+
+def test_gcp_without_a_login_node_grants_no_compute_viewer():
+    plan = plan_values(gcp_values())
+    assert "roles/compute.viewer" not in {r["inputs"]["role"] for r in resources_of(plan, "IAMMember")}

@@ -51,6 +51,8 @@ from .placement import Placement, placement_of
 from .proof import count_wired_gbps
 from .scaling import Elastic
 from .scaling import plan as elastic_plan
+from .monitoring import GcpMonitoring
+from .monitoring import plan as monitoring_plan
 from .slurm import GcpSlurm, slurm_plan
 
 __all__ = [
@@ -109,6 +111,7 @@ class GcpLayout:
     elastic: Elastic | None = None  # scaling / spot.onDemandBase: the autoscaler and the standard floor group
     rollout: MigRollout | None = None  # update rolling: the managed instance groups' update policy
     encryption: GcpEncryption | None = None  # encryption.key not provider: the key ring and key, or the key named
+    monitoring: GcpMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -225,7 +228,8 @@ def plan(spec: ClusterSpec) -> GcpLayout:
             if scratch.kind == "nvme"
             else Scratch("none", spec.storage.scratch_path, 0, None, ())
         )
-    slurm = slurm_plan(spec, project, shared.mount if shared else None)
+    monitoring = monitoring_plan(spec, project, zone)
+    slurm = slurm_plan(spec, project, shared.mount if shared else None, monitoring.part if monitoring else None)
     parts = () if k8s else node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None)
     if slurm is not None:  # after the health part: the HealthCheckProgram runs the same check
         parts = (*parts, *slurm.compute_parts)
@@ -272,6 +276,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         slurm=slurm,
         elastic=elastic,
         encryption=encryption,
+        monitoring=monitoring,
         rollout=mig_rollout(
             spec, placement.vm_count if placement is not None and placement.kind == "compact" else None
         ),
