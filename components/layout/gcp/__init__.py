@@ -31,6 +31,8 @@ from .health import HealthProbe, health_probe
 from .identity import NodeIdentity, node_identity
 from .kubernetes import Gke, GkePool, NodeNetwork, gke_fabric_usability, gke_layout
 from .labels import labels_for
+from .monitoring import GcpMonitoring
+from .monitoring import plan as monitoring_plan
 from .network import Nic, Subnet, Vpc, check_existing_subnetworks, gpu_networks
 from .nodes import (
     LOCAL_SSD_GLOBS,
@@ -51,8 +53,6 @@ from .placement import Placement, placement_of
 from .proof import count_wired_gbps
 from .scaling import Elastic
 from .scaling import plan as elastic_plan
-from .monitoring import GcpMonitoring
-from .monitoring import plan as monitoring_plan
 from .slurm import GcpSlurm, slurm_plan
 
 __all__ = [
