@@ -8,17 +8,20 @@
 #
 # Environment (/etc/gpu-cluster/monitoring.env): PROMETHEUS_VERSION, PROMETHEUS_URL (with {arch}),
 # PROMETHEUS_SHA256_AMD64/ARM64, PROMETHEUS_DIR, PROMETHEUS_CONFIG, TSDB_DIR, GRAFANA_VERSION, GRAFANA_REPOSITORY,
-# GRAFANA_KEY_URL, PASSWORD_FILE.
+# GRAFANA_KEY_URL, PASSWORD_FILE; KEYRING and APT_LIST (the tests point them elsewhere).
 set -euo pipefail
 
 ENV_FILE="${ENV_FILE:-/etc/gpu-cluster/monitoring.env}"
 # shellcheck source=/dev/null
 [ -r "$ENV_FILE" ] && . "$ENV_FILE"
 
+KEYRING="${KEYRING:-/etc/apt/keyrings/grafana.gpg}"
+APT_LIST="${APT_LIST:-/etc/apt/sources.list.d/grafana.list}"
+
 log() { echo "gpu-cluster-monitoring: $*" >&2; }
 
 install_prometheus() {
-  local arch sum tmp url
+  local arch sum url
   arch=$(dpkg --print-architecture)
   case "$arch" in
     amd64) sum="$PROMETHEUS_SHA256_AMD64" ;;
@@ -27,6 +30,7 @@ install_prometheus() {
   esac
   url="${PROMETHEUS_URL//\{arch\}/$arch}"
   tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT  # also when the checksum does not match (set -e)
   curl -fsSL --retry 5 -o "$tmp/prometheus.tar.gz" "$url"
   echo "$sum  $tmp/prometheus.tar.gz" | sha256sum -c - >/dev/null
   tar -xzf "$tmp/prometheus.tar.gz" -C "$tmp"
@@ -34,14 +38,13 @@ install_prometheus() {
   install -m 0755 "$tmp/prometheus-$PROMETHEUS_VERSION.linux-$arch/prometheus" \
     "$tmp/prometheus-$PROMETHEUS_VERSION.linux-$arch/promtool" "$PROMETHEUS_DIR/"
   echo "$PROMETHEUS_VERSION" >"$PROMETHEUS_DIR/VERSION"
-  rm -rf "$tmp"
   log "installed Prometheus $PROMETHEUS_VERSION ($arch)"
 }
 
 install_grafana() {
-  install -d -m 0755 /etc/apt/keyrings
-  curl -fsSL --retry 5 "$GRAFANA_KEY_URL" | gpg --dearmor --yes -o /etc/apt/keyrings/grafana.gpg
-  echo "deb [signed-by=/etc/apt/keyrings/grafana.gpg] $GRAFANA_REPOSITORY" >/etc/apt/sources.list.d/grafana.list
+  install -d -m 0755 "${KEYRING%/*}"
+  curl -fsSL --retry 5 "$GRAFANA_KEY_URL" | gpg --dearmor --yes -o "$KEYRING"
+  echo "deb [signed-by=$KEYRING] $GRAFANA_REPOSITORY" >"$APT_LIST"
   apt-get update -q
   apt-mark unhold grafana >/dev/null 2>&1 || true
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "grafana=$GRAFANA_VERSION"
