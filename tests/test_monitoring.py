@@ -270,3 +270,11 @@ def test_gcp_login_node_runs_the_part_and_its_account_may_list_instances(cluster
 def test_gcp_without_a_login_node_grants_no_compute_viewer():
     plan = plan_values(gcp_values())
     assert "roles/compute.viewer" not in {r["inputs"]["role"] for r in resources_of(plan, "IAMMember")}
+
+
+def test_nodes_without_the_dcgm_exporter_are_not_scraped_for_it():
+    """Non-NVIDIA GPUs run the node exporter only (bootstrap/metrics.py): a DCGM job would page NodeMissing forever."""
+    m = _settings()
+    other = monitoring.Monitoring(m.cluster, m.discovery, m.retention_days, m.alerts, m.partition, gpu_metrics=False)
+    jobs = [j["job_name"] for j in yaml.safe_load(monitoring.prometheus_config(other))["scrape_configs"]]
+    assert jobs == ["node-exporter"]

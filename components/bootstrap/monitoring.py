@@ -93,6 +93,7 @@ class Monitoring:
     retention_days: int
     alerts: Thresholds
     partition: str | None = None  # scheduler slurm: the GPU partition, a label on every series
+    gpu_metrics: bool = True  # NVIDIA GPUs: the DCGM exporter runs (other vendors' nodes run the node exporter only)
 
 
 def prometheus_config(m: Monitoring) -> str:
@@ -101,6 +102,8 @@ def prometheus_config(m: Monitoring) -> str:
     static = {"cluster": m.cluster, **({"partition": m.partition} if m.partition else {})}
     jobs = []
     for e in endpoints():
+        if e.name == "dcgm-exporter" and not m.gpu_metrics:
+            continue  # not running on these nodes (bootstrap/metrics.py): every target would be "missing"
         relabel: list[dict[str, Any]] = [
             {
                 "source_labels": [m.discovery.address_label],

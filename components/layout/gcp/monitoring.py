@@ -57,6 +57,7 @@ def plan(spec: ClusterSpec, project: str, zone: str) -> GcpMonitoring | None:
         retention_days=spec.monitoring.retention_days,
         alerts=Thresholds(**spec.monitoring.alerts.model_dump()),
         partition=spec.slurm.partition if spec.slurm is not None else None,
+        gpu_metrics=spec.instance.gpu_vendor == "nvidia",
     )
     part = monitoring_part(m)
     script = startup_script((part,))
