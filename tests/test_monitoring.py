@@ -19,9 +19,10 @@ import yaml
 from components.bootstrap import monitoring
 from components.errors import ConfigErrors
 from components.layout.aws import monitoring as aws_monitoring
+from components.layout.azure import monitoring as azure_monitoring
 from components.layout.gcp import monitoring as gcp_monitoring
 
-from .conftest import aws_values, gcp_values, plan_values, resources_of, spec_of
+from .conftest import aws_values, gcp_values, plan_stack_with, plan_values, resources_of, spec_of
 
 # PromQL words that are not metric names: functions are followed by "(" and stripped by the tokenizer
 _KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool", "offset"}
@@ -137,9 +138,16 @@ def _gcp_settings() -> monitoring.Monitoring:
     return monitoring.Monitoring("c", gcp_monitoring.discovery(spec, "my-gpu-project", "us-central1-a"), 15, thresholds)
 
 
-@pytest.mark.parametrize("cloud", ["aws", "gcp"])
+def _azure_settings() -> monitoring.Monitoring:
+    spec = spec_of(aws_values(login={}))  # the discovery reads the cluster's name only
+    thresholds = monitoring.Thresholds(**spec.monitoring.alerts.model_dump())
+    return monitoring.Monitoring("c", azure_monitoring.discovery(spec), 15, thresholds)
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
 def test_the_rendered_config_and_rules_pass_promtool(promtool, tmp_path, cloud):
-    m = _settings(gpuTemperatureCelsius=85) if cloud == "aws" else _gcp_settings()
+    settings = {"aws": lambda: _settings(gpuTemperatureCelsius=85), "gcp": _gcp_settings, "azure": _azure_settings}
+    m = settings[cloud]()
     rules = tmp_path / "rules.yml"
     rules.write_text(monitoring.alert_rules(m))
     config = tmp_path / "prometheus.yml"
@@ -186,10 +194,19 @@ def test_auto_is_self_hosted_where_there_is_a_login_node_on_aws_and_gcp():
     assert spec_of(gcp_values(login={}, scheduler="kubernetes")).prometheus == "none"  # not wired for Kubernetes
 
 
+def test_the_azure_discovery_uses_the_managed_identity_and_drops_the_login_node():
+    job = yaml.safe_load(monitoring.prometheus_config(_azure_settings()))["scrape_configs"][0]
+    sd = job["azure_sd_configs"][0]
+    assert sd["authentication_method"] == "ManagedIdentity" and sd["port"] == 9400
+    assert sd["client_id"] == azure_monitoring.CLIENT_ID_PLACEHOLDER  # filled at deploy
+    drop = job["relabel_configs"][1]
+    assert drop["action"] == "drop" and drop["regex"] == "test-(login|head)"
+
+
 def test_self_hosted_where_it_cannot_be_built_gets_one_keyed_error_per_reason():
-    azure = {
-        "gpu-cluster:cloud": "azure",
-        "azure-native:location": "eastus",
+    alicloud = {
+        "gpu-cluster:cloud": "alicloud",
+        "alicloud:region": "cn-hangzhou",
         "gpu-cluster:cluster": {
             "gpu": "T4:1",
             "nodes": 1,
@@ -198,10 +215,10 @@ def test_self_hosted_where_it_cannot_be_built_gets_one_keyed_error_per_reason():
         },
     }
     with pytest.raises(ConfigErrors) as caught:
-        spec_of(azure)
+        spec_of(alicloud)
     lines = [e for e in str(caught.value).splitlines() if "monitoring.prometheus" in e]
     assert len(lines) == 4, lines
-    assert any("not built on azure" in e for e in lines) and any("login node" in e for e in lines)
+    assert any("not built on alicloud" in e for e in lines) and any("login node" in e for e in lines)
     assert any("dcgmExporter false" in e for e in lines) and any("egress nat" in e for e in lines)
 
 
@@ -278,3 +295,21 @@ def test_nodes_without_the_dcgm_exporter_are_not_scraped_for_it():
     other = monitoring.Monitoring(m.cluster, m.discovery, m.retention_days, m.alerts, m.partition, gpu_metrics=False)
     jobs = [j["job_name"] for j in yaml.safe_load(monitoring.prometheus_config(other))["scrape_configs"]]
     assert jobs == ["node-exporter"]
+
+
+@pytest.mark.parametrize("cluster", [{"login": {}}, {"scheduler": "slurm"}], ids=["vm-login", "slurm"])
+def test_azure_login_node_runs_the_part_and_its_identity_may_read_the_group(cluster):
+    plan = plan_stack_with("azure-dev", **cluster)
+    login = next(r for r in resources_of(plan, "compute:VirtualMachine") if r["name"].endswith("-login"))
+    raw = base64.b64decode(login["inputs"]["osProfile"]["customData"])
+    text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
+    doc = yaml.safe_load(text)
+    config = next(f["content"] for f in doc["write_files"] if f["path"] == monitoring.PROMETHEUS_YML)
+    sd = yaml.safe_load(config)["scrape_configs"][0]["azure_sd_configs"][0]
+    # the deploy-time values filled in: the identity's client id, the subscription, the resource group
+    assert sd["client_id"] == "<client id of dev-azure-identity>"
+    assert sd["resource_group"] == "<autoname:dev-azure-rg>" and "@" not in sd["subscription_id"]
+    roles = [r["inputs"]["roleDefinitionId"] for r in resources_of(plan, "RoleAssignment")]
+    assert any(r.endswith("/roleDefinitions/acdd72a7-3385-48ef-bd42-f606fba81ae7") for r in roles)  # Reader
+    forward = plan.as_json()["summary"]["monitoring"]["grafana"]["forward"]
+    assert "az network bastion tunnel" in forward and "-L 3000:127.0.0.1:3000" in forward
