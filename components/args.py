@@ -89,7 +89,8 @@ class GpuClusterArgs:
     health: Mapping[str, Any] | None = None
     """The boot-time health check: {enabled, action: auto|replace|report}."""
     monitoring: Mapping[str, Any] | None = None
-    """{dcgmExporter}."""
+    """{dcgmExporter, prometheus: auto|selfHosted|none, retentionDays, alerts: {gpuIdlePercent, gpuIdleMinutes,
+    gpuMemoryPercent, gpuTemperatureCelsius, diskFullPercent, nodeMissingMinutes}}."""
     gpu_partition: str | None = None
     """A MIG profile, for example 1g.10gb."""
     scheduler: Literal["none", "kubernetes", "slurm"] | None = None

@@ -236,11 +236,45 @@ class HealthArgs(TypedDict, total=False):
     """auto (replace for managed groups, report for instances), replace or report."""
 
 
+class PrometheusMode(Enum):
+    """Who scrapes the nodes' exporters (docs/monitoring.md)."""
+
+    AUTO = "auto"
+    """selfHosted where built (catalog/monitoring.yaml) with a login node and egress nat, else none."""
+    SELF_HOSTED = "selfHosted"
+    """Prometheus and Grafana on the login node, private, from pinned releases."""
+    NONE = "none"
+    """Nothing scrapes the exporters (scrape them from your own Prometheus)."""
+
+
+class AlertsArgs(TypedDict, total=False):
+    """The alert rules' thresholds (catalog/monitoring.yaml alertDefaults: each default's source)."""
+
+    gpu_idle_percent: float
+    """A GPU below this utilisation for gpuIdleMinutes while its node runs is idle (default 5)."""
+    gpu_idle_minutes: int
+    """How long a GPU must be idle before the alert fires (default 60)."""
+    gpu_memory_percent: float
+    """GPU memory used above this share of its total (default 95)."""
+    gpu_temperature_celsius: int
+    """GPU temperature above this (default none: no rule; the slowdown temperature differs per GPU model)."""
+    disk_full_percent: float
+    """A node filesystem used above this share (default 95)."""
+    node_missing_minutes: int
+    """A node's exporter unreachable this long (default 5)."""
+
+
 class MonitoringArgs(TypedDict, total=False):
-    """Node metrics."""
+    """Node metrics, and who scrapes them (docs/monitoring.md)."""
 
     dcgm_exporter: bool
     """The DCGM and node exporters, scraped from inside the network (default true)."""
+    prometheus: PrometheusMode
+    """auto (default), selfHosted or none."""
+    retention_days: int
+    """How long the self-hosted Prometheus keeps samples (default 15, Prometheus' own default)."""
+    alerts: AlertsArgs
+    """The alert thresholds."""
 
 
 class Scheduler(Enum):

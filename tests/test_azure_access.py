@@ -22,6 +22,8 @@ from .test_azure_resources import azure_values
 VMSS = "compute:VirtualMachineScaleSet"
 READER = "/providers/Microsoft.Authorization/roleDefinitions/2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 CONTRIBUTOR = "/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c"
+# Reader: with a login node, monitoring.prometheus auto runs Prometheus there and azure_sd lists the VMs
+MONITORING = "/providers/Microsoft.Authorization/roleDefinitions/acdd72a7-3385-48ef-bd42-f606fba81ae7"
 EXISTING = "/subscriptions/0000/resourceGroups/ids/providers/Microsoft.ManagedIdentity/userAssignedIdentities/ml"
 
 
@@ -73,12 +75,12 @@ def test_a_managed_identity_is_created_and_attached_with_no_role_by_default(h100
 def test_policies_and_read_storage_become_role_assignments_on_the_resource_group(login_instances):
     roles = {r["inputs"]["roleDefinitionId"]: r["inputs"] for r in resources_of(login_instances, "RoleAssignment")}
     sub = "/subscriptions/<resolved at deploy: subscription id>"
-    assert set(roles) == {sub + READER, sub + CONTRIBUTOR}
+    assert set(roles) == {sub + READER, sub + CONTRIBUTOR, sub + MONITORING}
     for role in roles.values():
         assert role["principalId"] == "<principal id of test-azure-identity>"
         assert role["principalType"] == "ServicePrincipal"
         assert role["scope"] == f"{sub}/resourceGroups/<autoname:test-azure-rg>"
-    assert login_instances.run.outputs["identity"]["grants"] == [CONTRIBUTOR, READER]
+    assert login_instances.run.outputs["identity"]["grants"] == [CONTRIBUTOR, READER, MONITORING]
     for vm in resources_of(login_instances, "compute:VirtualMachine"):  # the nodes and the login node
         assert vm["inputs"]["identity"]["userAssignedIdentities"] == ["<id of test-azure-identity>"]
 

@@ -79,9 +79,11 @@ def test_the_munge_key_is_in_clear_nowhere(slurm):
 
 
 def test_only_the_nodes_identity_reads_only_that_secret(slurm):
-    grants = resources_of(slurm, "authorization:RoleAssignment")
-    assert [g["name"] for g in grants] == ["test-azure-role-munge-key"]
-    grant = grants[0]["inputs"]
+    grants = {g["name"]: g["inputs"] for g in resources_of(slurm, "authorization:RoleAssignment")}
+    # besides the key's: Reader on the group for the login node's Prometheus (monitoring.prometheus auto)
+    assert sorted(grants) == ["test-azure-role-acdd72a7", "test-azure-role-munge-key"]
+    assert grants["test-azure-role-acdd72a7"]["scope"].endswith("/resourceGroups/<autoname:test-azure-rg>")
+    grant = grants["test-azure-role-munge-key"]
     assert grant["scope"] == "<id of test-azure-munge-key>"  # the secret, not the vault or the group
     assert grant["roleDefinitionId"].endswith("/roleDefinitions/4633458b-17de-408a-b874-0445c86b69e6")
     assert grant["roleDefinitionId"].endswith(DATA["secretsUserRole"])

@@ -157,7 +157,10 @@ def test_login_node_takes_the_public_ip_and_the_ssh_cidrs(login_plan):
         login["bootDisk"]["initializeParams"]["image"]
         == "projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts"
     )
-    assert login["metadata"] == {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
+    metadata = dict(login["metadata"])
+    # monitoring.prometheus auto is selfHosted with a login node: its only part (docs/monitoring.md)
+    assert "gpu-cluster-monitoring.service" in metadata.pop("startup-script")
+    assert metadata == {"enable-oslogin": "TRUE", "block-project-ssh-keys": "TRUE"}
     assert login["tags"] == ["test-login"] and login["labels"]["gpu-cluster_role"] == "login"
     fw = firewalls(login_plan)
     assert fw["test-gcp-login-ssh"]["sourceRanges"] == ["203.0.113.0/24"]

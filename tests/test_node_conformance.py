@@ -230,6 +230,8 @@ def test_every_unit_we_write_passes_systemd_analyze_verify(systemd, tmp_path):
         "gpu-cluster-health.service",
         "gpu-cluster-health-http.socket",
         "gpu-cluster-dcgm-exporter.service",
+        "gpu-cluster-monitoring.service",  # the login node's Prometheus and Grafana (monitoring.prometheus)
+        "gpu-cluster-prometheus.service",
         "gpu-cluster-slurm-compute.service",
         "gpu-cluster-slurm-leave.service",
     ):

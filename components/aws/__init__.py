@@ -26,10 +26,16 @@ import pulumi_aws as aws
 from ..catalog.capabilities import capabilities
 from ..layout.aws import AwsLayout
 from ..layout.kubernetes import LABEL_PREFIX
-from .access import access_output, build_endpoints, build_key_pair, build_login
+from .access import access_output, build_endpoints, build_key_pair, build_login, monitoring_output
 from .budget import build_budget
 from .encryption import build_key
-from .identity import build_drain_policy, build_health_policy, build_identity, build_scaling_policy
+from .identity import (
+    build_drain_policy,
+    build_health_policy,
+    build_identity,
+    build_monitoring_policy,
+    build_scaling_policy,
+)
 from .kubernetes import build_kubernetes, kubernetes_output
 from .naming import Context
 from .network import Network, build_network
@@ -80,7 +86,10 @@ class CloudCluster(pulumi.ComponentResource):
         self.shared = build_shared(ctx, net) if layout.slurm else None
         source = self.shared.source if self.shared else None
         self.slurm = build_head(ctx, net, self.identity, key_pair, source)
-        self.login = build_login(ctx, net, self.identity, key_pair, login_user_data(ctx, self.slurm, source))
+        login_data = login_user_data(ctx, self.slurm, source)
+        if login_data is None and layout.monitoring is not None:  # VM mode: the login node's only part
+            login_data = layout.user_data_b64_for(layout.monitoring.vm_user_data)
+        self.login = build_login(ctx, net, self.identity, key_pair, login_data)
         if layout.slurm is None:
             self.shared = build_shared(ctx, net)
         if layout.shared_note:
@@ -115,6 +124,9 @@ class CloudCluster(pulumi.ComponentResource):
             self.scaling_policy = build_scaling_policy(ctx, self.identity, queue)
             if self.scaling_policy:
                 inline = [*(inline or []), *self.scaling_policy[1]]
+        self.monitoring_policy = build_monitoring_policy(ctx, self.identity)
+        if self.monitoring_policy:
+            inline = [*(inline or []), self.monitoring_policy[1]]
         access = access_output(ctx, self.login, nodes.group, nodes.instances)
 
         node_ids: pulumi.Output[Any]
@@ -133,6 +145,7 @@ class CloudCluster(pulumi.ComponentResource):
             "access": access,
             "placementApplied": layout.placement_applied,
             "metrics": metrics_output(layout, access["nodes"]),
+            "monitoring": monitoring_output(ctx, self.login),
         }
         if self.scaling is not None and layout.scaling is not None:
             self.outputs["scaling"] = self.scaling.output(layout.scaling)

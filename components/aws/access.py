@@ -231,3 +231,36 @@ def access_output(
     else:
         command = "none: access is none, no login path is built"
     return {"method": method, "command": command, "nodes": nodes}
+
+
+def monitoring_output(ctx: Context, login: LoginNode | None) -> dict[str, Any]:
+    """`monitoring`: where Prometheus and Grafana run and the exact command that forwards Grafana to this machine."""
+    layout = ctx.layout
+    if layout.monitoring is None or login is None:
+        return {"prometheus": "none", "grafana": None}
+    spec, port = layout.spec, layout.monitoring.grafana_port
+    forward: pulumi.Input[str]
+    if layout.access.method == "ssm":
+        # AWS-StartPortForwardingSession forwards to the port on the instance's localhost, where Grafana listens
+        forward = pulumi.Output.concat(
+            f"aws ssm start-session --region {spec.region} --target ",
+            login.instance.id,
+            f" --document-name AWS-StartPortForwardingSession --parameters "
+            f'\'{{"portNumber":["{port}"],"localPortNumber":["{port}"]}}\'',
+        )
+    elif layout.access.method == "ssh":
+        host: pulumi.Input[str] = login.instance.public_ip if login.public_ip else "<login node private ip>"
+        forward = pulumi.Output.concat(f"ssh -N -L {port}:127.0.0.1:{port} {spec.admin_user}@", host)
+    else:
+        forward = "none: access is none, no path to the login node is built"
+    return {
+        "prometheus": "selfHosted",
+        "host": "login node",
+        "grafana": {
+            "forward": forward,
+            "url": f"http://localhost:{port}",
+            "user": "admin",
+            "password": f"on the login node: sudo cat {layout.monitoring.password_file}",
+        },
+        "prometheusListen": layout.monitoring.prometheus_listen,
+    }

@@ -186,3 +186,24 @@ def build_scaling_policy(
     if queue is not None:
         inline.append({"action": consume, "resource": queue.arn})
     return policy, inline
+
+
+def build_monitoring_policy(ctx: Context, identity: Identity) -> tuple[aws.iam.RolePolicy, dict[str, Any]] | None:
+    """monitoring.prometheus selfHosted: the login node's Prometheus lists the instances (ec2_sd_configs).
+
+    The login node carries the node instance profile, so the grant is on the node role: ec2:DescribeInstances, which
+    has no resource type (Resource "*"; catalog/monitoring.yaml selfHosted.aws) and reads nothing but instance
+    metadata. With identity.existing there is no role of ours: the profile's owner grants it (docs/monitoring.md).
+    """
+    plan = ctx.layout.monitoring
+    if plan is None or identity.role is None:
+        return None
+    actions = list(plan.actions)
+    document = {
+        "Version": "2012-10-17",
+        "Statement": [{"Sid": "DiscoverClusterNodes", "Effect": "Allow", "Action": actions, "Resource": "*"}],
+    }
+    policy = aws.iam.RolePolicy(
+        f"{ctx.name}-node-role-monitoring", role=identity.role.name, policy=json.dumps(document), opts=ctx.child
+    )
+    return policy, {"action": actions, "resource": "*"}

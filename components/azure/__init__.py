@@ -19,6 +19,8 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
+from ..layout.azure.monitoring import CLIENT_ID_PLACEHOLDER, RESOURCE_GROUP_PLACEHOLDER, SUBSCRIPTION_PLACEHOLDER
+from ..resources import fill, invoke_options
 from . import access, budget, encryption, identity, kubernetes, network, nodes, scaling, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
@@ -27,6 +29,19 @@ from .storage import build_shared
 __all__ = ["TYPE", "CloudCluster", "_is_api_version_alias", "drop_api_version_aliases"]
 
 TYPE = "gpu-cluster:azure:Cluster"
+
+
+def monitoring_tokens(ctx: Context, ident: identity.Identity) -> dict[str, pulumi.Input[str] | None]:
+    """What the login node's Prometheus needs from the deployed cluster (azure_sd): the subscription, the resource
+    group and the nodes' identity's client id; none unless monitoring.prometheus is selfHosted."""
+    if ctx.layout.monitoring is None:
+        return {}
+    subscription = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component)).subscription_id
+    return {
+        SUBSCRIPTION_PLACEHOLDER: subscription,
+        RESOURCE_GROUP_PLACEHOLDER: ctx.resource_group_name,
+        CLIENT_ID_PLACEHOLDER: ident.client_id,
+    }
 
 
 class CloudCluster(pulumi.ComponentResource):
@@ -51,8 +66,14 @@ class CloudCluster(pulumi.ComponentResource):
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
         self.identity = identity.build(ctx)
+        tokens = monitoring_tokens(ctx, self.identity)
+        vm_login = (
+            fill(layout.monitoring.vm_custom_data, tokens, layout.custom_data_b64_for)
+            if layout.monitoring is not None and layout.slurm is None
+            else None
+        )
         # scheduler slurm: the login VM waits for the head's address (and the shared filesystem's)
-        self.access = access.build(ctx, net, self.identity, defer_login_vm=layout.slurm is not None)
+        self.access = access.build(ctx, net, self.identity, vm_login, defer_login_vm=layout.slurm is not None)
         # after the access subnets: Azure writes one subnet of a VNet at a time (AnotherOperationInProgress)
         subnets: list[pulumi.Resource] = [r for r in (self.access.bastion, self.access.login_nic) if r]
         api = kubernetes.api_subnet(ctx, net, subnets) if layout.aks is not None else None
@@ -60,7 +81,7 @@ class CloudCluster(pulumi.ComponentResource):
         source = self.shared.source if self.shared else None
         self.slurm = slurm.build_head(ctx, net, self.identity, source)
         if self.slurm is not None:
-            login_data = self.slurm.login_custom_data(layout.custom_data_b64_for, source)
+            login_data = self.slurm.login_custom_data(layout.custom_data_b64_for, source, tokens)
             self.access = access.login_vm(ctx, self.access, self.identity, login_data)
         self.kubernetes: kubernetes.Kubernetes | None = None
         if api is not None:
@@ -102,6 +123,7 @@ class CloudCluster(pulumi.ComponentResource):
             "accessHourlyUsd": layout.bastion.hourly_usd if layout.bastion else None,
             "placementApplied": layout.placement_applied,
             "metrics": _metrics_output(layout, self.resource_group_name, built),
+            "monitoring": _monitoring_output(layout, self.resource_group_name, self.access),
         }
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
@@ -193,3 +215,37 @@ def _access_output(
     else:
         out["command"] = None
     return out
+
+
+def _monitoring_output(layout: AzureLayout, rg: pulumi.Input[str], way: access.Access) -> dict[str, Any]:
+    """`monitoring`: where Prometheus and Grafana run and the commands that forward Grafana to this machine.
+
+    Grafana listens on the login node's loopback, which a Bastion tunnel (to the VM's address) cannot reach: the
+    tunnel carries SSH, and SSH forwards the port."""
+    plan = layout.monitoring
+    if plan is None or way.login_vm is None:
+        return {"prometheus": "none", "grafana": None}
+    port, user = plan.grafana_port, layout.admin_user
+    key = "~/.ssh/id_rsa" if layout.ssh_public_key.startswith("ssh-rsa") else "~/.ssh/id_ed25519"
+    forward: pulumi.Input[str]
+    if layout.access == "bastion" and way.bastion is not None:
+        forward = pulumi.Output.concat(
+            "az network bastion tunnel --name ", way.bastion.name, " --resource-group ", rg,
+            " --target-resource-id ", way.login_vm.id, " --resource-port 22 --port 50022 & ",
+            f"ssh -i {key} -p 50022 -N -L {port}:127.0.0.1:{port} {user}@127.0.0.1",
+        )  # fmt: skip
+    elif layout.access == "ssh" and way.login_ip is not None:
+        forward = pulumi.Output.concat(f"ssh -i {key} -N -L {port}:127.0.0.1:{port} {user}@", way.login_ip.ip_address)
+    else:
+        forward = "none: no path to the login node is built (access)"
+    return {
+        "prometheus": "selfHosted",
+        "host": "login node",
+        "grafana": {
+            "forward": forward,
+            "url": f"http://localhost:{port}",
+            "user": "admin",
+            "password": f"on the login node: sudo cat {plan.password_file}",
+        },
+        "prometheusListen": plan.prometheus_listen,
+    }

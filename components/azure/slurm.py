@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,12 +40,16 @@ class SlurmHead:
     grant: azure.authorization.RoleAssignment
     address: pulumi.Output[str]
 
-    def login_custom_data(self, encode: Any, mount_source: pulumi.Input[str] | None) -> pulumi.Input[str]:
+    def login_custom_data(
+        self,
+        encode: Any,
+        mount_source: pulumi.Input[str] | None,
+        more: Mapping[str, pulumi.Input[str] | None] | None = None,
+    ) -> pulumi.Input[str]:
         """The login node's custom data (base64 by `encode`), the head's address and the shared filesystem's
-        source filled in at deploy."""
-        return fill(
-            self.plan.login_custom_data, {HEAD_PLACEHOLDER: self.address, SOURCE_PLACEHOLDER: mount_source}, encode
-        )
+        source filled in at deploy (and `more` tokens: the monitoring part's)."""
+        values = {HEAD_PLACEHOLDER: self.address, SOURCE_PLACEHOLDER: mount_source, **(more or {})}
+        return fill(self.plan.login_custom_data, values, encode)
 
     def output(self, access: dict[str, Any]) -> dict[str, Any]:
         """`slurm`: where the controller runs, how to submit and check, which secret holds the key (not the key)."""

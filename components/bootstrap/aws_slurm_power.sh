@@ -16,7 +16,7 @@ cloud_launch() {
   region=$(aws_region) || return 1
   aws ec2 run-instances --region "$region" --count 1 \
     --launch-template "LaunchTemplateId=${template},Version=\$Default" \
-    --tag-specifications "ResourceType=instance,Tags=[{Key=${NAME_TAG},Value=${node}},{Key=Name,Value=${CLUSTER}-${node}}]" \
+    --tag-specifications "ResourceType=instance,Tags=[{Key=${NAME_TAG},Value=${node}}]" \
     --query 'Instances[0].[PrivateIpAddress,PrivateDnsName]' --output text
 }
 

@@ -19,7 +19,7 @@ import pulumi
 from ..bootstrap.metrics import endpoints
 from ..layout.gcp import GcpLayout
 from ..layout.gcp.labels import label_value
-from .access import access_output, build_login, build_ssh_firewall
+from .access import access_output, build_login, build_ssh_firewall, monitoring_output
 from .budget import build_budget
 from .encryption import build_encryption
 from .health import build_health_check
@@ -83,9 +83,10 @@ class CloudCluster(pulumi.ComponentResource):
         self.scaling = build_scaling(
             name, layout, self.network, self.identity, self.nodes, self, self.health_check, source, head
         )
-        self.login = build_login(
-            name, layout, self.network, self.identity, child, login_script(self.slurm, source), self.key
-        )
+        script = login_script(self.slurm, source)
+        if script is None and layout.monitoring is not None:  # VM mode: the login node's only part
+            script = layout.monitoring.vm_script
+        self.login = build_login(name, layout, self.network, self.identity, child, script, self.key)
 
         self.outputs = {
             **self._network_outputs(layout),
@@ -100,6 +101,7 @@ class CloudCluster(pulumi.ComponentResource):
                 self.nodes.instances[0] if self.nodes.instances else None,
                 self.nodes.group.name if self.nodes.group else None,
             ),
+            "monitoring": monitoring_output(layout, self.login),
         }
         if spec.node_group == "instances":
             # for a hostfile (mpirun / torchrun): nic0 of every node

@@ -132,3 +132,32 @@ def access_output(
 def _named(head: str, name: pulumi.Input[str], tail: str, unknown: str) -> pulumi.Output[str]:
     """`head NAME tail`; a name the provider has not reported reads as `unknown`."""
     return pulumi.Output.from_input(name).apply(lambda n: f"{head}{n or unknown}{tail}")
+
+
+def monitoring_output(layout: GcpLayout, login: gcp.compute.Instance | None) -> dict[str, Any]:
+    """`monitoring`: where Prometheus and Grafana run and the exact command that forwards Grafana to this machine.
+
+    Grafana listens on the login node's loopback, which an IAP TCP tunnel (to the VM's address) cannot reach: the
+    forward is an SSH local forward, through IAP with access iap."""
+    plan = layout.monitoring
+    if plan is None or login is None:
+        return {"prometheus": "none", "grafana": None}
+    port, method = plan.grafana_port, layout.access.method
+    flags = {"iap": " --tunnel-through-iap", "ssh": ""}
+    where = f" --zone {layout.zone} --project {layout.project}"
+    forward: pulumi.Input[str] = (
+        _named("gcloud compute ssh ", login.name, f"{where}{flags[method]} -- -N -L {port}:127.0.0.1:{port}", "<login>")
+        if method in flags
+        else "none: access is none, no path to the login node is built"
+    )
+    return {
+        "prometheus": "selfHosted",
+        "host": "login node",
+        "grafana": {
+            "forward": forward,
+            "url": f"http://localhost:{port}",
+            "user": "admin",
+            "password": f"on the login node: sudo cat {plan.password_file}",
+        },
+        "prometheusListen": plan.prometheus_listen,
+    }

@@ -97,6 +97,8 @@ class Plan:
             "accessHourlyUsd": self.run.outputs.get("accessHourlyUsd"),
             "identity": self.run.outputs.get("identity"),
             "login": spec.login.instance_type if spec.login else None,
+            # who scrapes the exporters, and how to reach Grafana (the cloud's `monitoring` output; None: not built)
+            "monitoring": self.run.outputs.get("monitoring"),
             "placementRequested": spec.placement,
             # wired is necessary, not sufficient: does the bootstrap give NCCL what the fabric needs?
             "fabricUsable": self.layout.fabric_usability.usable,

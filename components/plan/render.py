@@ -180,6 +180,18 @@ def access_text(s: dict[str, Any]) -> str:
     return text
 
 
+def monitoring_text(s: dict[str, Any]) -> str:
+    """Where Prometheus and Grafana run and the command that reaches Grafana (docs/monitoring.md)."""
+    m = s.get("monitoring") or {}
+    grafana = m.get("grafana")
+    if m.get("prometheus") != "selfHosted" or not grafana:
+        return "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"
+    return (
+        f"Prometheus and Grafana on the {m.get('host')} (private); Grafana: {grafana['forward']}, then "
+        f"{grafana['url']} as {grafana['user']} ({grafana['password']})"
+    )
+
+
 def shared_text(s: dict[str, Any]) -> str:
     shared = s.get("sharedStorage")
     if not shared:
@@ -259,6 +271,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("image", str(s["image"]) + (f" + driver {s['gpuDriver']}" if s.get("gpuDriver") else "")),
         ("reservation", reservation_text(plan)),
         ("access", access_text(s)),
+        ("monitoring", monitoring_text(s)),
         ("identity", identity_text(s)),
         ("est. cost", "GPU nodes " + cost_text(s)),
         ("est. total", total_text(s)),

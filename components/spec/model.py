@@ -344,11 +344,48 @@ class HealthConfig(_Model):
     """auto (replace for managed groups, report for instances), replace or report."""
 
 
+PrometheusMode = Annotated[
+    Literal["auto", "selfHosted", "none"],
+    Choice(
+        "PrometheusMode",
+        "Who scrapes the nodes' exporters (docs/monitoring.md).",
+        {
+            "auto": "selfHosted where built (catalog/monitoring.yaml) with a login node and egress nat, else none.",
+            "selfHosted": "Prometheus and Grafana on the login node, private, from pinned releases.",
+            "none": "Nothing scrapes the exporters (scrape them from your own Prometheus).",
+        },
+    ),
+]
+
+
+class AlertsConfig(_Model):
+    """The alert rules' thresholds (catalog/monitoring.yaml alertDefaults: each default's source)."""
+
+    gpu_idle_percent: float = Field(5, ge=0, le=100)
+    """A GPU below this utilisation for gpuIdleMinutes while its node runs is idle (default 5)."""
+    gpu_idle_minutes: int = Field(60, ge=5, le=1440)
+    """How long a GPU must be idle before the alert fires (default 60)."""
+    gpu_memory_percent: float = Field(95, gt=0, le=100)
+    """GPU memory used above this share of its total (default 95)."""
+    gpu_temperature_celsius: int | None = Field(None, ge=30, le=120)
+    """GPU temperature above this (default none: no rule; the slowdown temperature differs per GPU model)."""
+    disk_full_percent: float = Field(95, gt=0, lt=100)
+    """A node filesystem used above this share (default 95)."""
+    node_missing_minutes: int = Field(5, ge=1, le=1440)
+    """A node's exporter unreachable this long (default 5)."""
+
+
 class MonitoringConfig(_Model):
-    """Node metrics."""
+    """Node metrics, and who scrapes them (docs/monitoring.md)."""
 
     dcgm_exporter: bool = True
     """The DCGM and node exporters, scraped from inside the network (default true)."""
+    prometheus: PrometheusMode = "auto"
+    """auto (default), selfHosted or none."""
+    retention_days: int = Field(15, ge=1, le=3650)
+    """How long the self-hosted Prometheus keeps samples (default 15, Prometheus' own default)."""
+    alerts: AlertsConfig = AlertsConfig()
+    """The alert thresholds."""
 
 
 class KubernetesConfig(_Model):

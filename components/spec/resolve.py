@@ -17,6 +17,7 @@ from .rules.budget import budget_data
 from .rules.capacity import flex_start_loose
 from .rules.identity import check_access
 from .rules.instance import zone_of
+from .rules.monitoring import resolve_prometheus
 from .rules.scaling import min_nodes
 from .rules.update import update_spec
 
@@ -199,6 +200,7 @@ def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: flo
         # users reach the cluster through the login node: sbatch/srun run there
         cfg = cfg.model_copy(update={"login": LoginConfig()})
     access, login = check_access(cloud, cfg, ctx.findings)
+    prometheus = resolve_prometheus(cloud, cfg)
     scratch: Literal["nvme", "disk", "none"] = (
         ("nvme" if row.localNvmeCount > 0 else "disk") if cfg.storage.scratch == "auto" else cfg.storage.scratch
     )
@@ -241,6 +243,8 @@ def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: flo
         login=login,
         health_action=_health_action(cfg),
         dcgm_exporter=cfg.monitoring.dcgm_exporter,
+        prometheus=prometheus,
+        monitoring=cfg.monitoring,
         gpu_partition=_partition(cfg, row),
         max_hourly_usd=max_hourly,
         scheduler=cfg.scheduler,

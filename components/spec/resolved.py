@@ -17,6 +17,7 @@ from .model import (
     GcpOptions,
     IdentityConfig,
     LoginConfig,
+    MonitoringConfig,
     NetworkConfig,
     ScheduledSize,
     SlurmConfig,
@@ -147,6 +148,10 @@ class ClusterSpec:
     login: LoginConfig | None = None  # with instanceType resolved
     health_action: Literal["replace", "report"] | None = None  # None: no health check
     dcgm_exporter: bool = False
+    # monitoring.prometheus resolved (auto: spec/rules/monitoring.py; selfHosted runs on the login node); monitoring
+    # as written, for the retention and the alert thresholds
+    prometheus: Literal["selfHosted", "none"] = "none"
+    monitoring: MonitoringConfig = field(default_factory=MonitoringConfig)
     # MIG: the profile and how many instances of it fill one GPU
     gpu_partition: tuple[str, int] | None = None
     max_hourly_usd: float | None = None

@@ -69,6 +69,8 @@ EXTERNAL: dict[str, str] = {
     "/bin/sh": "dash, in every Debian and Ubuntu base image (essential)",
     "/bin/true": "coreutils, in every base image (essential)",
     "/usr/bin/stunnel4": "stunnel4, which mounts.sh installs for EFS over TLS (CLIENT_PACKAGES) before its tunnel",
+    "/opt/prometheus/prometheus": "the Prometheus release tarball gpu-cluster-monitoring installs (sha256-checked) "
+    "before it starts gpu-cluster-prometheus.service (components/bootstrap/monitoring.sh)",
     "/usr/bin/docker": "docker.io or the image's Docker (gpu-cluster-container-runtime and the GCP fabric script "
     "install it where the image lacks it, before the units that run it start)",
 }

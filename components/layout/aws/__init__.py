@@ -32,6 +32,8 @@ from .encryption import plan as encryption_plan
 from .fabric import NetworkInterface, efa_enablement, efa_interfaces, interfaces_of
 from .identity import NodeIdentity, fleet_identity, health_hook, health_hook_action, node_identity
 from .kubernetes import EksLayout, EksPool, kubernetes_problems
+from .monitoring import AwsMonitoring
+from .monitoring import plan as monitoring_plan
 from .network import Metrics, check_public_ip, metrics
 from .nodes import (
     EBS_GLOBS,
@@ -123,6 +125,7 @@ class AwsLayout:
     drain_hook: DrainHook | None = None  # a managed group's termination lifecycle hook (the node drains first)
     partitions: tuple[AwsPartition, ...] = ()  # slurm.partitions: no group; one launch template per partition
     budget: Budget | None = None  # budget: an AWS Budgets cost budget on the cluster's tag
+    monitoring: AwsMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
 
     @property
     def efa_count(self) -> int:
@@ -198,7 +201,8 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         unhealthy_hook=script("aws_unhealthy.sh") if hook else None,
         mounts=shared.mount if shared else None,
     )
-    slurm = slurm_plan(spec, shared.mount if shared else None)
+    monitoring = monitoring_plan(spec)
+    slurm = slurm_plan(spec, shared.mount if shared else None, monitoring.part if monitoring else None)
     if slurm is not None:
         parts = (*parts, *slurm.compute_parts)
     parts = (*parts, *extra_parts)
@@ -236,6 +240,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         drain_hook=drain_hook,
         partitions=_partitions(spec, slurm),
         budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("aws").get("note", "")),
+        monitoring=monitoring,
     )
     if spec.kubernetes is None:
         return layout

@@ -66,8 +66,9 @@ def _power_hooks(spec: ClusterSpec) -> PowerHooks:
     return PowerHooks(power=script(POWER_HOOK), power_env=env, node_name=script(NODE_NAME_HOOK))
 
 
-def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
-    """None unless scheduler slurm. `mount`: storage.shared's mount (the head and the login node mount it too)."""
+def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None) -> AwsSlurm | None:
+    """None unless scheduler slurm. `mount`: storage.shared's mount (the head and the login node mount it too);
+    `monitoring`: the self-hosted Prometheus and Grafana part, after the login node's Slurm parts."""
     layout = slurm_layout(spec)
     if layout is None:
         return None
@@ -110,6 +111,6 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AwsSlurm | None:
         conf_parameter=parameter,
         conf_action=str(aws["computeConfig"]["action"]),
         head_user_data=bootstrap.cloud_init(head),
-        login_user_data=bootstrap.cloud_init(login),
+        login_user_data=bootstrap.cloud_init((*login, *((monitoring,) if monitoring else ()))),
         compute_parts=compute,
     )

@@ -45,6 +45,8 @@ from .health import AutomaticRepairs, HealthExtension, endpoint_part, plan_healt
 from .identity import NodeIdentity, RoleGrant, node_identity
 from .kubernetes import Aks, AksKms, AksPool, aks_fabric, pod_rules
 from .kubernetes import aks as plan_aks
+from .monitoring import AzureMonitoring
+from .monitoring import plan as monitoring_plan
 from .network import SecurityRule, security_rules
 from .nodes import (
     DATA_DISK_GLOBS,
@@ -138,6 +140,7 @@ class AzureLayout:
     encryption: AzureEncryption | None = None  # encryption.key not provider: the vault, key and disk encryption set
     rollout: ScaleSetRollout | None = None  # scale sets: upgrade policy and Terminate notification (update:)
     budget: Budget | None = None  # budget: a Consumption budget on the cluster's resource group
+    monitoring: AzureMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -214,7 +217,8 @@ def plan(spec: ClusterSpec) -> AzureLayout:
             "yourself or with an autoscale setting, within the one placement group"
         )
     aks = plan_aks(spec, node_cidr, ib, warnings) if spec.scheduler == "kubernetes" else None
-    slurm = azure_slurm.plan(spec, shared.mount if shared else None)
+    monitoring = monitoring_plan(spec)
+    slurm = azure_slurm.plan(spec, shared.mount if shared else None, monitoring.part if monitoring else None)
     if aks is not None:
         # AKS nodes run AKS's node image and no bootstrap: no scratch RAID, no data disk, no health extension;
         # NCCL's InfiniBand prerequisites come from the in-cluster releases instead of the HPC image
@@ -281,4 +285,5 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         encryption=encryption,
         rollout=rollout,
         budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("azure").get("note", "")),
+        monitoring=monitoring,
     )

@@ -70,7 +70,7 @@ def hook_env(spec: ClusterSpec) -> dict[str, str]:
     }
 
 
-def plan(spec: ClusterSpec, mount: Mount | None) -> AzureSlurm | None:
+def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None) -> AzureSlurm | None:
     """None unless scheduler slurm. `mount`: storage.shared's mount (its source SOURCE_PLACEHOLDER until deploy)."""
     layout = slurm_layout(spec)
     if layout is None:
@@ -105,6 +105,6 @@ def plan(spec: ClusterSpec, mount: Mount | None) -> AzureSlurm | None:
         private_dns_zone=str(vault["privateDnsZone"]),
         group_id=str(vault["groupId"]),
         head_custom_data=bootstrap.cloud_init(head),
-        login_custom_data=bootstrap.cloud_init(login),
+        login_custom_data=bootstrap.cloud_init((*login, *((monitoring,) if monitoring else ()))),
         compute_parts=compute,
     )

@@ -33,6 +33,8 @@ from .health import HealthProbe, health_probe
 from .identity import NodeIdentity, node_identity
 from .kubernetes import Gke, GkePool, NodeNetwork, gke_fabric_usability, gke_layout
 from .labels import label_key, label_value, labels_for
+from .monitoring import GcpMonitoring
+from .monitoring import plan as monitoring_plan
 from .network import Nic, Subnet, Vpc, check_existing_subnetworks, gpu_networks
 from .nodes import (
     LOCAL_SSD_GLOBS,
@@ -112,6 +114,7 @@ class GcpLayout:
     rollout: MigRollout | None = None  # update rolling: the managed instance groups' update policy
     encryption: GcpEncryption | None = None  # encryption.key not provider: the key ring and key, or the key named
     budget: Budget | None = None  # budget: a Cloud Billing budget on the project and the cluster's label
+    monitoring: GcpMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -228,7 +231,8 @@ def plan(spec: ClusterSpec) -> GcpLayout:
             if scratch.kind == "nvme"
             else Scratch("none", spec.storage.scratch_path, 0, None, ())
         )
-    slurm = slurm_plan(spec, project, shared.mount if shared else None)
+    monitoring = monitoring_plan(spec, project, zone)
+    slurm = slurm_plan(spec, project, shared.mount if shared else None, monitoring.part if monitoring else None)
     parts = () if k8s else node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None)
     if slurm is not None:  # after the health part: the HealthCheckProgram runs the same check
         parts = (*parts, *slurm.compute_parts)
@@ -276,6 +280,7 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         elastic=elastic,
         encryption=encryption,
         budget=budget_plan(spec, label_key(CLUSTER_TAG), label_value(spec.name), budget_data("gcp").get("note", "")),
+        monitoring=monitoring,
         rollout=mig_rollout(
             spec, placement.vm_count if placement is not None and placement.kind == "compact" else None
         ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
 from .data import capability, gke_data
 
@@ -30,6 +31,15 @@ def account_id(cluster: str) -> str:
     return text.ljust(low, "0") if len(text) < low else text
 
 
+def monitoring_roles(spec: ClusterSpec) -> tuple[str, ...]:
+    """What the self-hosted Prometheus's gce_sd needs on the project (catalog/monitoring.yaml selfHosted.gcp): on
+    the nodes' service account, which the login node carries; none unless monitoring.prometheus is selfHosted."""
+    entry = catalog_monitoring.self_hosted("gcp")
+    if spec.prometheus != "selfHosted" or entry is None:
+        return ()
+    return tuple(entry["grant"])
+
+
 def node_identity(spec: ClusterSpec) -> NodeIdentity:
     ident = capability()["identity"]
     scopes = tuple(ident["scopes"])
@@ -40,5 +50,6 @@ def node_identity(spec: ClusterSpec) -> NodeIdentity:
         roles.append(ident["readStorageRole"])
     if spec.scheduler == "kubernetes":  # what GKE nodes also report (catalog/kubernetes/gcp.yaml nodes.roles)
         roles += [r for r in gke_data()["nodes"]["roles"] if r not in roles]
+    roles += [r for r in monitoring_roles(spec) if r not in roles]
     roles += [r for r in spec.identity.policies if r not in roles]
     return NodeIdentity(account_id(spec.name), None, tuple(roles), scopes)

@@ -50,8 +50,9 @@ def conf_key(spec: ClusterSpec) -> str:
     return text[: int(slurm_data()["computeConfig"]["keyMaxLength"])]
 
 
-def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None) -> GcpSlurm | None:
-    """None unless scheduler slurm. `mount`: storage.shared's (the head and the login node mount it too)."""
+def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None, monitoring: Part | None = None) -> GcpSlurm | None:
+    """None unless scheduler slurm. `mount`: storage.shared's (the head and the login node mount it too);
+    `monitoring`: the self-hosted Prometheus and Grafana part, after the login node's Slurm parts."""
     layout = slurm_layout(spec)
     if layout is None:
         return None
@@ -75,7 +76,8 @@ def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None) -> GcpSlurm
         conf_hook_env=conf_env,
         mount=mount,
     )
-    head_script, login_script = startup_script(head), startup_script(login)
+    head_script = startup_script(head)
+    login_script = startup_script((*login, *((monitoring,) if monitoring else ())))
     assert head_script is not None and login_script is not None
     return GcpSlurm(
         layout=layout,

@@ -21,6 +21,7 @@ from .instance import (
     _zone,
     _zone_known,
 )
+from .monitoring import _monitoring
 from .names import _derived_names, _name, _tags
 from .network import _existing_network, _network
 from .nodes import _image, _node_counts, _node_group, _node_group_default
@@ -59,4 +60,5 @@ CROSS_RULES: tuple[Check, ...] = (
     _update,
     _encryption,
     _budget,
+    _monitoring,
 )

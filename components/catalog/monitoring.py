@@ -1,0 +1,29 @@
+"""catalog/monitoring.yaml: the clouds that build the self-hosted Prometheus and Grafana, and their discovery."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..datafile import load_yaml
+
+_DATA = Path(__file__).resolve().parent / "monitoring.yaml"
+
+
+@cache
+def data() -> dict[str, Any]:
+    """catalog/monitoring.yaml."""
+    loaded: dict[str, Any] = load_yaml(_DATA)
+    return loaded
+
+
+def self_hosted_clouds() -> tuple[str, ...]:
+    """The clouds whose layouts build monitoring.prometheus: selfHosted."""
+    return tuple(data()["selfHosted"])
+
+
+def self_hosted(cloud: str) -> dict[str, Any] | None:
+    """`selfHosted.<cloud>`: the discovery and its grant, None where it is not built."""
+    entry: dict[str, Any] | None = data()["selfHosted"].get(cloud)
+    return entry

@@ -1,0 +1,80 @@
+"""The self-hosted Prometheus and Grafana on Azure (monitoring.prometheus: selfHosted), pure: on the login node, finding
+the GPU nodes with azure_sd_configs and the nodes' user-assigned managed identity (catalog/monitoring.yaml).
+
+azure_sd lists the virtual machines and scale-set VMs of the cluster's resource group; the login node and the Slurm
+head are dropped by their Name tag, and a VM tagged for another cluster (a shared, existing resource group) by its
+gpu-cluster:cluster tag. The subscription, the resource group's name and the identity's client id are known at
+deploy only: the part carries placeholders that components/azure fills in the login node's custom data. The
+identity gets Reader on the resource group (layout/azure/identity.py). The node NSG admits the VNet, so the login
+subnet reaches the exporters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ... import bootstrap
+from ...bootstrap import Part
+from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, Monitoring, Thresholds, monitoring_part, versions
+from ...spec import ClusterSpec
+
+# filled at deploy (components/azure/__init__.py): what only the deployed cluster knows
+SUBSCRIPTION_PLACEHOLDER = "@GPU_CLUSTER_AZURE_SUBSCRIPTION@"
+RESOURCE_GROUP_PLACEHOLDER = "@GPU_CLUSTER_AZURE_RESOURCE_GROUP@"
+CLIENT_ID_PLACEHOLDER = "@GPU_CLUSTER_AZURE_CLIENT_ID@"
+
+
+@dataclass(frozen=True)
+class AzureMonitoring:
+    part: Part  # the login node's part (bootstrap/monitoring.py), with the placeholders
+    vm_custom_data: str  # VM mode: the login node's whole custom data (Slurm mode appends `part` to the Slurm login's)
+    grafana_port: int
+    prometheus_listen: str
+    password_file: str
+
+
+def discovery(spec: ClusterSpec) -> Discovery:
+    config = {
+        "authentication_method": "ManagedIdentity",
+        "client_id": CLIENT_ID_PLACEHOLDER,
+        "subscription_id": SUBSCRIPTION_PLACEHOLDER,
+        "resource_group": RESOURCE_GROUP_PLACEHOLDER,
+    }
+    relabel = (
+        {
+            "source_labels": ["__meta_azure_machine_tag_Name"],
+            "regex": f"{spec.name}-(login|head)",
+            "action": "drop",
+        },
+        {
+            "source_labels": ["__meta_azure_machine_tag_gpu_cluster_cluster"],
+            "regex": f"|{spec.name}",  # untagged (a scale set's VM) or this cluster's
+            "action": "keep",
+        },
+        {"source_labels": ["__meta_azure_machine_computer_name"], "target_label": "node"},
+        {"source_labels": ["__meta_azure_machine_id"], "target_label": "instance_id"},
+        {"source_labels": ["__meta_azure_machine_size"], "target_label": "instance_type"},
+        {"source_labels": ["__meta_azure_machine_scale_set"], "regex": "(.+)", "target_label": "pool"},
+    )
+    return Discovery("azure", config, "__meta_azure_machine_private_ip", relabel)
+
+
+def plan(spec: ClusterSpec) -> AzureMonitoring | None:
+    if spec.prometheus != "selfHosted":
+        return None
+    m = Monitoring(
+        cluster=spec.name,
+        discovery=discovery(spec),
+        retention_days=spec.monitoring.retention_days,
+        alerts=Thresholds(**spec.monitoring.alerts.model_dump()),
+        partition=spec.slurm.partition if spec.slurm is not None else None,
+        gpu_metrics=spec.instance.gpu_vendor == "nvidia",
+    )
+    part = monitoring_part(m)
+    return AzureMonitoring(
+        part,
+        bootstrap.cloud_init((part,)),
+        grafana_port=int(versions()["grafana"]["port"]),
+        prometheus_listen=str(versions()["prometheus"]["listen"]),
+        password_file=PASSWORD_FILE,
+    )
