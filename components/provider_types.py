@@ -346,6 +346,13 @@ class SlurmUserArgs(TypedDict, total=False):
     """Passwordless sudo on every node (default false)."""
 
 
+class SlurmContainers(Enum):
+    """Containers in Slurm jobs (pyxis: NVIDIA's enroot and pyxis)."""
+
+    NONE = "none"
+    PYXIS = "pyxis"
+
+
 class SlurmArgs(TypedDict, total=False):
     """scheduler slurm: a head node running slurmctld; the GPU nodes run slurmd (configless)."""
 
@@ -363,6 +370,8 @@ class SlurmArgs(TypedDict, total=False):
     """With partitions: a node not up this long after its launch is deleted and its job requeued."""
     users: list[SlurmUserArgs]
     """The people who log in and submit jobs, created on every node (home on the shared /home)."""
+    containers: SlurmContainers
+    """pyxis: NVIDIA's enroot and pyxis on the nodes, for srun --container-image (default none)."""
 
 
 class EncryptionAlgorithm(Enum):

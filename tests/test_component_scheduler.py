@@ -42,7 +42,8 @@ def test_the_schema_takes_the_scheduler_and_its_blocks(schema: dict[str, Any]) -
     assert kube["publicCidrs"]["type"] == "array"
     slurm = schema["types"][inputs["slurm"]["$ref"].removeprefix("#/types/")]["properties"]
     assert set(slurm) == {
-        "headInstanceType", "accounting", "partition", "partitions", "suspendAfterSeconds", "resumeTimeoutSeconds"
+        "headInstanceType", "accounting", "partition", "partitions", "suspendAfterSeconds", "resumeTimeoutSeconds",
+        "users", "containers",
     }  # fmt: skip
 
 

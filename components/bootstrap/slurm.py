@@ -354,7 +354,7 @@ def compute_parts(
                 File(NODE_NAME_HOOK_PATH, node_name_hook, "0755"),
             ),
         )
-        return (part, *_node_users(layout))
+        return (*containers_part(layout, "slurmd", enroot=True), part, *_node_users(layout))
     part = _role_part(
         "compute",
         env,
@@ -373,11 +373,65 @@ def compute_parts(
         commands=(("systemctl", "enable", "--now", "--no-block", "gpu-cluster-slurm-leave.service"),),
         summary="removes the node from Slurm at shutdown",
     )
-    return (part, leave, *_node_users(layout))
+    return (*containers_part(layout, "slurmd", enroot=True), part, leave, *_node_users(layout))
 
 
 def _node_users(layout: SlurmLayout) -> tuple[Part, ...]:
     return (users_part(head=False),) if layout.users_conf is not None else ()
+
+
+CONTAINERS = "slurm-containers"
+
+
+def containers_part(layout: SlurmLayout, daemon: str, enroot: bool) -> tuple[Part, ...]:
+    """slurm.containers pyxis: enroot (GPU nodes) and pyxis built against the node's Slurm, by a oneshot that `daemon`
+    (slurmd, sackd) pulls in and waits for, so it starts with the plugin; no unit of the role's changes."""
+    if layout.containers != "pyxis":
+        return ()
+    pyxis = data()["containers"]["pyxis"]
+    pkg = layout.packages
+    env = {
+        "SLURM_VERSION": pkg.version,
+        "SLURM_REPO": pkg.repo,
+        "SLURM_KEY": pkg.key,
+        "SLURM_PIN_ORIGIN": pkg.pin_origin,
+        "SLURM_COMMON": COMMON_PATH,
+        "ENROOT": "true" if enroot else "false",
+        "ENROOT_VERSION": str(pyxis["enrootVersion"]),
+        "ENROOT_URL": str(pyxis["enrootUrl"]),
+        "PYXIS_REPO": str(pyxis["pyxisRepo"]),
+        "PYXIS_VERSION": str(pyxis["pyxisVersion"]),
+        "PLUGSTACK_DIR": str(pyxis["plugstackDir"]),
+    }
+    unit = (
+        "[Unit]\n"
+        f"Description=gpu-cluster: {'enroot and ' if enroot else ''}pyxis before {daemon}\n"
+        "Wants=network-online.target\n"
+        "After=network-online.target\n"
+        f"Before={daemon}.service\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        "RemainAfterExit=yes\n"
+        "TimeoutStartSec=1800\n"
+        f"EnvironmentFile=/etc/gpu-cluster/{CONTAINERS}.env\n"
+        f"ExecStart=/usr/local/sbin/gpu-cluster-{CONTAINERS}\n\n"
+        "[Install]\n"
+        f"WantedBy={daemon}.service\n"
+    )
+    what = f"enroot {pyxis['enrootVersion']} and " if enroot else ""
+    return (
+        Part(
+            CONTAINERS,
+            files=(
+                File(f"/usr/local/sbin/gpu-cluster-{CONTAINERS}", script("slurm_containers.sh"), "0755"),
+                File(f"/etc/gpu-cluster/{CONTAINERS}.env", env_file(env)),
+                File(f"/etc/systemd/system/gpu-cluster-{CONTAINERS}.service", unit),
+            ),
+            # enabled, not started: the daemon's start runs it, after the role's own packages
+            commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", f"gpu-cluster-{CONTAINERS}.service")),
+            summary=f"{what}pyxis {pyxis['pyxisVersion']} (srun --container-image) before {daemon} starts",
+        ),
+    )
 
 
 def login_parts(
@@ -399,7 +453,13 @@ def login_parts(
         key_hook=key_hook,
         key_hook_env=key_hook_env,
     )
-    return (mounts_part(mount), part, nccl_test_part(), *_node_users(layout))
+    return (
+        mounts_part(mount),
+        *containers_part(layout, "sackd", enroot=False),
+        part,
+        nccl_test_part(),
+        *_node_users(layout),
+    )
 
 
 NCCL_TEST = "/usr/local/bin/gpu-cluster-nccl-test"

@@ -151,6 +151,7 @@ class SlurmLayout:
     power_save: PowerSave | None = None
     # slurm.users: "<name> <uid> <sudo> <key base64 or ->" lines (users.conf, through the channel); None: no users
     users_conf: str | None = None
+    containers: str = "none"  # slurm.containers: pyxis puts plugstack.conf in the channel and enroot/pyxis on nodes
 
     @property
     def home_export(self) -> bool:
@@ -173,6 +174,9 @@ class SlurmLayout:
         out = {NODES_CONF: self.nodes_conf}
         if self.users_conf is not None:
             out["users.conf"] = self.users_conf
+        if self.containers == "pyxis":
+            # spank plugins of each node's plugstack.conf.d (pyxis links itself there)
+            out["plugstack.conf"] = f"include {data()['containers']['pyxis']['plugstackDir']}/*\n"
         if self.elastic:
             out["gres.conf"] = self.gres_conf
             out[LAUNCH_ENV] = "".join(f"LAUNCH_{p.name}={p.launch}\n" for p in self.elastic)

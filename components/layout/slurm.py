@@ -140,6 +140,8 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
     )
     if spec.slurm.users:
         layout = replace(layout, users_conf=users_conf(spec.slurm.users))
+    if spec.slurm.containers != "none":
+        layout = replace(layout, containers=spec.slurm.containers)
     if spec.partitions:
         power = d["powerSave"]
         layout = replace(

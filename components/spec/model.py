@@ -65,6 +65,9 @@ PerformanceLevel = Annotated[
     Literal["PL0", "PL1", "PL2", "PL3"], Choice("ScratchPerformanceLevel", "Alibaba ESSD performance level.")
 ]
 HealthAction = Annotated[Literal["auto", "replace", "report"], Choice("HealthAction", "What an unhealthy node gets.")]
+SlurmContainers = Annotated[
+    Literal["none", "pyxis"], Choice("SlurmContainers", "Containers in Slurm jobs (pyxis: NVIDIA's enroot and pyxis).")
+]
 GpuSoftware = Annotated[
     Literal["operator", "device-plugin"],
     Choice(
@@ -461,6 +464,8 @@ class SlurmConfig(_Model):
     """With partitions: a node not up this long after its launch is deleted and its job requeued."""
     users: tuple[SlurmUser, ...] = Field((), strict=False)
     """The people who log in and submit jobs, created on every node (home on the shared /home)."""
+    containers: SlurmContainers = "none"
+    """pyxis: NVIDIA's enroot and pyxis on the nodes, for srun --container-image (default none)."""
 
 
 class SpotConfig(_Model):
