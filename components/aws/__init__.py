@@ -12,6 +12,7 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `kubernetes`: scheduler kubernetes's EKS control plane, node groups and in-cluster releases;
 - `slurm`: scheduler slurm's head node, MUNGE secret and Slurm ports;
 - `scaling`: elastic fleets' target-tracking policy, scheduled actions and SQS queue;
+- `serve`: the Network Load Balancer in front of the managed group (`serve:`);
 - `encryption`: the customer-managed KMS key (`encryption.key`) the others read from `Context.kms_key`.
 """
 
@@ -33,6 +34,7 @@ from .naming import Context
 from .network import Network, build_network
 from .nodes import build_nodes
 from .scaling import build_queue, build_scaling
+from .serve import build_serving
 from .slurm import build_head, connect, login_user_data, slurm_output
 from .storage import build_shared
 
@@ -112,6 +114,7 @@ class CloudCluster(pulumi.ComponentResource):
             self.scaling_policy = build_scaling_policy(ctx, self.identity, queue)
             if self.scaling_policy:
                 inline = [*(inline or []), *self.scaling_policy[1]]
+        self.serving = build_serving(ctx, net, nodes.group) if nodes.group is not None else None
         access = access_output(ctx, self.login, nodes.group, nodes.instances)
 
         node_ids: pulumi.Output[Any]
@@ -133,6 +136,8 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if self.scaling is not None and layout.scaling is not None:
             self.outputs["scaling"] = self.scaling.output(layout.scaling)
+        if self.serving is not None and layout.serve is not None:
+            self.outputs["serve"] = self.serving.output(layout.serve)
         if self.encryption is not None:
             self.outputs["encryption"] = self.encryption.output()
         if self.shared is not None and layout.shared is not None:

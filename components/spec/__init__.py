@@ -28,7 +28,7 @@ from .context import Context
 from .messages import describe, pydantic_message
 from .model import ClusterConfig
 from .resolve import resolve
-from .resolved import ClusterSpec, KubernetesSpec, ScalingSpec, UpdateSpec, base_tags_of
+from .resolved import ClusterSpec, KubernetesSpec, ScalingSpec, ServeSpec, UpdateSpec, base_tags_of
 from .rules import CROSS_RULES
 from .rules.identity import SECRET_KEY_STAND_IN, rsa_bits
 from .rules.instance import parse_gpu
@@ -40,6 +40,7 @@ __all__ = [
     "ClusterSpec",
     "KubernetesSpec",
     "ScalingSpec",
+    "ServeSpec",
     "UpdateSpec",
     "base_tags_of",
     "build_spec",

@@ -48,6 +48,8 @@ from .nodes import (
 from .proof import count_wired_gbps
 from .scaling import AwsScaling, QueueMetric
 from .scaling import plan as scaling_plan
+from .serve import AwsServe
+from .serve import plan as serve_plan
 from .slurm import AwsSlurm
 from .slurm import plan as slurm_plan
 
@@ -61,6 +63,7 @@ __all__ = [
     "AwsKey",
     "AwsLayout",
     "AwsScaling",
+    "AwsServe",
     "AwsSlurm",
     "DrainHook",
     "EksLayout",
@@ -109,6 +112,7 @@ class AwsLayout:
     encryption: AwsEncryption | None = None  # encryption.key: the KMS key (None: provider, the AWS managed keys)
     refresh: Refresh | None = None  # update rolling: the managed group's instance refresh
     drain_hook: DrainHook | None = None  # a managed group's termination lifecycle hook (the node drains first)
+    serve: AwsServe | None = None  # serve: the Network Load Balancer in front of the group
 
     @property
     def efa_count(self) -> int:
@@ -156,6 +160,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
     if slurm is not None:
         parts = (*parts, *slurm.compute_parts)
     scaling = scaling_plan(spec)
+    serve = serve_plan(spec)
     refresh, drain_hook = rollout_of(spec)
     if scaling is not None:
         parts = (*parts, scaling.agent)
@@ -187,6 +192,7 @@ def plan(spec: ClusterSpec) -> AwsLayout:
         encryption=encryption_plan(spec),
         refresh=refresh,
         drain_hook=drain_hook,
+        serve=serve,
     )
     if spec.kubernetes is None:
         return layout
