@@ -106,7 +106,7 @@ def _lb_security_group(
         ip_protocol="tcp",
         from_port=serve.target_port,
         to_port=serve.target_port,
-        description="serve: to the nodes' serving port (traffic and health checks)",
+        description="serve: to the nodes serving port (traffic and health checks)",
         opts=ctx.child,
     )
     return sg
@@ -122,6 +122,7 @@ def build_serving(ctx: Context, net: Network, group: aws.autoscaling.Group) -> S
     subnet = net.public_subnet if serve.subnet == "public" and net.public_subnet is not None else net.subnet
     lb = aws.lb.LoadBalancer(
         f"{name}-lb",
+        **serve.name_args(f"{name}-lb"),
         load_balancer_type=serve.load_balancer_type,
         internal=serve.internal,
         subnets=[subnet.id],
@@ -132,6 +133,7 @@ def build_serving(ctx: Context, net: Network, group: aws.autoscaling.Group) -> S
     health = serve.health
     target_group = aws.lb.TargetGroup(
         f"{name}-tg",
+        **serve.name_args(f"{name}-tg"),
         port=serve.target_port,
         protocol="TCP",  # TLS ends at the listener; the nodes serve plain HTTP or TCP
         vpc_id=net.vpc.id,

@@ -45,6 +45,8 @@ class ServingOffer(BaseModel):
     tlsPort: int = Field(ge=1, le=65535)  # where a certificate's listener listens
     tlsPolicy: str = Field(min_length=1)
     tlsSource: str = Field(min_length=1)
+    nameMaxLength: int = Field(ge=1)  # the load balancer's and the target group's names
+    namePrefixMaxLength: int = Field(ge=1)  # a name prefix the provider completes with a unique suffix
     clientIpPreserved: bool
     clientIpSource: str = Field(min_length=1)
     healthCheck: HealthCheck

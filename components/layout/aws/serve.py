@@ -40,6 +40,12 @@ class AwsServe:
     preserve_client_ip: bool  # off: a node may call the endpoint (catalog/serving/aws.yaml clientIpPreserved)
     idle_timeout_seconds: int | None  # the TCP listener's; None: the load balancer's default (350 s)
     scheme: Literal["http", "https", "tcp"]  # what a client speaks to the endpoint
+    name_max: int  # the load balancer's and target group's name limit (catalog/serving/aws.yaml nameMaxLength)
+    name_prefix: str  # used instead of Pulumi's autoname when that would be longer than name_max
+
+    def name_args(self, logical: str) -> dict[str, str]:
+        """`name_prefix` when Pulumi's autoname of `logical` (it and `-` and 7 random characters) would not fit."""
+        return {} if len(logical) + 8 <= self.name_max else {"name_prefix": self.name_prefix}
 
     @property
     def reach(self) -> str:
@@ -117,4 +123,7 @@ def plan(spec: ClusterSpec) -> AwsServe | None:
         preserve_client_ip=offer.clientIpPreserved,
         idle_timeout_seconds=serve.idle_timeout_seconds,
         scheme=("https" if tls else "http") if http else "tcp",
+        name_max=offer.nameMaxLength,
+        # letters, digits and '-', not ending in '-' (the provider appends its unique suffix)
+        name_prefix=spec.name[: offer.namePrefixMaxLength].rstrip("-"),
     )
