@@ -15,7 +15,7 @@ from components.plan.render import summary_rows
 from components.policy import Resource, evaluate
 from components.spec import build_spec
 
-from .conftest import ROOT, aws_values, gcp_values, one, plan_json, plan_values, resources_of
+from .conftest import ROOT, aws_values, one, plan_json, plan_values, resources_of
 
 CERT = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
 FLEET = {"instanceType": "g6e.xlarge", "gpu": None, "nodes": 1, "maxNodes": 4, "placement": "none"}
@@ -264,8 +264,13 @@ def test_every_problem_of_a_serve_block_is_reported_at_once():
 
 
 def test_serve_is_refused_where_it_is_not_built_yet():
-    errors = errors_of(gcp_values(serve={"port": 8000}))
-    assert errors == [(K, "not built on gcp yet (built on: aws; docs/serving.md); remove it")]
+    values = {
+        "gpu-cluster:cloud": "azure",
+        "azure-native:location": "eastus",
+        "gpu-cluster:cluster": {"gpu": "T4:1", "nodes": 1, "serve": {"port": 8000}},
+    }
+    errors = errors_of(values)
+    assert errors == [(K, "not built on azure yet (built on: aws, gcp; docs/serving.md); remove it")]
 
 
 @pytest.mark.parametrize(

@@ -42,15 +42,20 @@ class ServingOffer(BaseModel):
     service: str = Field(min_length=1)  # the load balancer kind, as the docs name it
     loadBalancerType: str = Field(min_length=1)
     why: str = Field(min_length=1)  # why this kind
-    tlsPort: int = Field(ge=1, le=65535)  # where a certificate's listener listens
-    tlsPolicy: str = Field(min_length=1)
-    tlsSource: str = Field(min_length=1)
-    nameMaxLength: int = Field(ge=1)  # the load balancer's and the target group's names
-    namePrefixMaxLength: int = Field(ge=1)  # a name prefix the provider completes with a unique suffix
+    tlsPort: int | None = Field(None, ge=1, le=65535)  # where a certificate's listener listens; None: no TLS
+    tlsPolicy: str | None = None
+    tlsSource: str = Field(min_length=1)  # where TLS is terminated, or why the load balancer does not
+    nameMaxLength: int | None = Field(None, ge=1)  # the load balancer's and the target group's names (AWS)
+    namePrefixMaxLength: int | None = Field(None, ge=1)  # a name prefix the provider completes with a suffix (AWS)
     clientIpPreserved: bool
     clientIpSource: str = Field(min_length=1)
     healthCheck: HealthCheck
-    idleTimeout: IdleTimeout
+    timeoutSeconds: int | None = Field(None, ge=1)  # a health check's own timeout, where the cloud asks for one
+    probeRanges: tuple[str, ...] = ()  # where the load balancer's health checks come from, to admit on the port
+    probeSource: str | None = None
+    idleTimeout: IdleTimeout | None = None  # None: the load balancer takes no idle timeout
+    public: bool = True  # an internet-facing endpoint is built
+    publicWhy: str | None = None  # why not, where it is not
     notBuilt: tuple[str, ...] = ()  # what the cloud offers that is not built, and why
 
 

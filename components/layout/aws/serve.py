@@ -93,6 +93,8 @@ def plan(spec: ClusterSpec) -> AwsServe | None:
     refuse(_problems(spec))
     offer = serving.offer("aws")
     assert offer is not None  # the spec refuses serve where the cloud has no serving data
+    # catalog/serving/aws.yaml states them all (a TLS listener, the 32-character names and 6-character prefixes)
+    assert offer.tlsPort is not None and offer.nameMaxLength is not None and offer.namePrefixMaxLength is not None
     tls = serve.certificate is not None
     http = serve.protocol == "http"
     hc = offer.healthCheck

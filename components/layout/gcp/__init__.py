@@ -51,6 +51,8 @@ from .placement import Placement, placement_of
 from .proof import count_wired_gbps
 from .scaling import Elastic
 from .scaling import plan as elastic_plan
+from .serve import GcpServe
+from .serve import plan as serve_plan
 from .slurm import GcpSlurm, slurm_plan
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "Elastic",
     "GcpEncryption",
     "GcpLayout",
+    "GcpServe",
     "GcpSlurm",
     "Gke",
     "GkePool",
@@ -109,6 +112,7 @@ class GcpLayout:
     elastic: Elastic | None = None  # scaling / spot.onDemandBase: the autoscaler and the standard floor group
     rollout: MigRollout | None = None  # update rolling: the managed instance groups' update policy
     encryption: GcpEncryption | None = None  # encryption.key not provider: the key ring and key, or the key named
+    serve: GcpServe | None = None  # serve: the internal passthrough Network Load Balancer in front of the MIG
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -275,4 +279,5 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         rollout=mig_rollout(
             spec, placement.vm_count if placement is not None and placement.kind == "compact" else None
         ),
+        serve=serve_plan(spec),
     )

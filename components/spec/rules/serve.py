@@ -43,6 +43,8 @@ def _serve(ctx: Context) -> Iterator[ConfigError]:
             "needs nodeGroup: managed: the load balancer's targets follow the managed group as it scales "
             "(a fixed list of instances has no group to follow)",
         )
+    if serve.public and not offer.public:
+        yield ConfigError(f"{k}.public", f"true, but not built on {ctx.cloud}: {offer.publicWhy}; use false")
     if serve.protocol == "tcp":
         if serve.health_path is not None:
             yield ConfigError(f"{k}.healthPath", "applies to protocol http; a tcp health check opens a connection")
@@ -51,7 +53,20 @@ def _serve(ctx: Context) -> Iterator[ConfigError]:
                 f"{k}.certificate",
                 "applies to protocol http; tcp passes bytes through (terminate TLS on the nodes, or use http)",
             )
-    elif serve.public and serve.certificate is None:
+    elif offer.tlsPort is None:
+        if serve.certificate is not None:
+            yield ConfigError(
+                f"{k}.certificate",
+                f"not on {ctx.cloud}: the {offer.service} passes TLS through to the nodes ({offer.tlsSource}); "
+                "remove it and terminate TLS on the nodes",
+            )
+        if serve.public and offer.public:
+            yield ConfigError(
+                f"{k}.protocol",
+                f"http with public: true needs TLS at the load balancer, which the {offer.service} on {ctx.cloud} "
+                "does not terminate; use protocol tcp (TLS on the nodes) or public: false",
+            )
+    elif serve.public and offer.public and serve.certificate is None:
         yield ConfigError(
             f"{k}.certificate",
             f"required with public: true and protocol http: the endpoint is served over TLS on port {offer.tlsPort} "
@@ -61,7 +76,7 @@ def _serve(ctx: Context) -> Iterator[ConfigError]:
         yield ConfigError(
             f"{k}.allowedCidrs", "applies to public: true; a private endpoint is reachable from the cluster network"
         )
-    if serve.public and not serve.allowed_cidrs:
+    if serve.public and offer.public and not serve.allowed_cidrs:
         yield ConfigError(f"{k}.allowedCidrs", "empty, but public is true: list the client ranges allowed in")
     for cidr in serve.allowed_cidrs:
         if wide_public(cidr):
@@ -71,7 +86,9 @@ def _serve(ctx: Context) -> Iterator[ConfigError]:
             )
     timeout = serve.idle_timeout_seconds
     limits = offer.idleTimeout
-    if timeout is not None:
+    if timeout is not None and limits is None:
+        yield ConfigError(f"{k}.idleTimeoutSeconds", f"not taken by the {offer.service} on {ctx.cloud}; remove it")
+    elif timeout is not None and limits is not None:
         if serve.certificate is not None and not limits.tls:
             yield ConfigError(
                 f"{k}.idleTimeoutSeconds",
