@@ -114,6 +114,10 @@ def _target(c: Cluster, cloud: str) -> Cluster:
     return {**c, "scaling": {**c["scaling"], "target": c["scaling"]["target"] + 10}}
 
 
+def _serve_port(c: Cluster, cloud: str) -> Cluster:
+    return {**c, "serve": {**c["serve"], "port": c["serve"].get("port", 8000) + 1}}
+
+
 def _max_up(c: Cluster, cloud: str) -> Cluster:
     return {**c, "maxNodes": (c.get("maxNodes") or c.get("nodes", 1)) + 2}
 
@@ -148,6 +152,7 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "login-on-off": ("cluster.login", lambda c: c.get("scheduler") == "slurm", _login),
     "scaling-target": ("cluster.scaling.target", lambda c: (c.get("scaling") or {}).get("target") is not None, _target),
     "k8s-version": ("cluster.kubernetes.version", lambda c: c.get("scheduler") == "kubernetes", _k8s_old),
+    "serve-port": ("cluster.serve.port", lambda c: "serve" in c, _serve_port),
 }  # fmt: skip
 # the old side of a cell, when it is not the shipped stack: image-bump goes from one pinned image to another; a
 # Kubernetes upgrade goes from the cloud's previous minor to the shipped one
