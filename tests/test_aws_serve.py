@@ -149,6 +149,7 @@ def test_the_plan_summary_gives_the_endpoint_and_the_exact_check_command(shipped
         "http://<dns name of inference-aws-lb>:8000 (internal; health check HTTP :8000/health"
     )
     assert rows["serve check"].startswith("curl -fsS http://<dns name of inference-aws-lb>:8000/health (from inside")
+    assert rows["in transit"].endswith("; serve :8000 not TLS")
 
 
 def test_the_load_balancer_hour_is_on_the_bill(shipped):
@@ -191,6 +192,9 @@ def test_public_http_terminates_tls_on_443_in_the_public_subnet(public_tls):
         "curl -fsS --connect-to ::<dns name of test-aws-lb>: https://<a name on the certificate>/health"
     )
     assert plan_json(public_tls)["policy"] == []
+    assert dict(summary_rows(public_tls))["in transit"].endswith(
+        "; serve :443 TLS at the load balancer, plain to the nodes"
+    )
 
 
 def test_tcp_checks_a_connection_and_takes_the_idle_timeout():

@@ -248,6 +248,10 @@ def transit_text(s: dict[str, Any]) -> str:
         parts.append(f"Kubernetes API {t['kubernetesApi']['tls']}")
     if t.get("sharedStorage"):
         parts.append(f"shared {t['sharedStorage']['kind']}: {t['sharedStorage']['inTransit']}")
+    serve = s.get("serve")
+    if serve:  # TLS only where the load balancer terminates it; the hop to the nodes stays inside the network
+        tls = "TLS at the load balancer, plain to the nodes" if serve["protocol"] == "https" else "not TLS"
+        parts.append(f"serve :{serve['port']} {tls}")
     return "; ".join(parts)
 
 
