@@ -62,6 +62,8 @@ from .nodes import (
 from .proof import count_wired_gbps
 from .scaling import AzureElastic
 from .scaling import plan as elastic_plan
+from .serve import AzureServe, probe_rule
+from .serve import plan as serve_plan
 from .slurm import AzureSlurm
 from .storage import shared_subnet
 
@@ -74,6 +76,7 @@ __all__ = [
     "AzureElastic",
     "AzureEncryption",
     "AzureLayout",
+    "AzureServe",
     "AzureSlurm",
     "Bastion",
     "DataDisk",
@@ -133,6 +136,7 @@ class AzureLayout:
     aks: Aks | None = None  # scheduler kubernetes: the AKS cluster replaces the scale set / VMs
     slurm: AzureSlurm | None = None  # scheduler slurm: the head node, the MUNGE key's vault, the Slurm parts
     elastic: AzureElastic | None = None  # scaling: the scale set's autoscale setting, its queue and metric
+    serve: AzureServe | None = None  # serve: the internal Standard Load Balancer in front of the scale set
     encryption: AzureEncryption | None = None  # encryption.key not provider: the vault, key and disk encryption set
     rollout: ScaleSetRollout | None = None  # scale sets: upgrade policy and Terminate notification (update:)
 
@@ -227,7 +231,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         vnet_cidr=spec.network.cidr,
         node_subnet_cidr=node_cidr,
         nat_gateway=spec.network.egress == "nat",
-        security_rules=security_rules(spec) + (pod_rules(aks, node_cidr) if aks else ()),
+        security_rules=security_rules(spec) + probe_rule(spec) + (pod_rules(aks, node_cidr) if aks else ()),
         proximity_placement_group=spec.placement == "cluster",
         group=group,
         single_placement_group=single_placement_group(spec, group, ib),
@@ -275,6 +279,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         aks=aks,
         slurm=slurm,
         elastic=elastic,
+        serve=serve_plan(spec) if group == "scale-set" else None,
         encryption=encryption,
         rollout=rollout,
     )
