@@ -108,3 +108,13 @@ def test_what_azure_does_not_build_is_refused_by_its_key(serve, key, words):
         build_spec(fleet(serve=serve), "test")
     errors = [(e.key, e.message) for e in info.value.errors]
     assert [k for k, _ in errors] == [key] and words in errors[0][1], errors
+
+
+def test_policy_flags_a_public_frontend_unless_serve_is_public(served):
+    from components.policy import Resource, evaluate
+
+    facts = Resource("gpu-cluster:index:GpuCluster", {"stackFacts": {"cloud": "azure"}}, "urn:c", "c")
+    public = {"frontendIPConfigurations": [{"name": "frontend", "publicIPAddress": {"id": "<ip>"}}]}
+    lb = Resource("azure-native:network:LoadBalancer", public, "urn:lb", "lb")
+    assert [v.rule for v in evaluate([facts, lb]) if v.rule == "serve-private"] == ["serve-private"]
+    assert plan_json(served)["policy"] == []  # the internal frontend passes

@@ -107,10 +107,17 @@ def serve_private(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     entry = LOAD_BALANCERS.get(res.type)
     if entry is None or facts.serve_public:
         return
-    key, private = entry
-    if res.props.get(key) != private:
+    if "list" in entry:  # public when one of its frontends carries the public key (Azure: publicIPAddress)
+        frontends = res.props.get(entry["list"]) or []
+        public = any(isinstance(f, dict) and f.get(entry["publicKey"]) for f in frontends)
+        what = f"a frontend has {entry['publicKey']}"
+    else:
+        key = entry["key"]
+        public = res.props.get(key) != entry["private"]
+        what = f"{key} is {res.props.get(key)!r}"
+    if public:
         yield Issue(
-            f"faces the internet ({key} is {res.props.get(key)!r}) although serve.public is false",
+            f"faces the internet ({what}) although serve.public is false",
             "face the internet although serve.public is false",
             "faces the internet although serve.public is false",
             f"keep the load balancer internal, or set {CONFIG}.serve.public and serve.allowedCidrs",
