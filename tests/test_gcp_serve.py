@@ -95,3 +95,13 @@ def test_what_gcp_does_not_build_is_refused_by_its_key(serve, key, words):
         build_spec(fleet(serve=serve), "test")
     errors = [(e.key, e.message) for e in info.value.errors]
     assert [k for k, _ in errors] == [key] and words in errors[0][1], errors
+
+
+def test_policy_flags_an_external_forwarding_rule_unless_serve_is_public(spot_mix):
+    from components.policy import Resource, evaluate
+
+    facts = Resource("gpu-cluster:index:GpuCluster", {"stackFacts": {"cloud": "gcp"}}, "urn:c", "c")
+    for props in ({"loadBalancingScheme": "EXTERNAL"}, {}):  # unset is EXTERNAL (pulumi-gcp's default)
+        rule = Resource("gcp:compute/forwardingRule:ForwardingRule", props, "urn:r", "r")
+        assert [v.rule for v in evaluate([facts, rule]) if v.rule == "serve-private"] == ["serve-private"]
+    assert plan_json(spot_mix)["policy"] == []  # the internal rule passes
