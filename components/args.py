@@ -60,6 +60,9 @@ class GpuClusterArgs:
     scaling: Mapping[str, Any] | None = None
     """What moves a managed group between minNodes and maxNodes: {metric: gpuUtilization|queueDepth|schedule|none,
     target, queue, schedule: [{cron, nodes}], timeZone, scaleInCooldownSeconds}."""
+    serve: Mapping[str, Any] | None = None
+    """A load-balanced endpoint in front of the managed group: {port, protocol: http|tcp, healthPath, public,
+    certificate, allowedCidrs, idleTimeoutSeconds}."""
     reservation: str | None = None
     """A capacity reservation id in the cloud's form."""
     reservation_type: Literal["odcr", "capacity-block"] | None = None

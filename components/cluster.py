@@ -162,6 +162,8 @@ class GpuCluster(pulumi.ComponentResource):
             facts["kubernetesPublicCidrs"] = list(args.kubernetes.public_cidrs)
         elif args.scheduler != "none":
             facts["scheduler"] = args.scheduler
+        if args.serve is not None and args.serve.public:  # only then, as above: an opted-in public endpoint
+            facts["servePublic"] = True
         if args.compliance != "none":  # only then, as above: the pack and the plan apply the profile's levels
             facts["compliance"] = args.compliance
         super().__init__(TYPE, name, {"stackFacts": facts}, opts)

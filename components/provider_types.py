@@ -392,6 +392,34 @@ class EncryptionArgs(TypedDict, total=False):
     """aes256 (default) or sm4 (Alibaba, with key auto)."""
 
 
+class ServeProtocol(Enum):
+    """What the serving endpoint speaks."""
+
+    HTTP = "http"
+    """HTTP: the health check asks healthPath for a 2xx; TLS at the load balancer with a certificate."""
+    TCP = "tcp"
+    """Plain TCP: the health check opens a connection to the port."""
+
+
+class ServeArgs(TypedDict, total=False):
+    """A load-balanced endpoint in front of an elastic fleet's managed group (docs/serving.md)."""
+
+    port: int
+    """The port the nodes serve on, checked by the load balancer (default 8000)."""
+    protocol: ServeProtocol
+    """http (default) or tcp."""
+    health_path: str
+    """http: the path the health check asks for a 2xx (default /health)."""
+    public: bool
+    """Reachable from the internet, from allowedCidrs only (default false: from inside the network)."""
+    certificate: str
+    """The cloud's certificate id: TLS at the load balancer (required when public and http)."""
+    allowed_cidrs: list[str]
+    """public: the client ranges allowed to reach the endpoint."""
+    idle_timeout_seconds: int
+    """Seconds an idle connection stays open, where the cloud's load balancer takes it (default: the cloud's)."""
+
+
 class UpdateStrategy(Enum):
     """How a managed group's running nodes take a new image, driver or template."""
 
@@ -564,6 +592,8 @@ class GpuClusterInputs(TypedDict, total=False):
     """scheduler slurm: the head node and the partition."""
     encryption: EncryptionArgs
     """The key of every disk and filesystem."""
+    serve: ServeArgs
+    """A load-balanced endpoint with a health check in front of the managed group (VM mode)."""
     update: UpdateArgs
     """How the nodes of a managed group or Kubernetes pool are replaced: rolling (default) or manual."""
     compliance: Compliance

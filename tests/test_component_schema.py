@@ -206,6 +206,12 @@ def test_the_elastic_and_encryption_keys_reach_the_args_as_the_stack_file_writes
             "time_zone": "America/New_York",
             "schedule": [{"cron": "0 22 * * *", "nodes": 0}, {"cron": "0 7 * * 1-5", "nodes": 1}],
         },
+        "serve": {
+            "port": 8000,
+            "protocol": provider_types.ServeProtocol.HTTP,
+            "health_path": "/health",
+            "public": False,
+        },
         "network": {"cidr": "10.70.0.0/16", "ssh_cidrs": [], "egress": provider_types.Egress.NAT},
         "tags": {"team": "inference", "environment": "prod"},
     }

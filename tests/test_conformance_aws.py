@@ -93,6 +93,31 @@ FEATURES: dict[str, dict[str, Any]] = {
             "schedule": [{"cron": "0 22 * * *", "nodes": 0}, {"cron": "0 7 * * 1-5", "nodes": 1}],
         },
     ),
+    # serve: an internet-facing endpoint with TLS on the NAT's public subnet, the longest cluster name (the load
+    # balancer's and target group's names fall back to a name prefix)
+    "fleet-serve-public-tls-longest-name": _config(
+        LONGEST_NAME,
+        instanceType="g6e.xlarge",
+        nodes=1,
+        maxNodes=4,
+        placement="none",
+        serve={
+            "port": 8000,
+            "public": True,
+            "certificate": "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b",
+            "allowedCidrs": ["203.0.113.0/24", "198.51.100.0/24"],
+        },
+    ),
+    # serve over tcp with the listener's idle timeout, in a network that exists
+    "fleet-serve-tcp-existing-network": _config(
+        "feat-serve-tcp",
+        instanceType="g6e.xlarge",
+        nodes=1,
+        maxNodes=2,
+        placement="none",
+        network={"existing": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]}},
+        serve={"port": 9000, "protocol": "tcp", "idleTimeoutSeconds": 3600},
+    ),
     # instances mode into a Capacity Block, EFS, a customer key, the longest cluster name
     "instances-efs-capacity-block": _config(
         LONGEST_NAME,

@@ -34,6 +34,9 @@ FEATURES: dict[str, dict[str, Any]] = {
         "storage": {"scratch": "auto", "scratchGb": 256, "shared": {"kind": "nfs", "sizeGb": 1024}},
     },
     "fleet-gpu-utilisation": {**FLEET, "scaling": {"metric": "gpuUtilization", "target": 70}},
+    # serve: the internal Standard Load Balancer, the scale set's NICs in its pool, the NSG's probe rule
+    "fleet-serve-http": {**FLEET, "serve": {"port": 8000}},
+    "fleet-serve-tcp-long-name": {**FLEET, "name": LONG_NAME, "serve": {"port": 9000, "protocol": "tcp"}},
     "fleet-queue-depth": {
         **FLEET,
         "nodes": 0,

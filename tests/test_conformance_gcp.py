@@ -47,6 +47,15 @@ FEATURES: dict[str, dict[str, Any]] = {
         "scaling": {"metric": "queueDepth", "target": 4, "queue": "auto"},
     },
     "mig-spot-mix": {**FLEET, "minNodes": 2, "maxNodes": 2, "spot": {"enabled": True, "onDemandBase": 1}},
+    # serve: the internal passthrough load balancer on both groups of a spot mix (http), and over tcp
+    "mig-serve-http-spot-mix": {
+        **FLEET,
+        "minNodes": 2,
+        "maxNodes": 4,
+        "spot": {"enabled": True, "onDemandBase": 1},
+        "serve": {"port": 8000},
+    },
+    "mig-serve-tcp": {**FLEET, "serve": {"port": 9000, "protocol": "tcp"}},
     "slurm-login": {
         **A3MEGA,
         "scheduler": "slurm",

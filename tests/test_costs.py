@@ -65,7 +65,7 @@ def test_every_price_names_its_source_region_and_date_and_every_gap_says_why(clo
 
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_every_cloud_has_an_entry_for_every_item_the_bill_asks_for(cloud):
-    asked = {"natGateway", "publicIp", "controlPlane", "bootDisk", "scratchDisk", "encryptionKey"}
+    asked = {"natGateway", "publicIp", "controlPlane", "bootDisk", "scratchDisk", "encryptionKey", "loadBalancer"}
     assert set(fixed_prices.load(cloud).items) == asked
 
 
@@ -140,11 +140,14 @@ def test_eks_bills_the_control_plane_and_the_system_pool_at_min_nodes_zero():
     assert spec.min_nodes == 0 and usd["hourly"]["minNodes"] == usd["fixedHourly"] > 0.3  # not $0.00/h
 
 
-def test_the_inference_fleet_at_min_nodes_costs_its_nat_gateway_not_zero():
+def test_the_inference_fleet_at_min_nodes_costs_its_nat_gateway_and_load_balancer_not_zero():
     result, spec = bill("aws-inference-fleet")
     usd = result["totals"]["USD"]
     assert spec.min_nodes == 0
-    assert usd["hourly"]["minNodes"] == pytest.approx(0.045 + 0.005, abs=0.005)
+    # NAT gateway and its address, and the serving Network Load Balancer (serve:), which run with no node
+    assert usd["hourly"]["minNodes"] == pytest.approx(0.045 + 0.005 + 0.0225, abs=0.005)
+    balancer = next(i for i in result["items"] if i["item"] == "loadBalancer")
+    assert (balancer["per"], balancer["hourly"], balancer["unpriced"]) == ("stack", 0.0225, None)
     assert usd["monthly"]["minNodes"] == pytest.approx(usd["hourly"]["minNodes"] * 730, abs=5)
 
 

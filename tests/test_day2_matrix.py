@@ -122,6 +122,10 @@ def _target(c: Cluster, cloud: str) -> Cluster:
     return {**c, "scaling": {**c["scaling"], "target": c["scaling"]["target"] + 10}}
 
 
+def _serve_port(c: Cluster, cloud: str) -> Cluster:
+    return {**c, "serve": {**c["serve"], "port": c["serve"].get("port", 8000) + 1}}
+
+
 def _max_up(c: Cluster, cloud: str) -> Cluster:
     return {**c, "maxNodes": (c.get("maxNodes") or c.get("nodes", 1)) + 2}
 
@@ -181,6 +185,7 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "partition-type": ("cluster.slurm.partitions.instanceType", _elastic, _partition(-1, instanceType="g6e.24xlarge")),
     "partition-spot": ("cluster.slurm.partitions.spot", _elastic, _partition(0, spot=True)),
     "suspend-time": ("cluster.slurm.suspendAfterSeconds", _elastic, _suspend_later),
+    "serve-port": ("cluster.serve.port", lambda c: "serve" in c, _serve_port),
 }  # fmt: skip
 # the old side of a cell, when it is not the shipped stack: image-bump goes from one pinned image to another; a
 # Kubernetes upgrade goes from the cloud's previous minor to the shipped one

@@ -13,6 +13,7 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `slurm`: scheduler slurm's head node, MUNGE secret and Slurm ports;
 - `scaling`: elastic fleets' target-tracking policy, scheduled actions and SQS queue;
 - `budget`: the AWS Budgets budget of the cluster's tagged cost (`budget`);
+- `serve`: the Network Load Balancer in front of the managed group (`serve:`);
 - `encryption`: the customer-managed KMS key (`encryption.key`) the others read from `Context.kms_key`.
 """
 
@@ -41,6 +42,7 @@ from .naming import Context
 from .network import Network, build_network
 from .nodes import build_nodes, build_partitions
 from .scaling import build_queue, build_scaling
+from .serve import build_serving
 from .slurm import build_head, build_power, connect, login_user_data, slurm_output
 from .storage import build_shared
 
@@ -127,6 +129,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.monitoring_policy = build_monitoring_policy(ctx, self.identity)
         if self.monitoring_policy:
             inline = [*(inline or []), self.monitoring_policy[1]]
+        self.serving = build_serving(ctx, net, nodes.group) if nodes.group is not None else None
         access = access_output(ctx, self.login, nodes.group, nodes.instances)
 
         node_ids: pulumi.Output[Any]
@@ -149,6 +152,8 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if self.scaling is not None and layout.scaling is not None:
             self.outputs["scaling"] = self.scaling.output(layout.scaling)
+        if self.serving is not None and layout.serve is not None:
+            self.outputs["serve"] = self.serving.output(layout.serve)
         if self.encryption is not None:
             self.outputs["encryption"] = self.encryption.output()
         if self.shared is not None and layout.shared is not None:

@@ -21,7 +21,7 @@ import pulumi_azure_native as azure
 from ..layout.azure import AzureLayout
 from ..layout.azure.monitoring import CLIENT_ID_PLACEHOLDER, RESOURCE_GROUP_PLACEHOLDER, SUBSCRIPTION_PLACEHOLDER
 from ..resources import fill, invoke_options
-from . import access, budget, encryption, identity, kubernetes, network, nodes, scaling, slurm
+from . import access, budget, encryption, identity, kubernetes, network, nodes, scaling, serve, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared
@@ -84,17 +84,21 @@ class CloudCluster(pulumi.ComponentResource):
             login_data = self.slurm.login_custom_data(layout.custom_data_b64_for, source, tokens)
             self.access = access.login_vm(ctx, self.access, self.identity, login_data)
         self.kubernetes: kubernetes.Kubernetes | None = None
+        self.serving: serve.Serving | None = None
         if api is not None:
             # scheduler kubernetes: the GPU nodes are an AKS agent pool (no scale set, no VMs)
             self.kubernetes = kubernetes.build(ctx, net, self.identity, api)
             built = nodes.Nodes(self.kubernetes.ppg)
         else:
+            # serve: the load balancer first, the scale set's NICs name its backend pool
+            self.serving = serve.build_serving(ctx, net.subnet)
             built = nodes.build(
                 ctx,
                 net.subnet,
                 self.identity,
                 self.shared.source if self.shared else None,
                 self.slurm.address if self.slurm else None,
+                self.serving.pool_id if self.serving else None,
             )
         self.ppg = built.ppg
         self.scale_set: azure.compute.VirtualMachineScaleSet | None = built.scale_set
@@ -141,6 +145,8 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["slurm"] = self.slurm.output(self.outputs["access"])
         if self.scaling is not None:
             self.outputs["scaling"] = self.scaling.output(ctx)
+        if self.serving is not None and layout.serve is not None:
+            self.outputs["serve"] = self.serving.output(layout.serve)
         if self.access.login_nic is not None:
             self.outputs["loginPrivateIp"] = self.access.login_nic.ip_configurations.apply(_first_private_ip)
         if self.key is not None and layout.encryption is not None:

@@ -151,12 +151,13 @@ def build(
     identity: Identity,
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
     head_address: pulumi.Input[str] | None = None,  # scheduler slurm: the head's private IP, known at deploy
+    serve_pool: pulumi.Input[str] | None = None,  # serve: the load balancer's backend pool the NICs join
 ) -> Nodes:
     layout = ctx.layout
     ppg = placement_group(ctx)
     data = custom_data(layout, mount_source, head_address)
     if layout.group == "scale-set":
-        return Nodes(ppg, scale_set=_scale_set(ctx, subnet, ppg, identity, data))
+        return Nodes(ppg, scale_set=_scale_set(ctx, subnet, ppg, identity, data, serve_pool))
     return _vms(ctx, subnet, ppg, identity, data)
 
 
@@ -169,6 +170,7 @@ def _scale_set(
     ppg: azure.compute.ProximityPlacementGroup | None,
     identity: Identity,
     node_custom_data: pulumi.Input[str],
+    serve_pool: pulumi.Input[str] | None = None,
 ) -> azure.compute.VirtualMachineScaleSet:
     layout = ctx.layout
     spec = layout.spec
@@ -245,6 +247,10 @@ def _scale_set(
                                 primary=True,
                                 subnet=azure.compute.ApiEntityReferenceArgs(id=subnet.id),
                                 public_ip_address_configuration=public_ip,
+                                # serve: every instance's NIC joins the load balancer's pool (absent otherwise)
+                                load_balancer_backend_address_pools=[azure.compute.SubResourceArgs(id=serve_pool)]
+                                if serve_pool is not None
+                                else None,
                             )
                         ],
                     )

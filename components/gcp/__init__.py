@@ -7,7 +7,8 @@ its roles), `access` (the SSH rules, the login node, how to log in), `placement`
 workload policy) and `nodes` (one instance template and a managed instance group, or N instances
 from the template); with `scheduler: kubernetes`, `kubernetes` (a GKE cluster and its node pools)
 stands in for `nodes`; with `scheduler: slurm`, `slurm` adds the head node and the MUNGE key's
-secret. Every resource is parented to `CloudCluster`, so URNs do not depend on which module made it.
+secret; `serve` puts an internal passthrough load balancer in front of the managed group. Every resource is
+parented to `CloudCluster`, so URNs do not depend on which module made it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .network import build_nat, build_vpcs
 from .nodes import build_nodes
 from .placement import build_placement
 from .scaling import build_scaling
+from .serve import build_serving
 from .slurm import build_head, login_script, slurm_output
 from .storage import build_shared
 
@@ -87,6 +89,8 @@ class CloudCluster(pulumi.ComponentResource):
         if script is None and layout.monitoring is not None:  # VM mode: the login node's only part
             script = layout.monitoring.vm_script
         self.login = build_login(name, layout, self.network, self.identity, child, script, self.key)
+        groups = [g for g in (self.nodes.group, self.scaling.floor_group if self.scaling else None) if g is not None]
+        self.serving = build_serving(name, layout, self.network, groups, child)
 
         self.outputs = {
             **self._network_outputs(layout),
@@ -118,6 +122,8 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["slurm"] = slurm_output(self.slurm, self.outputs["access"])
         if self.scaling is not None:
             self.outputs["scaling"] = self.scaling.output(layout)
+        if self.serving is not None and layout.serve is not None:
+            self.outputs["serve"] = self.serving.output(layout.serve)
         self._encryption_output(layout)
         self.register_outputs(self.outputs)
 

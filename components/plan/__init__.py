@@ -130,6 +130,8 @@ class Plan:
             "minNodes": spec.min_nodes,
             "hourlyUsdAtMinNodes": None if row.hourlyUsd is None else round(row.hourlyUsd * spec.min_nodes, 2),
             "scaling": self.run.outputs.get("scaling"),
+            # serve: the load-balanced endpoint, its health check and the command that checks it (None: none)
+            "serve": self.run.outputs.get("serve"),
             # the compliance profile's rules with the control each serves and its result (None: no profile), and
             # what is encrypted in transit (metrics inside the cluster network, TLS endpoints, the shared mounts)
             "compliance": self.compliance(),

@@ -2,11 +2,11 @@
 
 `bill_items(spec, layout, shared)` reads the spec and the layout (what the cloud package is told to build), not the
 registered resources: the GPU nodes (catalog/<cloud>.yaml), their boot and scratch disks, the Slurm head and login
-VMs, the Kubernetes control plane and system pool, the NAT gateway and its public address, the cluster's encryption
-key, Azure Bastion and the shared filesystem, priced from catalog/prices/<cloud>.yaml. Traffic (per GB) is not
-counted: it depends on use, not on the plan. `totals(items, ...)` adds them per currency: fixed costs apart
-from per-node costs, per hour and per month (730 h) at nodes, minNodes and maxNodes; an item without a sourced price
-is never added and is listed by name in `notCounted`.
+VMs, the Kubernetes control plane and system pool, the NAT gateway and its public address, the serving load
+balancer, the cluster's encryption key, Azure Bastion and the shared filesystem, priced from
+catalog/prices/<cloud>.yaml. Traffic (per GB) is not counted: it depends on use, not on the plan. `totals(items,
+...)` adds them per currency: fixed costs apart from per-node costs, per hour and per month (730 h) at nodes,
+minNodes and maxNodes; an item without a sourced price is never added and is listed by name in `notCounted`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..catalog import fixed_prices
+from ..catalog import fixed_prices, serving
 from ..catalog import load as load_catalog
 from ..catalog.fixed_prices import HOURS_PER_MONTH, Price
 from ..spec import ClusterSpec
@@ -173,6 +173,10 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         why = "their size is set in the cloud package, not in the layout the bill reads"
         items.append(BillItem("fixedVmDisks", f"boot disks of {', '.join(vm_names)}", 1, "stack", None, "",
                               prices.currency, prices.region, prices.date, None, why))  # fmt: skip
+    offer = serving.offer(spec.cloud) if spec.serve is not None else None
+    if offer is not None:  # serve: the endpoint's load balancer bills by the hour (its capacity units by traffic)
+        name = f"serving load balancer ({offer.service})"
+        items.append(_priced("loadBalancer", name, 1, "stack", prices.item("loadBalancer")))
     if spec.encryption_key == "auto":  # one customer-managed key per cluster (a key id given is billed elsewhere)
         items.append(_priced("encryptionKey", "the cluster's encryption key", 1, "stack", prices.item("encryptionKey")))
     items += _bastion(layout, prices)

@@ -253,6 +253,16 @@ def slurm_rows(slurm: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def serve_rows(serve: dict[str, Any]) -> list[tuple[str, str]]:
+    where = "internal" if serve.get("internal") else "internet-facing"
+    health = serve.get("healthCheck") or {}
+    check = f"{health.get('protocol')} :{health.get('port')}{health.get('path') or ''}"
+    return [
+        ("serve", f"{serve['protocol']}://{serve['endpoint']}:{serve['port']} ({where}; health check {check})"),
+        ("serve check", f"{serve['check']} (from {serve.get('from') or 'a client allowed in'})"),
+    ]
+
+
 def summary_rows(plan: Plan) -> list[tuple[str, str]]:
     s = plan.summary()
     wired, rated = s["fabricGbpsPerNode"], s["fabricGbpsRated"]
@@ -265,6 +275,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str]]:
         ("scheduler", scheduler_text(s)),
         *(kubernetes_rows(s["kubernetes"]) if s.get("kubernetes") else []),
         *(slurm_rows(s["slurm"]) if s.get("slurm") else []),
+        *(serve_rows(s["serve"]) if s.get("serve") else []),
         ("fabric", f"{s['fabric']}: {_gbps(wired)} of {_gbps(rated)} Gb/s per node wired{ratio}{usable_text(s)}"),
         ("scratch", s["scratch"]),
         ("shared storage", shared_text(s)),
@@ -290,6 +301,10 @@ def transit_text(s: dict[str, Any]) -> str:
         parts.append(f"Kubernetes API {t['kubernetesApi']['tls']}")
     if t.get("sharedStorage"):
         parts.append(f"shared {t['sharedStorage']['kind']}: {t['sharedStorage']['inTransit']}")
+    serve = s.get("serve")
+    if serve:  # TLS only where the load balancer terminates it; the hop to the nodes stays inside the network
+        tls = "TLS at the load balancer, plain to the nodes" if serve["protocol"] == "https" else "not TLS"
+        parts.append(f"serve :{serve['port']} {tls}")
     return "; ".join(parts)
 
 

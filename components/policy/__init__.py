@@ -107,6 +107,7 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
         login_public_ip=bool(cluster.get("loginPublicIp", False)),
         k8s_public_endpoint=bool(cluster.get("kubernetesPublicEndpoint", False)),
         k8s_public_cidrs=tuple(str(c) for c in cluster.get("kubernetesPublicCidrs") or ()),
+        serve_public=bool(cluster.get("servePublic", False)),
         cloud=cluster.get("cloud"),
         compliance=str(cluster.get("compliance", "none")),
         plain_transit=unenforced(resources),

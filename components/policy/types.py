@@ -16,6 +16,8 @@ RELEASE_TYPE = str(_DATA["helmRelease"])
 K8S_UNCHECKABLE_TYPES = frozenset(_DATA["kubernetesUncheckable"])
 DATA_TYPES = frozenset(_DATA["data"])
 ADMIN_GRANTS = {kind: (str(g["key"]), frozenset(g["admin"])) for kind, g in _DATA["adminGrants"].items()}
+# per type: (the input, the value that keeps it private) or (the list of frontends, the key that makes one public)
+LOAD_BALANCERS: dict[str, dict[str, Any]] = dict(_DATA["loadBalancers"])
 WILDCARD_POLICY_TYPES = frozenset(_DATA["wildcardPolicies"])
 TAG_PROPS = {kind: str(prop) for kind, prop in _DATA["tagProps"].items()}
 BUDGET_TYPES = frozenset(_DATA["budgets"])

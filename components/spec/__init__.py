@@ -28,7 +28,16 @@ from .context import Context
 from .messages import describe, pydantic_message
 from .model import ClusterConfig
 from .resolve import resolve
-from .resolved import BudgetSpec, ClusterSpec, KubernetesSpec, PartitionSpec, ScalingSpec, UpdateSpec, base_tags_of
+from .resolved import (
+    BudgetSpec,
+    ClusterSpec,
+    KubernetesSpec,
+    PartitionSpec,
+    ScalingSpec,
+    ServeSpec,
+    UpdateSpec,
+    base_tags_of,
+)
 from .rules import CROSS_RULES
 from .rules.identity import SECRET_KEY_STAND_IN, rsa_bits
 from .rules.instance import parse_gpu
@@ -42,6 +51,7 @@ __all__ = [
     "KubernetesSpec",
     "PartitionSpec",
     "ScalingSpec",
+    "ServeSpec",
     "UpdateSpec",
     "base_tags_of",
     "build_spec",

@@ -168,6 +168,17 @@ BudgetCurrency = Annotated[
         },
     ),
 ]
+ServeProtocol = Annotated[
+    Literal["http", "tcp"],
+    Choice(
+        "ServeProtocol",
+        "What the serving endpoint speaks.",
+        {
+            "http": "HTTP: the health check asks healthPath for a 2xx; TLS at the load balancer with a certificate.",
+            "tcp": "Plain TCP: the health check opens a connection to the port.",
+        },
+    ),
+]
 Compliance = Annotated[
     Literal["none", "cis", "mlps3"],
     Choice(
@@ -514,6 +525,30 @@ class ScalingConfig(_Model):
         return value
 
 
+class ServeConfig(_Model):
+    """A load-balanced endpoint in front of an elastic fleet's managed group (docs/serving.md)."""
+
+    port: int = Field(8000, ge=1, le=65535)
+    """The port the nodes serve on, checked by the load balancer (default 8000)."""
+    protocol: ServeProtocol = "http"
+    """http (default) or tcp."""
+    health_path: str | None = Field(None, pattern=r"^/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$")
+    """http: the path the health check asks for a 2xx (default /health)."""
+    public: bool = False
+    """Reachable from the internet, from allowedCidrs only (default false: from inside the network)."""
+    certificate: str | None = Field(None, min_length=1)
+    """The cloud's certificate id: TLS at the load balancer (required when public and http)."""
+    allowed_cidrs: tuple[str, ...] = Field((), strict=False)
+    """public: the client ranges allowed to reach the endpoint."""
+    idle_timeout_seconds: int | None = Field(None, ge=1)
+    """Seconds an idle connection stays open, where the cloud's load balancer takes it (default: the cloud's)."""
+
+    @field_validator("allowed_cidrs")
+    @classmethod
+    def _allowed_cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted({str(parse_cidr(v)) for v in value}))
+
+
 class UpdateConfig(_Model):
     """How a managed group or a Kubernetes GPU pool replaces its nodes after a change (catalog/update.yaml)."""
 
@@ -618,6 +653,8 @@ class ClusterConfig(_Model):
     """scheduler slurm: the head node and the partition."""
     encryption: EncryptionConfig = EncryptionConfig()
     """The key of every disk and filesystem."""
+    serve: ServeConfig | None = None
+    """A load-balanced endpoint with a health check in front of the managed group (VM mode)."""
     update: UpdateConfig | None = None
     """How the nodes of a managed group or Kubernetes pool are replaced: rolling (default) or manual."""
     compliance: Compliance = "none"

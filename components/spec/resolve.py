@@ -12,13 +12,14 @@ from ..catalog.capabilities import capabilities
 from ..text import one_line
 from .context import Context
 from .model import AlicloudOptions, AzureOptions, ClusterConfig, GcpOptions, KubernetesConfig, LoginConfig, SlurmConfig
-from .resolved import BudgetSpec, ClusterSpec, KubernetesSpec, PartitionSpec, ScalingSpec
+from .resolved import BudgetSpec, ClusterSpec, KubernetesSpec, PartitionSpec, ScalingSpec, ServeSpec
 from .rules.budget import budget_data
 from .rules.capacity import flex_start_loose
 from .rules.identity import check_access
 from .rules.instance import zone_of
 from .rules.monitoring import resolve_prometheus
 from .rules.scaling import min_nodes
+from .rules.serve import DEFAULT_HEALTH_PATH
 from .rules.update import update_spec
 
 
@@ -130,6 +131,22 @@ def _scaling_spec(cfg: ClusterConfig) -> ScalingSpec | None:
     )
 
 
+def _serve_spec(cfg: ClusterConfig) -> ServeSpec | None:
+    serve = cfg.serve
+    if serve is None:
+        return None
+    path = (serve.health_path or DEFAULT_HEALTH_PATH) if serve.protocol == "http" else None
+    return ServeSpec(
+        port=serve.port,
+        protocol=serve.protocol,
+        health_path=path,
+        public=serve.public,
+        certificate=serve.certificate,
+        allowed_cidrs=serve.allowed_cidrs,
+        idle_timeout_seconds=serve.idle_timeout_seconds,
+    )
+
+
 def _kubernetes_spec(cloud: Cloud, cfg: ClusterConfig) -> KubernetesSpec | None:
     offer = kubernetes_offers.offer(cloud)
     if cfg.scheduler != "kubernetes" or offer is None:
@@ -225,6 +242,7 @@ def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: flo
         encryption_algorithm=cfg.encryption.algorithm,
         compliance=cfg.compliance,
         scaling=_scaling_spec(cfg),
+        serve=_serve_spec(cfg),
         reservation=cfg.reservation,
         reservation_type=cfg.reservation_type,
         fabric_wired=ctx.fabric_wired,

@@ -38,6 +38,19 @@ class ScalingSpec:
 
 
 @dataclass(frozen=True)
+class ServeSpec:
+    """`serve` resolved: healthPath defaulted for http (None for tcp)."""
+
+    port: int
+    protocol: Literal["http", "tcp"]
+    health_path: str | None
+    public: bool
+    certificate: str | None
+    allowed_cidrs: tuple[str, ...]
+    idle_timeout_seconds: int | None
+
+
+@dataclass(frozen=True)
 class KubernetesSpec:
     """`kubernetes` resolved against catalog/kubernetes/<cloud>.yaml."""
 
@@ -159,6 +172,7 @@ class ClusterSpec:
     # spot: nodes above this many are spot; fallback onDemand launches on demand when spot is short
     spot_on_demand_base: int = 0
     spot_fallback: Literal["onDemand", "none"] = "none"
+    serve: ServeSpec | None = None  # None: no load-balanced endpoint
     scaling: ScalingSpec | None = None  # None: nothing moves the group between minNodes and maxNodes
     # provider | auto | an existing key's id; algorithm sm4 only with auto on Alibaba
     encryption_key: str = "provider"

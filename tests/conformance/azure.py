@@ -95,6 +95,7 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
         "begin_create_or_update",
     ),
     "azure-native:network:NatGateway": ("azure.mgmt.network", "NatGatewaysOperations", "begin_create_or_update"),
+    "azure-native:network:LoadBalancer": ("azure.mgmt.network", "LoadBalancersOperations", "begin_create_or_update"),
     "azure-native:network:BastionHost": ("azure.mgmt.network", "BastionHostsOperations", "begin_create_or_update"),
     "azure-native:network:NetworkInterface": (
         "azure.mgmt.network",

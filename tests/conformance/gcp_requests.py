@@ -179,6 +179,66 @@ def health_check(i: dict[str, Any], ctx: Context) -> list[Request]:
     return _compute("healthChecks.insert", {}, body, "resource_compute_health_check.go", ctx)
 
 
+def region_health_check(i: dict[str, Any], ctx: Context) -> list[Request]:
+    """resource_compute_region_health_check.go: resourceComputeRegionHealthCheckCreate; the encoder adds `type` for
+    the check's kind, as for the global health check (serve: the load balancer's check)."""
+    s = Src(i, ctx)
+    body: dict[str, Any] = {"name": ctx.name(s.pop("name"))}
+    s.same(body, "description", "checkIntervalSec", "timeoutSec", "healthyThreshold", "unhealthyThreshold")
+    for key, kind in (("httpHealthCheck", "HTTP"), ("httpsHealthCheck", "HTTPS"), ("tcpHealthCheck", "TCP")):
+        check = s.sub(key)
+        if check is None:
+            continue
+        part = check.same({}, "host", "requestPath", "response", "port", "portName", "proxyHeader", "portSpecification")
+        check.same(part, "request")
+        check.done()
+        body[key], body["type"] = part, kind
+    region = s.pop("region")
+    s.drop("project")
+    s.done()
+    source = "resource_compute_region_health_check.go"
+    return _compute("regionHealthChecks.insert", {"region": region}, body, source, ctx)
+
+
+def region_backend_service(i: dict[str, Any], ctx: Context) -> list[Request]:
+    """resource_compute_region_backend_service.go: resourceComputeRegionBackendServiceCreate; health_checks (one
+    reference in pulumi-gcp) -> healthChecks [..]; backend -> backends with group and balancingMode."""
+    s = Src(i, ctx)
+    body: dict[str, Any] = {"name": ctx.name(s.pop("name"))}
+    s.same(body, "description", "loadBalancingScheme", "protocol", "network", "sessionAffinity", "timeoutSec")
+    checks = s.pop("healthChecks")
+    if checks is not None:
+        body["healthChecks"] = checks if isinstance(checks, list) else [checks]
+    backends = []
+    for b in s.subs("backends"):
+        backends.append(b.same({}, "group", "balancingMode", "description", "failover", "capacityScaler"))
+        b.done()
+    if backends:
+        body["backends"] = backends
+    region = s.pop("region")
+    s.drop("project")
+    s.done()
+    return _compute(
+        "regionBackendServices.insert", {"region": region}, body, "resource_compute_region_backend_service.go", ctx
+    )
+
+
+def forwarding_rule(i: dict[str, Any], ctx: Context) -> list[Request]:
+    """resource_compute_forwarding_rule.go: resourceComputeForwardingRuleCreate; ip_protocol -> IPProtocol, the labels
+    set after creation through setLabels (sent here in the body, as the effective labels)."""
+    s = Src(i, ctx)
+    body: dict[str, Any] = {"name": ctx.name(s.pop("name"))}
+    s.same(body, "description", "loadBalancingScheme", "ports", "network", "subnetwork", "backendService", "allPorts")
+    protocol = s.pop("ipProtocol")
+    if protocol is not None:
+        body["IPProtocol"] = protocol
+    _labels(s, body)
+    region = s.pop("region")
+    s.drop("project")
+    s.done()
+    return _compute("forwardingRules.insert", {"region": region}, body, "resource_compute_forwarding_rule.go", ctx)
+
+
 def network(i: dict[str, Any], ctx: Context) -> list[Request]:
     """resource_compute_network.go: resourceComputeNetworkCreate; `routing_mode` goes into `routingConfig`
     (expandComputeNetworkRoutingConfig)."""

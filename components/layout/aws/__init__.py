@@ -52,6 +52,8 @@ from .nodes import (
 from .proof import count_wired_gbps
 from .scaling import AwsScaling, QueueMetric
 from .scaling import plan as scaling_plan
+from .serve import AwsServe
+from .serve import plan as serve_plan
 from .slurm import AwsSlurm
 from .slurm import plan as slurm_plan
 
@@ -66,6 +68,7 @@ __all__ = [
     "AwsLayout",
     "AwsPartition",
     "AwsScaling",
+    "AwsServe",
     "AwsSlurm",
     "DrainHook",
     "EksLayout",
@@ -126,6 +129,7 @@ class AwsLayout:
     partitions: tuple[AwsPartition, ...] = ()  # slurm.partitions: no group; one launch template per partition
     budget: Budget | None = None  # budget: an AWS Budgets cost budget on the cluster's tag
     monitoring: AwsMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
+    serve: AwsServe | None = None  # serve: the Network Load Balancer in front of the group
 
     @property
     def efa_count(self) -> int:
@@ -207,6 +211,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         parts = (*parts, *slurm.compute_parts)
     parts = (*parts, *extra_parts)
     scaling = scaling_plan(spec)
+    serve = serve_plan(spec)
     refresh, drain_hook = rollout_of(spec)
     if scaling is not None:
         parts = (*parts, scaling.agent)
@@ -241,6 +246,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         partitions=_partitions(spec, slurm),
         budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("aws").get("note", "")),
         monitoring=monitoring,
+        serve=serve,
     )
     if spec.kubernetes is None:
         return layout

@@ -66,6 +66,8 @@ from .nodes import (
 from .proof import count_wired_gbps
 from .scaling import AzureElastic
 from .scaling import plan as elastic_plan
+from .serve import AzureServe, probe_rule
+from .serve import plan as serve_plan
 from .slurm import AzureSlurm
 from .storage import shared_subnet
 
@@ -78,6 +80,7 @@ __all__ = [
     "AzureElastic",
     "AzureEncryption",
     "AzureLayout",
+    "AzureServe",
     "AzureSlurm",
     "Bastion",
     "DataDisk",
@@ -137,6 +140,7 @@ class AzureLayout:
     aks: Aks | None = None  # scheduler kubernetes: the AKS cluster replaces the scale set / VMs
     slurm: AzureSlurm | None = None  # scheduler slurm: the head node, the MUNGE key's vault, the Slurm parts
     elastic: AzureElastic | None = None  # scaling: the scale set's autoscale setting, its queue and metric
+    serve: AzureServe | None = None  # serve: the internal Standard Load Balancer in front of the scale set
     encryption: AzureEncryption | None = None  # encryption.key not provider: the vault, key and disk encryption set
     rollout: ScaleSetRollout | None = None  # scale sets: upgrade policy and Terminate notification (update:)
     budget: Budget | None = None  # budget: a Consumption budget on the cluster's resource group
@@ -234,7 +238,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         vnet_cidr=spec.network.cidr,
         node_subnet_cidr=node_cidr,
         nat_gateway=spec.network.egress == "nat",
-        security_rules=security_rules(spec) + (pod_rules(aks, node_cidr) if aks else ()),
+        security_rules=security_rules(spec) + probe_rule(spec) + (pod_rules(aks, node_cidr) if aks else ()),
         proximity_placement_group=spec.placement == "cluster",
         group=group,
         single_placement_group=single_placement_group(spec, group, ib),
@@ -282,6 +286,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         aks=aks,
         slurm=slurm,
         elastic=elastic,
+        serve=serve_plan(spec) if group == "scale-set" else None,
         encryption=encryption,
         rollout=rollout,
         budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("azure").get("note", "")),

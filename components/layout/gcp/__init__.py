@@ -55,6 +55,8 @@ from .placement import Placement, placement_of
 from .proof import count_wired_gbps
 from .scaling import Elastic
 from .scaling import plan as elastic_plan
+from .serve import GcpServe
+from .serve import plan as serve_plan
 from .slurm import GcpSlurm, slurm_plan
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "Elastic",
     "GcpEncryption",
     "GcpLayout",
+    "GcpServe",
     "GcpSlurm",
     "Gke",
     "GkePool",
@@ -115,6 +118,7 @@ class GcpLayout:
     encryption: GcpEncryption | None = None  # encryption.key not provider: the key ring and key, or the key named
     budget: Budget | None = None  # budget: a Cloud Billing budget on the project and the cluster's label
     monitoring: GcpMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
+    serve: GcpServe | None = None  # serve: the internal passthrough Network Load Balancer in front of the MIG
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -284,4 +288,5 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         rollout=mig_rollout(
             spec, placement.vm_count if placement is not None and placement.kind == "compact" else None
         ),
+        serve=serve_plan(spec),
     )

@@ -7,7 +7,7 @@ from .cost import cost_ceiling, cost_ceiling_unchecked
 from .data import customer_managed_keys, deletion_protection, in_transit
 from .identity import no_admin_on_nodes
 from .kubernetes import allowed_workloads, private_endpoint, secrets_encryption
-from .network import no_open_ingress, no_public_ip
+from .network import no_open_ingress, no_public_ip, serve_private
 from .nodes import encrypted_disks, metadata_protection, node_login, spot_nodes
 from .tags import REQUIRED_TAGS, required_tags
 
@@ -20,6 +20,12 @@ RULES: tuple[Rule, ...] = (
         "No security group / NSG / firewall rule admits 0.0.0.0/0 or ::/0 inbound",
         "mandatory",
         no_open_ingress,
+    ),
+    Rule(
+        "serve-private",
+        "A serving load balancer is internal unless the stack sets serve.public",
+        "mandatory",
+        serve_private,
     ),
     Rule(
         "encrypted-disks",

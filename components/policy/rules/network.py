@@ -7,7 +7,7 @@ from typing import Any
 
 from ...cidr import wide_public
 from ..model import CONFIG, Facts, Issue, Resource, find, truthy
-from ..types import NIC_TYPES, NODE_TYPES
+from ..types import LOAD_BALANCERS, NIC_TYPES, NODE_TYPES
 
 
 def is_login(res: Resource) -> bool:
@@ -100,3 +100,25 @@ def no_open_ingress(res: Resource, facts: Facts) -> Iterator[str | Issue]:
                 f"allows inbound traffic from {source}",
                 f"remove {source} from {CONFIG}.network.sshCidrs",
             )
+
+
+def serve_private(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    """A load balancer faces the internet only where the stack sets serve.public (its clients: serve.allowedCidrs)."""
+    entry = LOAD_BALANCERS.get(res.type)
+    if entry is None or facts.serve_public:
+        return
+    if "list" in entry:  # public when one of its frontends carries the public key (Azure: publicIPAddress)
+        frontends = res.props.get(entry["list"]) or []
+        public = any(isinstance(f, dict) and f.get(entry["publicKey"]) for f in frontends)
+        what = f"a frontend has {entry['publicKey']}"
+    else:
+        key = entry["key"]
+        public = res.props.get(key) != entry["private"]
+        what = f"{key} is {res.props.get(key)!r}"
+    if public:
+        yield Issue(
+            f"faces the internet ({what}) although serve.public is false",
+            "face the internet although serve.public is false",
+            "faces the internet although serve.public is false",
+            f"keep the load balancer internal, or set {CONFIG}.serve.public and serve.allowedCidrs",
+        )

@@ -27,6 +27,7 @@ from .network import _existing_network, _network
 from .nodes import _image, _node_counts, _node_group, _node_group_default
 from .scaling import _scaling
 from .scheduler import _scheduler, _slurm_names
+from .serve import _serve
 from .storage import _mount_paths, _scratch, _shared_storage
 from .update import _update
 
@@ -57,6 +58,7 @@ CROSS_RULES: tuple[Check, ...] = (
     _gpu_vendor,
     _cpu_arch,
     _scaling,
+    _serve,
     _update,
     _encryption,
     _budget,

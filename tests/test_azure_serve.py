@@ -1,0 +1,120 @@
+"""`serve:` on Azure: the internal Standard Load Balancer (frontend in the node subnet, backend pool, HTTP or TCP
+probe on the serving port, one TCP rule that names them by id), the scale set's NICs in the pool, the NSG rule that
+admits Azure's probe to the port only, the endpoint in the plan summary, and the keyed refusals of what is not built
+on Azure; a scale set without serve keeps its inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import ConfigErrors
+from components.spec import build_spec
+
+from .conftest import one, plan_json, plan_values
+from .test_azure_scaling import fleet
+
+LB = (
+    "/subscriptions/<resolved at deploy: subscription id>/resourceGroups/<autoname:test-azure-rg>"
+    "/providers/Microsoft.Network/loadBalancers/test-lb"
+)
+K = "gpu-cluster:cluster.serve"
+
+
+@pytest.fixture(scope="module")
+def served():
+    return plan_values(fleet(serve={"port": 8000}))
+
+
+def test_an_internal_standard_load_balancer_fronts_the_node_subnet(served):
+    lb = one(served, "network:LoadBalancer")["inputs"]
+    assert lb["loadBalancerName"] == "test-lb"
+    assert lb["sku"] == {"name": "Standard", "tier": "Regional"}
+    (frontend,) = lb["frontendIPConfigurations"]
+    assert (frontend["name"], frontend["privateIPAllocationMethod"], frontend["subnet"]["id"]) == (
+        "frontend",
+        "Dynamic",
+        "<id of test-azure-nodes>",
+    )
+    assert "publicIPAddress" not in frontend
+    assert lb["backendAddressPools"] == [{"name": "nodes"}]
+    assert lb["probes"] == [
+        {"name": "serve", "protocol": "Http", "port": 8000, "requestPath": "/health", "intervalInSeconds": 15,
+         "probeThreshold": 2}
+    ]  # fmt: skip
+    (rule,) = lb["loadBalancingRules"]
+    assert (rule["protocol"], rule["frontendPort"], rule["backendPort"], rule["enableFloatingIP"]) == (
+        "Tcp",
+        8000,
+        8000,
+        False,
+    )
+    assert rule["frontendIPConfiguration"] == {"id": f"{LB}/frontendIPConfigurations/frontend"}
+    assert rule["backendAddressPool"] == {"id": f"{LB}/backendAddressPools/nodes"}
+    assert rule["probe"] == {"id": f"{LB}/probes/serve"}
+
+
+def test_the_scale_sets_nics_join_the_pool(served):
+    vmss = one(served, "compute:VirtualMachineScaleSet")["inputs"]
+    (nic,) = vmss["virtualMachineProfile"]["networkProfile"]["networkInterfaceConfigurations"]
+    (ip,) = nic["ipConfigurations"]
+    assert ip["loadBalancerBackendAddressPools"] == [{"id": f"{LB}/backendAddressPools/nodes"}]
+
+
+def test_the_nsg_admits_azures_probe_to_the_serving_port_only(served):
+    rules = {r["name"]: r for r in one(served, "network:NetworkSecurityGroup")["inputs"]["securityRules"]}
+    probe = rules["allow-serve-probe"]
+    assert (probe["sourceAddressPrefix"], probe["destinationPortRange"], probe["protocol"], probe["access"]) == (
+        "AzureLoadBalancer",
+        "8000",
+        "Tcp",
+        "Allow",
+    )
+    assert probe["priority"] < rules["deny-internet-inbound"]["priority"]
+
+
+def test_the_summary_gives_the_frontend_address_and_the_check_command(served):
+    serve = plan_json(served)["summary"]["serve"]
+    assert serve["endpoint"] == "<private ip of the load balancer, known after deploy>"
+    assert serve["check"] == "curl -fsS http://<private ip of the load balancer, known after deploy>:8000/health"
+
+
+def test_a_scale_set_without_serve_is_as_before(served):
+    plain = plan_values(fleet())
+    vmss = one(plain, "compute:VirtualMachineScaleSet")["inputs"]
+    ip = vmss["virtualMachineProfile"]["networkProfile"]["networkInterfaceConfigurations"][0]["ipConfigurations"][0]
+    assert "loadBalancerBackendAddressPools" not in ip
+    rules = [r["name"] for r in one(plain, "network:NetworkSecurityGroup")["inputs"]["securityRules"]]
+    assert "allow-serve-probe" not in rules
+    assert [r for r in plain.resources if r.type.endswith("network:LoadBalancer")] == []
+
+
+def test_tcp_probes_a_connection():
+    lb = one(plan_values(fleet(serve={"port": 9000, "protocol": "tcp"})), "network:LoadBalancer")["inputs"]
+    assert lb["probes"] == [
+        {"name": "serve", "protocol": "Tcp", "port": 9000, "intervalInSeconds": 15, "probeThreshold": 2}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("serve", "key", "words"),
+    [
+        ({"public": True, "protocol": "tcp", "allowedCidrs": ["203.0.113.0/24"]}, f"{K}.public", "not built on azure"),
+        ({"certificate": "https://vault.vault.azure.net/secrets/c"}, f"{K}.certificate", "terminates no TLS"),
+        ({"idleTimeoutSeconds": 600}, f"{K}.idleTimeoutSeconds", "not taken by the internal Standard"),
+    ],
+)
+def test_what_azure_does_not_build_is_refused_by_its_key(serve, key, words):
+    with pytest.raises(ConfigErrors) as info:
+        build_spec(fleet(serve=serve), "test")
+    errors = [(e.key, e.message) for e in info.value.errors]
+    assert [k for k, _ in errors] == [key] and words in errors[0][1], errors
+
+
+def test_policy_flags_a_public_frontend_unless_serve_is_public(served):
+    from components.policy import Resource, evaluate
+
+    facts = Resource("gpu-cluster:index:GpuCluster", {"stackFacts": {"cloud": "azure"}}, "urn:c", "c")
+    public = {"frontendIPConfigurations": [{"name": "frontend", "publicIPAddress": {"id": "<ip>"}}]}
+    lb = Resource("azure-native:network:LoadBalancer", public, "urn:lb", "lb")
+    assert [v.rule for v in evaluate([facts, lb]) if v.rule == "serve-private"] == ["serve-private"]
+    assert plan_json(served)["policy"] == []  # the internal frontend passes
