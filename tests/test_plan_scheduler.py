@@ -29,7 +29,10 @@ KUBERNETES_KEYS = [
     "service", "controlPlane", "clusterName", "version", "versionBuilt", "endpoint", "publicCidrs",
     "endpointAddress", "systemPool", "gpuPool", "nodePools", "releases", "gpuSoftware", "credentials",
 ]  # fmt: skip
-SLURM_KEYS = ["headNode", "headNodeAddress", "loginNode", "partition", "accounting", "slurmVersion", "login", "check"]
+SLURM_KEYS = [
+    "headNode", "headNodeAddress", "loginNode", "partition", "accounting", "slurmVersion", "login", "check", "firstJob",
+    "users",
+]  # fmt: skip
 PINNED = {(c["chart"], str(c["version"])) for c in charts().values()}
 
 

@@ -83,7 +83,15 @@ EXTERNAL_UNITS: dict[str, str] = {
 # the `gpu-cluster:cluster` keys set over it (tests/conftest.py plan_stack_with).
 FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     # EFS over TLS (mounts_efs_tls.sh), the health check's mount check, a login node, Slurm on AWS
-    "aws-slurm-efs-login": ("aws-slurm-h100", {"storage": {"shared": {"kind": "nfs", "path": "/shared"}}, "login": {}}),
+    # and slurm.users (slurm_users.sh on every role)
+    "aws-slurm-efs-login": (
+        "aws-slurm-h100",
+        {
+            "storage": {"shared": {"kind": "nfs", "path": "/shared"}},
+            "login": {},
+            "slurm": {"partition": "gpu", "users": [{"name": "alice", "uid": 20001, "sudo": True}]},
+        },
+    ),
     # MIG (mig.sh) on every H100, with EFS
     "aws-efs-mig": (
         "aws-h100",
