@@ -149,12 +149,14 @@ def build_head(
         metadata=metadata,
         labels=labels,
         description=f"gpu-cluster {label_value(layout.spec.name)} Slurm head node (slurmctld)",
-        # the boot disk's labels are create-time only (initializeParams replaces the head): the VM's own follow tags
+        # the boot disk's labels and size are create-time only (initializeParams replaces the head, and its disk holds
+        # /home and the Slurm state): the VM's own labels follow tags; a larger storage.rootGb grows the nodes' disks,
+        # the head's is resized in place by hand (gcloud compute disks resize)
         opts=pulumi.ResourceOptions.merge(
             child,
             pulumi.ResourceOptions(
                 depends_on=[*depends, *(key.grants if key else [])],
-                ignore_changes=["bootDisk.initializeParams.labels"],
+                ignore_changes=["bootDisk.initializeParams.labels", "bootDisk.initializeParams.size"],
             ),
         ),
     )
@@ -263,7 +265,10 @@ def build_power(
     if nodes.account is not None:  # identity.existing is refused with partitions (layout/gcp/slurm.py)
         gcp.serviceaccount.IAMMember(
             f"{name}-head-sa-act-as-nodes",
-            service_account_id=nodes.account.name,
+            # the account's full name (pulumi-gcp serviceaccount/iam_member.py: "projects/{project}/serviceAccounts/{email}")
+            service_account_id=pulumi.Output.concat(
+                "projects/", layout.project, "/serviceAccounts/", nodes.account.email
+            ),
             role=power.act_as_role,
             member=head.account.member,
             opts=child,
