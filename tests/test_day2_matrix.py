@@ -149,7 +149,7 @@ def _partition(index: int, **keys: Any) -> Edit:
 
 
 # another type of the same fabric for the last partition (GCP: g2 of 8 L4, on the host VPC as the shipped g2)
-NEW_PARTITION_TYPE = {"aws": "g6e.24xlarge", "gcp": "g2-standard-96"}
+NEW_TYPE = {"aws": "g6e.24xlarge", "gcp": "g2-standard-96"}
 
 
 def _plus_two(partition: dict[str, Any]) -> int:
@@ -186,7 +186,7 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "scaling-target": ("cluster.scaling.target", lambda c: (c.get("scaling") or {}).get("target") is not None, _target),
     "k8s-version": ("cluster.kubernetes.version", lambda c: c.get("scheduler") == "kubernetes", _k8s_old),
     "partition-maxNodes-up": ("cluster.slurm.partitions.maxNodes", _elastic, _partition(0, maxNodes=_plus_two)),
-    "partition-type": ("cluster.slurm.partitions.instanceType", _elastic, _partition(-1, instanceType=NEW_PARTITION_TYPE)),
+    "partition-type": ("cluster.slurm.partitions.instanceType", _elastic, _partition(-1, instanceType=NEW_TYPE)),
     "partition-spot": ("cluster.slurm.partitions.spot", _elastic, _partition(0, spot=True)),
     "suspend-time": ("cluster.slurm.suspendAfterSeconds", _elastic, _suspend_later),
 }  # fmt: skip

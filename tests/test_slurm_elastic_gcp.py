@@ -35,7 +35,7 @@ def by_name(plan, suffix: str) -> dict[str, dict]:
     return {r["name"]: r["inputs"] for r in resources_of(plan, suffix)}
 
 
-# --- what is registered -----------------------------------------------------------------------------------------------
+# --- what is registered ---------------------------------------------------------------------------------------------
 
 
 def test_each_partition_has_its_template_and_no_group_or_gpu_instance_runs(plan):
@@ -150,7 +150,7 @@ def test_the_plan_shows_the_partitions_and_the_power_saving(plan):
     assert not [v for v in plan.violations() if v.level == "mandatory"]
 
 
-# --- keyed refusals of the layout ---------------------------------------------------------------------------------------
+# --- keyed refusals of the layout -----------------------------------------------------------------------------------
 
 
 def elastic(partitions: list[dict], **cluster: object) -> dict:
@@ -206,7 +206,7 @@ def test_one_node_partitions_get_no_placement_policy_and_no_placement_permission
     assert "compute.resourcePolicies.use" not in layout.slurm.power.permissions
 
 
-# --- the hooks with a stubbed curl --------------------------------------------------------------------------------------
+# --- the hooks with a stubbed curl ----------------------------------------------------------------------------------
 
 # A stand-in for curl: logs "METHOD URL DATA AUTH" (AUTH: the header read on stdin), answers from $ANSWERS (a JSON
 # file: "METHOD URL" -> [status, body], or a list of them consumed in order), and prints the body then the status as
@@ -376,7 +376,7 @@ def test_the_node_reads_its_name_from_the_metadata_server(tmp_path):
     assert proc.returncode == 1 and proc.stdout == ""
 
 
-# --- day 2 --------------------------------------------------------------------------------------------------------------
+# --- day 2 ----------------------------------------------------------------------------------------------------------
 
 SHIPPED = [
     {"name": "a3mega", "maxNodes": 2},

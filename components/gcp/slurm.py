@@ -265,7 +265,7 @@ def build_power(
     if nodes.account is not None:  # identity.existing is refused with partitions (layout/gcp/slurm.py)
         gcp.serviceaccount.IAMMember(
             f"{name}-head-sa-act-as-nodes",
-            # the account's full name (pulumi-gcp serviceaccount/iam_member.py: "projects/{project}/serviceAccounts/{email}")
+            # the full name projects/{project}/serviceAccounts/{email} (pulumi-gcp serviceaccount/iam_member.py)
             service_account_id=pulumi.Output.concat(
                 "projects/", layout.project, "/serviceAccounts/", nodes.account.email
             ),
