@@ -145,6 +145,7 @@ def test_the_plan_shows_the_partitions_and_the_power_saving(plan):
         ("l4", "g2-standard-48", 4, True),
     ]
     assert plan.run.outputs["slurm"]["powerSaving"].startswith("on: a3mega 0..2, l4 0..4 nodes")
+    assert summary["placement"] == "cluster"  # the partitions' compact policies
     usd = summary["costs"]["totals"]["USD"]
     assert usd["hourly"]["minNodes"] == usd["fixedHourly"]
     assert not [v for v in plan.violations() if v.level == "mandatory"]

@@ -353,6 +353,9 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
     if any(p.name == DRAIN_PART and not p.empty for p in parts):
         # Compute Engine runs it when the VM stops or is deleted (a MIG's deletion or recreation too): drain first
         metadata[str(interruption_data("gcp")["shutdownScriptKey"])] = shutdown_script()
+    partitions = (
+        tuple(_partition(spec, vpcs, i, p, slurm) for i, p in enumerate(spec.partitions)) if slurm is not None else ()
+    )
     return GcpLayout(
         spec=spec,
         project=project,
@@ -376,7 +379,9 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
         identity=node_identity(spec),
         access=access,
         fabric_usability=usability,
-        placement_applied="cluster" if placement is not None or (gke is not None and gke.gpu.compact) else "none",
+        placement_applied="cluster"
+        if placement is not None or (gke is not None and gke.gpu.compact) or any(p.layout.placement for p in partitions)
+        else "none",
         health_probe=probe,
         warnings=tuple(warnings),
         shared=shared,
@@ -388,7 +393,5 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
         rollout=None
         if spec.partitions
         else mig_rollout(spec, placement.vm_count if placement is not None and placement.kind == "compact" else None),
-        partitions=tuple(_partition(spec, vpcs, i, p, slurm) for i, p in enumerate(spec.partitions))
-        if slurm is not None
-        else (),
+        partitions=partitions,
     )
