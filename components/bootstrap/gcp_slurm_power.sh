@@ -10,6 +10,7 @@
 #     instance) is success.
 # The head's service account may create and delete only instances and disks named <cluster>-* in the zone (an IAM
 # condition on its custom role). Errors: the API's message on stderr, non-zero.
+# JSON is read with python3 (in every Ubuntu image, the head's included; jq is not).
 # Environment: PROJECT, ZONE, CLUSTER, COMPUTE_API (https://compute.googleapis.com/compute/v1), TOKEN_URL (the
 # metadata server's token), POLL_SECONDS, POLLS.
 
