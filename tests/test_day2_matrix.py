@@ -142,10 +142,18 @@ def _image(which: int) -> Edit:
 def _partition(index: int, **keys: Any) -> Edit:
     def edit(c: Cluster, cloud: str) -> Cluster:
         parts = [dict(p) for p in c["slurm"]["partitions"]]
-        parts[index] = {**parts[index], **{k: v(parts[index]) if callable(v) else v for k, v in keys.items()}}
+        # a value: as it is, computed from the partition (callable), or per cloud (dict)
+        picked = {
+            k: v(parts[index]) if callable(v) else v[cloud] if isinstance(v, dict) else v for k, v in keys.items()
+        }
+        parts[index] = {**parts[index], **picked}
         return {**c, "slurm": {**c["slurm"], "partitions": parts}}
 
     return edit
+
+
+# another type of the same fabric for the last partition (GCP: g2 of 8 L4, on the host VPC as the shipped g2)
+NEW_TYPE = {"aws": "g6e.24xlarge", "gcp": "g2-standard-96"}
 
 
 def _plus_two(partition: dict[str, Any]) -> int:
@@ -182,7 +190,7 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "scaling-target": ("cluster.scaling.target", lambda c: (c.get("scaling") or {}).get("target") is not None, _target),
     "k8s-version": ("cluster.kubernetes.version", lambda c: c.get("scheduler") == "kubernetes", _k8s_old),
     "partition-maxNodes-up": ("cluster.slurm.partitions.maxNodes", _elastic, _partition(0, maxNodes=_plus_two)),
-    "partition-type": ("cluster.slurm.partitions.instanceType", _elastic, _partition(-1, instanceType="g6e.24xlarge")),
+    "partition-type": ("cluster.slurm.partitions.instanceType", _elastic, _partition(-1, instanceType=NEW_TYPE)),
     "partition-spot": ("cluster.slurm.partitions.spot", _elastic, _partition(0, spot=True)),
     "suspend-time": ("cluster.slurm.suspendAfterSeconds", _elastic, _suspend_later),
     "serve-port": ("cluster.serve.port", lambda c: "serve" in c, _serve_port),
@@ -217,6 +225,8 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("azure-dev", "maxNodes-up"): TWO_NODES_NEED_FABRIC,
     ("aws-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
     ("aws-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
+    ("gcp-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
+    ("gcp-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
 }
 
 

@@ -275,5 +275,11 @@ def test_hook_is_shellcheck_clean():
 
 def test_the_head_boot_disk_labels_are_create_time_so_a_tag_change_never_replaces_the_controller(plan):
     head = next(r for r in resources_of(plan, "compute/instance:Instance") if r["name"].endswith("-head"))
-    assert head["ignoreChanges"] == ["bootDisk.initializeParams.labels"]
+    # and its size: a larger storage.rootGb must not replace the head and its /home (the day-2 rootGb-up cell)
+    assert head["ignoreChanges"] == ["bootDisk.initializeParams.labels", "bootDisk.initializeParams.size"]
     assert head["inputs"]["bootDisk"]["initializeParams"]["labels"]["gpu-cluster_role"] == "slurm-head"
+
+
+def test_the_gcp_power_hook_and_node_name_hook_are_shellcheck_clean():
+    for name in ("gcp_slurm_power.sh", "gcp_slurm_node_name.sh"):
+        assert_shellcheck_clean(HOOK.parent / name)

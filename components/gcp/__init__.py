@@ -27,11 +27,11 @@ from .health import build_health_check
 from .identity import build_identity
 from .kubernetes import build_kubernetes
 from .network import build_nat, build_vpcs
-from .nodes import build_nodes
+from .nodes import build_nodes, build_partitions
 from .placement import build_placement
 from .scaling import build_scaling
 from .serve import build_serving
-from .slurm import build_head, login_script, slurm_output
+from .slurm import build_head, build_power, login_script, slurm_output
 from .storage import build_shared
 
 TYPE = "gpu-cluster:gcp:Cluster"
@@ -68,18 +68,25 @@ class CloudCluster(pulumi.ComponentResource):
         source = self.shared.source if self.shared else None
         # scheduler slurm: the head first, the nodes and the login node are given its address
         self.slurm = build_head(name, layout, self.network, self.identity, child, source, self.key)
-        self.nodes = build_nodes(
-            name,
-            layout,
-            self.network,
-            self.identity,
-            self.placement_policy,
-            self,
-            self.health_check,
-            source,
-            self.slurm.address if self.slurm else None,
-            self.key,
-        )
+        if layout.partitions:  # elastic Slurm partitions: the head creates their nodes from their templates
+            head = self.slurm.address if self.slurm else None
+            self.nodes, templates = build_partitions(
+                name, layout, self.network, self.identity, self, source, head, self.key
+            )
+            self.slurm = build_power(name, layout, self.slurm, templates, self.identity, child)
+        else:
+            self.nodes = build_nodes(
+                name,
+                layout,
+                self.network,
+                self.identity,
+                self.placement_policy,
+                self,
+                self.health_check,
+                source,
+                self.slurm.address if self.slurm else None,
+                self.key,
+            )
         self.template = self.nodes.template
         head = self.slurm.address if self.slurm else None
         self.scaling = build_scaling(

@@ -16,6 +16,7 @@ from ..resources import fill, invoke_options
 from .encryption import Key
 from .identity import Identity
 from .network import Network
+from .placement import build_placement
 
 
 @dataclass
@@ -105,6 +106,33 @@ def build_nodes(
             for i in range(spec.nodes)
         ]
     return nodes
+
+
+def build_partitions(
+    name: str,
+    layout: GcpLayout,
+    net: Network,
+    identity: Identity,
+    parent: pulumi.Resource,
+    mount_source: pulumi.Input[str] | None = None,
+    head_address: pulumi.Input[str] | None = None,
+    key: Key | None = None,
+) -> tuple[Nodes, dict[str, gcp.compute.InstanceTemplate]]:
+    """Elastic Slurm partitions: per partition the instance template the head's resume program creates each node from
+    (instances.insert with sourceInstanceTemplate), and its compact placement policy (no vmCount: layout/gcp
+    partition_placement); no group and no instance. `Nodes` holds the first partition's, for the outputs."""
+    child = pulumi.ResourceOptions(parent=parent)
+    templates: dict[str, gcp.compute.InstanceTemplate] = {}
+    first: Nodes | None = None
+    for part in layout.partitions:
+        sub = f"{name}-{part.name}"
+        policy = build_placement(sub, part.layout, child)
+        image = image_id(part.layout, parent)
+        template = _template(sub, part.layout, net, image, identity, policy, child, mount_source, head_address, key)
+        templates[part.name] = template
+        first = first or Nodes(image, template, key=key)
+    assert first is not None  # the spec has at least one partition
+    return first, templates
 
 
 def metadata(

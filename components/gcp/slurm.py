@@ -7,13 +7,20 @@
 - The GPU nodes' Slurm configuration (nodes.conf): a project metadata item the head reads every minute from its
   metadata server, updated in place: growing or changing the GPU nodes never changes the head's startup script.
 - Head node: a private VM (no external IP) in the host subnet running slurmctld, Shielded, OS Login.
+- Elastic partitions (`slurm.partitions`): the head has a service account of its own (`build_head`), with the nodes'
+  project roles and the MUNGE read, and `build_power` gives it a custom role of exactly what instances.insert from
+  the partitions' templates and instances.delete need, bound on the project under an IAM condition (instances and
+  disks named `<cluster>-*` in the zone only), and roles/iam.serviceAccountUser on the nodes' account only; the
+  channel (nodes.conf, gres.conf, launch.env with each partition's template) is made once the templates exist.
 - No firewall rule of its own: the host VPC's internal rule already admits every port between the head, the
   GPU nodes and the login node (all in the host subnet), and nothing from outside.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -21,7 +28,7 @@ import pulumi_gcp as gcp
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, SlurmLayout, launch_placeholder
 from ..layout.gcp import GcpLayout, GcpSlurm
 from ..layout.gcp.labels import label_value
 from ..resources import fill
@@ -36,7 +43,8 @@ class SlurmHead:
     instance: gcp.compute.Instance
     secret: gcp.secretmanager.Secret
     grant: gcp.secretmanager.SecretIamMember
-    conf: gcp.compute.ProjectMetadataItem
+    conf: gcp.compute.ProjectMetadataItem | None  # elastic partitions: made by `build_power` once the templates exist
+    account: gcp.serviceaccount.Account | None = None  # elastic partitions: the head's own service account
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -101,13 +109,20 @@ def build_head(
     if plan is None:
         return None
     secret, version, grant = _munge_secret(name, layout, plan, identity, child)
-    conf = gcp.compute.ProjectMetadataItem(
-        f"{name}-slurm-compute-conf",
-        key=plan.conf_key,
-        value=plan.layout.compute_config,
-        project=layout.project or None,
-        opts=child,
-    )
+    depends: list[pulumi.Resource] = [version, grant]
+    account: gcp.serviceaccount.Account | None = None
+    email, scopes = identity.email, identity.scopes
+    conf: gcp.compute.ProjectMetadataItem | None = None
+    if plan.power is None:
+        conf = _compute_conf(name, layout, plan.layout.compute_config, child)
+        depends.append(conf)
+    else:
+        # the head creates and deletes nodes: an account of its own, which the GPU and login nodes do not carry.
+        # nodes.conf names the partitions' templates, made after the head (their startup script holds its address):
+        # the head's boot waits for the metadata item (the conf hook retries), not the deploy
+        account, grants = _head_account(name, layout, plan, secret, child)
+        email = account.email
+        depends.extend(grants)
     labels = {**layout.labels, "gpu-cluster_role": "slurm-head"}
     metadata: dict[str, pulumi.Input[str]] = {
         k: v for k, v in layout.metadata.items() if k not in ("startup-script", "shutdown-script")
@@ -127,23 +142,138 @@ def build_head(
         ),
         # no access config: no external IP; egress through the host subnet's Cloud NAT
         network_interfaces=[gcp.compute.InstanceNetworkInterfaceArgs(subnetwork=net.subnets["nodes"].id)],
-        service_account=gcp.compute.InstanceServiceAccountArgs(email=identity.email, scopes=list(identity.scopes)),
+        service_account=gcp.compute.InstanceServiceAccountArgs(email=email, scopes=list(scopes)),
         shielded_instance_config=gcp.compute.InstanceShieldedInstanceConfigArgs(
             enable_secure_boot=True, enable_vtpm=True, enable_integrity_monitoring=True
         ),
         metadata=metadata,
         labels=labels,
         description=f"gpu-cluster {label_value(layout.spec.name)} Slurm head node (slurmctld)",
-        # the boot disk's labels are create-time only (initializeParams replaces the head): the VM's own follow tags
+        # the boot disk's labels and size are create-time only (initializeParams replaces the head, and its disk holds
+        # /home and the Slurm state): the VM's own labels follow tags; a larger storage.rootGb grows the nodes' disks,
+        # the head's is resized in place by hand (gcloud compute disks resize)
         opts=pulumi.ResourceOptions.merge(
             child,
             pulumi.ResourceOptions(
-                depends_on=[version, grant, conf, *(key.grants if key else [])],
-                ignore_changes=["bootDisk.initializeParams.labels"],
+                depends_on=[*depends, *(key.grants if key else [])],
+                ignore_changes=["bootDisk.initializeParams.labels", "bootDisk.initializeParams.size"],
             ),
         ),
     )
-    return SlurmHead(plan, instance, secret, grant, conf)
+    return SlurmHead(plan, instance, secret, grant, conf, account)
+
+
+def _compute_conf(
+    name: str, layout: GcpLayout, value: pulumi.Input[str], child: pulumi.ResourceOptions
+) -> gcp.compute.ProjectMetadataItem:
+    assert layout.slurm is not None
+    return gcp.compute.ProjectMetadataItem(
+        f"{name}-slurm-compute-conf",
+        key=layout.slurm.conf_key,
+        value=value,
+        project=layout.project or None,
+        opts=child,
+    )
+
+
+def _role_suffix(role: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", role.removeprefix("roles/").lower()).strip("-")
+
+
+def _head_account(
+    name: str, layout: GcpLayout, plan: GcpSlurm, secret: gcp.secretmanager.Secret, child: pulumi.ResourceOptions
+) -> tuple[gcp.serviceaccount.Account, list[pulumi.Resource]]:
+    """The head's own service account with what the nodes' account gave the head (its project roles: logging,
+    monitoring; the MUNGE secret's read); the project metadata item needs no grant."""
+    assert plan.power is not None
+    spec = layout.spec
+    account = gcp.serviceaccount.Account(
+        f"{name}-head-sa",
+        account_id=plan.power.account_id,
+        display_name=f"gpu-cluster {spec.name} Slurm head",
+        description=f"gpu-cluster {spec.name}: the Slurm head, which creates and deletes the GPU nodes "
+        f"(stack {spec.stack})",
+        project=layout.project or None,
+        opts=child,
+    )
+    grants: list[pulumi.Resource] = [
+        gcp.projects.IAMMember(
+            f"{name}-head-sa-{_role_suffix(role)}",
+            project=layout.project,
+            role=role,
+            member=account.member,
+            opts=child,
+        )
+        for role in layout.identity.roles
+        if role not in spec.identity.policies  # the user's extra roles are the nodes'
+    ]
+    grants.append(
+        gcp.secretmanager.SecretIamMember(
+            f"{name}-munge-key-head-reader",
+            secret_id=secret.id,
+            project=layout.project or None,
+            role=plan.secret_role,
+            member=account.member,
+            opts=child,
+        )
+    )
+    return account, grants
+
+
+def build_power(
+    name: str,
+    layout: GcpLayout,
+    head: SlurmHead | None,
+    templates: Mapping[str, gcp.compute.InstanceTemplate],
+    nodes: Identity,
+    child: pulumi.ResourceOptions,
+) -> SlurmHead | None:
+    """Elastic partitions: the channel's text with each partition's template, and the head account's right to create
+    instances from those templates and delete exactly this cluster's (catalog/slurm.yaml clouds.gcp.powerSave)."""
+    if head is None or head.account is None or not templates or head.plan.power is None:
+        return head
+    plan, power = head.plan, head.plan.power
+    tokens = {launch_placeholder(part): template.self_link for part, template in templates.items()}
+    conf = _compute_conf(name, layout, fill(plan.layout.compute_config, tokens), child)
+    spec = layout.spec
+    role = gcp.projects.IAMCustomRole(
+        f"{name}-head-slurm-power",
+        role_id=power.role_id,
+        title=f"gpu-cluster {spec.name} Slurm power saving",
+        description=f"gpu-cluster {spec.name}: the Slurm head creates its GPU nodes from their instance templates and "
+        f"deletes them (stack {spec.stack})",
+        permissions=list(power.permissions),
+        project=layout.project or None,
+        opts=child,
+    )
+    # Scoped as tightly as IAM allows: the custom role has only these permissions, and its binding's condition limits
+    # the instance and disk permissions to names `<cluster>-*` in the cluster's zone (IAM "Configure resource-based
+    # access", Compute Engine supports resource.name); the template, subnet, placement and operation permissions are
+    # use/read permissions on resources that hold no data (catalog/slurm.yaml clouds.gcp.powerSave)
+    gcp.projects.IAMMember(
+        f"{name}-head-sa-slurm-power",
+        project=layout.project,
+        role=role.name,
+        member=head.account.member,
+        condition=gcp.projects.IAMMemberConditionArgs(
+            title="gpu-cluster-own-nodes",
+            description=f"only the instances and disks of gpu-cluster {spec.name} ({spec.name}-*) in {layout.zone}",
+            expression=power.condition,
+        ),
+        opts=child,
+    )
+    if nodes.account is not None:  # identity.existing is refused with partitions (layout/gcp/slurm.py)
+        gcp.serviceaccount.IAMMember(
+            f"{name}-head-sa-act-as-nodes",
+            # the full name projects/{project}/serviceAccounts/{email} (pulumi-gcp serviceaccount/iam_member.py)
+            service_account_id=pulumi.Output.concat(
+                "projects/", layout.project, "/serviceAccounts/", nodes.account.email
+            ),
+            role=power.act_as_role,
+            member=head.account.member,
+            opts=child,
+        )
+    return replace(head, conf=conf)
 
 
 def login_script(head: SlurmHead | None, mount_source: pulumi.Input[str] | None = None) -> pulumi.Input[str] | None:
@@ -165,5 +295,16 @@ def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, An
         "login": access["command"],
         "check": "sinfo -N -l",
         "mungeKeySecret": head.secret.id,
-        "powerSaving": "not built: the partition has the group's nodes (nodes), which register on boot",
+        "powerSaving": _power_saving(layout),
     }
+
+
+def _power_saving(layout: SlurmLayout) -> str:
+    if not layout.elastic or layout.power_save is None:
+        return "not built: the partition has the group's nodes (nodes), which register on boot"
+    power = layout.power_save
+    parts = ", ".join(f"{p.name} {p.min_nodes}..{p.max_nodes}" for p in layout.elastic)
+    return (
+        f"on: {parts} nodes; created from their instance templates when jobs wait, deleted after {power.suspend_time} "
+        f"s idle, a node not up within {power.resume_timeout} s is deleted and its job requeued"
+    )

@@ -31,6 +31,10 @@ def _compact_fixed_count(ctx: Context) -> str | None:
     cfg, row = ctx.cfg, ctx.row
     if ctx.cloud != "gcp" or row is None or ctx.max_nodes > 1 or cfg.scheduler == "kubernetes":
         return None
+    if (
+        cfg.slurm is not None and cfg.slurm.partitions
+    ):  # their policies have no vmCount (layout/gcp partition_placement)
+        return None
     if cfg.node_group == "managed" and row.instanceType in ctx.rules["workloadPolicyTypes"]:
         return None
     return (

@@ -500,6 +500,22 @@ def _secret_of(s: Src, ctx: Context) -> Any:
     return given if unknown(given) or "/" in str(given) else f"projects/{project}/secrets/{given}"
 
 
+def _service_account_of(s: Src, ctx: Context) -> Any:
+    return s.pop("serviceAccountId")
+
+
+def custom_role(i: dict[str, Any], ctx: Context) -> list[Request]:
+    """resourcemanager/resource_google_project_iam_custom_role.go: resourceGoogleProjectIamCustomRoleCreate
+    (CreateRoleRequest{roleId, role{title, description, stage, includedPermissions}} on projects/<project>)."""
+    s = Src(i, ctx)
+    role = s.same({}, "title", "description", "stage")
+    role["includedPermissions"] = s.pop("permissions")
+    body = {"roleId": s.pop("roleId"), "role": role}
+    params = {"parent": f"projects/{s.pop('project') or ctx.project}"}
+    s.done()
+    return [Request("iam.v1", "iam.projects.roles.create", params, body, "resource_google_project_iam_custom_role.go")]
+
+
 def _subscription_of(s: Src, ctx: Context) -> Any:
     given, project = s.pop("subscription"), s.pop("project") or ctx.project
     return given if unknown(given) or "/" in str(given) else f"projects/{project}/subscriptions/{given}"
@@ -611,6 +627,14 @@ TRANSLATORS: dict[str, Translator] = {
         _subscription_of,
         "pubsub/iam_pubsub_subscription.go: PubsubSubscriptionIamUpdater.SetResourceIamPolicy",
     ),
+    "gcp:serviceaccount/iAMMember:IAMMember": _iam_member(
+        "iam.v1",
+        "iam.projects.serviceAccounts.setIamPolicy",
+        "resource",
+        _service_account_of,
+        "resourcemanager/iam_service_account.go: ServiceAccountIamUpdater.SetResourceIamPolicy",
+    ),
+    "gcp:projects/iAMCustomRole:IAMCustomRole": custom_role,
     "gcp:compute/projectMetadataItem:ProjectMetadataItem": project_metadata_item,
     "gcp:serviceaccount/account:Account": service_account,
     "gcp:servicenetworking/connection:Connection": connection,

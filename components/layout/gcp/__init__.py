@@ -15,12 +15,13 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ... import catalog
+from ...bootstrap import Part
 from ...bootstrap.fabric import FabricUsability
 from ...bootstrap.interruption import NAME as DRAIN_PART
 from ...bootstrap.interruption import shutdown_script
 from ...catalog.interruption import cloud_data as interruption_data
 from ...errors import CLUSTER_KEY, ConfigError
-from ...spec import ClusterSpec
+from ...spec import ClusterSpec, PartitionSpec
 from ...spec.rules.budget import budget_data
 from .. import Scratch, arch, scratch_for
 from ..budget import CLUSTER_TAG, Budget, budget_plan
@@ -51,7 +52,7 @@ from .nodes import (
     startup_script,
     zone_of,
 )
-from .placement import Placement, placement_of
+from .placement import Placement, compact_cap, placement_of
 from .proof import count_wired_gbps
 from .scaling import Elastic
 from .scaling import plan as elastic_plan
@@ -64,6 +65,7 @@ __all__ = [
     "Elastic",
     "GcpEncryption",
     "GcpLayout",
+    "GcpPartition",
     "GcpServe",
     "GcpSlurm",
     "Gke",
@@ -119,6 +121,7 @@ class GcpLayout:
     budget: Budget | None = None  # budget: a Cloud Billing budget on the project and the cluster's label
     monitoring: GcpMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
     serve: GcpServe | None = None  # serve: the internal passthrough Network Load Balancer in front of the MIG
+    partitions: tuple[GcpPartition, ...] = ()  # slurm.partitions: no group; one instance template per partition
 
     @property
     def placement_vm_count(self) -> int | None:
@@ -138,7 +141,102 @@ class GcpLayout:
         return self.gpu_nic_count * self.spec.instance.gbps_per_fabric_device
 
 
-def plan(spec: ClusterSpec) -> GcpLayout:
+@dataclass(frozen=True)
+class GcpPartition:
+    """An elastic Slurm partition's nodes: the layout of its instance template (its type, NICs, spot, placement,
+    startup script); the head's resume program creates each node from it (instances.insert, layout/gcp/slurm.py)."""
+
+    name: str
+    layout: GcpLayout
+
+
+def partition_spec(spec: ClusterSpec, part: PartitionSpec) -> ClusterSpec:
+    """The cluster as one elastic partition's nodes see it: its type and market, created one by one from its template
+    (no group to scale or roll); its fabric wired when the cluster's is and its type has one."""
+    return replace(
+        spec,
+        instance=part.instance,
+        nodes=0,
+        max_nodes=part.max_nodes,
+        min_nodes=0,
+        node_group="instances",
+        spot=part.spot,
+        spot_on_demand_base=0,
+        scaling=None,
+        scheduler="none",
+        slurm=None,
+        partitions=(),
+        gpu_partition=None,
+        fabric_wired=spec.fabric_wired and part.instance.has_fabric,
+        # the partition's compact policy is decided here (`partition_placement`), not by the count rules of a group
+        placement="none",
+        # no group replaces a node: a failed check is reported, and Slurm's health program drains the node
+        health_action=None if spec.health_action is None else "report",
+    )
+
+
+def partition_placement(spec: ClusterSpec, index: int, part: PartitionSpec) -> Placement | None:
+    """A compact (COLLOCATED) placement policy per partition of two nodes or more, without vmCount: its nodes are
+    created one by one as jobs need them, which a vmCount ("exactly this number of VMs") would refuse; slurm-gcp
+    creates its policies the same way (resume.py create_placement_request: collocation COLLOCATED and maxDistance, no
+    vmCount), within the cap of catalog/gcp.yaml compactPlacementMaxVms."""
+    if spec.placement != "cluster" or part.max_nodes < 2:
+        return None
+    rules = catalog.load("gcp").rules
+    distance = spec.gcp.placement_max_distance
+    cap = compact_cap(rules, part.instance.instanceType, distance)
+    if part.max_nodes > cap:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.slurm.partitions[{index}].maxNodes",
+            f"{part.max_nodes} nodes in one compact placement policy; {part.instance.instanceType} with "
+            f"{'no maxDistance' if distance is None else f'maxDistance {distance}'} allows at most {cap} "
+            "(catalog/gcp.yaml compactPlacementMaxVms); lower it or set placement: none",
+        )
+    return Placement("compact", None, cap, distance)
+
+
+def _partition(
+    spec: ClusterSpec, cluster_vpcs: tuple[Vpc, ...], index: int, part: PartitionSpec, slurm: GcpSlurm
+) -> GcpPartition:
+    key = f"{CLUSTER_KEY}.slurm.partitions[{index}].instanceType"
+    if part.instance.has_fabric and not spec.instance.has_fabric:
+        raise ConfigError(
+            key,
+            f"{part.instance.instanceType} has {part.instance.fabric}, whose GPU VPCs the cluster builds for its "
+            f"instanceType only ({spec.instance.instanceType} has none); make {part.instance.instanceType} the "
+            "cluster's instanceType (the default partition's)",
+        )
+    layout = plan(partition_spec(spec, part), slurm.compute_parts)
+    # the partition's NICs go on the cluster's networks (the host VPC's MTU is the cluster type's)
+    wired = {(v.role, tuple(n.cidr for n in v.subnets)) for v in cluster_vpcs}
+    missing = [v.role for v in layout.vpcs if (v.role, tuple(n.cidr for n in v.subnets)) not in wired]
+    if missing:
+        raise ConfigError(
+            key,
+            f"{part.instance.instanceType} needs the VPCs {', '.join(missing)}, which the cluster's instanceType "
+            f"{spec.instance.instanceType} does not wire; partitions share the cluster's networks: give them types of "
+            "one fabric, and that type as the cluster's instanceType",
+        )
+    placement = partition_placement(spec, index, part)
+    scheduling = layout.scheduling
+    if placement is not None:  # Cluster Toolkit vm-instance: automatic_restart false with a COLLOCATED policy
+        scheduling = replace(scheduling, automatic_restart=False)
+    if part.spot:  # a reclaimed node is deleted, not stopped: Slurm relaunches it under its name (DELETE)
+        scheduling = replace(scheduling, instance_termination_action="DELETE")
+    return GcpPartition(
+        part.name,
+        replace(
+            layout,
+            placement=placement,
+            placement_applied="cluster" if placement is not None else "none",
+            scheduling=scheduling,
+            warnings=(),
+        ),
+    )
+
+
+def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
+    """The cluster's layout; `extra_parts` follow the node parts (an elastic partition's Slurm parts)."""
     arch.check(spec)
     row = spec.instance
     rules = catalog.load("gcp").rules
@@ -168,9 +266,10 @@ def plan(spec: ClusterSpec) -> GcpLayout:
             "(pulumi-gcp NodePoolPlacementPolicyArgs: type, policy_name, tpu_topology); ignored"
         )
     scheduling = consumption(spec, rules)
-    # GKE places the GPU pool itself (placementPolicy COMPACT): no resource policy of ours
-    placement = None if k8s else placement_of(spec, rules)
-    if not k8s and placement is None and spec.placement == "cluster":
+    # GKE places the GPU pool itself (placementPolicy COMPACT): no resource policy of ours; elastic partitions have
+    # theirs (partition_placement)
+    placement = None if k8s or spec.partitions else placement_of(spec, rules)
+    if not k8s and not spec.partitions and placement is None and spec.placement == "cluster":
         warnings.append(
             f"{CLUSTER_KEY}.placement: cluster is not applied to one VM: a compact placement policy fixes its VM count "
             "(vmCount), so a count change recreates it and the nodes anyway, and one VM has no neighbour"
@@ -185,7 +284,13 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     elastic = None if k8s else elastic_plan(spec, no_on_demand)
     if elastic is not None:
         warnings.extend(elastic.warnings)
-    if spec.node_group == "managed" and spec.max_nodes > spec.nodes and not k8s and spec.scaling is None:
+    if (
+        spec.node_group == "managed"
+        and spec.max_nodes > spec.nodes
+        and not k8s
+        and spec.scaling is None
+        and not spec.partitions
+    ):
         warnings.append(
             f"{CLUSTER_KEY}.maxNodes: the managed instance group starts at {spec.nodes} nodes and has no "
             f"autoscaler (GPU training has no useful CPU signal); resize it up to {spec.max_nodes} yourself"
@@ -211,7 +316,9 @@ def plan(spec: ClusterSpec) -> GcpLayout:
 
     scratch = scratch_for(spec, LOCAL_SSD_GLOBS, SCRATCH_DISK_GLOBS)
     boot_type = disk_type(row.instanceType, rules)
-    probe = health_probe(spec, rules) if not k8s else None  # GKE repairs its nodes (management.autoRepair)
+    # GKE repairs its nodes (management.autoRepair); elastic partitions have no group to repair (Slurm's health
+    # program drains a node)
+    probe = health_probe(spec, rules) if not k8s and not spec.partitions else None
     shared = shared_for(spec)
     gke: Gke | None = None
     if k8s:
@@ -236,10 +343,14 @@ def plan(spec: ClusterSpec) -> GcpLayout:
             else Scratch("none", spec.storage.scratch_path, 0, None, ())
         )
     monitoring = monitoring_plan(spec, project, zone)
-    slurm = slurm_plan(spec, project, shared.mount if shared else None, monitoring.part if monitoring else None)
+    compact = any(partition_placement(spec, i, p) for i, p in enumerate(spec.partitions))
+    slurm = slurm_plan(
+        spec, project, shared.mount if shared else None, zone, compact, monitoring.part if monitoring else None
+    )
     parts = () if k8s else node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None)
     if slurm is not None:  # after the health part: the HealthCheckProgram runs the same check
         parts = (*parts, *slurm.compute_parts)
+    parts = (*parts, *extra_parts)
     if elastic is not None:
         parts = (*parts, *elastic.parts)
     # GKE reserves the startup-script and user-data metadata keys of its nodes: no node bootstrap there
@@ -252,6 +363,9 @@ def plan(spec: ClusterSpec) -> GcpLayout:
     if any(p.name == DRAIN_PART and not p.empty for p in parts):
         # Compute Engine runs it when the VM stops or is deleted (a MIG's deletion or recreation too): drain first
         metadata[str(interruption_data("gcp")["shutdownScriptKey"])] = shutdown_script()
+    partitions = (
+        tuple(_partition(spec, vpcs, i, p, slurm) for i, p in enumerate(spec.partitions)) if slurm is not None else ()
+    )
     return GcpLayout(
         spec=spec,
         project=project,
@@ -275,7 +389,9 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         identity=node_identity(spec),
         access=access,
         fabric_usability=usability,
-        placement_applied="cluster" if placement is not None or (gke is not None and gke.gpu.compact) else "none",
+        placement_applied="cluster"
+        if placement is not None or (gke is not None and gke.gpu.compact) or any(p.layout.placement for p in partitions)
+        else "none",
         health_probe=probe,
         warnings=tuple(warnings),
         shared=shared,
@@ -285,8 +401,9 @@ def plan(spec: ClusterSpec) -> GcpLayout:
         encryption=encryption,
         budget=budget_plan(spec, label_key(CLUSTER_TAG), label_value(spec.name), budget_data("gcp").get("note", "")),
         monitoring=monitoring,
-        rollout=mig_rollout(
-            spec, placement.vm_count if placement is not None and placement.kind == "compact" else None
-        ),
+        rollout=None
+        if spec.partitions
+        else mig_rollout(spec, placement.vm_count if placement is not None and placement.kind == "compact" else None),
+        partitions=partitions,
         serve=serve_plan(spec),
     )

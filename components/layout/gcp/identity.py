@@ -20,10 +20,9 @@ class NodeIdentity:
     scopes: tuple[str, ...]
 
 
-def account_id(cluster: str) -> str:
-    """A service-account id for the cluster within GCP's 6-30 character rule, stable per name."""
+def account_id(cluster: str, suffix: str = "-nodes") -> str:
+    """A service-account id for the cluster within GCP's 6-30 character rule, stable per name (`suffix`: whose)."""
     low, high = capability()["identity"]["accountIdLength"]
-    suffix = "-nodes"
     text = f"{cluster}{suffix}"
     if len(text) > high:  # keep it unique per name with a short hash of the whole name
         digest = hashlib.sha256(cluster.encode()).hexdigest()[:4]

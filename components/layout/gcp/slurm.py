@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from ... import bootstrap, catalog
 from ...bootstrap import Part
 from ...bootstrap.mounts import Mount
-from ...bootstrap.slurm import cluster_parts
+from ...bootstrap.slurm import PowerHooks, cluster_parts
+from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ..slurm import CloudSlurm, slurm_layout
 from .data import slurm_data
+from .identity import account_id
 from .nodes import startup_script
 
 # --- Slurm ----------------------------------------------------------------------------------
@@ -22,6 +24,8 @@ from .nodes import startup_script
 
 MUNGE_KEY_HOOK = "gcp_munge_key.sh"
 CONF_HOOK = "gcp_slurm_conf.sh"
+POWER_HOOK = "gcp_slurm_power.sh"
+NODE_NAME_HOOK = "gcp_slurm_node_name.sh"
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,19 @@ class GcpSlurm(CloudSlurm):
     head_script: str  # the head's startup-script (SOURCE_PLACEHOLDER until deploy with storage.shared)
     login_script: str  # HEAD_PLACEHOLDER (and SOURCE_PLACEHOLDER) until deploy
     compute_parts: tuple[Part, ...]  # appended to the GPU nodes' bootstrap; HEAD_PLACEHOLDER until deploy
+    power: HeadPower | None = None  # slurm.partitions: the head's own service account and what it may launch
+
+
+@dataclass(frozen=True)
+class HeadPower:
+    """Elastic partitions on GCP: the head's own service account (it creates and deletes the nodes) and the custom
+    role it holds, bound on the project under `condition` (catalog/slurm.yaml clouds.gcp.powerSave)."""
+
+    account_id: str  # the head's service account (the GPU and login nodes keep the nodes' account)
+    role_id: str  # the custom role: exactly `permissions`
+    permissions: tuple[str, ...]
+    condition: str  # IAM condition (CEL): instances and disks only under `<cluster>-` in the cluster's zone
+    act_as_role: str  # granted on the nodes' service account only: launch nodes that run as it
 
 
 def munge_secret_id(spec: ClusterSpec) -> str:
@@ -50,7 +67,73 @@ def conf_key(spec: ClusterSpec) -> str:
     return text[: int(slurm_data()["computeConfig"]["keyMaxLength"])]
 
 
-def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None, monitoring: Part | None = None) -> GcpSlurm | None:
+def node_instance_prefix(spec: ClusterSpec) -> str:
+    """Elastic nodes' instance names are `<cluster>-<node>`: unique per cluster in the zone, and what the head's role
+    is scoped to (RFC 1035 and at most 63: a 31-character cluster name, a 15-character partition, 4 digits)."""
+    return f"{spec.name}-"
+
+
+def power_condition(project: str, zone: str, prefix: str) -> str:
+    """The IAM condition of the head's launch role: on Compute Engine instances and disks (a boot disk is named as its
+    instance), only names under `prefix` in the cluster's zone; the role's other permissions (use the templates, the
+    subnets, the placement policies, read the operations) name no instance and are not narrowed (IAM "Configure
+    resource-based access": `resource.type != "compute.googleapis.com/Instance" || resource.name.startsWith(...)`)."""
+    base = f"projects/{project}/zones/{zone}"
+    return (
+        f'(resource.type != "compute.googleapis.com/Instance" || '
+        f'resource.name.startsWith("{base}/instances/{prefix}")) && '
+        f'(resource.type != "compute.googleapis.com/Disk" || resource.name.startsWith("{base}/disks/{prefix}"))'
+    )
+
+
+def role_id(spec: ClusterSpec) -> str:
+    """The custom role's id: letters, digits, underscores and periods, 3 to 64 (catalog/slurm.yaml powerSave)."""
+    text = re.sub(r"[^A-Za-z0-9_.]", "_", f"gpuCluster_{spec.stack}_{spec.name}_slurmPower")
+    return text[:64]
+
+
+def _power(spec: ClusterSpec, project: str, zone: str, placement: bool) -> tuple[PowerHooks, HeadPower]:
+    """The head's resume/suspend hook (instances.insert from the partition's template, instances.delete) and the
+    right to do exactly that (catalog/slurm.yaml clouds.gcp.powerSave)."""
+    if spec.identity.existing:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.identity.existing",
+            "set with slurm.partitions on gcp: the head launches nodes that run as the nodes' service account, which "
+            "needs iam.serviceAccounts.actAs granted on that account, and the cluster grants only on accounts it "
+            "creates; drop identity.existing",
+        )
+    data = slurm_data()
+    power = data["powerSave"]
+    prefix = node_instance_prefix(spec)
+    env = {
+        "PROJECT": project,
+        "ZONE": zone,
+        "CLUSTER": spec.name,
+        "COMPUTE_API": str(power["apiUrl"]),
+        "TOKEN_URL": str(data["hook"]["tokenUrl"]),
+        "POLL_SECONDS": str(power["pollSeconds"]),
+        "POLLS": str(power["polls"]),
+    }
+    hooks = PowerHooks(power=bootstrap.script(POWER_HOOK), power_env=env, node_name=bootstrap.script(NODE_NAME_HOOK))
+    permissions = (*power["permissions"], *([power["placementPermission"]] if placement else []))
+    head = HeadPower(
+        account_id=account_id(spec.name, "-head"),
+        role_id=role_id(spec),
+        permissions=tuple(permissions),
+        condition=power_condition(project, zone, prefix),
+        act_as_role=str(power["actAsRole"]),
+    )
+    return hooks, head
+
+
+def slurm_plan(
+    spec: ClusterSpec,
+    project: str,
+    mount: Mount | None,
+    zone: str = "",
+    placement: bool = False,
+    monitoring: Part | None = None,
+) -> GcpSlurm | None:
     """None unless scheduler slurm. `mount`: storage.shared's (the head and the login node mount it too);
     `monitoring`: the self-hosted Prometheus and Grafana part, after the login node's Slurm parts."""
     layout = slurm_layout(spec)
@@ -68,6 +151,7 @@ def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None, monitoring:
     entry = catalog.cpu_image("gcp", spec.slurm.head_instance_type)  # images.login of the head's architecture
     key = conf_key(spec)
     conf_env = {"SLURM_CONF_KEY": key, "METADATA_URL": str(data["computeConfig"]["metadataUrl"])}
+    hooks, power = _power(spec, project, zone, placement) if layout.elastic else (None, None)
     head, login, compute = cluster_parts(
         layout,
         key_hook=hook,
@@ -75,6 +159,7 @@ def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None, monitoring:
         conf_hook=bootstrap.script(CONF_HOOK),
         conf_hook_env=conf_env,
         mount=mount,
+        power=hooks,
     )
     head_script = startup_script(head)
     login_script = startup_script((*login, *((monitoring,) if monitoring else ())))
@@ -89,4 +174,5 @@ def slurm_plan(spec: ClusterSpec, project: str, mount: Mount | None, monitoring:
         head_script=head_script,
         login_script=login_script,
         compute_parts=compute,
+        power=power,
     )
