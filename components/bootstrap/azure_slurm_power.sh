@@ -56,8 +56,10 @@ az_call() {
   case "$status" in
     2??) cat "$out"; rm -f "$out"; return 0 ;;
   esac
-  printf 'Azure %s %s: HTTP %s %s\n' "$method" "${url%%\?*}" "$status" \
-    "$(az_field '"%s: %s" % (j["error"]["code"], j["error"]["message"])' <"$out" || head -c 300 "$out")" >&2
+  # the cloud's reason first: slurm_power.sh keeps the first 200 characters as the node's DOWN reason
+  printf '%s (HTTP %s on %s %s)\n' \
+    "$(az_field '"%s: %s" % (j["error"]["code"], j["error"]["message"])' <"$out" || head -c 300 "$out")" \
+    "$status" "$method" "$(path="${url%%\?*}"; printf '%s' "${path##*/providers/}")" >&2
   rm -f "$out"
   [ "$status" = 404 ] && return 4
   return 1
