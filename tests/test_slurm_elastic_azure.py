@@ -63,8 +63,9 @@ def test_each_partition_has_a_flexible_scale_set_and_no_gpu_vm_runs(plan):
         assert "virtualMachineProfile" not in vmss and "sku" not in vmss
         assert vmss["proximityPlacementGroup"] == {"id": f"<id of slurm-elastic-azure-{part}-ppg>"}
     ppgs = by_name(plan, "compute:ProximityPlacementGroup")
-    assert ppgs["slurm-elastic-azure-h100-ppg"]["intent"] == {"vmSizes": ["Standard_ND96isr_H100_v5"]}
-    assert ppgs["slurm-elastic-azure-a100-ppg"]["intent"] == {"vmSizes": ["Standard_NC96ads_A100_v4"]}
+    # no size intent: a partition's type changes in place (day 2), its group and scale set stay
+    assert sorted(ppgs) == ["slurm-elastic-azure-a100-ppg", "slurm-elastic-azure-h100-ppg"]
+    assert all("intent" not in g and g["proximityPlacementGroupType"] == "Standard" for g in ppgs.values())
     # the head and the login node only: the GPU VMs are the head's to create
     assert sorted(by_name(plan, "compute:VirtualMachine")) == ["slurm-elastic-azure-head", "slurm-elastic-azure-login"]
     assert not resources_of(plan, "compute:AvailabilitySet")

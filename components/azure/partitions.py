@@ -23,7 +23,6 @@ from ..resources import fill, invoke_options
 from .context import Context
 from .identity import Identity, role_assignment
 from .network import Network
-from .nodes import placement_group
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,22 @@ def _scale_set(
     fault domain (azurehpc `_add_vmss` fault_domain_count 1, as the cluster's IB scale set), in the partition's
     proximity placement group."""
     sub = replace(ctx, name=f"{ctx.name}-{part.name}", layout=part.layout)
-    ppg = placement_group(sub)
+    # no intent (vmSizes), unlike the cluster's group: a partition's size changes in place on day 2, and that an
+    # intent is changed in place is not sourced (the diff would say "may replace" the group and its scale set); the
+    # first VM anchors the group
+    ppg = (
+        azure.compute.ProximityPlacementGroup(
+            f"{sub.name}-ppg",
+            resource_group_name=ctx.resource_group_name,
+            location=ctx.location,
+            proximity_placement_group_type="Standard",
+            zones=ctx.zones,
+            tags=sub.tagged("ppg"),
+            opts=ctx.opts,
+        )
+        if part.layout.proximity_placement_group
+        else None
+    )
     vmss = azure.compute.VirtualMachineScaleSet(
         f"{sub.name}-vmss",
         resource_group_name=ctx.resource_group_name,

@@ -162,5 +162,8 @@ def build_head(
         host_encryption=layout.encryption_at_host,
         depends_on=[secret, *ready],
         user_data=user_data,
+        # a new image or root size would replace the head (its state, the queue, /home without storage.shared): it
+        # keeps its own, as the AWS head keeps its AMI; patch or grow it in place instead
+        ignore_changes=("storageProfile.imageReference", "storageProfile.osDisk.diskSizeGB"),
     )
     return SlurmHead(plan, head, nic, vault, secret, grant, address, power)
