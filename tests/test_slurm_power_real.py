@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from components.bootstrap.slurm_conf import (
     LAUNCH_ENV,
     RESUME_FAIL_PROGRAM,
@@ -185,10 +187,20 @@ def test_a_failed_launch_downs_the_node_with_the_cloud_reason_and_powers_it_down
 
 @needs_slurm
 @needs_root
-def test_the_shipped_elastic_stack_loads_and_restarts_clean_with_both_partitions_powered_down(tmp_path):
-    """aws-slurm-elastic's rendered slurm.conf, nodes.conf and gres.conf (written out GPUs: slurmctld refuses AutoDetect
-    on CLOUD nodes) as they are, only the programs installed here: no error on a restart, every node powered down."""
-    layout = cloud_layout_of("aws-slurm-elastic")
+@pytest.mark.parametrize(
+    ("stack", "partitions"),
+    [
+        ("aws-slurm-elastic", ["h100* 2 idle~", "l40s 4 idle~"]),
+        ("azure-slurm-elastic", ["h100* 2 idle~", "a100 4 idle~"]),
+    ],
+)
+def test_the_shipped_elastic_stack_loads_and_restarts_clean_with_both_partitions_powered_down(
+    tmp_path, stack, partitions
+):
+    """A shipped elastic stack's rendered slurm.conf, nodes.conf and gres.conf (written out GPUs: slurmctld refuses
+    AutoDetect on CLOUD nodes) as they are, only the programs installed here: no error on a restart, every node
+    powered down."""
+    layout = cloud_layout_of(stack)
     files = {**for_22_05(layout).files, **install(tmp_path, layout, {})}
     with local.munged(tmp_path / "munge") as munge:
         cluster = local.prepare(tmp_path / "slurm", files, munge.socket, local.data()["elastic"])
@@ -202,7 +214,7 @@ def test_the_shipped_elastic_stack_loads_and_restarts_clean_with_both_partitions
         second = local.read(cluster.ctld_log)[len(first) :]
     assert unexpected(first, expected("slurmctldFirstStart", cluster.root / "state")) == []
     assert unexpected(second, set()) == []
-    assert [s for s in states if s] == ["h100* 2 idle~", "l40s 4 idle~"]
+    assert [s for s in states if s] == partitions
     assert re.search(r"^SuspendTime\s+= 600 sec$", config, re.M), config
     assert re.search(r"^ResumeTimeout\s+= 1800 sec$", config, re.M), config
     assert "idle_on_node_suspend" in config
