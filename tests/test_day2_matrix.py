@@ -149,6 +149,9 @@ def _partition(index: int, **keys: Any) -> Edit:
     return edit
 
 
+_other_type = _partition(-1, instanceType=OTHER_PARTITION_TYPE)
+
+
 def _plus_two(partition: dict[str, Any]) -> int:
     return int(partition["maxNodes"]) + 2
 
@@ -183,7 +186,7 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "scaling-target": ("cluster.scaling.target", lambda c: (c.get("scaling") or {}).get("target") is not None, _target),
     "k8s-version": ("cluster.kubernetes.version", lambda c: c.get("scheduler") == "kubernetes", _k8s_old),
     "partition-maxNodes-up": ("cluster.slurm.partitions.maxNodes", _elastic, _partition(0, maxNodes=_plus_two)),
-    "partition-type": ("cluster.slurm.partitions.instanceType", _elastic, _partition(-1, instanceType=OTHER_PARTITION_TYPE)),
+    "partition-type": ("cluster.slurm.partitions.instanceType", _elastic, _other_type),
     "partition-spot": ("cluster.slurm.partitions.spot", _elastic, _partition(0, spot=True)),
     "suspend-time": ("cluster.slurm.suspendAfterSeconds", _elastic, _suspend_later),
 }  # fmt: skip

@@ -20,10 +20,12 @@ import yaml
 from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER, compute_config_files
 from components.catalog.slurm import cloud_data
 from components.diff import diff_plans
+from components.policy import Resource
+from components.policy.rules.nodes import node_login
 
-from .conftest import ROOT, plan_json, plan_stack, plan_stack_with, resources_of
 from .conformance import azure as conformance
 from .conformance.azure_models import operation
+from .conftest import ROOT, plan_json, plan_stack, plan_stack_with, resources_of
 from .hook_helpers import assert_shellcheck_clean
 
 STACK = "azure-slurm-elastic"
@@ -113,7 +115,13 @@ def test_the_channel_carries_the_partitions_and_each_ones_vm_body_within_the_use
     head = by_name(plan, "compute:VirtualMachine")["slurm-elastic-azure-head"]
     assert len(head["userData"]) <= cloud_data("azure")["computeConfig"]["maxUserDataBytes"]
     files = channel(plan)
-    assert sorted(files) == ["azure-launch-a100.json", "azure-launch-h100.json", "gres.conf", "launch.env", "nodes.conf"]
+    assert sorted(files) == [
+        "azure-launch-a100.json",
+        "azure-launch-h100.json",
+        "gres.conf",
+        "launch.env",
+        "nodes.conf",
+    ]
     assert files["launch.env"] == (
         "LAUNCH_h100=/etc/slurm/azure-launch-h100.json\nLAUNCH_a100=/etc/slurm/azure-launch-a100.json\n"
     )
@@ -322,7 +330,7 @@ def test_a_vm_azure_fails_to_provision_is_a_failed_launch(tmp_path):
         "PUT /virtualMachines/slurm-elastic-h100-1": [201, CREATING],
         "GET /virtualMachines/slurm-elastic-h100-1": [200, {"properties": {"provisioningState": "Failed"}}],
     }
-    code, calls, err = run_power(tmp_path, "resume", "h100-1", answers)
+    code, _, err = run_power(tmp_path, "resume", "h100-1", answers)
     assert code == 1 and "provisioningState Failed for slurm-elastic-h100-1" in err
 
 
@@ -394,7 +402,25 @@ def test_growing_a_partition_changes_only_the_heads_user_data_in_place():
 
 def test_adding_a_partition_adds_its_scale_set_and_keeps_the_head():
     base = _with_partitions(SHIPPED)
-    added = diff_plans(base, _with_partitions([*SHIPPED, {"name": "t4", "instanceType": "Standard_NC64as_T4_v3", "maxNodes": 1}]))
+    added = diff_plans(
+        base, _with_partitions([*SHIPPED, {"name": "t4", "instanceType": "Standard_NC64as_T4_v3", "maxNodes": 1}])
+    )
     assert [(c.key, c.policy) for c in added.spec_changes] == [("cluster.slurm.partitions", "in-place")]
-    assert {urn.rsplit("::", 1)[1] for urn in added.created} == {"slurm-elastic-azure-t4-vmss", "slurm-elastic-azure-t4-ppg"}
+    assert {urn.rsplit("::", 1)[1] for urn in added.created} == {
+        "slurm-elastic-azure-t4-vmss",
+        "slurm-elastic-azure-t4-ppg",
+    }
     assert not added.deleted
+
+
+# --- the node-login policy on a scale set that defines no VM --------------------------------------------------------
+
+
+def test_node_login_skips_a_flexible_scale_set_without_a_vm_profile_and_still_checks_one_with_a_profile():
+    kind = "azure-native:compute:VirtualMachineScaleSet"
+    container = Resource(kind, {"orchestrationMode": "Flexible", "platformFaultDomainCount": 1}, "urn:a", "a")
+    assert list(node_login(container, None)) == []
+    profile = {"virtualMachineProfile": {"osProfile": {"linuxConfiguration": {}}}}
+    assert list(node_login(Resource(kind, profile, "urn:b", "b"), None)) == [
+        "password authentication is not disabled (linuxConfiguration.disablePasswordAuthentication)"
+    ]

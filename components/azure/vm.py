@@ -110,9 +110,7 @@ def virtual_machine(
     SSH key, its OS disk on the cluster's disk type and key. `user_data` (base64): what the VM reads at run time from
     IMDS, updated in place (the Slurm head's GPU-node configuration); None leaves the input out."""
     layout = ctx.layout
-    extra = pulumi.ResourceOptions(
-        depends_on=list(depends_on) or None, ignore_changes=list(ignore_changes) or None
-    )
+    extra = pulumi.ResourceOptions(depends_on=list(depends_on) or None, ignore_changes=list(ignore_changes) or None)
     opts = pulumi.ResourceOptions.merge(ctx.opts, extra) if depends_on or ignore_changes else ctx.opts
     return azure.compute.VirtualMachine(
         f"{ctx.name}-{role}",
