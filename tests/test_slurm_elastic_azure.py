@@ -8,6 +8,7 @@ shipped stack's files in tests/test_slurm_power_real.py."""
 from __future__ import annotations
 
 import base64
+import copy
 import gzip
 import json
 import os
@@ -17,9 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER, compute_config_files
+from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER, compute_config_files, compute_config_text
 from components.catalog.slurm import cloud_data
 from components.diff import diff_plans
+from components.layout.azure import count_wired_gbps
 from components.policy import Resource
 from components.policy.rules.nodes import node_login
 
@@ -424,3 +426,14 @@ def test_node_login_skips_a_flexible_scale_set_without_a_vm_profile_and_still_ch
     assert list(node_login(Resource(kind, profile, "urn:b", "b"), None)) == [
         "password authentication is not disabled (linuxConfiguration.disablePasswordAuthentication)"
     ]
+
+
+def test_the_fabric_proof_counts_the_ib_partitions_vms_from_the_heads_channel(plan):
+    # no VM is registered for a partition: the proof reads the body the head sends (a VM joining a scale set)
+    assert plan.summary()["fabricGbpsPerNode"] == 3200 == plan.summary()["fabricGbpsRated"]
+    resources = copy.deepcopy([r.as_json() for r in plan.resources])  # the plan is cached: change a copy
+    head = next(r for r in resources if r["name"] == "slurm-elastic-azure-head")
+    files = channel(plan)
+    files["azure-launch-h100.json"] = files["azure-launch-h100.json"].replace('"virtualMachineScaleSet"', '"x"')
+    head["inputs"]["userData"] = base64.b64encode(compute_config_text(files).encode()).decode()
+    assert count_wired_gbps(resources, 400) == 0  # outside a scale set: no fabric

@@ -65,6 +65,7 @@ from .nodes import (
     single_placement_group,
 )
 from .partitions import (
+    BODY_PREFIX,
     CUSTOM_DATA,
     DISK_SET,
     IDENTITY,
@@ -181,7 +182,7 @@ class AzurePartition:
     @property
     def body_file(self) -> str:
         """The body's file name in the channel (the head writes it into /etc/slurm): launch.env's target."""
-        return f"azure-launch-{self.name}.json"
+        return f"{BODY_PREFIX}{self.name}.json"
 
 
 def vm_body(layout: AzureLayout) -> dict[str, Any]:

@@ -26,6 +26,7 @@ SCALE_SET = "@@GPU_CLUSTER_AZURE_SCALE_SET_ID@@"
 PPG = "@@GPU_CLUSTER_AZURE_PPG_ID@@"
 CUSTOM_DATA = "@@GPU_CLUSTER_AZURE_CUSTOM_DATA@@"
 DISK_SET = "@@GPU_CLUSTER_AZURE_DISK_ENCRYPTION_SET_ID@@"
+BODY_PREFIX = "azure-launch-"  # a partition's VM body in the channel: azure-launch-<partition>.json
 
 
 def partition_spec(spec: ClusterSpec, part: PartitionSpec) -> ClusterSpec:
