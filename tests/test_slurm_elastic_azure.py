@@ -437,3 +437,14 @@ def test_the_fabric_proof_counts_the_ib_partitions_vms_from_the_heads_channel(pl
     files["azure-launch-h100.json"] = files["azure-launch-h100.json"].replace('"virtualMachineScaleSet"', '"x"')
     head["inputs"]["userData"] = base64.b64encode(compute_config_text(files).encode()).decode()
     assert count_wired_gbps(resources, 400) == 0  # outside a scale set: no fabric
+
+
+def test_with_a_key_and_a_zone_the_bodies_name_the_disk_encryption_set_and_the_zone():
+    keyed = plan_stack_with(STACK, encryption={"key": "auto"}, zone="1")
+    body = json.loads(channel(keyed)["azure-launch-a100.json"])
+    assert body["properties"]["storageProfile"]["osDisk"]["managedDisk"]["diskEncryptionSet"] == {
+        "id": "<id of slurm-elastic-azure-cmk-des>"
+    }
+    assert body["zones"] == ["1"]
+    assert by_name(keyed, "compute:VirtualMachineScaleSet")["slurm-elastic-azure-a100-vmss"]["zones"] == ["1"]
+    assert not [v for v in keyed.violations() if v.level == "mandatory"]
