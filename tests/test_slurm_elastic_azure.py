@@ -448,3 +448,5 @@ def test_with_a_key_and_a_zone_the_bodies_name_the_disk_encryption_set_and_the_z
     assert body["zones"] == ["1"]
     assert by_name(keyed, "compute:VirtualMachineScaleSet")["slurm-elastic-azure-a100-vmss"]["zones"] == ["1"]
     assert not [v for v in keyed.violations() if v.level == "mandatory"]
+    role = by_name(keyed, "authorization:RoleDefinition")["slurm-elastic-azure-head-power-role"]
+    assert role["permissions"][0]["actions"] == [*POWER["headActions"], "Microsoft.Compute/diskEncryptionSets/read"]

@@ -17,7 +17,7 @@ import pulumi_azure_native as azure
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import CONF_DIR, HEAD_PLACEHOLDER, compute_config_text, launch_placeholder
 from ..catalog.slurm import cloud_data
-from ..layout.azure import AzurePartition, AzureSlurm, body_text
+from ..layout.azure import AzureLayout, AzurePartition, AzureSlurm, body_text
 from ..layout.azure.partitions import CUSTOM_DATA, DISK_SET, IDENTITY, PPG, SCALE_SET, SUBNET, gzip_b64
 from ..resources import fill, invoke_options
 from .context import Context
@@ -84,6 +84,18 @@ def _head_identity(ctx: Context) -> tuple[Identity, azure.managedidentity.UserAs
     return Identity(created.id, created.name, [], [], created.client_id, created.principal_id), created
 
 
+def head_actions(layout: AzureLayout) -> list[str]:
+    """The head's custom role: what a node VM's PUT and DELETE need, and what its body names besides (a capacity
+    reservation group, a disk encryption set): catalog/slurm.yaml clouds.azure.powerSave."""
+    power = cloud_data("azure")["powerSave"]
+    extra = power["headActionsIf"]
+    return [
+        *(str(a) for a in power["headActions"]),
+        *(str(a) for a in (extra["reservation"] if layout.capacity_reservation_group else ())),
+        *(str(a) for a in (extra["encryption"] if layout.encryption is not None else ())),
+    ]
+
+
 def build_power(
     ctx: Context,
     net: Network,
@@ -112,7 +124,6 @@ def build_power(
     # holds VMs not yet created is the cluster's resource group, which holds only this cluster
     scope = pulumi.Output.concat("/subscriptions/", client.subscription_id, "/resourceGroups/", ctx.resource_group_name)
     spec = layout.spec
-    power = cloud_data("azure")["powerSave"]
     role = azure.authorization.RoleDefinition(
         f"{ctx.name}-head-power-role",
         role_name=f"gpu-cluster {spec.project}/{spec.stack}/{spec.name} slurm power",
@@ -120,7 +131,7 @@ def build_power(
         role_type="CustomRole",
         scope=scope,
         assignable_scopes=[scope],
-        permissions=[azure.authorization.PermissionArgs(actions=[str(a) for a in power["headActions"]])],
+        permissions=[azure.authorization.PermissionArgs(actions=head_actions(layout))],
         opts=ctx.opts,
     )
     power_grant = azure.authorization.RoleAssignment(
