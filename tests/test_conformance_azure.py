@@ -86,9 +86,14 @@ def shipped(stack: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("stack", shipped_stacks("azure"))
 def test_shipped_stack_conforms_to_the_sdk_models(stack):
-    report = azure.check_resources(shipped(stack))
+    resources = shipped(stack)
+    report = azure.check_resources(resources)
     assert not report.refusals, report.text()
-    assert not report.uncovered, report.uncovered
+    # a Slurm stack's Key Vault private DNS zone and its link have no SDK model installed (azure.UNCOVERED says
+    # why); nothing else of a shipped stack may go unchecked
+    slurm = any(r["type"] == "azure-native:keyvault:Secret" for r in resources)
+    private_dns = {t for t in azure.UNCOVERED if t.startswith("azure-native:privatedns:")} if slurm else set()
+    assert set(report.uncovered) <= private_dns, report.uncovered
     assert sum(report.checked.values()) >= 10
 
 

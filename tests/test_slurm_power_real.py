@@ -189,6 +189,7 @@ def test_a_failed_launch_downs_the_node_with_the_cloud_reason_and_powers_it_down
 ELASTIC_STACKS = {
     "aws-slurm-elastic": ["h100* 2 idle~", "l40s 4 idle~"],
     "gcp-slurm-elastic": ["a3mega* 2 idle~", "l4 4 idle~"],
+    "azure-slurm-elastic": ["h100* 2 idle~", "a100 4 idle~"],
 }
 
 

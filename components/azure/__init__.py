@@ -89,6 +89,9 @@ class CloudCluster(pulumi.ComponentResource):
             # scheduler kubernetes: the GPU nodes are an AKS agent pool (no scale set, no VMs)
             self.kubernetes = kubernetes.build(ctx, net, self.identity, api)
             built = nodes.Nodes(self.kubernetes.ppg)
+        elif layout.partitions:
+            # elastic Slurm partitions: no GPU VM until the head's resume program creates one in a partition's scale set
+            built = nodes.Nodes(None)
         else:
             # serve: the load balancer first, the scale set's NICs name its backend pool
             self.serving = serve.build_serving(ctx, net.subnet)
@@ -111,6 +114,8 @@ class CloudCluster(pulumi.ComponentResource):
             node_ids = self.kubernetes.gpu_pool.name
         elif built.scale_set is not None:
             node_ids = built.scale_set.name
+        elif self.slurm is not None and self.slurm.power is not None:
+            node_ids = pulumi.Output.all(*[s.name for s in self.slurm.power.scale_sets.values()])
         else:
             node_ids = pulumi.Output.all(*[vm.id for vm in built.vms])
         self.outputs = {
@@ -136,7 +141,7 @@ class CloudCluster(pulumi.ComponentResource):
         if self.kubernetes is not None and layout.aks is not None:
             self.outputs["kubernetes"] = self.kubernetes.output(layout.aks, self.resource_group_name)
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig
-        elif built.scale_set is None:
+        elif built.scale_set is None and not layout.partitions:
             # A hostfile for mpirun / torchrun: each node's private IP (known once its NIC exists).
             self.outputs["privateIps"] = pulumi.Output.all(
                 *[nic.ip_configurations.apply(_first_private_ip) for nic in built.nics]
@@ -198,10 +203,12 @@ def _access_output(
             "az vmss list-instances --resource-group ", rg, " --name ", vmss, ' --query "[].id" -o tsv'
         )
     else:
-        # Azure names each VM after its logical name plus a random suffix: the prefix selects the nodes.
+        # Azure names each VM after its logical name plus a random suffix: the prefix selects the nodes (elastic
+        # partitions' VMs: `<cluster>-<node>`, named by the head's resume program)
+        prefix = f"{layout.spec.name}-" if layout.partitions else f"{name}-node-"
         out["nodes"] = pulumi.Output.concat(
             "az vm list-ip-addresses --resource-group ", rg,
-            f" --query \"[?starts_with(virtualMachine.name, '{name}-node-')]",
+            f" --query \"[?starts_with(virtualMachine.name, '{prefix}')]",
             '.virtualMachine.network.privateIpAddresses[0]" -o tsv',
         )  # fmt: skip
         targets = pulumi.Output.concat("az vm list --resource-group ", rg, ' --query "[].id" -o tsv')

@@ -20,13 +20,14 @@ import pulumi_azure_native as azure
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, SlurmLayout
 from ..layout.azure import AzureSlurm
 from ..resources import fill, invoke_options
 from . import vm
 from .context import Context
 from .identity import Identity, role_assignment
 from .network import Network, private_link
+from .partitions import Power, build_power
 from .vault import rbac_vault
 
 
@@ -39,6 +40,7 @@ class SlurmHead:
     secret: azure.keyvault.Secret
     grant: azure.authorization.RoleAssignment
     address: pulumi.Output[str]
+    power: Power | None = None  # elastic partitions: the head's own identity, its role, the partitions' scale sets
 
     def login_custom_data(
         self,
@@ -61,8 +63,19 @@ class SlurmHead:
             "login": access.get("command"),
             "check": "sinfo -N -l",
             "mungeKeySecret": self.secret.id,
-            "powerSaving": "not built: the partition has the group's nodes (nodes), which register on boot",
+            "powerSaving": _power_saving(layout),
         }
+
+
+def _power_saving(layout: SlurmLayout) -> str:
+    if not layout.elastic or layout.power_save is None:
+        return "off: the partition has the group's nodes (nodes), which register on boot"
+    power = layout.power_save
+    parts = ", ".join(f"{p.name} {p.min_nodes}..{p.max_nodes}" for p in layout.elastic)
+    return (
+        f"on: {parts} nodes; launched when jobs wait, deleted after {power.suspend_time} s idle, a launch not up "
+        f"within {power.resume_timeout} s is deleted and its job requeued"
+    )
 
 
 def _first_ip(configs: Any) -> Any:
@@ -133,6 +146,15 @@ def build_head(
     layout = ctx.layout
     vault, secret, grant, ready = _vault(ctx, net, plan, identity)
     nic = vm.nic(ctx, "head", net.subnet.id)  # private: no public IP
+    address: pulumi.Output[str] = nic.ip_configurations.apply(_first_ip)
+    # the GPU nodes' Slurm configuration: updated in place, never the custom data (a new head VM)
+    user_data: pulumi.Input[str] = plan.compute_config_b64
+    power = None
+    if layout.partitions:
+        # the head creates and deletes the nodes: an identity of its own, which the GPU and login nodes do not carry;
+        # the channel carries the partitions' VM bodies beside nodes.conf
+        power = build_power(ctx, net, identity, plan, secret, address, mount_source)
+        identity, user_data, ready = power.identity, power.user_data, [*ready, *power.ready]
     # the cluster's image (Ubuntu 22.04, as the Slurm layer expects); /home (the NFS export) lives on its disk
     head = vm.virtual_machine(
         ctx,
@@ -144,8 +166,9 @@ def build_head(
         disk_size_gb=layout.os_disk_gb,
         host_encryption=layout.encryption_at_host,
         depends_on=[secret, *ready],
-        # the GPU nodes' Slurm configuration: updated in place, never the custom data (a new head VM)
-        user_data=plan.compute_config_b64,
+        user_data=user_data,
+        # a new image or root size would replace the head (its state, the queue, /home without storage.shared): it
+        # keeps its own, as the AWS head keeps its AMI; patch or grow it in place instead
+        ignore_changes=("storageProfile.imageReference", "storageProfile.osDisk.diskSizeGB"),
     )
-    address: pulumi.Output[str] = nic.ip_configurations.apply(_first_ip)
-    return SlurmHead(plan, head, nic, vault, secret, grant, address)
+    return SlurmHead(plan, head, nic, vault, secret, grant, address, power)

@@ -104,16 +104,14 @@ def virtual_machine(
     host_encryption: bool = False,
     depends_on: Sequence[pulumi.Resource] = (),
     user_data: pulumi.Input[str] | None = None,
+    ignore_changes: Sequence[str] = (),
 ) -> azure.compute.VirtualMachine:
     """The VM on the cluster's image (the same MPI / NCCL tools and Ubuntu as the nodes), the nodes' identity and
     SSH key, its OS disk on the cluster's disk type and key. `user_data` (base64): what the VM reads at run time from
     IMDS, updated in place (the Slurm head's GPU-node configuration); None leaves the input out."""
     layout = ctx.layout
-    opts = (
-        pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=list(depends_on)))
-        if depends_on
-        else ctx.opts
-    )
+    extra = pulumi.ResourceOptions(depends_on=list(depends_on) or None, ignore_changes=list(ignore_changes) or None)
+    opts = pulumi.ResourceOptions.merge(ctx.opts, extra) if depends_on or ignore_changes else ctx.opts
     return azure.compute.VirtualMachine(
         f"{ctx.name}-{role}",
         resource_group_name=ctx.resource_group_name,

@@ -78,6 +78,11 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
         "RoleAssignmentsOperations",
         "create",
     ),
+    "azure-native:authorization:RoleDefinition": (
+        "azure.mgmt.authorization.v2022_04_01",
+        "RoleDefinitionsOperations",
+        "create_or_update",
+    ),
     "azure-native:network:NetworkSecurityGroup": (
         "azure.mgmt.network",
         "NetworkSecurityGroupsOperations",

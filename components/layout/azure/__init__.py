@@ -25,12 +25,15 @@ composes them: a refused config raises here, before any resource is registered.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from ...bootstrap import Part
 from ...bootstrap.fabric import FabricUsability
 from ...bootstrap.metrics import Endpoint, endpoints
+from ...catalog.slurm import cloud_data
 from ...errors import CLUSTER_KEY, refuse
 from ...spec import ClusterSpec
 from ...spec.rules.budget import budget_data
@@ -63,6 +66,18 @@ from .nodes import (
     scale_set_rollout,
     single_placement_group,
 )
+from .partitions import (
+    BODY_PREFIX,
+    CUSTOM_DATA,
+    DISK_SET,
+    IDENTITY,
+    NODE_TOKEN,
+    PPG,
+    SCALE_SET,
+    SUBNET,
+    partition_spec,
+    vm_name,
+)
 from .proof import count_wired_gbps
 from .scaling import AzureElastic
 from .scaling import plan as elastic_plan
@@ -80,6 +95,7 @@ __all__ = [
     "AzureElastic",
     "AzureEncryption",
     "AzureLayout",
+    "AzurePartition",
     "AzureServe",
     "AzureSlurm",
     "Bastion",
@@ -145,6 +161,7 @@ class AzureLayout:
     rollout: ScaleSetRollout | None = None  # scale sets: upgrade policy and Terminate notification (update:)
     budget: Budget | None = None  # budget: a Consumption budget on the cluster's resource group
     monitoring: AzureMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
+    partitions: tuple[AzurePartition, ...] = ()  # slurm.partitions: no group; per partition a VM body the head PUTs
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -162,7 +179,121 @@ class AzureLayout:
         return f"/home/{self.admin_user}/.ssh/authorized_keys"
 
 
-def plan(spec: ClusterSpec) -> AzureLayout:
+@dataclass(frozen=True)
+class AzurePartition:
+    """An elastic partition's nodes: their layout (size, Spot, image, custom data) and the VM body the head PUTs."""
+
+    name: str
+    layout: AzureLayout
+
+    @property
+    def body_file(self) -> str:
+        """The body's file name in the channel (the head writes it into /etc/slurm): launch.env's target."""
+        return f"{BODY_PREFIX}{self.name}.json"
+
+
+def vm_body(layout: AzureLayout) -> dict[str, Any]:
+    """The body of `PUT .../virtualMachines/<cluster>-<node>` (azure-mgmt-compute VirtualMachine, its wire names),
+    with the deploy-time placeholders and NODE_TOKEN."""
+    spec = layout.spec
+    name = vm_name(spec.name, NODE_TOKEN)
+    power = cloud_data("azure")["powerSave"]
+    managed: dict[str, Any] = {"storageAccountType": layout.os_disk_type}
+    if layout.encryption is not None:
+        managed["diskEncryptionSet"] = {"id": DISK_SET}
+    image = layout.image
+    image_ref = (
+        {"id": image.id}
+        if image.id is not None
+        else {"publisher": image.publisher, "offer": image.offer, "sku": image.sku, "version": image.version}
+    )
+    storage: dict[str, Any] = {
+        "imageReference": image_ref,
+        "osDisk": {
+            "createOption": "FromImage",
+            "caching": "ReadWrite",
+            "deleteOption": "Delete",
+            "diskSizeGB": layout.os_disk_gb,
+            "managedDisk": managed,
+        },
+    }
+    disk = layout.scratch_disk
+    if disk is not None:
+        storage["dataDisks"] = [
+            {
+                "lun": disk.lun,
+                "createOption": "Empty",
+                "diskSizeGB": disk.size_gb,
+                "caching": "None",
+                "deleteOption": "Delete",  # a node's scratch goes with it (the VM is deleted when idle)
+                "managedDisk": {**managed, "storageAccountType": disk.storage_account_type},
+            }
+        ]
+    props: dict[str, Any] = {
+        "hardwareProfile": {"vmSize": spec.instance.instanceType},
+        "virtualMachineScaleSet": {"id": SCALE_SET},
+        "storageProfile": storage,
+        "osProfile": {
+            "computerName": name,
+            "adminUsername": layout.admin_user,
+            "customData": CUSTOM_DATA,
+            "linuxConfiguration": {
+                "disablePasswordAuthentication": True,
+                "ssh": {"publicKeys": [{"path": layout.ssh_key_path, "keyData": layout.ssh_public_key}]},
+            },
+        },
+        "networkProfile": {
+            "networkApiVersion": str(power["networkApiVersion"]),
+            "networkInterfaceConfigurations": [
+                {
+                    "name": f"{name}-nic",
+                    "properties": {
+                        "primary": True,
+                        "deleteOption": "Delete",
+                        "enableAcceleratedNetworking": layout.accelerated_networking,
+                        "ipConfigurations": [
+                            {"name": "ipv4", "properties": {"primary": True, "subnet": {"id": SUBNET}}}
+                        ],
+                    },
+                }
+            ],
+        },
+    }
+    if layout.proximity_placement_group:
+        props["proximityPlacementGroup"] = {"id": PPG}
+    if layout.encryption_at_host:
+        props["securityProfile"] = {"encryptionAtHost": True}
+    if layout.capacity_reservation_group:
+        props["capacityReservation"] = {"capacityReservationGroup": {"id": layout.capacity_reservation_group}}
+    if layout.priority == "Spot":
+        # max_price -1: pay up to the on-demand price (as the cluster's Spot VMs); Delete: an evicted node goes
+        props.update(priority="Spot", evictionPolicy="Delete", billingProfile={"maxPrice": -1})
+    body: dict[str, Any] = {
+        "location": layout.location,
+        "tags": {**layout.tags, "Name": name},
+        "identity": {"type": "UserAssigned", "userAssignedIdentities": {IDENTITY: {}}},
+        "properties": props,
+    }
+    if layout.zones:
+        body["zones"] = list(layout.zones)
+    return body
+
+
+def body_text(layout: AzureLayout) -> str:
+    """The body as the head sends it: one line of JSON."""
+    return json.dumps(vm_body(layout), separators=(",", ":"), sort_keys=True) + "\n"
+
+
+def _partitions(spec: ClusterSpec, slurm: AzureSlurm | None) -> tuple[AzurePartition, ...]:
+    if slurm is None or not spec.partitions:
+        return ()
+    return tuple(
+        AzurePartition(part.name, plan(partition_spec(spec, part), slurm.compute_parts)) for part in spec.partitions
+    )
+
+
+def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AzureLayout:
+    """The cluster's layout; `extra_parts` follow the node parts (an elastic partition's Slurm parts)."""
     row = spec.instance
     k = f"{CLUSTER_KEY}."
     ib = spec.fabric_wired and row.fabric == "infiniband"
@@ -268,7 +399,7 @@ def plan(spec: ClusterSpec) -> AzureLayout:
             endpoint_part(extension),
             repairs is not None,
             shared,
-            (*(slurm.compute_parts if slurm else ()), *(elastic.parts if elastic else ())),
+            (*(slurm.compute_parts if slurm else ()), *(elastic.parts if elastic else ()), *extra_parts),
         ),
         fabric_usability=usability,
         placement_applied="cluster" if spec.placement == "cluster" else "none",
@@ -291,4 +422,5 @@ def plan(spec: ClusterSpec) -> AzureLayout:
         rollout=rollout,
         budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("azure").get("note", "")),
         monitoring=monitoring,
+        partitions=_partitions(spec, slurm),
     )

@@ -6,10 +6,15 @@ limited to a single placement group (`singlePlacementGroup: true`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+import binascii
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ... import catalog
+from ...bootstrap.slurm_conf import compute_config_files
+from .partitions import BODY_PREFIX
 
 SCALE_SET_TYPE = "azure-native:compute:VirtualMachineScaleSet"
 VM_TYPE = "azure-native:compute:VirtualMachine"
@@ -40,9 +45,32 @@ def count_wired_gbps(resources: list[Mapping[str, Any]], gbps_per_device: float)
                 wired = max(wired, _ib_devices((inputs.get("sku") or {}).get("name")))
         elif res["type"] == VM_TYPE and (inputs.get("availabilitySet") or {}).get("id"):
             wired = max(wired, _ib_devices((inputs.get("hardwareProfile") or {}).get("vmSize")))
+        elif res["type"] == VM_TYPE:
+            # elastic Slurm partitions: the VMs the head creates, from the bodies in its channel (userData); one that
+            # joins a scale set (virtualMachineScaleSet.id, a Flexible one: setup-infiniband.md "Applies to: ...
+            # Flexible scale sets") has its size's HCAs in that set's fabric
+            for body in _channel_bodies(inputs.get("userData")):
+                props = body.get("properties") or {}
+                if (props.get("virtualMachineScaleSet") or {}).get("id"):
+                    wired = max(wired, _ib_devices((props.get("hardwareProfile") or {}).get("vmSize")))
         elif res["type"] == AGENT_POOL_TYPE and _aks_ib_ready(inputs, resources):
             wired = max(wired, _ib_devices(inputs.get("vmSize")))
     return wired * gbps_per_device
+
+
+def _channel_bodies(user_data: Any) -> Iterator[dict[str, Any]]:
+    """The VM bodies (components/layout/azure/partitions.py) in a Slurm head's userData, if it is one."""
+    if not isinstance(user_data, str):
+        return
+    try:
+        files = compute_config_files(base64.b64decode(user_data, validate=True).decode())
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return
+    for name, text in files.items():
+        if name.startswith(BODY_PREFIX) and name.endswith(".json"):
+            body = json.loads(text)
+            if isinstance(body, dict):
+                yield body
 
 
 def _aks_ib_ready(pool: Mapping[str, Any], resources: list[Mapping[str, Any]]) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ... import bootstrap
 from ...bootstrap import Part, script
 from ...bootstrap.mounts import Mount
-from ...bootstrap.slurm import cluster_parts
+from ...bootstrap.slurm import PowerHooks, cluster_parts
 from ...catalog.slurm import cloud_data
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
@@ -26,6 +26,8 @@ from ..slurm import CloudSlurm, slurm_layout
 
 KEY_HOOK = "azure_munge_key.sh"
 CONF_HOOK = "azure_slurm_conf.sh"
+POWER_HOOK = "azure_slurm_power.sh"
+NODE_NAME_HOOK = "azure_slurm_node_name.sh"
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,30 @@ def hook_env(spec: ClusterSpec) -> dict[str, str]:
     }
 
 
+def _power_hooks(spec: ClusterSpec) -> PowerHooks:
+    """Elastic partitions on Azure: the head PUTs the VM `<cluster>-<node>` into the partition's scale set with its
+    own identity's token and DELETEs it; the node's name is its VM name after the cluster's prefix
+    (catalog/slurm.yaml clouds.azure.powerSave)."""
+    d = cloud_data("azure")
+    power, imds = d["powerSave"], d["imds"]
+    env = {
+        "CLUSTER": spec.name,
+        "COMPUTE_API_VERSION": str(power["computeApiVersion"]),
+        "NETWORK_API_VERSION": str(power["networkReadApiVersion"]),
+        "MANAGEMENT_URL": str(power["managementUrl"]),
+        "MANAGEMENT_RESOURCE": str(power["managementResource"]),
+        "IMDS_TOKEN_URL": str(imds["tokenUrl"]),
+        "IMDS_API_VERSION": str(imds["apiVersion"]),
+        "IMDS_COMPUTE_URL": str(power["imdsNameUrl"]).rsplit("/", 1)[0],
+        "IMDS_COMPUTE_API_VERSION": str(power["imdsApiVersion"]),
+        "FORCE_DELETION": "true" if power["forceDeletion"] else "false",
+        "POLL_SECONDS": str(power["pollSeconds"]),
+    }
+    # the node's hook knows the cluster's prefix (its VM name is `<cluster>-<node>`)
+    node_name = script(NODE_NAME_HOOK).replace('PREFIX="${PREFIX:-}"', f'PREFIX="${{PREFIX:-{spec.name}-}}"', 1)
+    return PowerHooks(power=script(POWER_HOOK), power_env=env, node_name=node_name)
+
+
 def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None) -> AzureSlurm | None:
     """None unless scheduler slurm. `mount`: storage.shared's mount (its source SOURCE_PLACEHOLDER until deploy)."""
     layout = slurm_layout(spec)
@@ -92,6 +118,7 @@ def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None)
         conf_hook=script(CONF_HOOK),
         conf_hook_env={"USER_DATA_URL": str(imds["userDataUrl"]), "IMDS_API_VERSION": str(imds["apiVersion"])},
         mount=mount,
+        power=_power_hooks(spec) if layout.elastic else None,
     )
     vault = d["keyVault"]
     return AzureSlurm(

@@ -56,6 +56,8 @@ def node_login(res: Resource, facts: Facts) -> Iterator[str]:
         if (props.get("metadataOptions") or {}).get("httpTokens") != "required":
             yield "IMDSv2 is not required (metadataOptions.httpTokens must be 'required')"
     elif kind in ("azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"):
+        if kind.endswith("VirtualMachineScaleSet") and "virtualMachineProfile" not in props:
+            return  # a Flexible scale set without a VM profile defines no VM (elastic Slurm partitions' VMs join it)
         if not any(v is True for v in find(props, {"disablePasswordAuthentication"})):
             yield "password authentication is not disabled (linuxConfiguration.disablePasswordAuthentication)"
         if any(v for v in find(props, {"adminPassword"})):
