@@ -182,7 +182,8 @@ def test_the_vm_custom_data_is_the_partitions_gpu_node_with_slurmd_as_its_cloud_
     doc = yaml.safe_load(text.removeprefix("#cloud-config\n"))
     files = {f["path"]: f["content"] for f in doc["write_files"]}
     hook = files["/usr/local/sbin/gpu-cluster-slurm-node-name"]
-    assert 'PREFIX="${PREFIX:-slurm-elastic-}"' in hook
+    assert hook.startswith("#!/bin/bash\n")  # the hook as it is; its prefix is the node's Slurm setting
+    assert 'NODE_NAME_PREFIX="slurm-elastic-"' in files["/etc/gpu-cluster/slurm-compute.env"]
     # the head's address is filled at deploy (the offline plan shows the mock's stand-in)
     assert HEAD_PLACEHOLDER not in text
     assert 'HEAD_ADDRESS="<private ip, known after deploy>"' in files["/etc/gpu-cluster/slurm-compute.env"]
@@ -371,9 +372,16 @@ def test_the_node_reads_its_name_from_its_vm_name(tmp_path, plan):
         "echo slurm-elastic-h100-1 ;; *) exit 22 ;; esac\n"
     )
     (bin_dir / "curl").chmod(0o755)
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    # run as slurm_compute.sh runs it: with the node's Slurm settings in its environment
+    settings = next(f["content"] for f in doc["write_files"] if f["path"] == "/etc/gpu-cluster/slurm-compute.env")
+    prefix = next(
+        line.split("=", 1)[1].strip('"') for line in settings.splitlines() if line.startswith("NODE_NAME_PREFIX=")
+    )
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "NODE_NAME_PREFIX": prefix}
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30)
     assert (proc.returncode, proc.stdout) == (0, "h100-1\n")
+    env.pop("NODE_NAME_PREFIX")  # without its prefix the node refuses to guess a name
+    assert subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30).returncode == 1
 
 
 def test_the_hooks_are_shellcheck_clean():

@@ -26,7 +26,7 @@ the same as with the steps written out).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..catalog.slurm import data
 from . import File, Part, env_file, oneshot_unit, script, service_part
@@ -62,6 +62,7 @@ class PowerHooks:
     power: str
     power_env: Mapping[str, str]
     node_name: str
+    node_name_env: Mapping[str, str] = field(default_factory=dict)  # the node's settings for `node_name`
 
 
 def _shared_files(key_hook: str, key_hook_env: Mapping[str, str]) -> tuple[File, ...]:
@@ -335,12 +336,13 @@ def compute_parts(
     key_hook_env: Mapping[str, str] | None = None,
     switch: str | None = None,
     node_name_hook: str | None = None,
+    node_name_env: Mapping[str, str] | None = None,
 ) -> tuple[Part, ...]:
     """A GPU node: slurmd registering as a dynamic node (its GRES, memory, feature and switch), leaving at shutdown;
     with elastic partitions, slurmd as the CLOUD node `node_name_hook` names (the head powers it down)."""
     env = {**_client_env(layout, layout.packages.compute, head_address), "DYNAMIC_CONF": layout.dynamic_conf(switch)}
     if node_name_hook is not None:
-        env["NODE_NAME_HOOK"] = NODE_NAME_HOOK_PATH
+        env.update({"NODE_NAME_HOOK": NODE_NAME_HOOK_PATH, **(node_name_env or {})})
         part = _role_part(
             "compute",
             env,
@@ -515,5 +517,6 @@ def cluster_parts(
         key_hook=key_hook,
         key_hook_env=key_hook_env,
         node_name_hook=power.node_name if layout.elastic and power is not None else None,
+        node_name_env=power.node_name_env if layout.elastic and power is not None else None,
     )
     return head, login, compute

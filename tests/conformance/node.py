@@ -285,7 +285,33 @@ def delivered(resources: Iterable[Any], source: str) -> tuple[list[Delivered], l
                 continue
             data = base64.b64decode(value, validate=True) if transport == "base64" else value.encode()
             found.append(Delivered(source, res.name, res.type, path, data))
+        found += _channel_bodies(res, source)
     return found, unknown
+
+
+# Azure elastic Slurm partitions: the head's `userData` is its channel (components/bootstrap/slurm_conf.py FILE_HEADER
+# files), whose `azure-launch-<partition>.json` are the VM bodies the head PUTs; each one's osProfile.customData is a
+# GPU node's boot document (components/layout/azure/partitions.py), delivered at run time, not as a resource input.
+_CHANNEL_HEADER = "# gpu-cluster file: "
+
+
+def _channel_bodies(res: Any, source: str) -> list[Delivered]:
+    if res.type != "azure-native:compute:VirtualMachine" or not isinstance(res.inputs.get("userData"), str):
+        return []
+    try:
+        text = base64.b64decode(res.inputs["userData"], validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return []
+    out: list[Delivered] = []
+    for chunk in text.split(_CHANNEL_HEADER)[1:]:
+        name, _, body = chunk.partition("\n")
+        if not name.endswith(".json"):
+            continue
+        custom = json.loads(body).get("properties", {}).get("osProfile", {}).get("customData")
+        if isinstance(custom, str):
+            path = f"userData/{name}/properties.osProfile.customData"
+            out.append(Delivered(source, res.name, res.type, path, base64.b64decode(custom, validate=True)))
+    return out
 
 
 def unpack(item: Delivered) -> list[Document]:

@@ -91,9 +91,13 @@ def _power_hooks(spec: ClusterSpec) -> PowerHooks:
         "FORCE_DELETION": "true" if power["forceDeletion"] else "false",
         "POLL_SECONDS": str(power["pollSeconds"]),
     }
-    # the node's hook knows the cluster's prefix (its VM name is `<cluster>-<node>`)
-    node_name = script(NODE_NAME_HOOK).replace('PREFIX="${PREFIX:-}"', f'PREFIX="${{PREFIX:-{spec.name}-}}"', 1)
-    return PowerHooks(power=script(POWER_HOOK), power_env=env, node_name=node_name)
+    # the node's hook takes the cluster's prefix from its settings (its VM name is `<cluster>-<node>`)
+    return PowerHooks(
+        power=script(POWER_HOOK),
+        power_env=env,
+        node_name=script(NODE_NAME_HOOK),
+        node_name_env={"NODE_NAME_PREFIX": f"{spec.name}-"},
+    )
 
 
 def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None) -> AzureSlurm | None:
