@@ -23,7 +23,7 @@ import pulumi_aws as aws
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, SlurmLayout, launch_placeholder
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, launch_placeholder
 from ..catalog.slurm import cloud_data
 from ..layout.aws import AwsSlurm
 from ..resources import fill, invoke_options
@@ -315,16 +315,5 @@ def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, An
         "check": "sinfo -N -l",
         "mungeKeySecret": head.secret.arn,
         "computeConfig": head.conf.name if head.conf is not None else None,
-        "powerSaving": _power_saving(layout),
+        "powerSaving": layout.power_saving,
     }
-
-
-def _power_saving(layout: SlurmLayout) -> str:
-    if not layout.elastic or layout.power_save is None:
-        return "off: the partition has the group's nodes (nodes), which register on boot"
-    power = layout.power_save
-    parts = ", ".join(f"{p.name} {p.min_nodes}..{p.max_nodes}" for p in layout.elastic)
-    return (
-        f"on: {parts} nodes; launched when jobs wait, deleted after {power.suspend_time} s idle, a launch not up "
-        f"within {power.resume_timeout} s is deleted and its job requeued"
-    )

@@ -20,7 +20,7 @@ import pulumi_azure_native as azure
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, SlurmLayout
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.azure import AzureSlurm
 from ..resources import fill, invoke_options
 from . import vm
@@ -63,19 +63,8 @@ class SlurmHead:
             "login": access.get("command"),
             "check": "sinfo -N -l",
             "mungeKeySecret": self.secret.id,
-            "powerSaving": _power_saving(layout),
+            "powerSaving": layout.power_saving,
         }
-
-
-def _power_saving(layout: SlurmLayout) -> str:
-    if not layout.elastic or layout.power_save is None:
-        return "off: the partition has the group's nodes (nodes), which register on boot"
-    power = layout.power_save
-    parts = ", ".join(f"{p.name} {p.min_nodes}..{p.max_nodes}" for p in layout.elastic)
-    return (
-        f"on: {parts} nodes; launched when jobs wait, deleted after {power.suspend_time} s idle, a launch not up "
-        f"within {power.resume_timeout} s is deleted and its job requeued"
-    )
 
 
 def _first_ip(configs: Any) -> Any:

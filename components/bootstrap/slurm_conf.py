@@ -154,6 +154,18 @@ class SlurmLayout:
     containers: str = "none"  # slurm.containers: pyxis puts plugstack.conf in the channel and enroot/pyxis on nodes
 
     @property
+    def power_saving(self) -> str:
+        """What the `slurm.powerSaving` output says: the elastic partitions' ranges and timers, or off."""
+        if not self.elastic or self.power_save is None:
+            return "off: the partition has the group's nodes (nodes), which register on boot"
+        power = self.power_save
+        parts = ", ".join(f"{p.name} {p.min_nodes}..{p.max_nodes}" for p in self.elastic)
+        return (
+            f"on: {parts} nodes; launched when jobs wait, deleted after {power.suspend_time} s idle, a launch not up "
+            f"within {power.resume_timeout} s is deleted and its job requeued"
+        )
+
+    @property
     def home_export(self) -> bool:
         """The head NFS-exports /home (no storage.shared): the simple, not the durable, choice."""
         return self.shared_path is None

@@ -28,7 +28,7 @@ import pulumi_gcp as gcp
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, SlurmLayout, launch_placeholder
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, launch_placeholder
 from ..layout.gcp import GcpLayout, GcpSlurm
 from ..layout.gcp.labels import label_value
 from ..resources import fill
@@ -295,16 +295,5 @@ def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, An
         "login": access["command"],
         "check": "sinfo -N -l",
         "mungeKeySecret": head.secret.id,
-        "powerSaving": _power_saving(layout),
+        "powerSaving": layout.power_saving,
     }
-
-
-def _power_saving(layout: SlurmLayout) -> str:
-    if not layout.elastic or layout.power_save is None:
-        return "not built: the partition has the group's nodes (nodes), which register on boot"
-    power = layout.power_save
-    parts = ", ".join(f"{p.name} {p.min_nodes}..{p.max_nodes}" for p in layout.elastic)
-    return (
-        f"on: {parts} nodes; created from their instance templates when jobs wait, deleted after {power.suspend_time} "
-        f"s idle, a node not up within {power.resume_timeout} s is deleted and its job requeued"
-    )

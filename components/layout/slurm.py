@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..bootstrap.slurm_conf import (
     LOCAL_STATE_DIR,
@@ -57,7 +58,7 @@ from ..bootstrap.slurm_conf import (
 from ..catalog import InstanceType
 from ..catalog.slurm import data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
-from ..spec import ClusterSpec
+from ..spec import ClusterSpec, PartitionSpec
 from ..spec.model import SlurmUser
 
 
@@ -167,6 +168,30 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
             max_nodes=sum(p.max_nodes for p in spec.partitions),
         )
     return _with_conf(layout)
+
+
+def partition_spec(spec: ClusterSpec, part: PartitionSpec, **cloud: Any) -> ClusterSpec:
+    """The cluster as one elastic partition's nodes see it: its type and market, launched one by one from its
+    template, no group to scale or roll, no scheduler of its own (its Slurm parts are the cluster's compute parts);
+    `cloud`: what the cloud's launch decides otherwise (node_group, placement, fabric_wired)."""
+    return replace(
+        spec,
+        instance=part.instance,
+        nodes=0,
+        max_nodes=part.max_nodes,
+        min_nodes=0,
+        spot=part.spot,
+        spot_on_demand_base=0,
+        scaling=None,
+        scheduler="none",
+        slurm=None,
+        partitions=(),
+        budget=None,
+        gpu_partition=None,
+        # no group replaces a node: a failed check is reported, and Slurm's health program drains the node
+        health_action=None if spec.health_action is None else "report",
+        **{"node_group": "instances", **cloud},
+    )
 
 
 def users_conf(users: tuple[SlurmUser, ...]) -> str:

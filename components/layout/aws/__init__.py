@@ -19,12 +19,13 @@ from ... import bootstrap
 from ...bootstrap import Part, script
 from ...bootstrap.fabric import FabricUsability
 from ...errors import refuse
-from ...spec import ClusterSpec, PartitionSpec
+from ...spec import ClusterSpec
 from ...spec.rules.budget import budget_data
 from .. import Scratch, arch, scratch_for, split_cidr
 from ..budget import CLUSTER_TAG, Budget, budget_plan
 from ..node import node_parts
 from ..shared import Shared, efa_note, shared_for
+from ..slurm import partition_spec
 from . import kubernetes as eks_plan
 from .access import Access, Login, access_plan
 from .encryption import AwsEncryption, AwsKey, key_policy
@@ -149,29 +150,6 @@ class AwsLayout:
 
     def user_data_b64_for(self, user_data: str) -> str:
         return base64.b64encode(gzip.compress(user_data.encode(), compresslevel=9, mtime=0)).decode()
-
-
-def partition_spec(spec: ClusterSpec, part: PartitionSpec) -> ClusterSpec:
-    """The cluster as one elastic partition's nodes see it: its type and market, launched one by one (the template of
-    instances mode: subnet, placement group and market in it), no group to scale or roll."""
-    return replace(
-        spec,
-        instance=part.instance,
-        nodes=0,
-        max_nodes=part.max_nodes,
-        min_nodes=0,
-        node_group="instances",
-        spot=part.spot,
-        spot_on_demand_base=0,
-        scaling=None,
-        scheduler="none",
-        slurm=None,
-        partitions=(),
-        budget=None,
-        gpu_partition=None,
-        # no group replaces a node: a failed check is reported, and Slurm's health program drains the node
-        health_action=None if spec.health_action is None else "report",
-    )
 
 
 def _partitions(spec: ClusterSpec, slurm: AwsSlurm | None) -> tuple[AwsPartition, ...]:

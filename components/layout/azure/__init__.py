@@ -40,6 +40,7 @@ from ...spec.rules.budget import budget_data
 from .. import Scratch, arch, scratch_for, split_cidr
 from ..budget import CLUSTER_TAG, Budget, budget_plan
 from ..shared import Shared, shared_for
+from ..slurm import partition_spec
 from . import slurm as azure_slurm
 from .access import BASTION_SUBNET_NAME, Bastion, LoginNode, bastion, login
 from .encryption import AzureEncryption, key_plan
@@ -75,7 +76,6 @@ from .partitions import (
     PPG,
     SCALE_SET,
     SUBNET,
-    partition_spec,
     vm_name,
 )
 from .proof import count_wired_gbps
@@ -288,7 +288,12 @@ def _partitions(spec: ClusterSpec, slurm: AzureSlurm | None) -> tuple[AzureParti
     if slurm is None or not spec.partitions:
         return ()
     return tuple(
-        AzurePartition(part.name, plan(partition_spec(spec, part), slurm.compute_parts)) for part in spec.partitions
+        AzurePartition(
+            # a scale set's placement decisions: one fault domain and the InfiniBand scope, evictionPolicy Delete
+            part.name,
+            plan(partition_spec(spec, part, node_group="managed"), slurm.compute_parts),
+        )
+        for part in spec.partitions
     )
 
 

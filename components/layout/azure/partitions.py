@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-from dataclasses import replace
-
-from ...spec import ClusterSpec, PartitionSpec
 
 NODE_TOKEN = "@@GPU_CLUSTER_SLURM_NODE@@"
 # what the cloud package fills at deploy (components/azure/partitions.py)
@@ -27,28 +24,6 @@ PPG = "@@GPU_CLUSTER_AZURE_PPG_ID@@"
 CUSTOM_DATA = "@@GPU_CLUSTER_AZURE_CUSTOM_DATA@@"
 DISK_SET = "@@GPU_CLUSTER_AZURE_DISK_ENCRYPTION_SET_ID@@"
 BODY_PREFIX = "azure-launch-"  # a partition's VM body in the channel: azure-launch-<partition>.json
-
-
-def partition_spec(spec: ClusterSpec, part: PartitionSpec) -> ClusterSpec:
-    """The cluster as one partition's nodes see it: its type and market, a scale set's placement decisions (one fault
-    domain and the InfiniBand scope with an IB size, evictionPolicy Delete for Spot), no group to scale or roll."""
-    return replace(
-        spec,
-        instance=part.instance,
-        nodes=0,
-        max_nodes=part.max_nodes,
-        min_nodes=0,
-        node_group="managed",
-        spot=part.spot,
-        spot_on_demand_base=0,
-        scaling=None,
-        scheduler="none",
-        slurm=None,
-        partitions=(),
-        gpu_partition=None,
-        # no group replaces a node: a failed check is reported, and Slurm's health program drains the node
-        health_action=None if spec.health_action is None else "report",
-    )
 
 
 def gzip_b64(text: str) -> str:

@@ -26,6 +26,7 @@ from ...spec.rules.budget import budget_data
 from .. import Scratch, arch, scratch_for
 from ..budget import CLUSTER_TAG, Budget, budget_plan
 from ..shared import Shared, shared_for
+from ..slurm import partition_spec
 from .access import Access, Login, access_of
 from .data import gke_data
 from .encryption import GcpEncryption, key_plan
@@ -150,31 +151,6 @@ class GcpPartition:
     layout: GcpLayout
 
 
-def partition_spec(spec: ClusterSpec, part: PartitionSpec) -> ClusterSpec:
-    """The cluster as one elastic partition's nodes see it: its type and market, created one by one from its template
-    (no group to scale or roll); its fabric wired when the cluster's is and its type has one."""
-    return replace(
-        spec,
-        instance=part.instance,
-        nodes=0,
-        max_nodes=part.max_nodes,
-        min_nodes=0,
-        node_group="instances",
-        spot=part.spot,
-        spot_on_demand_base=0,
-        scaling=None,
-        scheduler="none",
-        slurm=None,
-        partitions=(),
-        gpu_partition=None,
-        fabric_wired=spec.fabric_wired and part.instance.has_fabric,
-        # the partition's compact policy is decided here (`partition_placement`), not by the count rules of a group
-        placement="none",
-        # no group replaces a node: a failed check is reported, and Slurm's health program drains the node
-        health_action=None if spec.health_action is None else "report",
-    )
-
-
 def partition_placement(spec: ClusterSpec, index: int, part: PartitionSpec) -> Placement | None:
     """A compact (COLLOCATED) placement policy per partition of two nodes or more, without vmCount: its nodes are
     created one by one as jobs need them, which a vmCount ("exactly this number of VMs") would refuse; slurm-gcp
@@ -206,7 +182,16 @@ def _partition(
             f"instanceType only ({spec.instance.instanceType} has none); make {part.instance.instanceType} the "
             "cluster's instanceType (the default partition's)",
         )
-    layout = plan(partition_spec(spec, part), slurm.compute_parts)
+    layout = plan(
+        partition_spec(
+            spec,
+            part,
+            fabric_wired=spec.fabric_wired and part.instance.has_fabric,
+            # the partition's compact policy is decided here (`partition_placement`), not by a group's count rules
+            placement="none",
+        ),
+        slurm.compute_parts,
+    )
     # the partition's NICs go on the cluster's networks (the host VPC's MTU is the cluster type's)
     wired = {(v.role, tuple(n.cidr for n in v.subnets)) for v in cluster_vpcs}
     missing = [v.role for v in layout.vpcs if (v.role, tuple(n.cidr for n in v.subnets)) not in wired]
