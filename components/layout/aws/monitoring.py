@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from ... import bootstrap
 from ...bootstrap import Part
-from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, Monitoring, Thresholds, monitoring_part, versions
+from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
+from ..monitoring import login_part
 
 
 @dataclass(frozen=True)
@@ -51,15 +52,7 @@ def plan(spec: ClusterSpec) -> AwsMonitoring | None:
         return None
     grant = catalog_monitoring.self_hosted("aws")
     assert grant is not None  # the spec refuses selfHosted where catalog/monitoring.yaml does not build it
-    m = Monitoring(
-        cluster=spec.name,
-        discovery=discovery(spec),
-        retention_days=spec.monitoring.retention_days,
-        alerts=Thresholds(**spec.monitoring.alerts.model_dump()),
-        partition=spec.slurm.partition if spec.slurm is not None else None,
-        gpu_metrics=spec.instance.gpu_vendor == "nvidia",
-    )
-    part = monitoring_part(m)
+    part = login_part(spec, discovery(spec))
     return AwsMonitoring(
         part,
         bootstrap.cloud_init((part,)),

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from ... import bootstrap
 from ...bootstrap import Part
-from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, Monitoring, Thresholds, monitoring_part, versions
+from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...spec import ClusterSpec
+from ..monitoring import login_part
 
 # filled at deploy (components/azure/__init__.py): what only the deployed cluster knows
 SUBSCRIPTION_PLACEHOLDER = "@GPU_CLUSTER_AZURE_SUBSCRIPTION@"
@@ -62,15 +63,7 @@ def discovery(spec: ClusterSpec) -> Discovery:
 def plan(spec: ClusterSpec) -> AzureMonitoring | None:
     if spec.prometheus != "selfHosted":
         return None
-    m = Monitoring(
-        cluster=spec.name,
-        discovery=discovery(spec),
-        retention_days=spec.monitoring.retention_days,
-        alerts=Thresholds(**spec.monitoring.alerts.model_dump()),
-        partition=spec.slurm.partition if spec.slurm is not None else None,
-        gpu_metrics=spec.instance.gpu_vendor == "nvidia",
-    )
-    part = monitoring_part(m)
+    part = login_part(spec, discovery(spec))
     return AzureMonitoring(
         part,
         bootstrap.cloud_init((part,)),

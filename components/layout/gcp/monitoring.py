@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...bootstrap import Part
-from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, Monitoring, Thresholds, monitoring_part, versions
+from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...spec import ClusterSpec
+from ..monitoring import login_part
 from .identity import monitoring_roles
 from .labels import label_value
 from .nodes import startup_script
@@ -51,15 +52,7 @@ def discovery(spec: ClusterSpec, project: str, zone: str) -> Discovery:
 def plan(spec: ClusterSpec, project: str, zone: str) -> GcpMonitoring | None:
     if spec.prometheus != "selfHosted":
         return None
-    m = Monitoring(
-        cluster=spec.name,
-        discovery=discovery(spec, project, zone),
-        retention_days=spec.monitoring.retention_days,
-        alerts=Thresholds(**spec.monitoring.alerts.model_dump()),
-        partition=spec.slurm.partition if spec.slurm is not None else None,
-        gpu_metrics=spec.instance.gpu_vendor == "nvidia",
-    )
-    part = monitoring_part(m)
+    part = login_part(spec, discovery(spec, project, zone))
     script = startup_script((part,))
     assert script is not None
     return GcpMonitoring(

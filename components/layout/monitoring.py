@@ -1,0 +1,23 @@
+"""The self-hosted Prometheus and Grafana part of the login node, the same on every cloud but for how Prometheus
+finds the GPU nodes (each cloud's `discovery`: components/layout/<cloud>/monitoring.py)."""
+
+from __future__ import annotations
+
+from ..bootstrap import Part
+from ..bootstrap.monitoring import Discovery, Monitoring, Thresholds, monitoring_part
+from ..spec import ClusterSpec
+
+
+def login_part(spec: ClusterSpec, discovery: Discovery) -> Part:
+    """The login node's monitoring part: the spec's retention and alert thresholds, the Slurm partition to label by,
+    the DCGM metrics only on NVIDIA GPUs."""
+    return monitoring_part(
+        Monitoring(
+            cluster=spec.name,
+            discovery=discovery,
+            retention_days=spec.monitoring.retention_days,
+            alerts=Thresholds(**spec.monitoring.alerts.model_dump()),
+            partition=spec.slurm.partition if spec.slurm is not None else None,
+            gpu_metrics=spec.instance.gpu_vendor == "nvidia",
+        )
+    )
