@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from . import catalog
-from .catalog import CLOUDS, InstanceType, availability, spot
+from .catalog import CLOUDS, InstanceType, availability, fixed_prices, spot
 from .errors import ConfigError
 
 Workload = Literal["training", "fine-tuning", "inference", "rendering", "hpc"]
@@ -101,7 +101,21 @@ def compare_row(row: InstanceType, region: str | None = None) -> dict[str, Any]:
         # whether the type is sold as spot (true: a price is known, false: a source says not, null: unknown)
         "spotHourlyUsd": spot.hourly_usd(row),
         "spotOffered": spot.offered(row),
+        # keys added later: the cloud's own on-demand list price where it bills in another currency (Alibaba,
+        # Tencent: CNY), never converted to USD; its region (the --region asked, else the price file's)
+        **local_price(row, region),
     }
+
+
+def local_price(row: InstanceType, region: str | None = None) -> dict[str, Any]:
+    """`localHourly`, `localCurrency`, `localPriceRegion` of `compare --format json` (all None on a USD cloud, and
+    the hourly and region None where prices/<cloud>.yaml has no price for the type there)."""
+    prices = fixed_prices.load(row.cloud)
+    if prices.currency == "USD":
+        return {"localHourly": None, "localCurrency": None, "localPriceRegion": None}
+    price = prices.instance(row.instanceType, region or prices.region)
+    where = None if price.hourly is None else price.region
+    return {"localHourly": price.hourly, "localCurrency": prices.currency, "localPriceRegion": where}
 
 
 def compare(gpu: str, count: int | None = None, region: str | None = None) -> list[InstanceType]:

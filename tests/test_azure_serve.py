@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.catalog import fixed_prices
 from components.errors import ConfigErrors
 from components.spec import build_spec
 
@@ -118,3 +119,16 @@ def test_policy_flags_a_public_frontend_unless_serve_is_public(served):
     lb = Resource("azure-native:network:LoadBalancer", public, "urn:lb", "lb")
     assert [v.rule for v in evaluate([facts, lb]) if v.rule == "serve-private"] == ["serve-private"]
     assert plan_json(served)["policy"] == []  # the internal frontend passes
+
+
+def test_the_bill_counts_the_standard_load_balancers_hour(served):
+    costs = plan_json(served)["summary"]["costs"]
+    (balancer,) = [i for i in costs["items"] if i["item"] == "loadBalancer"]
+    rate = fixed_prices.load("azure").item("loadBalancer").hourly
+    assert (balancer["hourly"], balancer["per"], balancer["currency"], balancer["unpriced"]) == (
+        rate,
+        "stack",
+        "USD",
+        None,
+    )
+    assert "c3x.dev/resources/azure/azurerm_lb" in balancer["source"]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -124,7 +125,8 @@ def test_the_newest_types_show_what_is_and_is_not_known():
 
 def test_json_rows_carry_the_reference_spot_price_and_whether_it_is_offered():
     rows = {r["instanceType"]: r for r in json.loads(run("t4", "-f", "json").stdout)}
-    assert list(rows["g4dn.xlarge"])[-2:] == ["spotHourlyUsd", "spotOffered"]  # keys only ever added, at the end
+    # keys only ever added, at the end: the spot keys, then the local-currency ones
+    assert list(rows["g4dn.xlarge"])[-5:-3] == ["spotHourlyUsd", "spotOffered"]
     # catalog/spot/azure.yaml: eastus 0.062699/h; unknown rows say null, never a guess
     assert (rows["Standard_NC4as_T4_v3"]["spotHourlyUsd"], rows["Standard_NC4as_T4_v3"]["spotOffered"]) == (
         0.062699,
@@ -147,7 +149,7 @@ def test_the_spot_column_fits_80_columns_and_markdown_has_it():
     assert nc4.rstrip("│ ").endswith("0.06")  # the last column: spot
     assert "spot: reference spot $/h in the same region, a snapshot" in " ".join(result.stdout.split())
     markdown = run("A100-80GB", "-f", "markdown").stdout
-    assert markdown.splitlines()[0].endswith("| $/h | $/GPU-h | spot |")
+    assert markdown.splitlines()[0].endswith("| $/h | $/GPU-h | spot | local/h |")  # local/h: a CNY price
     assert "| 32.77 | 4.10 | 3.60 |" in markdown  # Standard_ND96amsr_A100_v4: eastus spot 3.6047/h
 
 
@@ -165,7 +167,7 @@ def test_a_type_not_sold_as_spot_shows_no(tmp_path):
         False,
     )
     line = next(line for line in markdown.splitlines() if "Standard_NC4as_T4_v3" in line)
-    assert line.endswith("| no |")
+    assert line.endswith("| no | - |")  # spot, then local/h (none on a USD cloud)
 
 
 @given(st.one_of(st.none(), st.floats(min_value=0.0001, max_value=1000)), st.sampled_from([True, False, None]))
@@ -177,3 +179,32 @@ def test_spot_cell_is_a_price_no_or_unknown(price, offered):
         assert cell == "?"
     else:
         assert float(cell.replace(",", "")) == pytest.approx(price, abs=0.005)
+
+
+def test_alibaba_rows_carry_their_cny_list_price_apart_from_the_usd_columns():
+    rows = {r["instanceType"]: r for r in json.loads(run("a10", "-f", "json").stdout)}
+    assert list(rows["ecs.gn7i-c8g1.2xlarge"])[-3:] == ["localHourly", "localCurrency", "localPriceRegion"]
+    table = yaml.safe_load((ROOT / "components/catalog/prices/alicloud.yaml").read_text())["instances"]
+    beijing = table["hourlyByRegion"]["cn-beijing"]  # the price file's region when no --region is asked
+    ali = rows["ecs.gn7i-c8g1.2xlarge"]
+    assert (ali["localHourly"], ali["localCurrency"], ali["localPriceRegion"]) == (
+        beijing["ecs.gn7i-c8g1.2xlarge"],
+        "CNY",
+        "cn-beijing",
+    )
+    assert ali["hourlyUsd"] is None and ali["usdPerGpuHour"] is None  # never converted into the $ columns
+    usd = [r for r in rows.values() if r["cloud"] in ("aws", "azure", "gcp")]
+    assert usd and all(r["localHourly"] is None and r["localCurrency"] is None for r in usd)
+    hangzhou = json.loads(run("a10", "--region", "cn-hangzhou", "-f", "json").stdout)
+    ali = next(r for r in hangzhou if r["instanceType"] == "ecs.gn7i-c8g1.2xlarge")
+    assert (ali["localHourly"], ali["localPriceRegion"]) == (
+        table["hourlyByRegion"]["cn-hangzhou"]["ecs.gn7i-c8g1.2xlarge"],
+        "cn-hangzhou",
+    )
+
+
+def test_the_markdown_names_the_currency_in_every_local_price_cell():
+    result = run("a10", "-f", "markdown")
+    assert result.exit_code == 0 and result.stdout.splitlines()[0].endswith("| spot | local/h |")
+    line = next(x for x in result.stdout.splitlines() if "ecs.gn7i-c8g1.2xlarge" in x)
+    assert line.rstrip(" |").endswith(" CNY") and "never converted" in result.stdout

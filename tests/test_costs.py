@@ -19,6 +19,7 @@ from components.catalog import load as load_catalog
 from components.catalog.fixed_prices import HOURS_PER_MONTH
 from components.contract import contract
 from components.diff import diff_plans
+from components.plan import bill as bill_module
 from components.plan import load_stack
 from components.plan.bill import BillItem, costs, totals
 from components.plan.render import total_text
@@ -171,14 +172,24 @@ def test_gcp_login_and_unpriced_filestore_are_listed():
     assert any(n.startswith("shared filesystem Filestore") for n in result["notCounted"])
 
 
-def test_azure_lists_bastion_and_aks_control_plane_as_not_counted_and_prices_the_nat():
-    result, _ = bill("azure-aks-h100")
-    got = items(result)
-    assert got["natGateway"]["hourly"] == price_file("azure")["items"]["natGateway"]["hourly"]
-    assert got["bastion"]["unpriced"] and got["controlPlane"]["unpriced"]
+def test_azure_lists_bastion_as_not_counted_and_prices_the_nat_the_aks_tier_and_its_vms():
+    result, spec = bill("azure-aks-h100")
+    got, data = items(result), price_file("azure")
+    assert got["natGateway"]["hourly"] == data["items"]["natGateway"]["hourly"]
+    assert got["bastion"]["unpriced"]
     assert got["bastionPublicIp"]["hourly"] == got["publicIp"]["hourly"]  # Bastion's own Standard IP
+    # the AKS tier the layout builds is the one priced (Standard, $0.10/h); the system pool at its D4s_v5 price
+    layout = contract("azure").plan(spec)
+    assert layout.aks.sku_tier == data["items"]["controlPlane"]["sku"] == "Standard"
+    assert (got["controlPlane"]["hourly"], got["controlPlane"]["currency"]) == (0.10, "USD")
+    d4 = data["instances"]["hourly"]["Standard_D4s_v5"]
+    assert got["systemPool"]["hourly"] == pytest.approx(d4 * spec.kubernetes.system_nodes)
+    assert got["loginNode"]["hourly"] == data["instances"]["hourly"]["Standard_D2s_v5"]
+    assert "karpenter-provider-azure" in got["loginNode"]["source"]
+    # AKS picks its pools' OS disk SKU (os_disk_type Managed): the Premium SSD tiers are not applied to it
+    assert got["bootDisk"]["unpriced"].startswith("priced for Premium_LRS only")
     names = " | ".join(result["notCounted"])
-    assert "Azure Bastion Standard (" in names and "Kubernetes control plane (" in names
+    assert "Azure Bastion Standard (" in names and "Kubernetes control plane" not in names
 
 
 @pytest.mark.parametrize("stack", ["alicloud-dev", "alicloud-a100-cmk", "alicloud-ack-erdma", "tencentcloud-dev"])
@@ -259,7 +270,12 @@ def test_the_plan_summary_adds_the_totals_and_keeps_the_old_keys():
 def test_the_total_row_names_what_is_not_counted():
     result, spec = bill("tencentcloud-dev")
     s = {"costs": result, "nodes": spec.nodes, "maxNodes": spec.max_nodes}
-    assert total_text(s).startswith("unknown: no item has a sourced price; not counted: GPU node GN7.2XLARGE32, ")
+    cny = result["totals"]["CNY"]
+    assert total_text(s).startswith(f"{cny['hourly']['nodes']:,.2f} CNY/h")
+    assert "; not counted: GPU node GN7.2XLARGE32, login node S5.MEDIUM4" in total_text(s)
+    gaps = [i for i in result["items"] if i["unpriced"]]  # nothing priced: the row says so, and what is missing
+    unknown = {"costs": {"items": gaps, "totals": {}}, "nodes": spec.nodes, "maxNodes": spec.max_nodes}
+    assert total_text(unknown).startswith("unknown: no item has a sourced price; not counted: GPU node GN7.2XLARGE32")
 
 
 def test_alibaba_nodes_and_vms_are_priced_in_cny_in_the_stacks_region_never_converted():
@@ -290,3 +306,111 @@ def test_the_diff_line_compares_totals_and_falls_back_to_gpu_only_for_an_older_p
     older = diff_plans({"stack": "s", "cloud": "aws", "resources": [], "summary": {"totalGpus": 8, "hourlyUsd": 50.0}},
                        {"stack": "s", "cloud": "aws", "resources": [], "summary": new})  # fmt: skip
     assert older.summary["line"].endswith("est. $/h 50.00 -> 55.04")
+
+
+# --- prices by tier, by GB-hour and by the layout's SKU (issue 30 costs, issue 33 CNY prices) ----------------------
+
+
+def tier_table(cloud: str, item: str) -> dict[str, tuple[int, float | None]]:
+    return {t["name"]: (t["gb"], t["monthly"]) for t in price_file(cloud)["items"][item]["tiers"]}
+
+
+@pytest.mark.parametrize(
+    ("gb", "tier"), [(1, "P1"), (32, "P4"), (128, "P10"), (129, "P15"), (200, "P15"), (256, "P15"), (257, "P20")]
+)
+def test_an_azure_disk_is_billed_as_the_smallest_tier_that_holds_it(gb, tier):
+    tiers = fixed_prices.load("azure").item("bootDisk").tiers
+    chosen = fixed_prices.tier_for(tiers, gb)
+    assert chosen is not None and chosen.name == tier
+    assert fixed_prices.tier_for(tiers, 32768) is None  # above P80 (32,767 GiB): no tier
+
+
+def test_azure_boot_and_scratch_disks_are_billed_at_their_premium_ssd_tier():
+    result, spec = bill("azure-dev")  # 200 GB boot and 256 GB scratch: both P15
+    got, tiers = items(result), tier_table("azure", "bootDisk")
+    layout = contract("azure").plan(spec)
+    assert (
+        layout.os_disk_type
+        == layout.scratch_disk.storage_account_type
+        == price_file("azure")["items"]["bootDisk"]["sku"]
+    )
+    p15 = tiers["P15"][1]
+    for item, gb in (("bootDisk", spec.storage.root_gb), ("scratchDisk", layout.scratch.total_gb)):
+        assert 128 < gb <= tiers["P15"][0]
+        assert got[item]["hourly"] == pytest.approx(p15 / HOURS_PER_MONTH, abs=1e-6)
+        assert (got[item]["currency"], got[item]["per"]) == ("USD", "node")
+        assert got[item]["price"].startswith("P15 (256 GB tier) 38.01/month")
+    assert "finfocus-plugin-azure-public" in got["bootDisk"]["source"]
+
+
+def test_a_tier_without_a_sourced_price_and_a_disk_type_the_price_is_not_for_stay_unpriced():
+    azure = fixed_prices.load("azure")
+    small = bill_module._disk("bootDisk", "boot disk", 50, azure, "Premium_LRS")  # P6: no sourced price
+    assert small.hourly is None and "P6 (64 GB) has no sourced price" in (small.unpriced or "")
+    gcp = fixed_prices.load("gcp")
+    hyper = bill_module._disk("bootDisk", "boot disk", 200, gcp, "hyperdisk-balanced")
+    assert hyper.hourly is None and hyper.unpriced == "priced for pd-ssd only; the layout's is hyperdisk-balanced"
+    assert bill_module._disk("bootDisk", "boot disk", 200, gcp, "pd-ssd").hourly is not None
+
+
+def test_azure_slurm_head_and_login_and_the_clusters_key_vault_key():
+    got = items(bill("azure-slurm-elastic")[0])
+    d2 = price_file("azure")["instances"]["hourly"]["Standard_D2s_v5"]
+    assert (got["headNode"]["hourly"], got["loginNode"]["hourly"], got["headNode"]["currency"]) == (d2, d2, "USD")
+    key = items(bill("azure-h100-cmk")[0])["encryptionKey"]  # a software RSA key in a standard vault: no monthly fee
+    assert (key["hourly"], key["price"], key["unpriced"]) == (0.0, "0/month", None)
+
+
+def test_gcp_pd_ssd_disks_and_the_cloud_kms_key_version():
+    result, spec = bill("gcp-dev")
+    got, data = items(result), price_file("gcp")["items"]
+    layout = contract("gcp").plan(spec)
+    assert layout.boot_disk_type == layout.scratch_disk_type == data["bootDisk"]["sku"] == "pd-ssd"
+    rate = data["bootDisk"]["perGbMonth"]
+    assert got["bootDisk"]["hourly"] == pytest.approx(rate * spec.storage.root_gb / HOURS_PER_MONTH, abs=1e-6)
+    assert got["scratchDisk"]["hourly"] == pytest.approx(rate * layout.scratch.total_gb / HOURS_PER_MONTH, abs=1e-6)
+    assert got["bootDisk"]["currency"] == "USD" and "infracost" in got["bootDisk"]["source"]
+    key = items(bill("gcp-h100-cmk")[0])["encryptionKey"]
+    assert key["hourly"] == pytest.approx(data["encryptionKey"]["monthly"] / HOURS_PER_MONTH, abs=1e-6)
+    assert key["currency"] == "USD"
+
+
+def test_ack_pro_bills_its_management_fee_in_cny_and_the_gn8_node_says_why_it_has_no_price():
+    result, spec = bill("alicloud-ack-erdma")
+    got, data = items(result), price_file("alicloud")
+    assert contract("alicloud").plan(spec).kubernetes.cluster_spec == data["items"]["controlPlane"]["sku"]
+    control = got["controlPlane"]
+    assert (control["hourly"], control["currency"], control["per"]) == (0.64, "CNY", "stack")
+    assert "help.aliyun.com" in control["source"]
+    assert got["gpuNode"]["currency"] == "CNY" and "no gn8 type" in got["gpuNode"]["unpriced"]
+    assert set(result["totals"]) == {"CNY"}
+    cny = result["totals"]["CNY"]
+    assert cny["fixedHourly"] == pytest.approx(0.64 + got["systemPool"]["hourly"], abs=0.01)
+
+
+def test_tencent_bills_its_ssd_disks_per_gb_hour_its_nat_gateway_and_eip_in_cny():
+    from components.layout.tencentcloud.nodes import DISK_TYPE
+
+    result, spec = bill("tencentcloud-dev")
+    got, data = items(result), price_file("tencentcloud")["items"]
+    assert DISK_TYPE == data["bootDisk"]["sku"] == data["scratchDisk"]["sku"]  # the disk type the nodes get
+    rate = data["bootDisk"]["perGbHour"]
+    assert got["bootDisk"]["hourly"] == pytest.approx(rate * spec.storage.root_gb, abs=1e-6)
+    assert got["bootDisk"]["price"] == f"{rate:g}/GB-hour x {spec.storage.root_gb} GB"
+    assert (got["natGateway"]["hourly"], got["publicIp"]["hourly"]) == (data["natGateway"]["hourly"], 0.0)
+    assert {got[i]["currency"] for i in ("bootDisk", "scratchDisk", "natGateway", "publicIp")} == {"CNY"}
+    assert set(result["totals"]) == {"CNY"}  # never a USD figure from CNY items
+    assert "1.26 USD/hr" in got["gpuNode"]["unpriced"]  # what was found, and why it is not used
+
+
+def test_a_tier_or_gb_hour_price_without_a_source_is_refused_and_gb_hours_make_gb_months():
+    with pytest.raises(ValueError, match="a price without a source"):
+        fixed_prices._price(
+            "bootDisk", {"tiers": [{"name": "P10", "gb": 128, "monthly": 19.71}]}, "USD", "r", "d", "azure"
+        )
+    with pytest.raises(ValueError, match="no price and no `unpriced` reason"):
+        fixed_prices._price(
+            "bootDisk", {"tiers": [{"name": "P10", "gb": 128, "monthly": None}]}, "USD", "r", "d", "azure"
+        )
+    hourly = fixed_prices._price("bootDisk", {"perGbHour": 0.0025, "source": "s"}, "CNY", "r", "d", "tencentcloud")
+    assert hourly.per_gb_month == pytest.approx(0.0025 * HOURS_PER_MONTH) and hourly.text == "0.0025/GB-hour"

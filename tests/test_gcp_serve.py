@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from components.catalog import fixed_prices
 from components.errors import ConfigErrors
 from components.spec import build_spec
 
@@ -72,7 +73,15 @@ def test_the_summary_gives_the_address_and_the_check_command(spot_mix):
     assert serve["check"] == "curl -fsS http://<ip address of test-gcp-serve>:8000/health"
     assert serve["internal"] is True
     costs = plan_json(spot_mix)["summary"]["costs"]
-    assert any(line.startswith("serving load balancer (internal passthrough") for line in costs["notCounted"])
+    (balancer,) = [i for i in costs["items"] if i["item"] == "loadBalancer"]  # its forwarding rule's hour
+    assert balancer["name"].startswith("serving load balancer (internal passthrough")
+    rate = fixed_prices.load("gcp").item("loadBalancer").hourly
+    assert (balancer["hourly"], balancer["per"], balancer["currency"], balancer["unpriced"]) == (
+        rate,
+        "stack",
+        "USD",
+        None,
+    )
 
 
 def test_tcp_checks_a_connection():

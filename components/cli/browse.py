@@ -233,10 +233,11 @@ _COMPARE_ORDER = (
     "$/h",
     "$/GPU-h",
     "spot",
+    "local/h",
 )
 # spot after regions: at 80 columns a long type name leaves room for one of them, and regions came first
 _COMPARE_PRIORITY = ("type", "GPU", "$/GPU-h", "$/h", "cloud", "regions", "spot", "Gb/s", "fabric", "vCPU",
-                     "mem GiB", "local NVMe")  # fmt: skip
+                     "mem GiB", "local NVMe", "local/h")  # fmt: skip
 
 
 def _spot_cell(price: float | None, offered: bool | None) -> str:
@@ -267,6 +268,8 @@ def _compare_cells(rows: list[dict[str, Any]], region: str | None) -> dict[str, 
         "$/h": [_money(r["hourlyUsd"]) + ("" if r["priceVerified"] else "*") for r in rows],
         "$/GPU-h": [_money(r["usdPerGpuHour"]) for r in rows],
         "spot": [_spot_cell(r["spotHourlyUsd"], r["spotOffered"]) for r in rows],
+        # the cloud's own currency, named in every cell and never added to the $ columns
+        "local/h": ["-" if r["localHourly"] is None else f"{r['localHourly']:,.2f} {r['localCurrency']}" for r in rows],
     }
 
 
@@ -300,6 +303,8 @@ def compare(
     ]
     if any(not r["priceVerified"] for r in rows):
         notes.append("* price not verified (see the catalog row's priceNote)")
+    if any(r["localHourly"] is not None for r in rows):
+        notes.append("local/h: the cloud's own on-demand list price in its currency (CNY), never converted to $")
     if fmt is Format.markdown:
         sys.stdout.write(
             _markdown(list(_COMPARE_ORDER), [[cells[c][i] for c in _COMPARE_ORDER] for i in range(len(rows))])

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..catalog import fixed_prices, serving
 from ..catalog import load as load_catalog
-from ..catalog.fixed_prices import HOURS_PER_MONTH, Price
+from ..catalog.fixed_prices import HOURS_PER_MONTH, Price, tier_for
 from ..spec import ClusterSpec
 
 Per = Literal["stack", "node"]
@@ -60,7 +60,22 @@ class BillItem:
         }
 
 
-def _priced(item: str, name: str, count: int, per: Per, price: Price) -> BillItem:
+def _unpriced(item: str, name: str, count: int, per: Per, price: Price, why: str) -> BillItem:
+    return BillItem(item, name, count, per, None, "", price.currency, price.region, price.date, None, why)
+
+
+def _other_sku(price: Price, chosen: str | None) -> str | None:
+    """Why `price` does not apply: it is for another SKU, tier or disk type than the layout chose (None: it applies;
+    a layout that does not say which one leaves the price as the data file gives it)."""
+    if price.sku is None or chosen is None or chosen == price.sku:
+        return None
+    return f"priced for {price.sku} only; the layout's is {chosen}"
+
+
+def _priced(item: str, name: str, count: int, per: Per, price: Price, sku: str | None = None) -> BillItem:
+    other = _other_sku(price, sku)
+    if other is not None:
+        return _unpriced(item, name, count, per, price, other)
     if price.hourly is None:
         return BillItem(item, name, count, per, None, "", price.currency, price.region, price.date, None,
                         price.unpriced or "no sourced price")  # fmt: skip
@@ -75,8 +90,8 @@ def _gpu_node(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> BillItem:
         local = prices.instance(row.instanceType, spec.region)
         if local.hourly is not None:
             return _priced("gpuNode", name, 1, "node", local)
-        why = row.priceNote or f"no public on-demand price in catalog/{spec.cloud}.yaml or prices/{spec.cloud}.yaml"
-        return BillItem("gpuNode", name, 1, "node", None, "", "USD", data.get("region"), None, None, why)
+        why = row.priceNote or f"no public on-demand price in catalog/{spec.cloud}.yaml; {local.unpriced}"
+        return BillItem("gpuNode", name, 1, "node", None, "", prices.currency, local.region, None, None, why)
     source = " ".join(str(data.get("source") or row.source or "").split()) or None
     date = None if data.get("date") is None else str(data.get("date"))
     upper = " (spot: an upper bound)" if spec.spot else ""  # the plan's figures are on-demand prices
@@ -84,19 +99,48 @@ def _gpu_node(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> BillItem:
                     data.get("region"), date, source, None)  # fmt: skip
 
 
-def _disk(item: str, what: str, gb: float, prices: fixed_prices.CloudPrices) -> BillItem:
-    """A per-node cloud disk of `gb` GB, at the cloud's GB-month price (at 730 h) or unpriced."""
+def _tiered_disk(item: str, name: str, gb: float, price: Price) -> BillItem:
+    """A disk billed per size tier (Azure managed disks): the smallest tier that holds `gb`, at its monthly price."""
+    tier = tier_for(price.tiers, gb)
+    if tier is None or tier.monthly is None:
+        which = "no tier holds it" if tier is None else f"its tier {tier.name} ({tier.gb:,} GB) has no sourced price"
+        return _unpriced(item, name, 1, "node", price, f"{price.sku or 'the disk'} is billed per size tier: {which}")
+    return BillItem(item, name, 1, "node", tier.monthly / HOURS_PER_MONTH,
+                    f"{tier.name} ({tier.gb:,} GB tier) {tier.monthly:g}/month for {gb:,.0f} GB", price.currency,
+                    price.region, price.date, price.source, None)  # fmt: skip
+
+
+def _disk(item: str, what: str, gb: float, prices: fixed_prices.CloudPrices, sku: str | None) -> BillItem:
+    """A per-node cloud disk of `gb` GB of the type the layout chose (`sku`), at the cloud's GB-month price (at 730 h),
+    its size tier's monthly price, or unpriced."""
     price = prices.item(item)
     name = f"{what} {gb:,.0f} GB per node"
+    other = _other_sku(price, sku)
+    if other is not None:
+        return _unpriced(item, name, 1, "node", price, other)
+    if price.tiers:
+        return _tiered_disk(item, name, gb, price)
     if price.per_gb_month is None:
         return _priced(item, name, 1, "node", price)
-    return BillItem(item, name, 1, "node", price.per_gb_month * gb / HOURS_PER_MONTH,
-                    f"{price.per_gb_month:g}/GB-month x {gb:,.0f} GB", price.currency, price.region, price.date,
-                    price.source, None)  # fmt: skip
+    rate = f"{price.per_gb_hour:g}/GB-hour" if price.per_gb_hour is not None else f"{price.per_gb_month:g}/GB-month"
+    return BillItem(item, name, 1, "node", price.per_gb_month * gb / HOURS_PER_MONTH, f"{rate} x {gb:,.0f} GB",
+                    price.currency, price.region, price.date, price.source, None)  # fmt: skip
+
+
+def _disk_skus(layout: Any) -> tuple[str | None, str | None]:
+    """The disk types the layout chose for the boot and the scratch disk (GCP boot/scratch_disk_type, Azure
+    os_disk_type and the scratch data disk's storage_account_type); None where a layout does not say."""
+    boot = getattr(layout, "boot_disk_type", None) or getattr(layout, "os_disk_type", None)
+    if getattr(layout, "aks", None) is not None:  # AKS pools: os_disk_type Managed, AKS picks the disk's SKU
+        boot = "an AKS-managed OS disk (its SKU chosen by AKS)"
+    scratch_disk = getattr(layout, "scratch_disk", None)
+    scratch = getattr(layout, "scratch_disk_type", None) or getattr(scratch_disk, "storage_account_type", None)
+    return boot, scratch
 
 
 def _disks(spec: ClusterSpec, layout: Any, prices: fixed_prices.CloudPrices) -> list[BillItem]:
-    disks = [_disk("bootDisk", "boot disk", spec.storage.root_gb, prices)]
+    boot_sku, scratch_sku = _disk_skus(layout)
+    disks = [_disk("bootDisk", "boot disk", spec.storage.root_gb, prices, boot_sku)]
     scratch = getattr(layout, "scratch", None)
     if scratch is not None and scratch.kind == "disk":  # a cloud disk per node (local NVMe is in the node's price)
         if scratch.total_gb is None:
@@ -104,8 +148,17 @@ def _disks(spec: ClusterSpec, layout: Any, prices: fixed_prices.CloudPrices) -> 
             disks.append(BillItem("scratchDisk", "scratch disk per node", 1, "node", None, "", prices.currency,
                                   prices.region, prices.date, None, why))  # fmt: skip
         else:
-            disks.append(_disk("scratchDisk", "scratch disk", scratch.total_gb, prices))
+            disks.append(_disk("scratchDisk", "scratch disk", scratch.total_gb, prices, scratch_sku or boot_sku))
     return disks
+
+
+def _control_plane_sku(layout: Any) -> str | None:
+    """The control plane tier the layout chose: AKS sku tier (Free / Standard), ACK cluster spec (ack.pro.small)."""
+    aks = getattr(layout, "aks", None)
+    if aks is not None:
+        return str(aks.sku_tier)
+    spec = getattr(getattr(layout, "kubernetes", None), "cluster_spec", None)
+    return None if spec is None else str(spec)
 
 
 def _shared(shared: dict[str, Any] | None) -> list[BillItem]:
@@ -150,7 +203,10 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         items.append(_priced("loginNode", f"login node {login}", 1, "stack", prices.instance(login, spec.region)))
     if spec.kubernetes is not None:
         kube = spec.kubernetes
-        items.append(_priced("controlPlane", "Kubernetes control plane", 1, "stack", prices.item("controlPlane")))
+        control = prices.item("controlPlane")
+        items.append(
+            _priced("controlPlane", "Kubernetes control plane", 1, "stack", control, _control_plane_sku(layout))
+        )
         system = kube.system_instance_type
         items.append(
             _priced(
