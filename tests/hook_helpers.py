@@ -79,9 +79,15 @@ SCONTROL_STUB = 'if [ "$1" = show ]; then printf "%s\\n" ${HOSTS}; exit 0; fi\ne
 def run_power_program(
     tmp_path: Path, action: str, hostlist: str, hook: Path, stubs: Mapping[str, str], env: Mapping[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    """slurm_power.sh as `action` (resume, suspend, resume-fail) on `hostlist` with a cloud's `hook`, on the bash
-    `stubs` (its curl), with scontrol (SCONTROL_STUB unless stubbed), and logger and sleep doing nothing."""
-    bin_dir = stub_bin(tmp_path, {"scontrol": SCONTROL_STUB, "logger": "true\n", "sleep": "true\n", **stubs})
+    """slurm_power.sh as `action` (resume, suspend, resume-fail) on `hostlist` with a cloud's `hook`, on the `stubs`
+    (bash bodies, or whole scripts from their `#!`), with scontrol (SCONTROL_STUB unless stubbed), and logger and sleep
+    doing nothing."""
+    bodies = {"scontrol": SCONTROL_STUB, "logger": "true\n", "sleep": "true\n", **stubs}
+    bin_dir = stub_bin(tmp_path, {name: body for name, body in bodies.items() if not body.startswith("#!")})
+    for name, script in bodies.items():
+        if script.startswith("#!"):
+            (bin_dir / name).write_text(script)
+            (bin_dir / name).chmod(0o755)
     program = tmp_path / f"gpu-cluster-slurm-{action}"
     program.write_text((BOOTSTRAP / "slurm_power.sh").read_text().replace("export PATH=", f"export PATH={bin_dir}:"))
     program.chmod(0o755)
