@@ -419,3 +419,14 @@ def test_adding_a_partition_is_in_place_and_growing_one_changes_only_the_channel
         ("cluster.slurm.partitions.maxNodes", {"ebmgn8v": 2}, {"ebmgn8v": 4}, "in-place")
     ]
     assert sorted(c.type.split(":")[-1] for c in grown.changed) == ["Parameter"]
+
+
+def test_with_a_cluster_key_the_templates_encrypt_both_disks_with_it():
+    plan = plan_stack_with(STACK, encryption={"key": "auto"})
+    for template in by_name(plan, "EcsLaunchTemplate").values():
+        key = template["systemDisk"]["kmsKeyId"]
+        assert key.startswith("<") and key == template["dataDisks"][0]["kmsKeyId"]
+        assert template["systemDisk"]["encrypted"] is True and template["dataDisks"][0]["encrypted"] is True
+    # the head's and login node's system disks use the same key
+    instances = by_name(plan, "ecs/instance:Instance")
+    assert {i["systemDiskKmsKeyId"] for i in instances.values()} == {key}
