@@ -430,3 +430,12 @@ def test_with_a_cluster_key_the_templates_encrypt_both_disks_with_it():
     # the head's and login node's system disks use the same key
     instances = by_name(plan, "ecs/instance:Instance")
     assert {i["systemDiskKmsKeyId"] for i in instances.values()} == {key}
+
+
+def test_a_configuration_over_the_oos_parameters_limit_is_refused():
+    users = [{"name": f"user{i:03d}", "uid": 20000 + i, "sshPublicKey": "ssh-ed25519 " + "A" * 68} for i in range(40)]
+    values = elastic(slurm={"partitions": [{"name": "a10", "maxNodes": 2}], "users": users})
+    with pytest.raises(ConfigError) as info:
+        ali.plan(spec_of(values))
+    assert info.value.key == "gpu-cluster:cluster.slurm"
+    assert "over the 4096 of the OOS parameter it travels in" in info.value.message

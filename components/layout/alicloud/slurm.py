@@ -12,6 +12,7 @@ from ...bootstrap import File, Part
 from ...bootstrap.slurm import PowerHooks, compute_parts, head_parts, login_parts
 from ...bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ...catalog.slurm import cloud_data as slurm_cloud
+from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ..shared import Shared
 from ..slurm import CloudSlurm, slurm_layout
@@ -95,6 +96,15 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
     if layout is None:
         return None
     assert spec.slurm is not None and spec.slurm.head_instance_type is not None
+    limit = int(slurm_cloud("alicloud")["computeConfig"]["maxValueChars"])
+    size = len(layout.compute_config)
+    if size > limit:  # the placeholders are longer than the template ids replacing them: the deployed text is shorter
+        raise ConfigError(
+            f"{CLUSTER_KEY}.slurm",
+            f"the GPU nodes' Slurm configuration (nodes.conf, partitions, users) is {size} characters, over the "
+            f"{limit} of the OOS parameter it travels in (catalog/slurm.yaml clouds.alicloud.computeConfig); list "
+            "fewer partitions or users, or drop their SSH keys",
+        )
     hook, env = munge_hook(), _hook_env(spec)
     mount = shared.mount if shared else None
     power = power_hooks(spec) if layout.elastic else None
