@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from alibabacloud_ecs20140526 import models as ecs_models
 
 from components import bootstrap
 from components.bootstrap.slurm_conf import compute_config_files
@@ -439,3 +440,52 @@ def test_a_configuration_over_the_oos_parameters_limit_is_refused():
         ali.plan(spec_of(values))
     assert info.value.key == "gpu-cluster:cluster.slurm"
     assert "over the 4096 of the OOS parameter it travels in" in info.value.message
+
+
+def _flat(value: object, prefix: str = "") -> dict[str, str]:
+    """A Tea request's map as RPC query parameters (lists as .N, 1-based; nested keys joined with '.')."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _flat(item, f"{prefix}{key}.").items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value, 1) for k, v in _flat(item, f"{prefix}{i}.").items()}
+    return {prefix[:-1]: str(value).lower() if isinstance(value, bool) else str(value)}
+
+
+def test_every_call_the_hook_makes_is_a_request_alibabas_ecs_model_knows(tmp_path):
+    """The hook's parameters are those of alibabacloud_ecs20140526's request models (the API 2014-05-26)."""
+    ecs = ecs_models
+    launched = tmp_path / "launch"
+    launched.mkdir()
+    answers = {"RunInstances": [200, CREATED], "DescribeInstances": [200, RUNNING]}
+    _, ecs_calls, _, _ = run_power(launched, "resume", "ebmgn8v-1", answers)
+    deleted = tmp_path / "delete"
+    deleted.mkdir()
+    answers = {"DescribeInstances": [200, RUNNING], "DeleteInstances": [200, {"RequestId": "R2"}]}
+    _, delete_calls, _, _ = run_power(deleted, "suspend", "ebmgn8v-1", answers)
+    sent = [params(q) for q in (*ecs_calls, *delete_calls)]
+    tags = [ecs.RunInstancesRequestTag(key="gpu-cluster:slurm-node", value="ebmgn8v-1"),
+            ecs.RunInstancesRequestTag(key="gpu-cluster:cluster", value="slurm-elastic")]  # fmt: skip
+    expected = [
+        ecs.RunInstancesRequest(
+            region_id="cn-beijing",
+            launch_template_id=TEMPLATE,
+            amount=1,
+            instance_name="slurm-elastic-ebmgn8v-1",
+            host_name="slurm-elastic-ebmgn8v-1",
+            tag=tags,
+        ),
+        ecs.DescribeInstancesRequest(region_id="cn-beijing", instance_ids='["i-2zeelastic1"]'),
+        ecs.DescribeInstancesRequest(
+            region_id="cn-beijing",
+            tag=[
+                ecs.DescribeInstancesRequestTag(key="gpu-cluster:slurm-node", value="ebmgn8v-1"),
+                ecs.DescribeInstancesRequestTag(key="gpu-cluster:cluster", value="slurm-elastic"),
+            ],
+        ),
+        ecs.DeleteInstancesRequest(region_id="cn-beijing", force=True, instance_id=["i-2zeelastic1"]),
+    ]
+    assert [{k: v for k, v in q.items() if k != "Action"} for q in sent] == [_flat(r.to_map()) for r in expected]
+    # and the answers the hook reads are the response models' fields
+    assert ecs.RunInstancesResponseBody().from_map(CREATED).instance_id_sets.instance_id_set == ["i-2zeelastic1"]
+    body = ecs.DescribeInstancesResponseBody().from_map(RUNNING)
+    assert body.instances.instance[0].vpc_attributes.private_ip_address.ip_address == ["10.49.0.17"]
