@@ -70,3 +70,32 @@ def alicloud_signature(secret: str, params: dict[str, str]) -> str:
     canonical = "&".join(f"{enc(k)}={enc(v)}" for k, v in sorted(params.items()))
     string_to_sign = f"GET&{enc('/')}&{enc(canonical)}"
     return base64.b64encode(hmac.new(f"{secret}&".encode(), string_to_sign.encode(), hashlib.sha1).digest()).decode()
+
+
+# scontrol for slurm_power.sh: `show hostnames` prints $HOSTS, every other call is logged to $LOG as "scontrol ARGS"
+SCONTROL_STUB = 'if [ "$1" = show ]; then printf "%s\\n" ${HOSTS}; exit 0; fi\necho "scontrol $*" >>"$LOG"\n'
+
+
+def run_power_program(
+    tmp_path: Path, action: str, hostlist: str, hook: Path, stubs: Mapping[str, str], env: Mapping[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """slurm_power.sh as `action` (resume, suspend, resume-fail) on `hostlist` with a cloud's `hook`, on the `stubs`
+    (bash bodies, or whole scripts from their `#!`), with scontrol (SCONTROL_STUB unless stubbed), and logger and sleep
+    doing nothing."""
+    bodies = {"scontrol": SCONTROL_STUB, "logger": "true\n", "sleep": "true\n", **stubs}
+    bin_dir = stub_bin(tmp_path, {name: body for name, body in bodies.items() if not body.startswith("#!")})
+    for name, script in bodies.items():
+        if script.startswith("#!"):
+            (bin_dir / name).write_text(script)
+            (bin_dir / name).chmod(0o755)
+    program = tmp_path / f"gpu-cluster-slurm-{action}"
+    program.write_text((BOOTSTRAP / "slurm_power.sh").read_text().replace("export PATH=", f"export PATH={bin_dir}:"))
+    program.chmod(0o755)
+    full = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "POWER_ENV": "/nonexistent",
+        "POWER_HOOK": str(hook),
+        "HOSTS": " ".join(hostlist.split(",")),
+        **env,
+    }
+    return subprocess.run([str(program), hostlist], env=full, capture_output=True, text=True, timeout=60)

@@ -153,7 +153,12 @@ def _partition(index: int, **keys: Any) -> Edit:
 
 
 # another type of the same fabric for the last partition (GCP: g2 of 8 L4, on the host VPC as the shipped g2)
-NEW_TYPE = {"aws": "g6e.24xlarge", "gcp": "g2-standard-96", "azure": "Standard_NC48ads_A100_v4"}
+NEW_TYPE = {
+    "aws": "g6e.24xlarge",
+    "gcp": "g2-standard-96",
+    "azure": "Standard_NC48ads_A100_v4",
+    "alicloud": "ecs.gn7i-c32g1.8xlarge",  # 1 x A10 as the shipped gn7i, more vCPUs
+}
 
 
 def _plus_two(partition: dict[str, Any]) -> int:
@@ -229,6 +234,8 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("gcp-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
     ("azure-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
     ("azure-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
+    ("alicloud-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
+    ("alicloud-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
 }
 
 

@@ -25,6 +25,7 @@ from components.plan import load_stack
 from components.spec import build_spec
 
 from .conftest import ROOT, aws_values, one, plan_json, plan_stack_with, resources_of, shipped_stacks, spec_of
+from .hook_helpers import run_power_program
 
 STACK = "aws-slurm-elastic"
 BOOT = ROOT / "components" / "bootstrap"
@@ -279,30 +280,15 @@ def test_a_tag_key_with_a_slash_is_refused_on_aws_elastic_partitions():
 
 def run_power(tmp_path: Path, action: str, hostlist: str, aws_script: str) -> tuple[int, list[str]]:
     """slurm_power.sh as `action` with AWS's hook; `aws`, `scontrol` and `curl` are stubs logging their arguments."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
     log = tmp_path / "calls"
     stubs = {
-        "aws": aws_script,
-        "scontrol": 'if [ "$1" = show ]; then printf "%s\\n" ${HOSTS}; exit 0; fi\necho "scontrol $*" >>"$LOG"',
-        "curl": 'case "$*" in *api/token*) echo token ;; *region*) echo us-east-1 ;; esac',
-        "logger": "true",
+        "aws": aws_script + "\n",
+        "curl": 'case "$*" in *api/token*) echo token ;; *region*) echo us-east-1 ;; esac\n',
     }
-    for name, body in stubs.items():
-        (bin_dir / name).write_text(f"#!/bin/bash\n{body}\n")
-        (bin_dir / name).chmod(0o755)
     (tmp_path / "launch.env").write_text("LAUNCH_h100=lt-0abc\nLAUNCH_l40s=lt-0def\n")
-    program = tmp_path / f"gpu-cluster-slurm-{action}"
-    # the real program, its fixed PATH led by the stubs
-    program.write_text((BOOT / "slurm_power.sh").read_text().replace("export PATH=", f"export PATH={bin_dir}:"))
-    program.chmod(0o755)
     env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "POWER_ENV": "/nonexistent",
-        "POWER_HOOK": str(tmp_path / "hook.sh"),
         "LAUNCH_ENV": str(tmp_path / "launch.env"),
         "LOG": str(log),
-        "HOSTS": " ".join(hostlist.split(",")),
         "NAME_TAG": "gpu-cluster:slurm-node",
         "CLUSTER_TAG": "gpu-cluster:cluster",
         "CLUSTER": "slurm-elastic",
@@ -313,7 +299,7 @@ def run_power(tmp_path: Path, action: str, hostlist: str, aws_script: str) -> tu
         .replace('. "${BASH_SOURCE[0]%/*}/aws_cli.sh"', (BOOT / "aws_cli.sh").read_text())
     )
     (tmp_path / "hook.sh").write_text(hook)
-    proc = subprocess.run([str(program), hostlist], env=env, capture_output=True, text=True, timeout=60)
+    proc = run_power_program(tmp_path, action, hostlist, tmp_path / "hook.sh", stubs, env)
     calls = sorted(log.read_text().splitlines()) if log.exists() else []
     return proc.returncode, calls
 

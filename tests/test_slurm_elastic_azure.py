@@ -28,7 +28,7 @@ from components.policy.rules.nodes import node_login
 from .conformance import azure as conformance
 from .conformance.azure_models import operation
 from .conftest import ROOT, plan_json, plan_stack, plan_stack_with, resources_of
-from .hook_helpers import assert_shellcheck_clean
+from .hook_helpers import assert_shellcheck_clean, run_power_program
 
 STACK = "azure-slurm-elastic"
 BOOT = ROOT / "components" / "bootstrap"
@@ -233,19 +233,7 @@ printf '%s' "$status"
 def run_power(tmp_path: Path, action: str, hostlist: str, answers: dict) -> tuple[int, list[str], str]:
     """slurm_power.sh as `action` with Azure's hook; curl, scontrol and sleep are stubs (curl answers `answers`:
     "METHOD url-part" -> [status, json])."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
     log = tmp_path / "calls"
-    stubs = {
-        "curl": CURL,
-        "scontrol": '#!/bin/bash\nif [ "$1" = show ]; then printf "%s\\n" ${HOSTS}; exit 0; fi\n'
-        'echo "scontrol $*" >>"$LOG"\n',
-        "logger": "#!/bin/bash\ntrue\n",
-        "sleep": "#!/bin/bash\ntrue\n",
-    }
-    for name, text in stubs.items():
-        (bin_dir / name).write_text(text)
-        (bin_dir / name).chmod(0o755)
     for part in ("h100", "a100"):
         (tmp_path / f"azure-launch-{part}.json").write_text(
             json.dumps({"properties": {"osProfile": {"computerName": "slurm-elastic-@@GPU_CLUSTER_SLURM_NODE@@"}}})
@@ -254,18 +242,11 @@ def run_power(tmp_path: Path, action: str, hostlist: str, answers: dict) -> tupl
     (tmp_path / "launch.env").write_text(
         f"LAUNCH_h100={tmp_path}/azure-launch-h100.json\nLAUNCH_a100={tmp_path}/azure-launch-a100.json\n"
     )
-    program = tmp_path / f"gpu-cluster-slurm-{action}"
-    program.write_text((BOOT / "slurm_power.sh").read_text().replace("export PATH=", f"export PATH={bin_dir}:"))
-    program.chmod(0o755)
     (tmp_path / "hook.sh").write_text((BOOT / "azure_slurm_power.sh").read_text())
     d = cloud_data("azure")
     env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "POWER_ENV": "/nonexistent",
-        "POWER_HOOK": str(tmp_path / "hook.sh"),
         "LAUNCH_ENV": str(tmp_path / "launch.env"),
         "LOG": str(log),
-        "HOSTS": " ".join(hostlist.split(",")),
         "SUB": SUB,
         "RG": RG,
         "ANSWERS": json.dumps(answers),
@@ -282,7 +263,7 @@ def run_power(tmp_path: Path, action: str, hostlist: str, answers: dict) -> tupl
         "FORCE_DELETION": "true",
         "POLL_SECONDS": "0",
     }
-    proc = subprocess.run([str(program), hostlist], env=env, capture_output=True, text=True, timeout=60)
+    proc = run_power_program(tmp_path, action, hostlist, tmp_path / "hook.sh", {"curl": CURL}, env)
     calls = log.read_text().splitlines() if log.exists() else []
     return proc.returncode, calls, proc.stderr
 

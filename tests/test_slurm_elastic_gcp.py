@@ -19,6 +19,7 @@ from components.errors import ConfigError
 from components.layout.gcp import plan as gcp_plan
 
 from .conftest import ROOT, gcp_values, one, plan_json, plan_stack_with, resources_of, spec_of
+from .hook_helpers import run_power_program
 
 STACK = "gcp-slurm-elastic"
 BOOT = ROOT / "components" / "bootstrap"
@@ -245,32 +246,17 @@ OP = f"{API}/{ZONE_PATH}/operations/operation-1"
 
 def run_power(tmp_path: Path, action: str, hostlist: str, answers: dict) -> tuple[int, list[list[str]], str]:
     """slurm_power.sh as `action` with GCP's hook; curl answers from `answers`; scontrol logs its arguments."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
     log = tmp_path / "calls"
-    stubs = {
-        "curl": CURL,
-        "scontrol": '#!/bin/bash\nif [ "$1" = show ]; then printf "%s\\n" ${HOSTS}; exit 0; fi\n'
-        'echo "[\\"scontrol\\", \\"$*\\"]" >>"$LOG"\n',
-        "logger": "#!/bin/bash\ntrue\n",
-        "sleep": "#!/bin/bash\ntrue\n",
-    }
-    for name, body in stubs.items():
-        (bin_dir / name).write_text(body)
-        (bin_dir / name).chmod(0o755)
+    # scontrol logs JSON lines, as the curl stub does
+    scontrol = (
+        'if [ "$1" = show ]; then printf "%s\\n" ${HOSTS}; exit 0; fi\necho "[\\"scontrol\\", \\"$*\\"]" >>"$LOG"\n'
+    )
     (tmp_path / "answers.json").write_text(json.dumps(answers))
     (tmp_path / "launch.env").write_text(f"LAUNCH_a3mega={TEMPLATE}\n")
-    program = tmp_path / f"gpu-cluster-slurm-{action}"
-    program.write_text((BOOT / "slurm_power.sh").read_text().replace("export PATH=", f"export PATH={bin_dir}:"))
-    program.chmod(0o755)
     env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "POWER_ENV": "/nonexistent",
-        "POWER_HOOK": str(BOOT / "gcp_slurm_power.sh"),
         "LAUNCH_ENV": str(tmp_path / "launch.env"),
         "LOG": str(log),
         "ANSWERS": str(tmp_path / "answers.json"),
-        "HOSTS": " ".join(hostlist.split(",")),
         "PROJECT": "my-gpu-project",
         "ZONE": "us-central1-a",
         "CLUSTER": "slurm-elastic",
@@ -279,7 +265,8 @@ def run_power(tmp_path: Path, action: str, hostlist: str, answers: dict) -> tupl
         "POLL_SECONDS": "0",
         "POLLS": "5",
     }
-    proc = subprocess.run([str(program), hostlist], env=env, capture_output=True, text=True, timeout=60)
+    hook = BOOT / "gcp_slurm_power.sh"
+    proc = run_power_program(tmp_path, action, hostlist, hook, {"curl": CURL, "scontrol": scontrol}, env)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return proc.returncode, calls, proc.stderr
 

@@ -190,6 +190,7 @@ ELASTIC_STACKS = {
     "aws-slurm-elastic": ["h100* 2 idle~", "l40s 4 idle~"],
     "gcp-slurm-elastic": ["a3mega* 2 idle~", "l4 4 idle~"],
     "azure-slurm-elastic": ["h100* 2 idle~", "a100 4 idle~"],
+    "alicloud-slurm-elastic": ["ebmgn8v* 2 idle~", "a10 4 idle~"],
 }
 
 

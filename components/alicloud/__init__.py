@@ -21,7 +21,7 @@ from ..bootstrap.metrics import endpoints
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import AlicloudLayout
 from ..resources import fill
-from . import access, encryption, health, identity, kubernetes, network, nodes, scaling, slurm
+from . import access, encryption, health, identity, kubernetes, network, nodes, partitions, scaling, slurm
 from .context import Context
 from .storage import build_shared
 
@@ -89,11 +89,19 @@ class CloudCluster(pulumi.ComponentResource):
             # scheduler slurm: the head first, its address and the MUNGE key's ciphertext go into the nodes' user data
             self.slurm = slurm.build_head(ctx, mount_source)
             fills = self.slurm.replacements() if self.slurm else None
-            self.nodes = nodes.build(ctx, mount_source, fills)
-            self.deployment_set = self.nodes.deployment_set
-            self.image_id = self.nodes.image_id
-            self.group = self.nodes.group
-            self.instances = self.nodes.instances
+            if layout.partitions and fills is not None:  # elastic Slurm: the head launches nodes from templates
+                self.templates = partitions.build(ctx, mount_source, fills)
+                self.slurm = slurm.build_power(ctx, self.slurm, self.templates)
+                self.deployment_set = None
+                self.image_id = next(iter(self.templates.values())).image_id  # the first partition's
+                self.group = None
+                self.instances = []
+            else:
+                self.nodes = nodes.build(ctx, mount_source, fills)
+                self.deployment_set = self.nodes.deployment_set
+                self.image_id = self.nodes.image_id
+                self.group = self.nodes.group
+                self.instances = self.nodes.instances
         head = self.slurm
         login_data = (
             fill(

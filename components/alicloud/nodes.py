@@ -47,15 +47,16 @@ def build(
     return Nodes(deployment_set, image_id, None, instances, attachments)
 
 
-def build_deployment_set(ctx: Context) -> alicloud.ecs.EcsDeploymentSet | None:
-    """The GPU nodes' deployment set (the ESS group's instances, or the ACK GPU pool), when the layout takes one."""
+def build_deployment_set(ctx: Context, set_name: str | None = None) -> alicloud.ecs.EcsDeploymentSet | None:
+    """The GPU nodes' deployment set (the ESS group's instances, the ACK GPU pool, or an elastic partition's nodes:
+    `set_name`), when the layout takes one."""
     layout = ctx.layout
     if not layout.deployment_set_strategy:
         return None
     spec = layout.spec
     return alicloud.ecs.EcsDeploymentSet(
         f"{ctx.name}-ds",
-        deployment_set_name=f"{spec.name}-ds",
+        deployment_set_name=set_name or f"{spec.name}-ds",
         strategy=layout.deployment_set_strategy,
         description=f"gpu-cluster {spec.name} nodes",
         opts=ctx.child,
@@ -87,7 +88,7 @@ def image(parent: pulumi.Resource, layout: AlicloudLayout) -> pulumi.Output[str]
     return image_id
 
 
-def _data_disk(layout: AlicloudLayout, kms_key: pulumi.Input[str] | None = None) -> dict[str, Any] | None:
+def data_disk(layout: AlicloudLayout, kms_key: pulumi.Input[str] | None = None) -> dict[str, Any] | None:
     if layout.scratch.kind != "disk":
         return None
     # kms_key_id only with a customer key: without one the disk's inputs are as before
@@ -114,7 +115,7 @@ def _instance(
     primary, *secondary = layout.interfaces
     eri = primary.is_eri
     multi_card = len(layout.interfaces) > 1
-    disk = _data_disk(layout, kms_key)
+    disk = data_disk(layout, kms_key)
     return alicloud.ecs.Instance(
         f"{name}-node-{index}",
         instance_name=f"{spec.name}-node-{index}",
@@ -206,7 +207,7 @@ def _scaling_group(
         if wired
         else None
     )
-    disk = _data_disk(layout, kms_key)
+    disk = data_disk(layout, kms_key)
     config = alicloud.ess.ScalingConfiguration(
         f"{name}-config",
         scaling_group_id=group.id,

@@ -9,11 +9,16 @@
 - Head node: a private `ecs.Instance` in the nodes' vSwitch with its own security group, running slurmctld.
 - Rules, inside the cluster only: slurmctld and NFS to the head from the nodes and the login node, slurmd to the
   nodes from the head and the login node, SrunPortRange to the login node from both, SSH to the head from the login.
+- Elastic partitions (`slurm.partitions`): the head has a RAM role of its own (the GPU and login nodes keep the
+  nodes' role), with the key's decrypt and the configuration's read, and `build_power` gives it a custom policy of
+  exactly what RunInstances from the partitions' launch templates and DeleteInstances of this cluster's nodes need
+  (layout/alicloud/partitions.py power_document); the OOS parameter, which names the templates, is made then.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -21,9 +26,10 @@ import pulumi_alicloud as alicloud
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, launch_placeholder
 from ..catalog.slurm import cloud_data as slurm_cloud
 from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AliSlurm
+from ..layout.alicloud.partitions import power_document
 from ..resources import fill, invoke_options
 from . import cpu_node
 from .context import Context
@@ -41,7 +47,8 @@ class SlurmHead:
     key: alicloud.kms.Key
     ciphertext: pulumi.Output[str]
     grant: CustomGrant  # kms:Decrypt on `key` only, for the nodes' role
-    conf: alicloud.oos.Parameter
+    conf: alicloud.oos.Parameter | None  # elastic partitions: made by `build_power` once the templates exist
+    role: alicloud.ram.Role | None = None  # elastic partitions: the head's own RAM role
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -90,8 +97,11 @@ def _munge(ctx: Context, plan: AliSlurm) -> tuple[alicloud.kms.Key, pulumi.Outpu
     return key, ciphertext.ciphertext_blob, grant
 
 
-def _compute_conf(ctx: Context, plan: AliSlurm) -> tuple[alicloud.oos.Parameter, CustomGrant]:
-    """The compute-side configuration's parameter, readable by the nodes' role (the head carries it)."""
+def _compute_conf(
+    ctx: Context, plan: AliSlurm, value: pulumi.Input[str] | None = None
+) -> tuple[alicloud.oos.Parameter, CustomGrant]:
+    """The compute-side configuration's parameter, readable by the role the head carries (`ctx.role_name`);
+    `value`: the text with the elastic partitions' launch templates filled in."""
     parent, name, layout = ctx.parent, ctx.name, ctx.layout
     spec = layout.spec
     rule = slurm_cloud("alicloud")["computeConfig"]
@@ -99,7 +109,7 @@ def _compute_conf(ctx: Context, plan: AliSlurm) -> tuple[alicloud.oos.Parameter,
         f"{name}-slurm-compute-conf",
         parameter_name=plan.conf_parameter,
         type="String",
-        value=plan.layout.compute_config,
+        value=value if value is not None else plan.layout.compute_config,
         description=f"gpu-cluster {spec.name}: the GPU nodes' Slurm configuration (read by the head)",
         tags=dict(layout.tags),
         opts=ctx.child,
@@ -108,7 +118,7 @@ def _compute_conf(ctx: Context, plan: AliSlurm) -> tuple[alicloud.oos.Parameter,
     arn = account.apply(lambda a: str(rule["arn"]).format(region=spec.region, account=a, name=plan.conf_parameter))
     grant = custom_grant(
         parent,
-        (f"{name}-slurm-conf-policy", f"{name}-role-slurm-conf"),
+        (f"{name}-slurm-conf-policy", f"{name}-{'head-' if plan.power else ''}role-slurm-conf"),
         ram_policy_name(spec, "slurm-conf-read"),
         f"gpu-cluster {spec.name}: read the GPU nodes' Slurm configuration (one OOS parameter)",
         arn.apply(lambda conf_arn: allow_document([str(rule["action"])], [conf_arn])),
@@ -125,7 +135,18 @@ def build_head(ctx: Context, mount_source: pulumi.Input[str] | None = None) -> S
         return None
     spec = layout.spec
     key, ciphertext, grant = _munge(ctx, plan)
-    conf, conf_grant = _compute_conf(ctx, plan)
+    role: alicloud.ram.Role | None = None
+    if plan.power is None:
+        conf: alicloud.oos.Parameter | None
+        conf, conf_grant = _compute_conf(ctx, plan)
+        depends: list[pulumi.Resource] = [grant.attachment, conf, conf_grant.attachment]
+    else:
+        # the head launches and deletes nodes: a role of its own, which the GPU and login nodes do not carry. The
+        # configuration names the partitions' templates, made after the head (their user data holds its address):
+        # the head's boot waits for the parameter (slurm_head.sh retries the fetch), not the deploy
+        role, depends = _head_role(ctx, plan, grant)
+        ctx = replace(ctx, role_name=role.role_name)
+        conf = None
     node = cpu_node.build(
         ctx,
         "head",
@@ -144,9 +165,57 @@ def build_head(ctx: Context, mount_source: pulumi.Input[str] | None = None) -> S
         system_disk_gb=layout.root_gb,
         # the head decrypts the key at first boot: its role must be allowed first
         # and to read its configuration, which must be there
-        depends_on=[grant.attachment, conf, conf_grant.attachment],
+        depends_on=depends,
     )
-    return SlurmHead(plan, node.instance, node.security_group, key, ciphertext, grant, conf)
+    return SlurmHead(plan, node.instance, node.security_group, key, ciphertext, grant, conf, role)
+
+
+def _head_role(ctx: Context, plan: AliSlurm, grant: CustomGrant) -> tuple[alicloud.ram.Role, list[pulumi.Resource]]:
+    """The head's own RAM role, trusted by ECS as the nodes' is, with the MUNGE key's decrypt policy attached too."""
+    assert plan.head_role_name is not None
+    layout = ctx.layout
+    role = alicloud.ram.Role(
+        f"{ctx.name}-head-ram-role",
+        role_name=plan.head_role_name,
+        assume_role_policy_document=layout.identity.assume_role_policy,
+        description=f"gpu-cluster {layout.spec.name} Slurm head (launches and deletes the GPU nodes)",
+        tags=dict(layout.tags),
+        opts=ctx.child,
+    )
+    decrypt = alicloud.ram.RolePolicyAttachment(
+        f"{ctx.name}-head-role-munge-key",
+        policy_name=grant.policy.policy_name,
+        policy_type="Custom",
+        role_name=role.role_name,
+        opts=ctx.child,
+    )
+    return role, [grant.attachment, decrypt]
+
+
+def build_power(
+    ctx: Context, head: SlurmHead | None, templates: Mapping[str, alicloud.ecs.EcsLaunchTemplate]
+) -> SlurmHead | None:
+    """Elastic partitions: the channel's text with each partition's launch template (read by the head's role), and
+    the head role's policy: launch only instances tagged as this cluster's, delete only those, find them, and pass
+    the nodes' role (catalog/slurm.yaml clouds.alicloud.powerSave)."""
+    if head is None or head.role is None or not templates:
+        return head
+    plan, spec = head.plan, ctx.layout.spec
+    tokens = {launch_placeholder(part): template.id for part, template in templates.items()}
+    head_ctx = replace(ctx, role_name=head.role.role_name)
+    conf, _ = _compute_conf(head_ctx, plan, fill(plan.layout.compute_config, tokens))
+    account = alicloud.get_caller_identity_output(opts=invoke_options(ctx.parent)).account_id
+    document = pulumi.Output.all(account, ctx.role_name).apply(lambda a: power_document(spec, a[0], a[1]))
+    custom_grant(
+        ctx.parent,
+        (f"{ctx.name}-head-slurm-power-policy", f"{ctx.name}-head-role-slurm-power"),
+        ram_policy_name(spec, "slurm-power"),
+        f"gpu-cluster {spec.name}: the Slurm head launches and deletes this cluster's GPU nodes",
+        document,
+        head.role.role_name,
+        ctx.layout.tags,
+    )
+    return replace(head, conf=conf)
 
 
 def connect(ctx: Context, head: SlurmHead | None, login_group: alicloud.ecs.SecurityGroup | None) -> None:
@@ -237,4 +306,5 @@ def output(head: SlurmHead | None) -> dict[str, Any] | None:
         "gres": layout.node.gres,
         "mungeKey": {"store": "kms-ciphertext", "kmsKey": head.key.id, "grant": "kms:Decrypt on that key only"},
         "sinfo": "sinfo -N -l  # on the login node",
+        **({"powerSaving": layout.power_saving} if layout.elastic else {}),
     }

@@ -44,6 +44,12 @@ TRANSLATIONS: dict[str, Translation] = {
         "alicloud_security_group_rule", req.security_group_rule
     ),
     "alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet": Translation("alicloud_ecs_deployment_set", req.deployment_set),
+    "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate": Translation(
+        # update_default_version_number: the provider's own (a new version becomes the default on update)
+        "alicloud_ecs_launch_template",
+        req.launch_template,
+        frozenset({"updateDefaultVersionNumber"}),
+    ),
     "alicloud:ecs/ecsSessionManagerStatus:EcsSessionManagerStatus": Translation(
         "alicloud_ecs_session_manager_status", req.session_manager
     ),

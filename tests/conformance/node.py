@@ -57,6 +57,9 @@ TRANSPORT: dict[tuple[str, str], str] = {
     # the recommended usage"); cs/node_pool.py `user_data` / `pre_user_data`: "Node (pre) custom data, base64-encoded"
     ("alicloud:ecs/instance:Instance", "userData"): "base64",
     ("alicloud:ess/scalingConfiguration:ScalingConfiguration", "userData"): "base64",
+    # alibabacloud_ecs20140526 7.11.8 CreateLaunchTemplateRequest user_data: "Instance user data must be encoded in
+    # Base64" (the head's resume program launches elastic Slurm nodes from the template)
+    ("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "userData"): "base64",
     ("alicloud:cs/nodePool:NodePool", "userData"): "base64",
     ("alicloud:cs/nodePool:NodePool", "preUserData"): "base64",
     # tencentcloud-iac-pulumi 0.2.3 instance/instance.py `user_data`: "Must be base64 encoded and up to 16 KB"

@@ -273,6 +273,19 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("alicloud-pl-bad", f"{C}.alicloud.scratchPerformanceLevel", {"alicloud": {"scratchPerformanceLevel": "PL9"}}),
         ("alicloud-tag-reserved", f"{C}.tags.acs:team", {"tags": {"acs:team": "x", "environment": "test"}}),
         ("alicloud-name-double-hyphen", f"{C}.name", {"name": "corpus--a", "nodeGroup": "instances"}),
+        (
+            "alicloud-slurm-partitions-reservation",  # the ECS launch template takes no private pool
+            f"{C}.reservation",
+            {
+                "instanceType": "ecs.gn7i-c16g1.4xlarge",
+                "nodes": 0,
+                "zone": "cn-beijing-l",
+                "reservation": "eap-bp67acfmxazb4",
+                "scheduler": "slurm",
+                "network": {"egress": "nat"},
+                "slurm": {"partitions": [{"name": "a10", "maxNodes": 2}]},
+            },
+        ),
         ("alicloud-tag-url", f"{C}.tags.team", {"tags": {"team": "see https://x", "environment": "test"}}),
     ],
     "tencentcloud": [

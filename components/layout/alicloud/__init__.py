@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ... import bootstrap
@@ -52,6 +52,7 @@ from ...text import one_line
 from .. import Scratch, arch, image_for, scratch_for
 from ..node import node_parts
 from ..shared import Shared, shared_for
+from ..slurm import partition_spec
 from .access import PUBLIC_BANDWIDTH_MBPS, Access, LoginNode, access_plan, login_node
 from .data import catalog_erdma_installer
 from .encryption import AliEncryption
@@ -92,6 +93,7 @@ from .nodes import (
     size_problems,
     tag_problems,
 )
+from .partitions import eri_warning, partition_problems
 from .proof import count_wired_gbps
 from .scaling import AlicloudFleet
 from .scaling import plan as fleet_plan
@@ -102,6 +104,7 @@ __all__ = [
     "Access",
     "AckLayout",
     "AliEncryption",
+    "AliPartition",
     "AliSlurm",
     "AlicloudFleet",
     "AlicloudLayout",
@@ -114,6 +117,14 @@ __all__ = [
     "count_wired_gbps",
     "plan",
 ]
+
+
+@dataclass(frozen=True)
+class AliPartition:
+    """An elastic Slurm partition: its name and its GPU node as `plan` lays it out (the launch template's)."""
+
+    name: str
+    layout: AlicloudLayout
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,7 @@ class AlicloudLayout:
     fleet: AlicloudFleet | None = None  # elastic fleet: minNodes and the Spot mix of the ESS group
     drain_hook: EssDrainHook | None = None  # a managed ESS group: the scale-in lifecycle hook (drain first)
     encryption: AliEncryption | None = None  # encryption.key: the KMS key of every ESSD (None: the ECS service key)
+    partitions: tuple[AliPartition, ...] = ()  # slurm.partitions: no GPU node runs; one launch template each
 
     @property
     def eri_count(self) -> int:
@@ -173,7 +185,28 @@ class AlicloudLayout:
         return base64.b64encode(gzip_user_data(user_data)).decode()
 
 
-def plan(spec: ClusterSpec) -> AlicloudLayout:
+def _partitions(spec: ClusterSpec, slurm: AliSlurm | None, warnings: list[str]) -> tuple[AliPartition, ...]:
+    """Each elastic partition's node, with the Slurm compute parts (slurmd as its CLOUD node); their warnings join the
+    cluster's, once."""
+    if slurm is None or not spec.partitions:
+        return ()
+    parts: list[AliPartition] = []
+    for i, part in enumerate(spec.partitions):
+        # no ERI: the launch template cannot carry one (layout/alicloud/partitions.py)
+        sub = partition_spec(spec, part, fabric_wired=False)
+        layout = plan(sub, slurm_compute_parts(sub, slurm, "none"))
+        parts.append(AliPartition(part.name, layout))
+        if part.instance.fabricDevices:
+            warnings.append(eri_warning(i, part.instance))
+        warnings.extend(f"{w} (slurm.partitions[{i}] {part.name})" for w in layout.warnings)
+    return tuple(parts)
+
+
+def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayout:
+    """The cluster's layout; `extra_parts` follow the node parts, before the GPU driver (an elastic partition's Slurm
+    parts)."""
+    if spec.partitions:  # no group: the partitions' nodes are launched one by one (as `instances`), zero here
+        spec = replace(spec, node_group="instances", health_action=None if spec.health_action is None else "report")
     row = spec.instance
     ack = spec.scheduler == "kubernetes"
     refuse(
@@ -182,6 +215,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
             *size_problems(spec),
             *arch.problems(spec),
             *(ack_tags(spec)[1] if ack else ()),
+            *partition_problems(spec),
         ]
     )
     warnings: list[str] = []
@@ -248,6 +282,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
             mounts=shared.mount if shared else None,
         ),
         *(slurm_compute_parts(spec, slurm, placement) if slurm else ()),
+        *extra_parts,
         # last: the driver installer reboots the node (every unit above runs again after it)
         bootstrap.commands_part("gpu-driver", [("bash", "-c", driver_script(gpu_driver))] if gpu_driver else []),
     ]
@@ -255,6 +290,7 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
     kubernetes = ack_layout(spec, scratch, eris, shared, warnings) if ack else None
     usability = ack_fabric_usability(eris) if ack and eris else fabric_usability(spec, eris, entry)
     fleet = fleet_plan(spec)  # before any resource: refusals are keyed; its warnings join the plan's
+    partitions = _partitions(spec, slurm, warnings)
     return AlicloudLayout(
         spec=spec,
         zone=spec.zone,
@@ -291,4 +327,5 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         fleet=fleet,
         drain_hook=ess_drain_hook(spec),
         encryption=encryption_plan(spec),  # decided here, read by components/alicloud/encryption.py
+        partitions=partitions,
     )

@@ -9,13 +9,15 @@ from dataclasses import dataclass
 
 from ... import bootstrap, catalog
 from ...bootstrap import File, Part
-from ...bootstrap.slurm import compute_parts, head_parts, login_parts
+from ...bootstrap.slurm import PowerHooks, compute_parts, head_parts, login_parts
 from ...bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ...catalog.slurm import cloud_data as slurm_cloud
+from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ..shared import Shared
 from ..slurm import CloudSlurm, slurm_layout
 from .nodes import DRIVER_BOOT_FILE, Placement
+from .partitions import head_role_name, power_hooks
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class AliSlurm(CloudSlurm):
     head_user_data: str  # CIPHERTEXT_PLACEHOLDER until deploy
     login_user_data: str  # HEAD_PLACEHOLDER and CIPHERTEXT_PLACEHOLDER until deploy
     # the GPU nodes' user data (AlicloudLayout.user_data) carries both placeholders too
+    power: PowerHooks | None = None  # slurm.partitions: the head's resume/suspend hook and the nodes' name hook
+    head_role_name: str | None = None  # slurm.partitions: the head's own RAM role (it launches and deletes nodes)
 
 
 # --- scheduler: slurm ------------------------------------------------------------------------------------
@@ -92,8 +96,18 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
     if layout is None:
         return None
     assert spec.slurm is not None and spec.slurm.head_instance_type is not None
+    limit = int(slurm_cloud("alicloud")["computeConfig"]["maxValueChars"])
+    size = len(layout.compute_config)
+    if size > limit:  # the placeholders are longer than the template ids replacing them: the deployed text is shorter
+        raise ConfigError(
+            f"{CLUSTER_KEY}.slurm",
+            f"the GPU nodes' Slurm configuration (nodes.conf, partitions, users) is {size} characters, over the "
+            f"{limit} of the OOS parameter it travels in (catalog/slurm.yaml clouds.alicloud.computeConfig); list "
+            "fewer partitions or users, or drop their SSH keys",
+        )
     hook, env = munge_hook(), _hook_env(spec)
     mount = shared.mount if shared else None
+    power = power_hooks(spec) if layout.elastic else None
     head = head_parts(
         layout,
         key_hook=hook,
@@ -101,6 +115,7 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
         conf_hook=bootstrap.script(CONF_HOOK),
         conf_hook_env=_conf_env(spec),
         mount=mount,
+        power=power,
     )
     login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=env, mount=mount)
     return AliSlurm(
@@ -113,17 +128,22 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
         encryption_context=slurm_encryption_context(spec),
         head_user_data=bootstrap.cloud_init(head),
         login_user_data=bootstrap.cloud_init(login),
+        power=power,
+        head_role_name=head_role_name(spec) if power else None,
     )
 
 
 def slurm_compute_parts(spec: ClusterSpec, slurm: AliSlurm, placement: Placement) -> tuple[Part, ...]:
-    switches = _switches(spec, placement)
+    """The GPU nodes' Slurm parts; with elastic partitions, slurmd as the CLOUD node its instance name names."""
+    switches = _switches(spec, placement) if slurm.power is None else ()
     parts = compute_parts(
         slurm.layout,
         head_address=HEAD_PLACEHOLDER,
         key_hook=munge_hook(),
         key_hook_env=_hook_env(spec),
         switch=switches[0] if switches else None,
+        node_name_hook=slurm.power.node_name if slurm.power else None,
+        node_name_env=slurm.power.node_name_env if slurm.power else None,
     )
     after_driver = Part(
         "slurm-after-driver",

@@ -42,7 +42,15 @@ def _update(ctx: Context) -> Iterator[ConfigError]:
     kube = cfg.scheduler == "kubernetes"
     entry = cloud_update(ctx.cloud)
     spec = update_spec(ctx.cloud, cfg)
-    if cfg.node_group == "managed" and not kube and entry.rolling is None and spec.rolling and entry.manual:
+    elastic = cfg.slurm is not None and bool(cfg.slurm.partitions)  # no group: Slurm launches the nodes
+    if (
+        cfg.node_group == "managed"
+        and not kube
+        and not elastic
+        and entry.rolling is None
+        and spec.rolling
+        and entry.manual
+    ):
         # the cloud cannot roll this group declaratively: say how to do it by hand, with this spec's batch sizes
         ctx.warn(
             "update", f"strategy rolling is not declarative on {ctx.cloud}: {manual_steps(entry.manual, spec, cfg)}"
