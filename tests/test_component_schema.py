@@ -8,6 +8,7 @@ import ast
 import inspect
 import json
 import re
+import textwrap
 import typing
 from pathlib import Path
 from typing import Any
@@ -431,8 +432,6 @@ pulumi.export("access", cluster.access)
 
 
 def _joined(tmp_path: Path, wrap: str, key: str) -> Any:
-    from .test_component_api import run_typed
-
     run = run_typed(tmp_path, _JOINED.format(wrap=wrap, key=key), stack="joined")
     return run, [(r.type, r.name, json.dumps(r.inputs, sort_keys=True, default=str)) for r in run.resources]
 
@@ -452,3 +451,54 @@ def test_an_output_id_and_a_secret_key_are_resolved_and_build_what_plain_values_
     assert set(plain.outputs["access"]) <= {"method", "command", "nodes"}
     component = next(r for r in deferred.resources if r.type == TOKEN)
     assert component.inputs["stackFacts"]["cloud"] == "aws"  # the policies' facts, not secret (no input value)
+
+
+# --- README's snippets in other languages are cut from the examples tools/multilang/check compiles -------------
+
+
+def _readme_region(path: Path) -> str:
+    """The lines between `readme: begin` and `readme: end`, dedented."""
+    lines = path.read_text().splitlines(keepends=True)
+    begin = next(i for i, line in enumerate(lines) if line.strip() == "// readme: begin")
+    end = next(i for i, line in enumerate(lines) if line.strip() == "// readme: end")
+    return textwrap.dedent("".join(lines[begin + 1 : end]))
+
+
+def _readme_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+@pytest.mark.parametrize(
+    ("language", "example", "imports"),
+    [
+        ("typescript", "typescript/index.ts", 'import * as pulumi from "@pulumi/pulumi";\n'
+                                              'import * as gpu from "@pulumi/gpu-cluster";\n\n'),
+        ("go", "go/main.go", ""),
+    ],
+)  # fmt: skip
+def test_readme_snippets_in_other_languages_are_the_compiled_examples(
+    language: str, example: str, imports: str
+) -> None:
+    path = ROOT / "examples" / example
+    region = _readme_region(path)
+    assert "GpuCluster" in region and "sshPublicKey" in region.replace("SshPublicKey", "sshPublicKey")
+    assert _readme_blocks(language) == [imports + region]
+    if imports:
+        assert all(line in path.read_text() for line in imports.splitlines() if line)
+
+
+def test_the_examples_pass_outputs_and_read_typed_outputs() -> None:
+    ts = (ROOT / "examples" / "typescript" / "index.ts").read_text()
+    go = (ROOT / "examples" / "go" / "main.go").read_text()
+    assert "pulumi.output(" in ts and 'config.requireSecret("sshPublicKey")' in ts and "cluster.access.command" in ts
+    assert "ToStringOutput()" in go and 'conf.RequireSecret("sshPublicKey")' in go and "cluster.Access.Command()" in go
+    assert "gpu.Cloud.Aws" in ts and "gpu.CloudAws" in go
+
+
+def test_ci_runs_the_multilanguage_check() -> None:
+    script = ROOT / "tools" / "multilang" / "check"
+    assert script.stat().st_mode & 0o111
+    assert "tools/multilang/check" in (ROOT / ".ci" / "run").read_text()
+    pinned = (ROOT / "tools" / "pulumi" / "go.mod").read_text()
+    assert "\ntool github.com/pulumi/pulumi/pkg/v3/cmd/pulumi\n" in pinned
+    assert re.search(r"github.com/pulumi/pulumi/pkg/v3 v3\.\d+\.\d+\n", pinned)
