@@ -22,7 +22,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from .spec.model import Choice, ClusterConfig, Flatten, StackKeys, TakesOutput, field_docs
+from .spec.markers import TakesOutput
+from .spec.model import Choice, ClusterConfig, Flatten, StackKeys, field_docs
 
 TARGET = Path(__file__).resolve().parent / "provider_types.py"
 ROOT_NAME = "GpuClusterInputs"

@@ -80,7 +80,8 @@ def _takes_output_paths() -> set[str]:
     """The dotted camelCase keys spec/model.py marks `TakesOutput` (the package schema's non-plain inputs)."""
     from pydantic import BaseModel
 
-    from components.spec.model import ClusterConfig, StackKeys, TakesOutput
+    from components.spec.markers import TakesOutput
+    from components.spec.model import ClusterConfig, StackKeys
 
     def walk(model: type[BaseModel], prefix: str) -> set[str]:
         found: set[str] = set()

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ..cidr import PRIVATE_RANGES, parse_cidr
+from .markers import TakesOutput
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
 MAX_NODES = 5000
@@ -36,12 +37,6 @@ class Choice:
     name: str
     description: str
     values: dict[str, str] = field(default_factory=dict)  # value -> what it means ("" where the value says it)
-
-
-class TakesOutput:
-    """Marks a field a program may take from another resource (an existing network's id, a key, an image): an
-    `Input` in the package schema, whose value the provider resolves before the spec is built
-    (components/provider.py; every other key is plain: it decides what is built)."""
 
 
 class Flatten:
