@@ -4,8 +4,10 @@
 // Why not `pulumi package gen-sdk`: the CLI hands code generation to the language host
 // (pulumi-language-nodejs, pulumi-language-go), and the Go module proxy serves neither module
 // (github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3 and sdk/go/pulumi-language-go/v3: 403 on
-// their version lists). Both hosts call the generators used here, from github.com/pulumi/pulumi/pkg/v3 at the
-// CLI's version (pkg/v3 cmd/pulumi/packages/packages.go GenSDK: BindSpec, then the language's GeneratePackage).
+// their version lists). The CLI sends the host the schema (pkg/v3 cmd/pulumi/packages/packages.go GenSDK), and the
+// host binds it and calls the generator used here (pulumi/pulumi sdk/nodejs/cmd/pulumi-language-nodejs/main.go
+// GeneratePackage: schema.BindSpec, then codegen.GeneratePackage; read in an older release of that file, not at
+// v3.274.1, whose source is not served), from github.com/pulumi/pulumi/pkg/v3 at the CLI's version.
 //
 // For Go, the generator writes no go.mod for a schema that does not opt into packing; gensdk writes one in the root
 // package's folder, its module path the import path the generated code uses (codegen's default for the package),
