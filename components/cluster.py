@@ -15,6 +15,7 @@ import pulumi
 from .args import GpuClusterArgs, GpuClusterArgsError
 from .contract import CloudCluster, Layout, contract
 from .errors import ConfigError
+from .output_types import ClusterAccess, ClusterIdentity, ClusterKubernetes, ClusterMetrics, ClusterSlurm
 from .spec import ClusterSpec
 
 TYPE = "gpu-cluster:index:GpuCluster"
@@ -111,17 +112,17 @@ class GpuCluster(pulumi.ComponentResource):
     """The instances (nodeGroup: instances), else None."""
     private_ips: pulumi.Output[list[str]] | None
     """The nodes' private IPs in node order (nodeGroup: instances): a hostfile."""
-    identity: pulumi.Output[dict[str, Any]]
+    identity: pulumi.Output[ClusterIdentity]
     """The nodes' cloud identity and its grants."""
-    access: pulumi.Output[dict[str, Any]]
+    access: pulumi.Output[ClusterAccess]
     """How to log in and how to list the nodes."""
-    metrics: pulumi.Output[dict[str, Any]]
+    metrics: pulumi.Output[ClusterMetrics]
     """The exporters' endpoints and how to list the scrape targets."""
-    kubernetes: pulumi.Output[dict[str, Any]] | None
+    kubernetes: pulumi.Output[ClusterKubernetes] | None
     """scheduler kubernetes: clusterName, endpoint, version, nodePools, credentials (the command), releases."""
     kubeconfig: pulumi.Output[str] | None
     """scheduler kubernetes: the cluster's kubeconfig (secret)."""
-    slurm: pulumi.Output[dict[str, Any]] | None
+    slurm: pulumi.Output[ClusterSlurm] | None
     """scheduler slurm: the head node, the partition and the login command."""
 
     def __init__(
@@ -130,75 +131,85 @@ class GpuCluster(pulumi.ComponentResource):
         args: GpuClusterArgs | ClusterSpec,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        typed_args = args if isinstance(args, GpuClusterArgs) else None
-        if typed_args is not None:
-            args = _spec_of(name, typed_args)
-        assert isinstance(args, ClusterSpec)
-        # The layout may still reject the spec (ConfigError): do it before registering anything.
-        cloud = contract(args.cloud)
-        try:
-            self.layout = cloud.plan(args)
-        except ConfigError as exc:
-            if typed_args is None:
-                raise
-            raise GpuClusterArgsError(exc, typed_args) from None  # named as the args' fields
-        # What the stack asked for, as component inputs: policies (pack and offline plan) read these
-        # to tell an opted-in public IP or spot node from a mistake. One key, so the SDK's habit of
-        # turning input keys into attributes cannot clash with ours.
-        facts = {
-            "cloud": args.cloud,
-            "instanceType": args.instance.instanceType,
-            "nodes": args.nodes,
-            "publicIp": args.network.public_ip,
-            "loginPublicIp": args.login is not None and args.login.public_ip,
-            "spot": args.uses_spot,
-            "hourlyUsd": args.hourly_usd,
-            "hourlyUsdAtMaxNodes": args.max_hourly_usd_at_scale,
-            "maxHourlyUsd": args.max_hourly_usd,
-        }
-        if args.kubernetes is not None:  # only then: other stacks keep their inputs as deployed
-            facts["scheduler"] = args.scheduler
-            facts["kubernetesPublicEndpoint"] = args.kubernetes.public_endpoint
-            facts["kubernetesPublicCidrs"] = list(args.kubernetes.public_cidrs)
-        elif args.scheduler != "none":
-            facts["scheduler"] = args.scheduler
-        if args.serve is not None and args.serve.public:  # only then, as above: an opted-in public endpoint
-            facts["servePublic"] = True
-        if args.compliance != "none":  # only then, as above: the pack and the plan apply the profile's levels
-            facts["compliance"] = args.compliance
-        super().__init__(TYPE, name, {"stackFacts": facts}, opts)
-        self.spec = args
-        for finding in args.findings:
+        spec, layout = plan_args(name, args)  # may refuse (ConfigError): before anything is registered
+        super().__init__(TYPE, name, {"stackFacts": stack_facts(spec)}, opts)
+        for attr, value in self.build(name, spec, layout).items():
+            setattr(self, attr, value)
+
+    def build(self, name: str, spec: ClusterSpec, layout: Layout) -> dict[str, pulumi.Output[Any] | None]:
+        """The cloud's resources under this component; its typed outputs by attribute (registered as outputs)."""
+        self.spec, self.layout = spec, layout
+        for finding in spec.findings:
             log = pulumi.log.warn if finding.level == "warning" else pulumi.log.info
             log(str(finding), resource=self)
-        self.cloud: CloudCluster = cloud.component()(
-            f"{name}-{args.cloud}", self.layout, pulumi.ResourceOptions(parent=self)
+        self.cloud: CloudCluster = contract(spec.cloud).component()(
+            f"{name}-{spec.cloud}", layout, pulumi.ResourceOptions(parent=self)
         )
-        row = args.instance
+        row = spec.instance
         # The stack exports (`__main__.py`): keys and values as shipped stacks have always had them.
         self.outputs: dict[str, Any] = {
-            "cloud": args.cloud,
-            "region": args.region,
+            "cloud": spec.cloud,
+            "region": spec.region,
             "instanceType": row.instanceType,
             "gpu": row.gpu or row.gpuDescription,
             "gpusPerNode": row.gpus,
-            "nodes": args.nodes,
-            "maxNodes": args.max_nodes,
-            "fabric": row.fabric if args.fabric_wired else "none",
-            "fabricGbpsPerNode": self.layout.fabric_gbps_wired,
-            "placement": self.layout.placement_applied,
-            "scratch": self.layout.scratch.describe(),
+            "nodes": spec.nodes,
+            "maxNodes": spec.max_nodes,
+            "fabric": row.fabric if spec.fabric_wired else "none",
+            "fabricGbpsPerNode": layout.fabric_gbps_wired,
+            "placement": layout.placement_applied,
+            "scratch": layout.scratch.describe(),
             **self.cloud.outputs,
         }
         for key in SECRET_OUTPUTS & self.outputs.keys():
             if self.outputs[key] is not None:
                 self.outputs[key] = pulumi.Output.secret(self.outputs[key])
         typed = {attr: _to_output(self.outputs.get(key)) for attr, key in OUTPUT_KEYS.items()}
-        typed["placement_requested"] = _to_output(args.placement)
-        for attr, value in typed.items():
-            setattr(self, attr, value)
+        typed["placement_requested"] = _to_output(spec.placement)
         # registered: the stack exports, then the typed outputs under their schema names (camelCase)
         self.register_outputs({**self.outputs, **{_camel(attr): value for attr, value in typed.items()}})
+        return typed
+
+
+def plan_args(name: str, args: GpuClusterArgs | ClusterSpec) -> tuple[ClusterSpec, Layout]:
+    """The spec of typed args (errors name the fields) and its layout; the layout may still refuse the spec."""
+    typed_args = args if isinstance(args, GpuClusterArgs) else None
+    spec = _spec_of(name, typed_args) if typed_args is not None else args
+    assert isinstance(spec, ClusterSpec)
+    try:
+        return spec, contract(spec.cloud).plan(spec)
+    except ConfigError as exc:
+        if typed_args is None:
+            raise
+        raise GpuClusterArgsError(exc, typed_args) from None  # named as the args' fields
+
+
+def stack_facts(spec: ClusterSpec) -> dict[str, Any]:
+    """What the stack asked for, as component inputs: policies (pack and offline plan) read these to tell an
+    opted-in public IP or spot node from a mistake. One key, so the SDK's habit of turning input keys into
+    attributes cannot clash with ours."""
+    facts: dict[str, Any] = {
+        "cloud": spec.cloud,
+        "instanceType": spec.instance.instanceType,
+        "nodes": spec.nodes,
+        "publicIp": spec.network.public_ip,
+        "loginPublicIp": spec.login is not None and spec.login.public_ip,
+        "spot": spec.uses_spot,
+        "hourlyUsd": spec.hourly_usd,
+        "hourlyUsdAtMaxNodes": spec.max_hourly_usd_at_scale,
+        "maxHourlyUsd": spec.max_hourly_usd,
+    }
+    if spec.kubernetes is not None:  # only then: other stacks keep their inputs as deployed
+        facts["scheduler"] = spec.scheduler
+        facts["kubernetesPublicEndpoint"] = spec.kubernetes.public_endpoint
+        facts["kubernetesPublicCidrs"] = list(spec.kubernetes.public_cidrs)
+    elif spec.scheduler != "none":
+        facts["scheduler"] = spec.scheduler
+    if spec.serve is not None and spec.serve.public:  # only then, as above: an opted-in public endpoint
+        facts["servePublic"] = True
+    if spec.compliance != "none":  # only then, as above: the pack and the plan apply the profile's levels
+        facts["compliance"] = spec.compliance
+    return facts
 
 
 def _camel(name: str) -> str:

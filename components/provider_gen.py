@@ -4,6 +4,7 @@ shape is written once, in `components/spec/model.py`).
     python3 -m uv run python -m components.provider_gen          # rewrite the file
     python3 -m uv run python -m components.provider_gen --check  # exit 1 when it is stale (a test runs this)
 
+A field marked `TakesOutput` becomes a `pulumi.Input[...]` (non-plain in the schema); every other one stays plain.
 What Pulumi's schema inference accepts shapes the output (SDK `pulumi/provider/experimental/analyzer.py`): enums
 instead of `Literal`, lists instead of tuples, TypedDicts for nested blocks, docstrings under each member, no
 `from __future__ import annotations`, every type defined before it is used.
@@ -21,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from .spec.markers import TakesOutput
 from .spec.model import Choice, ClusterConfig, Flatten, StackKeys, field_docs
 
 TARGET = Path(__file__).resolve().parent / "provider_types.py"
@@ -32,6 +34,8 @@ The multi-language package's input types, as Pulumi's schema inference reads the
 
 from enum import Enum
 from typing import Required, TypedDict
+
+import pulumi
 '''
 
 
@@ -49,8 +53,16 @@ def _member(value: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", value)).upper()
 
 
+def _input(typ: str) -> str:
+    """`str` -> `pulumi.Input[str]`; a list's items are Inputs too (`[subnet.id]` in TypeScript, not `all(...)`)."""
+    if typ.startswith("list[") and typ.endswith("]"):
+        typ = f"list[pulumi.Input[{typ[5:-1]}]]"
+    return f"pulumi.Input[{typ}]"
+
+
 def _args_name(model: type[BaseModel]) -> str:
-    return ROOT_NAME if model is ClusterConfig else model.__name__.removesuffix("Config") + "Args"
+    """`ScalingConfig` -> Scaling: codegen adds `Args` to input types itself (TypeScript `inputs.ScalingArgs`)."""
+    return ROOT_NAME if model is ClusterConfig else model.__name__.removesuffix("Config")
 
 
 def _doc(text: str | None, indent: str = "    ") -> list[str]:
@@ -112,6 +124,8 @@ class _Writer:
             typ = self.type_of(info.annotation, info)
             if typ is None:
                 continue
+            if any(isinstance(m, TakesOutput) for m in info.metadata):
+                typ = _input(typ)
             lines.append(f"    {name}: {f'Required[{typ}]' if info.is_required() else typ}")
             lines += _doc(field_docs(model).get(name))
         return lines

@@ -6,6 +6,8 @@ The multi-language package's input types, as Pulumi's schema inference reads the
 from enum import Enum
 from typing import Required, TypedDict
 
+import pulumi
+
 
 class Cloud(Enum):
     """The cloud to build on."""
@@ -48,7 +50,7 @@ class ScalingMetric(Enum):
     """Nothing (default)."""
 
 
-class ScheduledSizeArgs(TypedDict, total=False):
+class ScheduledSize(TypedDict, total=False):
     """One entry of a scaling schedule."""
 
     cron: Required[str]
@@ -57,7 +59,7 @@ class ScheduledSizeArgs(TypedDict, total=False):
     """The desired count from then on."""
 
 
-class ScalingArgs(TypedDict, total=False):
+class Scaling(TypedDict, total=False):
     """What moves a managed group between minNodes and maxNodes (catalog/scaling/<cloud>.yaml)."""
 
     metric: ScalingMetric
@@ -66,7 +68,7 @@ class ScalingArgs(TypedDict, total=False):
     """Percent of GPU utilisation (gpuUtilization) or messages per node (queueDepth)."""
     queue: str
     """queueDepth: auto (the cluster's own queue) or an existing queue's id in the cloud's form."""
-    schedule: list[ScheduledSizeArgs]
+    schedule: list[ScheduledSize]
     """Sizes from cron entries on."""
     time_zone: str
     """The IANA time zone of the schedule (default UTC)."""
@@ -120,7 +122,7 @@ class SharedStorageKind(Enum):
     """A filesystem that exists: its mount source in `existing`."""
 
 
-class SharedStorageArgs(TypedDict, total=False):
+class SharedStorage(TypedDict, total=False):
     """One filesystem every node mounts (catalog/storage/<cloud>.yaml)."""
 
     kind: SharedStorageKind
@@ -137,7 +139,7 @@ class SharedStorageArgs(TypedDict, total=False):
     """kind existing: the filesystem's mount source."""
 
 
-class StorageArgs(TypedDict, total=False):
+class Storage(TypedDict, total=False):
     """Disks of each node, and a shared filesystem."""
 
     root_gb: int
@@ -150,7 +152,7 @@ class StorageArgs(TypedDict, total=False):
     """Where scratch is mounted (default /scratch)."""
     retain_scratch: bool
     """Keep the scratch disk when a node is deleted."""
-    shared: SharedStorageArgs
+    shared: SharedStorage
     """One filesystem every node mounts (Lustre or NFS, or an existing one)."""
 
 
@@ -161,18 +163,18 @@ class Egress(Enum):
     NONE = "none"
 
 
-class ExistingNetworkArgs(TypedDict, total=False):
+class ExistingNetwork(TypedDict, total=False):
     """A network to join: nothing of it is created (ids in the cloud's form; capabilities `existingNetwork:`)."""
 
-    vpc_id: Required[str]
+    vpc_id: Required[pulumi.Input[str]]
     """The VPC id (AWS vpc-..., Alibaba vpc-...), or the host network's self link (GCP)."""
-    subnet_ids: Required[list[str]]
+    subnet_ids: Required[pulumi.Input[list[pulumi.Input[str]]]]
     """The nodes' subnet (vSwitch on Alibaba); GCP: one subnetwork per NIC, the host's first, then the GPU NICs'."""
-    security_group_ids: list[str]
+    security_group_ids: pulumi.Input[list[pulumi.Input[str]]]
     """Groups attached beside the cluster's own (AWS, Alibaba)."""
 
 
-class NetworkArgs(TypedDict, total=False):
+class Network(TypedDict, total=False):
     """The cluster network."""
 
     cidr: str
@@ -183,7 +185,7 @@ class NetworkArgs(TypedDict, total=False):
     """Ranges allowed to SSH in."""
     egress: Egress
     """nat (default) or none."""
-    existing: ExistingNetworkArgs
+    existing: ExistingNetwork
     """Join this network instead of creating one."""
 
 
@@ -199,7 +201,7 @@ class Access(Enum):
     NONE = "none"
 
 
-class LoginArgs(TypedDict, total=False):
+class Login(TypedDict, total=False):
     """A small CPU VM in the cluster network: the only place a public IP or SSH CIDR may land."""
 
     instance_type: str
@@ -208,7 +210,7 @@ class LoginArgs(TypedDict, total=False):
     """A public IP on it."""
 
 
-class IdentityArgs(TypedDict, total=False):
+class Identity(TypedDict, total=False):
     """The nodes' cloud identity (least privilege by default; catalog/capabilities/<cloud>.yaml)."""
 
     policies: list[str]
@@ -227,7 +229,7 @@ class HealthAction(Enum):
     REPORT = "report"
 
 
-class HealthArgs(TypedDict, total=False):
+class Health(TypedDict, total=False):
     """The boot-time health check (components/bootstrap/health.py)."""
 
     enabled: bool
@@ -247,7 +249,7 @@ class PrometheusMode(Enum):
     """Nothing scrapes the exporters (scrape them from your own Prometheus)."""
 
 
-class AlertsArgs(TypedDict, total=False):
+class Alerts(TypedDict, total=False):
     """The alert rules' thresholds (catalog/monitoring.yaml alertDefaults: each default's source)."""
 
     gpu_idle_percent: float
@@ -264,7 +266,7 @@ class AlertsArgs(TypedDict, total=False):
     """A node's exporter unreachable this long (default 5)."""
 
 
-class MonitoringArgs(TypedDict, total=False):
+class Monitoring(TypedDict, total=False):
     """Node metrics, and who scrapes them (docs/monitoring.md)."""
 
     dcgm_exporter: bool
@@ -273,7 +275,7 @@ class MonitoringArgs(TypedDict, total=False):
     """auto (default), selfHosted or none."""
     retention_days: int
     """How long the self-hosted Prometheus keeps samples (default 15, Prometheus' own default)."""
-    alerts: AlertsArgs
+    alerts: Alerts
     """The alert thresholds."""
 
 
@@ -297,7 +299,7 @@ class GpuSoftware(Enum):
     """NVIDIA's device plugin alone."""
 
 
-class KubernetesArgs(TypedDict, total=False):
+class Kubernetes(TypedDict, total=False):
     """scheduler kubernetes: the managed control plane and the in-cluster GPU software (catalog/kubernetes/)."""
 
     version: str
@@ -316,7 +318,7 @@ class KubernetesArgs(TypedDict, total=False):
     """A ServiceMonitor for the DCGM exporter (needs the Prometheus operator's CRDs)."""
 
 
-class SlurmPartitionArgs(TypedDict, total=False):
+class SlurmPartition(TypedDict, total=False):
     """An elastic partition: Slurm creates its nodes when jobs wait for them and deletes them when idle."""
 
     name: Required[str]
@@ -333,14 +335,14 @@ class SlurmPartitionArgs(TypedDict, total=False):
     """The partition jobs go to without -p (default: the first)."""
 
 
-class SlurmUserArgs(TypedDict, total=False):
+class SlurmUser(TypedDict, total=False):
     """A person who submits jobs: the same Linux user and uid on the head, the login node and every GPU node."""
 
     name: Required[str]
     """The Linux user name."""
     uid: Required[int]
     """Its uid (and its group's gid) on every node; fixed, so files on /home keep their owner."""
-    ssh_public_key: str
+    ssh_public_key: pulumi.Input[str]
     """An OpenSSH public key for ~/.ssh/authorized_keys (SSH from the login node to the nodes, or to the login)."""
     sudo: bool
     """Passwordless sudo on every node (default false)."""
@@ -353,7 +355,7 @@ class SlurmContainers(Enum):
     PYXIS = "pyxis"
 
 
-class SlurmArgs(TypedDict, total=False):
+class Slurm(TypedDict, total=False):
     """scheduler slurm: a head node running slurmctld; the GPU nodes run slurmd (configless)."""
 
     head_instance_type: str
@@ -362,13 +364,13 @@ class SlurmArgs(TypedDict, total=False):
     """slurmdbd: not built yet (refused when true)."""
     partition: str
     """The GPU partition's name without partitions (default gpu)."""
-    partitions: list[SlurmPartitionArgs]
+    partitions: list[SlurmPartition]
     """Elastic partitions (power saving); empty: one partition of the cluster's nodes, always running."""
     suspend_after_seconds: int
     """With partitions: a node idle this long is deleted (default: catalog/slurm.yaml powerSave)."""
     resume_timeout_seconds: int
     """With partitions: a node not up this long after its launch is deleted and its job requeued."""
-    users: list[SlurmUserArgs]
+    users: list[SlurmUser]
     """The people who log in and submit jobs, created on every node (home on the shared /home)."""
     containers: SlurmContainers
     """pyxis: NVIDIA's enroot and pyxis on the nodes, for srun --container-image (default none)."""
@@ -383,10 +385,10 @@ class EncryptionAlgorithm(Enum):
     """Alibaba KMS Aliyun_SM4 keys, where the region sells them."""
 
 
-class EncryptionArgs(TypedDict, total=False):
+class Encryption(TypedDict, total=False):
     """The key of every disk and filesystem the stack creates (capabilities `encryption:`)."""
 
-    key: str
+    key: pulumi.Input[str]
     """provider (the cloud's managed keys; default), auto (one key per cluster, rotated, protected) or a key id."""
     algorithm: EncryptionAlgorithm
     """aes256 (default) or sm4 (Alibaba, with key auto)."""
@@ -401,7 +403,7 @@ class ServeProtocol(Enum):
     """Plain TCP: the health check opens a connection to the port."""
 
 
-class ServeArgs(TypedDict, total=False):
+class Serve(TypedDict, total=False):
     """A load-balanced endpoint in front of an elastic fleet's managed group (docs/serving.md)."""
 
     port: int
@@ -412,7 +414,7 @@ class ServeArgs(TypedDict, total=False):
     """http: the path the health check asks for a 2xx (default /health)."""
     public: bool
     """Reachable from the internet, from allowedCidrs only (default false: from inside the network)."""
-    certificate: str
+    certificate: pulumi.Input[str]
     """The cloud's certificate id: TLS at the load balancer (required when public and http)."""
     allowed_cidrs: list[str]
     """public: the client ranges allowed to reach the endpoint."""
@@ -429,7 +431,7 @@ class UpdateStrategy(Enum):
     """Nothing rolls: new nodes launch with the change, running ones keep theirs until replaced."""
 
 
-class UpdateArgs(TypedDict, total=False):
+class Update(TypedDict, total=False):
     """How a managed group or a Kubernetes GPU pool replaces its nodes after a change (catalog/update.yaml)."""
 
     strategy: UpdateStrategy
@@ -464,7 +466,7 @@ class BudgetCurrency(Enum):
     """Chinese yuan (Alibaba Cloud, Tencent Cloud)."""
 
 
-class BudgetArgs(TypedDict, total=False):
+class Budget(TypedDict, total=False):
     """The cloud's monthly budget of this cluster's resources, with alerts (capabilities `budget:`; docs/costs.md)."""
 
     monthly: Required[float]
@@ -481,7 +483,7 @@ class BudgetArgs(TypedDict, total=False):
     """GCP: the Cloud Billing account the budget belongs to (XXXXXX-XXXXXX-XXXXXX; required on GCP)."""
 
 
-class AzureOptionsArgs(TypedDict, total=False):
+class AzureOptions(TypedDict, total=False):
     """Azure options."""
 
     resource_group: str
@@ -490,7 +492,7 @@ class AzureOptionsArgs(TypedDict, total=False):
     """Encryption at host (needs the subscription feature Microsoft.Compute/EncryptionAtHost; docs/azure.md)."""
 
 
-class GcpOptionsArgs(TypedDict, total=False):
+class GcpOptions(TypedDict, total=False):
     """GCP options."""
 
     iap: bool
@@ -510,7 +512,7 @@ class ScratchPerformanceLevel(Enum):
     PL3 = "PL3"
 
 
-class AlicloudOptionsArgs(TypedDict, total=False):
+class AlicloudOptions(TypedDict, total=False):
     """Alibaba Cloud options."""
 
     scratch_performance_level: ScratchPerformanceLevel
@@ -550,7 +552,7 @@ class GpuClusterInputs(TypedDict, total=False):
     """With spot: Nodes that are always on demand (default 0)."""
     spot_fallback: SpotFallback
     """With spot: onDemand or none (default)."""
-    scaling: ScalingArgs
+    scaling: Scaling
     """What moves a managed group between minNodes and maxNodes."""
     reservation: str
     """A capacity reservation id in the cloud's form."""
@@ -560,49 +562,49 @@ class GpuClusterInputs(TypedDict, total=False):
     """auto (default), required or none."""
     placement: Placement
     """auto (default), cluster, spread or none."""
-    storage: StorageArgs
+    storage: Storage
     """Disks of each node, and a shared filesystem."""
-    network: NetworkArgs
+    network: Network
     """The cluster network, or the one to join."""
-    image: str
+    image: pulumi.Input[str]
     """auto (the cloud's GPU image) or an image in the cloud's form."""
     admin_user: str
     """The Linux admin user (default ubuntu)."""
-    ssh_public_key: str
+    ssh_public_key: pulumi.Input[str]
     """An OpenSSH public key for the admin user."""
     tags: dict[str, str]
     """Tags (labels on GCP) on every resource."""
     access: Access
     """How people reach the nodes."""
-    login: LoginArgs
+    login: Login
     """A login VM."""
-    identity: IdentityArgs
+    identity: Identity
     """The nodes' identity."""
-    health: HealthArgs
+    health: Health
     """The boot-time health check."""
-    monitoring: MonitoringArgs
+    monitoring: Monitoring
     """Node metrics."""
     gpu_partition: str
     """A MIG profile, for example 1g.10gb (catalog/mig.yaml)."""
     scheduler: Scheduler
     """none (default), kubernetes or slurm."""
-    kubernetes: KubernetesArgs
+    kubernetes: Kubernetes
     """scheduler kubernetes: the control plane and the GPU software."""
-    slurm: SlurmArgs
+    slurm: Slurm
     """scheduler slurm: the head node and the partition."""
-    encryption: EncryptionArgs
+    encryption: Encryption
     """The key of every disk and filesystem."""
-    serve: ServeArgs
+    serve: Serve
     """A load-balanced endpoint with a health check in front of the managed group (VM mode)."""
-    update: UpdateArgs
+    update: Update
     """How the nodes of a managed group or Kubernetes pool are replaced: rolling (default) or manual."""
     compliance: Compliance
     """none (default), cis or mlps3."""
-    budget: BudgetArgs
+    budget: Budget
     """A monthly budget of the cluster's resources with alert thresholds, where the cloud has one."""
-    azure: AzureOptionsArgs
+    azure: AzureOptions
     """Azure options."""
-    gcp: GcpOptionsArgs
+    gcp: GcpOptions
     """GCP options."""
-    alicloud: AlicloudOptionsArgs
+    alicloud: AlicloudOptions
     """Alibaba Cloud options."""

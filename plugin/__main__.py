@@ -1,7 +1,7 @@
 """The provider entry point of the multi-language package (PulumiPlugin.yaml `main`).
 
-The Pulumi CLI runs this file to host `GpuCluster` with `component_provider_host`; the schema is inferred
-from `components/provider.py` (print it with `gpu-cluster schema`). Not the stack program: that is the
+The Pulumi CLI runs this file to host `GpuCluster` (`GpuClusterProvider`: the schema inferred from
+`components/provider.py`, finished there; print it with `gpu-cluster schema`). Not the stack program: that is the
 repository's `__main__.py`.
 """
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the `components` package beside this folder
 
-from pulumi.provider.experimental import component_provider_host
+from pulumi.provider import main
 
-from components.provider import PACKAGE, GpuCluster, package_version
+from components.provider import GpuClusterProvider, package_version
 
 if __name__ == "__main__":
-    component_provider_host([GpuCluster], PACKAGE, version=package_version())
+    main(GpuClusterProvider(package_version()), sys.argv[1:])

@@ -8,6 +8,7 @@ import ast
 import inspect
 import json
 import re
+import textwrap
 import typing
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import yaml
 from pulumi.provider.experimental.component import ComponentProvider
 from typer.testing import CliRunner
 
-from components import cluster, provider, provider_types
+from components import cluster, output_types, provider, provider_types
 from components.cli import app
 from components.errors import ConfigError
 
@@ -46,7 +47,7 @@ def test_the_resource_token_and_every_input_with_type_and_description(schema: di
     resource = schema["resources"][TOKEN]
     assert resource["isComponent"] is True
     inputs = resource["inputProperties"]
-    expected = {_camel(k) for k in typing.get_type_hints(provider.GpuClusterInputs)}
+    expected = {_camel(k) for k in provider.GpuClusterInputs.__annotations__}
     assert set(inputs) == expected
     for name, prop in inputs.items():
         assert prop.get("description"), name
@@ -55,6 +56,115 @@ def test_the_resource_token_and_every_input_with_type_and_description(schema: di
     assert inputs["cloud"]["$ref"] == "#/types/gpu-cluster:index:Cloud"
     cloud_enum = schema["types"]["gpu-cluster:index:Cloud"]["enum"]
     assert [e["value"] for e in cloud_enum] == ["aws", "azure", "gcp", "alicloud", "tencentcloud"]
+    # member names as codegen keeps them: TypeScript `Cloud.Aws`, Go `CloudAws` (README's examples use these)
+    assert [e["name"] for e in cloud_enum] == ["Aws", "Azure", "Gcp", "Alicloud", "Tencentcloud"]
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [("aws", "Aws"), ("capacity-block", "CapacityBlock"), ("onDemand", "OnDemand"), ("USD", "USD"), ("PL0", "PL0"),
+     ("gpu-utilization", "GpuUtilization"), ("aes256", "Aes256")],
+)  # fmt: skip
+def test_enum_member_names_read_naturally(value: str, name: str) -> None:
+    assert provider._pascal(value) == name
+
+
+def test_every_enum_member_name_is_its_value_in_pascal_case(schema: dict[str, Any]) -> None:
+    enums = {token: t["enum"] for token, t in schema["types"].items() if "enum" in t}
+    assert len(enums) > 10
+    for token, members in enums.items():
+        assert [m["name"] for m in members] == [provider._pascal(m["value"]) for m in members], token
+
+
+def _takes_output_paths() -> set[str]:
+    """The dotted camelCase keys spec/model.py marks `TakesOutput` (the package schema's non-plain inputs)."""
+    from pydantic import BaseModel
+
+    from components.spec.markers import TakesOutput
+    from components.spec.model import ClusterConfig, StackKeys
+
+    def walk(model: type[BaseModel], prefix: str) -> set[str]:
+        found: set[str] = set()
+        for name, info in model.model_fields.items():
+            key = f"{prefix}{_camel(name)}"
+            if any(isinstance(m, TakesOutput) for m in info.metadata):
+                found.add(key)
+            for inner in (info.annotation, *typing.get_args(info.annotation)):
+                if isinstance(inner, type) and issubclass(inner, BaseModel):
+                    found |= walk(inner, f"{key}.")
+                for item in typing.get_args(inner):  # tuple[SlurmUser, ...]
+                    if isinstance(item, type) and issubclass(item, BaseModel):
+                        found |= walk(item, f"{key}.")
+        return found
+
+    return walk(ClusterConfig, "") | walk(StackKeys, "")
+
+
+def _non_plain_paths(schema: dict[str, Any], props: dict[str, Any], prefix: str = "") -> set[str]:
+    found: set[str] = set()
+    for name, prop in props.items():
+        if not prop.get("plain"):
+            found.add(f"{prefix}{name}")
+        target = _resolve(schema, prop) or _resolve(schema, prop.get("items") or {})
+        if target is not None and "properties" in target:
+            found |= _non_plain_paths(schema, target["properties"], f"{prefix}{name}.")
+    return found
+
+
+def test_the_inputs_a_program_takes_from_another_resource_accept_outputs_and_no_other(schema: dict[str, Any]) -> None:
+    """Ids of an existing network, keys, an image, a certificate: Inputs (an Output of another resource may be
+    passed); everything else is plain, because it decides what is built (spec/model.py `TakesOutput`)."""
+    inputs = schema["resources"][TOKEN]["inputProperties"]
+    marked = _takes_output_paths()
+    assert {"network.existing.vpcId", "network.existing.subnetIds", "sshPublicKey", "encryption.key"} <= marked
+    assert _non_plain_paths(schema, inputs) == marked
+    existing = schema["types"]["gpu-cluster:index:ExistingNetwork"]["properties"]
+    assert "plain" not in existing["subnetIds"]["items"]  # TypeScript `[subnet.id]`, not `pulumi.all([...])`
+
+
+def test_the_kubeconfig_output_is_secret_and_the_objects_are_typed(schema: dict[str, Any]) -> None:
+    from components import output_types
+
+    outputs = schema["resources"][TOKEN]["properties"]
+    assert [name for name, prop in outputs.items() if prop.get("secret")] == ["kubeconfig"]
+    for name, typed in [
+        ("access", output_types.ClusterAccess),
+        ("identity", output_types.ClusterIdentity),
+        ("metrics", output_types.ClusterMetrics),
+        ("kubernetes", output_types.ClusterKubernetes),
+        ("slurm", output_types.ClusterSlurm),
+    ]:
+        target = _resolve(schema, outputs[name])
+        assert target is not None and target["type"] == "object", name
+        assert set(target["properties"]) == {_camel(k) for k in typed.__annotations__}, name
+    assert not [name for name, prop in outputs.items() if prop.get("additionalProperties")]  # no untyped maps
+
+
+# the clouds' output shapes: Slurm on AWS and Alibaba, each cloud's Kubernetes, GCP's group, Azure's targets
+OUTPUT_STACKS = ["aws-slurm-h100", "alicloud-a100-cmk", "alicloud-ack-erdma", "gcp-gke-a3mega", "gcp-dev", "azure-dev"]
+
+
+@pytest.mark.parametrize("stack", OUTPUT_STACKS)
+def test_every_key_a_cloud_puts_in_an_output_object_is_a_property_of_its_type(stack: str) -> None:
+    from components import output_types
+
+    from .conftest import plan_stack
+
+    outputs = plan_stack(stack).run.outputs
+    types = {
+        "access": output_types.ClusterAccess,
+        "identity": output_types.ClusterIdentity,
+        "metrics": output_types.ClusterMetrics,
+        "kubernetes": output_types.ClusterKubernetes,
+        "slurm": output_types.ClusterSlurm,
+    }
+    checked = []
+    for key, typed in types.items():
+        if outputs.get(key) is None:
+            continue
+        checked.append(key)
+        assert set(outputs[key]) <= {_camel(k) for k in typed.__annotations__}, key
+    assert {"access", "identity", "metrics"} <= set(checked)
 
 
 def test_every_nested_type_property_is_described(schema: dict[str, Any]) -> None:
@@ -80,15 +190,17 @@ def test_the_hosted_class_declares_exactly_the_python_components_outputs() -> No
     assert inspect.get_annotations(provider.GpuCluster) == inspect.get_annotations(cluster.GpuCluster)
 
 
-@pytest.mark.parametrize("module", [provider, cluster])
+@pytest.mark.parametrize("module", [provider, cluster, output_types])
 def test_modules_read_by_schema_inference_follow_its_limits(module: Any) -> None:
     source = inspect.getsource(module)
     tree = ast.parse(source)
     futures = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
     assert not futures, "string annotations are not followed by schema inference"
-    if module is provider:
-        annotations = [ast.unparse(n.annotation) for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)]
-        annotations += [ast.unparse(a.annotation) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+    if module is not cluster:  # what inference reads: the classes' annotations and the component's __init__
+        classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+        annotations = [ast.unparse(n.annotation) for c in classes for n in c.body if isinstance(n, ast.AnnAssign)]
+        annotations += [ast.unparse(a.annotation) for c in classes for n in c.body
+                        if isinstance(n, ast.FunctionDef) and n.name == "__init__"
                         for a in n.args.args if a.annotation is not None]  # fmt: skip
         assert annotations and not [a for a in annotations if "Literal" in a or "tuple[" in a]
 
@@ -97,7 +209,7 @@ def test_the_plugin_manifest_points_at_the_entry_point() -> None:
     manifest = yaml.safe_load((ROOT / "PulumiPlugin.yaml").read_text())
     assert manifest["runtime"]["name"] == "python"
     entry = ROOT / manifest["main"]
-    assert entry.is_file() and "component_provider_host([GpuCluster], PACKAGE" in entry.read_text()
+    assert entry.is_file() and "main(GpuClusterProvider(package_version()), sys.argv[1:])" in entry.read_text()
 
 
 def _resolve(schema: dict[str, Any], prop: dict[str, Any]) -> dict[str, Any] | None:
@@ -290,3 +402,104 @@ def test_every_key_of_the_spec_model_is_in_the_package_schema(schema: dict[str, 
         "encryption.algorithm",
         "scaling.schedule.cron",
     } <= in_schema
+
+
+# --- inputs given as Outputs (issue 31): the provider resolves them, then builds what plain values build ----------
+
+_JOINED = """
+import pulumi
+from components.provider import GpuCluster
+from components.provider_types import Cloud
+
+def given(value):
+    return {wrap}
+
+cluster = GpuCluster(
+    "joined",
+    {{
+        "cloud": Cloud.AWS,
+        "region": "us-east-1",
+        "zone": "us-east-1a",
+        "gpu": "L4:1",
+        "network": {{
+            "existing": {{"vpc_id": given("vpc-0123456789abcdef0"), "subnet_ids": [given("subnet-0123456789abcdef0")]}}
+        }},
+        "ssh_public_key": {key}("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJoined joined@example"),
+    }},
+)
+pulumi.export("vpcId", cluster.vpc_id)
+pulumi.export("access", cluster.access)
+"""
+
+
+def _joined(tmp_path: Path, wrap: str, key: str) -> Any:
+    run = run_typed(tmp_path, _JOINED.format(wrap=wrap, key=key), stack="joined")
+    return run, [(r.type, r.name, json.dumps(r.inputs, sort_keys=True, default=str)) for r in run.resources]
+
+
+def test_an_output_id_and_a_secret_key_are_resolved_and_build_what_plain_values_build(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "plain").mkdir()
+    deferred, registered = _joined(tmp_path / "out", "pulumi.Output.from_input(value)", "pulumi.Output.secret")
+    plain, registered_plain = _joined(tmp_path / "plain", "value", "str")
+    assert registered == registered_plain  # same resources, same inputs: the values were resolved first
+    assert plain.outputs["vpcId"] == "vpc-0123456789abcdef0"
+    # a secret input makes every output secret (the provider cannot tell which outputs it reaches)
+    assert deferred.outputs["vpcId"] == "[secret]"
+    assert not any(r.type == "aws:ec2/vpc:Vpc" for r in deferred.resources)  # the given network is joined
+    group = next(r for r in deferred.resources if r.type == "aws:ec2/securityGroup:SecurityGroup")
+    assert group.inputs["vpcId"] == "vpc-0123456789abcdef0"
+    assert set(plain.outputs["access"]) <= {"method", "command", "nodes"}
+    component = next(r for r in deferred.resources if r.type == TOKEN)
+    assert component.inputs["stackFacts"]["cloud"] == "aws"  # the policies' facts, not secret (no input value)
+
+
+# --- README's snippets in other languages are cut from the examples tools/multilang/check compiles -------------
+
+
+def _readme_region(path: Path) -> str:
+    """The lines between `readme: begin` and `readme: end`, dedented."""
+    lines = path.read_text().splitlines(keepends=True)
+    begin = next(i for i, line in enumerate(lines) if line.strip() == "// readme: begin")
+    end = next(i for i, line in enumerate(lines) if line.strip() == "// readme: end")
+    return textwrap.dedent("".join(lines[begin + 1 : end]))
+
+
+def _readme_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+@pytest.mark.parametrize(
+    ("language", "example", "imports"),
+    [
+        ("typescript", "typescript/index.ts", 'import * as pulumi from "@pulumi/pulumi";\n'
+                                              'import * as gpu from "@pulumi/gpu-cluster";\n\n'),
+        ("go", "go/main.go", ""),
+    ],
+)  # fmt: skip
+def test_readme_snippets_in_other_languages_are_the_compiled_examples(
+    language: str, example: str, imports: str
+) -> None:
+    path = ROOT / "examples" / example
+    region = _readme_region(path)
+    assert "GpuCluster" in region and "sshPublicKey" in region.replace("SshPublicKey", "sshPublicKey")
+    assert _readme_blocks(language) == [imports + region]
+    if imports:
+        assert all(line in path.read_text() for line in imports.splitlines() if line)
+
+
+def test_the_examples_pass_outputs_and_read_typed_outputs() -> None:
+    ts = (ROOT / "examples" / "typescript" / "index.ts").read_text()
+    go = (ROOT / "examples" / "go" / "main.go").read_text()
+    assert "pulumi.output(" in ts and 'config.requireSecret("sshPublicKey")' in ts and "cluster.access.command" in ts
+    assert "ToStringOutput()" in go and 'conf.RequireSecret("sshPublicKey")' in go and "cluster.Access.Command()" in go
+    assert "gpu.Cloud.Aws" in ts and "gpu.CloudAws" in go
+
+
+def test_ci_runs_the_multilanguage_check() -> None:
+    script = ROOT / "tools" / "multilang" / "check"
+    assert script.stat().st_mode & 0o111
+    assert "tools/multilang/check" in (ROOT / ".ci" / "run").read_text()
+    pinned = (ROOT / "tools" / "pulumi" / "go.mod").read_text()
+    assert "\ntool github.com/pulumi/pulumi/pkg/v3/cmd/pulumi\n" in pinned
+    assert re.search(r"github.com/pulumi/pulumi/pkg/v3 v3\.\d+\.\d+\n", pinned)

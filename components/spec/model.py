@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ..cidr import PRIVATE_RANGES, parse_cidr
+from .markers import TakesOutput
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
 MAX_NODES = 5000
@@ -257,11 +258,11 @@ class StorageConfig(_Model):
 class ExistingNetwork(_Model):
     """A network to join: nothing of it is created (ids in the cloud's form; capabilities `existingNetwork:`)."""
 
-    vpc_id: str = Field(min_length=1)
+    vpc_id: Annotated[str, TakesOutput()] = Field(min_length=1)
     """The VPC id (AWS vpc-..., Alibaba vpc-...), or the host network's self link (GCP)."""
-    subnet_ids: tuple[str, ...] = Field(min_length=1, strict=False)
+    subnet_ids: Annotated[tuple[str, ...], TakesOutput()] = Field(min_length=1, strict=False)
     """The nodes' subnet (vSwitch on Alibaba); GCP: one subnetwork per NIC, the host's first, then the GPU NICs'."""
-    security_group_ids: tuple[str, ...] = Field((), strict=False)
+    security_group_ids: Annotated[tuple[str, ...], TakesOutput()] = Field((), strict=False)
     """Groups attached beside the cluster's own (AWS, Alibaba)."""
 
 
@@ -450,7 +451,7 @@ class SlurmUser(_Model):
     """The Linux user name."""
     uid: int = Field(ge=1000, le=59999, strict=False)
     """Its uid (and its group's gid) on every node; fixed, so files on /home keep their owner."""
-    ssh_public_key: str | None = Field(
+    ssh_public_key: Annotated[str | None, TakesOutput()] = Field(
         None, pattern=r"^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$"
     )
     """An OpenSSH public key for ~/.ssh/authorized_keys (SSH from the login node to the nodes, or to the login)."""
@@ -536,7 +537,7 @@ class ServeConfig(_Model):
     """http: the path the health check asks for a 2xx (default /health)."""
     public: bool = False
     """Reachable from the internet, from allowedCidrs only (default false: from inside the network)."""
-    certificate: str | None = Field(None, min_length=1)
+    certificate: Annotated[str | None, TakesOutput()] = Field(None, min_length=1)
     """The cloud's certificate id: TLS at the load balancer (required when public and http)."""
     allowed_cidrs: tuple[str, ...] = Field((), strict=False)
     """public: the client ranges allowed to reach the endpoint."""
@@ -565,7 +566,7 @@ class UpdateConfig(_Model):
 class EncryptionConfig(_Model):
     """The key of every disk and filesystem the stack creates (capabilities `encryption:`)."""
 
-    key: str = Field("provider", min_length=1)
+    key: Annotated[str, TakesOutput()] = Field("provider", min_length=1)
     """provider (the cloud's managed keys; default), auto (one key per cluster, rotated, protected) or a key id."""
     algorithm: EncryptionAlgorithm = "aes256"
     """aes256 (default) or sm4 (Alibaba, with key auto)."""
@@ -623,11 +624,11 @@ class ClusterConfig(_Model):
     """Disks of each node, and a shared filesystem."""
     network: NetworkConfig = NetworkConfig()
     """The cluster network, or the one to join."""
-    image: str = Field("auto", min_length=1)
+    image: Annotated[str, TakesOutput()] = Field("auto", min_length=1)
     """auto (the cloud's GPU image) or an image in the cloud's form."""
     admin_user: str = Field("ubuntu", pattern=r"^[a-z_][a-z0-9_-]{0,31}$")
     """The Linux admin user (default ubuntu)."""
-    ssh_public_key: str | None = Field(
+    ssh_public_key: Annotated[str | None, TakesOutput()] = Field(
         None, pattern=r"^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$"
     )
     """An OpenSSH public key for the admin user."""
