@@ -95,6 +95,8 @@ from .nodes import (
 from .proof import count_wired_gbps
 from .scaling import AlicloudFleet
 from .scaling import plan as fleet_plan
+from .serve import AliServe
+from .serve import plan as serve_plan
 from .slurm import CIPHERTEXT_PLACEHOLDER, AliSlurm, ali_slurm, slurm_compute_parts
 
 __all__ = [
@@ -102,6 +104,7 @@ __all__ = [
     "Access",
     "AckLayout",
     "AliEncryption",
+    "AliServe",
     "AliSlurm",
     "AlicloudFleet",
     "AlicloudLayout",
@@ -152,6 +155,7 @@ class AlicloudLayout:
     fleet: AlicloudFleet | None = None  # elastic fleet: minNodes and the Spot mix of the ESS group
     drain_hook: EssDrainHook | None = None  # a managed ESS group: the scale-in lifecycle hook (drain first)
     encryption: AliEncryption | None = None  # encryption.key: the KMS key of every ESSD (None: the ECS service key)
+    serve: AliServe | None = None  # serve: the intranet CLB in front of the ESS group
 
     @property
     def eri_count(self) -> int:
@@ -291,4 +295,5 @@ def plan(spec: ClusterSpec) -> AlicloudLayout:
         fleet=fleet,
         drain_hook=ess_drain_hook(spec),
         encryption=encryption_plan(spec),  # decided here, read by components/alicloud/encryption.py
+        serve=serve_plan(spec),
     )
