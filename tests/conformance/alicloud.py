@@ -87,6 +87,9 @@ TRANSLATIONS: dict[str, Translation] = {
         frozenset({"skipSetCertificateAuthority", "disableEncryption"}),
     ),
     "alicloud:cs/nodePool:NodePool": Translation("alicloud_cs_kubernetes_node_pool", svc.ack_node_pool),
+    "alicloud:cs/autoscalingConfig:AutoscalingConfig": Translation(
+        "alicloud_cs_autoscaling_config", svc.ack_autoscaling_config
+    ),
     "alicloud:cs/kubernetesAddon:KubernetesAddon": Translation("alicloud_cs_kubernetes_addon", svc.ack_addon),
 }
 
@@ -286,6 +289,17 @@ FEATURES: dict[str, dict[str, Any]] = {
         sshPublicKey=_SSH_KEY,
         storage={"scratch": "disk", "scratchGb": 2000},
         alicloud={"scratchPerformanceLevel": "PL2"},
+    ),
+    # ACK with its GPU pool autoscaled from zero (ACK's cluster-autoscaler: cs.AutoscalingConfig)
+    "ack-autoscale": _values(
+        "cn-hangzhou",
+        name="ack-scale",
+        instanceType="ecs.gn7i-c8g1.2xlarge",
+        scheduler="kubernetes",
+        nodes=1,
+        minNodes=0,
+        maxNodes=4,
+        zone="cn-hangzhou-k",
     ),
     # serve: with a certificate, the CLB's HTTPS listener on 443 (TLS 1.2) in front of the ESS group
     "serve-https": _values(
