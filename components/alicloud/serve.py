@@ -13,6 +13,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AliServe
+from ..resources import serve_output
 from .context import Context
 from .network import ingress_rule
 
@@ -24,22 +25,17 @@ class Serving:
     listener: alicloud.slb.Listener
 
     def output(self, serve: AliServe) -> dict[str, Any]:
-        address = self.load_balancer.address
-        return {
-            "endpoint": address,
-            "port": serve.listener_port,
-            "protocol": serve.scheme,
-            "internal": True,
-            "healthCheck": {
-                "protocol": serve.health_type.upper(),
-                "port": serve.port,
-                "path": serve.health_path,
-            },
-            "check": address.apply(serve.check_command),
-            "from": serve.reach,
-            "loadBalancer": self.load_balancer.id,
-            "serverGroup": self.server_group.id,
-        }
+        return serve_output(
+            self.load_balancer.address,
+            serve.listener_port,
+            serve.scheme,
+            True,
+            (serve.health_type.upper(), serve.port, serve.health_path),
+            serve.check_command,
+            serve.reach,
+            loadBalancer=self.load_balancer.id,
+            serverGroup=self.server_group.id,
+        )
 
 
 def build_serving(ctx: Context, group: alicloud.ess.ScalingGroup | None) -> Serving | None:
