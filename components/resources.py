@@ -8,6 +8,7 @@
 - `fill`: a boot document with the values known only at deploy (a filesystem's address, the Slurm head's) put in
   place of their tokens, then encoded as the cloud takes it: the one way every cloud fills its user data.
 - `Joined`: a network resource of `network.existing`, which the cluster joins but does not manage.
+- `serve_output`: the `serve` stack output every cloud's load-balanced endpoint gives the same way.
 """
 
 from __future__ import annotations
@@ -82,3 +83,27 @@ class Joined:
     def of(value: str) -> Joined:
         out = pulumi.Output.from_input(value)
         return Joined(out, out, pulumi.Output.from_input(value.rstrip("/").rsplit("/", 1)[-1]))
+
+
+def serve_output(
+    endpoint: pulumi.Output[str],
+    port: int,
+    protocol: str,
+    internal: bool,
+    health: tuple[str, int, str | None],  # the check's protocol, port and (http) path
+    check: Callable[[str], str],  # the command that checks the endpoint, given its address
+    reach: str,  # where a client must be
+    **behind: Any,  # what is behind it: the cloud's load balancer, target or server group
+) -> dict[str, Any]:
+    """`serve`: the endpoint, how to check it, and what is behind it."""
+    protocol_, health_port, path = health
+    return {
+        "endpoint": endpoint,
+        "port": port,
+        "protocol": protocol,
+        "internal": internal,
+        "healthCheck": {"protocol": protocol_, "port": health_port, "path": path},
+        "check": endpoint.apply(check),
+        "from": reach,
+        **behind,
+    }

@@ -165,6 +165,7 @@ EXPECTED = {
     "alicloud-dev": True,  # T4:1 -> gn6i-c4g1.xlarge in cn-hangzhou
     "alicloud-erdma": None,  # ebmgn8v: not in the source
     "alicloud-ack-erdma": None,
+    "alicloud-inference-fleet": True,  # gn7i-c8g1.2xlarge in cn-hangzhou
 }
 
 

@@ -14,7 +14,7 @@ from components.layout import alicloud as ali_layout
 from components.layout.alicloud.kubernetes import ACK_BOOTSTRAP, ack_bootstrap, ack_user_data
 from components.layout.kubernetes import GPU_TAINT, gpu_labels
 
-from .conftest import one, plan_stack, plan_values, resources_of
+from .conftest import one, plan_stack, plan_values, resources_of, spec_of
 from .test_alicloud_resources import alicloud_values
 
 STACK = "alicloud-ack-erdma"
@@ -279,3 +279,59 @@ def test_scheduler_none_builds_no_ack_resources(stack_plan):
         r for r in plan.resources if r.type.startswith(("alicloud:cs/", "kubernetes:", "pulumi:providers:kubernetes"))
     ]
     assert "kubernetes" not in plan.run.outputs
+
+
+# --- node autoscaling of the GPU pool (cs.AutoscalingConfig + the pool's scaling_config) ---------------------------
+
+
+def test_a_pool_that_may_grow_gets_acks_cluster_autoscaler():
+    plan = plan_values(ack_values(nodes=1, minNodes=0, maxNodes=4))
+    config = one(plan, "cs/autoscalingConfig:AutoscalingConfig")
+    assert config["inputs"] == {
+        "clusterId": "<id of test-alicloud-ack>",
+        "scalerType": "cluster-autoscaler",
+        "expander": "least-waste",
+        "scaleDownEnabled": True,
+        "scaleUpFromZero": True,
+    }
+    pool = by_name(plan, "-alicloud-gpu")["inputs"]
+    # scale to zero: minNodes 0 is the pool's floor; a pending GPU pod brings a node back (scaleUpFromZero)
+    assert pool["scalingConfig"] == {"enable": True, "minSize": 0, "maxSize": 4}
+    assert "desiredSize" not in pool
+    # only pods that tolerate the pool's taint are placed (and counted) on its nodes
+    assert pool["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    kube = plan.run.outputs["kubernetes"]["autoscaling"]
+    assert kube == {
+        "scaler": "cluster-autoscaler",
+        "minNodes": 0,
+        "maxNodes": 4,
+        "gpuTaint": "nvidia.com/gpu=present:NoSchedule",
+    }
+    warning = next(w for w in plan.warnings() if "cluster-autoscaler" in w)
+    assert "AliyunCSManagedAutoScalerRole" in warning and "between 0 and 4" in warning
+
+
+def test_a_pool_that_only_shrinks_autoscales_too():
+    plan = plan_values(ack_values(nodes=2, minNodes=1))
+    assert by_name(plan, "-alicloud-gpu")["inputs"]["scalingConfig"] == {"enable": True, "minSize": 1, "maxSize": 2}
+    assert len(resources_of(plan, "cs/autoscalingConfig:AutoscalingConfig")) == 1
+
+
+def test_a_fixed_pool_gets_no_autoscaler(plan):
+    assert resources_of(plan, "cs/autoscalingConfig:AutoscalingConfig") == []
+    assert "autoscaling" not in plan.run.outputs["kubernetes"]
+    assert not any("cluster-autoscaler" in w for w in plan.warnings())
+
+
+def test_the_in_cluster_releases_wait_for_the_autoscaler():
+    plan = plan_values(ack_values(nodes=1, minNodes=0, maxNodes=4))
+    config = one(plan, "cs/autoscalingConfig:AutoscalingConfig")["urn"]
+    releases = [r for r in plan.resources if r.type == "kubernetes:helm.sh/v3:Release"]
+    assert releases and all(config in r.dependencies for r in releases)
+
+
+def test_a_spot_mix_on_the_ack_pool_is_refused_by_its_key():
+    spec = spec_of(ack_values(nodes=1, minNodes=0, maxNodes=4, spot={"enabled": True, "onDemandBase": 1}))
+    with pytest.raises(ConfigError) as info:
+        ali_layout.plan(spec)
+    assert info.value.key == "gpu-cluster:cluster.spot" and "scheduler kubernetes" in info.value.message

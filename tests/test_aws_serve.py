@@ -268,10 +268,12 @@ def test_every_problem_of_a_serve_block_is_reported_at_once():
 
 
 def test_serve_is_refused_where_it_is_not_built_yet():
-    values = copy.deepcopy(load_stack(ROOT, "alicloud-dev").values)
+    values = copy.deepcopy(load_stack(ROOT, "tencentcloud-dev").values)
     values["gpu-cluster:cluster"]["serve"] = {"port": 8000}
     errors = errors_of(values)
-    assert errors == [(K, "not built on alicloud yet (built on: aws, azure, gcp; docs/serving.md); remove it")]
+    assert errors == [
+        (K, "not built on tencentcloud yet (built on: alicloud, aws, azure, gcp; docs/serving.md); remove it")
+    ]
 
 
 @pytest.mark.parametrize(

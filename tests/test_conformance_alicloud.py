@@ -29,6 +29,7 @@ SDK = {
     "kms": "alibabacloud_kms20160120",
     "nas": "alibabacloud_nas20170626",
     "cs": "alibabacloud_cs20151215",
+    "slb": "alibabacloud_slb20140515",
 }
 RULES = _rules.load(conf.RULES)
 _FEATURE_PLANS: dict[str, object] = {}

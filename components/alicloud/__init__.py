@@ -3,10 +3,10 @@
 Decisions (ERI wiring, vSwitch ranges, deployment set strategy, image, user data) are made in
 `components.layout.alicloud`; this package turns them into resources, one module per concern:
 `network` (VPC, vSwitches, NAT egress, security group), `identity` (the nodes' RAM role),
-`access` (session manager, key pair, login node), and `nodes` (deployment set, image, an ESS
-scaling group or N ECS instances), or with `scheduler: kubernetes` `kubernetes` (an ACK cluster and its
-pools instead of the nodes); the login node and the Slurm head are `cpu_node`s, and every instance is built
-from one `context.Context`. Every resource is parented to
+`access` (session manager, key pair, login node), `nodes` (deployment set, image, an ESS
+scaling group or N ECS instances) and `serve` (the intranet CLB in front of the ESS group), or with
+`scheduler: kubernetes` `kubernetes` (an ACK cluster and its pools instead of the nodes); the login node and the
+Slurm head are `cpu_node`s, and every instance is built from one `context.Context`. Every resource is parented to
 `CloudCluster`, so URNs do not depend on which module registers it.
 """
 
@@ -21,7 +21,7 @@ from ..bootstrap.metrics import endpoints
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import AlicloudLayout
 from ..resources import fill
-from . import access, encryption, health, identity, kubernetes, network, nodes, partitions, scaling, slurm
+from . import access, encryption, health, identity, kubernetes, network, nodes, partitions, scaling, serve, slurm
 from .context import Context
 from .storage import build_shared
 
@@ -116,6 +116,7 @@ class CloudCluster(pulumi.ComponentResource):
         slurm.connect(ctx, head, self.login.security_group if self.login else None)
         self.health = health.build(ctx, self.group)
         self.schedule = scaling.build(self, name, layout, self.group)  # ESS scheduled tasks (metric schedule)
+        self.serving = serve.build_serving(ctx, self.group)  # serve: the intranet CLB the group is attached to
 
         node_ids: pulumi.Output[Any]
         if self.kubernetes is not None:
@@ -139,6 +140,8 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if (fleet := scaling.output(layout)) is not None:
             self.outputs["scaling"] = fleet
+        if self.serving is not None and layout.serve is not None:
+            self.outputs["serve"] = self.serving.output(layout.serve)
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if head is not None:

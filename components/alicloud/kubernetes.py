@@ -43,7 +43,20 @@ class Kubernetes:
         ack = layout.kubernetes
         assert ack is not None
         spec = layout.spec
-        return {
+        scaling = (
+            {
+                "autoscaling": {
+                    "scaler": ack.autoscaler.scaler_type,
+                    "minNodes": ack.min_nodes,
+                    "maxNodes": ack.max_nodes,
+                    # pending pods grow the pool only when they tolerate its taint (and request nvidia.com/gpu)
+                    "gpuTaint": "{key}={value}:{effect}".format(**ack.gpu_taint),
+                }
+            }
+            if ack.autoscaler
+            else {}
+        )
+        return scaling | {
             "service": "ACK",
             "clusterName": self.cluster.name,
             "clusterId": self.cluster.id,
@@ -128,10 +141,11 @@ def build(ctx: Context) -> Kubernetes:
         opts=child,
     )
     gpu_pool = _gpu_pool(ctx, ack, cluster, deployment_set)
+    autoscaler = _autoscaler(ctx, ack, cluster)
     erdma = _erdma(parent, name, ack.erdma, cluster, tags) if ack.erdma else None
     credential = alicloud.cs.get_cluster_credential_output(cluster_id=cluster.id, opts=invoke_options(parent))
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credential.kube_config)
-    waits: list[pulumi.Resource] = [system_pool, gpu_pool, *([erdma] if erdma else [])]
+    waits: list[pulumi.Resource] = [system_pool, gpu_pool, *(r for r in (erdma, autoscaler) if r is not None)]
     in_cluster = incluster.install(name, kubeconfig, ack.releases, parent, depends_on=waits)
     return Kubernetes(key, cluster, deployment_set, system_pool, gpu_pool, erdma, kubeconfig, in_cluster)
 
@@ -160,7 +174,7 @@ def _gpu_pool(
 ) -> alicloud.cs.NodePool:
     layout, network, kms_key = ctx.layout, ctx.network, ctx.kms_key
     spec = layout.spec
-    scaling = ack.max_nodes > ack.min_nodes
+    scaling = ack.autoscaler is not None
     disk = layout.scratch.device_gb if layout.scratch.kind == "disk" else None
     return alicloud.cs.NodePool(
         f"{ctx.name}-gpu",
@@ -169,7 +183,7 @@ def _gpu_pool(
         vswitch_ids=[network.vswitch.id],
         instance_types=[spec.instance.instanceType],
         deployment_set_id=deployment_set.id if deployment_set else None,
-        # a fixed size, or ACK's autoscaling range when maxNodes > nodes
+        # a fixed size, or the autoscaler's range (minNodes..maxNodes) when the pool may grow or shrink
         desired_size=None if scaling else str(ack.min_nodes),
         scaling_config=(
             alicloud.cs.NodePoolScalingConfigArgs(enable=True, min_size=ack.min_nodes, max_size=ack.max_nodes)
@@ -215,6 +229,24 @@ def _gpu_pool(
         pre_user_data=ack.pre_user_data_b64,
         user_data=ack.user_data_b64,
         tags={**ctx.tags, "Name": f"{spec.name}-gpu"},
+        opts=ctx.child,
+    )
+
+
+def _autoscaler(
+    ctx: Context, ack: AckLayout, cluster: alicloud.cs.ManagedKubernetes
+) -> alicloud.cs.AutoscalingConfig | None:
+    """ACK's "Configure Auto Scaling": deploys its cluster-autoscaler, which sizes the GPU pool on pending pods."""
+    conf = ack.autoscaler
+    if conf is None:
+        return None
+    return alicloud.cs.AutoscalingConfig(
+        f"{ctx.name}-autoscaler",
+        cluster_id=cluster.id,
+        scaler_type=conf.scaler_type,
+        expander=conf.expander,
+        scale_down_enabled=conf.scale_down_enabled,
+        scale_up_from_zero=conf.scale_up_from_zero,
         opts=ctx.child,
     )
 

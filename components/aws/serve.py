@@ -17,7 +17,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..layout.aws import AwsServe
-from ..resources import invoke_options
+from ..resources import invoke_options, serve_output
 from .naming import Context
 from .network import Network
 
@@ -32,17 +32,16 @@ class Serving:
 
     def output(self, serve: AwsServe) -> dict[str, Any]:
         """`serve`: the endpoint, how to check it, and what is behind it."""
-        endpoint = self.load_balancer.dns_name
-        return {
-            "endpoint": endpoint,
-            "port": serve.listener_port,
-            "protocol": serve.scheme,
-            "internal": serve.internal,
-            "healthCheck": {"protocol": serve.health.protocol, "port": serve.target_port, "path": serve.health.path},
-            "check": endpoint.apply(serve.check_command),
-            "from": serve.reach,
-            "targetGroup": self.target_group.arn,
-        }
+        return serve_output(
+            self.load_balancer.dns_name,
+            serve.listener_port,
+            serve.scheme,
+            serve.internal,
+            (serve.health.protocol, serve.target_port, serve.health.path),
+            serve.check_command,
+            serve.reach,
+            targetGroup=self.target_group.arn,
+        )
 
 
 def _client_cidrs(ctx: Context, net: Network, serve: AwsServe) -> list[pulumi.Input[str]]:

@@ -12,7 +12,7 @@ import pulumi_azure_native as azure
 
 from ..layout.azure import AzureServe
 from ..layout.azure.serve import FRONTEND, POOL, PROBE, RULE
-from ..resources import Joined, invoke_options
+from ..resources import Joined, invoke_options, serve_output
 from .context import Context
 
 
@@ -22,21 +22,16 @@ class Serving:
     pool_id: pulumi.Output[str]  # the backend pool the scale set's IP configuration names
 
     def output(self, serve: AzureServe) -> dict[str, Any]:
-        address = self.load_balancer.frontend_ip_configurations.apply(_private_ip)
-        return {
-            "endpoint": address,
-            "port": serve.port,
-            "protocol": serve.protocol,
-            "internal": True,
-            "healthCheck": {
-                "protocol": "HTTP" if serve.protocol == "http" else "TCP",
-                "port": serve.port,
-                "path": serve.health_path,
-            },
-            "check": address.apply(serve.check_command),
-            "from": serve.reach,
-            "loadBalancer": self.load_balancer.id,
-        }
+        return serve_output(
+            self.load_balancer.frontend_ip_configurations.apply(_private_ip),
+            serve.port,
+            serve.protocol,
+            True,
+            ("HTTP" if serve.protocol == "http" else "TCP", serve.port, serve.health_path),
+            serve.check_command,
+            serve.reach,
+            loadBalancer=self.load_balancer.id,
+        )
 
 
 def _private_ip(frontends: Any) -> str:

@@ -27,3 +27,9 @@ def self_hosted(cloud: str) -> dict[str, Any] | None:
     """`selfHosted.<cloud>`: the discovery and its grant, None where it is not built."""
     entry: dict[str, Any] | None = data()["selfHosted"].get(cloud)
     return entry
+
+
+def not_built_why(cloud: str) -> str | None:
+    """`notBuilt.<cloud>.why`: why selfHosted is not built there yet (None: no reason recorded)."""
+    entry = data().get("notBuilt", {}).get(cloud)
+    return None if entry is None else str(entry["why"])

@@ -12,6 +12,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..layout.gcp import GcpLayout, GcpServe
+from ..resources import serve_output
 from .network import Network
 
 
@@ -22,21 +23,16 @@ class Serving:
     forwarding_rule: gcp.compute.ForwardingRule
 
     def output(self, serve: GcpServe) -> dict[str, Any]:
-        address = self.forwarding_rule.ip_address
-        return {
-            "endpoint": address,
-            "port": serve.port,
-            "protocol": serve.protocol,
-            "internal": True,
-            "healthCheck": {
-                "protocol": "HTTP" if serve.protocol == "http" else "TCP",
-                "port": serve.port,
-                "path": serve.health_path,
-            },
-            "check": address.apply(serve.check_command),
-            "from": serve.reach,
-            "backendService": self.backend_service.self_link,
-        }
+        return serve_output(
+            self.forwarding_rule.ip_address,
+            serve.port,
+            serve.protocol,
+            True,
+            ("HTTP" if serve.protocol == "http" else "TCP", serve.port, serve.health_path),
+            serve.check_command,
+            serve.reach,
+            backendService=self.backend_service.self_link,
+        )
 
 
 def build_serving(

@@ -23,6 +23,7 @@ from typing import Any
 from . import _rules, _tea
 from . import alicloud_requests as req
 from . import alicloud_services as svc
+from . import alicloud_slb as lb
 from .alicloud_requests import Call, Inputs, Translation
 
 PROVIDER = "aliyun/terraform-provider-alicloud@81c43b67"
@@ -65,6 +66,14 @@ TRANSLATIONS: dict[str, Translation] = {
         "alicloud_ess_scaling_configuration", svc.ess_configuration, _PULUMI_ONLY
     ),
     "alicloud:ess/scheduledTask:ScheduledTask": Translation("alicloud_ess_scheduled_task", svc.ess_scheduled_task),
+    "alicloud:ess/scalingGroupVServerGroups:ScalingGroupVServerGroups": Translation(
+        "alicloud_ess_scalinggroup_vserver_groups", lb.ess_vserver_groups
+    ),
+    "alicloud:slb/applicationLoadBalancer:ApplicationLoadBalancer": Translation(
+        "alicloud_slb_load_balancer", lb.slb_load_balancer
+    ),
+    "alicloud:slb/serverGroup:ServerGroup": Translation("alicloud_slb_server_group", lb.slb_server_group),
+    "alicloud:slb/listener:Listener": Translation("alicloud_slb_listener", lb.slb_listener),
     "alicloud:ess/lifecycleHook:LifecycleHook": Translation("alicloud_ess_lifecycle_hook", svc.ess_lifecycle_hook),
     "alicloud:ram/role:Role": Translation("alicloud_ram_role", svc.ram_role),
     "alicloud:ram/policy:Policy": Translation("alicloud_ram_policy", svc.ram_policy),
@@ -84,6 +93,9 @@ TRANSLATIONS: dict[str, Translation] = {
         frozenset({"skipSetCertificateAuthority", "disableEncryption"}),
     ),
     "alicloud:cs/nodePool:NodePool": Translation("alicloud_cs_kubernetes_node_pool", svc.ack_node_pool),
+    "alicloud:cs/autoscalingConfig:AutoscalingConfig": Translation(
+        "alicloud_cs_autoscaling_config", svc.ack_autoscaling_config
+    ),
     "alicloud:cs/kubernetesAddon:KubernetesAddon": Translation("alicloud_cs_kubernetes_addon", svc.ack_addon),
 }
 
@@ -283,5 +295,36 @@ FEATURES: dict[str, dict[str, Any]] = {
         sshPublicKey=_SSH_KEY,
         storage={"scratch": "disk", "scratchGb": 2000},
         alicloud={"scratchPerformanceLevel": "PL2"},
+    ),
+    # ACK with its GPU pool autoscaled from zero (ACK's cluster-autoscaler: cs.AutoscalingConfig)
+    "ack-autoscale": _values(
+        "cn-hangzhou",
+        name="ack-scale",
+        instanceType="ecs.gn7i-c8g1.2xlarge",
+        scheduler="kubernetes",
+        nodes=1,
+        minNodes=0,
+        maxNodes=4,
+        zone="cn-hangzhou-k",
+    ),
+    # serve: with a certificate, the CLB's HTTPS listener on 443 (TLS 1.2) in front of the ESS group
+    "serve-https": _values(
+        "cn-hangzhou",
+        name="serve-https",
+        instanceType="ecs.gn7i-c8g1.2xlarge",
+        nodes=1,
+        maxNodes=4,
+        zone="cn-hangzhou-k",
+        serve={"port": 8000, "certificate": "1234567890123456_18f2a4b7c3d_1234567890_-987654321"},
+    ),
+    # serve: tcp, with the TCP listener's idle timeout
+    "serve-tcp": _values(
+        "cn-hangzhou",
+        name="serve-tcp",
+        instanceType="ecs.gn7i-c8g1.2xlarge",
+        nodes=1,
+        maxNodes=4,
+        zone="cn-hangzhou-k",
+        serve={"port": 9000, "protocol": "tcp", "idleTimeoutSeconds": 600},
     ),
 }

@@ -467,3 +467,24 @@ def ack_addon(i: Inputs, region: str) -> list[Call]:
     src = "alicloud/service_alicloud_cs.go (CsClient).installAddon"
     path = (("ClusterId", i.get("clusterId")),)
     return [Call("cs:InstallClusterAddons", cs.InstallClusterAddonsRequest, {"body": [body]}, src, True, (), path)]
+
+
+def ack_autoscaling_config(i: Inputs, region: str) -> list[Call]:
+    # the schema's defaults, sent with GetOk: cool_down_duration and unneeded_duration 10m, utilization_threshold and
+    # gpu_utilization_threshold 0.5, scan_interval 30s, expander least-waste; scale_down_enabled with d.Get
+    body = drop_none(
+        {
+            "scaler_type": i.ok("scalerType"),
+            "cool_down_duration": i.ok("coolDownDuration") or "10m",
+            "unneeded_duration": i.ok("unneededDuration") or "10m",
+            "utilization_threshold": i.ok("utilizationThreshold") or "0.5",
+            "gpu_utilization_threshold": i.ok("gpuUtilizationThreshold") or "0.5",
+            "scan_interval": i.ok("scanInterval") or "30s",
+            "scale_down_enabled": True if i.get("scaleDownEnabled") is None else i.get("scaleDownEnabled"),
+            "expander": i.ok("expander") or "least-waste",
+            "scale_up_from_zero": i.ok("scaleUpFromZero"),
+        }
+    )
+    src = "alicloud/resource_alicloud_cs_autoscaling_config.go resourceAlicloudCSAutoscalingConfigUpdate"
+    path = (("ClusterId", i.get("clusterId")),)
+    return [Call("cs:CreateAutoscalingConfig", cs.CreateAutoscalingConfigRequest, body, src, True, (), path)]

@@ -287,6 +287,11 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             },
         ),
         ("alicloud-tag-url", f"{C}.tags.team", {"tags": {"team": "see https://x", "environment": "test"}}),
+        (
+            "alicloud-serve-public",
+            f"{C}.serve.public",
+            {"nodeGroup": "managed", "maxNodes": 4, "serve": {"public": True, "allowedCidrs": ["203.0.113.0/24"]}},
+        ),
     ],
     "tencentcloud": [
         ("aws-type-on-tencentcloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),

@@ -97,6 +97,8 @@ from .partitions import eri_warning, partition_problems
 from .proof import count_wired_gbps
 from .scaling import AlicloudFleet
 from .scaling import plan as fleet_plan
+from .serve import AliServe
+from .serve import plan as serve_plan
 from .slurm import CIPHERTEXT_PLACEHOLDER, AliSlurm, ali_slurm, slurm_compute_parts
 
 __all__ = [
@@ -105,6 +107,7 @@ __all__ = [
     "AckLayout",
     "AliEncryption",
     "AliPartition",
+    "AliServe",
     "AliSlurm",
     "AlicloudFleet",
     "AlicloudLayout",
@@ -164,6 +167,7 @@ class AlicloudLayout:
     drain_hook: EssDrainHook | None = None  # a managed ESS group: the scale-in lifecycle hook (drain first)
     encryption: AliEncryption | None = None  # encryption.key: the KMS key of every ESSD (None: the ECS service key)
     partitions: tuple[AliPartition, ...] = ()  # slurm.partitions: no GPU node runs; one launch template each
+    serve: AliServe | None = None  # serve: the intranet CLB in front of the ESS group
 
     @property
     def eri_count(self) -> int:
@@ -328,4 +332,5 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         drain_hook=ess_drain_hook(spec),
         encryption=encryption_plan(spec),  # decided here, read by components/alicloud/encryption.py
         partitions=partitions,
+        serve=serve_plan(spec),
     )

@@ -19,7 +19,7 @@ from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
 from .. import Scratch
-from ..kubernetes import GPU_TAINT, Release, gpu_labels, releases
+from ..kubernetes import GPU_TAINT, Release, autoscaled, gpu_labels, releases
 from ..node import node_parts
 from ..shared import Shared
 from .data import ack_offer
@@ -38,6 +38,16 @@ class ErdmaController:
     actions: tuple[str, ...]
     eris: int  # ERIs it wires per node: one per network card, min(cards, ERIs of the type)
     mtu: int
+
+
+@dataclass(frozen=True)
+class AckAutoscaler:
+    """ACK's cluster-autoscaler settings (cs.AutoscalingConfig; catalog/kubernetes/alicloud.yaml `autoscaler`)."""
+
+    scaler_type: str
+    expander: str
+    scale_down_enabled: bool
+    scale_up_from_zero: bool
 
 
 @dataclass(frozen=True)
@@ -61,9 +71,10 @@ class AckLayout:
     releases: tuple[Release, ...]
     user_data_b64: str | None  # the GPU nodes' bootstrap (a bash script: ACK runs it after joining the node)
     pre_user_data_b64: str | None  # before ACK's own init: keep ACK off the scratch disk
-    min_nodes: int
+    min_nodes: int  # the GPU pool's floor: minNodes (0 scales to zero), or nodes
     max_nodes: int
     cluster_tags: Mapping[str, str]  # the cluster's tags as ACK takes them: Kubernetes labels (`ack_tags`)
+    autoscaler: AckAutoscaler | None = None  # the GPU pool autoscales (maxNodes > nodes or minNodes < nodes)
 
 
 # --- scheduler: kubernetes (ACK) -------------------------------------------------------------------------
@@ -185,11 +196,19 @@ def ack_layout(spec: ClusterSpec, scratch: Scratch, eris: int, shared: Shared | 
     # ACK formats the node pool's last data disk for the container runtime unless /var/.skip-auto-fdisk exists
     # before its init ("ACK node initialization", step 3.1): the scratch disk stays ours.
     pre = "#!/bin/bash\ntouch /var/.skip-auto-fdisk\n" if scratch.kind == "disk" else None
-    if spec.max_nodes > spec.nodes:
+    autoscaler: AckAutoscaler | None = None
+    if autoscaled(spec):
+        conf = data["autoscaler"]
+        autoscaler = AckAutoscaler(
+            scaler_type=str(conf["scalerType"]),
+            expander=str(conf["expander"]),
+            scale_down_enabled=bool(conf["scaleDownEnabled"]),
+            scale_up_from_zero=bool(conf["scaleUpFromZero"]),
+        )
         warnings.append(
-            f"{CLUSTER_KEY}.maxNodes: the ACK GPU pool scales from {spec.nodes} to {spec.max_nodes} nodes "
-            "(cs.NodePool scaling_config); ACK adds nodes only when node autoscaling is enabled for the cluster "
-            "(ACK console or API, not built here)"
+            f"{CLUSTER_KEY}.maxNodes: ACK's cluster-autoscaler sizes the GPU pool between {spec.min_nodes} and "
+            f"{spec.max_nodes} nodes on pending GPU pods (cs.AutoscalingConfig); once per account, not built here: "
+            f"{one_line(conf['prerequisites'])}"
         )
     return AckLayout(
         version=str(data["patchVersions"][kube.version]),
@@ -209,9 +228,10 @@ def ack_layout(spec: ClusterSpec, scratch: Scratch, eris: int, shared: Shared | 
         releases=releases(spec),
         user_data_b64=base64.b64encode(ack_user_data(script).encode()).decode() if script else None,
         pre_user_data_b64=base64.b64encode(pre.encode()).decode() if pre else None,
-        min_nodes=spec.nodes,
+        min_nodes=spec.min_nodes,
         max_nodes=spec.max_nodes,
         cluster_tags=ack_tags(spec)[0],
+        autoscaler=autoscaler,
     )
 
 

@@ -147,6 +147,15 @@ def _schedule(spec: ClusterSpec, at: datetime) -> tuple[tuple[ScheduledTask, ...
 def plan(spec: ClusterSpec) -> AlicloudFleet | None:
     if not elastic(spec):
         return None
+    if spec.kubernetes is not None:
+        # minNodes is the ACK GPU pool's floor, which ACK's cluster-autoscaler keeps (layout.alicloud.kubernetes)
+        if spec.spot_on_demand_base or spec.spot_fallback != "none":
+            raise ConfigError(
+                f"{CLUSTER_KEY}.spot",
+                "onDemandBase and fallback are not built for scheduler kubernetes on Alibaba Cloud (the ACK node "
+                "pool is one spot strategy); remove them",
+            )
+        return None  # `scaling` is refused by the spec with scheduler kubernetes
     schedule: tuple[ScheduledTask, ...] = ()
     warnings: tuple[str, ...] = ()
     if spec.scaling is not None and spec.scaling.metric == "schedule":
@@ -158,13 +167,6 @@ def plan(spec: ClusterSpec) -> AlicloudFleet | None:
             f"{CLUSTER_KEY}.scaling.metric",
             f"{metric} is not built on Alibaba Cloud: {why} (catalog/scaling/alicloud.yaml notBuilt); remove "
             "scaling and size the group between minNodes and maxNodes yourself",
-        )
-    if spec.kubernetes is not None:
-        raise ConfigError(
-            f"{CLUSTER_KEY}.spot"
-            if spec.spot_on_demand_base or spec.spot_fallback != "none"
-            else f"{CLUSTER_KEY}.minNodes",
-            "not built for scheduler kubernetes on Alibaba Cloud (the ACK node pool sizes itself); remove it",
         )
     s = data()["spot"]
     spot = (

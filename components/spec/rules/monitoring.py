@@ -14,6 +14,7 @@ from typing import Literal
 
 from ...catalog import monitoring as data
 from ...errors import CLUSTER_KEY, ConfigError
+from ...text import one_line
 from ..context import Context
 from ..model import ClusterConfig
 
@@ -27,9 +28,11 @@ def _problems(cloud: str, cfg: ClusterConfig) -> list[str]:
     """Why selfHosted cannot be built for this config (empty: it can)."""
     problems: list[str] = []
     if data.self_hosted(cloud) is None:
+        why = data.not_built_why(cloud)
+        reason = f": {one_line(why)}" if why else ""
         problems.append(
-            f"is not built on {cloud} yet (built on: {', '.join(data.self_hosted_clouds())}); use none and scrape the "
-            "nodes' exporters from your own Prometheus"
+            f"is not built on {cloud} yet{reason} (built on: {', '.join(data.self_hosted_clouds())}); use none and "
+            "scrape the nodes' exporters from your own Prometheus"
         )
     if cfg.scheduler == "kubernetes":
         problems.append("is not built with scheduler kubernetes (kube-prometheus-stack is not wired yet); use none")
