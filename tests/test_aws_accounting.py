@@ -287,3 +287,27 @@ def test_the_aws_password_hook_reads_its_secret_by_name_in_the_instance_region(t
 def test_shellcheck_clean(name):
     proc = subprocess.run(["shellcheck", "-x", str(HERE / name)], capture_output=True, text=True, cwd=HERE)
     assert proc.returncode == 0, proc.stdout
+
+
+def test_the_diff_keeps_the_database_on_a_later_change_and_says_data_loss_when_accounting_goes_off():
+    from components.diff import diff_plans
+
+    from .conftest import plan_json
+
+    on = plan_json(plan_values(values(), stack="acct"))
+    # a later change of the cluster (here its tags and the head's type) updates the database at most in place
+    changed = aws_values(
+        scheduler="slurm", login={}, tags={"team": "day2"},
+        slurm={"accounting": True, "headInstanceType": "m7i.xlarge"},
+    )  # fmt: skip
+    later = plan_json(plan_values(changed, stack="acct"))
+    d = diff_plans(on, later)
+    db = [c for c in d.changed if c.name == f"{NAME}-db"]
+    assert all(c.verdict == "update" for c in db), [(c.verdict, c.reasons) for c in db]
+    off = plan_json(plan_values(aws_values(scheduler="slurm", slurm={"accounting": False}, login={}), stack="acct"))
+    gone = diff_plans(on, off)
+    assert any(urn.endswith(f"::{NAME}-db") for urn in gone.deleted)
+    assert [c.policy for c in gone.spec_changes if c.key == "cluster.slurm.accounting"] == ["refused"]
+    assert any(w.startswith("DATA LOSS") and f"{NAME}-db" in w for w in gone.warnings), gone.warnings
+    # and the review says the head restarts
+    assert any(f"`{NAME}-head`" in w and "stop/start" in w for w in gone.warnings), gone.warnings
