@@ -193,7 +193,8 @@ def prepare(
         **(extra or {}),
     }
     listed = set(data()["local"]) | set(data()["add"]) | set(data()["pair"]) | set(data()["deadNode"])
-    listed |= set(data()["elastic"])
+    listed |= set(data()["elastic"]) | set(data()["accounting"]["slurmConf"])
+    listed |= set(data()["accounting"]["slurmConfAdd"])
     assert set(local) <= listed, f"not in tests/slurm_22_05.yaml: {sorted(set(local) - listed)}"
     for name, text in files.items():
         (cluster.conf_dir / name).write_text(set_lines(text, local) if name == "slurm.conf" else text)
@@ -284,3 +285,77 @@ def can_unshare() -> bool:
         shutil.which("unshare") is not None
         and subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
     )
+
+
+# slurm.accounting (tests/test_slurm_accounting_real.py): a MariaDB of the test's own, standing in for the cloud's
+# managed MySQL, and slurmdbd with our slurmdbd.conf. Debian 12's packages: mariadb-server, slurmdbd.
+ACCOUNTING_BINARIES = ("mariadb-install-db", "mariadbd", "mariadb", "slurmdbd", "sacct", "sacctmgr")
+ACCOUNTING_INSTALL = "Debian: apt-get install -y slurmdbd mariadb-server"
+
+
+def accounting_skip_reason() -> str | None:
+    """Why the accounting daemons cannot run here (after the Slurm ones), or None."""
+    reason = skip_reason()
+    if reason is not None:
+        return reason
+    absent = [b for b in ACCOUNTING_BINARIES if shutil.which(b) is None]
+    return f"{', '.join(absent)} not installed ({ACCOUNTING_INSTALL})" if absent else None
+
+
+@dataclass
+class Database:
+    host: str
+    port: int
+    user: str
+    password: str
+    log: Path
+
+
+@contextmanager
+def mariadb(root: Path, settings: Mapping[str, str], database: str, user: str, password: str) -> Iterator[Database]:
+    """mariadbd on 127.0.0.1 and a free port, data in root, with `settings` (SchedMD's) on its command line, and the
+    account slurmdbd logs in with (as a managed service's master user: all rights on its database)."""
+    data_dir, sock, log = root / "data", root / "mysql.sock", root / "mariadb.log"
+    root.mkdir(parents=True)
+    install = [
+        "mariadb-install-db", "--no-defaults", f"--datadir={data_dir}", "--user=root",
+        "--auth-root-authentication-method=socket", "--skip-test-db",
+    ]  # fmt: skip
+    subprocess.run(install, check=True, capture_output=True, timeout=120)
+    port = free_port()
+    args = [
+        "mariadbd", "--no-defaults", f"--datadir={data_dir}", f"--socket={sock}", f"--port={port}",
+        "--bind-address=127.0.0.1", "--user=root", f"--log-error={log}", f"--pid-file={root / 'mariadb.pid'}",
+        *(f"--{key}={value}" for key, value in settings.items()),
+    ]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: proc.poll() is not None or sock.exists(), "mariadbd's socket", 60)
+        assert proc.poll() is None, f"mariadbd exited {proc.returncode}: {read(log)}"
+        sql = (
+            f"CREATE DATABASE {database}; CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY '{password}'; "
+            f"GRANT ALL ON {database}.* TO '{user}'@'127.0.0.1';"
+        )
+        subprocess.run(["mariadb", f"--socket={sock}", "-u", "root", "-e", sql], check=True, timeout=60)
+        yield Database("127.0.0.1", port, user, password, log)
+    finally:
+        stop(proc)
+
+
+def stop_pid_file(path: Path) -> None:
+    """A daemon that forked (slurmdbd as systemd starts it): SIGTERM by its pid file, then wait for it to go."""
+    if not path.exists():
+        return
+    pid = int(path.read_text().strip())
+    try:
+        os.kill(pid, 15)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, 9)

@@ -38,7 +38,7 @@ FEATURES: dict[str, dict[str, Any]] = {
     "team.slurm-fsx-cmk-ssh": _config(
         "feat-slurm",
         scheduler="slurm",
-        slurm={"partition": "gpu"},
+        slurm={"partition": "gpu", "accounting": True},  # RDS for MySQL with the cluster's key
         encryption={"key": "auto"},
         storage={"shared": {"kind": "lustre", "sizeGb": 4800, "throughput": 1000, "path": "/shared"}},
         access="ssh",

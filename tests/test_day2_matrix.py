@@ -169,6 +169,14 @@ def _suspend_later(c: Cluster, cloud: str) -> Cluster:
     return {**c, "slurm": {**c["slurm"], "suspendAfterSeconds": 1200}}
 
 
+def _accounting(on: bool) -> Edit:
+    return lambda c, cloud: {**c, "slurm": {**(c.get("slurm") or {}), "accounting": on}}
+
+
+def _has_accounting(c: Cluster) -> bool:
+    return bool((c.get("slurm") or {}).get("accounting"))
+
+
 def _elastic(c: Cluster) -> bool:
     return bool((c.get("slurm") or {}).get("partitions"))
 
@@ -199,6 +207,12 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "partition-spot": ("cluster.slurm.partitions.spot", _elastic, _partition(0, spot=True)),
     "suspend-time": ("cluster.slurm.suspendAfterSeconds", _elastic, _suspend_later),
     "serve-port": ("cluster.serve.port", lambda c: "serve" in c, _serve_port),
+    "accounting-on": (
+        "cluster.slurm.accounting",
+        lambda c: c.get("scheduler") == "slurm" and not _has_accounting(c),
+        _accounting(True),
+    ),
+    "accounting-off": ("cluster.slurm.accounting", _has_accounting, _accounting(False)),
 }  # fmt: skip
 # the old side of a cell, when it is not the shipped stack: image-bump goes from one pinned image to another; a
 # Kubernetes upgrade goes from the cloud's previous minor to the shipped one
@@ -236,6 +250,11 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("azure-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
     ("alicloud-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
     ("alicloud-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
+    # catalog/accounting.yaml clouds.<cloud>.notBuilt
+    ("alicloud-a100-cmk", "accounting-on"): "slurm.accounting is not built on alicloud",
+    ("alicloud-slurm-elastic", "accounting-on"): "slurm.accounting is not built on alicloud",
+    ("azure-slurm-elastic", "accounting-on"): "slurm.accounting is not built on azure",
+    ("gcp-slurm-elastic", "accounting-on"): "slurm.accounting is not built on gcp",
 }
 
 

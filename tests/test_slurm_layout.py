@@ -210,10 +210,9 @@ def test_scheduler_none_has_no_slurm_layer():
 @pytest.mark.parametrize(
     ("cluster", "key", "text"),
     [
-        ({"slurm": {"accounting": True}}, "slurm.accounting", "slurmdbd"),
         ({"network": {"cidr": "10.42.0.0/16", "egress": "none"}}, "network.egress", "packages.microsoft.com"),
     ],
-    ids=["accounting", "egress-none"],
+    ids=["egress-none"],
 )
 def test_what_is_not_built_is_refused_with_the_key(cluster, key, text):
     """The spec refuses it, with the other problems of the config, before any layout."""

@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,12 +32,13 @@ from components.bootstrap.slurm_conf import (
 from . import slurm_local as local
 from .conftest import ROOT
 from .test_slurm_real import (
-    cloud_layout_of,
+    cloud_layout,
     end_jobs,
     expected,
     for_22_05,
     needs_root,
     needs_slurm,
+    stack_spec,
     this_machine,
     unexpected,
     written_out_gres,
@@ -185,6 +187,12 @@ def test_a_failed_launch_downs_the_node_with_the_cloud_reason_and_powers_it_down
     assert os.path.exists(tmp_path / "calls")
 
 
+def without_accounting(spec: Any) -> Any:
+    if spec.slurm is None or not spec.slurm.accounting:
+        return spec
+    return dataclasses.replace(spec, slurm=spec.slurm.model_copy(update={"accounting": False}))
+
+
 # every shipped elastic stack, with its partitions as sinfo shows them powered down
 ELASTIC_STACKS = {
     "aws-slurm-elastic": ["h100* 2 idle~", "l40s 4 idle~"],
@@ -199,8 +207,10 @@ ELASTIC_STACKS = {
 @pytest.mark.parametrize("stack", sorted(ELASTIC_STACKS))
 def test_the_shipped_elastic_stack_loads_and_restarts_clean_with_both_partitions_powered_down(tmp_path, stack):
     """The stack's rendered slurm.conf, nodes.conf and gres.conf (written out GPUs: slurmctld refuses AutoDetect on
-    CLOUD nodes) as they are, only the programs installed here: no error on a restart, every node powered down."""
-    layout = cloud_layout_of(stack)
+    CLOUD nodes) as they are, only the programs installed here: no error on a restart, every node powered down. With
+    slurm.accounting (aws-slurm-elastic) as the stack would be without it: slurmctld needs its slurmdbd, which
+    tests/test_slurm_accounting_real.py runs with the accounting lines."""
+    layout = cloud_layout(without_accounting(stack_spec(stack)))
     files = {**for_22_05(layout).files, **install(tmp_path, layout, {})}
     with local.munged(tmp_path / "munge") as munge:
         cluster = local.prepare(tmp_path / "slurm", files, munge.socket, local.data()["elastic"])

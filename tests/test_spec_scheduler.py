@@ -186,6 +186,21 @@ def test_the_service_monitor_is_resolved(eks, service_monitor):
     assert spec.kubernetes is not None and spec.kubernetes.service_monitor is service_monitor
 
 
+def test_accounting_is_refused_on_a_cloud_that_does_not_build_it_with_the_data_s_reason():
+    from components.catalog.accounting import refusal
+
+    from .conftest import gcp_values
+
+    got = errors_of(gcp_values(scheduler="slurm", slurm={"accounting": True}))
+    reason = refusal("gcp")
+    assert reason is not None and "Cloud SQL" in reason
+    assert got == [("gpu-cluster:cluster.slurm.accounting", f"true on gcp, but {reason}")]
+    # AWS builds it (catalog/accounting.yaml has no notBuilt for aws)
+    assert refusal("aws") is None
+    spec = build_spec(aws_values(scheduler="slurm", slurm={"accounting": True}), "test")
+    assert spec.slurm is not None and spec.slurm.accounting
+
+
 def test_every_slurm_problem_has_its_whole_message():
     got = errors_of(
         aws_values(
@@ -198,10 +213,6 @@ def test_every_slurm_problem_has_its_whole_message():
             "gpu-cluster:cluster.nodes",
             "0 with scheduler slurm: the partition would be empty (its nodes are the group's, always running); use 1 "
             "or more, or slurm.partitions for partitions that scale from zero",
-        ),
-        (
-            "gpu-cluster:cluster.slurm.accounting",
-            "true, but slurmdbd (accounting) is not built yet; use false (jobs run, sacct has no history)",
         ),
         (
             "gpu-cluster:cluster.gpuPartition",

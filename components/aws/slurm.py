@@ -23,11 +23,12 @@ import pulumi_aws as aws
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, launch_placeholder
+from ..bootstrap.slurm_conf import DB_HOST_PLACEHOLDER, HEAD_PLACEHOLDER, launch_placeholder
 from ..catalog.slurm import cloud_data
 from ..layout.aws import AwsSlurm
 from ..resources import fill, invoke_options
 from .access import SSH_PORT, LoginNode
+from .accounting import Database, build_database
 from .identity import Identity, build_identity
 from .naming import Context
 from .network import Network
@@ -41,7 +42,8 @@ class SlurmHead:
     secret: aws.secretsmanager.Secret
     policy: aws.iam.RolePolicy | None
     conf: aws.ssm.Parameter | None  # elastic partitions: made by `build_power` once the templates exist
-    identity: Identity  # the node identity, or with elastic partitions the head's own (it may launch nodes)
+    identity: Identity  # the node identity, or the head's own (elastic partitions, accounting: `head_role_of_its_own`)
+    database: Database | None = None  # slurm.accounting: RDS for MySQL
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -134,14 +136,18 @@ def build_head(
     elastic = bool(plan.layout.elastic)
     secret, version = _munge_secret(ctx, plan)
     policy = _key_policy(ctx, plan, identity, secret)
-    if elastic:
-        # the head launches and deletes nodes: a role of its own, which the GPU nodes and the login node do not carry
+    if plan.head_role_of_its_own:
+        # the head launches and deletes nodes, or reads the database's password: a role of its own, which the GPU
+        # nodes and the login node do not carry
         identity = build_identity(replace(ctx, name=f"{ctx.name}-head"))
+        if identity.role is not None:
+            _grant(ctx, identity.role, "munge-key", "ReadOwnMungeKey", plan.secret_action, secret.arn, "head-role")
+    if elastic:
         # nodes.conf names the partitions' templates, made after the head (their user data holds its address): the
         # head's boot waits for the parameter (slurm_head.sh retries the fetch), not the deploy
         conf, conf_policy = None, None
-        if identity.role is not None:
-            _grant(ctx, identity.role, "munge-key", "ReadOwnMungeKey", plan.secret_action, secret.arn, "head-role")
+    elif plan.head_role_of_its_own:
+        conf, conf_policy = _compute_conf(ctx, plan, identity, label="head-role")
     else:
         conf, conf_policy = _compute_conf(ctx, plan, identity)
     sg = aws.ec2.SecurityGroup(
@@ -160,8 +166,15 @@ def build_head(
         description="outbound from the head node",
         opts=child,
     )
+    database = build_database(ctx, net, sg)
+    db_policy = None
+    if database is not None and identity.role is not None:
+        db_policy = _grant(
+            ctx, identity.role, "db-password", "ReadOwnDbPassword", database.plan.secret_action, database.secret.arn,
+            "head-role",
+        )  # fmt: skip
     image = aws.ssm.get_parameter_output(name=plan.head_image_parameter, opts=invoke_options(ctx.parent)).value
-    depends: list[pulumi.Resource] = [version, *(r for r in (conf, policy, conf_policy) if r)]
+    depends: list[pulumi.Resource] = [version, *(r for r in (conf, policy, conf_policy, db_policy) if r)]
     instance = aws.ec2.Instance(
         f"{name}-head",
         ami=image,
@@ -176,13 +189,17 @@ def build_head(
         root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
             volume_type="gp3", volume_size=ctx.layout.root_gb, encrypted=True, kms_key_id=ctx.kms_key
         ),
-        user_data_base64=fill(plan.head_user_data, {SOURCE_PLACEHOLDER: mount_source}, ctx.layout.user_data_b64_for),
+        user_data_base64=fill(
+            plan.head_user_data,
+            {SOURCE_PLACEHOLDER: mount_source, DB_HOST_PLACEHOLDER: database.address if database else None},
+            ctx.layout.user_data_b64_for,
+        ),
         tags=ctx.tagged("head"),
         # the SSM parameter follows Canonical's newest image: a new AMI id must not replace the head (a new
         # address for every node, and without storage.shared the queue and /home); patch it in place instead
         opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=depends, ignore_changes=["ami"])),
     )
-    return SlurmHead(plan, instance, sg, secret, policy, conf, identity)
+    return SlurmHead(plan, instance, sg, secret, policy, conf, identity, database)
 
 
 def build_power(
@@ -300,6 +317,9 @@ def connect(ctx: Context, net: Network, head: SlurmHead | None, login: LoginNode
         _rule(ctx, "login-sg-srun-from-head", lsg, hsg, ports.srun_range, "srun (SrunPortRange) from slurmctld")
         _rule(ctx, "login-sg-srun-from-nodes", lsg, nodes, ports.srun_range, "srun (SrunPortRange) from slurmd")
         _rule(ctx, "head-sg-ssh-from-login", hsg, lsg, (SSH_PORT, SSH_PORT), "SSH from the login node")
+        if head.database is not None:  # sacct and sacctmgr on the login node ask slurmdbd on the head
+            dbd = (head.database.plan.dbd_port, head.database.plan.dbd_port)
+            _rule(ctx, "head-sg-slurmdbd-from-login", hsg, lsg, dbd, "slurmdbd (sacct) from the login node")
 
 
 def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, Any] | None:
@@ -316,4 +336,5 @@ def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, An
         "mungeKeySecret": head.secret.arn,
         "computeConfig": head.conf.name if head.conf is not None else None,
         "powerSaving": layout.power_saving,
+        **({"accounting": head.database.output()} if head.database is not None else {}),
     }

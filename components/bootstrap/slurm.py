@@ -52,6 +52,20 @@ CONF_HOOK_PATH = f"/usr/local/sbin/gpu-cluster-{CONF_SYNC}-fetch"
 POWER_HOOK_PATH = "/usr/local/lib/gpu-cluster/slurm_power_hook.sh"
 POWER_ENV_PATH = "/etc/gpu-cluster/slurm-power.env"
 NODE_NAME_HOOK_PATH = "/usr/local/sbin/gpu-cluster-slurm-node-name"
+# slurm.accounting: slurmdbd.conf's template (no secret: the password is put in at boot) and the password hook
+DBD_TEMPLATE = "/etc/gpu-cluster/slurmdbd.conf"
+DB_PASSWORD_HOOK_PATH = "/usr/local/sbin/gpu-cluster-db-password"
+DB_PASSWORD_ENV = "/etc/gpu-cluster/db-password.env"
+SLURMDBD_PATH = "/usr/local/sbin/gpu-cluster-slurmdbd"
+
+
+@dataclass(frozen=True)
+class DbdHook:
+    """A cloud's half of slurm.accounting on the head: `password`, a script printing the database password on stdout
+    (read from the cloud's secret store with the head's identity), and its settings `env` (e.g. the secret's id)."""
+
+    password: str
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -134,14 +148,17 @@ def head_parts(
     conf_hook_env: Mapping[str, str] | None = None,
     mount: Mount | None = None,
     power: PowerHooks | None = None,
+    dbd: DbdHook | None = None,
 ) -> tuple[Part, ...]:
     """The head node: slurmctld with the controller-wide files, MUNGE, /home (exported, or on storage.shared), and the
     compute-side files from the cloud's channel (`conf_part`); with elastic partitions the power-saving programs
-    (`power_part`) instead of the dead-node cleanup (CLOUD nodes are powered down, never deleted)."""
+    (`power_part`) instead of the dead-node cleanup (CLOUD nodes are powered down, never deleted); with accounting
+    slurmdbd, started before slurmctld, with the cloud's password hook `dbd`."""
     pkg = layout.packages
     os_packages = pkg.munge + (pkg.nfs_server if layout.home_export else ())
+    accounting = layout.accounting
     env = {
-        **_env(layout, pkg.head, os_packages),
+        **_env(layout, pkg.head + (accounting.packages if accounting else ()), os_packages),
         "CONF_SOURCE": CONF_SOURCE,
         "CONF_DIR": CONF_DIR,
         "STATE_DIR": layout.state_dir,
@@ -149,6 +166,8 @@ def head_parts(
         "CONF_SYNC": CONF_SYNC_PATH,
     }
     confs = tuple(File(f"{CONF_SOURCE}/{name}", text) for name, text in layout.head_files().items())
+    if accounting is not None and (dbd is None or layout.slurmdbd_conf is None):
+        raise ValueError("slurm.accounting needs the cloud's database password hook")
     head = _role_part(
         "head",
         env,
@@ -161,11 +180,61 @@ def head_parts(
         extra_files=confs,
     )
     users = (users_part(head=True),) if layout.users_conf is not None else ()
+    # slurm.accounting: enabled before the head's part starts slurmctld, which pulls it in
+    dbd_parts = (dbd_part(layout, dbd),) if dbd is not None and layout.accounting is not None else ()
     if layout.elastic:
         if power is None:
             raise ValueError("elastic partitions need the cloud's power hooks")
-        return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), power_part(power), head, *users)
-    return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), head, cleanup_part(), *users)
+        return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), power_part(power), *dbd_parts, head,
+                *users)  # fmt: skip
+    return (mounts_part(mount), conf_part(conf_hook, conf_hook_env or {}), *dbd_parts, head, cleanup_part(), *users)
+
+
+SLURMDBD = "slurmdbd"
+
+
+def dbd_part(layout: SlurmLayout, dbd: DbdHook) -> Part:
+    """slurm.accounting on the head: a oneshot that slurmctld's start pulls in and waits for (the head's own script is
+    unchanged): slurmdbd.conf from its template with the password from the cloud's hook, slurmdbd, the cluster
+    registered (slurm_dbd.sh). Its failure does not stop slurmctld: jobs run, and slurmctld keeps their records for
+    slurmdbd until it answers."""
+    assert layout.accounting is not None and layout.slurmdbd_conf is not None
+    env = {
+        "DBD_TEMPLATE": DBD_TEMPLATE,
+        "DB_PASSWORD_HOOK": DB_PASSWORD_HOOK_PATH,
+        "CONF_DIR": CONF_DIR,
+        "CLUSTER_NAME": layout.cluster_name,
+    }
+    unit = (
+        "[Unit]\n"
+        "Description=gpu-cluster: slurmdbd (its database password from the cloud), before slurmctld\n"
+        "Wants=network-online.target munge.service\n"
+        "After=network-online.target munge.service\n"
+        "Before=slurmctld.service\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        "RemainAfterExit=yes\n"
+        "TimeoutStartSec=900\n"
+        f"EnvironmentFile=/etc/gpu-cluster/{SLURMDBD}.env\n"
+        f"ExecStart={SLURMDBD_PATH}\n\n"
+        "[Install]\n"
+        "WantedBy=slurmctld.service\n"
+    )
+    return Part(
+        SLURMDBD,
+        files=(
+            File(SLURMDBD_PATH, script("slurm_dbd.sh"), "0755"),
+            File(DBD_TEMPLATE, layout.slurmdbd_conf, "0600"),
+            File(DB_PASSWORD_HOOK_PATH, dbd.password, "0700"),
+            File(DB_PASSWORD_ENV, env_file(dbd.env), "0600"),
+            File(f"/etc/gpu-cluster/{SLURMDBD}.env", env_file(env)),
+            File(f"/etc/systemd/system/gpu-cluster-{SLURMDBD}.service", unit),
+        ),
+        # enabled, not started: slurmctld's start (the head's part) runs it
+        commands=(("systemctl", "daemon-reload"), ("systemctl", "enable", f"gpu-cluster-{SLURMDBD}.service")),
+        summary=f"slurmdbd {layout.packages.version} on {layout.accounting.service}, before slurmctld; the cluster "
+        "registered, so sacct shows every job",
+    )
 
 
 def power_part(hooks: PowerHooks) -> Part:
@@ -496,6 +565,7 @@ def cluster_parts(
     conf_hook_env: Mapping[str, str] | None = None,
     mount: Mount | None = None,
     power: PowerHooks | None = None,
+    dbd: DbdHook | None = None,
 ) -> tuple[tuple[Part, ...], tuple[Part, ...], tuple[Part, ...]]:
     """The head's, the login node's and the GPU nodes' parts, with one key hook; the login and GPU nodes reach the head
     at `HEAD_PLACEHOLDER`, which the cloud replaces with the head's private address at deploy."""
@@ -507,6 +577,7 @@ def cluster_parts(
         conf_hook_env=conf_hook_env,
         mount=mount,
         power=power,
+        dbd=dbd,
     )
     login = login_parts(
         layout, head_address=HEAD_PLACEHOLDER, key_hook=key_hook, key_hook_env=key_hook_env, mount=mount

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from ..catalog.accounting import data as accounting_data
 from ..catalog.slurm import data
 
 HEAD_PLACEHOLDER = "@@GPU_CLUSTER_SLURM_HEAD@@"
@@ -26,6 +27,14 @@ RESUME_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-resume"
 SUSPEND_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-suspend"
 RESUME_FAIL_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-resume-fail"
 LOCAL_STATE_DIR = "/var/spool/slurmctld"
+# slurm.accounting: the head fills in its own address (AccountingStorageHost: sacct on the login node reaches slurmdbd
+# there) and short hostname (DbdHost) at boot; the database's address is known at deploy (the cloud fills it into the
+# head's user data, as HEAD_PLACEHOLDER), its password at boot (read from the cloud's secret store by the head's hook)
+HEAD_ADDRESS_TOKEN = "@@GPU_CLUSTER_HEAD_ADDRESS@@"
+DBD_HOST_TOKEN = "@@GPU_CLUSTER_DBD_HOST@@"
+DB_HOST_PLACEHOLDER = "@@GPU_CLUSTER_DB_HOST@@"
+DB_PASSWORD_TOKEN = "@@GPU_CLUSTER_DB_PASSWORD@@"
+SLURMDBD_LOG = "/var/log/slurm/slurmdbd.log"
 TOPOLOGY_NAME = "placement"
 # The compute-side part of slurm.conf, `Include`d by it: what a change of the GPU nodes (nodes, maxNodes, the instance
 # type, placement) changes. It reaches the head through the cloud's in-place channel at run time, never through the
@@ -111,6 +120,28 @@ class PowerSave:
 
 
 @dataclass(frozen=True)
+class Accounting:
+    """slurm.accounting: slurmdbd on the head, its database the cloud's managed MySQL (catalog/accounting.yaml)."""
+
+    port: int  # DbdPort = AccountingStoragePort
+    storage_port: int
+    database: str  # StorageLoc
+    user: str  # StorageUser
+    packages: tuple[str, ...]  # the head's slurmdbd
+    service: str  # the cloud's managed database, for the summary
+
+    def slurm_conf_lines(self) -> list[str]:
+        d = accounting_data()["slurmdbd"]
+        return [
+            # slurmctld sends every job's record to slurmdbd on the head; sacct and sacctmgr ask it there
+            f"AccountingStorageType={d['accountingStorageType']}",
+            f"AccountingStorageHost={HEAD_ADDRESS_TOKEN}",
+            f"AccountingStoragePort={self.port}",
+            f"JobAcctGatherType={d['jobAcctGather']}",
+        ]
+
+
+@dataclass(frozen=True)
 class Topology:
     """topology/tree: one leaf switch per placement group (jobs then stay inside one group)."""
 
@@ -152,6 +183,8 @@ class SlurmLayout:
     # slurm.users: "<name> <uid> <sudo> <key base64 or ->" lines (users.conf, through the channel); None: no users
     users_conf: str | None = None
     containers: str = "none"  # slurm.containers: pyxis puts plugstack.conf in the channel and enroot/pyxis on nodes
+    accounting: Accounting | None = None  # slurm.accounting: slurmdbd on the head (slurmdbd_conf: its template)
+    slurmdbd_conf: str | None = None  # DB_HOST_PLACEHOLDER until deploy, DB_PASSWORD_TOKEN until boot
 
     @property
     def power_saving(self) -> str:
@@ -328,8 +361,30 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
         "HealthCheckNodeState=ANY",
         # --mail-type notices go to the head's journal: no mail is delivered from the private nodes (catalog/slurm.yaml)
         f"MailProg={d['mailProg']['path']}",
+        *(layout.accounting.slurm_conf_lines() if layout.accounting is not None else []),
         # the GPU nodes: a relative path is read beside this file, and configless serves it to every node too
         f"Include {NODES_CONF}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_slurmdbd_conf(cluster_name: str, accounting: Accounting) -> str:
+    """slurmdbd.conf(5): slurmdbd on the head, its database at DB_HOST_PLACEHOLDER. The head writes it 0600, owned by
+    SlurmUser, with DB_PASSWORD_TOKEN replaced by the password from the cloud's secret store (slurm_head.sh)."""
+    d = accounting_data()["slurmdbd"]
+    lines = [
+        f"# gpu-cluster {cluster_name}: rendered by components/bootstrap/slurm_conf.py (catalog/accounting.yaml)",
+        "AuthType=auth/munge",
+        f"DbdHost={DBD_HOST_TOKEN}",
+        f"DbdPort={accounting.port}",
+        "SlurmUser=slurm",
+        f"LogFile={SLURMDBD_LOG}",
+        f"StorageType={d['storageType']}",
+        f"StorageHost={DB_HOST_PLACEHOLDER}",
+        f"StoragePort={accounting.storage_port}",
+        f"StorageUser={accounting.user}",
+        f"StoragePass={DB_PASSWORD_TOKEN}",
+        f"StorageLoc={accounting.database}",
     ]
     return "\n".join(lines) + "\n"
 

@@ -6,7 +6,8 @@ Contract for every cloud (the AWS wiring in `components/aws/slurm.py` is the wor
    the topology and the text of slurm.conf, gres.conf, cgroup.conf and topology.yaml. `switches` names one switch
    per placement group the cloud built (default: one, when `spec.placement` is `cluster`, else none); a topology is
    written only for two switches or more (`topology_for`).
-   Raises `ConfigError` for what is not built (accounting, MIG partitions as GRES).
+   Raises `ConfigError` for what is not built (MIG partitions as GRES). With `slurm.accounting` it holds slurmdbd's
+   settings and slurmdbd.conf (`accounting_for`); the cloud builds the database and fills its address in.
 2. `components.bootstrap.slurm.head_parts / compute_parts / login_parts` turn it into bootstrap `Part`s. Each takes
    the cloud's munge-key hook: a shell script that prints the cluster's MUNGE key, base64, on stdout (read with the
    node's own identity from the cloud's secret store; the key is never in user data, inputs or outputs). The head's
@@ -38,6 +39,7 @@ from typing import Any
 
 from ..bootstrap.slurm_conf import (
     LOCAL_STATE_DIR,
+    Accounting,
     ElasticPartition,
     NodeDefinition,
     Ports,
@@ -52,10 +54,12 @@ from ..bootstrap.slurm_conf import (
     render_gres_conf,
     render_nodes_conf,
     render_slurm_conf,
+    render_slurmdbd_conf,
     render_topology_yaml,
     topology_for,
 )
 from ..catalog import InstanceType
+from ..catalog import accounting as accounting_catalog
 from ..catalog.slurm import data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec, PartitionSpec
@@ -143,6 +147,11 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         layout = replace(layout, users_conf=users_conf(spec.slurm.users))
     if spec.slurm.containers != "none":
         layout = replace(layout, containers=spec.slurm.containers)
+    if spec.slurm.accounting:
+        accounting = accounting_for(spec.cloud)
+        layout = replace(
+            layout, accounting=accounting, slurmdbd_conf=render_slurmdbd_conf(layout.cluster_name, accounting)
+        )
     if spec.partitions:
         power = d["powerSave"]
         layout = replace(
@@ -168,6 +177,19 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
             max_nodes=sum(p.max_nodes for p in spec.partitions),
         )
     return _with_conf(layout)
+
+
+def accounting_for(cloud: str) -> Accounting:
+    """slurmdbd's settings (catalog/accounting.yaml); the spec refused accounting on a cloud that does not build it."""
+    d = accounting_catalog.data()["slurmdbd"]
+    return Accounting(
+        port=int(d["port"]),
+        storage_port=int(d["storagePort"]),
+        database=str(d["database"]),
+        user=str(d["user"]),
+        packages=tuple(d["packages"]),
+        service=str(accounting_catalog.cloud_offer(cloud).get("service", "")),
+    )
 
 
 def partition_spec(spec: ClusterSpec, part: PartitionSpec, **cloud: Any) -> ClusterSpec:

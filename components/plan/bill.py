@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..catalog import fixed_prices, serving
+from ..catalog import accounting, fixed_prices, serving
 from ..catalog import load as load_catalog
 from ..catalog.fixed_prices import HOURS_PER_MONTH, Price, tier_for
 from ..spec import ClusterSpec
@@ -185,6 +185,22 @@ def _bastion(layout: Any, prices: fixed_prices.CloudPrices) -> list[BillItem]:
                      None, bastion.price_note, None), address]  # fmt: skip
 
 
+def _accounting(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> list[BillItem]:
+    """slurm.accounting: the managed database that runs always, and its storage (catalog/accounting.yaml)."""
+    if spec.slurm is None or not spec.slurm.accounting:
+        return []
+    offer = accounting.cloud_offer(spec.cloud)
+    name = f"Slurm accounting database {offer.get('instanceClass', '')}".rstrip()
+    items = [_priced("accountingDatabase", name, 1, "stack", prices.item("accountingDatabase"))]
+    storage, gb = prices.item("accountingDatabaseStorage"), float(offer.get("storageGb", 0))
+    if storage.per_gb_month is None or not gb:
+        return [*items, _priced("accountingDatabaseStorage", "its storage", 1, "stack", storage)]
+    return [*items, BillItem("accountingDatabaseStorage", f"its storage {gb:,.0f} GB", 1, "stack",
+                             storage.per_gb_month * gb / HOURS_PER_MONTH, f"{storage.per_gb_month:g}/GB-month x "
+                             f"{gb:,.0f} GB", storage.currency, storage.region, storage.date, storage.source,
+                             None)]  # fmt: skip
+
+
 def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) -> list[BillItem]:
     """Every item the stack bills for, from the spec and the layout (the plan's `summary.costs.items`)."""
     prices = fixed_prices.load(spec.cloud)
@@ -233,6 +249,7 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
     if offer is not None:  # serve: the endpoint's load balancer bills by the hour (its capacity units by traffic)
         name = f"serving load balancer ({offer.service})"
         items.append(_priced("loadBalancer", name, 1, "stack", prices.item("loadBalancer")))
+    items += _accounting(spec, prices)
     if spec.encryption_key == "auto":  # one customer-managed key per cluster (a key id given is billed elsewhere)
         items.append(_priced("encryptionKey", "the cluster's encryption key", 1, "stack", prices.item("encryptionKey")))
     items += _bastion(layout, prices)

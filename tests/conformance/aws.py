@@ -44,6 +44,7 @@ NOT_AWS_REQUESTS: dict[str, str] = {
     "pulumi:providers:kubernetes": "a Pulumi provider instance (the EKS kubeconfig): no AWS call",
     "kubernetes:helm.sh/v3:Release": "a Helm release applied to the cluster through the Kubernetes API, not AWS",
     "random:index/randomBytes:RandomBytes": "generated locally by pulumi-random: no AWS call",
+    "random:index/randomPassword:RandomPassword": "generated locally by pulumi-random: no AWS call",
 }
 
 

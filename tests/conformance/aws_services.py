@@ -654,3 +654,87 @@ def _budget(r: Resource) -> None:
         params = {"AccountId": account, "BudgetName": budget["BudgetName"], "Notification": notification,
                   "Subscribers": subscribers}  # fmt: skip
         r.call("budgets", "CreateNotification", params, "budgets/budget.go resourceBudgetNotificationsCreate")
+
+
+# --- slurm.accounting: RDS for MySQL (components/aws/accounting.py) -----------------------------------------------
+
+
+@translates("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation")
+def _vpc_cidr_block(r: Resource) -> None:
+    i = r.inputs
+    params = {"VpcId": i.get("vpcId"), "CidrBlock": i.get("cidrBlock")}
+    r.call(
+        "ec2",
+        "AssociateVpcCidrBlock",
+        params,
+        "ec2/vpc_ipv4_cidr_block_association.go resourceVPCIPv4CIDRBlockAssociationCreate",
+    )
+
+
+@translates("aws:rds/subnetGroup:SubnetGroup")
+def _db_subnet_group(r: Resource) -> None:
+    """rds/subnet_group.go resourceSubnetGroupCreate; pulumi-aws autonames `name` lowercased."""
+    i = r.inputs
+    params = {
+        "DBSubnetGroupName": r.physical().lower(),
+        "DBSubnetGroupDescription": i.get("description"),
+        "SubnetIds": i.get("subnetIds"),
+        "Tags": tag_list(i.get("tags")),
+    }
+    r.call("rds", "CreateDBSubnetGroup", params, "rds/subnet_group.go resourceSubnetGroupCreate")
+
+
+@translates("aws:rds/parameterGroup:ParameterGroup")
+def _db_parameter_group(r: Resource) -> None:
+    """rds/parameter_group.go resourceParameterGroupCreate, then ModifyDBParameterGroup with the parameters."""
+    i = r.inputs
+    name = r.physical().lower()
+    params = {
+        "DBParameterGroupName": name,
+        "DBParameterGroupFamily": i.get("family"),
+        "Description": i.get("description"),
+        "Tags": tag_list(i.get("tags")),
+    }
+    r.call("rds", "CreateDBParameterGroup", params, "rds/parameter_group.go resourceParameterGroupCreate")
+    parameters = [
+        {"ParameterName": p.get("name"), "ParameterValue": p.get("value"), "ApplyMethod": p.get("applyMethod")}
+        for p in i.objs("parameters")
+    ]
+    if parameters:
+        r.call(
+            "rds", "ModifyDBParameterGroup", {"DBParameterGroupName": name, "Parameters": parameters},
+            "rds/parameter_group.go resourceParameterGroupUpdate",
+        )  # fmt: skip
+
+
+@translates("aws:rds/instance:Instance")
+def _db_instance(r: Resource) -> None:
+    """rds/instance.go resourceInstanceCreate (CreateDBInstance); skip_final_snapshot is DeleteDBInstance's."""
+    i = r.inputs
+    params = {
+        "DBInstanceIdentifier": r.physical("identifier", maxlen=63).lower(),
+        "DBInstanceClass": i.get("instanceClass"),
+        "Engine": i.get("engine"),
+        "EngineVersion": i.get("engineVersion"),
+        "AllocatedStorage": i.get("allocatedStorage"),
+        "StorageType": i.get("storageType"),
+        "StorageEncrypted": i.get("storageEncrypted"),
+        "KmsKeyId": i.get("kmsKeyId"),
+        "DBName": i.get("dbName"),
+        "MasterUsername": i.get("username"),
+        "MasterUserPassword": i.get("password"),
+        "Port": i.get("port"),
+        "DBSubnetGroupName": i.get("dbSubnetGroupName"),
+        "VpcSecurityGroupIds": i.get("vpcSecurityGroupIds"),
+        "DBParameterGroupName": i.get("parameterGroupName"),
+        "PubliclyAccessible": i.get("publiclyAccessible"),
+        "MultiAZ": i.get("multiAz"),
+        "BackupRetentionPeriod": i.get("backupRetentionPeriod"),
+        "CopyTagsToSnapshot": i.get("copyTagsToSnapshot"),
+        "DeletionProtection": i.get("deletionProtection"),
+        "AutoMinorVersionUpgrade": i.get("autoMinorVersionUpgrade"),
+        "Tags": tag_list(i.get("tags")),
+    }
+    r.call("rds", "CreateDBInstance", params, "rds/instance.go resourceInstanceCreate")
+    delete = {"DBInstanceIdentifier": params["DBInstanceIdentifier"], "SkipFinalSnapshot": i.get("skipFinalSnapshot")}
+    r.call("rds", "DeleteDBInstance", delete, "rds/instance.go resourceInstanceDelete", phase="delete")

@@ -85,14 +85,18 @@ EXTERNAL_UNITS: dict[str, str] = {
 # Feature-rich configs beside the shipped stacks, so every bootstrap script is rendered somewhere: a shipped stack and
 # the `gpu-cluster:cluster` keys set over it (tests/conftest.py plan_stack_with).
 FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
-    # EFS over TLS (mounts_efs_tls.sh), the health check's mount check, a login node, Slurm on AWS
-    # and slurm.users (slurm_users.sh on every role)
+    # EFS over TLS (mounts_efs_tls.sh), the health check's mount check, a login node, Slurm on AWS,
+    # slurm.users (slurm_users.sh on every role) and slurm.accounting (slurm_dbd.sh, aws_db_password.sh on the head)
     "aws-slurm-efs-login": (
         "aws-slurm-h100",
         {
             "storage": {"shared": {"kind": "nfs", "path": "/shared"}},
             "login": {},
-            "slurm": {"partition": "gpu", "users": [{"name": "alice", "uid": 20001, "sudo": True}]},
+            "slurm": {
+                "partition": "gpu",
+                "users": [{"name": "alice", "uid": 20001, "sudo": True}],
+                "accounting": True,
+            },
         },
     ),
     # MIG (mig.sh) on every H100, with EFS

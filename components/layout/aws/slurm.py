@@ -19,6 +19,8 @@ from ...catalog.slurm import cloud_data
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ..slurm import CloudSlurm, slurm_layout
+from .accounting import AwsAccounting
+from .accounting import plan as accounting_plan
 
 KEY_HOOK = "aws_munge_key.sh"
 CONF_HOOK = "aws_slurm_conf.sh"
@@ -37,6 +39,13 @@ class AwsSlurm(CloudSlurm):
     head_user_data: str
     login_user_data: str  # HEAD_PLACEHOLDER until deploy
     compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
+    accounting: AwsAccounting | None = None  # slurm.accounting: RDS; the head's user data has DB_HOST_PLACEHOLDER
+
+    @property
+    def head_role_of_its_own(self) -> bool:
+        """The head carries a role the GPU and login nodes do not: it launches nodes (elastic partitions) or reads the
+        accounting database's password."""
+        return bool(self.layout.elastic) or self.accounting is not None
 
 
 def secret_name(spec: ClusterSpec) -> str:
@@ -92,6 +101,7 @@ def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None)
             "bytes of the SSM parameter it travels in (catalog/slurm.yaml clouds.aws.computeConfig); list fewer "
             "partitions or users, or drop their SSH keys",
         )
+    accounting = accounting_plan(spec)
     head, login, compute = cluster_parts(
         layout,
         key_hook=script(KEY_HOOK),
@@ -100,6 +110,7 @@ def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None)
         conf_hook_env={"SLURM_CONF_PARAMETER": parameter},
         mount=mount,
         power=_power_hooks(spec) if layout.elastic else None,
+        dbd=accounting.hook if accounting is not None else None,
     )
     return AwsSlurm(
         layout=layout,
@@ -113,4 +124,5 @@ def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None)
         head_user_data=bootstrap.cloud_init(head),
         login_user_data=bootstrap.cloud_init((*login, *((monitoring,) if monitoring else ()))),
         compute_parts=compute,
+        accounting=accounting,
     )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pydantic.alias_generators import to_camel
 
 from ... import catalog
+from ...catalog import accounting as accounting_catalog
 from ...catalog import kubernetes as kubernetes_offers
 from ...catalog import names as derived_names
 from ...catalog import slurm as slurm_catalog
@@ -94,11 +95,9 @@ def _slurm(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
         for key in ("suspend_after_seconds", "resume_timeout_seconds"):
             if getattr(slurm, key) is not None:
                 yield ConfigError(f"{k}slurm.{to_camel(key)}", "set, but there are no slurm.partitions to power save")
-    if slurm.accounting:
-        yield ConfigError(
-            f"{k}slurm.accounting",
-            "true, but slurmdbd (accounting) is not built yet; use false (jobs run, sacct has no history)",
-        )
+    refused = accounting_catalog.refusal(ctx.cloud) if slurm.accounting else None
+    if refused is not None:  # catalog/accounting.yaml clouds.<cloud>.notBuilt
+        yield ConfigError(f"{k}slurm.accounting", f"true on {ctx.cloud}, but {refused}")
     if cfg.gpu_partition is not None:
         yield ConfigError(
             f"{k}gpuPartition",

@@ -1,0 +1,176 @@
+"""slurm.accounting with real daemons (Debian 12's slurmdbd and slurmctld 22.05.8, MariaDB 10.11): our rendered
+slurmdbd.conf, written by the head's own slurm_dbd.sh (the password from a hook, the cluster registered), slurmdbd on a
+MariaDB started with SchedMD's settings (catalog/accounting.yaml), slurmctld and slurmd with our slurm.conf; a job runs
+and `sacct` shows it. The lines changed to run here are listed in tests/slurm_22_05.yaml `accounting:`. Skips, saying
+why, without the daemons (Debian: apt-get install -y slurmdbd mariadb-server, and the Slurm packages)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from components.bootstrap.slurm_conf import DB_HOST_PLACEHOLDER, HEAD_ADDRESS_TOKEN, SlurmLayout
+from components.catalog import accounting as accounting_catalog
+from components.layout.slurm import slurm_layout
+
+from . import slurm_local as local
+from .conftest import ROOT
+from .test_slurm_real import for_22_05, stack_spec, unexpected, written_out_gres
+
+SKIP = local.accounting_skip_reason()
+needs_accounting = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="slurmd runs jobs and mariadbd runs as root here")
+SLURMDBD_SCRIPT = ROOT / "components" / "bootstrap" / "slurm_dbd.sh"
+
+
+def accounting_layout() -> SlurmLayout:
+    """aws-slurm-h100 with accounting on, for a node like this machine (as test_slurm_real.this_machine)."""
+    spec = stack_spec("aws-slurm-h100")
+    row = spec.instance.model_copy(update={"vcpus": os.cpu_count() or 1, "gpus": 1, "memoryGiB": 4.0})
+    assert spec.slurm is not None
+    slurm = spec.slurm.model_copy(update={"accounting": True})
+    layout = slurm_layout(dataclasses.replace(spec, instance=row, slurm=slurm))
+    assert layout is not None and layout.accounting is not None and layout.slurmdbd_conf is not None
+    return layout
+
+
+def stub(directory: Path, name: str, body: str) -> None:
+    path = directory / name
+    path.write_text(f"#!/bin/bash\n{body}\n")
+    path.chmod(0o755)
+
+
+@needs_accounting
+@needs_root
+def test_a_job_is_in_sacct_through_our_slurmdbd_conf_on_mariadb(tmp_path):
+    layout = accounting_layout()
+    acct = layout.accounting
+    assert acct is not None and layout.slurmdbd_conf is not None
+    password = secrets.token_hex(16)  # letters and digits, as the cloud's RandomPassword(special=False)
+    dbd_port = local.free_port()
+    with (
+        local.munged(tmp_path / "munge") as munge,
+        local.mariadb(
+            tmp_path / "mariadb",
+            accounting_catalog.data()["localMysqlSettings"],
+            acct.database,
+            acct.user,
+            password,
+        ) as db,
+    ):
+        # slurm.conf as the head writes it: slurm_dbd.sh puts this machine's address in (AccountingStorageHost)
+        files = {**for_22_05(layout).files, "gres.conf": written_out_gres(layout, tmp_path / "dev")}
+        assert f"AccountingStorageHost={HEAD_ADDRESS_TOKEN}\n" in files["slurm.conf"]
+        here_too = {"AccountingStoragePort": str(dbd_port), "AccountingStoragePass": str(munge.socket)}
+        cluster = local.prepare(tmp_path / "slurm", files, munge.socket, {**local.data()["pair"], **here_too})
+        # slurmdbd.conf's template as the cloud fills it at deploy (the database's address), run here
+        pid_file = tmp_path / "slurmdbd.pid"
+        dbd_log = tmp_path / "slurmdbd.log"
+        here = {
+            "DbdPort": str(dbd_port),
+            "SlurmUser": "root",
+            "LogFile": str(dbd_log),
+            "StoragePort": str(db.port),
+            "PidFile": str(pid_file),
+            "AuthInfo": f"socket={munge.socket}",
+        }
+        listed = {**local.data()["accounting"]["slurmdbdConf"], **local.data()["accounting"]["slurmdbdAdd"]}
+        assert set(here) == set(listed)
+        template = tmp_path / "slurmdbd.conf.template"
+        template.write_text(local.set_lines(layout.slurmdbd_conf.replace(DB_HOST_PLACEHOLDER, db.host), here))
+        template.chmod(0o600)
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        stub(bin_dir, "password-hook", f"printf '%s\\n' '{password}'")
+        # systemd on the head: `restart slurmdbd` starts it (it forks, as its unit does), the rest is a no-op here
+        stub(bin_dir, "systemctl", 'if [ "$1" = restart ] && [ "$2" = slurmdbd ]; then exec slurmdbd; fi; exit 0')
+        env = {
+            **cluster.env(),
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "DBD_TEMPLATE": str(template),
+            "DB_PASSWORD_HOOK": str(bin_dir / "password-hook"),
+            "CONF_DIR": str(cluster.conf_dir),
+            "CLUSTER_NAME": layout.cluster_name,
+            "SLURM_USER": "root",
+            "RETRY_SECONDS": "1",
+        }
+        try:
+            run = subprocess.run(["bash", str(SLURMDBD_SCRIPT)], env=env, capture_output=True, text=True, timeout=120)
+            assert run.returncode == 0, run.stderr + local.read(dbd_log)
+            assert password not in run.stdout + run.stderr  # the password is never logged
+            assert HEAD_ADDRESS_TOKEN not in cluster.conf.read_text()
+            conf = cluster.conf_dir / "slurmdbd.conf"
+            assert stat.S_IMODE(conf.stat().st_mode) == 0o600
+            assert f"StoragePass={password}\n" in conf.read_text() and "@@" not in conf.read_text()
+            registered = cluster.run("sacctmgr", "--noheader", "--parsable2", "show", "cluster", "format=cluster")
+            assert registered.stdout.split() == [layout.cluster_name]
+            # the script again (a reboot of the head): the cluster is found, not added twice
+            again = subprocess.run(["bash", str(SLURMDBD_SCRIPT)], env=env, capture_output=True, text=True, timeout=120)
+            assert again.returncode == 0 and "is registered" in again.stderr, again.stderr
+            assert cluster.run(
+                "sacctmgr", "--noheader", "--parsable2", "show", "cluster", "format=cluster"
+            ).stdout.split() == [layout.cluster_name]
+            with local.slurmctld(cluster), local.slurmd(cluster, for_22_05(layout).dynamic_conf):
+                job = cluster.run("sbatch", "--parsable", "--output=/dev/null", "--wrap", "true").stdout.strip()
+                local.wait_for(
+                    lambda: "COMPLETED" in cluster.run(
+                        "sacct", "--noheader", "--parsable2", "-X", "-j", job, "-o", "JobID,State", check=False
+                    ).stdout,
+                    f"job {job} COMPLETED in sacct",
+                    60,
+                )  # fmt: skip
+                shown = cluster.run("sacct", "--noheader", "--parsable2", "-X", "-j", job, "-o", "JobID,State,Cluster")
+                assert shown.stdout.strip() == f"{job}|COMPLETED|{layout.cluster_name}"
+            log = local.read(dbd_log)
+        finally:
+            local.stop_pid_file(pid_file)
+    # SchedMD's settings satisfy slurmdbd's own check, and our slurmdbd.conf loads without an error or a warning
+    assert "Database settings not recommended values" not in log
+    assert unexpected(log, set()) == [], log
+
+
+def test_the_slurmdbd_conf_lines_changed_here_are_in_the_rendered_file():
+    layout = accounting_layout()
+    assert layout.slurmdbd_conf is not None
+    for key in local.data()["accounting"]["slurmdbdConf"]:
+        assert f"\n{key}=" in layout.slurmdbd_conf, key
+    for key in local.data()["accounting"]["slurmdbdAdd"]:
+        assert f"\n{key}=" not in layout.slurmdbd_conf, key
+    for key in local.data()["accounting"]["slurmConf"]:
+        assert f"\n{key}=" in layout.slurm_conf, key
+    for key in local.data()["accounting"]["slurmConfAdd"]:
+        assert f"\n{key}=" not in layout.slurm_conf, key
+
+
+def test_slurm_dbd_sh_fails_without_a_password_and_writes_nothing(tmp_path):
+    """An empty hook answer is no password: nothing is written, slurmdbd is not started."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub(bin_dir, "password-hook", "exit 0")
+    stub(bin_dir, "systemctl", f'echo "$@" >>{tmp_path / "calls"}')
+    template = tmp_path / "t"
+    template.write_text("StoragePass=@@GPU_CLUSTER_DB_PASSWORD@@\n")
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "slurm.conf").write_text("AccountingStorageHost=@@GPU_CLUSTER_HEAD_ADDRESS@@\n")
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "DBD_TEMPLATE": str(template),
+        "DB_PASSWORD_HOOK": str(bin_dir / "password-hook"),
+        "CONF_DIR": str(tmp_path / "etc"),
+        "CLUSTER_NAME": "c",
+        "ATTEMPTS": "2",
+        "RETRY_SECONDS": "0",
+    }
+    started = time.monotonic()
+    run = subprocess.run(["bash", str(SLURMDBD_SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and time.monotonic() - started < 30
+    assert "no database password" in run.stderr and "slurmdbd.conf not written" in run.stderr
+    assert not list((tmp_path / "etc").glob("slurmdbd.conf*")) and not (tmp_path / "calls").exists()
