@@ -165,6 +165,7 @@ EXPECTED = {
     "alicloud-dev": True,  # T4:1 -> gn6i-c4g1.xlarge in cn-hangzhou
     "alicloud-erdma": None,  # ebmgn8v: not in the source
     "alicloud-ack-erdma": None,
+    "alicloud-slurm-elastic": None,  # ebmgn8v (its cluster type): not in the source
 }
 
 
