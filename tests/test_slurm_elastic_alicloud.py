@@ -6,6 +6,7 @@ shipped stack."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -166,6 +167,26 @@ def test_the_plan_shows_the_partitions_power_saving_and_their_eris_wired(plan):
     big = files_of(by_name(plan, "EcsLaunchTemplate")[f"{NAME}-ebmgn8v-template"]["userData"])
     assert "ERI_COUNT=2\n" in big["/etc/gpu-cluster/erdma.env"]
     assert not [v for v in plan.violations() if v.level == "mandatory"]
+
+
+def test_the_proof_counts_a_partitions_eris_only_from_its_launch_line_and_its_user_data(plan):
+    """The same records: without the cards on the launch line nothing is wired; without the bring-up part in the
+    template's user data only the primary ERI counts."""
+    records = [r.as_json() for r in plan.resources]
+    per_eri = plan.spec.instance.gbps_per_fabric_device
+    assert ali.count_wired_gbps(records, per_eri) == 160
+
+    def changed(kind: str, key: str, edit: object) -> list[dict]:
+        return [
+            {**r, "inputs": {**r["inputs"], key: edit(r["inputs"][key])}} if r["type"].endswith(kind) else r
+            for r in records
+        ]
+
+    no_cards = changed("oos/parameter:Parameter", "value", lambda v: v.replace(" 0,1\n", "\n"))
+    assert ali.count_wired_gbps(no_cards, per_eri) == 0
+    stripped = base64.b64encode(b"#cloud-config\n{}\n").decode()
+    no_bring_up = changed("EcsLaunchTemplate", "userData", lambda _: stripped)
+    assert ali.count_wired_gbps(no_bring_up, per_eri) == 80
 
 
 # --- keyed refusals of the layout -----------------------------------------------------------------------------------
