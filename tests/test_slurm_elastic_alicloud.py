@@ -501,6 +501,22 @@ def _flat(value: object, prefix: str = "") -> dict[str, str]:
     return {prefix[:-1]: str(value).lower() if isinstance(value, bool) else str(value)}
 
 
+def run_request(node: str, **more: object) -> ecs_models.RunInstancesRequest:
+    """RunInstances of `node` from the partition's template, as alibabacloud_ecs20140526's model has it."""
+    tags = [ecs_models.RunInstancesRequestTag(key="gpu-cluster:slurm-node", value=node),
+            ecs_models.RunInstancesRequestTag(key="gpu-cluster:cluster", value="slurm-elastic")]  # fmt: skip
+    name = f"slurm-elastic-{node}"
+    return ecs_models.RunInstancesRequest(
+        region_id="cn-beijing",
+        launch_template_id=TEMPLATE,
+        amount=1,
+        instance_name=name,
+        host_name=name,
+        tag=tags,
+        **more,
+    )
+
+
 def test_every_call_the_hook_makes_is_a_request_alibabas_ecs_model_knows(tmp_path):
     """The hook's parameters are those of alibabacloud_ecs20140526's request models (the API 2014-05-26)."""
     ecs = ecs_models
@@ -513,17 +529,8 @@ def test_every_call_the_hook_makes_is_a_request_alibabas_ecs_model_knows(tmp_pat
     answers = {"DescribeInstances": [200, RUNNING], "DeleteInstances": [200, {"RequestId": "R2"}]}
     _, delete_calls, _, _ = run_power(deleted, "suspend", "ebmgn8v-1", answers)
     sent = [params(q) for q in (*ecs_calls, *delete_calls)]
-    tags = [ecs.RunInstancesRequestTag(key="gpu-cluster:slurm-node", value="ebmgn8v-1"),
-            ecs.RunInstancesRequestTag(key="gpu-cluster:cluster", value="slurm-elastic")]  # fmt: skip
     expected = [
-        ecs.RunInstancesRequest(
-            region_id="cn-beijing",
-            launch_template_id=TEMPLATE,
-            amount=1,
-            instance_name="slurm-elastic-ebmgn8v-1",
-            host_name="slurm-elastic-ebmgn8v-1",
-            tag=tags,
-        ),
+        run_request("ebmgn8v-1"),
         ecs.DescribeInstancesRequest(region_id="cn-beijing", instance_ids='["i-2zeelastic1"]'),
         ecs.DescribeInstancesRequest(
             region_id="cn-beijing",
@@ -564,18 +571,7 @@ def test_a_partition_with_eris_launches_each_as_a_network_interface_alibabas_mod
         )
         for kind, card in (("Primary", 0), ("Secondary", 1))
     ]
-    tags = [ecs.RunInstancesRequestTag(key="gpu-cluster:slurm-node", value="ebmgn8v-0"),
-            ecs.RunInstancesRequestTag(key="gpu-cluster:cluster", value="slurm-elastic")]  # fmt: skip
-    expected = ecs.RunInstancesRequest(
-        region_id="cn-beijing",
-        launch_template_id=TEMPLATE,
-        amount=1,
-        instance_name="slurm-elastic-ebmgn8v-0",
-        host_name="slurm-elastic-ebmgn8v-0",
-        tag=tags,
-        network_interface=nics,
-    )
-    assert sent == _flat(expected.to_map())
+    assert sent == _flat(run_request("ebmgn8v-0", network_interface=nics).to_map())
     assert sent["NetworkInterface.1.InstanceType"] == "Primary" and sent["NetworkInterface.2.NetworkCardIndex"] == "1"
     # no VSwitchId or SecurityGroupId(s) beside the Primary interface's (RunInstances' model forbids both)
     assert not {"VSwitchId", "SecurityGroupId", "SecurityGroupIds.1"} & set(sent)
