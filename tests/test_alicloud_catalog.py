@@ -166,6 +166,7 @@ EXPECTED = {
     "alicloud-erdma": None,  # ebmgn8v: not in the source
     "alicloud-ack-erdma": None,
     "alicloud-inference-fleet": True,  # gn7i-c8g1.2xlarge in cn-hangzhou
+    "alicloud-slurm-elastic": None,  # ebmgn8v (its cluster type): not in the source
 }
 
 

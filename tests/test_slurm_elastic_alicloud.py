@@ -6,6 +6,7 @@ shipped stack."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from components.catalog.slurm import cloud_data
 from components.diff import diff_plans
 from components.errors import ConfigError
 from components.layout import alicloud as ali
+from components.layout.alicloud.partitions import launch_target
 
 from .conftest import ROOT, one, plan_json, plan_stack_with, resources_of, spec_of
 from .hook_helpers import (
@@ -69,15 +71,17 @@ def test_each_partition_has_its_launch_template_and_no_group_or_gpu_instance_run
         }
     }
     assert big["deploymentSetId"] == f"<id of {NAME}-ebmgn8v-ds>" and "deploymentSetId" not in a10
+    # a10 (no ERI): the nodes' vSwitch and groups in its template; ebmgn8v: none there, its ERIs carry them in
+    # RunInstances (NetworkInterface.1 Primary may not be given beside VSwitchId)
+    assert a10["vswitchId"] == f"<id of {NAME}-nodes>" and a10["securityGroupIds"] == [f"<id of {NAME}-sg>"]
+    assert "vswitchId" not in big and "securityGroupIds" not in big
     for template in (big, a10):
-        assert template["vswitchId"] == f"<id of {NAME}-nodes>"
-        assert template["securityGroupIds"] == [f"<id of {NAME}-sg>"]
         assert template["ramRoleName"] == "slurm-elastic-alicloud-slurm-elastic-nodes"  # the nodes' role
         assert template["instanceChargeType"] == "PostPaid" and template["internetMaxBandwidthOut"] == 0
         assert template["systemDisk"] == {"category": "cloud_essd", "size": 200, "encrypted": True,
                                           "deleteWithInstance": True}  # fmt: skip
         assert [d["encrypted"] for d in template["dataDisks"]] == [True]
-        assert "networkInterfaces" not in template  # no ERI: the template cannot carry one
+        assert "networkInterfaces" not in template  # the template cannot carry an ERI
         assert template["updateDefaultVersionNumber"] is True  # RunInstances launches the newest version
         assert template["tags"]["gpu-cluster:cluster"] == "slurm-elastic"
         files = files_of(template["userData"])
@@ -131,8 +135,11 @@ def test_the_head_has_its_own_role_allowed_only_this_clusters_nodes(plan):
 def test_the_channel_names_each_partitions_template_and_the_head_has_the_power_programs(plan):
     parameter = one(plan, "oos/parameter:Parameter")["inputs"]
     files = compute_config_files(parameter["value"])
+    # ebmgn8v: its template, the nodes' vSwitch and groups, and its 2 ERIs on cards 0 and 1 (as the cluster's own
+    # ebmgn8v instances get them); a10 (no ERI): its template only
     assert files["launch.env"] == (
-        f"LAUNCH_ebmgn8v=<id of {NAME}-ebmgn8v-template>\nLAUNCH_a10=<id of {NAME}-a10-template>\n"
+        f"LAUNCH_ebmgn8v=<id of {NAME}-ebmgn8v-template> <id of {NAME}-nodes> <id of {NAME}-sg> 0,1\n"
+        f"LAUNCH_a10=<id of {NAME}-a10-template>\n"
     )
     assert "NodeName=ebmgn8v-[0-1] CPUs=192" in files["nodes.conf"]
     assert "NodeName=a10-[0-3] CPUs=16" in files["nodes.conf"]
@@ -147,15 +154,39 @@ def test_the_channel_names_each_partitions_template_and_the_head_has_the_power_p
     assert all("ebmgn8v-[0-1]" not in text for text in head.values())  # partitions reach the head by the channel
 
 
-def test_the_plan_shows_the_partitions_power_saving_and_the_missing_eri(plan):
+def test_the_plan_shows_the_partitions_power_saving_and_their_eris_wired(plan):
     summary = plan.summary()
     assert [(p["name"], p["instanceType"], p["maxNodes"], p["spot"]) for p in summary["partitions"]] == [
         ("ebmgn8v", "ecs.ebmgn8v.48xlarge", 2, False),
         ("a10", "ecs.gn7i-c16g1.4xlarge", 4, True),
     ]
     assert plan.run.outputs["slurm"]["powerSaving"].startswith("on: ebmgn8v 0..2, a10 0..4 nodes")
-    assert any("slurm.partitions[0].instanceType: ecs.ebmgn8v.48xlarge has 2 eRDMA" in w for w in plan.warnings())
+    assert not any("eRDMA interface(s), which its elastic nodes do not get" in w for w in plan.warnings())
+    # counted back from the channel's launch line and the template's user data (both ERIs brought up)
+    assert summary["fabric"] == "erdma" and summary["fabricGbpsPerNode"] == 160
+    big = files_of(by_name(plan, "EcsLaunchTemplate")[f"{NAME}-ebmgn8v-template"]["userData"])
+    assert "ERI_COUNT=2\n" in big["/etc/gpu-cluster/erdma.env"]
     assert not [v for v in plan.violations() if v.level == "mandatory"]
+
+
+def test_the_proof_counts_a_partitions_eris_only_from_its_launch_line_and_its_user_data(plan):
+    """The same records: without the cards on the launch line nothing is wired; without the bring-up part in the
+    template's user data only the primary ERI counts."""
+    records = [r.as_json() for r in plan.resources]
+    per_eri = plan.spec.instance.gbps_per_fabric_device
+    assert ali.count_wired_gbps(records, per_eri) == 160
+
+    def changed(kind: str, key: str, edit: object) -> list[dict]:
+        return [
+            {**r, "inputs": {**r["inputs"], key: edit(r["inputs"][key])}} if r["type"].endswith(kind) else r
+            for r in records
+        ]
+
+    no_cards = changed("oos/parameter:Parameter", "value", lambda v: v.replace(" 0,1\n", "\n"))
+    assert ali.count_wired_gbps(no_cards, per_eri) == 0
+    stripped = base64.b64encode(b"#cloud-config\n{}\n").decode()
+    no_bring_up = changed("EcsLaunchTemplate", "userData", lambda _: stripped)
+    assert ali.count_wired_gbps(no_bring_up, per_eri) == 80
 
 
 # --- keyed refusals of the layout -----------------------------------------------------------------------------------
@@ -176,6 +207,22 @@ def elastic(**cluster: object) -> dict:
         "alicloud:region": "cn-beijing",
         "gpu-cluster:cluster": {**base, **cluster},
     }
+
+
+def test_an_erdma_partition_gets_its_eris_only_when_the_fabric_is_wired():
+    big = [{"name": "ebmgn8v", "instanceType": "ecs.ebmgn8v.48xlarge", "maxNodes": 2}]
+    wired = ali.plan(spec_of(elastic(instanceType="ecs.ebmgn8v.48xlarge", slurm={"partitions": big})))
+    assert [p.eri_cards for p in wired.partitions] == [(0, 1)]
+    assert not any("elastic nodes do not get" in w for w in wired.warnings)
+    unwired = ali.plan(spec_of(elastic(instanceType="ecs.ebmgn8v.48xlarge", fabric="none", slurm={"partitions": big})))
+    assert [p.eri_cards for p in unwired.partitions] == [()]
+    assert any(
+        "slurm.partitions[0].instanceType: ecs.ebmgn8v.48xlarge has 2 eRDMA interface(s), which its elastic nodes do "
+        "not get: the cluster's fabric is not wired" in w
+        for w in unwired.warnings
+    )
+    assert launch_target("lt-1", "vsw-1", ["sg-1"], ()) == "lt-1"  # no ERI: the template id alone, as before
+    assert launch_target("lt-1", "vsw-1", ["sg-1", "sg-2"], (0, 1)) == "lt-1 vsw-1 sg-1,sg-2 0,1"
 
 
 def test_a_reservation_is_refused_with_partitions():
@@ -243,11 +290,14 @@ print(answer[0], end="")
 TEMPLATE = "lt-2ze1uxgdt8ra9dn1a0f5"
 
 
-def run_power(tmp_path: Path, action: str, hostlist: str, answers: dict) -> tuple[int, list[dict], list[str], str]:
-    """slurm_power.sh as `action` with Alibaba's hook: the ECS calls (their queries) and the scontrol calls."""
+def run_power(
+    tmp_path: Path, action: str, hostlist: str, answers: dict, launch: str = TEMPLATE
+) -> tuple[int, list[dict], list[str], str]:
+    """slurm_power.sh as `action` with Alibaba's hook: the ECS calls (their queries) and the scontrol calls;
+    `launch`: the partition's launch line in the channel."""
     (tmp_path / "ecs_stub.py").write_text(ECS_STUB)
     (tmp_path / "answers.json").write_text(json.dumps(answers))
-    (tmp_path / "launch.env").write_text(f"LAUNCH_ebmgn8v={TEMPLATE}\n")
+    (tmp_path / "launch.env").write_text(f"LAUNCH_ebmgn8v={launch}\n")
     env = {
         "LOG": str(tmp_path / "calls"),
         "ECS_STUB": str(tmp_path / "ecs_stub.py"),
@@ -451,6 +501,22 @@ def _flat(value: object, prefix: str = "") -> dict[str, str]:
     return {prefix[:-1]: str(value).lower() if isinstance(value, bool) else str(value)}
 
 
+def run_request(node: str, **more: object) -> ecs_models.RunInstancesRequest:
+    """RunInstances of `node` from the partition's template, as alibabacloud_ecs20140526's model has it."""
+    tags = [ecs_models.RunInstancesRequestTag(key="gpu-cluster:slurm-node", value=node),
+            ecs_models.RunInstancesRequestTag(key="gpu-cluster:cluster", value="slurm-elastic")]  # fmt: skip
+    name = f"slurm-elastic-{node}"
+    return ecs_models.RunInstancesRequest(
+        region_id="cn-beijing",
+        launch_template_id=TEMPLATE,
+        amount=1,
+        instance_name=name,
+        host_name=name,
+        tag=tags,
+        **more,
+    )
+
+
 def test_every_call_the_hook_makes_is_a_request_alibabas_ecs_model_knows(tmp_path):
     """The hook's parameters are those of alibabacloud_ecs20140526's request models (the API 2014-05-26)."""
     ecs = ecs_models
@@ -463,17 +529,8 @@ def test_every_call_the_hook_makes_is_a_request_alibabas_ecs_model_knows(tmp_pat
     answers = {"DescribeInstances": [200, RUNNING], "DeleteInstances": [200, {"RequestId": "R2"}]}
     _, delete_calls, _, _ = run_power(deleted, "suspend", "ebmgn8v-1", answers)
     sent = [params(q) for q in (*ecs_calls, *delete_calls)]
-    tags = [ecs.RunInstancesRequestTag(key="gpu-cluster:slurm-node", value="ebmgn8v-1"),
-            ecs.RunInstancesRequestTag(key="gpu-cluster:cluster", value="slurm-elastic")]  # fmt: skip
     expected = [
-        ecs.RunInstancesRequest(
-            region_id="cn-beijing",
-            launch_template_id=TEMPLATE,
-            amount=1,
-            instance_name="slurm-elastic-ebmgn8v-1",
-            host_name="slurm-elastic-ebmgn8v-1",
-            tag=tags,
-        ),
+        run_request("ebmgn8v-1"),
         ecs.DescribeInstancesRequest(region_id="cn-beijing", instance_ids='["i-2zeelastic1"]'),
         ecs.DescribeInstancesRequest(
             region_id="cn-beijing",
@@ -489,3 +546,46 @@ def test_every_call_the_hook_makes_is_a_request_alibabas_ecs_model_knows(tmp_pat
     assert ecs.RunInstancesResponseBody().from_map(CREATED).instance_id_sets.instance_id_set == ["i-2zeelastic1"]
     body = ecs.DescribeInstancesResponseBody().from_map(RUNNING)
     assert body.instances.instance[0].vpc_attributes.private_ip_address.ip_address == ["10.49.0.17"]
+
+
+VSWITCH, GROUPS = "vsw-2zenodes", ("sg-2zenodes", "sg-2zeextra")
+
+
+def test_a_partition_with_eris_launches_each_as_a_network_interface_alibabas_model_knows(tmp_path):
+    """The channel's line `<template> <vswitch> <groups> <cards>` (layout/alicloud/partitions.py launch_target):
+    RunInstances gets one NetworkInterface.N per card, HighPerformance, the first the Primary ENI, in the vSwitch and
+    groups the template does not hold, each on its card index; checked against alibabacloud_ecs20140526's model."""
+    ecs = ecs_models
+    answers = {"RunInstances": [200, CREATED], "DescribeInstances": [200, RUNNING]}
+    line = f"{TEMPLATE} {VSWITCH} {','.join(GROUPS)} 0,1"
+    code, calls, _, stderr = run_power(tmp_path, "resume", "ebmgn8v-0", answers, launch=line)
+    assert code == 0, stderr
+    sent = {k: v for k, v in params(calls[0]).items() if k != "Action"}
+    nics = [
+        ecs.RunInstancesRequestNetworkInterface(
+            instance_type=kind,
+            network_interface_traffic_mode="HighPerformance",
+            v_switch_id=VSWITCH,
+            security_group_ids=list(GROUPS),
+            network_card_index=card,
+        )
+        for kind, card in (("Primary", 0), ("Secondary", 1))
+    ]
+    assert sent == _flat(run_request("ebmgn8v-0", network_interface=nics).to_map())
+    assert sent["NetworkInterface.1.InstanceType"] == "Primary" and sent["NetworkInterface.2.NetworkCardIndex"] == "1"
+    # no VSwitchId or SecurityGroupId(s) beside the Primary interface's (RunInstances' model forbids both)
+    assert not {"VSwitchId", "SecurityGroupId", "SecurityGroupIds.1"} & set(sent)
+
+
+def test_one_eri_is_the_primary_interface_without_a_card_index(tmp_path):
+    answers = {"RunInstances": [200, CREATED], "DescribeInstances": [200, RUNNING]}
+    line = f"{TEMPLATE} {VSWITCH} {GROUPS[0]} 0"
+    code, calls, _, stderr = run_power(tmp_path, "resume", "ebmgn8v-0", answers, launch=line)
+    assert code == 0, stderr
+    nics = {k: v for k, v in params(calls[0]).items() if k.startswith("NetworkInterface.")}
+    assert nics == {
+        "NetworkInterface.1.InstanceType": "Primary",
+        "NetworkInterface.1.NetworkInterfaceTrafficMode": "HighPerformance",
+        "NetworkInterface.1.VSwitchId": VSWITCH,
+        "NetworkInterface.1.SecurityGroupIds.1": GROUPS[0],
+    }  # as nodes.py gives a one-ERI type: card index only with several interfaces

@@ -3,7 +3,8 @@ nodes get one) that the head's resume program launches each node from (layout: `
 scaling group and no GPU instance.
 
 The template holds what the cluster's own instances get (nodes.py `_instance`): the image, the type, the nodes'
-vSwitch and security groups, the nodes' RAM role, the market (SpotAsPriceGo for a spot partition), encrypted ESSDs
+vSwitch and security groups (a partition with ERIs: in the channel instead, sent with its interfaces by the resume
+program), the nodes' RAM role, the market (SpotAsPriceGo for a spot partition), encrypted ESSDs
 (with the cluster's KMS key when it has one), the key pair, the tags, and the user data with the head's address
 and the MUNGE key's ciphertext filled in. Each change makes a new version, which becomes the default
 (`update_default_version_number`): RunInstances without a version launches the default one.
@@ -33,6 +34,9 @@ def build(
         layout, spec = part.layout, part.layout.spec
         deployment_set = build_deployment_set(sub, f"{spec.name}-{part.name}-ds")
         disk = data_disk(layout, ctx.kms_key)
+        # a partition with ERIs: its vSwitch and groups go with its interfaces in RunInstances (layout/alicloud/
+        # partitions.py launch_target), as NetworkInterface.1 (Primary), which may not be given beside VSwitchId
+        explicit_nics = bool(part.eri_cards)
         templates[part.name] = alicloud.ecs.EcsLaunchTemplate(
             f"{sub.name}-template",
             launch_template_name=f"{spec.name}-{part.name}",
@@ -42,8 +46,8 @@ def build(
             instance_charge_type="PostPaid",
             # spot: the market price up to on-demand; a reclaimed node is released and Slurm launches it again
             spot_strategy="SpotAsPriceGo" if layout.spot else "NoSpot",
-            vswitch_id=ctx.network.vswitch.id,
-            security_group_ids=ctx.network.node_security_groups,
+            vswitch_id=None if explicit_nics else ctx.network.vswitch.id,
+            security_group_ids=None if explicit_nics else ctx.network.node_security_groups,
             ram_role_name=ctx.role_name,
             internet_max_bandwidth_out=layout.public_bandwidth_mbps,
             internet_charge_type="PayByTraffic" if layout.public_bandwidth_mbps else None,

@@ -29,7 +29,7 @@ from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, launch_placeholder
 from ..catalog.slurm import cloud_data as slurm_cloud
 from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AliSlurm
-from ..layout.alicloud.partitions import power_document
+from ..layout.alicloud.partitions import launch_target, power_document
 from ..resources import fill, invoke_options
 from . import cpu_node
 from .context import Context
@@ -201,7 +201,14 @@ def build_power(
     if head is None or head.role is None or not templates:
         return head
     plan, spec = head.plan, ctx.layout.spec
-    tokens = {launch_placeholder(part): template.id for part, template in templates.items()}
+    cards = {part.name: part.eri_cards for part in ctx.layout.partitions}
+    network = ctx.network
+
+    def target(part: str, template: alicloud.ecs.EcsLaunchTemplate) -> pulumi.Output[str]:
+        ids = pulumi.Output.all(template.id, network.vswitch.id, *network.node_security_groups)
+        return ids.apply(lambda got: launch_target(str(got[0]), str(got[1]), [str(g) for g in got[2:]], cards[part]))
+
+    tokens = {launch_placeholder(part): target(part, template) for part, template in templates.items()}
     head_ctx = replace(ctx, role_name=head.role.role_name)
     conf, _ = _compute_conf(head_ctx, plan, fill(plan.layout.compute_config, tokens))
     account = alicloud.get_caller_identity_output(opts=invoke_options(ctx.parent)).account_id

@@ -2,10 +2,13 @@
 # gpu-cluster: Alibaba Cloud's hook for the Slurm power-saving program (slurm_power.sh sources it), on the head node.
 # No aliyun CLI (not on Alibaba's public Ubuntu images): ECS API calls (version ECS_API_VERSION) through ECS's VPC
 # endpoint, signed by alicloud_rpc.sh with the STS credentials of the head's own RAM role from the metadata service.
-#   cloud_launch <node> <launch template id>: RunInstances from the partition's template, one instance named
-#     <cluster>-<node> (its instance and host name; the node reads the name back from its metadata), tagged
-#     NAME_TAG=<node> and CLUSTER_TAG=<cluster>; then DescribeInstances until it has its private address; prints
-#     "<private ip> <cluster>-<node>".
+#   cloud_launch <node> "<launch template id>[ <vswitch> <group,group...> <card,card...>]": RunInstances from the
+#     partition's template, one instance named <cluster>-<node> (its instance and host name; the node reads the name
+#     back from its metadata), tagged NAME_TAG=<node> and CLUSTER_TAG=<cluster>; with a vSwitch, groups and cards (a
+#     partition with ERIs, whose template holds no network), one NetworkInterface.N per card, traffic mode
+#     HighPerformance (an ERI) in the vSwitch and groups, the first the Primary ENI, each on its card index when there
+#     are several (the cluster's own instances get the same: components/alicloud/nodes.py); then DescribeInstances
+#     until it has its private address; prints "<private ip> <cluster>-<node>".
 #   cloud_terminate <node>: DescribeInstances by both tags, then DeleteInstances Force=true of what it found; none
 #     found is success.
 # The head's role may create instances only tagged as this cluster's and delete only instances tagged so
@@ -66,12 +69,36 @@ ecs_call() {
   esac
 }
 
+# eri_parameters VSWITCH GROUPS CARDS: RunInstances' NetworkInterface.N parameters of one ERI per card (comma lists)
+eri_parameters() {
+  local vswitch="$1" n=0 g card group kind
+  local -a cards groups
+  IFS=, read -ra groups <<<"$2"
+  IFS=, read -ra cards <<<"$3"
+  for card in "${cards[@]}"; do
+    n=$((n + 1))
+    kind=Secondary
+    [ "$n" -eq 1 ] && kind=Primary
+    printf '%s\n' "NetworkInterface.${n}.InstanceType=${kind}" \
+      "NetworkInterface.${n}.NetworkInterfaceTrafficMode=HighPerformance" "NetworkInterface.${n}.VSwitchId=${vswitch}"
+    g=0
+    for group in "${groups[@]}"; do
+      g=$((g + 1))
+      printf '%s\n' "NetworkInterface.${n}.SecurityGroupIds.${g}=${group}"
+    done
+    [ "${#cards[@]}" -gt 1 ] && printf '%s\n' "NetworkInterface.${n}.NetworkCardIndex=${card}"
+  done
+}
+
 cloud_launch() {
-  local node="$1" template="$2" name answer id address i
+  local node="$1" template vswitch groups cards name answer id address i
+  local -a nics=()
+  read -r template vswitch groups cards <<<"$2"
+  [ -n "$cards" ] && mapfile -t nics < <(eri_parameters "$vswitch" "$groups" "$cards")
   name="${CLUSTER}-${node}"
   answer=$(ecs_call RunInstances "LaunchTemplateId=${template}" "Amount=1" "InstanceName=${name}" \
     "HostName=${name}" "Tag.1.Key=${NAME_TAG}" "Tag.1.Value=${node}" "Tag.2.Key=${CLUSTER_TAG}" \
-    "Tag.2.Value=${CLUSTER}") || return 1
+    "Tag.2.Value=${CLUSTER}" "${nics[@]}") || return 1
   id=$(ecs_json created <<<"$answer")
   [ -n "$id" ] || { echo "RunInstances answered without InstanceIdSets.InstanceIdSet" >&2; return 1; }
   for ((i = 0; i < ${POLLS:-120}; i++)); do

@@ -129,6 +129,12 @@ class AliPartition:
     name: str
     layout: AlicloudLayout
 
+    @property
+    def eri_cards(self) -> tuple[int, ...]:
+        """The network card index of each ERI its nodes get, primary ENI first; empty when none. The launch template
+        cannot carry them (layout/alicloud/partitions.py): the resume program adds them to RunInstances."""
+        return tuple(nic.network_card_index for nic in self.layout.interfaces if nic.is_eri)
+
 
 @dataclass(frozen=True)
 class AlicloudLayout:
@@ -196,11 +202,13 @@ def _partitions(spec: ClusterSpec, slurm: AliSlurm | None, warnings: list[str]) 
         return ()
     parts: list[AliPartition] = []
     for i, part in enumerate(spec.partitions):
-        # no ERI: the launch template cannot carry one (layout/alicloud/partitions.py)
-        sub = partition_spec(spec, part, fabric_wired=False)
+        # ERIs as the cluster's own nodes get them, added by the resume program to RunInstances: the launch template
+        # cannot carry one (layout/alicloud/partitions.py)
+        wired = spec.fabric_wired and part.instance.fabricDevices > 0
+        sub = partition_spec(spec, part, fabric_wired=wired)
         layout = plan(sub, slurm_compute_parts(sub, slurm, "none"))
         parts.append(AliPartition(part.name, layout))
-        if part.instance.fabricDevices:
+        if part.instance.fabricDevices and not wired:
             warnings.append(eri_warning(i, part.instance))
         warnings.extend(f"{w} (slurm.partitions[{i}] {part.name})" for w in layout.warnings)
     return tuple(parts)

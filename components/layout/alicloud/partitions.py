@@ -5,8 +5,12 @@ Per partition the GPU node as `plan` lays it out for the partition's type and ma
 ECS launch template by components/alicloud/partitions.py; the head runs RunInstances from it, one node at a time.
 The template is pulumi-alicloud 4.0.0's `ecs.EcsLaunchTemplate`, whose one `network_interfaces` block takes no
 traffic mode and no network card index (ecs/_inputs.py EcsLaunchTemplateNetworkInterfacesArgs: delete_on_release,
-description, name, primary_ip, security_group_id, vswitch_id): an elastic node gets no ERI, as a managed (ESS) group
-gets none (catalog/capabilities/alicloud.yaml managedGroupLimits fabric), and the plan warns where the type has one.
+description, name, primary_ip, security_group_id, vswitch_id). So a partition of an eRDMA type (when the
+cluster's fabric is wired) gets its ERIs in the RunInstances call instead: its template carries no vSwitch and no
+security group, and the channel's launch line names them with the ERIs' network card indices
+(`launch_target`); the resume program (alicloud_slurm_power.sh) sends them as `NetworkInterface.N.*`, the primary ENI
+first (InstanceType Primary, card 0), as nodes.py gives the cluster's own instances. Why a template and explicit
+parameters combine: catalog/slurm.yaml clouds.alicloud.powerSave (sources there).
 """
 
 from __future__ import annotations
@@ -89,13 +93,21 @@ def power_document(spec: ClusterSpec, account: str, node_role: str) -> str:
 
 
 def eri_warning(index: int, row: InstanceType) -> str:
-    """An elastic partition of an eRDMA type: what its nodes do not get, and why."""
+    """An elastic partition of an eRDMA type in a cluster whose fabric is not wired: what its nodes do not get."""
     return (
         f"{CLUSTER_KEY}.slurm.partitions[{index}].instanceType: {row.instanceType} has {row.fabricDevices} eRDMA "
-        "interface(s), which its elastic nodes do not get: pulumi-alicloud 4.0.0's ecs.EcsLaunchTemplate takes no "
-        f"traffic mode or network card index on its interface; 0 of {row.fabricGbps:g} Gb/s wired (NCCL runs over "
-        "TCP between them)"
+        "interface(s), which its elastic nodes do not get: the cluster's fabric is not wired (fabric: none, or the "
+        f"cluster's instanceType has no fabric); 0 of {row.fabricGbps:g} Gb/s wired (NCCL runs over TCP between them)"
     )
+
+
+def launch_target(template: str, vswitch: str, security_groups: list[str], eri_cards: tuple[int, ...]) -> str:
+    """The channel's LAUNCH_<partition> value: the template id alone, or (a partition with ERIs) the template, the
+    vSwitch, the security groups (comma-separated) and the ERIs' card indices (comma-separated, primary first), which
+    alicloud_slurm_power.sh turns into RunInstances' NetworkInterface.N parameters."""
+    if not eri_cards:
+        return template
+    return f"{template} {vswitch} {','.join(security_groups)} {','.join(str(card) for card in eri_cards)}"
 
 
 def partition_problems(spec: ClusterSpec) -> Iterator[ConfigError]:

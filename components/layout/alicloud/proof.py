@@ -1,5 +1,6 @@
 """The fabric counted back from the recorded resources (`count_wired_gbps`): ERIs that are up on ECS instances
-and ESS configurations, and ACK GPU pools served by the eRDMA Controller add-on.
+and ESS configurations, on the nodes of elastic Slurm partitions (the channel's launch lines, with their templates'
+user data), and ACK GPU pools served by the eRDMA Controller add-on.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import yaml
 
 from ... import catalog
+from ...bootstrap.slurm_conf import LAUNCH_ENV, compute_config_files
 from .data import ack_offer
 from .fabric import ERDMA_ENV, wired_gbps
 from .kubernetes import ACK_ADDON, ACK_NODE_POOL, ack_eri_count
@@ -58,7 +60,37 @@ def count_wired_gbps(resources: list[Mapping[str, Any]], gbps_per_device: float)
         up = min(len(eris), max(1, _eris_brought_up(inputs.get("userData"))))
         cards = {n.get("networkCardIndex", 0) for n in eris}
         wired = max(wired, wired_gbps(up, len(cards), gbps_per_device))
-    return max(wired, _count_ack_pools(resources, gbps_per_device))
+    return max(wired, _count_partitions(resources, gbps_per_device), _count_ack_pools(resources, gbps_per_device))
+
+
+OOS_PARAMETER = "alicloud:oos/parameter:Parameter"
+LAUNCH_TEMPLATE = "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate"
+
+
+def _count_partitions(resources: list[Mapping[str, Any]], gbps_per_device: float) -> float:
+    """Elastic partitions: the ERIs the resume program adds to RunInstances are the card indices on the partition's
+    launch line in the channel (`<template> <vswitch> <groups> <cards>`, layout/alicloud/partitions.py
+    launch_target); beyond the primary they count when the partition's template's user data brings them up."""
+    lines: dict[str, list[int]] = {}
+    for res in resources:
+        value = res["inputs"].get("value") if res["type"] == OOS_PARAMETER else None
+        try:
+            launch = compute_config_files(value).get(LAUNCH_ENV, "") if isinstance(value, str) else ""
+        except ValueError:
+            continue
+        for found in re.finditer(r"^LAUNCH_([^=]+)=.+ ([0-9]+(?:,[0-9]+)*)$", launch, re.M):
+            lines[found.group(1)] = [int(card) for card in found.group(2).split(",")]
+    wired = 0.0
+    for res in resources:
+        if res["type"] != LAUNCH_TEMPLATE:
+            continue
+        name = str(res["inputs"].get("launchTemplateName", ""))
+        cards = next((c for part, c in lines.items() if name.endswith(f"-{part}")), None)
+        if not cards:
+            continue
+        up = min(len(cards), max(1, _eris_brought_up(res["inputs"].get("userData"))))
+        wired = max(wired, wired_gbps(up, len(set(cards)), gbps_per_device))
+    return wired
 
 
 def _count_ack_pools(resources: list[Mapping[str, Any]], gbps_per_device: float) -> float:
