@@ -50,7 +50,10 @@ def test_the_schema_takes_the_scheduler_and_its_blocks(schema: dict[str, Any]) -
 def test_the_schema_outputs_are_optional_and_the_kubeconfig_a_string(schema: dict[str, Any]) -> None:
     resource = schema["resources"][TOKEN]
     assert resource["properties"]["kubeconfig"]["type"] == "string"
-    assert resource["properties"]["kubernetes"]["type"] == "object"
+    # typed output objects (components/output_types.py), not untyped maps
+    assert resource["properties"]["kubernetes"]["$ref"] == "#/types/gpu-cluster:index:ClusterKubernetes"
+    assert resource["properties"]["slurm"]["$ref"] == "#/types/gpu-cluster:index:ClusterSlurm"
+    assert resource["properties"]["kubeconfig"]["secret"] is True
     assert not {"kubernetes", "kubeconfig", "slurm"} & set(resource["required"])  # None without that scheduler
 
 
