@@ -18,9 +18,8 @@ import pulumi_aws as aws
 import pulumi_random as random
 
 from ..layout.aws.accounting import AwsAccounting
-from ..resources import invoke_options
 from .naming import Context
-from .network import Network
+from .network import Network, other_zone
 
 
 @dataclass(frozen=True)
@@ -47,20 +46,12 @@ class Database:
         }
 
 
-def _other_zone(names: list[str], zone: str) -> str:
-    others = [z for z in names if z != zone]
-    if not others:
-        raise ValueError(f"an RDS DB subnet group needs a second zone; the region lists only {zone}")
-    return others[0]
-
-
 def _subnets(ctx: Context, net: Network, plan: AwsAccounting) -> tuple[aws.ec2.Subnet, aws.ec2.Subnet]:
     assert net.zone is not None  # network.existing: refused by the layout
     block = aws.ec2.VpcIpv4CidrBlockAssociation(
         f"{ctx.name}-db-cidr", vpc_id=net.vpc.id, cidr_block=plan.database_cidr, opts=ctx.child
     )
-    names = aws.get_availability_zones_output(state="available", opts=invoke_options(ctx.parent)).names
-    other = pulumi.Output.all(names, net.zone).apply(lambda args: _other_zone(args[0], args[1]))
+    other = other_zone(ctx, net, "an RDS DB subnet group")
     # "another available zone" and a defaulted first zone may answer differently later: the first deploy's stay
     pinned = pulumi.ResourceOptions.merge(
         ctx.child, pulumi.ResourceOptions(depends_on=[block], ignore_changes=["availabilityZone"])

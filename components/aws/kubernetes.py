@@ -25,7 +25,7 @@ from .access import LoginNode
 from .identity import Identity, service_role
 from .launch_template import build_launch_template, network_interfaces
 from .naming import Context
-from .network import Network
+from .network import Network, other_zone
 
 
 @dataclass(frozen=True)
@@ -196,8 +196,7 @@ def _control_plane_subnet(ctx: Context, net: Network) -> aws.ec2.Subnet:
     control plane's interfaces only (no node group uses it)."""
     eks = ctx.layout.kubernetes
     assert eks is not None and net.zone is not None and net.route_table is not None
-    names = aws.get_availability_zones_output(state="available", opts=invoke_options(ctx.parent)).names
-    other = pulumi.Output.all(names, net.zone).apply(lambda args: _other_zone(args[0], args[1]))
+    other = other_zone(ctx, net, "EKS's control plane")
     subnet = aws.ec2.Subnet(
         f"{ctx.name}-control-plane",
         vpc_id=net.vpc.id,
@@ -212,13 +211,6 @@ def _control_plane_subnet(ctx: Context, net: Network) -> aws.ec2.Subnet:
         f"{ctx.name}-control-plane-rta", subnet_id=subnet.id, route_table_id=net.route_table.id, opts=ctx.child
     )
     return subnet
-
-
-def _other_zone(names: list[str], zone: str) -> str:
-    others = [z for z in names if z != zone]
-    if not others:
-        raise ValueError(f"EKS needs a second zone for its control plane; the region lists only {zone}")
-    return others[0]
 
 
 def _cluster(ctx: Context, net: Network, subnet: aws.ec2.Subnet) -> aws.eks.Cluster:

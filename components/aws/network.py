@@ -169,3 +169,19 @@ def _security_group(ctx: Context, vpc: aws.ec2.Vpc | Joined) -> aws.ec2.Security
             opts=child,
         )
     return sg
+
+
+def other_zone(ctx: Context, net: Network, needs: str) -> pulumi.Output[str]:
+    """An available zone of the region other than the cluster's, for what AWS wants in two zones (`needs` says what,
+    in the error of a region with one zone)."""
+    assert net.zone is not None  # network.existing: refused by the layouts that need a second zone
+    names = aws.get_availability_zones_output(state="available", opts=invoke_options(ctx.parent)).names
+
+    def pick(args: list[str | list[str]]) -> str:
+        names, zone = args
+        others = [z for z in names if z != zone]
+        if not others:
+            raise ValueError(f"{needs} needs a second zone; the region lists only {zone}")
+        return others[0]
+
+    return pulumi.Output.all(names, net.zone).apply(pick)
