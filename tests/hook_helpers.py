@@ -44,6 +44,20 @@ def run_hook(
     return subprocess.run([bash, str(script)], env={"PATH": path, **env}, capture_output=True, text=True, timeout=30)
 
 
+def run_aws_secret_hook(
+    tmp_path: Path, script: Path, env_line: str, answer: str
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """An AWS secret hook (aws_munge_key.sh, aws_db_password.sh) with its env file holding `env_line`, IMDSv2 answering
+    us-east-1 and the AWS CLI answering `answer`: the run, and the CLI's arguments."""
+    calls = tmp_path / "calls"
+    imds = 'case "$*" in *api/token*) echo TOKEN ;; *region*) echo us-east-1 ;; esac\n'
+    bin_dir = stub_bin(tmp_path, {"curl": imds, "aws": f'echo "$*" >"{calls}"\necho {answer}\n'})
+    env_file = tmp_path / "hook.env"
+    env_file.write_text(env_line + "\n")
+    proc = run_hook(script, bin_dir, {"ENV_FILE": str(env_file)})
+    return proc, calls.read_text().split() if calls.exists() else []
+
+
 def assert_shellcheck_clean(path: Path) -> None:
     proc = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout

@@ -20,6 +20,7 @@ from components.layout.aws.accounting import AwsAccounting
 from components.layout.slurm import slurm_layout
 
 from .conftest import aws_values, one, plan_values, resources_of, spec_of
+from .hook_helpers import run_aws_secret_hook
 from .test_slurm_scripts import part_env
 
 HERE = Path(__file__).resolve().parent.parent / "components" / "bootstrap"
@@ -258,26 +259,12 @@ def test_slurm_dbd_sh_fills_the_address_writes_the_conf_starts_slurmdbd_and_regi
 
 
 def test_the_aws_password_hook_reads_its_secret_by_name_in_the_instance_region(tmp_path):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    calls = tmp_path / "calls"
-    (bin_dir / "curl").write_text(
-        '#!/bin/bash\ncase "$*" in *api/token*) echo TOKEN ;; *region*) echo us-east-1 ;; esac\n'
-    )
-    (bin_dir / "aws").write_text(f'#!/bin/bash\necho "$*" >"{calls}"\necho s3cr3t\n')
-    for p in bin_dir.iterdir():
-        p.chmod(0o755)
-    (tmp_path / "db-password.env").write_text('DB_PASSWORD_SECRET_ID="gpu-cluster/s/c/slurmdbd-password"\n')
-    proc = subprocess.run(
-        ["bash", str(HERE / "aws_db_password.sh")],
-        env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "ENV_FILE": str(tmp_path / "db-password.env")},
-        capture_output=True,
-        text=True,
-        timeout=30,
+    proc, calls = run_aws_secret_hook(
+        tmp_path, HERE / "aws_db_password.sh", 'DB_PASSWORD_SECRET_ID="gpu-cluster/s/c/slurmdbd-password"', "s3cr3t"
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "s3cr3t\n"  # the password alone on stdout
-    assert calls.read_text().split() == [
+    assert calls == [
         "secretsmanager", "get-secret-value", "--region", "us-east-1", "--secret-id",
         "gpu-cluster/s/c/slurmdbd-password", "--query", "SecretString", "--output", "text",
     ]  # fmt: skip

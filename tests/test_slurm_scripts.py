@@ -17,6 +17,7 @@ from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from components.layout.slurm import slurm_layout
 
 from .conftest import aws_values, spec_of
+from .hook_helpers import run_aws_secret_hook
 
 HERE = Path(__file__).resolve().parent.parent / "components" / "bootstrap"
 SCRIPTS = ("slurm_common.sh", "slurm_head.sh", "slurm_compute.sh", "slurm_login.sh", "slurm_health.sh")
@@ -291,26 +292,12 @@ def test_health_program_leaves_a_healthy_node_alone_and_does_nothing_without_the
 
 
 def test_aws_hook_reads_the_secret_by_name_in_the_instance_region(tmp_path):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    calls = tmp_path / "calls"
-    (bin_dir / "curl").write_text(
-        '#!/bin/bash\ncase "$*" in *api/token*) echo TOKEN ;; *region*) echo us-east-1 ;; esac\n'
-    )
-    (bin_dir / "aws").write_text(f'#!/bin/bash\necho "$*" >"{calls}"\necho QUJD\n')
-    for p in bin_dir.iterdir():
-        p.chmod(0o755)
-    (tmp_path / "munge-key.env").write_text('MUNGE_SECRET_ID="gpu-cluster/s/c/munge-key"\n')
-    proc = subprocess.run(
-        ["bash", str(HERE / "aws_munge_key.sh")],
-        env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "ENV_FILE": str(tmp_path / "munge-key.env")},
-        capture_output=True,
-        text=True,
-        timeout=30,
+    proc, calls = run_aws_secret_hook(
+        tmp_path, HERE / "aws_munge_key.sh", 'MUNGE_SECRET_ID="gpu-cluster/s/c/munge-key"', "QUJD"
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "QUJD\n"  # the key alone on stdout
-    assert calls.read_text().split() == [
+    assert calls == [
         "secretsmanager",
         "get-secret-value",
         "--region",
