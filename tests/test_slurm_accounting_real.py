@@ -128,7 +128,9 @@ def test_a_job_is_in_sacct_through_our_slurmdbd_conf_on_mariadb(tmp_path):
                 )  # fmt: skip
                 shown = cluster.run("sacct", "--noheader", "--parsable2", "-X", "-j", job, "-o", "JobID,State,Cluster")
                 assert shown.stdout.strip() == f"{job}|COMPLETED|{layout.cluster_name}"
-            log = local.read(dbd_log)
+                # judged before slurmctld stops: its SIGTERM can close the connection with slurmdbd's last reply
+                # unread, and slurmdbd then logs "Connection reset by peer" (seen once in CI under load)
+                log = local.read(dbd_log)
         finally:
             local.stop_pid_file(pid_file)
     # SchedMD's settings satisfy slurmdbd's own check, and our slurmdbd.conf loads without an error or a warning
