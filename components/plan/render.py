@@ -236,8 +236,24 @@ def kubernetes_rows(kube: dict[str, Any]) -> list[tuple[str, str]]:
         f" ({', '.join(kube['nodePools']) or 'none registered'})"
     )
     releases = ", ".join(f"{r['chart']} {r['version']}" for r in kube["releases"]) or "none"
+    sharing = kube.get("gpuSharing")
+    shared = (
+        [
+            (
+                "GPU sharing",
+                f"{sharing['mode']}{' ' + sharing['migProfile'] if sharing.get('migProfile') else ''} "
+                f"({sharing['mechanism']}): {sharing['workloadsPerGpu']} workloads per GPU x "
+                f"{sharing['gpusPerNode']} GPU{'s' if sharing['gpusPerNode'] != 1 else ''} = {sharing['workloadsPerNode']} "
+                f"per node, "
+                f"{sharing['workloadsAtMaxNodes']} at maxNodes",
+            )
+        ]
+        if sharing
+        else []
+    )
     return [
         ("node pools", pools),
+        *shared,
         ("releases", releases),
         ("credentials", str(kube.get("credentials") or "not given")),
     ]
