@@ -222,11 +222,8 @@ def written_out_gres(layout: SlurmLayout, devices: Path) -> str:
     return f"Name=gpu{typed} File={devices}/nvidia[0-{layout.node.gpus - 1}]\n{mps}"
 
 
-@needs_slurm
-@needs_root
-@pytest.mark.parametrize("config", sorted(CONFIGS))
-def test_slurmd_counts_the_gpus_of_the_node_definition(config, tmp_path):
-    layout = CONFIGS[config]()
+def slurmd_gres(layout: SlurmLayout, tmp_path: Path) -> str:
+    """What `slurmd -G` prints of the node's GRES with the GPUs written out (it must judge nothing and succeed)."""
     rendered = for_22_05(layout)
     files = {**rendered.files, "gres.conf": written_out_gres(layout, tmp_path / "dev")}
     cluster = local.prepare(tmp_path / "slurm", files, tmp_path / "no-munge")
@@ -238,6 +235,15 @@ def test_slurmd_counts_the_gpus_of_the_node_definition(config, tmp_path):
     )
     out = proc.stdout + proc.stderr
     assert local.judged(out) == [] and proc.returncode == 0, out
+    return out
+
+
+@needs_slurm
+@needs_root
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_slurmd_counts_the_gpus_of_the_node_definition(config, tmp_path):
+    layout = CONFIGS[config]()
+    out = slurmd_gres(layout, tmp_path)
     kind = layout.node.gres.split(":")
     typed = kind[1] if len(kind) == 3 else "(null)"  # an untyped GRES (gpu:<count>) has no type
     assert f"Gres Name=gpu Type={typed} Count={layout.node.gpus} " in out

@@ -6,21 +6,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
 
 from components.bootstrap.slurm_conf import SlurmLayout
 from components.layout.slurm import slurm_layout
 
 from . import slurm_local as local
 from .test_slurm_real import (
-    for_22_05,
     jobs,
     layout_node,
     needs_root,
     needs_slurm,
     pair,
+    slurmd_gres,
     stack_spec,
-    written_out_gres,
 )
 
 
@@ -55,18 +53,7 @@ def test_mps_is_a_gres_of_100_per_gpu_beside_the_gpus():
 @needs_root
 def test_slurmd_spreads_the_mps_count_over_the_gpus(tmp_path):
     """NVML's GPUs (written out here) take 100 mps each: gres.conf's Name=mps Count=800 without File is spread."""
-    layout = sharing_machine(gpus=8, mps=True)
-    rendered = for_22_05(layout)
-    files = {**rendered.files, "gres.conf": written_out_gres(layout, tmp_path / "dev")}
-    cluster = local.prepare(tmp_path / "slurm", files, tmp_path / "no-munge")
-    proc = subprocess.run(
-        ["slurmd", "-G", "-Z", "--conf", rendered.dynamic_conf, "-f", str(cluster.conf)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0 and "error" not in out, out
+    out = slurmd_gres(sharing_machine(gpus=8, mps=True), tmp_path)
     for i in range(8):
         assert f"Gres Name=mps Type=h100 Count=100 Index={i} " in out, out
         assert f"Gres Name=gpu Type=h100 Count=1 Index={i} " in out, out
