@@ -5,6 +5,7 @@ workloads per GPU."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ import yaml
 
 from components.catalog import kubernetes as offers
 from components.catalog import mig_profiles
+from components.diff import diff_plans
 from components.errors import ConfigErrors
 from components.layout.kubernetes import MIG_CONFIG_LABEL, PLUGIN_CONFIG, PLUGIN_CONFIG_MAP
 from components.plan.render import kubernetes_rows
@@ -40,6 +42,11 @@ def errors_of(values: dict[str, Any]) -> list[tuple[str, str]]:
 
 def releases(plan) -> dict[str, dict[str, Any]]:
     return {r["inputs"]["name"]: r["inputs"]["values"] for r in resources_of(plan, "helm.sh/v3:Release")}
+
+
+def as_json(plan) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(json.dumps(plan.as_json(), default=str))
+    return loaded
 
 
 def plugin_config(text: str) -> dict[str, Any]:
@@ -79,6 +86,14 @@ def test_gke_mig_is_the_pool_gpu_partition_size(gke_mig):
     (accelerator,) = gpu_pool(gke_mig)["nodeConfig"]["guestAccelerators"]
     assert accelerator["gpuPartitionSize"] == "1g.10gb" and "gpuSharingConfig" not in accelerator
     assert gpu_pool(gke_mig)["nodeConfig"]["labels"]["gpu-cluster.dev/pods-per-gpu"] == "7"
+
+
+def test_changing_gke_sharing_replaces_the_gpu_pool(gke_time_sharing, gke_mig):
+    """As the update table says (cluster.kubernetes.gpuSharing on gcp: replace): the guest accelerator is ForceNew."""
+    diff = diff_plans(as_json(gke_time_sharing), as_json(gke_mig))
+    (pool,) = [c for c in diff.changed if c.name.endswith("-pool-gpu")]
+    assert pool.verdict == "replace" and any("guestAccelerators" in r for r in pool.reasons), pool.reasons
+    assert [c.policy for c in diff.spec_changes if c.key == "cluster.kubernetes.gpuSharing.mode"] == ["replace"]
 
 
 def test_the_plan_says_how_many_workloads_share_a_gpu(gke_time_sharing, gke_mig):
