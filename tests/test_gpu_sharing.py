@@ -106,12 +106,14 @@ def test_the_plan_says_how_many_workloads_share_a_gpu(gke_time_sharing, gke_mig)
         "gpusPerNode": 8,
         "workloadsPerNode": 32,
         "workloadsAtMaxNodes": 32 * gke_time_sharing.spec.max_nodes,
+        "hourlyUsdPerWorkload": round(gke_time_sharing.spec.instance.hourlyUsd / 32, 4),
     }
     rows = dict(kubernetes_rows(gke_mig.summary()["kubernetes"]))
     per_gpu = mig_profiles(gke_mig.spec.instance)["1g.10gb"]  # type: ignore[index]
     assert rows["GPU sharing"] == (
         f"mig 1g.10gb (nodePool): {per_gpu} workloads per GPU x 8 GPUs = {per_gpu * 8} per node, "
-        f"{per_gpu * 8 * gke_mig.spec.max_nodes} at maxNodes"
+        f"{per_gpu * 8 * gke_mig.spec.max_nodes} at maxNodes; "
+        f"${gke_mig.spec.instance.hourlyUsd / (per_gpu * 8):.4f}/h a workload"
     )
 
 

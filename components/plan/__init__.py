@@ -286,6 +286,10 @@ class Plan:
                 "gpusPerNode": sharing.gpus,
                 "workloadsPerNode": sharing.per_node,
                 "workloadsAtMaxNodes": sharing.per_node * self.spec.max_nodes,
+                # a GPU node's on-demand price spread over the workloads it runs (None without a USD price)
+                "hourlyUsdPerWorkload": None
+                if self.spec.instance.hourlyUsd is None
+                else round(self.spec.instance.hourlyUsd / sharing.per_node, 4),
             }
         }
 

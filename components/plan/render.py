@@ -254,6 +254,7 @@ def _sharing_row(sharing: dict[str, Any]) -> str:
         f"{sharing['mode']}{profile} ({sharing['mechanism']}): {sharing['workloadsPerGpu']} workloads per GPU x "
         f"{gpus} GPU{'s' if gpus != 1 else ''} = {sharing['workloadsPerNode']} per node, "
         f"{sharing['workloadsAtMaxNodes']} at maxNodes"
+        + (f"; ${sharing['hourlyUsdPerWorkload']:.4f}/h a workload" if sharing.get("hourlyUsdPerWorkload") else "")
     )
 
 
