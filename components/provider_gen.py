@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from .spec.markers import TakesOutput
-from .spec.model import Choice, ClusterConfig, Flatten, StackKeys, field_docs
+from .spec.markers import Choice, Flatten, TakesOutput, field_docs
+from .spec.model import ClusterConfig, StackKeys
 
 TARGET = Path(__file__).resolve().parent / "provider_types.py"
 ROOT_NAME = "GpuClusterInputs"

@@ -299,6 +299,30 @@ class GpuSoftware(Enum):
     """NVIDIA's device plugin alone."""
 
 
+class GpuSharingMode(Enum):
+    """How pods share the GPU pool's GPUs (catalog/kubernetes/<cloud>.yaml gpuSharing: each cloud's mechanism)."""
+
+    NONE = "none"
+    """A pod takes whole GPUs (default)."""
+    TIME_SLICING = "timeSlicing"
+    """Each GPU advertised replicas times; the pods take turns (no memory or fault isolation)."""
+    MPS = "mps"
+    """Each GPU advertised replicas times; the pods run at once through NVIDIA MPS."""
+    MIG = "mig"
+    """Each GPU split into MIG instances of migProfile (catalog/mig.yaml), one per pod."""
+
+
+class GpuSharing(TypedDict, total=False):
+    """How pods of the GPU pool share its GPUs (docs/kubernetes.md, GPU sharing)."""
+
+    mode: GpuSharingMode
+    """none (default), timeSlicing, mps or mig."""
+    replicas: int
+    """timeSlicing and mps: the pods that share one GPU (at most the cloud's gpuSharing maxReplicas)."""
+    mig_profile: str
+    """mig: the MIG profile every GPU is split into, for example 1g.10gb (catalog/mig.yaml)."""
+
+
 class Kubernetes(TypedDict, total=False):
     """scheduler kubernetes: the managed control plane and the in-cluster GPU software (catalog/kubernetes/)."""
 
@@ -316,6 +340,8 @@ class Kubernetes(TypedDict, total=False):
     """Nodes of the system pool (default 2)."""
     service_monitor: bool
     """A ServiceMonitor for the DCGM exporter (needs the Prometheus operator's CRDs)."""
+    gpu_sharing: GpuSharing
+    """How pods share the GPU pool's GPUs: none (default), timeSlicing, mps or mig."""
 
 
 class SlurmPartition(TypedDict, total=False):
@@ -374,6 +400,8 @@ class Slurm(TypedDict, total=False):
     """The people who log in and submit jobs, created on every node (home on the shared /home)."""
     containers: SlurmContainers
     """pyxis: NVIDIA's enroot and pyxis on the nodes, for srun --container-image (default none)."""
+    mps: bool
+    """CUDA MPS as a Slurm GRES beside the GPUs: jobs ask --gres=mps:<percent of a GPU> (default false)."""
 
 
 class EncryptionAlgorithm(Enum):
@@ -585,7 +613,7 @@ class GpuClusterInputs(TypedDict, total=False):
     monitoring: Monitoring
     """Node metrics."""
     gpu_partition: str
-    """A MIG profile, for example 1g.10gb (catalog/mig.yaml)."""
+    """A MIG profile, for example 1g.10gb (catalog/mig.yaml); with slurm, each instance is a GRES gpu:<profile>."""
     scheduler: Scheduler
     """none (default), kubernetes or slurm."""
     kubernetes: Kubernetes

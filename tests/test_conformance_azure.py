@@ -62,6 +62,8 @@ FEATURES: dict[str, dict[str, Any]] = {
     },
     "long-name-instances": {"name": LONG_NAME, "nodeGroup": "instances", "storage": {"shared": {"kind": "nfs"}}},
     "long-name-aks": {"name": LONG_NAME, "scheduler": "kubernetes"},
+    # GPU sharing: the GPU pool's gpuInstanceProfile (MIG1g on ND H100 v5)
+    "aks-mig": {"scheduler": "kubernetes", "kubernetes": {"gpuSharing": {"mode": "mig", "migProfile": "1g.10gb"}}},
 }
 _PLANNED: dict[str, list[dict[str, Any]]] = {}
 

@@ -30,6 +30,13 @@ FEATURES: dict[str, dict[str, Any]] = {
         "scheduler": "kubernetes",
         "spot": True,
     },
+    # GPU sharing: the guest accelerator's gpuPartitionSize (MIG on A3 High's H100s)
+    "gke-mig": {
+        "gpu": "H100:8",
+        "instanceType": "a3-highgpu-8g",
+        "scheduler": "kubernetes",
+        "kubernetes": {"gpuSharing": {"mode": "mig", "migProfile": "1g.10gb"}},
+    },
     "gke-public-l4": {
         "gpu": "L4:1",
         "instanceType": "g2-standard-8",

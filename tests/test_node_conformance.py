@@ -77,7 +77,7 @@ def test_every_boot_document_is_read_the_way_its_cloud_delivers_it():
     )
     by_source = {item.source for item in delivered}
     # every stack whose nodes are VMs we bootstrap hands them a document (GKE and AKS nodes run no user data of ours)
-    assert set(SHIPPED_STACKS) - by_source == {"gcp-gke-a3mega", "azure-aks-h100"}
+    assert set(SHIPPED_STACKS) - by_source == {"gcp-gke-a3mega", "gcp-gke-l4-shared", "azure-aks-h100"}
     assert set(node.FEATURE_CONFIGS) <= by_source
     assert {doc.kind for doc in documents()} == {"cloud-config", "shell"}
 

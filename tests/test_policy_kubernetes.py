@@ -299,7 +299,7 @@ def test_the_pack_reads_the_stacks_opt_in_from_the_component_as_the_plan_does() 
     assert [urn for _, urn in _pack_reports("kubernetes-workloads", [cluster(), bad])] == ["urn:rel"]
 
 
-KUBERNETES_STACKS = ["aws-eks-h100", "gcp-gke-a3mega", "azure-aks-h100", "alicloud-ack-erdma"]
+KUBERNETES_STACKS = ["aws-eks-h100", "gcp-gke-a3mega", "gcp-gke-l4-shared", "azure-aks-h100", "alicloud-ack-erdma"]
 SHIPPED = [s for s in KUBERNETES_STACKS if (ROOT / "stacks" / f"Pulumi.{s}.yaml").exists()]
 CONTROL_PLANES = {EKS, GKE, AKS, ACK}
 

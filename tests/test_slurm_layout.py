@@ -221,15 +221,16 @@ def test_what_is_not_built_is_refused_with_the_key(cluster, key, text):
     assert info.value.key == f"gpu-cluster:cluster.{key}" and text in str(info.value)
 
 
-def test_mig_partitions_are_refused():
+def test_mig_partitions_are_the_gpu_gres():
+    """gpuPartition with Slurm: each MIG instance is a GPU typed by its profile (A100 40 GB: 1g.10gb, 4 per GPU)."""
     values = {
         "gpu-cluster:cloud": "aws",
         "aws:region": "us-east-1",
         "gpu-cluster:cluster": {"gpu": "A100:8", "nodes": 1, "scheduler": "slurm", "gpuPartition": "1g.10gb"},
     }
-    with pytest.raises(ConfigError) as info:
-        build_spec(values, "t")
-    assert info.value.key == "gpu-cluster:cluster.gpuPartition"
+    layout = slurm_layout(build_spec(values, "t"))
+    assert layout is not None and layout.node.gres == "gpu:1g.10gb:32"
+    assert "Gres=gpu:1g.10gb:32" in layout.dynamic_conf() and layout.gres_conf == "AutoDetect=nvml\n"
 
 
 def test_package_facts_are_data_with_their_source():

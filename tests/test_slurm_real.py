@@ -28,7 +28,7 @@ from components.layout.slurm import slurm_layout
 from components.spec import build_spec
 
 from . import slurm_local as local
-from .conftest import ROOT, spec_of
+from .conftest import ROOT, aws_values, spec_of
 from .test_azure_resources import azure_values
 from .test_layout_gcp import gcp_values
 
@@ -74,6 +74,8 @@ CONFIGS: dict[str, Callable[[], SlurmLayout]] = {
     "gcp-a3mega-slurm": cache(lambda: cloud_layout(spec_of(gcp_values(scheduler="slurm")))),
     "azure-nd-h100-slurm": cache(lambda: cloud_layout(spec_of(azure_values(scheduler="slurm")))),
     "two-placement-groups": cache(two_switches),
+    # gpuPartition as GRES: every H100 split into 1g.10gb MIG instances (gpu:1g.10gb:56); MPS: test_slurm_sharing_real
+    "aws-mig-slurm": cache(lambda: cloud_layout(spec_of(aws_values(scheduler="slurm", gpuPartition="1g.10gb")))),
 }
 
 
@@ -216,14 +218,12 @@ def written_out_gres(layout: SlurmLayout, devices: Path) -> str:
         os.mknod(devices / f"nvidia{i}", 0o600 | stat.S_IFCHR, os.makedev(195, i))
     kind = layout.node.gres.split(":")
     typed = f" Type={kind[1]}" if len(kind) == 3 else ""
-    return f"Name=gpu{typed} File={devices}/nvidia[0-{layout.node.gpus - 1}]\n"
+    mps = f"Name=mps Count={layout.node.mps}\n" if layout.node.mps else ""  # NVML does not detect it: as rendered
+    return f"Name=gpu{typed} File={devices}/nvidia[0-{layout.node.gpus - 1}]\n{mps}"
 
 
-@needs_slurm
-@needs_root
-@pytest.mark.parametrize("config", sorted(CONFIGS))
-def test_slurmd_counts_the_gpus_of_the_node_definition(config, tmp_path):
-    layout = CONFIGS[config]()
+def slurmd_gres(layout: SlurmLayout, tmp_path: Path) -> str:
+    """What `slurmd -G` prints of the node's GRES with the GPUs written out (it must judge nothing and succeed)."""
     rendered = for_22_05(layout)
     files = {**rendered.files, "gres.conf": written_out_gres(layout, tmp_path / "dev")}
     cluster = local.prepare(tmp_path / "slurm", files, tmp_path / "no-munge")
@@ -235,6 +235,15 @@ def test_slurmd_counts_the_gpus_of_the_node_definition(config, tmp_path):
     )
     out = proc.stdout + proc.stderr
     assert local.judged(out) == [] and proc.returncode == 0, out
+    return out
+
+
+@needs_slurm
+@needs_root
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_slurmd_counts_the_gpus_of_the_node_definition(config, tmp_path):
+    layout = CONFIGS[config]()
+    out = slurmd_gres(layout, tmp_path)
     kind = layout.node.gres.split(":")
     typed = kind[1] if len(kind) == 3 else "(null)"  # an untyped GRES (gpu:<count>) has no type
     assert f"Gres Name=gpu Type={typed} Count={layout.node.gpus} " in out

@@ -215,11 +215,6 @@ def test_every_slurm_problem_has_its_whole_message():
             "or more, or slurm.partitions for partitions that scale from zero",
         ),
         (
-            "gpu-cluster:cluster.gpuPartition",
-            "1g.10gb with scheduler slurm: MIG instances as Slurm GRES are not built; "
-            "drop gpuPartition (whole GPUs are the GRES)",
-        ),
-        (
             "gpu-cluster:cluster.network.egress",
             "none with scheduler slurm: the head, GPU and login nodes install Slurm and MUNGE at boot from "
             "packages.microsoft.com and Ubuntu's archive (catalog/slurm.yaml); use nat",

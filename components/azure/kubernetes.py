@@ -244,6 +244,7 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
         resource_name_=cluster.name,
         agent_pool_name=aks.gpu.name,
         gpu_profile=azure.containerservice.GPUProfileArgs(driver=aks.gpu.gpu_driver),
+        gpu_instance_profile=aks.gpu.gpu_instance_profile,
         proximity_placement_group_id=ppg.id if ppg is not None and aks.gpu.proximity_placement_group else None,
         # AKS cordons and drains each node itself; the update block sizes the batches and the drain budget
         upgrade_settings=azure.containerservice.AgentPoolUpgradeSettingsArgs(

@@ -66,9 +66,15 @@ class NodeDefinition:
 
     cpus: int | None  # the catalog's vCPUs; slurmd -Z detects sockets/cores/threads itself
     real_memory_mib: int
-    gres: str  # gpu:<type>:<count>
+    gres: str  # gpu:<type>:<count>; with gpuPartition gpu:<MIG profile>:<instances>, each MIG instance a GPU
     feature: str  # the NodeSet feature that puts the node in its partition
     memory_note: str  # the margin applied, and why
+    mps: int = 0  # slurm.mps: the node's mps GRES count (catalog/slurm.yaml mps.perGpu per GPU); 0: none
+
+    @property
+    def all_gres(self) -> str:
+        """The node's Gres= value: the GPUs, and the MPS shares beside them."""
+        return f"{self.gres},mps:{self.mps}" if self.mps else self.gres
 
     @property
     def gpus(self) -> int:
@@ -237,7 +243,11 @@ class SlurmLayout:
 
     def dynamic_conf(self, switch: str | None = None) -> str:
         """What a GPU node registers with (`slurmd -Z --conf ...`): its GRES, memory, feature and switch."""
-        parts = [f"Feature={self.node.feature}", f"Gres={self.node.gres}", f"RealMemory={self.node.real_memory_mib}"]
+        parts = [
+            f"Feature={self.node.feature}",
+            f"Gres={self.node.all_gres}",
+            f"RealMemory={self.node.real_memory_mib}",
+        ]
         if self.topology is not None:
             chosen = switch or self.topology.switches[0]
             if chosen not in self.topology.switches:
@@ -348,7 +358,7 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
         "TaskPlugin=task/cgroup,task/affinity",
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core_Memory",
-        "GresTypes=gpu",
+        "GresTypes=gpu,mps" if layout.node.mps else "GresTypes=gpu",
         # a login shell's small locked-memory limit must not follow the job to the nodes: RDMA (EFA, InfiniBand,
         # eRDMA) registers GPU and host memory (Slurm FAQ "locked memory", slurm.conf(5) PropagateResourceLimits)
         "PropagateResourceLimitsExcept=MEMLOCK",
@@ -401,7 +411,7 @@ def render_nodes_conf(layout: SlurmLayout) -> str:
         # died without leaving until the head's cleanup deletes them (catalog/slurm.yaml maxNodeCount)
         f"MaxNodeCount={layout.max_node_count}",
         # GPU nodes register themselves (slurmd -Z --conf "<below>"): CPUs are detected by slurmd
-        f"# GPU nodes: CPUs={node.cpus} (catalog) Gres={node.gres} RealMemory={node.real_memory_mib} "
+        f"# GPU nodes: CPUs={node.cpus} (catalog) Gres={node.all_gres} RealMemory={node.real_memory_mib} "
         f"Feature={node.feature}",
         f"# RealMemory: {node.memory_note}",
         f"Nodeset={nodeset} Feature={node.feature}",
@@ -449,13 +459,16 @@ def _job_defaults(node: NodeDefinition) -> str:
     return f"{cpus} DefMemPerGPU={node.mem_per_gpu_mib}"
 
 
-def render_gres_conf(elastic: tuple[ElasticPartition, ...] = ()) -> str:
-    """NVML finds the GPUs, their device files and their NUMA/NVLink affinity (gres.conf(5) AutoDetect). Not for
+def render_gres_conf(elastic: tuple[ElasticPartition, ...] = (), mps: int = 0) -> str:
+    """NVML finds the GPUs, their device files and their NUMA/NVLink affinity (gres.conf(5) AutoDetect), and with
+    MIG on (gpuPartition) each MIG instance, whose type is its profile. Not for
     CLOUD nodes: slurmctld reads gres.conf for them itself and stops with `fatal: Cannot use AutoDetect on cloud node`
     (slurm-22.05.8 src/common/gres.c gres_g_node_config_load; the real slurmctld in tests/test_slurm_real.py), so an
-    elastic partition's GPUs are written out on NVIDIA's device files (/dev/nvidia<i>), as slurm-gcp does."""
+    elastic partition's GPUs are written out on NVIDIA's device files (/dev/nvidia<i>), as slurm-gcp does.
+    `mps`: the node's MPS count, which NVML does not detect; Slurm spreads it evenly over the GPUs (gres.html MPS
+    Management)."""
     if not elastic:
-        return "AutoDetect=nvml\n"
+        return "AutoDetect=nvml\n" + (f"Name=mps Count={mps}\n" if mps else "")
     lines = []
     for part in elastic:
         kind = part.node.gres.split(":")

@@ -243,6 +243,12 @@ def _pool(
                 gpu_driver_installation_config=c.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
                     gpu_driver_version=gke.gpu_driver_version
                 ),
+                gpu_sharing_config=c.NodePoolNodeConfigGuestAcceleratorGpuSharingConfigArgs(
+                    gpu_sharing_strategy=pool.sharing[0], max_shared_clients_per_gpu=pool.sharing[1]
+                )
+                if pool.sharing
+                else None,
+                gpu_partition_size=pool.partition,
             )
         ]
         if pool.accelerator

@@ -13,8 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import yaml
+
+from .. import catalog
 from ..catalog import kubernetes as offers
 from ..datafile import load_yaml
 from ..spec import ClusterSpec
@@ -51,14 +54,105 @@ def charts() -> dict[str, dict[str, Any]]:
 
 
 def gpu_labels(spec: ClusterSpec) -> dict[str, str]:
-    """Labels of the GPU pool: the model and the fabric, for node selectors (values as labels allow)."""
+    """Labels of the GPU pool: the model and the fabric, for node selectors (values as labels allow); with GPU
+    sharing, its mode and the pods per GPU, and the MIG manager's layout where it splits the GPUs."""
     row = spec.instance
     fabric = row.fabric if spec.fabric_wired else "none"
-    return {
+    labels = {
         f"{LABEL_PREFIX}/gpu": (row.gpu or "gpu").lower(),
         f"{LABEL_PREFIX}/gpus": str(row.gpus),
         f"{LABEL_PREFIX}/fabric": fabric,
     }
+    sharing = gpu_sharing(spec)
+    if sharing is not None:
+        labels[f"{LABEL_PREFIX}/gpu-sharing"] = sharing.mode
+        labels[f"{LABEL_PREFIX}/pods-per-gpu"] = str(sharing.per_gpu)
+        if sharing.mechanism == "migManager":
+            labels.update(sharing.mig_manager_label)
+    return labels
+
+
+# --- GPU sharing (kubernetes.gpuSharing; catalog/kubernetes/sharing.yaml) --------------------------------------------
+# The device plugin's config: NVIDIA/k8s-device-plugin api/config/v1 (version v1; sharing.timeSlicing / sharing.mps,
+# each {resources: [{name, replicas}]}), one named entry of the ConfigMap the chart renders from its values.
+PLUGIN_CONFIG_MAP = "gpu-cluster-device-plugin"
+PLUGIN_CONFIG = "gpu-cluster"
+PLUGIN_CONFIG_KEY = {"timeSlicing": "timeSlicing", "mps": "mps"}
+# The operator's MIG manager splits a node's GPUs by the layout this label names; its default ConfigMap has one
+# all-<profile> layout per profile (gpu-operator v26.7.0 assets/state-mig-manager/0400_configmap.yaml).
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+
+
+@dataclass(frozen=True)
+class GpuSharing:
+    """How pods share the GPU pool's GPUs, and the cloud's mechanism for it (sharing.yaml)."""
+
+    mode: Literal["timeSlicing", "mps", "mig"]
+    mechanism: Literal["nodePool", "devicePlugin", "migManager"]
+    per_gpu: int  # pods per GPU: replicas, or the MIG profile's instances per GPU
+    gpus: int  # GPUs per node
+    mig_profile: str | None = None
+    node_pool: Mapping[str, Any] | None = None  # the cloud's own pool setting (sharing.yaml: strategy, profiles)
+
+    @property
+    def per_node(self) -> int:
+        """The workloads one node runs at once, each on a share of a GPU."""
+        return self.per_gpu * self.gpus
+
+    @property
+    def mig_manager_label(self) -> dict[str, str]:
+        return {MIG_CONFIG_LABEL: f"all-{self.mig_profile}"}
+
+    def plugin_config(self) -> str:
+        """The device plugin's config document (timeSlicing / mps): each GPU advertised per_gpu times."""
+        resources = [{"name": "nvidia.com/gpu", "replicas": self.per_gpu}]
+        body = {"version": "v1", "sharing": {PLUGIN_CONFIG_KEY[self.mode]: {"resources": resources}}}
+        return yaml.safe_dump(body, sort_keys=False)
+
+    def chart_values(self, chart: str) -> dict[str, Any]:
+        """What the NVIDIA chart (gpu-operator, nvidia-device-plugin) takes for this sharing, {} for other charts."""
+        if self.mechanism == "devicePlugin":
+            if chart == "gpu-operator":  # values.yaml devicePlugin.config: create, name, default, data
+                config = {"create": True, "name": PLUGIN_CONFIG_MAP, "default": PLUGIN_CONFIG}
+                return {"devicePlugin": {"config": {**config, "data": {PLUGIN_CONFIG: self.plugin_config()}}}}
+            if chart == "nvidia-device-plugin":  # values.yaml config.map / config.default
+                return {"config": {"map": {PLUGIN_CONFIG: self.plugin_config()}, "default": PLUGIN_CONFIG}}
+            return {}
+        if self.mode != "mig":
+            return {}
+        # One profile on every GPU: strategy single advertises each instance as nvidia.com/gpu (values.yaml mig)
+        if chart == "gpu-operator":
+            if self.mechanism == "migManager":
+                return {"mig": {"strategy": "single"}, "migManager": {"enabled": True}}
+            # the cloud splits the GPUs (AKS gpuInstanceProfile): the MIG manager, whose default layout is
+            # all-disabled (values.yaml migManager.config.default), must not split them again
+            return {"mig": {"strategy": "single"}, "migManager": {"enabled": False}}
+        if chart == "nvidia-device-plugin":
+            return {"migStrategy": "single"}
+        return {}
+
+
+def gpu_sharing(spec: ClusterSpec) -> GpuSharing | None:
+    """kubernetes.gpuSharing resolved against the cloud's mechanism; None when pods take whole GPUs."""
+    kube = spec.kubernetes
+    wanted = kube.gpu_sharing if kube is not None else None
+    if wanted is None or wanted.mode == "none":
+        return None
+    mode = offers.sharing(spec.cloud)[wanted.mode]  # the spec's rules refused what the cloud does not build
+    if wanted.mode == "mig":
+        assert wanted.mig_profile is not None
+        per_gpu = (catalog.mig_profiles(spec.instance) or {})[wanted.mig_profile]
+    else:
+        assert wanted.replicas is not None
+        per_gpu = wanted.replicas
+    return GpuSharing(
+        mode=wanted.mode,  # narrowed: not none
+        mechanism=mode["mechanism"],
+        per_gpu=per_gpu,
+        gpus=spec.instance.gpus,
+        mig_profile=wanted.mig_profile,
+        node_pool=mode if mode["mechanism"] == "nodePool" else None,
+    )
 
 
 def _facts(spec: ClusterSpec) -> dict[str, Any]:
@@ -112,8 +206,12 @@ def _selected(spec: ClusterSpec, key: str) -> list[dict[str, Any]]:
 def releases(spec: ClusterSpec) -> tuple[Release, ...]:
     """The cloud's releases for the spec, each chart's shared values under the cloud's own."""
     out = []
+    sharing = gpu_sharing(spec)
     for entry in _selected(spec, "releases"):
         chart = charts()[entry["chart"]]
+        values = merge(chart.get("values") or {}, entry.get("values") or {})
+        if sharing is not None:
+            values = merge(values, sharing.chart_values(entry["chart"]))
         out.append(
             Release(
                 name=entry.get("name", entry["chart"]),
@@ -121,7 +219,7 @@ def releases(spec: ClusterSpec) -> tuple[Release, ...]:
                 repo=chart["repo"],
                 version=str(chart["version"]),
                 namespace=entry.get("namespace", chart["namespace"]),
-                values=merge(chart.get("values") or {}, entry.get("values") or {}),
+                values=values,
                 why=one_line(entry["why"]),
                 source=one_line(chart["source"]),
             )

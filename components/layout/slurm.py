@@ -112,7 +112,7 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         return None
     refuse(_problems(spec))
     d = data()
-    node = node_definition(spec.instance, spec.slurm.partition)
+    node = node_definition(spec.instance, spec.slurm.partition, spec.gpu_partition, spec.slurm.mps)
     ports = Ports(
         slurmctld=int(d["ports"]["slurmctld"]),
         slurmd=int(d["ports"]["slurmd"]),
@@ -139,7 +139,7 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         munge_key_bytes=int(d["mungeKeyBytes"]),
         slurm_conf="",
         nodes_conf="",
-        gres_conf=render_gres_conf(),
+        gres_conf=render_gres_conf(mps=node.mps),
         cgroup_conf=render_cgroup_conf(),
         topology_yaml=render_topology_yaml(topology) if topology else None,
     )
@@ -225,17 +225,28 @@ def users_conf(users: tuple[SlurmUser, ...]) -> str:
     return "".join(lines)
 
 
-def node_definition(row: InstanceType, feature: str) -> NodeDefinition:
-    """A GPU node as Slurm sees it, from its catalog row."""
+def node_definition(
+    row: InstanceType, feature: str, mig: tuple[str, int] | None = None, mps: bool = False
+) -> NodeDefinition:
+    """A GPU node as Slurm sees it, from its catalog row; `mig` (gpuPartition: profile, instances per GPU) makes
+    each MIG instance a GPU typed by its profile, `mps` adds the MPS shares (catalog/slurm.yaml mps)."""
     margin = data()["realMemoryMargin"]
+    if mig is not None:
+        # AutoDetect=nvml names a MIG instance's type after its GPU and profile; a configured Type need only be a
+        # substring of it (gres.conf(5)), and the profile is one (Name=gpu Type=<profile>, as Compute Canada's
+        # puppet-magic_castle nvidia_gres.sh writes MIG instances)
+        gres = f"gpu:{mig[0]}:{mig[1] * row.gpus}"
+    else:
+        # a GPU the catalog does not name (gpu: null) is an untyped GRES: gpu:<count>
+        gres = f"gpu:{gres_type(row.gpu)}:{row.gpus}" if row.gpu else f"gpu:{row.gpus}"
     return NodeDefinition(
         cpus=row.vcpus,
         real_memory_mib=real_memory_mib(float(row.memoryGiB or 0)),
-        # a GPU the catalog does not name (gpu: null) is an untyped GRES: gpu:<count>
-        gres=f"gpu:{gres_type(row.gpu)}:{row.gpus}" if row.gpu else f"gpu:{row.gpus}",
+        gres=gres,
         feature=feature,
         memory_note=f"{row.memoryGiB} GiB less {margin['percent']}% or {margin['minimumMiB']} MiB, whichever is "
         f"larger ({margin['source']})",
+        mps=int(data()["mps"]["perGpu"]) * row.gpus if mps else 0,
     )
 
 
@@ -244,5 +255,5 @@ def _with_conf(layout: SlurmLayout) -> SlurmLayout:
         layout,
         slurm_conf=render_slurm_conf(layout),
         nodes_conf=render_nodes_conf(layout),
-        gres_conf=render_gres_conf(layout.elastic),
+        gres_conf=render_gres_conf(layout.elastic, layout.node.mps),
     )

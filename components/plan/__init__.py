@@ -16,6 +16,7 @@ from pulumi import RunError
 from ..catalog import spot as spot_data
 from ..contract import Layout, contract
 from ..errors import ConfigError, ConfigErrors
+from ..layout.kubernetes import gpu_sharing
 from ..policy import (
     K8S_POOL_TYPES,
     RELEASE_TYPE,
@@ -268,6 +269,28 @@ class Plan:
             "releases": releases,
             "gpuSoftware": kube.gpu_software,
             "credentials": outputs.get("credentials"),
+            **self.gpu_sharing(),
+        }
+
+    def gpu_sharing(self) -> dict[str, Any]:
+        """kubernetes.gpuSharing: how many workloads share each GPU and a node (absent when pods take whole GPUs)."""
+        sharing = gpu_sharing(self.spec)
+        if sharing is None:
+            return {}
+        return {
+            "gpuSharing": {
+                "mode": sharing.mode,
+                "mechanism": sharing.mechanism,
+                "migProfile": sharing.mig_profile,
+                "workloadsPerGpu": sharing.per_gpu,
+                "gpusPerNode": sharing.gpus,
+                "workloadsPerNode": sharing.per_node,
+                "workloadsAtMaxNodes": sharing.per_node * self.spec.max_nodes,
+                # a GPU node's on-demand price spread over the workloads it runs (None without a USD price)
+                "hourlyUsdPerWorkload": None
+                if self.spec.instance.hourlyUsd is None
+                else round(self.spec.instance.hourlyUsd / sharing.per_node, 4),
+            }
         }
 
     def slurm(self) -> dict[str, Any] | None:

@@ -236,11 +236,26 @@ def kubernetes_rows(kube: dict[str, Any]) -> list[tuple[str, str]]:
         f" ({', '.join(kube['nodePools']) or 'none registered'})"
     )
     releases = ", ".join(f"{r['chart']} {r['version']}" for r in kube["releases"]) or "none"
+    sharing = kube.get("gpuSharing")
+    shared = [("GPU sharing", _sharing_row(sharing))] if sharing else []
     return [
         ("node pools", pools),
+        *shared,
         ("releases", releases),
         ("credentials", str(kube.get("credentials") or "not given")),
     ]
+
+
+def _sharing_row(sharing: dict[str, Any]) -> str:
+    """How many workloads share a GPU, a node and the pool at maxNodes (the plan's kubernetes.gpuSharing)."""
+    profile = f" {sharing['migProfile']}" if sharing.get("migProfile") else ""
+    gpus = sharing["gpusPerNode"]
+    return (
+        f"{sharing['mode']}{profile} ({sharing['mechanism']}): {sharing['workloadsPerGpu']} workloads per GPU x "
+        f"{gpus} GPU{'s' if gpus != 1 else ''} = {sharing['workloadsPerNode']} per node, "
+        f"{sharing['workloadsAtMaxNodes']} at maxNodes"
+        + (f"; ${sharing['hourlyUsdPerWorkload']:.4f}/h a workload" if sharing.get("hourlyUsdPerWorkload") else "")
+    )
 
 
 def slurm_rows(slurm: dict[str, Any]) -> list[tuple[str, str]]:

@@ -1,8 +1,9 @@
 """`gpu-cluster:cluster` as the user writes it: the ONE source of the config's shape.
 
 Every key is a field here, with its type, default, limits and its description (the docstring under the field, read
-by `field_docs` for the generated types and docs; not by pydantic at class creation, which parses the source of every
-model at every import: a tenth of a plan); a closed set of values is a named `Choice`, with a description per value.
+by `markers.field_docs` for the generated types and docs; not by pydantic at class creation, which parses the source
+of every model at every import: a tenth of a plan); a closed set of values is a named `Choice`, with a description per
+value.
 The multi-language package's types (`components/provider_types.py`) are generated from this module
 (`python -m components.provider_gen`), and a test fails when they are stale. Rules across keys live in the spec's
 rule modules; what the keys resolve to is `ClusterSpec`.
@@ -10,38 +11,19 @@ rule modules; what the keys resolve to is `ClusterSpec`.
 
 from __future__ import annotations
 
-import ast
-import inspect
-import textwrap
 import zoneinfo
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ..cidr import PRIVATE_RANGES, parse_cidr
-from .markers import TakesOutput
+from .markers import Choice, Flatten, TakesOutput
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
 MAX_NODES = 5000
 PATH_PATTERN = r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$"
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A closed set of values with a name and a description per value (an enum in the package schema)."""
-
-    name: str
-    description: str
-    values: dict[str, str] = field(default_factory=dict)  # value -> what it means ("" where the value says it)
-
-
-class Flatten:
-    """Marks an object field that the package schema takes flat: its `enabled` as the field, the rest beside it as
-    `<field><Key>` (schema inference has no unions, and `spot` is `true|false` or an object in a stack file)."""
 
 
 SharedKind = Annotated[
@@ -197,28 +179,6 @@ Compliance = Annotated[
 class _Model(BaseModel):
     # aliases only: `max_nodes` is an unknown key, not a spelling of maxNodes
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, alias_generator=to_camel)
-
-
-@cache
-def field_docs(model: type[BaseModel]) -> dict[str, str]:
-    """The docstring under each field of `model` and of the models it inherits from, by field name (as pydantic's
-    `use_attribute_docstrings` reads them, cleaned with `inspect.cleandoc`)."""
-    docs: dict[str, str] = {}
-    for klass in reversed(model.__mro__):
-        if not issubclass(klass, BaseModel) or klass is BaseModel or klass is _Model:
-            continue
-        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
-        assert isinstance(body, ast.ClassDef)
-        for field_stmt, doc in zip(body.body, body.body[1:], strict=False):
-            if (
-                isinstance(field_stmt, ast.AnnAssign)
-                and isinstance(field_stmt.target, ast.Name)
-                and isinstance(doc, ast.Expr)
-                and isinstance(doc.value, ast.Constant)
-                and isinstance(doc.value.value, str)
-            ):
-                docs[field_stmt.target.id] = inspect.cleandoc(doc.value.value)
-    return docs
 
 
 class SharedStorageConfig(_Model):
@@ -403,6 +363,32 @@ class MonitoringConfig(_Model):
     """The alert thresholds."""
 
 
+GpuSharingMode = Annotated[
+    Literal["none", "timeSlicing", "mps", "mig"],
+    Choice(
+        "GpuSharingMode",
+        "How pods share the GPU pool's GPUs (catalog/kubernetes/<cloud>.yaml gpuSharing: each cloud's mechanism).",
+        {
+            "none": "A pod takes whole GPUs (default).",
+            "timeSlicing": "Each GPU advertised replicas times; the pods take turns (no memory or fault isolation).",
+            "mps": "Each GPU advertised replicas times; the pods run at once through NVIDIA MPS.",
+            "mig": "Each GPU split into MIG instances of migProfile (catalog/mig.yaml), one per pod.",
+        },
+    ),
+]
+
+
+class GpuSharingConfig(_Model):
+    """How pods of the GPU pool share its GPUs (docs/kubernetes.md, GPU sharing)."""
+
+    mode: GpuSharingMode = "none"
+    """none (default), timeSlicing, mps or mig."""
+    replicas: int | None = Field(None, ge=2)
+    """timeSlicing and mps: the pods that share one GPU (at most the cloud's gpuSharing maxReplicas)."""
+    mig_profile: str | None = Field(None, min_length=1)
+    """mig: the MIG profile every GPU is split into, for example 1g.10gb (catalog/mig.yaml)."""
+
+
 class KubernetesConfig(_Model):
     """scheduler kubernetes: the managed control plane and the in-cluster GPU software (catalog/kubernetes/)."""
 
@@ -420,6 +406,8 @@ class KubernetesConfig(_Model):
     """Nodes of the system pool (default 2)."""
     service_monitor: bool = False
     """A ServiceMonitor for the DCGM exporter (needs the Prometheus operator's CRDs)."""
+    gpu_sharing: GpuSharingConfig = GpuSharingConfig()
+    """How pods share the GPU pool's GPUs: none (default), timeSlicing, mps or mig."""
 
     @field_validator("public_cidrs")
     @classmethod
@@ -478,6 +466,8 @@ class SlurmConfig(_Model):
     """The people who log in and submit jobs, created on every node (home on the shared /home)."""
     containers: SlurmContainers = "none"
     """pyxis: NVIDIA's enroot and pyxis on the nodes, for srun --container-image (default none)."""
+    mps: bool = False
+    """CUDA MPS as a Slurm GRES beside the GPUs: jobs ask --gres=mps:<percent of a GPU> (default false)."""
 
 
 class SpotConfig(_Model):
@@ -645,7 +635,7 @@ class ClusterConfig(_Model):
     monitoring: MonitoringConfig = MonitoringConfig()
     """Node metrics."""
     gpu_partition: str | None = Field(None, min_length=1)
-    """A MIG profile, for example 1g.10gb (catalog/mig.yaml)."""
+    """A MIG profile, for example 1g.10gb (catalog/mig.yaml); with slurm, each instance is a GRES gpu:<profile>."""
     scheduler: Scheduler = "none"
     """none (default), kubernetes or slurm."""
     kubernetes: KubernetesConfig | None = None

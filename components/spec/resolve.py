@@ -164,6 +164,7 @@ def _kubernetes_spec(cloud: Cloud, cfg: ClusterConfig) -> KubernetesSpec | None:
         system_instance_type=kube.system_instance_type or offer.systemInstanceType,
         system_nodes=kube.system_nodes,
         service_monitor=kube.service_monitor,
+        gpu_sharing=kube.gpu_sharing,
     )
 
 

@@ -15,6 +15,7 @@ from .model import (
     AlicloudOptions,
     AzureOptions,
     GcpOptions,
+    GpuSharingConfig,
     IdentityConfig,
     LoginConfig,
     MonitoringConfig,
@@ -61,6 +62,8 @@ class KubernetesSpec:
     system_instance_type: str
     system_nodes: int
     service_monitor: bool
+    # how pods share the GPU pool's GPUs (mode none: they do not)
+    gpu_sharing: GpuSharingConfig = field(default_factory=GpuSharingConfig)
 
 
 @dataclass(frozen=True)

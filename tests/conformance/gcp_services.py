@@ -178,6 +178,11 @@ def _node_config(s: Src | None) -> dict[str, Any]:
         if driver is not None:
             item["gpuDriverInstallationConfig"] = driver.same({}, "gpuDriverVersion")
             driver.done()
+        # expandNodeConfig: gpu_sharing_config -> GpuSharingConfig{GpuSharingStrategy, MaxSharedClientsPerGpu}
+        sharing = acc.sub("gpuSharingConfig")
+        if sharing is not None:
+            item["gpuSharingConfig"] = sharing.same({}, "gpuSharingStrategy", "maxSharedClientsPerGpu")
+            sharing.done()
         acc.done()
         accels.append(item)
     if accels:

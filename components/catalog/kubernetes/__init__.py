@@ -47,3 +47,14 @@ def offer(cloud: str) -> KubernetesOffer | None:
     if not path.exists():
         return None
     return KubernetesOffer.model_validate(load_yaml(path))
+
+
+@cache
+def _sharing() -> dict[str, dict[str, Any]]:
+    data: dict[str, dict[str, Any]] = load_yaml(_DIR / "sharing.yaml")["clouds"]
+    return data
+
+
+def sharing(cloud: str) -> dict[str, Any]:
+    """kubernetes.gpuSharing on `cloud` (sharing.yaml): per mode its mechanism and limits, or `notBuilt` (why)."""
+    return dict(_sharing().get(cloud) or {"notBuilt": f"no catalog/kubernetes/sharing.yaml entry for {cloud}"})

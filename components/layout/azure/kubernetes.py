@@ -11,7 +11,7 @@ from typing import Literal
 from ...bootstrap.fabric import FabricUsability
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
-from ..kubernetes import GPU_TAINT, Manifest, Release, autoscaled, gpu_labels, manifests, releases
+from ..kubernetes import GPU_TAINT, Manifest, Release, autoscaled, gpu_labels, gpu_sharing, manifests, releases
 from .access import ACCESS_BLOCK_PREFIX
 from .data import aks_data
 from .network import SecurityRule
@@ -43,6 +43,7 @@ class AksPool:
     proximity_placement_group: bool  # in the layout's PPG (the GPU pool with placement cluster)
     # upgradeSettings (the GPU pool): maxSurge, maxUnavailable, drainTimeoutInMinutes; None: AKS's defaults
     upgrade: tuple[str, str, int | None] | None = None
+    gpu_instance_profile: str | None = None  # kubernetes.gpuSharing mig: MIG1g..MIG7g, AKS splits every GPU
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,7 @@ def aks(spec: ClusterSpec, node_cidr: str, ib: bool, warnings: list[str]) -> Aks
         proximity_placement_group=spec.placement == "cluster",
         # AKS cordons and drains each node itself, within drainTimeoutInMinutes; the update block sizes it
         upgrade=aks_upgrade(spec),
+        gpu_instance_profile=_mig_instance_profile(spec),
     )
     kms = data["kms"]
     api = data["apiServerSubnet"]
@@ -230,6 +232,16 @@ def aks(spec: ClusterSpec, node_cidr: str, ib: bool, warnings: list[str]) -> Aks
         releases=releases(spec),
         manifests=manifests(spec),
     )
+
+
+def _mig_instance_profile(spec: ClusterSpec) -> str | None:
+    """gpuSharing mig: the pool's gpuInstanceProfile of the profile's slice size (sharing.yaml azure mig.profiles;
+    the spec's rules allowed only the size's own profile)."""
+    sharing = gpu_sharing(spec)
+    if sharing is None or sharing.mode != "mig" or sharing.node_pool is None:
+        return None
+    assert sharing.mig_profile is not None
+    return str(sharing.node_pool["profiles"][sharing.mig_profile.split(".", 1)[0]])
 
 
 def aks_fabric(spec: ClusterSpec, aks: Aks) -> FabricUsability:

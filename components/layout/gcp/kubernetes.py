@@ -12,7 +12,7 @@ from ... import catalog
 from ...bootstrap.fabric import FabricUsability
 from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
-from ..kubernetes import GPU_TAINT, gpu_labels
+from ..kubernetes import GPU_TAINT, gpu_labels, gpu_sharing
 from .data import gke_data
 from .fabric import NO_FABRIC
 from .network import GPU_SUBNET_BITS, Nic, buddy_block, gpu_subnet_cidrs
@@ -57,6 +57,9 @@ class GkePool:
     min_nodes: int | None = None  # the autoscaler's floor (minNodes); None: nodes
     # upgrade_settings SURGE (update: the GPU pool): nodes above the count, nodes down at once; None: GKE's default
     surge: tuple[int, int] | None = None
+    # kubernetes.gpuSharing: gpuSharingConfig (strategy TIME_SHARING | MPS, max clients per GPU) or gpuPartitionSize
+    sharing: tuple[str, int] | None = None
+    partition: str | None = None
 
     @property
     def floor(self) -> int:
@@ -100,6 +103,17 @@ class Gke:
     @property
     def pools(self) -> tuple[GkePool, ...]:
         return (self.system, self.gpu)
+
+
+def _sharing(spec: ClusterSpec) -> dict[str, Any]:
+    """The GPU pool's own GPU sharing (sharing.yaml gcp: the node pool mechanism for every mode)."""
+    sharing = gpu_sharing(spec)
+    if sharing is None:
+        return {}
+    if sharing.mode == "mig":
+        return {"partition": sharing.mig_profile}
+    assert sharing.node_pool is not None
+    return {"sharing": (str(sharing.node_pool["strategy"]), sharing.per_gpu)}
 
 
 def pod_ranges(spec: ClusterSpec, data: Mapping[str, Any]) -> tuple[str, str]:
@@ -295,6 +309,7 @@ def gke_layout(spec: ClusterSpec, nics: Sequence[Nic], placement: bool, warnings
         labels=gpu_labels(spec),
         taints=({**GPU_TAINT, "effect": effects[GPU_TAINT["effect"]]},),
         accelerator=(str(row.extra["acceleratorType"]), row.gpus),
+        **_sharing(spec),
         local_ssd_count=local_ssd,
         spot=spec.spot,
         reservation=spec.reservation or None,

@@ -28,6 +28,7 @@ from .nodes import _image, _node_counts, _node_group, _node_group_default
 from .scaling import _scaling
 from .scheduler import _scheduler, _slurm_names
 from .serve import _serve
+from .sharing import _gpu_sharing, _slurm_gres
 from .storage import _mount_paths, _scratch, _shared_storage
 from .update import _update
 
@@ -55,6 +56,8 @@ CROSS_RULES: tuple[Check, ...] = (
     _existing_network,
     _scheduler,
     _slurm_names,
+    _gpu_sharing,
+    _slurm_gres,
     _gpu_vendor,
     _cpu_arch,
     _scaling,

@@ -98,12 +98,6 @@ def _slurm(ctx: Context, slurm: SlurmConfig) -> Iterator[ConfigError]:
     refused = accounting_catalog.refusal(ctx.cloud) if slurm.accounting else None
     if refused is not None:  # catalog/accounting.yaml clouds.<cloud>.notBuilt
         yield ConfigError(f"{k}slurm.accounting", f"true on {ctx.cloud}, but {refused}")
-    if cfg.gpu_partition is not None:
-        yield ConfigError(
-            f"{k}gpuPartition",
-            f"{cfg.gpu_partition} with scheduler slurm: MIG instances as Slurm GRES are not built; "
-            "drop gpuPartition (whole GPUs are the GRES)",
-        )
     if cfg.network.egress != "nat":
         yield ConfigError(
             f"{k}network.egress",
