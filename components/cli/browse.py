@@ -30,6 +30,8 @@ class _Column:
 
 
 def _gpu_cell(r: catalog.InstanceType) -> str:
+    if r.gpuFraction:  # a vGPU slice: the share of one GPU
+        return f"{r.gpuFraction} x {r.gpu or '?'}"
     if r.gpu:
         return f"{r.gpus} x {r.gpu}"
     memory = f" ({r.gpuMemoryGiB:g} GiB)" if r.gpuMemoryGiB else ""
@@ -253,7 +255,7 @@ def _compare_cells(rows: list[dict[str, Any]], region: str | None) -> dict[str, 
 
     def gpu(r: dict[str, Any]) -> str:
         memory = f" {r['gpuMemoryGiB']:g}G" if r["gpuMemoryGiB"] else ""
-        return f"{r['gpus']}x {r['gpu']}{memory}"
+        return f"{r.get('gpuFraction') or r['gpus']}x {r['gpu']}{memory}"
 
     return {
         "cloud": [r["cloud"] for r in rows],
@@ -377,7 +379,7 @@ def recommend(
         "cloud": [str(o.row.cloud) for o in options],
         "type": [o.row.instanceType for o in options],
         "nodes": [str(o.nodes) for o in options],
-        "GPUs": [f"{o.total_gpus}x {o.row.gpu}" for o in options],
+        "GPUs": [f"{o.row.gpuFraction or o.total_gpus}x {o.row.gpu}" for o in options],
         "fabric": [str(o.row.fabric) if o.multi_node else "-" for o in options],
         "$/h": [_money(o.hourly_usd) for o in options],
         "$/GPU-h": [_money(rec.per_gpu_hour(o.row)) for o in options],
