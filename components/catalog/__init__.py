@@ -301,9 +301,7 @@ def resolve(
                 else f"{cloud} sells no slice of {with_article(gpu)}; slices offered: {', '.join(sliced) or 'none'}"
             )
             raise CatalogError(f"no {cloud} type has {fraction} of {with_article(gpu)}; {instead}")
-        return _pick(
-            cloud, f"{gpu}:{fraction}", f"{fraction} of {with_article(gpu)}", matches, region, None, gpu, count
-        )
+        return _pick(cloud, f"{gpu}:{fraction}", f"{fraction} of {with_article(gpu)}", matches, region, fabric, gpu)
     whole = [r for r in same_model if r.gpuFraction is None]
     matches = sorted((r for r in whole if r.gpus == count), key=_size_key)
     if not matches:
@@ -311,7 +309,7 @@ def resolve(
         sold = fractions_offered(cloud, gpu)
         slices = f"; slices offered: {', '.join(f'{gpu}:{f}' for f in sold)}" if sold else ""
         raise CatalogError(f"no {cloud} type has {count} x {gpu} per node; counts offered: {counts}{slices}")
-    return _pick(cloud, f"{gpu}:{count}", f"{count} x {gpu}", matches, region, fabric, gpu, count)
+    return _pick(cloud, f"{gpu}:{count}", f"{count} x {gpu}", matches, region, fabric, gpu)
 
 
 def _pick(
@@ -322,7 +320,6 @@ def _pick(
     region: str | None,
     fabric: FabricCheck | None,
     gpu: str,
-    count: int,
 ) -> Resolution:
     """The first of `matches` (already in the rule's order) sold in `region`, fabric first (see `resolve`)."""
     unsold: list[str] = []
@@ -340,7 +337,7 @@ def _pick(
             fabric_note = f"; multi-node, so the first whose fabric NCCL can use, passing over {passed}"
             matches = [usable[0], *(r for r in matches if r is not usable[0])]
         elif not usable:
-            problem = _no_usable_fabric(cloud, gpu, count, matches, fabric)
+            problem = _no_usable_fabric(cloud, gpu, what, matches, fabric)
     picked = matches[0]
     skipped = fabric_note + (f"; not sold in {region}: {', '.join(unsold)}" if unsold else "")
     if len(matches) == 1:
@@ -364,14 +361,14 @@ def _by_reason(rows: list[InstanceType], fabric: FabricCheck) -> str:
     return "; ".join(f"{', '.join(names)} ({why})" for why, names in groups.items())
 
 
-def _no_usable_fabric(cloud: Cloud, gpu: str, count: int, matches: list[InstanceType], fabric: FabricCheck) -> str:
+def _no_usable_fabric(cloud: Cloud, gpu: str, what: str, matches: list[InstanceType], fabric: FabricCheck) -> str:
     """Why a multi-node `gpu: MODEL:COUNT` gets no fabric NCCL can use, and the counts of the model that do have one."""
     why = _by_reason(matches, fabric)
     others = sorted(
         {f"{r.gpu}:{r.gpus} ({r.instanceType})" for r in load(cloud).types if r.gpu == gpu and fabric(r)[0]}
     )
     instead = f"use gpu {' or '.join(others)}, which has one" if others else f"no {cloud} type with {gpu} has one"
-    return f"no {cloud} type with {count} x {gpu} has a fabric NCCL can use between nodes: {why}; {instead}"
+    return f"no {cloud} type with {what} has a fabric NCCL can use between nodes: {why}; {instead}"
 
 
 @cache

@@ -266,6 +266,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("gcp-options-unknown", f"{C}.gcp.network", {"gcp": {"network": "default"}}),
     ],
     "alicloud": [
+        # a vGPU slice (vgn7i-vws): the first-boot driver is Tesla, not GRID (catalog/alicloud.yaml images.families)
+        ("slice-image-auto", f"{C}.image", {"gpu": "A10:1/6", "instanceType": DROP}),
         ("aws-type-on-alicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("alicloud-unknown-type", f"{C}.instanceType", {"instanceType": "ecs.gn99-c8g1.2xlarge"}),
         ("alicloud-no-prefix", f"{C}.instanceType", {"instanceType": "gn6i-c4g1.xlarge"}),
