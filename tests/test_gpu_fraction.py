@@ -19,6 +19,7 @@ from components.bootstrap.grid_driver import grid_driver_part
 from components.errors import ConfigError
 from components.layout import alicloud as ali_layout
 from components.layout import aws as aws_layout
+from components.plan.render import cost_text, gpus_text
 from components.spec import build_spec
 from components.spec.rules.instance import parse_gpu, parse_gpu_request
 
@@ -309,3 +310,16 @@ def test_the_part_carries_the_url_and_version():
     assert f'DRIVER_URL="{AZURE_GRID["url"]}"' in env and 'DRIVER_VERSION="550.144.06"' in env
     unit = next(f for f in part.files if f.path.endswith(".service")).content
     assert "Before=gpu-cluster-mig.service gpu-cluster-health.service" in unit
+
+
+def test_an_aws_slice_on_an_image_of_your_own_plans_as_a_single_gpu_node_without_efa():
+    plan = plan_values(aws_values(gpu="L4:1/8", nodes=1, image="ami-0123456789abcdef0"))
+    (template,) = resources_of(plan, "ec2/launchTemplate:LaunchTemplate")
+    inputs = template["inputs"]
+    assert (inputs["instanceType"], inputs["imageId"]) == ("g6f.large", "ami-0123456789abcdef0")
+    assert all(nic.get("interfaceType") != "efa" for nic in inputs.get("networkInterfaces") or [])
+    summary = plan_json(plan)["summary"]
+    assert summary["gpuSlice"] == "1/8 of an L4, 3 GB"
+    assert summary["usdPerGpuHour"] == pytest.approx(0.202 * 8)
+    assert cost_text(summary) == "$0.20/h; $1.62 per GPU-hour (1/8 of a GPU per node)"
+    assert gpus_text(summary).startswith("1 node x a vGPU slice: 1/8 of an L4, 3 GB (one physical GPU shared by 8")

@@ -162,7 +162,9 @@ def catalog_cmd(
         raise _fail(f"--cloud: got {cloud!r}; allowed: {', '.join(catalog.CLOUDS)}")
     model, count = _parse_gpu_filter(gpu) if gpu is not None else (None, None)
     rows = [
-        r for r in catalog.all_types(cloud) if (model is None or r.gpu == model) and (count is None or r.gpus == count)
+        r
+        for r in catalog.all_types(cloud)
+        if (model is None or r.gpu == model) and (count is None or (r.gpus == count and not r.gpuFraction))
     ]
     if not rows and model is not None:
         Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(
