@@ -42,7 +42,7 @@ class GpuClusterArgs:
     name: str | None = None
     """Cluster name ([a-z][a-z0-9-]{0,30}); default: the resource name."""
     gpu: str | None = None
-    """MODEL:COUNT, for example H100:8; resolved to an instance type by the catalog."""
+    """MODEL:COUNT (H100:8), or MODEL:1/N for a vGPU slice of one GPU (L4:1/8); resolved by the catalog."""
     instance_type: str | None = None
     """An instance type the catalog knows (set this or gpu, or both when they agree)."""
     nodes: int | None = None

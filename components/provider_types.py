@@ -561,7 +561,7 @@ class GpuClusterInputs(TypedDict, total=False):
     name: str
     """Cluster name ([a-z][a-z0-9-]{0,30}); default: the stack's name."""
     gpu: str
-    """MODEL:COUNT, for example H100:8; resolved to an instance type by the catalog."""
+    """MODEL:COUNT (H100:8), or MODEL:1/N for a vGPU slice of one GPU (L4:1/8); resolved by the catalog."""
     instance_type: str
     """An instance type the catalog knows (set this or gpu, or both when they agree)."""
     nodes: int

@@ -65,7 +65,8 @@ TOKEN_SUFFIXES = {"k": 1024.0, "m": 1024.0**2}
 
 
 def per_gpu_hour(row: InstanceType) -> float | None:
-    return None if row.hourlyUsd is None else row.hourlyUsd / row.gpus
+    """USD per whole-GPU-hour: a vGPU slice's node price over its share (g6f.large: $0.202/h for 1/8 -> $1.616)."""
+    return None if row.hourlyUsd is None else row.hourlyUsd / row.gpu_equivalents
 
 
 def _price_key(row: InstanceType) -> tuple[float, float, str, str]:
@@ -104,6 +105,8 @@ def compare_row(row: InstanceType, region: str | None = None) -> dict[str, Any]:
         # keys added later: the cloud's own on-demand list price where it bills in another currency (Alibaba,
         # Tencent: CNY), never converted to USD; its region (the --region asked, else the price file's)
         **local_price(row, region),
+        # added later: the share of one GPU a vGPU slice is ("1/8"; None: whole GPUs); usdPerGpuHour counts it
+        "gpuFraction": row.gpuFraction,
     }
 
 
@@ -119,11 +122,14 @@ def local_price(row: InstanceType, region: str | None = None) -> dict[str, Any]:
 
 
 def compare(gpu: str, count: int | None = None, region: str | None = None) -> list[InstanceType]:
-    """Every cloud's types with `gpu` (and `count`), cheapest per GPU-hour first (unpriced last).
+    """Every cloud's types with `gpu` (and `count` whole GPUs: a count leaves the vGPU slices out), cheapest per
+    GPU-hour first (unpriced last).
 
     With a region, only the types the availability data lists there, then those whose availability
     there is unknown for a cloud that has the region (never a type the data says is not sold there)."""
-    rows = [r for r in catalog.all_types() if r.gpu == gpu and (count is None or r.gpus == count)]
+    rows = [
+        r for r in catalog.all_types() if r.gpu == gpu and (count is None or (r.gpus == count and not r.gpuFraction))
+    ]
     if region is not None:
         rows = [r for r in rows if _may_sell(r, region)]
     return sorted(rows, key=_price_key)
@@ -222,6 +228,8 @@ class Option:
             "spotOffered": spot.offered(self.row),
             # added later: false for a multi-node option whose fabric NCCL cannot use on image auto (ranked last)
             "fabricUsable": self.fabric_usable,
+            # added later: a vGPU slice's share of one GPU ("1/8"; None: whole GPUs)
+            "gpuFraction": self.row.gpuFraction,
         }
 
 
@@ -311,9 +319,11 @@ def recommend(
         rows = [r for r in rows if spot.offered(r) is not False]
     if region is not None:
         rows = [r for r in rows if _may_sell(r, region)]
-    groups: dict[tuple[str, str], list[InstanceType]] = {}
+    # a model's vGPU slices are a group of their own (per fraction), so a slice that holds the need is offered
+    # beside, and being cheaper before, the cheapest whole GPU of the model
+    groups: dict[tuple[str, str, str], list[InstanceType]] = {}
     for row in rows:
-        groups.setdefault((row.cloud, str(row.gpu)), []).append(row)
+        groups.setdefault((row.cloud, str(row.gpu), row.gpuFraction or ""), []).append(row)
     options = [opt for group in groups.values() if (opt := _best_of(group, need, region, use_spot)) is not None]
     if gpus_max is not None:
         options = [o for o in options if o.total_gpus <= gpus_max]
@@ -385,6 +395,8 @@ def _best_of(group: list[InstanceType], need: Need, region: str | None, use_spot
         needed = _gpus_needed(row, need)
         if row.gpus >= needed:
             why = f"{holds(row, needed)}; the cheapest {row.cloud} {row.gpu} type with that many"
+            if row.gpuFraction:  # one slice holds it: no whole GPU needed
+                why = f"{holds(row, needed)}; the cheapest {row.cloud} vGPU slice ({row.slice_text}) that holds it"
             if need.total_gib <= 0:
                 why = f"{need.workload}: {row.gpu} is fit for it (docs/recommend.md); the cheapest {row.cloud} type"
             why += _vendor_note(row) + _spot_note(row, use_spot)
@@ -432,7 +444,7 @@ def stack_config(option: Option, name: str) -> dict[str, Any]:
     cluster: dict[str, Any] = {
         "name": name,
         "instanceType": row.instanceType,
-        "gpu": f"{row.gpu}:{row.gpus}",
+        "gpu": row.gpu_request,
         "nodes": option.nodes,
         "tags": {"environment": name},
     }

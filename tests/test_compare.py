@@ -125,8 +125,8 @@ def test_the_newest_types_show_what_is_and_is_not_known():
 
 def test_json_rows_carry_the_reference_spot_price_and_whether_it_is_offered():
     rows = {r["instanceType"]: r for r in json.loads(run("t4", "-f", "json").stdout)}
-    # keys only ever added, at the end: the spot keys, then the local-currency ones
-    assert list(rows["g4dn.xlarge"])[-5:-3] == ["spotHourlyUsd", "spotOffered"]
+    # keys only ever added, at the end: the spot keys, then the local-currency ones, then gpuFraction
+    assert list(rows["g4dn.xlarge"])[-6:-4] == ["spotHourlyUsd", "spotOffered"]
     # catalog/spot/azure.yaml: eastus 0.062699/h; unknown rows say null, never a guess
     assert (rows["Standard_NC4as_T4_v3"]["spotHourlyUsd"], rows["Standard_NC4as_T4_v3"]["spotOffered"]) == (
         0.062699,
@@ -183,7 +183,7 @@ def test_spot_cell_is_a_price_no_or_unknown(price, offered):
 
 def test_alibaba_rows_carry_their_cny_list_price_apart_from_the_usd_columns():
     rows = {r["instanceType"]: r for r in json.loads(run("a10", "-f", "json").stdout)}
-    assert list(rows["ecs.gn7i-c8g1.2xlarge"])[-3:] == ["localHourly", "localCurrency", "localPriceRegion"]
+    assert list(rows["ecs.gn7i-c8g1.2xlarge"])[-4:-1] == ["localHourly", "localCurrency", "localPriceRegion"]
     table = yaml.safe_load((ROOT / "components/catalog/prices/alicloud.yaml").read_text())["instances"]
     beijing = table["hourlyByRegion"]["cn-beijing"]  # the price file's region when no --region is asked
     ali = rows["ecs.gn7i-c8g1.2xlarge"]

@@ -95,7 +95,7 @@ def test_json_schema_and_ranking():
     assert set(out) == {"workload", "needGiB", "need", "multiNode", "options", "wroteStack", "spot", "writeSkipped"}
     keys = {"cloud", "instanceType", "gpu", "gpusPerNode", "gpuMemoryGiB", "nodes", "totalGpus", "gpusNeeded",
             "multiNode", "fabric", "fabricGbps", "hourlyUsd", "usdPerGpuHour", "priceVerified", "region", "why",
-            "source", "spotHourlyUsd", "spotOffered", "fabricUsable"}  # fmt: skip
+            "source", "spotHourlyUsd", "spotOffered", "fabricUsable", "gpuFraction"}  # fmt: skip
     assert all(set(o) == keys for o in out["options"])
     assert "KV cache (131,072 tokens)" in out["need"]
     for part in (True, False):  # options NCCL can train across first, each part cheapest first

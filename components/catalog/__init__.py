@@ -13,6 +13,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from .rows import (
     gpu_vendors,
     load,
     normalize_gpu,
+    with_article,
 )
 
 # the rows are the package's own API (catalog.rows); what it defines itself follows
@@ -56,6 +58,7 @@ __all__ = [
     "gpu_vendors",
     "load",
     "normalize_gpu",
+    "with_article",
 ]
 
 
@@ -264,22 +267,61 @@ def _size_key(row: InstanceType) -> tuple[float, float, float, str]:
 FabricCheck = Callable[[InstanceType], tuple[bool, str]]
 
 
+def fractions_offered(cloud: Cloud, gpu: str) -> list[str]:
+    """The vGPU slices of `gpu` the cloud's catalog rows sell (`1/8`, `1/4`, ...), largest share last."""
+    return sorted({r.gpuFraction for r in load(cloud).types if r.gpu == gpu and r.gpuFraction}, key=Fraction)
+
+
 def resolve(
-    cloud: Cloud, gpu: str, count: int, region: str | None = None, fabric: FabricCheck | None = None
+    cloud: Cloud,
+    gpu: str,
+    count: int,
+    region: str | None = None,
+    fabric: FabricCheck | None = None,
+    fraction: str | None = None,
 ) -> Resolution:
-    """Pick the instance type for `count` x `gpu` on `cloud` (rule in the module docstring). `fabric` (multi-node: the
-    nodes train together): a type it passes (`fabric_usable` on `image: auto`, `fabric_present` on a custom image)
-    comes first, whatever it costs; when none passes, the rule's pick comes with `fabric_problem` (the caller refuses
-    or warns)."""
+    """Pick the instance type for `count` x `gpu` on `cloud` (rule in the module docstring), or with `fraction` the
+    vGPU slice of one `gpu` (`L4:1/8`: rows whose gpuFraction it is; whole-GPU requests never get a slice). `fabric`
+    (multi-node: the nodes train together): a type it passes (`fabric_usable` on `image: auto`, `fabric_present` on
+    a custom image) comes first, whatever it costs; when none passes, the rule's pick comes with `fabric_problem`
+    (the caller refuses or warns)."""
     rows = load(cloud).types
     same_model = [r for r in rows if r.gpu == gpu]
     if not same_model:
         offered = sorted({r.gpu for r in rows if r.gpu})
         raise CatalogError(f"{cloud} has no {gpu} in the catalog; models offered: {', '.join(offered)}")
-    matches = sorted((r for r in same_model if r.gpus == count), key=_size_key)
+    if fraction is not None:
+        matches = sorted((r for r in same_model if r.gpuFraction == fraction), key=_size_key)
+        if not matches:
+            sold = fractions_offered(cloud, gpu)
+            sliced = sorted({r.gpu_request for r in rows if r.gpuFraction})
+            instead = (
+                f"fractions offered: {', '.join(sold)}"
+                if sold
+                else f"{cloud} sells no slice of {with_article(gpu)}; slices offered: {', '.join(sliced) or 'none'}"
+            )
+            raise CatalogError(f"no {cloud} type has {fraction} of {with_article(gpu)}; {instead}")
+        return _pick(cloud, f"{gpu}:{fraction}", f"{fraction} of {with_article(gpu)}", matches, region, fabric, gpu)
+    whole = [r for r in same_model if r.gpuFraction is None]
+    matches = sorted((r for r in whole if r.gpus == count), key=_size_key)
     if not matches:
-        counts = ", ".join(str(c) for c in sorted({r.gpus for r in same_model}))
-        raise CatalogError(f"no {cloud} type has {count} x {gpu} per node; counts offered: {counts}")
+        counts = ", ".join(str(c) for c in sorted({r.gpus for r in whole}))
+        sold = fractions_offered(cloud, gpu)
+        slices = f"; slices offered: {', '.join(f'{gpu}:{f}' for f in sold)}" if sold else ""
+        raise CatalogError(f"no {cloud} type has {count} x {gpu} per node; counts offered: {counts}{slices}")
+    return _pick(cloud, f"{gpu}:{count}", f"{count} x {gpu}", matches, region, fabric, gpu)
+
+
+def _pick(
+    cloud: Cloud,
+    asked: str,
+    what: str,
+    matches: list[InstanceType],
+    region: str | None,
+    fabric: FabricCheck | None,
+    gpu: str,
+) -> Resolution:
+    """The first of `matches` (already in the rule's order) sold in `region`, fabric first (see `resolve`)."""
     unsold: list[str] = []
     if region is not None:
         reasons = {r.instanceType: availability.why_not(cloud, r.instanceType, region, gpu=r.gpu) for r in matches}
@@ -295,17 +337,17 @@ def resolve(
             fabric_note = f"; multi-node, so the first whose fabric NCCL can use, passing over {passed}"
             matches = [usable[0], *(r for r in matches if r is not usable[0])]
         elif not usable:
-            problem = _no_usable_fabric(cloud, gpu, count, matches, fabric)
+            problem = _no_usable_fabric(cloud, gpu, what, matches, fabric)
     picked = matches[0]
     skipped = fabric_note + (f"; not sold in {region}: {', '.join(unsold)}" if unsold else "")
     if len(matches) == 1:
-        reason = f"{gpu}:{count} -> {picked.instanceType}, the only {cloud} type with {count} x {gpu}"
+        reason = f"{asked} -> {picked.instanceType}, the only {cloud} type with {what}"
         if unsold:
-            reason = f"{gpu}:{count} -> {picked.instanceType}, the only {cloud} type with {count} x {gpu} sold there"
+            reason = f"{asked} -> {picked.instanceType}, the only {cloud} type with {what} sold there"
     else:
         others = ", ".join(r.instanceType for r in matches[1:])
         reason = (
-            f"{gpu}:{count} -> {picked.instanceType}; also offered: {others}; "
+            f"{asked} -> {picked.instanceType}; also offered: {others}; "
             "rule: fewest vCPUs, then least memory, then lowest price"
         )
     return Resolution(picked, reason + skipped, problem)
@@ -319,14 +361,14 @@ def _by_reason(rows: list[InstanceType], fabric: FabricCheck) -> str:
     return "; ".join(f"{', '.join(names)} ({why})" for why, names in groups.items())
 
 
-def _no_usable_fabric(cloud: Cloud, gpu: str, count: int, matches: list[InstanceType], fabric: FabricCheck) -> str:
+def _no_usable_fabric(cloud: Cloud, gpu: str, what: str, matches: list[InstanceType], fabric: FabricCheck) -> str:
     """Why a multi-node `gpu: MODEL:COUNT` gets no fabric NCCL can use, and the counts of the model that do have one."""
     why = _by_reason(matches, fabric)
     others = sorted(
         {f"{r.gpu}:{r.gpus} ({r.instanceType})" for r in load(cloud).types if r.gpu == gpu and fabric(r)[0]}
     )
     instead = f"use gpu {' or '.join(others)}, which has one" if others else f"no {cloud} type with {gpu} has one"
-    return f"no {cloud} type with {count} x {gpu} has a fabric NCCL can use between nodes: {why}; {instead}"
+    return f"no {cloud} type with {what} has a fabric NCCL can use between nodes: {why}; {instead}"
 
 
 @cache
@@ -342,7 +384,7 @@ def mig_profiles(row: InstanceType) -> dict[str, int] | None:
     Profile names carry the memory size, so a model's variants are told apart by memory
     (H100 80 GB vs the 94 GB H100 NVL): the entry closest to the row's per-GPU memory wins.
     """
-    if row.gpu is None:
+    if row.gpu is None or row.gpuFraction is not None:  # a vGPU slice: the hypervisor's, no MIG inside a guest
         return None
     models = _mig()
     canonical = set(gpu_aliases().values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -42,6 +43,9 @@ class InstanceType(BaseModel):
     gpu: str | None
     gpuDescription: str | None = None
     gpus: int = Field(ge=1)
+    # a vGPU slice (AWS g6f, Azure NVadsA10 v5 partial sizes): the share of one physical GPU the node gets, as the
+    # cloud writes it ("1/8"); gpus is then 1 (one virtual GPU) and gpuMemoryGiB the slice's. None: whole GPUs.
+    gpuFraction: str | None = Field(None, pattern=r"^1/[1-9][0-9]?$")
     gpuMemoryGiB: float | None
     vcpus: int | None
     memoryGiB: float | None
@@ -68,7 +72,32 @@ class InstanceType(BaseModel):
             raise ValueError(f"{self.instanceType}: priceVerified false needs an hourlyUsd and a priceNote saying why")
         if self.priceVerified and self.priceNote:
             raise ValueError(f"{self.instanceType}: priceNote says why a price is unverified; set priceVerified false")
+        if self.gpuFraction is not None and (self.gpus != 1 or self.fraction >= 1):
+            raise ValueError(f"{self.instanceType}: a gpuFraction row has gpus 1 and a fraction below 1")
         return self
+
+    @property
+    def fraction(self) -> Fraction:
+        """The share of a physical GPU each of the row's GPUs is: 1 for whole GPUs, 1/8 for a g6f.large."""
+        return Fraction(self.gpuFraction) if self.gpuFraction else Fraction(1)
+
+    @property
+    def gpu_equivalents(self) -> float:
+        """Whole GPUs the node's GPUs add up to (a 1/8 slice: 0.125): what a price per GPU-hour divides by."""
+        return float(self.gpus * self.fraction)
+
+    @property
+    def gpu_request(self) -> str:
+        """The `gpu:` value that asks for this row: `L4:1/8` for a slice, `H100:8` for whole GPUs."""
+        return f"{self.gpu}:{self.gpuFraction or self.gpus}"
+
+    @property
+    def slice_text(self) -> str | None:
+        """`1/8 of an L4, 3 GB` for a slice (the plan and compare say it), None for whole GPUs."""
+        if self.gpuFraction is None:
+            return None
+        memory = "" if self.gpuMemoryGiB is None else f", {self.gpuMemoryGiB:g} GB"
+        return f"{self.gpuFraction} of {with_article(self.gpu or self.gpuDescription or 'GPU')}{memory}"
 
     @property
     def has_fabric(self) -> bool:
@@ -87,6 +116,8 @@ class InstanceType(BaseModel):
     @property
     def label(self) -> str:
         model = self.gpu or self.gpuDescription or "GPU"
+        if self.gpuFraction is not None:
+            return f"{self.instanceType} ({self.slice_text})"
         return f"{self.instanceType} ({self.gpus} x {model})"
 
     def public_row(self) -> dict[str, Any]:
@@ -104,6 +135,11 @@ class CloudCatalog:
     prices: dict[str, Any]
     rules: dict[str, Any]
     images: dict[str, Any]
+
+
+def with_article(model: str) -> str:
+    """`an L4`, `an A10`, `a T4`: models are read letter by letter, so the article follows the first letter's name."""
+    return f"{'an' if model[:1].upper() in 'AEFHILMNORSX' else 'a'} {model}"
 
 
 def _canon(text: str) -> str:

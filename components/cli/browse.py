@@ -30,6 +30,8 @@ class _Column:
 
 
 def _gpu_cell(r: catalog.InstanceType) -> str:
+    if r.gpuFraction:  # a vGPU slice: the share of one GPU
+        return f"{r.gpuFraction} x {r.gpu or '?'}"
     if r.gpu:
         return f"{r.gpus} x {r.gpu}"
     memory = f" ({r.gpuMemoryGiB:g} GiB)" if r.gpuMemoryGiB else ""
@@ -160,7 +162,9 @@ def catalog_cmd(
         raise _fail(f"--cloud: got {cloud!r}; allowed: {', '.join(catalog.CLOUDS)}")
     model, count = _parse_gpu_filter(gpu) if gpu is not None else (None, None)
     rows = [
-        r for r in catalog.all_types(cloud) if (model is None or r.gpu == model) and (count is None or r.gpus == count)
+        r
+        for r in catalog.all_types(cloud)
+        if (model is None or r.gpu == model) and (count is None or (r.gpus == count and not r.gpuFraction))
     ]
     if not rows and model is not None:
         Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(
@@ -253,7 +257,7 @@ def _compare_cells(rows: list[dict[str, Any]], region: str | None) -> dict[str, 
 
     def gpu(r: dict[str, Any]) -> str:
         memory = f" {r['gpuMemoryGiB']:g}G" if r["gpuMemoryGiB"] else ""
-        return f"{r['gpus']}x {r['gpu']}{memory}"
+        return f"{r.get('gpuFraction') or r['gpus']}x {r['gpu']}{memory}"
 
     return {
         "cloud": [r["cloud"] for r in rows],
@@ -377,7 +381,7 @@ def recommend(
         "cloud": [str(o.row.cloud) for o in options],
         "type": [o.row.instanceType for o in options],
         "nodes": [str(o.nodes) for o in options],
-        "GPUs": [f"{o.total_gpus}x {o.row.gpu}" for o in options],
+        "GPUs": [f"{o.row.gpuFraction or o.total_gpus}x {o.row.gpu}" for o in options],
         "fabric": [str(o.row.fabric) if o.multi_node else "-" for o in options],
         "$/h": [_money(o.hourly_usd) for o in options],
         "$/GPU-h": [_money(rec.per_gpu_hour(o.row)) for o in options],

@@ -1,4 +1,5 @@
-"""A GPU node's bootstrap, in order: scratch, the cloud's fabric parts, MIG, health check, metrics, interruption
+"""A GPU node's bootstrap, in order: scratch, the GRID driver (vGPU slices whose cloud has no image with it), the
+cloud's fabric parts, MIG, health check, metrics, interruption
 watcher (scheduler slurm or none: drain before the node goes). Layout work:
 it chooses the bootstrap parts from the spec.
 
@@ -12,14 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .. import bootstrap
+from .. import bootstrap, catalog
 from ..bootstrap import Part
+from ..bootstrap.grid_driver import grid_driver_part
 from ..bootstrap.health import HealthCheck, health_part
 from ..bootstrap.interruption import interruption_part
 from ..bootstrap.metrics import metrics_part
 from ..bootstrap.mig import mig_part
 from ..bootstrap.mounts import Mount, mounts_part
 from ..bootstrap.scratch import Scratch, scratch_part
+from ..catalog import releases
 from ..spec import ClusterSpec
 
 
@@ -50,6 +53,16 @@ def health_check(spec: ClusterSpec, fabric_devices: int, nvme_globs: tuple[str, 
     )
 
 
+def grid_driver(spec: ClusterSpec) -> dict[str, str] | None:
+    """The GRID driver the node installs itself: the `gridDriver` of the catalog image it boots (`image: auto`, a
+    pinned release), None on other images (an image of your own brings its driver) and on Kubernetes pools (their
+    images are the managed service's)."""
+    if spec.scheduler == "kubernetes" or not releases.is_catalog_image(spec.cloud, spec.image):
+        return None
+    driver: dict[str, str] | None = catalog.gpu_image(spec.cloud, spec.instance).get("gridDriver")
+    return driver
+
+
 def node_parts(
     spec: ClusterSpec,
     scratch: Scratch,
@@ -67,6 +80,7 @@ def node_parts(
     drain = interruption_part(spec.cloud, spec.scheduler, managed=spec.node_group == "managed")
     parts = (
         scratch_part(scratch),
+        grid_driver_part(grid_driver(spec)),
         *fabric,
         mig_part(spec.gpu_partition),
         mounts_part(mounts),

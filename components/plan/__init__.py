@@ -152,6 +152,11 @@ class Plan:
             # budget: the cloud's monthly budget beside the monthly total, and whether the plan's own estimate at
             # nodes is already over it (None: no budget key)
             "budget": self.budget(),
+            # a vGPU slice (catalog gpuFraction): the share of one GPU each node gets, its memory, and the price of a
+            # whole GPU-hour at the slice's rate (the node's price over the fraction); None on whole-GPU types
+            "gpuFraction": row.gpuFraction,
+            "gpuSlice": row.slice_text,
+            "usdPerGpuHour": None if row.hourlyUsd is None else round(row.hourlyUsd / row.gpu_equivalents, 5),
         }
 
     def costs(self) -> dict[str, Any]:

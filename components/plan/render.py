@@ -49,6 +49,11 @@ def gpus_text(s: dict[str, Any]) -> str:
             for p in s["partitions"]
         ]
         return "elastic partitions: " + "; ".join(parts)
+    if s.get("gpuSlice"):  # a vGPU slice: one virtual GPU per node, a share of the host's physical GPU
+        return (
+            f"{_count(s['nodes'], 'node')} x a vGPU slice: {s['gpuSlice']} (one physical GPU shared by "
+            f"{s['gpuFraction'].split('/')[1]} slices) (max {_count(s['maxNodes'], 'node')})"
+        )
     return (
         f"{_count(s['nodes'], 'node')} x {s['gpusPerNode']} x {s['gpu']} = {s['totalGpus']}"
         f" (max {_count(s['maxNodes'], 'node')})"
@@ -89,6 +94,8 @@ def cost_text(s: dict[str, Any]) -> str:
         text += " (on-demand upper bound; spot varies)"
     if s.get("hourlyUsdVerified") is False:
         text += f"; price unverified: {s.get('priceNote')}"
+    if s.get("gpuFraction") and s.get("usdPerGpuHour") is not None:  # what a whole GPU costs at the slice's rate
+        text += f"; ${s['usdPerGpuHour']:,.2f} per GPU-hour ({s['gpuFraction']} of a GPU per node)"
     if ceiling is not None:
         text += f"; ceiling ${ceiling:,.2f}/h"
     return text

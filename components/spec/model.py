@@ -585,7 +585,7 @@ class ClusterConfig(_Model):
     name: str | None = Field(None, pattern=NAME_PATTERN)
     """Cluster name ([a-z][a-z0-9-]{0,30}); default: the stack's name."""
     gpu: str | None = None
-    """MODEL:COUNT, for example H100:8; resolved to an instance type by the catalog."""
+    """MODEL:COUNT (H100:8), or MODEL:1/N for a vGPU slice of one GPU (L4:1/8); resolved by the catalog."""
     instance_type: str | None = Field(None, min_length=1)
     """An instance type the catalog knows (set this or gpu, or both when they agree)."""
     nodes: int = Field(1, ge=0, le=MAX_NODES)

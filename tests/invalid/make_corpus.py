@@ -113,6 +113,11 @@ COMMON: list[tuple[str, str, dict[str, Any]]] = [
     ("gpu-count-word", f"{C}.gpu", {"gpu": "H100:eight", "instanceType": DROP}),
     ("gpu-empty", f"{C}.gpu", {"gpu": "", "instanceType": DROP}),
     ("gpu-double-colon", f"{C}.gpu", {"gpu": "H100::8", "instanceType": DROP}),
+    # vGPU slices: a fraction nobody sells, a fraction that is not 1/N, a slice of a model sold whole only
+    ("gpu-fraction-unsold", f"{C}.gpu", {"gpu": "L4:1/7", "instanceType": DROP}),
+    ("gpu-fraction-not-unit", f"{C}.gpu", {"gpu": "L4:3/8", "instanceType": DROP}),
+    ("gpu-fraction-whole", f"{C}.gpu", {"gpu": "L4:1/1", "instanceType": DROP}),
+    ("gpu-fraction-of-h100", f"{C}.gpu", {"gpu": "H100:1/8", "instanceType": DROP}),
     ("gpu-and-type-missing", C, {"gpu": DROP, "instanceType": DROP}),
     # conflicting fields
     ("nodes-over-max", f"{C}.nodes", {"nodes": 5, "maxNodes": 3}),
@@ -173,6 +178,10 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("azure-type-on-aws", f"{C}.instanceType", {"instanceType": "Standard_ND96isr_H100_v5", "gpu": DROP}),
         ("gcp-type-on-aws", f"{C}.instanceType", {"instanceType": "a3-megagpu-8g", "gpu": DROP}),
         ("cpu-type-on-aws", f"{C}.instanceType", {"instanceType": "m5.large", "gpu": DROP}),
+        # a vGPU slice: image auto has no GRID-driver image (catalog/aws.yaml images.families g6f), no MIG inside it
+        ("slice-image-auto", f"{C}.image", {"gpu": "L4:1/8", "nodes": 1}),
+        ("slice-mig", f"{C}.gpuPartition", {"gpu": "L4:1/8", "nodes": 1, "gpuPartition": "1g.10gb"}),
+        ("slice-disagrees-with-type", f"{C}.gpu", {"gpu": "L4:1/4", "instanceType": "g6f.large", "nodes": 1}),
         ("aws-unsold-gpu", f"{C}.gpu", {"gpu": "L20:1"}),
         ("aws-count-not-sold", f"{C}.gpu", {"gpu": "H100:4"}),
         ("aws-gpu-type-disagree", f"{C}.gpu", {"gpu": "H100:8", "instanceType": "p4d.24xlarge"}),
@@ -257,6 +266,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("gcp-options-unknown", f"{C}.gcp.network", {"gcp": {"network": "default"}}),
     ],
     "alicloud": [
+        # a vGPU slice (vgn7i-vws): the first-boot driver is Tesla, not GRID (catalog/alicloud.yaml images.families)
+        ("slice-image-auto", f"{C}.image", {"gpu": "A10:1/6", "instanceType": DROP}),
         ("aws-type-on-alicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("alicloud-unknown-type", f"{C}.instanceType", {"instanceType": "ecs.gn99-c8g1.2xlarge"}),
         ("alicloud-no-prefix", f"{C}.instanceType", {"instanceType": "gn6i-c4g1.xlarge"}),

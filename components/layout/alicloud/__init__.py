@@ -46,7 +46,7 @@ from ...bootstrap import Part
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
 from ...catalog import releases
 from ...catalog.capabilities import capabilities
-from ...errors import CLUSTER_KEY, refuse
+from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
 from ...text import one_line
 from .. import Scratch, arch, image_for, scratch_for
@@ -265,6 +265,10 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
     entry: dict[str, Any] = image_for("alicloud", row.instanceType)
     gpu_driver: GpuDriver | None = None
     chosen = releases.choice("alicloud", entry, spec.image)
+    if chosen is not None and not entry.get("nameRegex"):  # a family with no image (the vGPU slices): its reason
+        raise ConfigError(
+            f"{key}.image", f"{spec.image} has no image for {row.instanceType}: {one_line(entry['reason'])}"
+        )
     if chosen is not None:
         # pinned: this public image id; tracking: the newest image matching nameRegex at deploy
         image = Image(chosen.release, None if chosen.release else entry["nameRegex"], entry["description"])

@@ -14,23 +14,35 @@ from ...errors import CLUSTER_KEY, ConfigError
 from ..context import Context
 from ..model import ClusterConfig
 
-GPU_PATTERN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9 _.-]*?)\s*(?::\s*(\d+)\s*)?$")
+GPU_PATTERN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9 _.-]*?)\s*(?::\s*(\d+)\s*(?:/\s*(\d+)\s*)?)?$")
 
 
-def parse_gpu(text: str) -> tuple[str, int]:
-    """`H100:8` -> ("H100", 8); `a100-80gb` -> ("A100-80GB", 1). Raises ValueError with the reason."""
+def parse_gpu_request(text: str) -> tuple[str, int, str | None]:
+    """`H100:8` -> ("H100", 8, None); `a100-80gb` -> ("A100-80GB", 1, None); `L4:1/8` -> ("L4", 1, "1/8"), a vGPU
+    slice of one GPU. Raises ValueError with the reason."""
     match = GPU_PATTERN.match(text) if isinstance(text, str) else None
     if not match:
-        raise ValueError(f"{text!r} is not MODEL or MODEL:COUNT (for example H100:8)")
-    model, count_text = match.group(1), match.group(2)
+        raise ValueError(f"{text!r} is not MODEL, MODEL:COUNT or MODEL:1/N (for example H100:8 or L4:1/8)")
+    model, count_text, denominator = match.group(1), match.group(2), match.group(3)
     canonical = catalog.normalize_gpu(model)
     if canonical is None:
         known = ", ".join(sorted(set(catalog.gpu_aliases().values())))
         raise ValueError(f"unknown GPU model {model!r}; known models: {known}")
+    if denominator is not None:
+        if int(count_text) != 1 or int(denominator) < 2:
+            raise ValueError(f"slice {count_text}/{denominator} is not 1/N with N of 2 or more (for example L4:1/8)")
+        return canonical, 1, f"1/{int(denominator)}"
     count = int(count_text) if count_text is not None else 1
     if not 1 <= count <= 16:
         raise ValueError(f"GPU count {count} is out of range; allowed: 1 to 16 per node")
-    return canonical, count
+    return canonical, count, None
+
+
+def parse_gpu(text: str) -> tuple[str, int]:
+    """`H100:8` -> ("H100", 8); `a100-80gb` -> ("A100-80GB", 1); a slice (`L4:1/8`) counts as its one virtual GPU.
+    Raises ValueError with the reason."""
+    model, count, _ = parse_gpu_request(text)
+    return model, count
 
 
 def _trains_across_nodes(cfg: ClusterConfig) -> bool:
@@ -56,10 +68,12 @@ def resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) ->
     (`_trains_across_nodes`), `gpu: MODEL:COUNT` prefers a type whose fabric NCCL can use; the resolution carries
     `fabric_problem` when the type has none (`_instance_type` refuses it for `gpu:`, warns for a configured type)."""
     wanted: tuple[str, int] | None = None
+    fraction: str | None = None
     check = _fabric_check(cloud, cfg)
     if cfg.gpu is not None:
         try:
-            wanted = parse_gpu(cfg.gpu)
+            model, count, fraction = parse_gpu_request(cfg.gpu)
+            wanted = (model, count)
         except ValueError as exc:
             raise ConfigError(f"{CLUSTER_KEY}.gpu", str(exc)) from None
     if cfg.instance_type is not None:
@@ -71,9 +85,9 @@ def resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) ->
                 f"see `gpu-cluster catalog --cloud {cloud}`",
             )
         if wanted is not None:
-            rows = [r for r in rows if (r.gpu, r.gpus) == wanted]
+            rows = [r for r in rows if (r.gpu, r.gpus) == wanted and r.gpuFraction == fraction]
             if not rows:
-                have = ", ".join(f"{r.gpu}:{r.gpus}" for r in catalog.find(cloud, cfg.instance_type))
+                have = ", ".join(r.gpu_request for r in catalog.find(cloud, cfg.instance_type))
                 raise ConfigError(
                     f"{CLUSTER_KEY}.gpu",
                     f"gpu {cfg.gpu} disagrees with instanceType {cfg.instance_type}, which has {have}",
@@ -93,7 +107,7 @@ def resolve_type(cloud: Cloud, cfg: ClusterConfig, region: str | None = None) ->
     if wanted is None:
         raise ConfigError(CLUSTER_KEY, "set gpu (MODEL:COUNT, for example H100:8) or instanceType")
     try:
-        return catalog.resolve(cloud, *wanted, region=region, fabric=check)
+        return catalog.resolve(cloud, *wanted, region=region, fabric=check, fraction=fraction)
     except catalog.CatalogError as exc:
         raise ConfigError(f"{CLUSTER_KEY}.gpu", str(exc)) from None
 
@@ -226,7 +240,15 @@ def _gpu_partition(ctx: Context) -> Iterator[ConfigError]:
     profiles = catalog.mig_profiles(row)
     key = f"{CLUSTER_KEY}.gpuPartition"
     if profiles is None:
-        yield ConfigError(key, f"{row.gpu or row.gpuDescription} GPUs of {row.instanceType} have no MIG partitioning")
+        what = (
+            f"{row.gpuFraction} vGPU slice of {row.instanceType} (a slice of the host's GPU)" if row.gpuFraction else ""
+        )
+        yield ConfigError(
+            key,
+            f"the {what} has no MIG partitioning; use a whole-GPU type"
+            if what
+            else f"{row.gpu or row.gpuDescription} GPUs of {row.instanceType} have no MIG partitioning",
+        )
     elif profile not in profiles:
         yield ConfigError(key, f"got {profile!r}; {row.gpu} takes {', '.join(profiles)} (NVIDIA MIG User Guide)")
 
