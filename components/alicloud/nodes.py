@@ -141,6 +141,8 @@ def _instance(
         deployment_set_id=deployment_set.id if deployment_set else None,
         key_name=ctx.key_name,
         user_data=user_data(layout, mount_source, replacements),
+        # token-only metadata; a change is ModifyInstanceMetadataOptions, in place (diff/replacement/alicloud.yaml)
+        http_tokens=layout.metadata_http_tokens,
         # ERIs: traffic mode HighPerformance on the primary ENI, and on one secondary ENI on the
         # next network card when the type is rated for two (scheme in components.layout.alicloud).
         network_interface_traffic_mode="HighPerformance" if eri else None,
