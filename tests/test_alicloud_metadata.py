@@ -16,12 +16,10 @@ from components.catalog.capabilities import capability_data
 from components.diff import diff_plans
 from components.layout.alicloud.nodes import GpuDriver, driver_script
 
-from .conftest import ROOT, plan_json, resources_of
+from .conftest import ROOT, plan_json, resources_of, shipped_stacks
 from .hook_helpers import ALICLOUD_HARDENED_METADATA, stub_bin
 
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (ROOT / "stacks").glob("Pulumi.alicloud-*")
-)
+STACKS = shipped_stacks("alicloud")
 INSTANCE, TEMPLATE, POOL = "ecs/instance:Instance", "ecs/ecsLaunchTemplate:EcsLaunchTemplate", "cs/nodePool:NodePool"
 CONFIG = "ess/scalingConfiguration:ScalingConfiguration"
 INTERRUPTION = yaml.safe_load((ROOT / "components" / "catalog" / "interruption.yaml").read_text())["clouds"]["alicloud"]

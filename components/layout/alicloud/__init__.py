@@ -54,6 +54,8 @@ from ..node import node_parts
 from ..shared import Shared, shared_for
 from ..slurm import partition_spec
 from .access import PUBLIC_BANDWIDTH_MBPS, Access, LoginNode, access_plan, login_node
+from .audit import AliAudit
+from .audit import plan as audit_plan
 from .data import catalog_erdma_installer, metadata_http_tokens
 from .encryption import AliEncryption
 from .encryption import plan as encryption_plan
@@ -174,6 +176,7 @@ class AlicloudLayout:
     encryption: AliEncryption | None = None  # encryption.key: the KMS key of every ESSD (None: the ECS service key)
     partitions: tuple[AliPartition, ...] = ()  # slurm.partitions: no GPU node runs; one launch template each
     serve: AliServe | None = None  # serve: the intranet CLB in front of the ESS group
+    audit: AliAudit | None = None  # compliance mlps3: the ActionTrail trail to an SLS project
     # every ECS instance, launch template and ACK pool: token-only metadata (capabilities file `metadata`)
     metadata_http_tokens: str = field(default_factory=metadata_http_tokens)
 
@@ -343,4 +346,5 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         encryption=encryption_plan(spec),  # decided here, read by components/alicloud/encryption.py
         partitions=partitions,
         serve=serve_plan(spec),
+        audit=audit_plan(spec),
     )
