@@ -104,7 +104,7 @@ class GpuClusterArgs:
     slurm: Mapping[str, Any] | None = None
     """scheduler slurm: {headInstanceType, accounting, partition}."""
     encryption: Mapping[str, Any] | None = None
-    """The key of every disk and filesystem: {key: provider|auto|<key id>, algorithm: aes256|sm4}."""
+    """The key of every disk and filesystem: {key: provider|auto|<key id>, algorithm: aes256|sm4, kmsInstance}."""
     update: Mapping[str, Any] | None = None
     """How a managed group's nodes are replaced: {strategy: rolling|manual, minHealthyPercent, maxSurge,
     drainTimeoutSeconds}."""

@@ -410,7 +410,7 @@ class EncryptionAlgorithm(Enum):
     AES256 = "aes256"
     """AES-256 (default)."""
     SM4 = "sm4"
-    """Alibaba KMS Aliyun_SM4 keys, where the region sells them."""
+    """Alibaba KMS Aliyun_SM4 keys, in a KMS instance (kmsInstance)."""
 
 
 class Encryption(TypedDict, total=False):
@@ -419,7 +419,9 @@ class Encryption(TypedDict, total=False):
     key: pulumi.Input[str]
     """provider (the cloud's managed keys; default), auto (one key per cluster, rotated, protected) or a key id."""
     algorithm: EncryptionAlgorithm
-    """aes256 (default) or sm4 (Alibaba, with key auto)."""
+    """aes256 (default) or sm4 (Alibaba, with key auto and kmsInstance: an Aliyun_SM4 key in that instance)."""
+    kms_instance: str
+    """Alibaba: an existing KMS instance (kst-...) the key auto is created in (default: none, a KMS default key)."""
 
 
 class ServeProtocol(Enum):

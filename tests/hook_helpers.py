@@ -18,6 +18,23 @@ from components import bootstrap
 BOOTSTRAP = Path(bootstrap.__file__).resolve().parent
 
 
+# A curl stub's first lines for Alibaba's metadata service in security-hardening mode (the nodes' http_tokens
+# required): PUT /latest/api/token with a TTL header answers a token; a metadata GET without that token is refused as
+# the service refuses it (403: curl -f fails, 22). `url` is the stub's last argument.
+ALICLOUD_METADATA_TOKEN = "stub-metadata-token"
+ALICLOUD_HARDENED_METADATA = rf"""
+url="${{@: -1}}"
+case "$url" in
+  http://100.100.100.200/latest/api/token)
+    [[ " $* " == *" -X PUT "* && "$*" == *"X-aliyun-ecs-metadata-token-ttl-seconds: "* ]] || exit 22
+    echo {ALICLOUD_METADATA_TOKEN}
+    exit 0 ;;
+  http://100.100.100.200/*)
+    [[ "$*" == *"X-aliyun-ecs-metadata-token: {ALICLOUD_METADATA_TOKEN}"* ]] || exit 22 ;;
+esac
+"""
+
+
 def stub_bin(tmp_path: Path, stubs: Mapping[str, str], tools: Iterable[str] = ()) -> Path:
     """tmp_path/bin with a bash stub per name (its body) and links to the real `tools`."""
     bin_dir = tmp_path / "bin"

@@ -122,12 +122,16 @@ def test_an_existing_key_is_used_as_given_and_nothing_is_created():
 def test_sm4_is_refused_by_its_key_with_the_source():
     with pytest.raises(ConfigErrors) as info:
         build_spec(ali_values(encryption={"key": "auto", "algorithm": "sm4"}), "test")
-    (error,) = info.value.errors
-    assert error.key == "gpu-cluster:cluster.encryption.algorithm"
-    assert "Aliyun_AES_256 only" in error.message and "hardware key management instance" in error.message
+    # one line per problem: no KMS instance to make the key in, and a scratch disk no SM4 cipher reaches
+    instance, scratch = info.value.errors
+    assert instance.key == "gpu-cluster:cluster.encryption.kmsInstance"
+    assert "Aliyun_AES_256 only" in instance.message and "kst-" in instance.message
+    assert scratch.key == "gpu-cluster:cluster.storage.scratch" and "InstanceDataDiskArgs" in scratch.message
 
 
-@pytest.mark.parametrize("stack", [s for s in shipped_stacks("alicloud") if s != "alicloud-a100-cmk"])
+@pytest.mark.parametrize(
+    "stack", [s for s in shipped_stacks("alicloud") if s not in ("alicloud-a100-cmk", "alicloud-mlps3-sm4")]
+)
 def test_key_provider_plans_exactly_as_before(stack):
     shipped = plan_stack(stack)
     assert resources_text(plan_stack_with(stack, encryption={"key": "provider"})) == resources_text(shipped)
@@ -168,3 +172,60 @@ def test_a_refused_config_with_a_key_registers_nothing(constructed):
     # the count sees what a plan registers: the same config with a root disk ESSD takes registers the key and more
     plan_values(ali_values(encryption={"key": "auto"}, storage={"rootGb": 200}))
     assert any(c.startswith("alicloud:kms/key:Key ") for c in constructed)
+
+
+# --- SM4: an Aliyun_SM4 key in an existing KMS instance (encryption.kmsInstance) -------------------------------------
+
+KST = "kst-bjj62f5ba3dnpb6v81234"
+SM4 = {"key": "auto", "algorithm": "sm4", "kmsInstance": KST}
+
+
+@pytest.fixture(scope="module")
+def sm4_stack():
+    return plan_stack("alicloud-mlps3-sm4")
+
+
+def test_sm4_key_is_created_in_the_kms_instance(sm4_stack):
+    (key,) = cluster_keys(sm4_stack)
+    inputs = key["inputs"]
+    assert (inputs["keySpec"], inputs["dkmsInstanceId"], inputs["keyUsage"]) == ("Aliyun_SM4", KST, "ENCRYPT/DECRYPT")
+    # the instance decides the protection level, and hardware-protected keys do not rotate: neither is asked for
+    assert "protectionLevel" not in inputs and "rotationInterval" not in inputs
+    assert inputs["automaticRotation"] == "Disabled" and inputs["deletionProtection"] == "Enabled"
+    assert key["protect"] is True and key["retainOnDelete"] is True
+    assert sm4_stack.as_json()["outputs"]["encryption"] == {
+        "key": f"<id of {key['name']}>",
+        "created": True,
+        "keySpec": "Aliyun_SM4",
+        "rotation": None,
+        "kmsInstance": KST,
+    }
+
+
+def test_every_system_disk_is_sm4_on_the_sm4_key(sm4_stack):
+    (key,) = cluster_keys(sm4_stack)
+    instances = resources_of(sm4_stack, "ecs/instance:Instance")
+    assert {i["name"].rsplit("-", 2)[-2] for i in instances} >= {"node", "alicloud"}  # nodes, head and login
+    assert len(instances) == 4
+    for inst in instances:
+        inputs = inst["inputs"]
+        assert (inputs["systemDiskEncrypted"], inputs["systemDiskKmsKeyId"], inputs["systemDiskEncryptAlgorithm"]) == (
+            True,
+            f"<id of {key['name']}>",
+            "sm4-128",
+        ), inst["name"]
+        assert "dataDisks" not in inputs  # no data disk: none could take an SM4 cipher
+
+
+def test_sm4_on_a_managed_group_sets_the_ess_spelling():
+    plan = plan_values(ali_values(nodeGroup="managed", encryption=SM4, storage={"scratch": "none"}))
+    config = one(plan, "ess/scalingConfiguration:ScalingConfiguration")["inputs"]
+    (key,) = cluster_keys(plan)
+    assert (config["systemDiskKmsKeyId"], config["systemDiskEncryptAlgorithm"]) == (f"<id of {key['name']}>", "SM4-128")
+
+
+def test_aes_stacks_send_no_disk_algorithm(cmk):
+    for res in (*resources_of(cmk, "ecs/instance:Instance"), *resources_of(cmk, "ScalingConfiguration")):
+        assert "systemDiskEncryptAlgorithm" not in res["inputs"], res["name"]
+    (key,) = cluster_keys(cmk)
+    assert "dkmsInstanceId" not in key["inputs"]

@@ -21,7 +21,7 @@ from components.layout.alicloud.slurm import munge_hook
 from components.plan.render import render_json, render_table
 
 from .conftest import one, plan_values, resources_of
-from .hook_helpers import alicloud_signature, assert_shellcheck_clean, stub_bin
+from .hook_helpers import ALICLOUD_HARDENED_METADATA, alicloud_signature, assert_shellcheck_clean, stub_bin
 from .hook_helpers import run_hook as run_hook_on_stubs
 from .test_layout_alicloud import ali_values
 
@@ -169,7 +169,9 @@ TOOLS = ("cat", "sed", "head", "sort", "paste", "date", "openssl")
 CREDS = (
     '{\\n  "AccessKeyId" : "STS.kmsid",\\n  "AccessKeySecret" : "kms/secret+1",\\n  "SecurityToken" : "CAIS+tok==",\\n}'
 )
-CURL = rf"""
+CURL = (
+    ALICLOUD_HARDENED_METADATA
+    + rf"""
 url="${{@: -1}}"
 case "$url" in
   */meta-data/ram/security-credentials/) [ -n "${{NO_ROLE:-}}" ] || echo slm-test-nodes ;;
@@ -181,6 +183,7 @@ case "$url" in
   *) exit 22 ;;
 esac
 """
+)
 
 
 def run_hook(tmp_path: Path, **env: str):

@@ -11,7 +11,14 @@ import pytest
 from components import bootstrap
 from components.layout.alicloud.health import unhealthy_hook
 
-from .hook_helpers import alicloud_signature, assert_shellcheck_clean, rendered_hook, run_hook, stub_bin
+from .hook_helpers import (
+    ALICLOUD_HARDENED_METADATA,
+    alicloud_signature,
+    assert_shellcheck_clean,
+    rendered_hook,
+    run_hook,
+    stub_bin,
+)
 
 SCRIPT = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "alicloud_unhealthy.sh"
 TOOLS = ("cat", "sed", "head", "sort", "paste", "date", "openssl")
@@ -20,7 +27,9 @@ CREDS = (
     '  "Expiration" : "2030-01-01T00:00:00Z",\\n  "SecurityToken" : "CAIS+tok/en==",\\n  "Code" : "Success"\\n}'
 )
 # curl: metadata answers by path; the ESS call is logged and answered with a RequestId
-CURL = rf"""
+CURL = (
+    ALICLOUD_HARDENED_METADATA
+    + rf"""
 url="${{@: -1}}"
 case "$url" in
   */meta-data/instance-id) echo i-bp1node ;;
@@ -30,6 +39,7 @@ case "$url" in
   *) exit 22 ;;
 esac
 """
+)
 
 
 def run(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], str | None]:

@@ -201,9 +201,28 @@ def test_tencent_disks_fail_customer_managed_keys_with_no_fix_to_offer() -> None
     assert violation.level == "mandatory" and violation.fix == ""
 
 
+def test_a_nas_the_key_cannot_reach_names_the_storage_setting_not_the_key() -> None:
+    nas = _res("alicloud:nas/fileSystem:FileSystem", {"encryptType": 1})
+    [violation] = [v for v in evaluate([_cluster("mlps3"), nas]) if v.rule == "customer-managed-keys"]
+    assert "storage.shared" in violation.fix and "encryption.key" not in violation.fix
+    disk = _res("alicloud:ecs/instance:Instance", {"systemDiskEncrypted": True})
+    [violation] = [v for v in evaluate([_cluster("mlps3"), disk]) if v.rule == "customer-managed-keys"]
+    assert violation.fix == "set gpu-cluster:cluster.encryption.key auto"
+
+
 def test_metadata_protection_on_alibaba_and_gke() -> None:
     assert _found("metadata-protection", _res("alicloud:ecs/instance:Instance", {"httpTokens": "required"})) == []
     assert _found("metadata-protection", _res("alicloud:ecs/instance:Instance", {"httpTokens": "optional"}))
+    template = "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate"
+    assert _found("metadata-protection", _res(template, {"httpTokens": "required"})) == []
+    assert _found("metadata-protection", _res(template, {}))
+    ack = "alicloud:cs/nodePool:NodePool"
+    assert _found("metadata-protection", _res(ack, {"instanceMetadataOptions": {"httpTokens": "required"}})) == []
+    assert _found("metadata-protection", _res(ack, {}))
+    # an ESS configuration cannot be hardened (no http_tokens in the SDK): always found, the fix names nodeGroup
+    ess = _res("alicloud:ess/scalingConfiguration:ScalingConfiguration", {"httpEndpoint": "enabled"})
+    [violation] = [v for v in evaluate([_cluster("mlps3"), ess]) if v.rule == "metadata-protection"]
+    assert "nodeGroup to instances" in violation.fix
     pool = "gcp:container/nodePool:NodePool"
     assert (
         _found("metadata-protection", _res(pool, {"nodeConfig": {"workloadMetadataConfig": {"mode": "GKE_METADATA"}}}))

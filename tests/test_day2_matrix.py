@@ -255,6 +255,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     # catalog/accounting.yaml clouds.<cloud>.notBuilt
     ("alicloud-a100-cmk", "accounting-on"): "slurm.accounting is not built on alicloud",
     ("alicloud-slurm-elastic", "accounting-on"): "slurm.accounting is not built on alicloud",
+    ("alicloud-mlps3-sm4", "accounting-on"): "slurm.accounting is not built on alicloud",
     ("azure-slurm-elastic", "accounting-on"): "slurm.accounting is not built on azure",
     ("gcp-slurm-elastic", "accounting-on"): "slurm.accounting is not built on gcp",
 }

@@ -16,7 +16,14 @@ from components.bootstrap.slurm_conf import compute_config_text
 from components.layout.slurm import slurm_layout
 
 from .conftest import aws_values, spec_of
-from .hook_helpers import BOOTSTRAP, assert_shellcheck_clean, rendered_hook, run_hook, stub_bin
+from .hook_helpers import (
+    ALICLOUD_HARDENED_METADATA,
+    BOOTSTRAP,
+    assert_shellcheck_clean,
+    rendered_hook,
+    run_hook,
+    stub_bin,
+)
 
 SYNC = BOOTSTRAP / "slurm_conf_sync.sh"
 HOOKS = ("aws_slurm_conf.sh", "gcp_slurm_conf.sh", "azure_slurm_conf.sh", "alicloud_slurm_conf.sh")
@@ -260,7 +267,9 @@ ALI_ANSWER = json.dumps({"Parameter": {"Name": "p", "Value": TEXT, "ParameterVer
 def test_alicloud_hook_calls_oos_get_parameter_with_the_role_and_prints_the_value(tmp_path):
     log = tmp_path / "oos.log"
     (tmp_path / "answer.json").write_text(ALI_ANSWER)
-    curl = rf"""
+    curl = (
+        ALICLOUD_HARDENED_METADATA
+        + rf"""
 url="${{@: -1}}"
 case "$url" in
   */meta-data/ram/security-credentials/) echo slm-test-nodes ;;
@@ -269,6 +278,7 @@ case "$url" in
   *) exit 22 ;;
 esac
 """
+    )
     (tmp_path / "slurm-conf.env").write_text(
         'SLURM_CONF_PARAMETER="gpu-cluster-test-slm-slurm-compute-conf"\n'
         'OOS_ENDPOINT="https://oos-vpc.cn-beijing.aliyuncs.com"\n'

@@ -23,6 +23,7 @@ from components.layout.alicloud.partitions import launch_target
 
 from .conftest import ROOT, one, plan_json, plan_stack_with, resources_of, spec_of
 from .hook_helpers import (
+    ALICLOUD_HARDENED_METADATA,
     alicloud_signature,
     assert_shellcheck_clean,
     run_hook,
@@ -261,7 +262,9 @@ ENDPOINT = "https://ecs-vpc.cn-beijing.aliyuncs.com"
 # curl: the metadata service answers the role and its credentials; each ECS call's query is logged as JSON and
 # answered from $ANSWERS (Action -> [status, body], or a list of them consumed in order), body then status as
 # curl -w '\n%{http_code}' prints them
-CURL = rf"""
+CURL = (
+    ALICLOUD_HARDENED_METADATA
+    + rf"""
 url="${{@: -1}}"
 case "$url" in
   */meta-data/ram/security-credentials/) echo slurm-elastic-head ;;
@@ -271,6 +274,7 @@ case "$url" in
   *) exit 22 ;;
 esac
 """
+)
 ECS_STUB = r"""
 import json, os, sys
 from urllib.parse import parse_qsl, urlsplit

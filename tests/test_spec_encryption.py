@@ -7,7 +7,6 @@ import pytest
 from components.catalog.capabilities import capability_data
 from components.errors import ConfigErrors
 from components.spec import build_spec
-from components.spec.rules import encryption as encryption_rules
 
 from .conftest import aws_values
 
@@ -68,16 +67,6 @@ def test_sm4_is_alibabas(cloud):
     ]
 
 
-def test_sm4_needs_a_key_the_stack_creates():
-    data = capability_data("alicloud")["encryption"]
-    if "sm4Regions" not in data:
-        pytest.skip("no sourced SM4 regions yet")
-    got = errors_of(values("alicloud", encryption={"key": KEYS["alicloud"], "algorithm": "sm4"}))
-    assert got == [
-        ("gpu-cluster:cluster.encryption.algorithm", "sm4 applies to the key the stack creates: set key: auto")
-    ]
-
-
 def test_tencent_keeps_provider_keys():
     vals = {"gpu-cluster:cloud": "tencentcloud", "tencentcloud:region": "ap-guangzhou",
             "gpu-cluster:cluster": {"instanceType": "HCCG5v.24XLARGE384", "nodes": 2, "nodeGroup": "instances",
@@ -98,41 +87,53 @@ def test_a_key_of_no_known_form_is_quoted_in_the_message():
     assert got == [("gpu-cluster:cluster.encryption.key", f"got 'my-key'; allowed: provider, auto or {hint}")]
 
 
-def test_sm4_is_refused_in_every_region_while_none_is_listed():
-    data = capability_data("alicloud")["encryption"]
-    assert data["sm4Regions"] == []  # the shipped data: no region sells SM4 default keys
-    source = " ".join(data["sm4Source"].split())
-    got = errors_of(values("alicloud", encryption={"key": "auto", "algorithm": "sm4"}))
-    assert got == [("gpu-cluster:cluster.encryption.algorithm", f"sm4 keys are not built in any region: {source}")]
+KST = "kst-bjj62f5ba3dnpb6v81234"  # the documented form (KMS GetKmsInstance example, last four unmasked)
+SM4 = capability_data("alicloud")["encryption"]["sm4"]
+ENC = "gpu-cluster:cluster.encryption"
 
 
-@pytest.fixture
-def sm4_regions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Alibaba's data with two SM4 regions and no sourced note: the rule, not today's (empty) list."""
-    real = encryption_rules.capability_data
-
-    def data(cloud: str) -> dict:
-        out = real(cloud)
-        if cloud == "alicloud":
-            enc = {k: v for k, v in out["encryption"].items() if k != "sm4Source"}
-            out = {**out, "encryption": {**enc, "sm4Regions": ["cn-hangzhou", "cn-shanghai"]}}
-        return out
-
-    monkeypatch.setattr(encryption_rules, "capability_data", data)
+def one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
-def test_sm4_outside_the_listed_regions_names_them(sm4_regions):
-    got = errors_of(values("alicloud", encryption={"key": "auto", "algorithm": "sm4"}))
+def test_sm4_with_key_auto_in_a_kms_instance_is_accepted():
+    spec = build_spec(values("alicloud", encryption={"key": "auto", "algorithm": "sm4", "kmsInstance": KST},
+                             storage={"scratch": "none"}), "test")  # fmt: skip
+    assert (spec.encryption_key, spec.encryption_algorithm, spec.encryption_kms_instance) == ("auto", "sm4", KST)
+
+
+def test_sm4_needs_a_key_the_stack_creates_in_a_kms_instance():
+    got = errors_of(
+        values("alicloud", encryption={"key": KEYS["alicloud"], "algorithm": "sm4"}, storage={"scratch": "none"})
+    )
+    assert got == [(f"{ENC}.algorithm", "sm4 applies to the key the stack creates: set key: auto")]
+    got = errors_of(values("alicloud", encryption={"key": "auto", "algorithm": "sm4"}, storage={"scratch": "none"}))
     assert got == [
         (
-            "gpu-cluster:cluster.encryption.algorithm",
-            "sm4 keys are not built in cn-beijing (only in cn-hangzhou, cn-shanghai): ",
+            f"{ENC}.kmsInstance",
+            f"sm4 keys live in a KMS instance: set kmsInstance to {SM4['instanceHint']} (a KMS default key is "
+            "Aliyun_AES_256 only)",
         )
     ]
 
 
-def test_sm4_with_key_auto_in_a_listed_region_is_accepted(sm4_regions):
-    vals = {**values("alicloud", encryption={"key": "auto", "algorithm": "sm4"}), "alicloud:region": "cn-hangzhou"}
-    vals["gpu-cluster:cluster"] = {**vals["gpu-cluster:cluster"], "zone": "cn-hangzhou-k"}
-    spec = build_spec(vals, "test")
-    assert (spec.encryption_key, spec.encryption_algorithm) == ("auto", "sm4")
+def test_a_kms_instance_is_an_existing_one_of_the_documented_form():
+    got = errors_of(values("alicloud", encryption={"key": "auto", "kmsInstance": "create"}))
+    assert got == [(f"{ENC}.kmsInstance", one_line(SM4["createRefusal"]))]
+    got = errors_of(values("alicloud", encryption={"key": "auto", "kmsInstance": "kms-1"}))
+    assert got == [(f"{ENC}.kmsInstance", f"got 'kms-1'; allowed: {SM4['instanceHint']}")]
+    got = errors_of(values("alicloud", encryption={"key": KEYS["alicloud"], "kmsInstance": KST}))
+    assert got == [(f"{ENC}.kmsInstance", "the stack creates its key in the KMS instance: set encryption.key: auto")]
+    got = errors_of(values("aws", encryption={"key": "auto", "kmsInstance": KST}))
+    assert got == [(f"{ENC}.kmsInstance", "KMS instances are Alibaba Cloud's; aws has none")]
+
+
+def test_sm4_is_refused_where_pulumi_alicloud_sets_no_sm4_cipher():
+    sm4 = {"key": "auto", "algorithm": "sm4", "kmsInstance": KST}
+    got = errors_of(values("alicloud", encryption=sm4))
+    assert got == [
+        ("gpu-cluster:cluster.storage.scratch", f"sm4 has no scratch disk: {one_line(SM4['noPath']['scratchDisk'])}")
+    ]
+    got = errors_of(values("alicloud", encryption=sm4, storage={"scratch": "none"}, scheduler="kubernetes"))
+    want = (f"{ENC}.algorithm", f"sm4 is not built with scheduler kubernetes: {one_line(SM4['noPath']['kubernetes'])}")
+    assert want in got

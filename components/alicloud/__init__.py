@@ -21,7 +21,7 @@ from ..bootstrap.metrics import endpoints
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import AlicloudLayout
 from ..resources import fill
-from . import access, encryption, health, identity, kubernetes, network, nodes, partitions, scaling, serve, slurm
+from . import access, audit, encryption, health, identity, kubernetes, network, nodes, partitions, scaling, serve, slurm
 from .context import Context
 from .storage import build_shared
 
@@ -66,6 +66,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.encryption = encryption.build(self, name, layout, tags)
         kms_key = self.encryption.key_id if self.encryption else None
         self.network = network.build(self, name, layout, tags)
+        self.audit = audit.build(self, name, layout, tags)  # compliance mlps3: the ActionTrail trail
         self.vpc = self.network.vpc
         self.vswitch = self.network.vswitch
         self.security_group = self.network.security_group
@@ -148,6 +149,8 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["slurm"] = slurm.output(head)
         if self.encryption is not None:
             self.outputs["encryption"] = self.encryption.output()
+        if self.audit is not None:
+            self.outputs["audit"] = self.audit.output(layout)
         if self.kubernetes is not None:
             self.outputs["kubernetes"] = self.kubernetes.output(layout)
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig

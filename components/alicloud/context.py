@@ -33,3 +33,15 @@ class Context:
     def key_name(self) -> pulumi.Output[str] | None:
         """The key pair's name for an instance's `key_name` (None without sshPublicKey)."""
         return self.key_pair.key_pair_name if self.key_pair else None
+
+    @property
+    def instance_disk_algorithm(self) -> str | None:
+        """An ECS instance's system-disk cipher (sm4-128 with encryption.algorithm sm4; None: as before)."""
+        enc = self.layout.encryption
+        return enc.instance_disk_algorithm if enc else None
+
+    @property
+    def ess_disk_algorithm(self) -> str | None:
+        """The ESS configuration's system-disk cipher (SM4-128 with encryption.algorithm sm4; None: as before)."""
+        enc = self.layout.encryption
+        return enc.ess_disk_algorithm if enc else None

@@ -68,8 +68,10 @@ def build(
         system_disk_size=system_disk_gb,
         system_disk_encrypted=True,
         system_disk_kms_key_id=ctx.kms_key,
+        system_disk_encrypt_algorithm=ctx.instance_disk_algorithm,
         key_name=ctx.key_name,
         user_data=user_data,
+        http_tokens=ctx.layout.metadata_http_tokens,  # token-only metadata, as the GPU nodes
         tags={**tags, "Name": f"{spec.name}-{role}"},
         volume_tags=dict(tags),
         # the newest system image, resolved at creation: a newer one must not re-initialise the system disk (a new

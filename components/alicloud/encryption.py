@@ -32,6 +32,7 @@ class Encryption:
             "created": self.key is not None,
             "keySpec": create.key_spec if create else None,
             "rotation": create.rotation_interval if create else None,
+            **({"kmsInstance": create.kms_instance} if create and create.kms_instance else {}),
         }
 
 
@@ -56,6 +57,7 @@ def build(parent: pulumi.Resource, name: str, layout: AlicloudLayout, tags: Mapp
         pending_window_in_days=create.pending_window_days,
         deletion_protection=create.deletion_protection,
         deletion_protection_description="gpu-cluster: the cluster's disks are encrypted with this key",
+        dkms_instance_id=create.kms_instance,
         tags=dict(tags),
         opts=pulumi.ResourceOptions(parent=parent, protect=True, retain_on_delete=True),
     )

@@ -137,8 +137,9 @@ def build(ctx: Context) -> Kubernetes:
         system_disk_kms_key=ctx.kms_key,
         security_group_ids=security_groups,
         key_name=ctx.key_name,
+        instance_metadata_options=_metadata_options(layout),
         tags={**tags, "Name": f"{spec.name}-system"},
-        opts=child,
+        opts=_pool_options(child),
     )
     gpu_pool = _gpu_pool(ctx, ack, cluster, deployment_set)
     autoscaler = _autoscaler(ctx, ack, cluster)
@@ -228,9 +229,21 @@ def _gpu_pool(
         key_name=ctx.key_name,
         pre_user_data=ack.pre_user_data_b64,
         user_data=ack.user_data_b64,
+        instance_metadata_options=_metadata_options(layout),
         tags={**ctx.tags, "Name": f"{spec.name}-gpu"},
-        opts=ctx.child,
+        opts=_pool_options(ctx.child),
     )
+
+
+def _metadata_options(layout: AlicloudLayout) -> alicloud.cs.NodePoolInstanceMetadataOptionsArgs:
+    return alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens=layout.metadata_http_tokens)
+
+
+def _pool_options(child: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+    """A pool's options: its metadata mode is set when the pool is created and never changed after. The provider
+    makes instance_metadata_options ForceNew (diff/replacement/alicloud.yaml cs/nodePool): a pool deployed before the
+    hardened default keeps its mode rather than be replaced with every node on it (docs/alicloud.md)."""
+    return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["instanceMetadataOptions"]))
 
 
 def _autoscaler(

@@ -137,10 +137,13 @@ def _instance(
         system_disk_size=layout.root_gb,
         system_disk_encrypted=True,
         system_disk_kms_key_id=kms_key,
+        system_disk_encrypt_algorithm=ctx.instance_disk_algorithm,
         data_disks=[alicloud.ecs.InstanceDataDiskArgs(**disk)] if disk else None,
         deployment_set_id=deployment_set.id if deployment_set else None,
         key_name=ctx.key_name,
         user_data=user_data(layout, mount_source, replacements),
+        # token-only metadata; a change is ModifyInstanceMetadataOptions, in place (diff/replacement/alicloud.yaml)
+        http_tokens=layout.metadata_http_tokens,
         # ERIs: traffic mode HighPerformance on the primary ENI, and on one secondary ENI on the
         # next network card when the type is rated for two (scheme in components.layout.alicloud).
         network_interface_traffic_mode="HighPerformance" if eri else None,
@@ -229,6 +232,7 @@ def _scaling_group(
         system_disk_size=layout.root_gb,
         system_disk_encrypted=True,
         system_disk_kms_key_id=kms_key,
+        system_disk_encrypt_algorithm=ctx.ess_disk_algorithm,
         data_disks=[alicloud.ess.ScalingConfigurationDataDiskArgs(**disk)] if disk else None,
         key_name=ctx.key_name,
         # new instances get the role; instances already in the group keep their configuration

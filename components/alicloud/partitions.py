@@ -62,6 +62,8 @@ def build(
             deployment_set_id=deployment_set.id if deployment_set else None,
             key_pair_name=ctx.key_name,
             user_data=user_data(layout, mount_source, replacements),
+            # token-only metadata; a change is a new template version, not a new template (diff/replacement)
+            http_tokens=layout.metadata_http_tokens,
             tags={**ctx.tags, "Name": f"{spec.name}-{part.name}"},
             template_tags=dict(ctx.tags),
             update_default_version_number=True,

@@ -6,8 +6,13 @@
 # node's RAM role from the metadata service. `bootstrap.script` inlines this file where a hook sources it, so a
 # node gets one self-contained script.
 #
-# Environment: METADATA (the metadata service).
+# Environment: METADATA (the metadata service), METADATA_TOKEN_URL (its token endpoint).
 METADATA="${METADATA:-http://100.100.100.200/latest/meta-data}"
+# The nodes' metadata service is in security-hardening mode (http_tokens required): a GET needs a token from a PUT
+# first. Path, headers and TTL as catalog/interruption.yaml clouds.alicloud sources them (ECS "View instance
+# metadata": PUT /latest/api/token with X-aliyun-ecs-metadata-token-ttl-seconds, 1 to 21600; the token in
+# X-aliyun-ecs-metadata-token on every GET).
+METADATA_TOKEN_URL="${METADATA_TOKEN_URL:-http://100.100.100.200/latest/api/token}"
 
 # RFC 3986 percent-encoding as Alibaba's RPC signature wants it: only A-Z a-z 0-9 - _ . ~ stay literal.
 encode() {
@@ -39,7 +44,16 @@ rpc_signature() {
         openssl dgst -sha1 -hmac "${secret}&" -binary | openssl base64 -A
 }
 
-metadata() { curl -fsS --max-time 5 --retry 3 "${METADATA}/$1"; }
+# a metadata token valid for 5 minutes, more than any one hook runs
+metadata_token() {
+    curl -fsS --max-time 5 --retry 3 -X PUT -H "X-aliyun-ecs-metadata-token-ttl-seconds: 300" "$METADATA_TOKEN_URL"
+}
+
+metadata() {
+    local token
+    token=$(metadata_token) || return 1
+    curl -fsS --max-time 5 --retry 3 -H "X-aliyun-ecs-metadata-token: ${token}" "${METADATA}/$1"
+}
 
 # a string field of a flat JSON object
 field() { sed -n "s/.*\"$1\" *: *\"\([^\"]*\)\".*/\1/p" | head -n 1; }

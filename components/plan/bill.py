@@ -251,7 +251,11 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         items.append(_priced("loadBalancer", name, 1, "stack", prices.item("loadBalancer")))
     items += _accounting(spec, prices)
     if spec.encryption_key == "auto":  # one customer-managed key per cluster (a key id given is billed elsewhere)
-        items.append(_priced("encryptionKey", "the cluster's encryption key", 1, "stack", prices.item("encryptionKey")))
+        # a key in an existing KMS instance (Alibaba encryption.kmsInstance) is billed with that instance
+        which = "encryptionKeyInInstance" if spec.encryption_kms_instance else "encryptionKey"
+        items.append(_priced(which, "the cluster's encryption key", 1, "stack", prices.item(which)))
+    if getattr(layout, "audit", None) is not None:  # Alibaba compliance mlps3: the ActionTrail trail and its project
+        items.append(_priced("auditTrail", "audit trail (ActionTrail to SLS)", 1, "stack", prices.item("auditTrail")))
     items += _bastion(layout, prices)
     items += _shared(shared)
     return items

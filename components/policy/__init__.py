@@ -111,6 +111,18 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
         cloud=cluster.get("cloud"),
         compliance=str(cluster.get("compliance", "none")),
         plain_transit=unenforced(resources),
+        audit_trail=any(_delivering_trail(r) for r in resources),
+    )
+
+
+def _delivering_trail(res: Resource) -> bool:
+    """An ActionTrail trail that is on and delivers somewhere that keeps the events (SLS or OSS: pulumi-alicloud
+    actiontrail/trail.py sls_project_arn, oss_bucket_name, status Enable | Disable)."""
+    props = res.props
+    return (
+        res.type == "alicloud:actiontrail/trail:Trail"
+        and props.get("status", "Enable") != "Disable"
+        and bool(props.get("slsProjectArn") or props.get("ossBucketName"))
     )
 
 

@@ -91,7 +91,7 @@ EncryptionAlgorithm = Annotated[
     Choice(
         "EncryptionAlgorithm",
         "The algorithm of a key the stack creates (key auto).",
-        {"aes256": "AES-256 (default).", "sm4": "Alibaba KMS Aliyun_SM4 keys, where the region sells them."},
+        {"aes256": "AES-256 (default).", "sm4": "Alibaba KMS Aliyun_SM4 keys, in a KMS instance (kmsInstance)."},
     ),
 ]
 NodeGroup = Annotated[
@@ -559,7 +559,9 @@ class EncryptionConfig(_Model):
     key: Annotated[str, TakesOutput()] = Field("provider", min_length=1)
     """provider (the cloud's managed keys; default), auto (one key per cluster, rotated, protected) or a key id."""
     algorithm: EncryptionAlgorithm = "aes256"
-    """aes256 (default) or sm4 (Alibaba, with key auto)."""
+    """aes256 (default) or sm4 (Alibaba, with key auto and kmsInstance: an Aliyun_SM4 key in that instance)."""
+    kms_instance: str | None = Field(None, min_length=1)
+    """Alibaba: an existing KMS instance (kst-...) the key auto is created in (default: none, a KMS default key)."""
 
 
 class BudgetConfig(_Model):

@@ -245,6 +245,7 @@ def resolve(ctx: Context, project: str, gcp_project: str | None, max_hourly: flo
         min_nodes=min_nodes(cfg),
         encryption_key=cfg.encryption.key,
         encryption_algorithm=cfg.encryption.algorithm,
+        encryption_kms_instance=cfg.encryption.kms_instance,
         compliance=cfg.compliance,
         scaling=_scaling_spec(cfg),
         serve=_serve_spec(cfg),

@@ -177,9 +177,10 @@ class ClusterSpec:
     spot_fallback: Literal["onDemand", "none"] = "none"
     serve: ServeSpec | None = None  # None: no load-balanced endpoint
     scaling: ScalingSpec | None = None  # None: nothing moves the group between minNodes and maxNodes
-    # provider | auto | an existing key's id; algorithm sm4 only with auto on Alibaba
+    # provider | auto | an existing key's id; algorithm sm4 only with auto and a KMS instance on Alibaba
     encryption_key: str = "provider"
     encryption_algorithm: Literal["aes256", "sm4"] = "aes256"
+    encryption_kms_instance: str | None = None  # Alibaba: the KMS instance key auto is created in
     compliance: Literal["none", "cis", "mlps3"] = "none"
     scheduler: Literal["none", "kubernetes", "slurm"] = "none"
     kubernetes: KubernetesSpec | None = None  # scheduler kubernetes, version and system type resolved

@@ -84,6 +84,8 @@ def instance(i: Inputs, region: str) -> list[Call]:
             "KMSKeyId": i.ok("systemDiskKmsKeyId"),
             "PerformanceLevel": i.ok("systemDiskPerformanceLevel"),
             "DiskName": i.ok("systemDiskName"),
+            # request["SystemDisk.EncryptAlgorithm"] (resourceAliCloudInstanceCreate)
+            "EncryptAlgorithm": i.ok("systemDiskEncryptAlgorithm"),
         }
     )
     charge = i.ok("instanceChargeType")
@@ -110,6 +112,7 @@ def instance(i: Inputs, region: str) -> list[Call]:
             "HpcClusterId": i.ok("hpcClusterId"),
             "DeploymentSetId": i.ok("deploymentSetId"),
             "SpotInterruptionBehavior": i.ok("spotInterruptionBehavior"),
+            "HttpTokens": i.ok("httpTokens"),  # request["HttpTokens"] (resourceAliCloudInstanceCreate)
         }
     )
     pool = drop_none({"MatchCriteria": i.ok("privatePoolOptionsMatchCriteria"), "Id": i.ok("privatePoolOptionsId")})
@@ -289,6 +292,7 @@ def launch_template(i: Inputs, region: str) -> list[Call]:
             "KeyPairName": i.ok("keyPairName"),
             "DeploymentSetId": i.ok("deploymentSetId"),
             "UserData": i.ok("userData"),
+            "HttpTokens": i.ok("httpTokens"),  # request["HttpTokens"] (resourceAliCloudEcsLaunchTemplateCreate)
             "SystemDisk": drop_none(
                 {
                     "Category": system.get("category"),

@@ -66,6 +66,8 @@ def ess_configuration(i: Inputs, region: str) -> list[Call]:
             "Category": i.ok("systemDiskCategory"),
             "Size": i.ok("systemDiskSize"),
             "PerformanceLevel": i.ok("systemDiskPerformanceLevel"),
+            # request["SystemDisk.EncryptAlgorithm"] (resourceAliyunEssScalingConfigurationCreate)
+            "EncryptAlgorithm": i.ok("systemDiskEncryptAlgorithm"),
         }
     )
     tags = tags_of(i)
@@ -234,6 +236,7 @@ def kms_key(i: Inputs, region: str) -> list[Call]:
             "ProtectionLevel": i.ok("protectionLevel") or "SOFTWARE",  # schema default
             "RotationInterval": i.ok("rotationInterval"),
             "KeySpec": i.ok("keySpec"),
+            "DKMSInstanceId": i.ok("dkmsInstanceId"),  # request["DKMSInstanceId"] (resourceAliCloudKmsKeyCreate)
             "EnableAutomaticRotation": (rotation == "Enabled") if rotation else None,
             "Tags": json.dumps(tag_list(tags, "TagKey", "TagValue")) if tags else None,  # ConvertTagsForKms
         }
@@ -427,6 +430,11 @@ def ack_node_pool(i: Inputs, region: str) -> list[Call]:
             "system_disk_size": i.ok("systemDiskSize"),
             "system_disk_performance_level": i.ok("systemDiskPerformanceLevel"),
             "spot_strategy": i.ok("spotStrategy"),
+            # scaling_group["instance_metadata_options"] (resourceAliCloudAckNodepoolCreate)
+            "instance_metadata_options": drop_none(
+                {"http_tokens": (i.ok("instanceMetadataOptions") or {}).get("httpTokens")}
+            )
+            or None,
             "image_type": i.ok("imageType"),
             "deploymentset_id": i.ok("deploymentSetId"),
             "spot_instance_remedy": i.ok("spotInstanceRemedy"),

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 HERE = Path(__file__).resolve().parent
+KST = "kst-bjj62f5ba3dnpb6v81234"  # a KMS instance id of the documented form (GetKmsInstance example)
 C = "gpu-cluster:cluster"
 
 BASES: dict[str, dict[str, Any]] = {
@@ -298,6 +299,27 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             },
         ),
         ("alicloud-tag-url", f"{C}.tags.team", {"tags": {"team": "see https://x", "environment": "test"}}),
+        # SM4: a key in an existing KMS instance; creating one, a malformed id, no instance, a scratch disk refused
+        (
+            "alicloud-kms-instance-create",
+            f"{C}.encryption.kmsInstance",
+            {"encryption": {"key": "auto", "kmsInstance": "create"}},
+        ),
+        (
+            "alicloud-kms-instance-bad",
+            f"{C}.encryption.kmsInstance",
+            {"encryption": {"key": "auto", "kmsInstance": "kms-1"}},
+        ),
+        (
+            "alicloud-sm4-no-instance",
+            f"{C}.encryption.kmsInstance",
+            {"encryption": {"key": "auto", "algorithm": "sm4"}, "storage.scratch": "none"},
+        ),
+        (
+            "alicloud-sm4-scratch-disk",
+            f"{C}.storage.scratch",
+            {"encryption": {"key": "auto", "algorithm": "sm4", "kmsInstance": KST}},
+        ),
         (
             "alicloud-serve-public",
             f"{C}.serve.public",

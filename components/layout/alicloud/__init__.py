@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ... import bootstrap
@@ -54,7 +54,9 @@ from ..node import node_parts
 from ..shared import Shared, shared_for
 from ..slurm import partition_spec
 from .access import PUBLIC_BANDWIDTH_MBPS, Access, LoginNode, access_plan, login_node
-from .data import catalog_erdma_installer
+from .audit import AliAudit
+from .audit import plan as audit_plan
+from .data import catalog_erdma_installer, metadata_http_tokens
 from .encryption import AliEncryption
 from .encryption import plan as encryption_plan
 from .fabric import (
@@ -174,6 +176,9 @@ class AlicloudLayout:
     encryption: AliEncryption | None = None  # encryption.key: the KMS key of every ESSD (None: the ECS service key)
     partitions: tuple[AliPartition, ...] = ()  # slurm.partitions: no GPU node runs; one launch template each
     serve: AliServe | None = None  # serve: the intranet CLB in front of the ESS group
+    audit: AliAudit | None = None  # compliance mlps3: the ActionTrail trail to an SLS project
+    # every ECS instance, launch template and ACK pool: token-only metadata (capabilities file `metadata`)
+    metadata_http_tokens: str = field(default_factory=metadata_http_tokens)
 
     @property
     def eri_count(self) -> int:
@@ -345,4 +350,5 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         encryption=encryption_plan(spec),  # decided here, read by components/alicloud/encryption.py
         partitions=partitions,
         serve=serve_plan(spec),
+        audit=audit_plan(spec),
     )

@@ -27,3 +27,9 @@ def ack_offer() -> dict[str, Any]:
     found = kubernetes_offers.offer("alicloud")
     assert found is not None  # shipped with the package
     return {**found.model_dump(), **found.extra}
+
+
+def metadata_http_tokens() -> str:
+    """The metadata access mode of every node the stack builds (capabilities file `metadata.httpTokens`)."""
+    tokens: str = alicloud_data()["metadata"]["httpTokens"]
+    return tokens

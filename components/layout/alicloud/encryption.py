@@ -4,8 +4,10 @@
 service key). `auto` creates one KMS default key per cluster, rotated and deletion-protected; a key id is used as
 given. The key goes on every ESSD the stack creates: the nodes' (ECS instances or the ESS scaling configuration)
 and the ACK pools' system and data disks, the login and Slurm head nodes' system disks. General-purpose NAS takes no
-customer key (a warning). SM4 (`algorithm: sm4`) is refused by the spec until the data lists regions (capabilities
-`encryption.sm4Regions`). Facts: capabilities `encryption:`; `components/alicloud/encryption.py` maps this.
+customer key (a warning). SM4 (`algorithm: sm4`, with `kmsInstance`): the key is an Aliyun_SM4 key created in that
+existing KMS instance and the system disks' own cipher is SM4-128; the spec refuses what has no SM4 path (ACK pools,
+launch templates, data disks). Facts: capabilities `encryption:` (`sm4:`); `components/alicloud/encryption.py` maps
+this.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ class AliKey:
     description: str
     key_spec: str
     key_usage: str
-    protection_level: str
+    protection_level: str | None  # None: the KMS instance's kind decides (kms/key.py protection_level)
     automatic_rotation: str
-    rotation_interval: str
+    rotation_interval: str | None
     pending_window_days: int
     deletion_protection: str
+    kms_instance: str | None = None  # created in this existing KMS instance (kst-...); None: a KMS default key
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,10 @@ class AliEncryption:
     create: AliKey | None  # key auto; None: an existing key
     key_id: str | None  # the given key id, else None (the created key's id, known at deploy)
     notes: tuple[str, ...]  # what the key does not cover, said in the plan
+    # sm4: the system disks' own cipher (ecs.Instance and ess.ScalingConfiguration spell it differently); None: the
+    # provider's default (aes-256), every input as before
+    instance_disk_algorithm: str | None = None
+    ess_disk_algorithm: str | None = None
 
 
 def plan(spec: ClusterSpec) -> AliEncryption | None:
@@ -50,6 +57,8 @@ def plan(spec: ClusterSpec) -> AliEncryption | None:
     )
     if spec.encryption_key != "auto":
         return AliEncryption(None, spec.encryption_key, notes)
+    if spec.encryption_algorithm == "sm4":
+        return _sm4(spec, data["sm4"], notes)
     auto = data["auto"]
     key = AliKey(
         description=f"gpu-cluster {spec.name}: ESSD disks of the cluster",
@@ -62,3 +71,20 @@ def plan(spec: ClusterSpec) -> AliEncryption | None:
         deletion_protection=str(auto["deletionProtection"]),
     )
     return AliEncryption(key, None, notes)
+
+
+def _sm4(spec: ClusterSpec, sm4: dict[str, Any], notes: tuple[str, ...]) -> AliEncryption:
+    """An Aliyun_SM4 key in the given KMS instance (the spec has refused sm4 without one)."""
+    assert spec.encryption_kms_instance is not None
+    key = AliKey(
+        description=f"gpu-cluster {spec.name}: ESSD disks of the cluster (SM4)",
+        key_spec=str(sm4["keySpec"]),
+        key_usage=str(sm4["keyUsage"]),
+        protection_level=None,
+        automatic_rotation=str(sm4["automaticRotation"]),
+        rotation_interval=None,
+        pending_window_days=int(sm4["pendingWindowInDays"]),
+        deletion_protection=str(sm4["deletionProtection"]),
+        kms_instance=spec.encryption_kms_instance,
+    )
+    return AliEncryption(key, None, notes, str(sm4["instanceDiskAlgorithm"]), str(sm4["essDiskAlgorithm"]))

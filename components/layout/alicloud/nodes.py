@@ -93,7 +93,12 @@ def driver_script(driver: GpuDriver) -> str:
             'IS_INSTALL_eRDMA="FALSE"',  # the eRDMA stack has its own step (ordered before this one)
             'INSTALL_DIR="/root/auto_install"',
             'auto_install_script="auto_install_v4.0.sh"',
-            "script_download_url=$(curl http://100.100.100.200/latest/meta-data/source-address | head -1)"
+            # Alibaba's form reads source-address without a token; the nodes' metadata is token-only
+            # (capabilities file `metadata`), so a token first, as catalog/interruption.yaml clouds.alicloud says
+            "metadata_token=$(curl -sS -X PUT -H 'X-aliyun-ecs-metadata-token-ttl-seconds: 300' "
+            "http://100.100.100.200/latest/api/token)",
+            'script_download_url=$(curl -sS -H "X-aliyun-ecs-metadata-token: ${metadata_token}" '
+            "http://100.100.100.200/latest/meta-data/source-address | head -1)"
             f'"{driver.script_url_path}/${{auto_install_script}}"',
             'rm -rf "$INSTALL_DIR" && mkdir -p "$INSTALL_DIR" && cd "$INSTALL_DIR" || exit 1',
             'wget -t 10 --timeout=10 "$script_download_url" && bash "$INSTALL_DIR/$auto_install_script" '

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model import Rule
 from .cost import cost_ceiling, cost_ceiling_unchecked
-from .data import customer_managed_keys, deletion_protection, in_transit
+from .data import audit_trail, customer_managed_keys, deletion_protection, in_transit
 from .identity import no_admin_on_nodes
 from .kubernetes import allowed_workloads, private_endpoint, secrets_encryption
 from .network import no_open_ingress, no_public_ip, serve_private
@@ -112,5 +112,11 @@ RULES: tuple[Rule, ...] = (
         "disabled",
         deletion_protection,
     ),
+    Rule(
+        "audit-trail",
+        "Alibaba: an ActionTrail trail delivers the account's API events to SLS or OSS (compliance mlps3 builds one)",
+        "disabled",
+        audit_trail,
+    ),
 )
-PROFILE_ONLY = {"customer-managed-keys", "metadata-protection", "in-transit", "deletion-protection"}
+PROFILE_ONLY = {"customer-managed-keys", "metadata-protection", "in-transit", "deletion-protection", "audit-trail"}

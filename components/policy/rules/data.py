@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..model import CONFIG, Facts, Issue, Resource
+from ..model import CLUSTER_TYPE, CONFIG, Facts, Issue, Resource
 from ..types import DATA_TYPES
 
 
@@ -77,9 +77,23 @@ def key_missing(res: Resource) -> Iterator[str]:
         yield "disks use Tencent Cloud's managed keys (the toolkit takes encryption.key provider only here)"
 
 
+# Resources encryption.key does not reach (the key is set, the resource cannot take it): the fix names what the user
+# can change instead. General-purpose NAS: encrypt_type 2 (a KMS key) "only when FileSystemType = extreme"
+# (pulumi-alicloud 4.0.0 nas/file_system.py; capabilities/alicloud.yaml encryption.nasNote).
+KEY_UNREACHABLE_FIX = {
+    "alicloud:nas/fileSystem:FileSystem": (
+        f"remove {CONFIG}.storage.shared, or set {CONFIG}.storage.shared.kind existing with a file system encrypted "
+        "with your KMS key (General-purpose NAS takes the NAS-managed key only)"
+    ),
+}
+
+
 def customer_managed_keys(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     # Tencent Cloud: no customer-managed key to set (capabilities: encryption provider only)
-    fix = "" if res.type.startswith("tencentcloud:") else f"set {CONFIG}.encryption.key auto"
+    if res.type.startswith("tencentcloud:"):
+        fix = ""
+    else:
+        fix = KEY_UNREACHABLE_FIX.get(res.type, f"set {CONFIG}.encryption.key auto")
     for message in key_missing(res):
         yield Issue(message, "use a provider-managed key", "uses a provider-managed key", fix)
 
@@ -100,4 +114,14 @@ def deletion_protection(res: Resource, facts: Facts) -> Iterator[str | Issue]:
             "are deleted with the stack (not protected)",
             "is deleted with the stack (not protected)",
             f"set {CONFIG}.storage.shared.retain true",
+        )
+
+
+def audit_trail(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    """Alibaba: the account's API events go to a trail that keeps them (ActionTrail alone keeps 90 days); on the other
+    clouds the audit trail is the account's, outside a cluster stack (profiles.yaml)."""
+    if res.type == CLUSTER_TYPE and facts.cloud == "alicloud" and not facts.audit_trail:
+        yield Issue(
+            "keeps no ActionTrail trail of the account's API events (ActionTrail alone keeps 90 days)",
+            fix=f"set {CONFIG}.compliance mlps3 (the stack then builds the trail to an SLS project)",
         )

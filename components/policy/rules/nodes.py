@@ -111,12 +111,30 @@ def spot_nodes(res: Resource, facts: Facts) -> Iterator[str | Issue]:
         yield "runs spot nodes although the stack did not ask for spot"
 
 
+ALICLOUD_TOKEN_ARGUMENT = ("alicloud:ecs/instance:Instance", "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate")
+
+
 def metadata_protection(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     """The node's credentials in the metadata service, where a setting protects them beyond node-login's IMDSv2."""
     props, kind = res.props, res.type
-    if kind in ("alicloud:ecs/instance:Instance",) and props.get("httpTokens") != "required":
-        # pulumi-alicloud ecs.Instance http_tokens: "required" is the metadata security-hardening (token) mode
+    if kind in ALICLOUD_TOKEN_ARGUMENT and props.get("httpTokens") != "required":
+        # pulumi-alicloud ecs.Instance / ecs.EcsLaunchTemplate http_tokens: "required" is the metadata
+        # security-hardening (token) mode
         yield "metadata access is not in security-hardening mode (httpTokens must be 'required')"
+    elif kind == "alicloud:cs/nodePool:NodePool":
+        if (props.get("instanceMetadataOptions") or {}).get("httpTokens") != "required":
+            yield "metadata access is not in security-hardening mode (instanceMetadataOptions.httpTokens)"
+    elif kind == "alicloud:ess/scalingConfiguration:ScalingConfiguration":
+        # pulumi-alicloud 4.0.0 ess.ScalingConfiguration has http_endpoint and no http_tokens: nothing to set
+        yield Issue(
+            "answers metadata requests without a token (an ESS scaling configuration has no http_tokens in "
+            "pulumi-alicloud 4.0.0)",
+            "answer metadata requests without a token (an ESS scaling configuration has no http_tokens in "
+            "pulumi-alicloud 4.0.0)",
+            "answers metadata requests without a token (an ESS scaling configuration has no http_tokens in "
+            "pulumi-alicloud 4.0.0)",
+            f"set {CONFIG}.nodeGroup to instances (ECS instances take the token-only mode)",
+        )
     elif kind == "gcp:container/nodePool:NodePool":
         mode = ((props.get("nodeConfig") or {}).get("workloadMetadataConfig") or {}).get("mode")
         if mode != "GKE_METADATA":  # Workload Identity's metadata server hides the node's service account
