@@ -687,7 +687,7 @@ class StackKeys(_Model):
     """The stack config keys beside `gpu-cluster:cluster` that a GpuCluster takes as inputs."""
 
     cloud: Annotated[
-        Literal["aws", "azure", "gcp", "alicloud", "tencentcloud"], Choice("Cloud", "The cloud to build on.")
+        Literal["aws", "azure", "gcp", "alicloud", "tencentcloud", "huaweicloud"], Choice("Cloud", "The cloud to build on.")
     ]
     """The cloud to build on."""
     region: str | None = None
