@@ -123,6 +123,8 @@ class GpuClusterArgs:
     """Alibaba Cloud options: {scratchPerformanceLevel}."""
     tencentcloud: Mapping[str, Any] | None = None
     """Tencent Cloud options."""
+    huaweicloud: Mapping[str, Any] | None = None
+    """Huawei Cloud options."""
     secret: bool = False
     """The settings hold secrets: values taken from them stay secret in state (a `secure:` stack config)."""
     extra_config: Mapping[str, Any] = field(default_factory=dict)

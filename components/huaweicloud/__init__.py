@@ -20,8 +20,8 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "pkg_resources is deprecated", UserWarning)
     import pulumi_huaweicloud  # noqa: F401
 
-from ..layout.huaweicloud import HuaweiLayout  # noqa: E402
-from . import access, encryption, identity, network, nodes  # noqa: E402
+from ..layout.huaweicloud import HuaweiLayout
+from . import access, encryption, identity, network, nodes
 
 TYPE = "gpu-cluster:huaweicloud:Cluster"
 

@@ -330,6 +330,10 @@ class TencentcloudOptions(_Model):
     """Tencent Cloud options (none yet)."""
 
 
+class HuaweicloudOptions(_Model):
+    """Huawei Cloud options (none yet)."""
+
+
 class IdentityConfig(_Model):
     """The nodes' cloud identity (least privilege by default; catalog/capabilities/<cloud>.yaml)."""
 
@@ -672,6 +676,8 @@ class ClusterConfig(_Model):
     """Alibaba Cloud options."""
     tencentcloud: TencentcloudOptions | None = None
     """Tencent Cloud options."""
+    huaweicloud: HuaweicloudOptions | None = None
+    """Huawei Cloud options."""
 
     @field_validator("spot", mode="before")
     @classmethod

@@ -41,7 +41,7 @@ def applied_placement(spec: ClusterSpec, warnings: list[str]) -> tuple[Placement
     """The placement the nodes get and the server group policy that applies it (None: no server group)."""
     key = f"{CLUSTER_KEY}.placement"
     data = huawei_data()["placement"]
-    if spec.placement == "none" or spec.nodes < 2 and spec.placement == "cluster":
+    if spec.placement == "none" or (spec.nodes < 2 and spec.placement == "cluster"):
         return "none", None
     if spec.placement == "cluster":
         warnings.append(f"{key}: {one_line(data['clusterWhy'])}; the nodes are placed as the cloud chooses")
