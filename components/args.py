@@ -32,7 +32,7 @@ class GpuClusterArgs:
     """The inputs of one `GpuCluster`. Unset fields (None) take the defaults a stack file gets."""
 
     cloud: str
-    """aws, azure, gcp, alicloud or tencentcloud (`gpu-cluster:cloud`)."""
+    """aws, azure, gcp, alicloud, tencentcloud or huaweicloud (`gpu-cluster:cloud`)."""
     region: str | None = None
     """The region (`aws:region`, `azure-native:location`, `gcp:region`, `alicloud:region`, ...)."""
     project: str | None = None
