@@ -42,6 +42,19 @@ def test_shipped_stack_plans_cleanly(dev):
     assert doc["summary"]["identity"]["kind"] == "iam-agency"
 
 
+def test_training_stack_spreads_two_a100_nodes(stack_plan):
+    p3 = stack_plan("huaweicloud-p3")
+    doc = p3.as_json()
+    assert doc["policy"] == [] and doc["summary"]["fabricGbpsPerNode"] == 0
+    group = one(p3, "Ecs/servergroup:Servergroup")
+    assert group["inputs"]["policies"] == ["anti-affinity"]
+    wired = nodes(p3)
+    assert [n["inputs"]["flavorId"] for n in wired] == ["p3.16xlarge.8"] * 2
+    assert {n["inputs"]["schedulerHints"][0]["group"] for n in wired} == {f"<id of {group['name']}>"}
+    assert [d["size"] for n in wired for d in n["inputs"]["dataDisks"]] == [2000, 2000]
+    assert one(p3, "Iam/agency:Agency")["inputs"]["allResourcesRoles"] == ["OBS ReadOnlyAccess"]
+
+
 def test_node_inputs(dev):
     (node,) = nodes(dev)
     inputs = node["inputs"]
