@@ -17,7 +17,7 @@ import pulumi_huaweicloud as huaweicloud
 
 from ..layout.huaweicloud import HuaweiLayout
 from ..resources import from_config
-from .network import Network
+from .network import Network, secgroup_rule, security_group
 
 
 @dataclass(frozen=True)
@@ -60,48 +60,19 @@ def build_login(
         return None
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
-    sg = huaweicloud.vpc.Secgroup(
-        f"{name}-login-sg",
-        name=f"{spec.name}-login",
-        description=f"gpu-cluster {spec.name} login node",
-        delete_default_rules=True,
-        opts=child,
+    sg = security_group(
+        parent, f"{name}-login-sg", f"{name}-login-egress", f"{spec.name}-login", f"gpu-cluster {spec.name} login node"
     )
     for i, cidr in enumerate(login.ssh_cidrs):
-        huaweicloud.vpc.SecgroupRule(
-            f"{name}-login-ssh-{i}",
-            security_group_id=sg.id,
-            direction="ingress",
-            ethertype="IPv4",
-            protocol="tcp",
-            ports="22",
-            remote_ip_prefix=cidr,
-            action="allow",
-            description="SSH to the login node",
-            opts=child,
-        )
-    huaweicloud.vpc.SecgroupRule(
-        f"{name}-login-egress",
-        security_group_id=sg.id,
-        direction="egress",
-        ethertype="IPv4",
-        remote_ip_prefix="0.0.0.0/0",
-        action="allow",
-        description="egress",
-        opts=child,
-    )
+        secgroup_rule(parent, f"{name}-login-ssh-{i}", sg, "SSH to the login node", ports="22", remote_ip=cidr)
     # the nodes accept SSH from the login node's group
-    huaweicloud.vpc.SecgroupRule(
+    secgroup_rule(
+        parent,
         f"{name}-sg-from-login",
-        security_group_id=network.security_group.id,
-        direction="ingress",
-        ethertype="IPv4",
-        protocol="tcp",
+        network.security_group,
+        "SSH from the login node",
         ports="22",
-        remote_group_id=sg.id,
-        action="allow",
-        description="SSH from the login node",
-        opts=child,
+        remote_group=sg.id,
     )
     instance = huaweicloud.ecs.Instance(
         f"{name}-login",

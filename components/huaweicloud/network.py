@@ -96,47 +96,54 @@ def _nat(
     return gateway
 
 
+def secgroup_rule(
+    parent: pulumi.Resource,
+    name: str,
+    group: huaweicloud.vpc.Secgroup,
+    description: str,
+    *,
+    direction: str = "ingress",
+    ports: str | None = None,
+    remote_ip: str | None = None,
+    remote_group: pulumi.Input[str] | None = None,
+) -> huaweicloud.vpc.SecgroupRule:
+    """One allow rule of `group`: TCP on `ports` or every protocol, from (to) a CIDR or a group."""
+    return huaweicloud.vpc.SecgroupRule(
+        name,
+        security_group_id=group.id,
+        direction=direction,
+        ethertype="IPv4",
+        protocol="tcp" if ports else None,
+        ports=ports,
+        remote_ip_prefix=remote_ip,
+        remote_group_id=remote_group,
+        action="allow",
+        description=description,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def security_group(
+    parent: pulumi.Resource, name: str, egress_name: str, sg_name: str, description: str
+) -> huaweicloud.vpc.Secgroup:
+    """A security group without Huawei's default rules, allowing all egress; its inbound rules are added by name."""
+    sg = huaweicloud.vpc.Secgroup(
+        name,
+        name=sg_name,
+        description=description,
+        delete_default_rules=True,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    secgroup_rule(parent, egress_name, sg, "egress", direction="egress", remote_ip="0.0.0.0/0")
+    return sg
+
+
 def _security_group(parent: pulumi.Resource, name: str, layout: HuaweiLayout) -> huaweicloud.vpc.Secgroup:
     spec = layout.spec
-    child = pulumi.ResourceOptions(parent=parent)
-    sg = huaweicloud.vpc.Secgroup(
-        f"{name}-sg",
-        name=f"{spec.name}-nodes",
-        description=f"gpu-cluster {spec.name} nodes",
-        delete_default_rules=True,
-        opts=child,
+    sg = security_group(
+        parent, f"{name}-sg", f"{name}-sg-egress", f"{spec.name}-nodes", f"gpu-cluster {spec.name} nodes"
     )
-    huaweicloud.vpc.SecgroupRule(
-        f"{name}-sg-self",
-        security_group_id=sg.id,
-        direction="ingress",
-        ethertype="IPv4",
-        remote_group_id=sg.id,
-        action="allow",
-        description="all traffic between nodes",
-        opts=child,
-    )
+    secgroup_rule(parent, f"{name}-sg-self", sg, "all traffic between nodes", remote_group=sg.id)
     for i, cidr in enumerate(layout.node_ssh_cidrs):
-        huaweicloud.vpc.SecgroupRule(
-            f"{name}-sg-ssh-{i}",
-            security_group_id=sg.id,
-            direction="ingress",
-            ethertype="IPv4",
-            protocol="tcp",
-            ports="22",
-            remote_ip_prefix=cidr,
-            action="allow",
-            description="SSH",
-            opts=child,
-        )
-    huaweicloud.vpc.SecgroupRule(
-        f"{name}-sg-egress",
-        security_group_id=sg.id,
-        direction="egress",
-        ethertype="IPv4",
-        remote_ip_prefix="0.0.0.0/0",
-        action="allow",
-        description="egress",
-        opts=child,
-    )
+        secgroup_rule(parent, f"{name}-sg-ssh-{i}", sg, "SSH", ports="22", remote_ip=cidr)
     return sg
