@@ -26,6 +26,7 @@ SDK_OF = {
     "gcp": "pulumi_gcp",
     "alicloud": "pulumi_alicloud",
     "tencentcloud": "tencentcloud_iac_pulumi",
+    "huaweicloud": "pulumi_huaweicloud",
 }
 SDKS = tuple(SDK_OF.values())
 # what a plan's floor imports besides `pulumi`: the provider SDKs the program may load (bench/floor.py)

@@ -32,7 +32,7 @@ class GpuClusterArgs:
     """The inputs of one `GpuCluster`. Unset fields (None) take the defaults a stack file gets."""
 
     cloud: str
-    """aws, azure, gcp, alicloud or tencentcloud (`gpu-cluster:cloud`)."""
+    """aws, azure, gcp, alicloud, tencentcloud or huaweicloud (`gpu-cluster:cloud`)."""
     region: str | None = None
     """The region (`aws:region`, `azure-native:location`, `gcp:region`, `alicloud:region`, ...)."""
     project: str | None = None
@@ -123,6 +123,8 @@ class GpuClusterArgs:
     """Alibaba Cloud options: {scratchPerformanceLevel}."""
     tencentcloud: Mapping[str, Any] | None = None
     """Tencent Cloud options."""
+    huaweicloud: Mapping[str, Any] | None = None
+    """Huawei Cloud options."""
     secret: bool = False
     """The settings hold secrets: values taken from them stay secret in state (a `secure:` stack config)."""
     extra_config: Mapping[str, Any] = field(default_factory=dict)

@@ -114,12 +114,19 @@ def _tencentcloud() -> CloudContract:
     return CloudContract("tencentcloud", layout.plan, layout.count_wired_gbps, _component("tencentcloud"))
 
 
+def _huaweicloud() -> CloudContract:
+    from .layout import huaweicloud as layout
+
+    return CloudContract("huaweicloud", layout.plan, layout.count_wired_gbps, _component("huaweicloud"))
+
+
 CLOUD_CONTRACTS: dict[Cloud, Callable[[], CloudContract]] = {
     "aws": _aws,
     "azure": _azure,
     "gcp": _gcp,
     "alicloud": _alicloud,
     "tencentcloud": _tencentcloud,
+    "huaweicloud": _huaweicloud,
 }
 
 

@@ -17,6 +17,7 @@ class Cloud(Enum):
     GCP = "gcp"
     ALICLOUD = "alicloud"
     TENCENTCLOUD = "tencentcloud"
+    HUAWEICLOUD = "huaweicloud"
 
 
 class NodeGroup(Enum):

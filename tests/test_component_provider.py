@@ -25,6 +25,7 @@ PROVIDERS = {
     "gcp": ("pulumi_gcp", "region"),
     "alicloud": ("pulumi_alicloud", "region"),
     "tencentcloud": ("tencentcloud_iac_pulumi", "region"),
+    "huaweicloud": ("pulumi_huaweicloud", "region"),
 }
 
 

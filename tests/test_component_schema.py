@@ -55,9 +55,9 @@ def test_the_resource_token_and_every_input_with_type_and_description(schema: di
     assert resource["requiredInputs"] == ["cloud"]
     assert inputs["cloud"]["$ref"] == "#/types/gpu-cluster:index:Cloud"
     cloud_enum = schema["types"]["gpu-cluster:index:Cloud"]["enum"]
-    assert [e["value"] for e in cloud_enum] == ["aws", "azure", "gcp", "alicloud", "tencentcloud"]
+    assert [e["value"] for e in cloud_enum] == ["aws", "azure", "gcp", "alicloud", "tencentcloud", "huaweicloud"]
     # member names as codegen keeps them: TypeScript `Cloud.Aws`, Go `CloudAws` (README's examples use these)
-    assert [e["name"] for e in cloud_enum] == ["Aws", "Azure", "Gcp", "Alicloud", "Tencentcloud"]
+    assert [e["name"] for e in cloud_enum] == ["Aws", "Azure", "Gcp", "Alicloud", "Tencentcloud", "Huaweicloud"]
 
 
 @pytest.mark.parametrize(

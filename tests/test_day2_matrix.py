@@ -42,6 +42,7 @@ IMAGES = {
     "gcp": ("projects/my-images/global/images/gpu-node-v1", "projects/my-images/global/images/gpu-node-v2"),
     "alicloud": ("ubuntu_22_04_x64_20G_alibase_20240101.vhd", "ubuntu_22_04_x64_20G_alibase_20240201.vhd"),
     "tencentcloud": ("img-0abc1234", "img-0abc5678"),
+    "huaweicloud": ("0b30658a-ed1a-4922-b8f7-a673ca9c1234", "0b30658a-ed1a-4922-b8f7-a673ca9c5678"),
 }
 # The next size each shipped filesystem may grow to (the sizes the catalog allows: components/catalog/storage/):
 # FSx EFA-enabled at 1000 MB/s/TiB in 4800 GiB steps, Azure Managed Lustre at 500 in 4096, GCP Managed Lustre at
@@ -236,6 +237,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("alicloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
     ("azure-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
     ("tencentcloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
+    ("huaweicloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
     ("aws-eks-h100", "image-pin"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
     ("aws-eks-h100", "image-bump"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
     ("azure-aks-h100", "nodes-1"): "InfiniBand under AKS needs at least 2 nodes",

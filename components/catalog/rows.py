@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..datafile import load_yaml
 
-Cloud = Literal["aws", "azure", "gcp", "alicloud", "tencentcloud"]
-CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud", "tencentcloud")
+Cloud = Literal["aws", "azure", "gcp", "alicloud", "tencentcloud", "huaweicloud"]
+CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud", "tencentcloud", "huaweicloud")
 GpuVendor = Literal["nvidia", "amd"]
 # The host CPU architecture, named as the catalogs' sources name it (DLAMI SSM paths, `uname -m`): GB200 hosts
 # are NVIDIA Grace (arm64); every other row is x86_64. Debian's names (`dpkg --print-architecture`) in DEBIAN_ARCH.

@@ -33,6 +33,8 @@ _RANGE_KEYS = {
     "alicloud:vpc/network:Network": "cidrBlock",
     "tencentcloud:Subnet/subnet:Subnet": "cidrBlock",
     "tencentcloud:Vpc/vpc:Vpc": "cidrBlock",
+    "huaweicloud:Vpc/subnet:Subnet": "cidr",
+    "huaweicloud:Vpc/vpc:Vpc": "cidr",
     # the pods' overlay range is the cluster's too (AKS kubenet / overlay: networkProfile.podCidr)
     "azure-native:containerservice:ManagedCluster": "networkProfile.podCidr",
 }
@@ -111,6 +113,17 @@ def _ingress(res: Resource) -> Iterator[tuple[list[tuple[int, int] | None], Any]
             for key in ("cidrBlock", "ipv6CidrBlock"):
                 if rule.get(key):
                     yield ports, rule[key]
+    elif (
+        kind == "huaweicloud:Vpc/secgroupRule:SecgroupRule"
+        and props.get("direction") == "ingress"
+        and props.get("action", "allow") == "allow"
+    ):
+        given = props.get("ports")
+        ports = [_ports(p) for p in str(given).split(",")] if given and props.get("protocol") else [None]
+        # a group as the source is the cluster's own; remote_ip_prefix unset is every address
+        # (pulumi-huaweicloud 0.0.12 vpc/secgroup_rule.py)
+        if not (props.get("remoteGroupId") or props.get("remoteAddressGroupId")):
+            yield ports, props.get("remoteIpPrefix") or "0.0.0.0/0"
 
 
 def _cluster_ranges(resources: list[Resource], extra: tuple[str, ...]) -> list[Any]:

@@ -6,8 +6,7 @@ of every model at every import: a tenth of a plan); a closed set of values is a 
 value.
 The multi-language package's types (`components/provider_types.py`) are generated from this module
 (`python -m components.provider_gen`), and a test fails when they are stale. Rules across keys live in the spec's
-rule modules; what the keys resolve to is `ClusterSpec`.
-"""
+rule modules; what the keys resolve to is `ClusterSpec`."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from ..catalog.rows import Cloud  # the one list of clouds
 from ..cidr import PRIVATE_RANGES, parse_cidr
 from .markers import Choice, Flatten, TakesOutput
 
@@ -39,10 +39,7 @@ SharedKind = Annotated[
         },
     ),
 ]
-ScratchKind = Annotated[
-    Literal["auto", "nvme", "disk", "none"],
-    Choice("Scratch", "Node-local scratch space."),
-]
+ScratchKind = Annotated[Literal["auto", "nvme", "disk", "none"], Choice("Scratch", "Node-local scratch space.")]
 Egress = Annotated[Literal["nat", "none"], Choice("Egress", "Outbound access of the nodes.")]
 PerformanceLevel = Annotated[
     Literal["PL0", "PL1", "PL2", "PL3"], Choice("ScratchPerformanceLevel", "Alibaba ESSD performance level.")
@@ -288,6 +285,10 @@ class AlicloudOptions(_Model):
 
 class TencentcloudOptions(_Model):
     """Tencent Cloud options (none yet)."""
+
+
+class HuaweicloudOptions(_Model):
+    """Huawei Cloud options (none yet)."""
 
 
 class IdentityConfig(_Model):
@@ -664,6 +665,8 @@ class ClusterConfig(_Model):
     """Alibaba Cloud options."""
     tencentcloud: TencentcloudOptions | None = None
     """Tencent Cloud options."""
+    huaweicloud: HuaweicloudOptions | None = None
+    """Huawei Cloud options."""
 
     @field_validator("spot", mode="before")
     @classmethod
@@ -678,9 +681,7 @@ class ClusterConfig(_Model):
 class StackKeys(_Model):
     """The stack config keys beside `gpu-cluster:cluster` that a GpuCluster takes as inputs."""
 
-    cloud: Annotated[
-        Literal["aws", "azure", "gcp", "alicloud", "tencentcloud"], Choice("Cloud", "The cloud to build on.")
-    ]
+    cloud: Annotated[Cloud, Choice("Cloud", "The cloud to build on.")]
     """The cloud to build on."""
     region: str | None = None
     """The region (location on Azure)."""

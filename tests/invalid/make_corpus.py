@@ -53,6 +53,18 @@ BASES: dict[str, dict[str, Any]] = {
             "tags": {"environment": "test"},
         },
     },
+    "huaweicloud": {
+        "huaweicloud:region": "cn-north-4",
+        "gpu-cluster:cloud": "huaweicloud",
+        C: {
+            "name": "corpus",
+            "instanceType": "pi2.2xlarge.4",
+            "nodes": 2,
+            "nodeGroup": "instances",
+            "zone": "cn-north-4a",
+            "tags": {"environment": "test"},
+        },
+    },
     "alicloud": {
         "alicloud:region": "cn-beijing",
         "gpu-cluster:cloud": "alicloud",
@@ -351,6 +363,34 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("tencentcloud-tag-reserved", f"{C}.tags.qcloud:team", {"tags": {"qcloud:team": "x", "environment": "test"}}),
         ("tencentcloud-name-trailing-hyphen", f"{C}.name", {"name": "corpus-"}),
     ],
+    "huaweicloud": [
+        ("aws-type-on-huaweicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
+        ("huaweicloud-unknown-type", f"{C}.instanceType", {"instanceType": "pi9.2xlarge.4"}),
+        ("huaweicloud-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
+        ("huaweicloud-spot", f"{C}.spot", {"spot": True, "@gpu-cluster:maxHourlyUsd": 100}),
+        ("huaweicloud-slurm", f"{C}.scheduler", {"scheduler": "slurm"}),
+        ("huaweicloud-kubernetes", f"{C}.scheduler", {"scheduler": "kubernetes"}),
+        ("huaweicloud-nvme", f"{C}.storage.scratch", {"storage.scratch": "nvme"}),
+        ("huaweicloud-fabric-required", f"{C}.fabric", {"fabric": "required"}),
+        ("huaweicloud-region-missing", "huaweicloud:region", {"@huaweicloud:region": DROP}),
+        ("huaweicloud-region-unknown", "huaweicloud:region", {"@huaweicloud:region": "cn-mars-1"}),
+        ("huaweicloud-zone-other-region", f"{C}.zone", {"zone": "cn-east-3a"}),
+        ("huaweicloud-zone-number", f"{C}.zone", {"zone": "cn-north-4-1"}),
+        ("huaweicloud-image-bad", f"{C}.image", {"image": "Ubuntu 22.04 server 64bit"}),
+        ("huaweicloud-key-bad", f"{C}.encryption.key", {"encryption": {"key": "alias/mine"}}),
+        ("huaweicloud-with-tencentcloud-key", "tencentcloud:region", {"@tencentcloud:region": "ap-guangzhou"}),
+        ("huaweicloud-with-aws-options", f"{C}.aws", {"aws": {}}),
+        ("huaweicloud-access-ssm", f"{C}.access", {"access": "ssm"}),
+        ("huaweicloud-budget", f"{C}.budget", {"budget": {"monthly": 100, "notify": ["a@example.com"]}}),
+        (
+            "huaweicloud-sshkey-ed25519",
+            f"{C}.sshPublicKey",
+            {"sshPublicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA"},
+        ),
+        ("huaweicloud-tag-slash", f"{C}.tags.team/ml", {"tags": {"team/ml": "x", "environment": "test"}}),
+        ("huaweicloud-tag-key-long", f"{C}.tags.{'k' * 37}", {"tags": {"k" * 37: "x", "environment": "test"}}),
+        ("huaweicloud-name-trailing-hyphen", f"{C}.name", {"name": "corpus-"}),
+    ],
 }
 
 # storage.shared (catalog/storage/<cloud>.yaml) on every cloud that builds one: a size off the service's
@@ -415,6 +455,9 @@ SHARED_STORAGE: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("shared-existing-without-kind", f"{C}.{S}.existing", {S: {"existing": "x.nas.aliyuncs.com:/"}}),
     ],
     "tencentcloud": [
+        ("shared-not-built", f"{C}.{S}.kind", {S: {}}),
+    ],
+    "huaweicloud": [
         ("shared-not-built", f"{C}.{S}.kind", {S: {}}),
     ],
 }

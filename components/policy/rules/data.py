@@ -72,6 +72,11 @@ def key_missing(res: Resource) -> Iterator[str]:
         yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
     elif kind == "alicloud:nas/fileSystem:FileSystem" and props.get("encryptType") != 2:
         yield "is not encrypted with a KMS key of the account (encryptType is not 2)"
+    elif kind == "huaweicloud:Ecs/instance:Instance":
+        # every EVS disk takes the cluster's DEW key (capabilities/huaweicloud.yaml encryption)
+        if not props.get("systemDiskKmsKeyId"):
+            yield "system disk has no systemDiskKmsKeyId"
+        yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
     elif kind == "tencentcloud:Instance/instance:Instance":
         # capabilities/tencentcloud.yaml encryption: provider only (the toolkit takes no Tencent KMS key)
         yield "disks use Tencent Cloud's managed keys (the toolkit takes encryption.key provider only here)"

@@ -78,6 +78,15 @@ def open_sources(res: Resource) -> Iterator[Any]:
         for rule in props.get("ingresses") or []:
             if str(rule.get("action", "")).upper() == "ACCEPT":
                 yield from (rule.get(k) for k in ("cidrBlock", "ipv6CidrBlock") if rule.get(k))
+    elif (
+        kind == "huaweicloud:Vpc/secgroupRule:SecgroupRule"
+        and props.get("direction") == "ingress"
+        and props.get("action", "allow") == "allow"
+        and not props.get("remoteGroupId")
+        and not props.get("remoteAddressGroupId")
+    ):
+        # pulumi-huaweicloud 0.0.12 vpc/secgroup_rule.py remote_ip_prefix: "the empty value means all IP addresses"
+        yield props.get("remoteIpPrefix") or ("::/0" if props.get("ethertype") == "IPv6" else "0.0.0.0/0")
 
 
 def no_open_ingress(res: Resource, facts: Facts) -> Iterator[str | Issue]:

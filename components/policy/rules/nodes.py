@@ -46,6 +46,14 @@ def encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
         for disk in props.get("dataDisks") or []:
             if not truthy(disk.get("encrypt")):
                 yield f"data disk {disk.get('dataDiskName') or ''} is not encrypted".replace("  ", " ")
+    elif kind == "huaweicloud:Ecs/instance:Instance":
+        # an EVS disk is encrypted only with a KMS key id (pulumi-huaweicloud 0.0.12 ecs.Instance
+        # system_disk_kms_key_id, InstanceDataDiskArgs kms_key_id)
+        if not props.get("systemDiskKmsKeyId"):
+            yield "system disk is not encrypted (no systemDiskKmsKeyId)"
+        yield from (
+            "a data disk is not encrypted (no kmsKeyId)" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId")
+        )
 
 
 def node_login(res: Resource, facts: Facts) -> Iterator[str]:
@@ -69,9 +77,13 @@ def node_login(res: Resource, facts: Facts) -> Iterator[str]:
         if str(metadata.get("block-project-ssh-keys", "")).upper() != "TRUE":
             yield "project-wide SSH keys are not blocked (metadata block-project-ssh-keys=TRUE)"
     elif (
-        kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration")
-        and (props.get("password") or props.get("kmsEncryptedPassword") or truthy(props.get("passwordInherit")))
-    ) or (kind == "tencentcloud:Instance/instance:Instance" and props.get("password")):
+        (
+            kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration")
+            and (props.get("password") or props.get("kmsEncryptedPassword") or truthy(props.get("passwordInherit")))
+        )
+        or (kind == "tencentcloud:Instance/instance:Instance" and props.get("password"))
+        or (kind == "huaweicloud:Ecs/instance:Instance" and props.get("adminPass"))
+    ):
         yield "allows password login"
 
 
@@ -93,6 +105,8 @@ def is_spot(res: Resource) -> bool:
     if res.type == "gcp:container/nodePool:NodePool" and truthy((props.get("nodeConfig") or {}).get("spot")):
         return True
     if any(v == "SPOTPAID" for v in find(props, {"instanceChargeType"})):
+        return True
+    if res.type == "huaweicloud:Ecs/instance:Instance" and props.get("chargingMode") == "spot":
         return True
     return any(v not in (None, "", "NoSpot") for v in find(props, {"spotStrategy"}))
 

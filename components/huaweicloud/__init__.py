@@ -1,0 +1,71 @@
+"""Huawei Cloud resources for one GPU cluster: maps a `HuaweiLayout` onto pulumi-huaweicloud, nothing more.
+
+Decisions (server group, subnet range, image, DEW key, user data) are made in `components.layout.huaweicloud`; this
+package turns them into resources, one module per concern: `network` (VPC, subnet, NAT gateway + SNAT on an EIP,
+security group), `encryption` (the DEW key), `identity` (the nodes' IAM agency), `access` (key pair, login node) and
+`nodes` (server group, image, N ECS instances). Every resource is parented to `CloudCluster`, so URNs do not depend
+on which module registers it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pulumi
+
+# pulumi-huaweicloud 0.0.12 imports pkg_resources (pyproject pins setuptools<81 for it), whose deprecation warning
+# would print on every plan: silenced here, for this import only
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", "pkg_resources is deprecated", UserWarning)
+    import pulumi_huaweicloud  # noqa: F401
+
+from ..layout.huaweicloud import HuaweiLayout
+from . import access, encryption, identity, network, nodes
+
+TYPE = "gpu-cluster:huaweicloud:Cluster"
+
+
+class CloudCluster(pulumi.ComponentResource):
+    """The Huawei Cloud half of `GpuCluster`; children are parented here so the tree reads cloud-first."""
+
+    outputs: dict[str, Any]
+
+    def __init__(self, name: str, layout: HuaweiLayout, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, {}, opts)
+        self.layout = layout
+        tags = dict(layout.tags)
+        for message in layout.warnings:
+            pulumi.log.warn(message, resource=self)
+        self.network = network.build(self, name, layout, tags)
+        kms_key_id = encryption.build(self, name, layout, tags)
+        self.identity = identity.build(self, name, layout)
+        self.access = access.build(self, name, layout)
+        key_pair = self.access.key_pair.name if self.access.key_pair else None
+        agency = self.identity.agency_name
+        self.nodes = nodes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags)
+        login = layout.login
+        login_image = nodes.image(self, login.image_name_regex, login.flavor) if login else None
+        self.login = (
+            access.build_login(self, name, layout, self.network, key_pair, agency, kms_key_id, login_image)
+            if login_image is not None
+            else None
+        )
+        instances = self.nodes.instances
+        self.outputs = {
+            "vpcId": self.network.vpc.id,
+            "subnetIds": pulumi.Output.all(self.network.subnet.id),
+            "securityGroupId": self.network.security_group.id,
+            "imageId": self.nodes.image_id,
+            "instanceIds": pulumi.Output.all(*[inst.id for inst in instances]),
+            "placementGroup": self.nodes.server_group.id if self.nodes.server_group else None,
+            "kmsKeyId": kms_key_id,
+            "gpuDriver": None,  # not managed: see the image warning (docs/huaweicloud.md)
+            "identity": self.identity.output(layout),
+            "access": access.output(layout, self.login),
+            "placementApplied": layout.placement_applied,
+            "fabricUsable": layout.fabric_usability.describe(),
+            # a hostfile for mpirun / torchrun
+            "privateIps": pulumi.Output.all(*[inst.access_ip_v4 for inst in instances]),
+        }
+        self.register_outputs(self.outputs)

@@ -1,0 +1,132 @@
+"""The GPU nodes: an anti-affinity server group (spread), the image, and N ECS instances.
+
+Instances only (capabilities `nodeGroups`): no AS group yet. Every EVS disk (system and scratch) is encrypted with the
+cluster's DEW key; the nodes get no EIP unless `network.publicIp` asks for one without a login node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_huaweicloud as huaweicloud
+
+from ..layout.huaweicloud import HuaweiLayout
+from .network import Network
+
+
+@dataclass(frozen=True)
+class Nodes:
+    server_group: huaweicloud.ecs.Servergroup | None
+    image_id: pulumi.Output[str]
+    instances: list[huaweicloud.ecs.Instance]
+
+
+def build(
+    parent: pulumi.Resource,
+    name: str,
+    layout: HuaweiLayout,
+    network: Network,
+    key_pair: pulumi.Input[str] | None,
+    agency: pulumi.Output[str],
+    kms_key_id: pulumi.Output[str],
+    tags: Mapping[str, str],
+) -> Nodes:
+    spec = layout.spec
+    child = pulumi.ResourceOptions(parent=parent)
+    group = (
+        huaweicloud.ecs.Servergroup(
+            f"{name}-servergroup", name=f"{spec.name}-nodes", policies=[layout.server_group_policy], opts=child
+        )
+        if layout.server_group_policy
+        else None
+    )
+    image_id = (
+        pulumi.Output.from_input(layout.image.image_id)
+        if layout.image.image_id
+        else image(parent, str(layout.image.name_regex), spec.instance.instanceType)
+    )
+    # a looked-up image is resolved once, at each node's creation: a newer public image must not rebuild running
+    # nodes on an unrelated `pulumi up` (image_id "Changing this creates a new instance"); a new image is a reviewed
+    # change, made by naming it in `image:`
+    tracked = not layout.image.image_id
+    node_opts = (
+        pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])) if tracked else child
+    )
+    instances = [
+        _instance(name, i, layout, network, image_id, group, key_pair, agency, kms_key_id, tags, node_opts)
+        for i in range(spec.nodes)
+    ]
+    return Nodes(group, image_id, instances)
+
+
+def image(parent: pulumi.Resource, name_regex: str, flavor: str) -> pulumi.Output[str]:
+    """The newest public image whose name matches, among those the flavor can boot (flavor_id).
+
+    ims.get_image (one image, most_recent), not ims.get_images: pulumi-huaweicloud 0.0.12's GetImagesResult takes a
+    parameter named `__support_agent_list`, which Python mangles inside the class, so every get_images answer fails
+    to load (TypeError: unexpected keyword argument '__support_agent_list').
+    """
+    found = huaweicloud.ims.get_image_output(
+        name_regex=name_regex,
+        visibility="public",
+        flavor_id=flavor,
+        most_recent=True,
+        opts=pulumi.InvokeOptions(parent=parent),
+    )
+    image_id: pulumi.Output[str] = found.id
+    return image_id
+
+
+def _instance(
+    name: str,
+    index: int,
+    layout: HuaweiLayout,
+    network: Network,
+    image_id: pulumi.Output[str],
+    group: huaweicloud.ecs.Servergroup | None,
+    key_pair: pulumi.Input[str] | None,
+    agency: pulumi.Output[str],
+    kms_key_id: pulumi.Output[str],
+    tags: Mapping[str, str],
+    child: pulumi.ResourceOptions,
+) -> huaweicloud.ecs.Instance:
+    spec = layout.spec
+    scratch = layout.scratch
+    disks = (
+        [
+            huaweicloud.ecs.InstanceDataDiskArgs(
+                type=layout.disk_type, size=int(scratch.device_gb or 0), kms_key_id=kms_key_id
+            )
+        ]
+        if scratch.kind == "disk"
+        else None
+    )
+    return huaweicloud.ecs.Instance(
+        f"{name}-node-{index}",
+        name=f"{spec.name}-node-{index}",
+        hostname=f"{spec.name}-node-{index}",
+        availability_zone=network.zone,
+        flavor_id=spec.instance.instanceType,
+        image_id=image_id,
+        networks=[huaweicloud.ecs.InstanceNetworkArgs(uuid=network.subnet.id)],
+        security_group_ids=[network.security_group.id],
+        charging_mode="postPaid",
+        scheduler_hints=[huaweicloud.ecs.InstanceSchedulerHintArgs(group=group.id)] if group else None,
+        eip_type="5_bgp" if layout.public_ip else None,
+        bandwidth=huaweicloud.ecs.InstanceBandwidthArgs(share_type="PER", size=100, charge_mode="traffic")
+        if layout.public_ip
+        else None,
+        system_disk_type=layout.disk_type,
+        system_disk_size=layout.root_gb,
+        system_disk_kms_key_id=kms_key_id,
+        data_disks=disks,
+        # the scratch disk goes with its node unless storage.retainScratch keeps it
+        delete_disks_on_termination=not scratch.retain,
+        key_pair=key_pair,
+        agency_name=agency,
+        user_data=layout.user_data,
+        tags={**tags, "Name": f"{spec.name}-node-{index}"},
+        opts=child,
+    )

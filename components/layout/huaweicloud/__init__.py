@@ -1,0 +1,141 @@
+"""Huawei Cloud layout: VPC and subnet, NAT, server group, image, DEW key, IAM agency, access and bootstrap.
+
+No catalog flavor has a fabric between ECSs, and pulumi-huaweicloud 0.0.12 has no cluster-placement or HPC-cluster
+resource: `placement: spread` becomes an anti-affinity `ecs.Servergroup` (the only policy it takes), `cluster` is
+warned and not applied. Nodes are `ecs.Instance`s (capabilities `nodeGroups`: no AS group yet), their EVS disks
+encrypted with one DEW key (encryption.py), their identity an IAM agency delegated to ECS.
+
+One module per concern (network, nodes, identity, access, encryption), plus `data` and `proof` (`count_wired_gbps`).
+This module holds only `HuaweiLayout` and `plan()`, which composes them: a refused config raises here, before any
+resource is registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ... import bootstrap
+from ...bootstrap.fabric import FabricUsability
+from ...catalog import cpu_image, releases
+from ...errors import CLUSTER_KEY, refuse
+from ...spec import ClusterSpec
+from .. import Scratch, image_for, scratch_for
+from ..node import node_parts
+from .access import Access, LoginNode
+from .data import huawei_data
+from .encryption import DewKey, HuaweiEncryption
+from .encryption import plan as encryption_plan
+from .identity import NodeIdentity, node_identity
+from .network import Nat, gateway_ip, nat, subnet_cidr
+from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems
+from .proof import count_wired_gbps
+
+__all__ = [
+    "Access",
+    "DewKey",
+    "HuaweiEncryption",
+    "HuaweiLayout",
+    "Image",
+    "LoginNode",
+    "Nat",
+    "NodeIdentity",
+    "count_wired_gbps",
+    "plan",
+]
+
+
+@dataclass(frozen=True)
+class HuaweiLayout:
+    spec: ClusterSpec
+    zone: str | None  # None: the region's first availability zone, looked up at deploy
+    vpc_cidr: str
+    subnet_cidr: str
+    gateway_ip: str
+    nat: Nat | None
+    server_group_policy: str | None  # ecs.Servergroup policy (anti-affinity), None without one
+    placement_applied: Placement
+    image: Image
+    disk_type: str
+    root_gb: int
+    scratch: Scratch
+    public_ip: bool
+    node_ssh_cidrs: tuple[str, ...]
+    identity: NodeIdentity
+    encryption: HuaweiEncryption
+    access: Access
+    login: LoginNode | None
+    user_data: str
+    tags: Mapping[str, str]
+    warnings: tuple[str, ...]
+    fabric_usability: FabricUsability
+
+    @property
+    def fabric_gbps_wired(self) -> float:
+        return 0.0
+
+
+def plan(spec: ClusterSpec) -> HuaweiLayout:
+    row = spec.instance
+    warnings: list[str] = []
+    key = CLUSTER_KEY
+    scratch = scratch_for(spec, NVME_GLOBS, DISK_GLOBS)
+    parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=())
+    user_data = bootstrap.cloud_init(parts)
+    refuse(node_problems(spec, user_data))
+    placement, policy = applied_placement(spec, warnings)
+    if spec.zone is None:
+        warnings.append(
+            f"{key}.zone: not set; the subnet and nodes go into the first availability zone of {spec.region} "
+            "(huaweicloud.get_availability_zones at the first deploy; later answers are ignored); set zone to choose "
+            f"one that sells {row.instanceType}"
+        )
+    entry: dict[str, Any] = image_for("huaweicloud", row.instanceType)
+    if releases.choice("huaweicloud", entry, spec.image) is not None:  # auto or latest: no release is pinned
+        image = Image(None, str(entry["nameRegex"]), str(entry["description"]))
+        warnings.append(
+            f"{key}.image: {spec.image} is the newest public 'Ubuntu 22.04 server 64bit' image, without an NVIDIA "
+            "driver (Huawei's Linux public images carry none for Pi2 and P2v, catalog/huaweicloud.yaml HW-ECS-GPU); "
+            "set image to the id of a Huawei GPU image with the Tesla driver or your own (docs/huaweicloud.md)"
+        )
+    else:
+        image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
+    if spec.health_action == "replace":
+        warnings.append(
+            f"{key}.health.action: replace acts as report on huaweicloud: no node group here replaces an instance; "
+            "the health check writes /var/lib/gpu-cluster/health.json and the journal"
+        )
+    login = None
+    if spec.login is not None:
+        assert spec.login.instance_type is not None
+        login = LoginNode(
+            spec.login.instance_type,
+            str(cpu_image("huaweicloud", spec.login.instance_type)["nameRegex"]),
+            spec.login.public_ip,
+            tuple(spec.network.ssh_cidrs),
+        )
+    return HuaweiLayout(
+        spec=spec,
+        zone=spec.zone,
+        vpc_cidr=spec.network.cidr,
+        subnet_cidr=subnet_cidr(spec.network.cidr),
+        gateway_ip=gateway_ip(spec.network.cidr),
+        nat=nat(spec),
+        server_group_policy=policy,
+        placement_applied=placement,
+        image=image,
+        disk_type=disk_type(),
+        root_gb=spec.storage.root_gb,
+        scratch=scratch,
+        public_ip=spec.network.public_ip and login is None,
+        node_ssh_cidrs=tuple(spec.network.ssh_cidrs) if login is None else (),
+        identity=node_identity(spec),
+        encryption=encryption_plan(spec, warnings),
+        access=Access(spec.access, str(huawei_data()["loginUser"]["default"])),
+        login=login,
+        user_data=user_data,
+        tags=dict(spec.base_tags),
+        warnings=tuple(warnings),
+        fabric_usability=FabricUsability(False, ("no fabric wired",)),
+    )
