@@ -22,6 +22,7 @@ import pulumi_random as random
 from ..layout.gcp import GcpLayout
 from ..layout.gcp.accounting import GcpAccounting
 from .network import Network
+from .secrets import regional_secret
 
 
 @dataclass(frozen=True)
@@ -78,18 +79,7 @@ def build_database(name: str, layout: GcpLayout, net: Network, child: pulumi.Res
     password = random.RandomPassword(
         f"{name}-db-password-value", length=plan.password_length, special=False, opts=child
     )
-    secret = gcp.secretmanager.Secret(
-        f"{name}-db-password",
-        secret_id=plan.secret_id,
-        project=project,
-        replication=gcp.secretmanager.SecretReplicationArgs(
-            user_managed=gcp.secretmanager.SecretReplicationUserManagedArgs(
-                replicas=[gcp.secretmanager.SecretReplicationUserManagedReplicaArgs(location=spec.region)]
-            )
-        ),
-        labels={**layout.labels, "gpu-cluster_role": "db-password"},
-        opts=child,
-    )
+    secret = regional_secret(f"{name}-db-password", layout, plan.secret_id, "db-password", child)
     version = gcp.secretmanager.SecretVersion(
         f"{name}-db-password-version", secret=secret.id, secret_data=password.result, opts=child
     )

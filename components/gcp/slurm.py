@@ -36,6 +36,7 @@ from .accounting import Database, build_database
 from .encryption import Key
 from .identity import Identity
 from .network import Network
+from .secrets import regional_secret
 
 
 @dataclass(frozen=True)
@@ -65,20 +66,8 @@ def _member(identity: Identity) -> pulumi.Input[str]:
 def _munge_secret(
     name: str, layout: GcpLayout, plan: GcpSlurm, identity: Identity, child: pulumi.ResourceOptions
 ) -> tuple[gcp.secretmanager.Secret, gcp.secretmanager.SecretVersion, gcp.secretmanager.SecretIamMember]:
-    spec = layout.spec
     key = random.RandomBytes(f"{name}-munge-key-bytes", length=plan.key_bytes, opts=child)
-    secret = gcp.secretmanager.Secret(
-        f"{name}-munge-key",
-        secret_id=plan.secret_id,
-        project=layout.project or None,
-        replication=gcp.secretmanager.SecretReplicationArgs(
-            user_managed=gcp.secretmanager.SecretReplicationUserManagedArgs(
-                replicas=[gcp.secretmanager.SecretReplicationUserManagedReplicaArgs(location=spec.region)]
-            )
-        ),
-        labels={**layout.labels, "gpu-cluster_role": "munge-key"},
-        opts=child,
-    )
+    secret = regional_secret(f"{name}-munge-key", layout, plan.secret_id, "munge-key", child)
     version = gcp.secretmanager.SecretVersion(
         f"{name}-munge-key-version",
         secret=secret.id,
