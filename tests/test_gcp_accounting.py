@@ -17,7 +17,7 @@ from components.layout.gcp import plan as gcp_plan
 from components.layout.gcp.accounting import peering_range
 
 from .conftest import gcp_values, one, plan_values, resources_of, spec_of
-from .hook_helpers import assert_shellcheck_clean, rendered_hook, run_hook, stub_bin
+from .hook_helpers import assert_shellcheck_clean, rendered_hook, run_gcp_secret_hook
 from .test_gcp_slurm import env_of
 
 HOOK = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "gcp_db_password.sh"
@@ -200,25 +200,12 @@ def test_what_is_not_built_is_refused_with_its_key(extra, key, words):
 
 
 def _hook(tmp_path: Path, token_answer: str, access_answer: str, access_exit: int = 0, hook: Path = HOOK):
-    log, stdin_log = tmp_path / "calls", tmp_path / "stdin"
-    curl = (
-        f'echo "$*" >>"{log}"\n'
-        'case "$*" in\n'
-        f"  *service-accounts/default/token*) printf '%s' '{token_answer}' ;;\n"
-        f"  *:access*) cat >\"{stdin_log}\"; printf '%s' '{access_answer}'; exit {access_exit} ;;\n"
-        "esac\n"
-    )
-    env_file = tmp_path / "db-password.env"
-    env_file.write_text(
+    env = (
         'DB_PASSWORD_SECRET="projects/p/secrets/pw"\n'
         'METADATA_TOKEN_URL="http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token"\n'
         'SECRET_MANAGER_URL="https://secretmanager.googleapis.com/v1"\n'
     )
-    proc = run_hook(
-        hook, stub_bin(tmp_path, {"curl": curl}, tools=("base64", "sed", "head")), {"ENV_FILE": str(env_file)}
-    )
-    calls = log.read_text().splitlines() if log.exists() else []
-    return proc, calls, stdin_log.read_text() if stdin_log.exists() else ""
+    return run_gcp_secret_hook(tmp_path, hook, env, token_answer, access_answer, access_exit)
 
 
 @pytest.mark.parametrize("rendered", [False, True], ids=["beside-its-library", "as-a-node-gets-it"])
