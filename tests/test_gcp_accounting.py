@@ -49,6 +49,7 @@ def test_the_database_is_mysql_8_private_only_backed_up_with_schedmd_s_flags(pla
     )
     assert (settings["diskType"], settings["diskSize"], settings["diskAutoresize"]) == ("PD_SSD", 10, True)
     assert settings["locationPreference"] == {"zone": "us-central1-a"}  # beside the head
+    assert db["ignoreChanges"] == ["settings.diskSize"]  # Cloud SQL grows the disk: no later apply shrinks it back
     ip = settings["ipConfiguration"]
     assert ip == {
         "ipv4Enabled": False,  # no public IP

@@ -116,8 +116,11 @@ def build_database(name: str, layout: GcpLayout, net: Network, child: pulumi.Res
             ],
             user_labels={**layout.labels, "gpu-cluster_role": "slurm-accounting"},
         ),
-        # the peering must exist before an instance can take a private IP on it
-        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[peering])),
+        # the peering must exist before an instance can take a private IP on it; disk_size "will override the resizing
+        # from disk_autoresize ... To avoid this, set lifecycle.ignore_changes on this field" (pulumi-gcp sql settings)
+        opts=pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[peering], ignore_changes=["settings.diskSize"])
+        ),
     )
     gcp.sql.Database(f"{name}-db-database", name=plan.database, instance=instance.name, project=project, opts=child)
     gcp.sql.User(
