@@ -75,6 +75,27 @@ def run_aws_secret_hook(
     return proc, calls.read_text().split() if calls.exists() else []
 
 
+def run_gcp_secret_hook(
+    tmp_path: Path, script: Path, env_text: str, token_answer: str, access_answer: str, access_exit: int = 0
+) -> tuple[subprocess.CompletedProcess[str], list[str], str]:
+    """A GCP Secret Manager hook (gcp_munge_key.sh, gcp_db_password.sh) with its env file holding `env_text`, the
+    metadata server answering `token_answer` and Secret Manager's `versions/latest:access` answering `access_answer`
+    (curl exiting `access_exit`): the run, curl's arguments per call, and what curl read on stdin."""
+    log, stdin_log = tmp_path / "calls", tmp_path / "stdin"
+    curl = (
+        f'echo "$*" >>"{log}"\n'
+        'case "$*" in\n'
+        f"  *service-accounts/default/token*) printf '%s' '{token_answer}' ;;\n"
+        f"  *:access*) cat >\"{stdin_log}\"; printf '%s' '{access_answer}'; exit {access_exit} ;;\n"
+        "esac\n"
+    )
+    env_file = tmp_path / "hook.env"
+    env_file.write_text(env_text)
+    proc = run_hook(script, stub_bin(tmp_path, {"curl": curl}), {"ENV_FILE": str(env_file)})
+    calls = log.read_text().splitlines() if log.exists() else []
+    return proc, calls, stdin_log.read_text() if stdin_log.exists() else ""
+
+
 def assert_shellcheck_clean(path: Path) -> None:
     proc = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout

@@ -259,7 +259,6 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("alicloud-slurm-elastic", "accounting-on"): "slurm.accounting is not built on alicloud",
     ("alicloud-mlps3-sm4", "accounting-on"): "slurm.accounting is not built on alicloud",
     ("azure-slurm-elastic", "accounting-on"): "slurm.accounting is not built on azure",
-    ("gcp-slurm-elastic", "accounting-on"): "slurm.accounting is not built on gcp",
 }
 
 

@@ -18,7 +18,7 @@ from components.layout.gcp import slurm as gcp_slurm
 from components.plan.render import render_markdown, render_table
 
 from .conftest import one, plan_values, resources_of, spec_of
-from .hook_helpers import assert_shellcheck_clean, rendered_hook, run_hook, stub_bin
+from .hook_helpers import assert_shellcheck_clean, rendered_hook, run_gcp_secret_hook
 from .test_layout_gcp import gcp_values
 
 HOOK = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "gcp_munge_key.sh"
@@ -214,25 +214,12 @@ def test_secret_ids_are_sanitized_and_bounded():
 
 
 def _hook(tmp_path: Path, token_answer: str, access_answer: str, access_exit: int = 0, hook: Path = HOOK):
-    log = tmp_path / "calls"
-    stdin_log = tmp_path / "stdin"
-    curl = (
-        f'echo "$*" >>"{log}"\n'
-        'case "$*" in\n'
-        f"  *service-accounts/default/token*) printf '%s' '{token_answer}' ;;\n"
-        f"  *:access*) cat >\"{stdin_log}\"; printf '%s' '{access_answer}'; exit {access_exit} ;;\n"
-        "esac\n"
-    )
-    env_file = tmp_path / "munge-key.env"
-    env_file.write_text(
+    env = (
         'MUNGE_SECRET="projects/p/secrets/s"\n'
         'METADATA_TOKEN_URL="http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token"\n'
         'SECRET_MANAGER_URL="https://secretmanager.googleapis.com/v1"\n'
     )
-    proc = run_hook(hook, stub_bin(tmp_path, {"curl": curl}), {"ENV_FILE": str(env_file)})
-    calls = log.read_text().splitlines() if log.exists() else []
-    sent = stdin_log.read_text() if stdin_log.exists() else ""
-    return proc, calls, sent
+    return run_gcp_secret_hook(tmp_path, hook, env, token_answer, access_answer, access_exit)
 
 
 @pytest.mark.parametrize("rendered", [False, True], ids=["beside-its-library", "as-a-node-gets-it"])

@@ -190,15 +190,17 @@ def test_accounting_is_refused_on_a_cloud_that_does_not_build_it_with_the_data_s
     from components.catalog.accounting import refusal
 
     from .conftest import gcp_values
+    from .test_azure_resources import azure_values
 
-    got = errors_of(gcp_values(scheduler="slurm", slurm={"accounting": True}))
-    reason = refusal("gcp")
-    assert reason is not None and "Cloud SQL" in reason
-    assert got == [("gpu-cluster:cluster.slurm.accounting", f"true on gcp, but {reason}")]
-    # AWS builds it (catalog/accounting.yaml has no notBuilt for aws)
-    assert refusal("aws") is None
-    spec = build_spec(aws_values(scheduler="slurm", slurm={"accounting": True}), "test")
-    assert spec.slurm is not None and spec.slurm.accounting
+    got = errors_of(azure_values(scheduler="slurm", slurm={"accounting": True}))
+    reason = refusal("azure")
+    assert reason is not None and "Flexible Server" in reason
+    assert got == [("gpu-cluster:cluster.slurm.accounting", f"true on azure, but {reason}")]
+    # AWS and GCP build it (catalog/accounting.yaml has no notBuilt for them)
+    assert refusal("aws") is None and refusal("gcp") is None
+    for values in (aws_values, gcp_values):
+        spec = build_spec(values(scheduler="slurm", slurm={"accounting": True}), "test")
+        assert spec.slurm is not None and spec.slurm.accounting
 
 
 def test_every_slurm_problem_has_its_whole_message():

@@ -28,13 +28,15 @@ import pulumi_gcp as gcp
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, launch_placeholder
+from ..bootstrap.slurm_conf import DB_HOST_PLACEHOLDER, HEAD_PLACEHOLDER, launch_placeholder
 from ..layout.gcp import GcpLayout, GcpSlurm
 from ..layout.gcp.labels import label_value
 from ..resources import fill
+from .accounting import Database, build_database
 from .encryption import Key
 from .identity import Identity
 from .network import Network
+from .secrets import regional_secret
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,8 @@ class SlurmHead:
     secret: gcp.secretmanager.Secret
     grant: gcp.secretmanager.SecretIamMember
     conf: gcp.compute.ProjectMetadataItem | None  # elastic partitions: made by `build_power` once the templates exist
-    account: gcp.serviceaccount.Account | None = None  # elastic partitions: the head's own service account
+    account: gcp.serviceaccount.Account | None = None  # partitions or accounting: the head's own service account
+    database: Database | None = None  # slurm.accounting: Cloud SQL for MySQL
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -63,20 +66,8 @@ def _member(identity: Identity) -> pulumi.Input[str]:
 def _munge_secret(
     name: str, layout: GcpLayout, plan: GcpSlurm, identity: Identity, child: pulumi.ResourceOptions
 ) -> tuple[gcp.secretmanager.Secret, gcp.secretmanager.SecretVersion, gcp.secretmanager.SecretIamMember]:
-    spec = layout.spec
     key = random.RandomBytes(f"{name}-munge-key-bytes", length=plan.key_bytes, opts=child)
-    secret = gcp.secretmanager.Secret(
-        f"{name}-munge-key",
-        secret_id=plan.secret_id,
-        project=layout.project or None,
-        replication=gcp.secretmanager.SecretReplicationArgs(
-            user_managed=gcp.secretmanager.SecretReplicationUserManagedArgs(
-                replicas=[gcp.secretmanager.SecretReplicationUserManagedReplicaArgs(location=spec.region)]
-            )
-        ),
-        labels={**layout.labels, "gpu-cluster_role": "munge-key"},
-        opts=child,
-    )
+    secret = regional_secret(f"{name}-munge-key", layout, plan.secret_id, "munge-key", child)
     version = gcp.secretmanager.SecretVersion(
         f"{name}-munge-key-version",
         secret=secret.id,
@@ -116,18 +107,36 @@ def build_head(
     if plan.power is None:
         conf = _compute_conf(name, layout, plan.layout.compute_config, child)
         depends.append(conf)
-    else:
-        # the head creates and deletes nodes: an account of its own, which the GPU and login nodes do not carry.
-        # nodes.conf names the partitions' templates, made after the head (their startup script holds its address):
-        # the head's boot waits for the metadata item (the conf hook retries), not the deploy
+    # nodes.conf of elastic partitions names their templates, made after the head (their startup script holds its
+    # address): the head's boot waits for the metadata item (the conf hook retries), not the deploy
+    if plan.head_account_id is not None:
+        # the head creates and deletes nodes, or reads the database's password: an account of its own, which the GPU
+        # and login nodes do not carry
         account, grants = _head_account(name, layout, plan, secret, child)
         email = account.email
         depends.extend(grants)
+    database = build_database(name, layout, net, child)
+    if database is not None:
+        assert account is not None  # head_account_id is set with accounting
+        depends.append(
+            gcp.secretmanager.SecretIamMember(
+                f"{name}-db-password-head-reader",
+                secret_id=database.secret.id,
+                project=layout.project or None,
+                role=database.plan.secret_role,
+                member=account.member,
+                opts=child,
+            )
+        )
+        depends.append(database.version)
     labels = {**layout.labels, "gpu-cluster_role": "slurm-head"}
     metadata: dict[str, pulumi.Input[str]] = {
         k: v for k, v in layout.metadata.items() if k not in ("startup-script", "shutdown-script")
     }  # the GPU nodes' bootstrap and drain
-    metadata["startup-script"] = fill(plan.head_script, {SOURCE_PLACEHOLDER: mount_source})
+    metadata["startup-script"] = fill(
+        plan.head_script,
+        {SOURCE_PLACEHOLDER: mount_source, DB_HOST_PLACEHOLDER: database.address if database else None},
+    )
     instance = gcp.compute.Instance(
         f"{name}-head",
         machine_type=plan.head_instance_type,
@@ -160,7 +169,7 @@ def build_head(
             ),
         ),
     )
-    return SlurmHead(plan, instance, secret, grant, conf, account)
+    return SlurmHead(plan, instance, secret, grant, conf, account, database)
 
 
 def _compute_conf(
@@ -185,14 +194,19 @@ def _head_account(
 ) -> tuple[gcp.serviceaccount.Account, list[pulumi.Resource]]:
     """The head's own service account with what the nodes' account gave the head (its project roles: logging,
     monitoring; the MUNGE secret's read); the project metadata item needs no grant."""
-    assert plan.power is not None
+    assert plan.head_account_id is not None
     spec = layout.spec
     account = gcp.serviceaccount.Account(
         f"{name}-head-sa",
-        account_id=plan.power.account_id,
+        account_id=plan.head_account_id,
         display_name=f"gpu-cluster {spec.name} Slurm head",
-        description=f"gpu-cluster {spec.name}: the Slurm head, which creates and deletes the GPU nodes "
-        f"(stack {spec.stack})",
+        description=f"gpu-cluster {spec.name}: the Slurm head, which "
+        + (
+            "creates and deletes the GPU nodes"
+            if plan.power is not None
+            else "reads the accounting database's password"
+        )
+        + f" (stack {spec.stack})",
         project=layout.project or None,
         opts=child,
     )
@@ -296,4 +310,5 @@ def slurm_output(head: SlurmHead | None, access: dict[str, Any]) -> dict[str, An
         "check": "sinfo -N -l",
         "mungeKeySecret": head.secret.id,
         "powerSaving": layout.power_saving,
+        **({"accounting": head.database.output()} if head.database is not None else {}),
     }

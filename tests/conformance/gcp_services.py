@@ -11,6 +11,7 @@ from . import gcp_requests as compute
 from .gcp_requests import UNCOVERED, Context, Src, Translator
 from .gcp_rules import seconds
 from .gcp_schema import Request, unknown
+from .gcp_sql import SQL_TRANSLATORS
 
 __all__ = ["TRANSLATORS", "UNCOVERED", "Context"]
 GKE = "container.v1beta1"
@@ -649,6 +650,7 @@ TRANSLATORS: dict[str, Translator] = {
     "gcp:pubsub/subscription:Subscription": subscription,
     "gcp:billing/budget:Budget": budget,
     "gcp:monitoring/notificationChannel:NotificationChannel": notification_channel,
+    **SQL_TRANSLATORS,
 }
 UNCOVERED["gcp:lustre/instance:Instance"] = (
     "body not checked: no lustre discovery document in google-api-python-client; instanceId and filesystem are "

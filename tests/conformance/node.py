@@ -125,6 +125,9 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     # Slurm on GCP (gcp_munge_key.sh) with a login node
     "gcp-slurm-login": ("gcp-a3mega", {"scheduler": "slurm", "login": {}}),
+    # slurm.accounting on GCP (slurm_dbd.sh, gcp_db_password.sh on the head; gcp-a3mega's Managed Lustre cannot share
+    # the VPC's servicenetworking connection with it)
+    "gcp-slurm-accounting": ("gcp-dev", {"scheduler": "slurm", "login": {}, "slurm": {"accounting": True}}),
     # the Ops Agent's DCGM receiver the GCP autoscaler reads (gcp_ops_agent.sh)
     "gcp-fleet-ops-agent": (
         "gcp-dev",

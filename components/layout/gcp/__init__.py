@@ -330,7 +330,14 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
     monitoring = monitoring_plan(spec, project, zone)
     compact = any(partition_placement(spec, i, p) for i, p in enumerate(spec.partitions))
     slurm = slurm_plan(
-        spec, project, shared.mount if shared else None, zone, compact, monitoring.part if monitoring else None
+        spec,
+        project,
+        shared.mount if shared else None,
+        zone,
+        compact,
+        monitoring.part if monitoring else None,
+        taken=tuple(s.cidr for v in vpcs for s in v.subnets),
+        lustre=shared is not None and shared.kind == "lustre",
     )
     parts = () if k8s else node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None)
     if slurm is not None:  # after the health part: the HealthCheckProgram runs the same check

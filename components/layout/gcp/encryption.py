@@ -44,6 +44,8 @@ def key_plan(spec: ClusterSpec, shared: Shared | None, scratch: Scratch, gke: bo
     notes = []
     if scratch.kind == "nvme":
         notes.append(f"encryption.key: {d['notes']['localSsd']}")
+    if spec.slurm is not None and spec.slurm.accounting:
+        notes.append(f"encryption.key: {d['notes']['cloudSql']}")
     return GcpEncryption(
         auto=spec.encryption_key == "auto",
         key_name=None if spec.encryption_key == "auto" else spec.encryption_key,

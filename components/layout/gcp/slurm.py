@@ -12,6 +12,8 @@ from ...bootstrap.slurm import PowerHooks, cluster_parts
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ..slurm import CloudSlurm, slurm_layout
+from .accounting import GcpAccounting
+from .accounting import plan as accounting_plan
 from .data import slurm_data
 from .identity import account_id
 from .nodes import startup_script
@@ -41,6 +43,15 @@ class GcpSlurm(CloudSlurm):
     login_script: str  # HEAD_PLACEHOLDER (and SOURCE_PLACEHOLDER) until deploy
     compute_parts: tuple[Part, ...]  # appended to the GPU nodes' bootstrap; HEAD_PLACEHOLDER until deploy
     power: HeadPower | None = None  # slurm.partitions: the head's own service account and what it may launch
+    accounting: GcpAccounting | None = None  # slurm.accounting: Cloud SQL; the head's script has DB_HOST_PLACEHOLDER
+
+    @property
+    def head_account_id(self) -> str | None:
+        """The head's own service account, which the GPU and login nodes do not carry: it launches nodes (elastic
+        partitions) or reads the accounting database's password; None: the head runs as the nodes' account."""
+        if self.power is not None:
+            return self.power.account_id
+        return self.accounting.head_account_id if self.accounting is not None else None
 
 
 @dataclass(frozen=True)
@@ -133,9 +144,12 @@ def slurm_plan(
     zone: str = "",
     placement: bool = False,
     monitoring: Part | None = None,
+    taken: tuple[str, ...] = (),
+    lustre: bool = False,
 ) -> GcpSlurm | None:
     """None unless scheduler slurm. `mount`: storage.shared's (the head and the login node mount it too);
-    `monitoring`: the self-hosted Prometheus and Grafana part, after the login node's Slurm parts."""
+    `monitoring`: the self-hosted Prometheus and Grafana part, after the login node's Slurm parts; `taken` and
+    `lustre`: the cluster's subnet ranges and whether it builds Managed Lustre (slurm.accounting's peering range)."""
     layout = slurm_layout(spec)
     if layout is None:
         return None
@@ -152,6 +166,7 @@ def slurm_plan(
     key = conf_key(spec)
     conf_env = {"SLURM_CONF_KEY": key, "METADATA_URL": str(data["computeConfig"]["metadataUrl"])}
     hooks, power = _power(spec, project, zone, placement) if layout.elastic else (None, None)
+    accounting = accounting_plan(spec, project, taken, lustre)
     head, login, compute = cluster_parts(
         layout,
         key_hook=hook,
@@ -160,6 +175,7 @@ def slurm_plan(
         conf_hook_env=conf_env,
         mount=mount,
         power=hooks,
+        dbd=accounting.hook if accounting is not None else None,
     )
     head_script = startup_script(head)
     login_script = startup_script((*login, *((monitoring,) if monitoring else ())))
@@ -175,4 +191,5 @@ def slurm_plan(
         login_script=login_script,
         compute_parts=compute,
         power=power,
+        accounting=accounting,
     )
