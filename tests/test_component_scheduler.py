@@ -37,14 +37,19 @@ def test_the_schema_takes_the_scheduler_and_its_blocks(schema: dict[str, Any]) -
     kube = schema["types"][inputs["kubernetes"]["$ref"].removeprefix("#/types/")]["properties"]
     assert set(kube) == {
         "version", "publicEndpoint", "publicCidrs", "gpuSoftware", "systemInstanceType", "systemNodes",
-        "serviceMonitor",
+        "serviceMonitor", "gpuSharing",
     }  # fmt: skip
     assert kube["publicCidrs"]["type"] == "array"
+    sharing = schema["types"][kube["gpuSharing"]["$ref"].removeprefix("#/types/")]["properties"]
+    assert set(sharing) == {"mode", "replicas", "migProfile"}
+    modes = [e["value"] for e in schema["types"][sharing["mode"]["$ref"].removeprefix("#/types/")]["enum"]]
+    assert modes == ["none", "timeSlicing", "mps", "mig"]
     slurm = schema["types"][inputs["slurm"]["$ref"].removeprefix("#/types/")]["properties"]
     assert set(slurm) == {
         "headInstanceType", "accounting", "partition", "partitions", "suspendAfterSeconds", "resumeTimeoutSeconds",
-        "users", "containers",
+        "users", "containers", "mps",
     }  # fmt: skip
+    assert slurm["mps"]["type"] == "boolean"
 
 
 def test_the_schema_outputs_are_optional_and_the_kubeconfig_a_string(schema: dict[str, Any]) -> None:

@@ -64,6 +64,9 @@ TRANSPORT: dict[tuple[str, str], str] = {
     ("alicloud:cs/nodePool:NodePool", "preUserData"): "base64",
     # tencentcloud-iac-pulumi 0.2.3 instance/instance.py `user_data`: "Must be base64 encoded and up to 16 KB"
     ("tencentcloud:Instance/instance:Instance", "userData"): "base64",
+    # pulumi-huaweicloud 0.0.12 ecs/instance.py `user_data`: "Text and text files can be injected. The content of
+    # `user_data` can be plaint text or encoded with base64" (the layout hands it the cloud-config text)
+    ("huaweicloud:Ecs/instance:Instance", "userData"): "plain",
 }
 
 # Executables a unit we write runs that the node's image or a package brings, not our documents (stubbed in the
