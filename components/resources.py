@@ -85,6 +85,14 @@ class Joined:
         return Joined(out, out, pulumi.Output.from_input(value.rstrip("/").rsplit("/", 1)[-1]))
 
 
+NO_LOGIN = "none: access is none, the plan builds no way to log in"
+
+
+def ssh_command(login_user: str, host: pulumi.Input[str] | None) -> pulumi.Output[str]:
+    """What a user types to SSH to the login node: its public address once the cloud gives it."""
+    return pulumi.Output.concat(f"ssh -i <private key> {login_user}@", "<public ip>" if host is None else host)
+
+
 def serve_output(
     endpoint: pulumi.Output[str],
     port: int,

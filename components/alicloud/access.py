@@ -20,7 +20,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud import AlicloudLayout
-from ..resources import from_config
+from ..resources import NO_LOGIN, from_config, ssh_command
 from . import cpu_node
 from .context import Context
 from .cpu_node import CpuNode
@@ -110,10 +110,8 @@ def output(layout: AlicloudLayout, login: CpuNode | None, first_node: alicloud.e
         head, _, tail = access.client.partition("{instance}")
         command = pulumi.Output.concat(head, target, tail)
     elif access.method == "ssh":
-        host: pulumi.Input[str] = (
-            login.instance.public_ip if login and layout.login and layout.login.public_bandwidth_mbps else "<public ip>"
-        )
-        command = pulumi.Output.concat(f"ssh -i <private key> {access.login_user}@", host)
+        public = login and layout.login and layout.login.public_bandwidth_mbps
+        command = ssh_command(access.login_user, login.instance.public_ip if login and public else None)
     else:
-        command = "none: access is none, the plan builds no way to log in"
+        command = NO_LOGIN
     return {"method": access.method, "command": command, "nodes": nodes}

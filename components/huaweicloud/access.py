@@ -16,7 +16,7 @@ import pulumi
 import pulumi_huaweicloud as huaweicloud
 
 from ..layout.huaweicloud import HuaweiLayout
-from ..resources import from_config
+from ..resources import NO_LOGIN, from_config, ssh_command
 from .network import Network, secgroup_rule, security_group
 
 
@@ -107,10 +107,8 @@ def output(layout: HuaweiLayout, login: Login | None) -> dict[str, Any]:
     )
     command: pulumi.Input[str]
     if access.method == "ssh":
-        host: pulumi.Input[str] = (
-            login.instance.public_ip if login and layout.login and layout.login.public_ip else "<public ip>"
-        )
-        command = pulumi.Output.concat(f"ssh -i <private key> {access.login_user}@", host)
+        public = login and layout.login and layout.login.public_ip
+        command = ssh_command(access.login_user, login.instance.public_ip if login and public else None)
     else:
-        command = "none: access is none, the plan builds no way to log in"
+        command = NO_LOGIN
     return {"method": access.method, "command": command, "nodes": nodes}

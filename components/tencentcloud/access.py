@@ -19,7 +19,7 @@ import tencentcloud_iac_pulumi as tencentcloud
 
 from ..layout.tencentcloud import TencentLayout
 from ..layout.tencentcloud.nodes import DISK_TYPE
-from ..resources import from_config, invoke_options
+from ..resources import NO_LOGIN, from_config, invoke_options, ssh_command
 from .network import Network
 
 
@@ -121,10 +121,8 @@ def output(layout: TencentLayout, login: Login | None) -> dict[str, Any]:
     )
     command: pulumi.Input[str]
     if access.method == "ssh":
-        host: pulumi.Input[str] = (
-            login.instance.public_ip if login and layout.login and layout.login.public_ip else "<public ip>"
-        )
-        command = pulumi.Output.concat(f"ssh -i <private key> {access.login_user}@", host)
+        public = login and layout.login and layout.login.public_ip
+        command = ssh_command(access.login_user, login.instance.public_ip if login and public else None)
     else:
-        command = "none: access is none, the plan builds no way to log in"
+        command = NO_LOGIN
     return {"method": access.method, "command": command, "nodes": nodes}
