@@ -64,13 +64,8 @@ TOKEN_SUFFIXES = {"k": 1024.0, "m": 1024.0**2}
 # --- compare ----------------------------------------------------------------------------------------
 
 
-def per_gpu_hour(row: InstanceType) -> float | None:
-    """USD per whole-GPU-hour: a vGPU slice's node price over its share (g6f.large: $0.202/h for 1/8 -> $1.616)."""
-    return None if row.hourlyUsd is None else row.hourlyUsd / row.gpu_equivalents
-
-
 def _price_key(row: InstanceType) -> tuple[float, float, str, str]:
-    per = per_gpu_hour(row)
+    per = row.usd_per_gpu_hour
     return (per if per is not None else math.inf, row.hourlyUsd or math.inf, row.cloud, row.instanceType)
 
 
@@ -78,7 +73,7 @@ def compare_row(row: InstanceType, region: str | None = None) -> dict[str, Any]:
     """One type of `compare --format json` (keys only ever added)."""
     gpu = row.gpu  # per-GPU availability (GCP n1)
     found = availability.offer(row.cloud, row.instanceType, gpu=gpu)
-    per = per_gpu_hour(row)
+    per = row.usd_per_gpu_hour
     return {
         "cloud": row.cloud,
         "instanceType": row.instanceType,
@@ -203,7 +198,7 @@ class Option:
         return self.nodes > 1
 
     def as_json(self) -> dict[str, Any]:
-        per = per_gpu_hour(self.row)
+        per = self.row.usd_per_gpu_hour
         return {
             "cloud": self.row.cloud,
             "instanceType": self.row.instanceType,

@@ -167,7 +167,7 @@ def test_alibaba_image_auto_on_a_slice_is_refused_for_its_grid_driver():
 def test_the_price_per_gpu_hour_counts_the_fraction(itype):
     (row,) = catalog.find("aws", itype)
     assert row.hourlyUsd is not None
-    assert rec.per_gpu_hour(row) == pytest.approx(row.hourlyUsd / float(Fraction(str(row.gpuFraction))))
+    assert row.usd_per_gpu_hour == pytest.approx(row.hourlyUsd / float(Fraction(str(row.gpuFraction))))
     assert rec.compare_row(row)["gpuFraction"] == row.gpuFraction
 
 

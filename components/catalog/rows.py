@@ -87,6 +87,11 @@ class InstanceType(BaseModel):
         return float(self.gpus * self.fraction)
 
     @property
+    def usd_per_gpu_hour(self) -> float | None:
+        """USD per whole-GPU-hour: a vGPU slice's node price over its share (g6f.large: $0.202/h for 1/8 -> $1.616)."""
+        return None if self.hourlyUsd is None else self.hourlyUsd / self.gpu_equivalents
+
+    @property
     def gpu_request(self) -> str:
         """The `gpu:` value that asks for this row: `L4:1/8` for a slice, `H100:8` for whole GPUs."""
         return f"{self.gpu}:{self.gpuFraction or self.gpus}"

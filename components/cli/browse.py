@@ -384,7 +384,7 @@ def recommend(
         "GPUs": [f"{o.row.gpuFraction or o.total_gpus}x {o.row.gpu}" for o in options],
         "fabric": [str(o.row.fabric) if o.multi_node else "-" for o in options],
         "$/h": [_money(o.hourly_usd) for o in options],
-        "$/GPU-h": [_money(rec.per_gpu_hour(o.row)) for o in options],
+        "$/GPU-h": [_money(o.row.usd_per_gpu_hour) for o in options],
         "spot $/h": [_money(o.spot_usd) for o in options],
     }
     order = (*_RECOMMEND_ORDER, "spot $/h") if use_spot else _RECOMMEND_ORDER

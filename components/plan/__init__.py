@@ -156,7 +156,7 @@ class Plan:
             # whole GPU-hour at the slice's rate (the node's price over the fraction); None on whole-GPU types
             "gpuFraction": row.gpuFraction,
             "gpuSlice": row.slice_text,
-            "usdPerGpuHour": None if row.hourlyUsd is None else round(row.hourlyUsd / row.gpu_equivalents, 5),
+            "usdPerGpuHour": None if row.usd_per_gpu_hour is None else round(row.usd_per_gpu_hour, 5),
         }
 
     def costs(self) -> dict[str, Any]:
