@@ -77,7 +77,6 @@ def gpu_labels(spec: ClusterSpec) -> dict[str, str]:
 # each {resources: [{name, replicas}]}), one named entry of the ConfigMap the chart renders from its values.
 PLUGIN_CONFIG_MAP = "gpu-cluster-device-plugin"
 PLUGIN_CONFIG = "gpu-cluster"
-PLUGIN_CONFIG_KEY = {"timeSlicing": "timeSlicing", "mps": "mps"}
 # The operator's MIG manager splits a node's GPUs by the layout this label names; its default ConfigMap has one
 # all-<profile> layout per profile (gpu-operator v26.7.0 assets/state-mig-manager/0400_configmap.yaml).
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -106,7 +105,7 @@ class GpuSharing:
     def plugin_config(self) -> str:
         """The device plugin's config document (timeSlicing / mps): each GPU advertised per_gpu times."""
         resources = [{"name": "nvidia.com/gpu", "replicas": self.per_gpu}]
-        body = {"version": "v1", "sharing": {PLUGIN_CONFIG_KEY[self.mode]: {"resources": resources}}}
+        body = {"version": "v1", "sharing": {self.mode: {"resources": resources}}}  # the plugin's keys are our modes
         return yaml.safe_dump(body, sort_keys=False)
 
     def chart_values(self, chart: str) -> dict[str, Any]:

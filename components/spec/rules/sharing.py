@@ -18,12 +18,12 @@ SHARED_MODES = ("timeSlicing", "mps")  # the modes that advertise each GPU `repl
 def _gpu_sharing(ctx: Context) -> Iterator[ConfigError]:
     """kubernetes.gpuSharing: its keys agree with its mode, the cloud builds the mode, the GPU has the MIG profile."""
     cfg = ctx.cfg
-    if cfg.scheduler != "kubernetes" or cfg.kubernetes is None or cfg.kubernetes.gpu_sharing.mode == "none":
-        if cfg.kubernetes is not None:
-            yield from _unused_keys(cfg.kubernetes.gpu_sharing)
+    if cfg.kubernetes is None:
         return
     sharing, k = cfg.kubernetes.gpu_sharing, f"{CLUSTER_KEY}.kubernetes.gpuSharing"
     yield from _unused_keys(sharing)
+    if cfg.scheduler != "kubernetes" or sharing.mode == "none":
+        return
     offered = kubernetes_offers.sharing(ctx.cloud)
     if "notBuilt" in offered:
         yield ConfigError(f"{k}.mode", f"{sharing.mode} on {ctx.cloud}, but {one_line(offered['notBuilt'])}")
