@@ -193,7 +193,7 @@ def prepare(
         **(extra or {}),
     }
     listed = set(data()["local"]) | set(data()["add"]) | set(data()["pair"]) | set(data()["deadNode"])
-    listed |= set(data()["elastic"]) | set(data()["accounting"]["slurmConf"])
+    listed |= set(data()["elastic"]) | set(data()["accounting"]["slurmConf"]) | set(data()["mps"])
     listed |= set(data()["accounting"]["slurmConfAdd"])
     assert set(local) <= listed, f"not in tests/slurm_22_05.yaml: {sorted(set(local) - listed)}"
     for name, text in files.items():

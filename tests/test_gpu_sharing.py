@@ -19,7 +19,7 @@ from components.layout.kubernetes import MIG_CONFIG_LABEL, PLUGIN_CONFIG, PLUGIN
 from components.plan.render import kubernetes_rows
 from components.spec import build_spec
 
-from .conftest import aws_values, plan_values, resources_of
+from .conftest import aws_values, plan_values, resources_of, spec_of
 from .test_alicloud_resources import alicloud_values
 from .test_azure_resources import azure_values
 from .test_layout_gcp import gcp_values
@@ -250,7 +250,7 @@ def test_ack_sharing_is_refused_with_the_reason():
 # --- Slurm: MIG instances and MPS as GRES ---------------------------------------------------------------------------
 
 
-def test_slurm_mps_and_mig_together_or_on_elastic_partitions_are_refused():
+def test_slurm_mps_with_mig_and_mig_on_elastic_partitions_are_refused():
     assert errors_of(aws_values(scheduler="slurm", gpuPartition="1g.10gb", slurm={"mps": True})) == [
         (
             "gpu-cluster:cluster.slurm.mps",
@@ -259,6 +259,7 @@ def test_slurm_mps_and_mig_together_or_on_elastic_partitions_are_refused():
         )
     ]
     partitions = [{"name": "h100", "maxNodes": 2}]
-    got = errors_of(aws_values(scheduler="slurm", nodes=0, slurm={"mps": True, "partitions": partitions}))
-    assert [key for key, _ in got] == ["gpu-cluster:cluster.slurm.mps"]
-    assert got[0][1].startswith("true with slurm.partitions: an elastic partition's CLOUD nodes take no AutoDetect")
+    spec_of(aws_values(scheduler="slurm", nodes=0, slurm={"mps": True, "partitions": partitions}))  # MPS is built there
+    got = errors_of(aws_values(scheduler="slurm", nodes=0, gpuPartition="1g.10gb", slurm={"partitions": partitions}))
+    assert [key for key, _ in got] == ["gpu-cluster:cluster.gpuPartition"]
+    assert got[0][1].startswith("1g.10gb with slurm.partitions: an elastic partition's CLOUD nodes take no AutoDetect")

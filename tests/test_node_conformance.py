@@ -234,6 +234,7 @@ def test_every_unit_we_write_passes_systemd_analyze_verify(systemd, tmp_path):
         "gpu-cluster-prometheus.service",
         "gpu-cluster-slurm-compute.service",
         "gpu-cluster-slurm-leave.service",
+        "gpu-cluster-mps@0.service",  # slurm.mps, as slurmd's Prolog starts it
     ):
         assert unit in verified, unit
 

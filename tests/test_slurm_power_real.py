@@ -202,15 +202,9 @@ ELASTIC_STACKS = {
 }
 
 
-@needs_slurm
-@needs_root
-@pytest.mark.parametrize("stack", sorted(ELASTIC_STACKS))
-def test_the_shipped_elastic_stack_loads_and_restarts_clean_with_both_partitions_powered_down(tmp_path, stack):
-    """The stack's rendered slurm.conf, nodes.conf and gres.conf (written out GPUs: slurmctld refuses AutoDetect on
-    CLOUD nodes) as they are, only the programs installed here: no error on a restart, every node powered down. With
-    slurm.accounting (aws-slurm-elastic) as the stack would be without it: slurmctld needs its slurmdbd, which
-    tests/test_slurm_accounting_real.py runs with the accounting lines."""
-    layout = cloud_layout(without_accounting(stack_spec(stack)))
+def load_twice(tmp_path: Path, layout: SlurmLayout, sinfo_format: str) -> tuple[list[str], str]:
+    """slurmctld started on the layout's files, then again on the state it saved: both starts clean; sinfo's lines in
+    `sinfo_format` and `scontrol show config` from the second."""
     files = {**for_22_05(layout).files, **install(tmp_path, layout, {})}
     with local.munged(tmp_path / "munge") as munge:
         cluster = local.prepare(tmp_path / "slurm", files, munge.socket, local.data()["elastic"])
@@ -219,12 +213,38 @@ def test_the_shipped_elastic_stack_loads_and_restarts_clean_with_both_partitions
         first = local.read(cluster.ctld_log)
         with local.slurmctld(cluster):
             time.sleep(0.5)
-            states = cluster.run("sinfo", "--noheader", "-o", "%P %D %T").stdout.split("\n")
+            states = cluster.run("sinfo", "--noheader", "-o", sinfo_format).stdout.split("\n")
             config = cluster.run("scontrol", "show", "config").stdout
         second = local.read(cluster.ctld_log)[len(first) :]
     assert unexpected(first, expected("slurmctldFirstStart", cluster.root / "state")) == []
     assert unexpected(second, set()) == []
-    assert [s for s in states if s] == ELASTIC_STACKS[stack]
+    return [s for s in states if s], config
+
+
+@needs_slurm
+@needs_root
+@pytest.mark.parametrize("stack", sorted(ELASTIC_STACKS))
+def test_the_shipped_elastic_stack_loads_and_restarts_clean_with_both_partitions_powered_down(tmp_path, stack):
+    """The stack's rendered slurm.conf, nodes.conf and gres.conf (written out GPUs: slurmctld refuses AutoDetect on
+    CLOUD nodes) as they are, only the programs installed here: no error on a restart, every node powered down. With
+    slurm.accounting (aws-slurm-elastic) as the stack would be without it: slurmctld needs its slurmdbd, which
+    tests/test_slurm_accounting_real.py runs with the accounting lines."""
+    states, config = load_twice(tmp_path, cloud_layout(without_accounting(stack_spec(stack))), "%P %D %T")
+    assert states == ELASTIC_STACKS[stack]
     assert re.search(r"^SuspendTime\s+= 600 sec$", config, re.M), config
     assert re.search(r"^ResumeTimeout\s+= 1800 sec$", config, re.M), config
     assert "idle_on_node_suspend" in config
+
+
+@needs_slurm
+@needs_root
+def test_elastic_partitions_with_mps_load_clean_with_each_gpus_share_on_its_device_file(tmp_path):
+    """slurm.mps on aws-slurm-elastic: gres.conf names each GPU's 100 shares on its device file (no AutoDetect on CLOUD
+    nodes), which slurmctld reads for them itself; sinfo counts them beside the GPUs."""
+    spec = without_accounting(stack_spec("aws-slurm-elastic"))
+    spec = dataclasses.replace(spec, slurm=spec.slurm.model_copy(update={"mps": True}))
+    layout = cloud_layout(spec)
+    assert "Name=mps Count=100 File=/dev/nvidia7" in layout.gres_conf
+    states, config = load_twice(tmp_path, layout, "%P %G")
+    assert states == ["h100* gpu:h100:8,mps:h100:800", "l40s gpu:l40s:4,mps:l40s:400"]  # typed as their GPUs
+    assert re.search(r"^GresTypes\s+= gpu,mps$", config, re.M), config

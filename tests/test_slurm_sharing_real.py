@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from pathlib import Path
 
-from components.bootstrap.slurm_conf import SlurmLayout
+from components.bootstrap.slurm_conf import MPS_EPILOG, MPS_PROLOG, MPS_TASK_PROLOG, SlurmLayout
 from components.layout.slurm import slurm_layout
 
 from . import slurm_local as local
+from .conftest import ROOT
 from .test_slurm_real import (
+    end_jobs,
     jobs,
     layout_node,
     needs_root,
@@ -71,13 +74,44 @@ def test_a_job_asks_one_mig_instance_by_its_profile(tmp_path):
         local.wait_for(lambda: [s for _, s, _ in jobs(cluster)] == ["RUNNING"], "the MIG job running", 30)
 
 
+def mps_programs(tmp_path: Path) -> tuple[dict[str, str], Path, Path]:
+    """slurm_mps.sh under its three names, run by slurmd from here: its state and systemctl's record in tmp_path."""
+    state, calls = tmp_path / "mps-state", tmp_path / "systemctl.log"
+    systemctl = tmp_path / "systemctl"
+    systemctl.write_text(f'#!/bin/bash\necho "$*" >>{calls}\n')
+    systemctl.chmod(0o755)
+    programs = {}
+    for key, path in (("Prolog", MPS_PROLOG), ("TaskProlog", MPS_TASK_PROLOG), ("Epilog", MPS_EPILOG)):
+        link = tmp_path / Path(path).name
+        link.symlink_to(ROOT / "components" / "bootstrap" / "slurm_mps.sh")
+        wrapper = tmp_path / f"{link.name}-here"
+        wrapper.write_text(f"#!/bin/bash\nMPS_STATE={state} SYSTEMCTL={systemctl} exec bash {link}\n")
+        wrapper.chmod(0o755)
+        programs[key] = str(wrapper)
+    return programs, state, calls
+
+
 @needs_slurm
 @needs_root
-def test_a_job_asks_a_share_of_a_gpu_through_mps(tmp_path):
-    """slurmctld and a dynamic node of 1 GPU with mps:100: `--gres=mps:50` runs on it."""
+def test_a_job_asks_a_share_of_a_gpu_through_mps_and_reaches_its_daemon(tmp_path):
+    """slurmctld and a dynamic node of 1 GPU with mps:100: a `--gres=mps:50` job runs; slurmd's Prolog (ours) starts
+    GPU 0's MPS daemon, the TaskProlog points the job's tasks at it; a whole-GPU job after it stops the daemon."""
     layout = sharing_machine(gpus=1, mps=True)
-    with pair(tmp_path, layout) as cluster:
+    conf = layout.slurm_conf.splitlines()
+    assert {f"Prolog={MPS_PROLOG}", f"TaskProlog={MPS_TASK_PROLOG}", f"Epilog={MPS_EPILOG}"} <= set(conf)
+    programs, state, calls = mps_programs(tmp_path)
+    seen = tmp_path / "seen"
+    with pair(tmp_path, layout, **programs) as cluster:
         shown = cluster.run("scontrol", "show", "node", layout_node(cluster), "--oneliner").stdout
         assert " Gres=gpu:h100:1,mps:h100:100 " in shown, shown  # slurmd types the mps of its GPU
-        cluster.run("sbatch", "--gres=mps:50", "--time=1", "--output=/dev/null", "--wrap", "exec sleep 60")
+        task = f"echo $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE >{seen}; exec sleep 60"
+        cluster.run("sbatch", "--gres=mps:50", "--time=1", "--output=/dev/null", "--wrap", task)
         local.wait_for(lambda: [s for _, s, _ in jobs(cluster)] == ["RUNNING"], "the MPS job running", 30)
+        local.wait_for(seen.exists, "the MPS job's task", 30)
+        assert seen.read_text().split() == [f"{state}/gpu0", "50"]
+        assert calls.read_text().splitlines() == ["start gpu-cluster-mps@0.service"]
+        end_jobs(cluster)
+        local.wait_for(lambda: not list(state.glob("job-*")), "the Epilog forgetting the job", 30)
+        cluster.run("sbatch", "--gres=gpu:h100:1", "--time=1", "--output=/dev/null", "--wrap", "exit 0")
+        local.wait_for(lambda: len(calls.read_text().splitlines()) == 2, "the whole-GPU job's Prolog", 30)
+        assert calls.read_text().splitlines()[1] == "stop gpu-cluster-mps@0.service"

@@ -41,6 +41,7 @@ from .slurm_conf import (
     SUSPEND_PROGRAM,
     SlurmLayout,
 )
+from .slurm_mps import mps_part
 
 COMMON_PATH = "/usr/local/lib/gpu-cluster/slurm_common.sh"
 KEY_HOOK_PATH = "/usr/local/sbin/gpu-cluster-munge-key"
@@ -425,7 +426,7 @@ def compute_parts(
                 File(NODE_NAME_HOOK_PATH, node_name_hook, "0755"),
             ),
         )
-        return (*containers_part(layout, "slurmd", enroot=True), part, *_node_users(layout))
+        return (*containers_part(layout, "slurmd", enroot=True), *mps_part(layout), part, *_node_users(layout))
     part = _role_part(
         "compute",
         env,
@@ -444,7 +445,8 @@ def compute_parts(
         commands=(("systemctl", "enable", "--now", "--no-block", "gpu-cluster-slurm-leave.service"),),
         summary="removes the node from Slurm at shutdown",
     )
-    return (*containers_part(layout, "slurmd", enroot=True), part, leave, *_node_users(layout))
+    # the MPS programs before slurmd starts: its first job may need the Prolog
+    return (*containers_part(layout, "slurmd", enroot=True), *mps_part(layout), part, leave, *_node_users(layout))
 
 
 def _node_users(layout: SlurmLayout) -> tuple[Part, ...]:

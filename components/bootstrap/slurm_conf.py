@@ -19,6 +19,13 @@ SLURMCTLD_HOST_TOKEN = "@@GPU_CLUSTER_SLURMCTLD_HOST@@"
 IMAGE_DISTRO = "ubuntu-22.04"  # every image in catalog/<cloud>.yaml `images:`
 CONF_DIR = "/etc/slurm"
 HEALTH_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-health"
+# slurm.mps: slurmd's Prolog, TaskProlog and Epilog, one program under three names (slurm_mps.sh), and where it keeps
+# the per-GPU MPS daemons' pipe directories
+MPS_PROGRAM = "/usr/local/sbin/gpu-cluster-slurm-mps"
+MPS_PROLOG = f"{MPS_PROGRAM}-prolog"
+MPS_TASK_PROLOG = f"{MPS_PROGRAM}-task-prolog"
+MPS_EPILOG = f"{MPS_PROGRAM}-epilog"
+MPS_STATE = "/run/gpu-cluster-mps"
 # an elastic partition's launch target (a launch template id), known only at deploy: filled into the channel's text
 LAUNCH_PLACEHOLDER = "@@GPU_CLUSTER_SLURM_LAUNCH_{}@@"
 LAUNCH_ENV = "launch.env"  # in CONF_DIR: LAUNCH_<partition>=<target>, read by the resume program
@@ -205,6 +212,11 @@ class SlurmLayout:
         )
 
     @property
+    def mps(self) -> bool:
+        """slurm.mps: the cluster's nodes or its elastic partitions' carry MPS shares (GresTypes gains mps)."""
+        return bool(self.node.mps or any(p.node.mps for p in self.elastic))
+
+    @property
     def home_export(self) -> bool:
         """The head NFS-exports /home (no storage.shared): the simple, not the durable, choice."""
         return self.shared_path is None
@@ -358,7 +370,10 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
         "TaskPlugin=task/cgroup,task/affinity",
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core_Memory",
-        "GresTypes=gpu,mps" if layout.node.mps else "GresTypes=gpu",
+        "GresTypes=gpu,mps" if layout.mps else "GresTypes=gpu",
+        # the MPS daemon of a gres/mps job's GPU (gres.html, "MPS Management": "A prolog program should be used to
+        # start and stop MPS servers as needed")
+        *([f"Prolog={MPS_PROLOG}", f"TaskProlog={MPS_TASK_PROLOG}", f"Epilog={MPS_EPILOG}"] if layout.mps else []),
         # a login shell's small locked-memory limit must not follow the job to the nodes: RDMA (EFA, InfiniBand,
         # eRDMA) registers GPU and host memory (Slurm FAQ "locked memory", slurm.conf(5) PropagateResourceLimits)
         "PropagateResourceLimitsExcept=MEMLOCK",
@@ -446,7 +461,7 @@ def render_elastic_conf(layout: SlurmLayout) -> str:
         cpus = f" CPUs={node.cpus}" if node.cpus else ""
         lines += [
             f"# {part.name}: RealMemory: {node.memory_note}",
-            f"NodeName={part.hostlist}{cpus} RealMemory={node.real_memory_mib} Gres={node.gres} "
+            f"NodeName={part.hostlist}{cpus} RealMemory={node.real_memory_mib} Gres={node.all_gres} "
             f"Feature={node.feature} State=CLOUD",
             f"PartitionName={part.name} Nodes={part.hostlist} Default={'YES' if part.default else 'NO'} "
             f"MaxTime=INFINITE State=UP{_job_defaults(node)}",
@@ -466,14 +481,20 @@ def render_gres_conf(elastic: tuple[ElasticPartition, ...] = (), mps: int = 0) -
     (slurm-22.05.8 src/common/gres.c gres_g_node_config_load; the real slurmctld in tests/test_slurm_real.py), so an
     elastic partition's GPUs are written out on NVIDIA's device files (/dev/nvidia<i>), as slurm-gcp does.
     `mps`: the node's MPS count, which NVML does not detect; Slurm spreads it evenly over the GPUs (gres.html MPS
-    Management)."""
+    Management). On CLOUD nodes each GPU's share is written out on its device file, as gres.html's second MPS example
+    does ("Name=mps Count=200 File=/dev/nvidia0")."""
     if not elastic:
         return "AutoDetect=nvml\n" + (f"Name=mps Count={mps}\n" if mps else "")
     lines = []
     for part in elastic:
-        kind = part.node.gres.split(":")
+        node = part.node
+        kind = node.gres.split(":")
         typed = f" Type={kind[1]}" if len(kind) == 3 else ""
-        lines.append(f"NodeName={part.hostlist} Name=gpu{typed} File=/dev/nvidia[0-{part.node.gpus - 1}]")
+        lines.append(f"NodeName={part.hostlist} Name=gpu{typed} File=/dev/nvidia[0-{node.gpus - 1}]")
+        lines += [
+            f"NodeName={part.hostlist} Name=mps Count={node.mps // node.gpus} File=/dev/nvidia{i}"
+            for i in range(node.gpus if node.mps else 0)
+        ]
     return "\n".join(lines) + "\n"
 
 

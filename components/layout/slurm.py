@@ -159,7 +159,7 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
             elastic=tuple(
                 ElasticPartition(
                     name=p.name,
-                    node=node_definition(p.instance, p.name),
+                    node=node_definition(p.instance, p.name, mps=spec.slurm.mps),
                     hostlist=p.hostlist,
                     max_nodes=p.max_nodes,
                     min_nodes=p.min_nodes,

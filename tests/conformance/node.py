@@ -79,7 +79,11 @@ EXTERNAL: dict[str, str] = {
     "before it starts gpu-cluster-prometheus.service (components/bootstrap/monitoring.sh)",
     "/usr/bin/docker": "docker.io or the image's Docker (gpu-cluster-container-runtime and the GCP fabric script "
     "install it where the image lacks it, before the units that run it start)",
+    "/usr/bin/nvidia-cuda-mps-control": "the NVIDIA driver's MPS control daemon, in the GPU image with its driver "
+    "(gpu-cluster-mps@.service, slurm.mps)",
 }
+# Templates started by name from a script rather than through a socket: verified as this instance.
+TEMPLATE_INSTANCES: dict[str, str] = {"gpu-cluster-mps@.service": "gpu-cluster-mps@0.service"}
 # Units ours require that a package brings (a stub unit in the verify root, so `Requires=` resolves).
 EXTERNAL_UNITS: dict[str, str] = {
     "docker.service": "docker.io (the GCP fabric script installs it before it starts gpu-cluster-rxdm.service)",
@@ -89,7 +93,8 @@ EXTERNAL_UNITS: dict[str, str] = {
 # the `gpu-cluster:cluster` keys set over it (tests/conftest.py plan_stack_with).
 FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     # EFS over TLS (mounts_efs_tls.sh), the health check's mount check, a login node, Slurm on AWS,
-    # slurm.users (slurm_users.sh on every role) and slurm.accounting (slurm_dbd.sh, aws_db_password.sh on the head)
+    # slurm.users (slurm_users.sh on every role), slurm.accounting (slurm_dbd.sh, aws_db_password.sh on the head) and
+    # slurm.mps (slurm_mps.sh and the gpu-cluster-mps@ unit on the GPU nodes)
     "aws-slurm-efs-login": (
         "aws-slurm-h100",
         {
@@ -99,6 +104,7 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                 "partition": "gpu",
                 "users": [{"name": "alice", "uid": 20001, "sudo": True}],
                 "accounting": True,
+                "mps": True,
             },
         },
     ),
@@ -570,8 +576,15 @@ def systemd_verify(doc: Document, root: Path, extra: Iterable[NodeFile] = ()) ->
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(f.content)
         target.chmod(int(f.permissions, 8))
-    # a template (name@.service) is loaded through what instantiates it (the socket with Accept=yes)
+    # a template (name@.service) is loaded through what instantiates it (the socket with Accept=yes), or as the
+    # instance a script starts
     units = [f.path for f in (*doc.units(), *extra) if "@." not in f.path]
+    for f in (*doc.units(), *extra):
+        directory, name = f.path.rsplit("/", 1)
+        if name in TEMPLATE_INSTANCES:
+            instance = f"{directory}/{TEMPLATE_INSTANCES[name]}"
+            (root / instance.lstrip("/")).write_text(f.content)
+            units.append(instance)
     if not units:
         return [], []
     run = subprocess.run(

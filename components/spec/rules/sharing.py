@@ -114,16 +114,13 @@ def _slurm_gres(ctx: Context) -> Iterator[ConfigError]:
     cfg, k = ctx.cfg, f"{CLUSTER_KEY}."
     if cfg.scheduler != "slurm" or cfg.slurm is None:
         return
-    asked = [("gpuPartition", cfg.gpu_partition)] if cfg.gpu_partition else []
-    asked += [("slurm.mps", "true")] if cfg.slurm.mps else []
-    if cfg.slurm.partitions:
-        for key, value in asked:
-            yield ConfigError(
-                f"{k}{key}",
-                f"{value} with slurm.partitions: an elastic partition's CLOUD nodes take no AutoDetect, so their "
-                "gres.conf names each device file (slurm_conf.render_gres_conf), and MIG instances' or MPS shares' "
-                "files are not written out; drop it or the partitions",
-            )
+    if cfg.slurm.partitions and cfg.gpu_partition:
+        yield ConfigError(
+            f"{k}gpuPartition",
+            f"{cfg.gpu_partition} with slurm.partitions: an elastic partition's CLOUD nodes take no AutoDetect, so "
+            "their gres.conf names each device file (slurm_conf.render_gres_conf), and a MIG instance's files "
+            "(/dev/nvidia-caps) are numbered by the driver only once the instance exists; drop it or the partitions",
+        )
     if cfg.slurm.mps and cfg.gpu_partition is not None:
         yield ConfigError(
             f"{k}slurm.mps",
