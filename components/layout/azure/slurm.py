@@ -23,6 +23,8 @@ from ...catalog.slurm import cloud_data
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ..slurm import CloudSlurm, slurm_layout
+from .accounting import AzureAccounting
+from .accounting import plan as accounting_plan
 
 KEY_HOOK = "azure_munge_key.sh"
 CONF_HOOK = "azure_slurm_conf.sh"
@@ -42,6 +44,15 @@ class AzureSlurm(CloudSlurm):
     head_custom_data: str
     login_custom_data: str  # HEAD_PLACEHOLDER until deploy
     compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
+    accounting: AzureAccounting | None = (
+        None  # slurm.accounting: MySQL Flexible Server; DB_HOST_PLACEHOLDER in the head's
+    )
+
+    @property
+    def head_identity_of_its_own(self) -> bool:
+        """The head carries an identity the GPU and login nodes do not: it creates and deletes nodes (elastic
+        partitions) or reads the accounting database's password."""
+        return bool(self.layout.elastic) or self.accounting is not None
 
     @property
     def compute_config_b64(self) -> str:
@@ -100,8 +111,9 @@ def _power_hooks(spec: ClusterSpec) -> PowerHooks:
     )
 
 
-def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None) -> AzureSlurm | None:
-    """None unless scheduler slurm. `mount`: storage.shared's mount (its source SOURCE_PLACEHOLDER until deploy)."""
+def plan(spec: ClusterSpec, mount: Mount | None, node_cidr: str, monitoring: Part | None = None) -> AzureSlurm | None:
+    """None unless scheduler slurm. `mount`: storage.shared's mount (its source SOURCE_PLACEHOLDER until deploy);
+    `node_cidr`: the node subnet (the accounting database's subnet is in the VNet's other half)."""
     layout = slurm_layout(spec)
     if layout is None:
         return None
@@ -115,14 +127,17 @@ def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None)
         )
     d = cloud_data("azure")
     imds = d["computeConfig"]
+    key_env = hook_env(spec)
+    accounting = accounting_plan(spec, node_cidr, key_env)
     head, login, compute = cluster_parts(
         layout,
         key_hook=script(KEY_HOOK),
-        key_hook_env=hook_env(spec),
+        key_hook_env=key_env,
         conf_hook=script(CONF_HOOK),
         conf_hook_env={"USER_DATA_URL": str(imds["userDataUrl"]), "IMDS_API_VERSION": str(imds["apiVersion"])},
         mount=mount,
         power=_power_hooks(spec) if layout.elastic else None,
+        dbd=accounting.hook if accounting is not None else None,
     )
     vault = d["keyVault"]
     return AzureSlurm(
@@ -138,4 +153,5 @@ def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None)
         head_custom_data=bootstrap.cloud_init(head),
         login_custom_data=bootstrap.cloud_init((*login, *((monitoring,) if monitoring else ()))),
         compute_parts=compute,
+        accounting=accounting,
     )
