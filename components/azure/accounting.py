@@ -113,7 +113,7 @@ def build_database(
         location=ctx.location,
         version=plan.version,
         administrator_login=plan.user,
-        administrator_login_password=password.result,
+        administrator_login_password=pulumi.Output.secret(value),  # a secret in the plan too, as the vault's copy
         sku=azure.dbformysql.MySQLServerSkuArgs(name=plan.sku_name, tier=plan.sku_tier),
         storage=azure.dbformysql.StorageArgs(storage_size_gb=plan.storage_gb, auto_grow=plan.storage_auto_grow),
         backup=azure.dbformysql.BackupArgs(
