@@ -85,7 +85,13 @@ def test_a_delegated_subnet_in_the_free_half_moves_no_subnet_and_the_zone_is_lin
 
 
 def test_only_the_head_s_own_identity_reads_the_password(plan):
-    assert one(plan, "randomPassword:RandomPassword")["inputs"] == {"length": 32, "special": False}
+    assert one(plan, "randomPassword:RandomPassword")["inputs"] == {
+        "length": 32,
+        "special": False,  # slurm_dbd.sh writes it into slurmdbd.conf as it is
+        "minUpper": 1,  # Azure takes three of four classes: upper, lower and digits are sure
+        "minLower": 1,
+        "minNumeric": 1,
+    }
     secret = by_name(plan, "keyvault:Secret")[f"{NAME}-db-password"]
     assert secret["vaultName"] == f"<name of {NAME}-slurm-vault>"  # the MUNGE key's vault
     assert secret["secretName"] == "slurmdbd-password" and secret["properties"] == "[secret]"

@@ -93,8 +93,15 @@ def build_database(
         default_outbound_access=False,
         opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[net.subnet, *after])),
     )
+    least = plan.password_min_each  # Azure's three-of-four character classes, sure of three
     password = random.RandomPassword(
-        f"{name}-db-password-value", length=plan.password_length, special=False, opts=ctx.opts
+        f"{name}-db-password-value",
+        length=plan.password_length,
+        special=False,
+        min_upper=least,
+        min_lower=least,
+        min_numeric=least,
+        opts=ctx.opts,
     )
     value: pulumi.Input[str] = password.result
     secret = azure.keyvault.Secret(

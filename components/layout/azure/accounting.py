@@ -48,6 +48,7 @@ class AzureAccounting:
     private_dns_zone: str
     secret_name: str  # the password's secret, in the Slurm vault
     password_length: int
+    password_min_each: int  # upper-case letters, lower-case letters and digits, each at least this many
     hook_env: Mapping[str, str]
 
     @property
@@ -110,5 +111,6 @@ def plan(spec: ClusterSpec, node_cidr: str, key_hook_env: Mapping[str, str]) -> 
         private_dns_zone=dns_zone(spec, str(offer["privateDnsSuffix"])),
         secret_name=secret,
         password_length=int(dbd["passwordLength"]),
+        password_min_each=int(offer["passwordMinEachClass"]),
         hook_env={**key_hook_env, "MUNGE_SECRET_NAME": secret},
     )
