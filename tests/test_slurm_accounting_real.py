@@ -216,7 +216,9 @@ def test_azure_s_slurmdbd_conf_connects_over_the_tls_the_database_requires(tmp_p
     from .conftest import spec_of
     from .test_azure_accounting import values
 
-    conf = azure_plan(spec_of(values())).slurm.layout.slurmdbd_conf  # type: ignore[union-attr]
+    slurm = azure_plan(spec_of(values())).slurm
+    assert slurm is not None and slurm.layout.slurmdbd_conf is not None
+    conf = slurm.layout.slurmdbd_conf
     parameters = "StorageParameters=SSL_CA=/etc/ssl/certs/ca-certificates.crt\n"
     assert parameters in conf
     tls = _tls_files(tmp_path / "tls")

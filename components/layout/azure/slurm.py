@@ -5,7 +5,8 @@ user-assigned identity. The MUNGE key is a Key Vault secret (catalog/slurm.yaml 
 RBAC-mode vault of the cluster; the identity holds Key Vault Secrets User on that one secret, so the head, the GPU
 nodes and the login node (all carry the identity) read it at boot with `azure_munge_key.sh`. The GPU nodes get
 `compute_parts` after their own parts, the login node `login_custom_data`; both carry `HEAD_PLACEHOLDER`, replaced by
-the head's private IP at deploy (components/azure/slurm.py).
+the head's private IP at deploy (components/azure/slurm.py). With elastic partitions or `slurm.accounting` the head
+carries an identity of its own (`head_identity_of_its_own`); the accounting database is layout/azure/accounting.py's.
 """
 
 from __future__ import annotations
@@ -44,9 +45,7 @@ class AzureSlurm(CloudSlurm):
     head_custom_data: str
     login_custom_data: str  # HEAD_PLACEHOLDER until deploy
     compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
-    accounting: AzureAccounting | None = (
-        None  # slurm.accounting: MySQL Flexible Server; DB_HOST_PLACEHOLDER in the head's
-    )
+    accounting: AzureAccounting | None = None  # slurm.accounting; the head's custom data has DB_HOST_PLACEHOLDER
 
     @property
     def head_identity_of_its_own(self) -> bool:
