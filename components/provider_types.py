@@ -388,7 +388,7 @@ class Slurm(TypedDict, total=False):
     head_instance_type: str
     """The head node's CPU type (default: the cloud's login type)."""
     accounting: bool
-    """slurmdbd on the head with the cloud's managed MySQL, so sacct shows every job (default false; AWS, GCP)."""
+    """slurmdbd on the head with the cloud's managed MySQL: sacct shows every job (default false; AWS, GCP, Azure)."""
     partition: str
     """The GPU partition's name without partitions (default gpu)."""
     partitions: list[SlurmPartition]

@@ -62,6 +62,15 @@ FEATURES: dict[str, dict[str, Any]] = {
     },
     "long-name-instances": {"name": LONG_NAME, "nodeGroup": "instances", "storage": {"shared": {"kind": "nfs"}}},
     "long-name-aks": {"name": LONG_NAME, "scheduler": "kubernetes"},
+    # slurm.accounting: the MySQL Flexible Server, its delegated subnet, private DNS zone, database and parameter, the
+    # password's secret and the head's own identity (with Bastion, a login node and Managed Lustre beside it)
+    "slurm-accounting": {
+        "scheduler": "slurm",
+        "slurm": {"accounting": True},
+        "login": {},
+        "zone": "1",
+        "storage": {"shared": {"kind": "lustre"}},
+    },
     # GPU sharing: the GPU pool's gpuInstanceProfile (MIG1g on ND H100 v5)
     "aks-mig": {"scheduler": "kubernetes", "kubernetes": {"gpuSharing": {"mode": "mig", "migProfile": "1g.10gb"}}},
 }
@@ -91,11 +100,8 @@ def test_shipped_stack_conforms_to_the_sdk_models(stack):
     resources = shipped(stack)
     report = azure.check_resources(resources)
     assert not report.refusals, report.text()
-    # a Slurm stack's Key Vault private DNS zone and its link have no SDK model installed (azure.UNCOVERED says
-    # why); nothing else of a shipped stack may go unchecked
-    slurm = any(r["type"] == "azure-native:keyvault:Secret" for r in resources)
-    private_dns = {t for t in azure.UNCOVERED if t.startswith("azure-native:privatedns:")} if slurm else set()
-    assert set(report.uncovered) <= private_dns, report.uncovered
+    # nothing of a shipped stack goes unchecked (the private DNS zones and links too: azure-mgmt-privatedns)
+    assert not report.uncovered, report.uncovered
     assert sum(report.checked.values()) >= 10
 
 
@@ -242,6 +248,50 @@ def test_the_checker_refuses_bad_names_and_rules_of_other_resources():
             "inputs": {"resourceGroupName": "rg", "accountName": "acct", "shareName": bad},
         }
         assert "is not a file share name" in text(refused(share)), bad
+
+
+def test_the_checker_refuses_a_bad_mysql_server_delegation_and_dns_link():
+    server = {
+        "type": "azure-native:dbformysql:Server",
+        "name": "db",
+        "inputs": {
+            "resourceGroupName": "rg",
+            "location": "eastus",
+            "version": "8.4.9",
+            "sku": {"name": "Standard_B1ms", "tier": "Cheap"},
+            "storage": {"storageSizeGB": "20"},
+            "network": {"publicNetworkAccess": "Off", "delegatedSubnet": "/subnets/db"},
+        },
+    }
+    found = text(refused(server))
+    assert "properties.version: '8.4.9' is not one of the known values ['5.7', '8.0.21']" in found
+    assert "sku.tier: 'Cheap' is not one of the known values" in found
+    assert "storageSizeGB: expected int" in found and "'Off' is not one of the known values" in found
+    assert "Network has no 'delegatedSubnet'" in found
+    subnet = {
+        "type": "azure-native:network:Subnet",
+        "name": "s",
+        "inputs": {
+            "resourceGroupName": "rg",
+            "virtualNetworkName": "v",
+            "addressPrefix": "10.0.0.0/28",
+            "delegations": [{"name": "d", "service": "Microsoft.DBforMySQL/flexibleServers"}],
+        },
+    }
+    assert "Delegation has no 'service'" in text(refused(subnet))
+    link = {
+        "type": "azure-native:privatedns:VirtualNetworkLink",
+        "name": "l",
+        "inputs": {
+            "resourceGroupName": "rg",
+            "privateZoneName": "z.private.mysql.database.azure.com",
+            "location": "Global",
+            "virtualNetwork": "/virtualNetworks/v",
+            "registrationEnabled": "no",
+        },
+    }
+    found = text(refused(link))
+    assert "virtualNetwork: expected an object (SubResource)" in found and "registrationEnabled: expected bool" in found
 
 
 def test_the_checker_refuses_what_the_other_models_state_in_prose():

@@ -258,7 +258,6 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("alicloud-a100-cmk", "accounting-on"): "slurm.accounting is not built on alicloud",
     ("alicloud-slurm-elastic", "accounting-on"): "slurm.accounting is not built on alicloud",
     ("alicloud-mlps3-sm4", "accounting-on"): "slurm.accounting is not built on alicloud",
-    ("azure-slurm-elastic", "accounting-on"): "slurm.accounting is not built on azure",
 }
 
 

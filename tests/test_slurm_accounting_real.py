@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
+import shutil
 import stat
 import subprocess
 import time
@@ -16,7 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from components.bootstrap.slurm_conf import DB_HOST_PLACEHOLDER, HEAD_ADDRESS_TOKEN, SlurmLayout
+from components.bootstrap.slurm_conf import (
+    DB_HOST_PLACEHOLDER,
+    DB_PASSWORD_TOKEN,
+    DBD_HOST_TOKEN,
+    HEAD_ADDRESS_TOKEN,
+    SlurmLayout,
+)
 from components.catalog import accounting as accounting_catalog
 from components.layout.slurm import slurm_layout
 
@@ -136,6 +143,105 @@ def test_a_job_is_in_sacct_through_our_slurmdbd_conf_on_mariadb(tmp_path):
     # SchedMD's settings satisfy slurmdbd's own check, and our slurmdbd.conf loads without an error or a warning
     assert "Database settings not recommended values" not in log
     assert unexpected(log, set()) == [], log
+
+
+def _tls_files(root: Path) -> dict[str, Path]:
+    """A CA and a server certificate it signs for 127.0.0.1 (openssl), as a managed MySQL's."""
+    root.mkdir()
+    ca, ca_key, key, csr, cert, ext = (root / n for n in ("ca.pem", "ca.key", "server.key", "s.csr", "s.pem", "ext"))
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out", str(ca), "-days", "2",
+            "-subj", "/CN=gpu-cluster test CA")  # fmt: skip
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", "/CN=127.0.0.1")
+    ext.write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
+            "-out", str(cert), "-days", "2", "-extfile", str(ext))  # fmt: skip
+    return {"ca": ca, "cert": cert, "key": key}
+
+
+def _slurmdbd_reaches(tmp_path: Path, conf: str, db: local.Database, munge_socket: Path) -> tuple[bool, str]:
+    """slurmdbd with `conf` (its database's address, port and password put in, this machine's lines set): whether it
+    created its tables in the database and started within 30 s, and its log."""
+    log, etc = tmp_path / "slurmdbd.log", tmp_path / "etc"
+    etc.mkdir()
+    here = {
+        "DbdPort": str(local.free_port()),
+        "SlurmUser": "root",
+        "LogFile": str(log),
+        "StoragePort": str(db.port),
+        "PidFile": str(tmp_path / "slurmdbd.pid"),
+        "AuthInfo": f"socket={munge_socket}",
+    }
+    text = conf.replace(DB_HOST_PLACEHOLDER, db.host).replace(DB_PASSWORD_TOKEN, db.password)
+    (etc / "slurmdbd.conf").write_text(local.set_lines(text.replace(DBD_HOST_TOKEN, "localhost"), here))
+    (etc / "slurmdbd.conf").chmod(0o600)
+    (etc / "slurm.conf").write_text("ClusterName=tls\n")  # slurmdbd.conf is read beside SLURM_CONF
+    env = {**os.environ, "SLURM_CONF": str(etc / "slurm.conf")}
+    proc = subprocess.Popen(["slurmdbd", "-D"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sock = db.log.parent / "mysql.sock"
+    tables = [
+        "mariadb",
+        f"--socket={sock}",
+        "-u",
+        "root",
+        "--skip-column-names",
+        "-e",
+        "SHOW TABLES FROM slurm_acct_db",
+    ]
+
+    def created() -> bool:  # its tables in the database, and its start logged
+        found = subprocess.run(tables, capture_output=True, text=True, timeout=30).stdout
+        return "cluster_table" in found and "started" in local.read(log)
+
+    try:
+        local.wait_for(created, "slurmdbd's tables", 30)
+        return True, local.read(log)
+    except AssertionError:
+        return False, local.read(log)
+    finally:
+        local.stop(proc)
+
+
+@needs_accounting
+@needs_root
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the test's CA (apt-get install openssl)")
+def test_azure_s_slurmdbd_conf_connects_over_the_tls_the_database_requires(tmp_path):
+    """Azure Database for MySQL requires TLS: with the rendered StorageParameters (SSL_CA, the test's CA in place of the
+    system bundle) slurmdbd 22.05.8 connects and creates its tables; the same file without the line is refused."""
+    from components.layout.azure import plan as azure_plan
+
+    from .conftest import spec_of
+    from .test_azure_accounting import values
+
+    slurm = azure_plan(spec_of(values())).slurm
+    assert slurm is not None and slurm.layout.slurmdbd_conf is not None
+    conf = slurm.layout.slurmdbd_conf
+    parameters = "StorageParameters=SSL_CA=/etc/ssl/certs/ca-certificates.crt\n"
+    assert parameters in conf
+    tls = _tls_files(tmp_path / "tls")
+    listed = local.data()["accountingTls"]
+    required = {"ssl-ca": str(tls["ca"]), "ssl-cert": str(tls["cert"]), "ssl-key": str(tls["key"])}
+    required["require-secure-transport"] = "ON"
+    assert set(required) == set(listed["mariadbAdd"]) and set(listed["slurmdbdConf"]) == {"StorageParameters"}
+    settings = {**accounting_catalog.data()["localMysqlSettings"], **required}
+    user, database = accounting_catalog.data()["slurmdbd"]["user"], accounting_catalog.data()["slurmdbd"]["database"]
+    with (
+        local.munged(tmp_path / "munge") as munge,
+        local.mariadb(tmp_path / "mariadb", settings, database, user, secrets.token_hex(16)) as db,
+    ):
+        plain_dir, tls_dir = tmp_path / "plain", tmp_path / "with-tls"
+        plain_dir.mkdir()
+        tls_dir.mkdir()
+        refused, refused_log = _slurmdbd_reaches(plain_dir, conf.replace(parameters, ""), db, munge.socket)
+        here = conf.replace(parameters, f"StorageParameters=SSL_CA={tls['ca']}\n")
+        reached, log = _slurmdbd_reaches(tls_dir, here, db, munge.socket)
+    # without TLS MariaDB turns the login away (it answers 1045 to an insecure connection it must refuse)
+    assert not refused and "mysql_real_connect failed" in refused_log, refused_log
+    assert reached, log
+    assert "slurmdbd version 22.05.8 started" in log and "error" not in log.lower(), log
 
 
 def test_the_slurmdbd_conf_lines_changed_here_are_in_the_rendered_file():

@@ -190,15 +190,16 @@ def test_accounting_is_refused_on_a_cloud_that_does_not_build_it_with_the_data_s
     from components.catalog.accounting import refusal
 
     from .conftest import gcp_values
+    from .test_alicloud_resources import alicloud_values
     from .test_azure_resources import azure_values
 
-    got = errors_of(azure_values(scheduler="slurm", slurm={"accounting": True}))
-    reason = refusal("azure")
-    assert reason is not None and "Flexible Server" in reason
-    assert got == [("gpu-cluster:cluster.slurm.accounting", f"true on azure, but {reason}")]
-    # AWS and GCP build it (catalog/accounting.yaml has no notBuilt for them)
-    assert refusal("aws") is None and refusal("gcp") is None
-    for values in (aws_values, gcp_values):
+    got = errors_of(alicloud_values(scheduler="slurm", slurm={"accounting": True}))
+    reason = refusal("alicloud")
+    assert reason is not None and "ApsaraDB RDS" in reason
+    assert got == [("gpu-cluster:cluster.slurm.accounting", f"true on alicloud, but {reason}")]
+    # AWS, GCP and Azure build it (catalog/accounting.yaml has no notBuilt for them)
+    assert refusal("aws") is None and refusal("gcp") is None and refusal("azure") is None
+    for values in (aws_values, gcp_values, azure_values):
         spec = build_spec(values(scheduler="slurm", slurm={"accounting": True}), "test")
         assert spec.slurm is not None and spec.slurm.accounting
 

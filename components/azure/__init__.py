@@ -79,7 +79,8 @@ class CloudCluster(pulumi.ComponentResource):
         api = kubernetes.api_subnet(ctx, net, subnets) if layout.aks is not None else None
         self.shared = build_shared(ctx, net, after=subnets + ([api] if api else []))
         source = self.shared.source if self.shared else None
-        self.slurm = slurm.build_head(ctx, net, self.identity, source)
+        shared_subnet = [self.shared.subnet] if self.shared is not None and self.shared.subnet is not None else []
+        self.slurm = slurm.build_head(ctx, net, self.identity, source, subnets + shared_subnet)
         if self.slurm is not None:
             login_data = self.slurm.login_custom_data(layout.custom_data_b64_for, source, tokens)
             self.access = access.login_vm(ctx, self.access, self.identity, login_data)

@@ -21,13 +21,14 @@ from ..layout.azure import AzureLayout, AzurePartition, AzureSlurm, body_text
 from ..layout.azure.partitions import CUSTOM_DATA, DISK_SET, IDENTITY, PPG, SCALE_SET, SUBNET, gzip_b64
 from ..resources import fill, invoke_options
 from .context import Context
-from .identity import Identity, role_assignment
+from .identity import Identity
 from .network import Network
 
 
 @dataclass(frozen=True)
 class Power:
-    """What the head gets: its own identity, the channel's text (userData, base64) and what its boot waits for."""
+    """What the head gets: its identity (the one passed in), the channel's text (userData, base64) and what its boot
+    waits for."""
 
     identity: Identity
     user_data: pulumi.Output[str]
@@ -73,17 +74,6 @@ def _scale_set(
     return vmss, ppg.id if ppg else None
 
 
-def _head_identity(ctx: Context) -> tuple[Identity, azure.managedidentity.UserAssignedIdentity]:
-    created = azure.managedidentity.UserAssignedIdentity(
-        f"{ctx.name}-head-identity",
-        resource_group_name=ctx.resource_group_name,
-        location=ctx.location,
-        tags=ctx.tagged("head-identity"),
-        opts=ctx.opts,
-    )
-    return Identity(created.id, created.name, [], [], created.client_id, created.principal_id), created
-
-
 def head_actions(layout: AzureLayout) -> list[str]:
     """The head's custom role: what a node VM's PUT and DELETE need, and what its body names besides (a capacity
     reservation group, a disk encryption set): catalog/slurm.yaml clouds.azure.powerSave."""
@@ -100,25 +90,15 @@ def build_power(
     ctx: Context,
     net: Network,
     nodes: Identity,
+    head: Identity,
     plan: AzureSlurm,
-    secret: azure.keyvault.Secret,
     head_address: pulumi.Input[str],
     mount_source: pulumi.Input[str] | None,
 ) -> Power:
+    """`head`: the head's own identity (components/azure/slurm.py `head_identity`), which the custom role is for."""
     layout = ctx.layout
     client = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component))
-    head, _ = _head_identity(ctx)
     principal = head.principal_id or ""
-    # the head reads the MUNGE key with its own identity (the nodes keep theirs: the same one-secret grant)
-    key_grant = role_assignment(
-        ctx,
-        "head-role-munge-key",
-        plan.secrets_user_role,
-        principal,
-        secret.id,
-        client.subscription_id,
-        "the Slurm head reads the MUNGE key",
-    )
     # Azure RBAC scopes a role to a management group, subscription, resource group or resource, never to a name
     # prefix or a tag (learn.microsoft.com/azure/role-based-access-control/scope-overview): the narrowest scope that
     # holds VMs not yet created is the cluster's resource group, which holds only this cluster
@@ -177,4 +157,4 @@ def build_power(
     user_data: pulumi.Output[str] = pulumi.Output.all(*bodies.values()).apply(channel)
     if spec.secret_config:  # the bodies carry the SSH key of a `secure:` value
         user_data = pulumi.Output.secret(user_data)
-    return Power(head, user_data, [key_grant, power_grant], scale_sets, role)
+    return Power(head, user_data, [power_grant], scale_sets, role)

@@ -6,7 +6,9 @@
   assignment at the secret's scope); the head, the GPU nodes and the login node carry that identity, so one grant
   covers all three. No key is in any custom data, input or output.
 - Head node: a private VM in the node subnet running slurmctld (layout.azure.slurm). The node NSG already admits
-  everything from inside the VNet (Slurm's ports included) and nothing from the internet.
+  everything from inside the VNet (Slurm's ports included) and nothing from the internet. With elastic partitions or
+  accounting it carries a user-assigned identity of its own (`head_identity`), which the GPU and login nodes do not:
+  it alone creates the nodes, and reads the accounting database's password (components/azure/accounting.py).
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ import pulumi_azure_native as azure
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ..bootstrap.slurm_conf import DB_HOST_PLACEHOLDER, HEAD_PLACEHOLDER
 from ..layout.azure import AzureSlurm
 from ..resources import fill, invoke_options
 from . import vm
+from .accounting import Database, build_database
 from .context import Context
 from .identity import Identity, role_assignment
 from .network import Network, private_link
@@ -41,6 +44,8 @@ class SlurmHead:
     grant: azure.authorization.RoleAssignment
     address: pulumi.Output[str]
     power: Power | None = None  # elastic partitions: the head's own identity, its role, the partitions' scale sets
+    head_identity: Identity | None = None  # partitions or accounting: the head's own (else it carries the nodes')
+    database: Database | None = None  # slurm.accounting: MySQL Flexible Server
 
     def login_custom_data(
         self,
@@ -64,6 +69,7 @@ class SlurmHead:
             "check": "sinfo -N -l",
             "mungeKeySecret": self.secret.id,
             "powerSaving": layout.power_saving,
+            **({"accounting": self.database.output()} if self.database is not None else {}),
         }
 
 
@@ -125,10 +131,62 @@ def _vault(
     return vault, secret, grant, [grant, dns.link, dns.records]
 
 
+def head_identity(
+    ctx: Context, plan: AzureSlurm, secret: azure.keyvault.Secret
+) -> tuple[Identity, list[pulumi.Resource]]:
+    """The head's own user-assigned identity, which reads the MUNGE key by a grant of its own (the nodes keep theirs:
+    the same one-secret grant)."""
+    created = azure.managedidentity.UserAssignedIdentity(
+        f"{ctx.name}-head-identity",
+        resource_group_name=ctx.resource_group_name,
+        location=ctx.location,
+        tags=ctx.tagged("head-identity"),
+        opts=ctx.opts,
+    )
+    client = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component))
+    key_grant = role_assignment(
+        ctx,
+        "head-role-munge-key",
+        plan.secrets_user_role,
+        created.principal_id,
+        secret.id,
+        client.subscription_id,
+        "the Slurm head reads the MUNGE key",
+    )
+    identity = Identity(created.id, created.name, [], [], created.client_id, created.principal_id)
+    return identity, [key_grant]
+
+
+def _database(
+    ctx: Context, net: Network, plan: AzureSlurm, vault: azure.keyvault.Vault, head: Identity,
+    after: list[pulumi.Resource],
+) -> tuple[Database | None, list[pulumi.Resource]]:  # fmt: skip
+    """slurm.accounting: the database, and the head's right to read its password (that one secret only)."""
+    database = build_database(ctx, net, vault, after)
+    if database is None:
+        return None, []
+    client = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component))
+    grant = role_assignment(
+        ctx,
+        "head-role-db-password",
+        plan.secrets_user_role,
+        head.principal_id or "",
+        database.secret.id,  # this one secret, not the vault
+        client.subscription_id,
+        "the Slurm head reads the accounting database's password",
+    )
+    return database, [*database.ready, grant]
+
+
 def build_head(
-    ctx: Context, net: Network, identity: Identity, mount_source: pulumi.Input[str] | None = None
+    ctx: Context,
+    net: Network,
+    identity: Identity,
+    mount_source: pulumi.Input[str] | None = None,
+    subnets: list[pulumi.Resource] | None = None,
 ) -> SlurmHead | None:
-    """`mount_source`: storage.shared's, known at deploy (the head keeps /home and the state there)."""
+    """`mount_source`: storage.shared's, known at deploy (the head keeps /home and the state there); `subnets`: what
+    holds the VNet's other subnets (the accounting database's subnet is written after them)."""
     plan = ctx.layout.slurm
     if plan is None:
         return None
@@ -139,19 +197,31 @@ def build_head(
     # the GPU nodes' Slurm configuration: updated in place, never the custom data (a new head VM)
     user_data: pulumi.Input[str] = plan.compute_config_b64
     power = None
+    own: Identity | None = None
+    if plan.head_identity_of_its_own:
+        own, grants = head_identity(ctx, plan, secret)
+        ready = [*ready, *grants]
     if layout.partitions:
-        # the head creates and deletes the nodes: an identity of its own, which the GPU and login nodes do not carry;
-        # the channel carries the partitions' VM bodies beside nodes.conf
-        power = build_power(ctx, net, identity, plan, secret, address, mount_source)
-        identity, user_data, ready = power.identity, power.user_data, [*ready, *power.ready]
+        # the head creates and deletes the nodes with its own identity; the channel carries the partitions' VM bodies
+        # beside nodes.conf
+        assert own is not None
+        power = build_power(ctx, net, identity, own, plan, address, mount_source)
+        user_data, ready = power.user_data, [*ready, *power.ready]
+    head_carries = own or identity
+    database, db_ready = _database(ctx, net, plan, vault, head_carries, subnets or [])
+    ready = [*ready, *db_ready]
     # the cluster's image (Ubuntu 22.04, as the Slurm layer expects); /home (the NFS export) lives on its disk
     head = vm.virtual_machine(
         ctx,
         "head",
         size=plan.head_instance_type,
         nic=nic,
-        identity=identity,
-        custom_data=(fill(plan.head_custom_data, {SOURCE_PLACEHOLDER: mount_source}, layout.custom_data_b64_for)),
+        identity=head_carries,
+        custom_data=fill(
+            plan.head_custom_data,
+            {SOURCE_PLACEHOLDER: mount_source, DB_HOST_PLACEHOLDER: database.address if database else None},
+            layout.custom_data_b64_for,
+        ),
         disk_size_gb=layout.os_disk_gb,
         host_encryption=layout.encryption_at_host,
         depends_on=[secret, *ready],
@@ -160,4 +230,4 @@ def build_head(
         # keeps its own, as the AWS head keeps its AMI; patch or grow it in place instead
         ignore_changes=("storageProfile.imageReference", "storageProfile.osDisk.diskSizeGB"),
     )
-    return SlurmHead(plan, head, nic, vault, secret, grant, address, power)
+    return SlurmHead(plan, head, nic, vault, secret, grant, address, power, own, database)

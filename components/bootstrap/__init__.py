@@ -57,8 +57,9 @@ _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 
 @cache
 def script(name: str) -> str:
-    """A shell script shipped beside this module (shellcheck-clean; tested against stubs), libraries inlined."""
-    return _SOURCE_BESIDE.sub(lambda m: (_HERE / m.group(1)).read_text(), (_HERE / name).read_text())
+    """A shell script shipped beside this module (shellcheck-clean; tested against stubs), libraries inlined (and
+    theirs: a hook may source another hook, e.g. azure_db_password.sh the MUNGE key's)."""
+    return _SOURCE_BESIDE.sub(lambda m: script(m.group(1)), (_HERE / name).read_text())
 
 
 def env_file(values: Mapping[str, str]) -> str:

@@ -142,6 +142,8 @@ class Accounting:
     user: str  # StorageUser
     packages: tuple[str, ...]  # the head's slurmdbd
     service: str  # the cloud's managed database, for the summary
+    # StorageParameters: what the cloud's database requires of the connection (Azure: TLS with a CA); None: nothing
+    storage_parameters: str | None = None
 
     def slurm_conf_lines(self) -> list[str]:
         d = accounting_data()["slurmdbd"]
@@ -410,6 +412,7 @@ def render_slurmdbd_conf(cluster_name: str, accounting: Accounting) -> str:
         f"StorageUser={accounting.user}",
         f"StoragePass={DB_PASSWORD_TOKEN}",
         f"StorageLoc={accounting.database}",
+        *([f"StorageParameters={accounting.storage_parameters}"] if accounting.storage_parameters else []),
     ]
     return "\n".join(lines) + "\n"
 

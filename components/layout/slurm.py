@@ -182,13 +182,15 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
 def accounting_for(cloud: str) -> Accounting:
     """slurmdbd's settings (catalog/accounting.yaml); the spec refused accounting on a cloud that does not build it."""
     d = accounting_catalog.data()["slurmdbd"]
+    offer = accounting_catalog.cloud_offer(cloud)
     return Accounting(
         port=int(d["port"]),
         storage_port=int(d["storagePort"]),
         database=str(d["database"]),
         user=str(d["user"]),
         packages=tuple(d["packages"]),
-        service=str(accounting_catalog.cloud_offer(cloud).get("service", "")),
+        service=str(offer.get("service", "")),
+        storage_parameters=str(offer["storageParameters"]) if offer.get("storageParameters") else None,
     )
 
 

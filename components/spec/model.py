@@ -454,7 +454,7 @@ class SlurmConfig(_Model):
     head_instance_type: str | None = Field(None, min_length=1)
     """The head node's CPU type (default: the cloud's login type)."""
     accounting: bool = False
-    """slurmdbd on the head with the cloud's managed MySQL, so sacct shows every job (default false; AWS, GCP)."""
+    """slurmdbd on the head with the cloud's managed MySQL: sacct shows every job (default false; AWS, GCP, Azure)."""
     partition: str = Field("gpu", pattern=r"^[a-z][a-z0-9_-]{0,30}$")
     """The GPU partition's name without partitions (default gpu)."""
     partitions: tuple[SlurmPartition, ...] = Field((), strict=False)

@@ -129,13 +129,34 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
         "AmlFilesystemsOperations",
         "begin_create_or_update",
     ),
+    # slurm.accounting: the MySQL Flexible Server, its database and server parameter
+    "azure-native:dbformysql:Server": ("azure.mgmt.mysqlflexibleservers", "ServersOperations", "begin_create"),
+    "azure-native:dbformysql:Database": (
+        "azure.mgmt.mysqlflexibleservers",
+        "DatabasesOperations",
+        "begin_create_or_update",
+    ),
+    "azure-native:dbformysql:Configuration": (
+        "azure.mgmt.mysqlflexibleservers",
+        "ConfigurationsOperations",
+        "begin_create_or_update",
+    ),
+    # the private DNS zones (the Slurm Key Vault's privatelink zone, the MySQL server's zone) and their VNet links
+    "azure-native:privatedns:PrivateZone": (
+        "azure.mgmt.privatedns",
+        "PrivateZonesOperations",
+        "begin_create_or_update",
+    ),
+    "azure-native:privatedns:VirtualNetworkLink": (
+        "azure.mgmt.privatedns",
+        "VirtualNetworkLinksOperations",
+        "begin_create_or_update",
+    ),
 }
 UNCOVERED = {
     "azure-native:monitor:AutoscaleSetting": "azure-mgmt-monitor is not installed (no SDK model to check against)",
     "azure-native:servicebus:Namespace": "azure-mgmt-servicebus is not installed",
     "azure-native:servicebus:Queue": "azure-mgmt-servicebus is not installed",
-    "azure-native:privatedns:PrivateZone": "azure-mgmt-privatedns is not installed",
-    "azure-native:privatedns:VirtualNetworkLink": "azure-mgmt-privatedns is not installed",
     # budget: the Consumption budget's model is in azure-mgmt-consumption, not in the dev group (uv.lock unchanged)
     "azure-native:consumption:Budget": "azure-mgmt-consumption is not installed",
 }

@@ -3,9 +3,10 @@
 Two generations of model are installed: the TypeSpec-generated "hybrid" models (azure-mgmt-compute, -network,
 -containerservice, -keyvault, -storage, -storagecache, -resource: `rest_field(name=..., visibility=[...])` with
 type annotations, `Union[str, SomeEnum]` for an extensible enum, "Required." in the class docstring) and the
-msrest models (azure-mgmt-msi, -authorization: `_attribute_map` with `properties.x` keys for flattened
-properties, `_validation` with required/readonly/length/pattern). `fields(cls)` reads either into one `Field` per
-JSON property; `operation(...)` reads an operation's signature: its path parameters and its body model.
+msrest models (azure-mgmt-msi, -authorization, -mysqlflexibleservers, -privatedns: `_attribute_map` with
+`properties.x` keys for flattened properties, `_validation` with required/readonly/length/pattern). `fields(cls)`
+reads either into one `Field` per JSON property; `operation(...)` reads an operation's signature: its path parameters
+and its body model.
 """
 
 from __future__ import annotations

@@ -118,6 +118,9 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         "azure-h100",
         {"scheduler": "slurm", "storage": {"shared": {"kind": "nfs", "sizeGb": 1024}}, "login": {}},
     ),
+    # slurm.accounting on Azure without elastic partitions (slurm_dbd.sh, azure_db_password.sh with the MUNGE key's read
+    # inlined, StorageParameters for TLS; the head on an identity of its own)
+    "azure-slurm-accounting": ("azure-h100", {"scheduler": "slurm", "login": {}, "slurm": {"accounting": True}}),
     # the GPU-utilisation metric Azure autoscale reads (azure_gpu_metric.sh)
     "azure-fleet-gpu-metric": (
         "azure-dev",

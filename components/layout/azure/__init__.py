@@ -358,7 +358,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AzureLayout:
         )
     aks = plan_aks(spec, node_cidr, ib, warnings) if spec.scheduler == "kubernetes" else None
     monitoring = monitoring_plan(spec)
-    slurm = azure_slurm.plan(spec, shared.mount if shared else None, monitoring.part if monitoring else None)
+    slurm = azure_slurm.plan(spec, shared.mount if shared else None, node_cidr, monitoring.part if monitoring else None)
     if aks is not None:
         # AKS nodes run AKS's node image and no bootstrap: no scratch RAID, no data disk, no health extension;
         # NCCL's InfiniBand prerequisites come from the in-cluster releases instead of the HPC image

@@ -61,6 +61,8 @@ def key_plan(spec: ClusterSpec, shared: Shared | None, scratch: Scratch) -> Azur
     notes = []
     if scratch.kind == "nvme":
         notes.append(f"encryption.key: {d['notes']['localNvme']}")
+    if spec.slurm is not None and spec.slurm.accounting:
+        notes.append(f"encryption.key: {d['notes']['mysqlFlexible']}")
     if not auto:
         notes.append(f"encryption.key: {d['notes']['givenKey'].format(identity=f'{spec.name}-cmk')}")
     return AzureEncryption(

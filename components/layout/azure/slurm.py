@@ -5,7 +5,8 @@ user-assigned identity. The MUNGE key is a Key Vault secret (catalog/slurm.yaml 
 RBAC-mode vault of the cluster; the identity holds Key Vault Secrets User on that one secret, so the head, the GPU
 nodes and the login node (all carry the identity) read it at boot with `azure_munge_key.sh`. The GPU nodes get
 `compute_parts` after their own parts, the login node `login_custom_data`; both carry `HEAD_PLACEHOLDER`, replaced by
-the head's private IP at deploy (components/azure/slurm.py).
+the head's private IP at deploy (components/azure/slurm.py). With elastic partitions or `slurm.accounting` the head
+carries an identity of its own (`head_identity_of_its_own`); the accounting database is layout/azure/accounting.py's.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from ...catalog.slurm import cloud_data
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ..slurm import CloudSlurm, slurm_layout
+from .accounting import AzureAccounting
+from .accounting import plan as accounting_plan
 
 KEY_HOOK = "azure_munge_key.sh"
 CONF_HOOK = "azure_slurm_conf.sh"
@@ -42,6 +45,13 @@ class AzureSlurm(CloudSlurm):
     head_custom_data: str
     login_custom_data: str  # HEAD_PLACEHOLDER until deploy
     compute_parts: tuple[Part, ...]  # HEAD_PLACEHOLDER until deploy
+    accounting: AzureAccounting | None = None  # slurm.accounting; the head's custom data has DB_HOST_PLACEHOLDER
+
+    @property
+    def head_identity_of_its_own(self) -> bool:
+        """The head carries an identity the GPU and login nodes do not: it creates and deletes nodes (elastic
+        partitions) or reads the accounting database's password."""
+        return bool(self.layout.elastic) or self.accounting is not None
 
     @property
     def compute_config_b64(self) -> str:
@@ -100,8 +110,9 @@ def _power_hooks(spec: ClusterSpec) -> PowerHooks:
     )
 
 
-def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None) -> AzureSlurm | None:
-    """None unless scheduler slurm. `mount`: storage.shared's mount (its source SOURCE_PLACEHOLDER until deploy)."""
+def plan(spec: ClusterSpec, mount: Mount | None, node_cidr: str, monitoring: Part | None = None) -> AzureSlurm | None:
+    """None unless scheduler slurm. `mount`: storage.shared's mount (its source SOURCE_PLACEHOLDER until deploy);
+    `node_cidr`: the node subnet (the accounting database's subnet is in the VNet's other half)."""
     layout = slurm_layout(spec)
     if layout is None:
         return None
@@ -115,14 +126,17 @@ def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None)
         )
     d = cloud_data("azure")
     imds = d["computeConfig"]
+    key_env = hook_env(spec)
+    accounting = accounting_plan(spec, node_cidr, key_env)
     head, login, compute = cluster_parts(
         layout,
         key_hook=script(KEY_HOOK),
-        key_hook_env=hook_env(spec),
+        key_hook_env=key_env,
         conf_hook=script(CONF_HOOK),
         conf_hook_env={"USER_DATA_URL": str(imds["userDataUrl"]), "IMDS_API_VERSION": str(imds["apiVersion"])},
         mount=mount,
         power=_power_hooks(spec) if layout.elastic else None,
+        dbd=accounting.hook if accounting is not None else None,
     )
     vault = d["keyVault"]
     return AzureSlurm(
@@ -138,4 +152,5 @@ def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None)
         head_custom_data=bootstrap.cloud_init(head),
         login_custom_data=bootstrap.cloud_init((*login, *((monitoring,) if monitoring else ()))),
         compute_parts=compute,
+        accounting=accounting,
     )
