@@ -140,13 +140,6 @@ def test_slices_of_several_nodes_that_train_together_are_refused_for_want_of_a_f
     assert spec_of(azure_values(gpu="A10:1/2", nodes=2, fabric="none")).instance.gpuFraction == "1/2"
 
 
-def test_aws_image_auto_on_a_slice_is_refused_with_the_grid_driver_reason():
-    with pytest.raises(ConfigError) as err:
-        aws_layout.plan(spec_of(aws_values(gpu="L4:1/8", nodes=1)))
-    assert err.value.key == "gpu-cluster:cluster.image"
-    assert "vGPU (GRID) guest driver" in str(err.value) and "do not list G6f or Gr6f" in str(err.value)
-
-
 def test_alibaba_image_auto_on_a_slice_is_refused_for_its_grid_driver():
     values = {
         "gpu-cluster:cloud": "alicloud",
