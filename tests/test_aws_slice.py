@@ -128,7 +128,11 @@ def test_an_existing_instance_profile_gets_no_policy_of_ours():
 def test_slurm_slice_nodes_get_the_grant_too():
     layout = aws_layout.plan(spec_of(aws_values(gpu="L4:1/2", instanceType="gr6f.4xlarge", nodes=1, scheduler="slurm")))
     (grant,) = layout.driver_grants
-    assert (grant.bucket, grant.key, grant.action) == ("ec2-linux-nvidia-drivers", f"grid-19.5/{RUNFILE}", "s3:GetObject")
+    assert (grant.bucket, grant.key, grant.action) == (
+        "ec2-linux-nvidia-drivers",
+        f"grid-19.5/{RUNFILE}",
+        "s3:GetObject",
+    )
 
 
 def test_an_eks_pool_of_slices_runs_the_eks_nvidia_ami_which_loads_its_grid_module():
@@ -140,7 +144,7 @@ def test_an_eks_pool_of_slices_runs_the_eks_nvidia_ami_which_loads_its_grid_modu
     assert layout.driver_grants == () and layout.gpu_driver is None
 
 
-# --- the shipped stack --------------------------------------------------------------------------------------------------
+# --- the shipped stack -----------------------------------------------------------------------------------------------
 
 
 def test_the_shipped_slice_stack_plans_one_g6f_with_its_driver():
@@ -205,7 +209,9 @@ def test_an_s3_runfile_is_read_with_the_aws_cli_in_the_nodes_region(tmp_path):
 def test_the_ec2_guides_ubuntu_prerequisites_come_first(tmp_path):
     proc, calls, blacklist = run_s3(tmp_path)
     assert proc.returncode == 0, proc.stderr
-    install = "apt-get install -y -q build-essential dkms linux-headers-6.8.0-1021-aws linux-modules-extra-6.8.0-1021-aws"
+    install = (
+        "apt-get install -y -q build-essential dkms linux-headers-6.8.0-1021-aws linux-modules-extra-6.8.0-1021-aws"
+    )
     assert f"{install} blacklisted=yes" in calls  # nouveau is blacklisted before modules-extra brings it
     assert blacklist.read_text() == (
         "blacklist vga16fb\nblacklist nouveau\nblacklist rivafb\nblacklist nvidiafb\nblacklist rivatv\n"

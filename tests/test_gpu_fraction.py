@@ -18,7 +18,6 @@ from components import recommend as rec
 from components.bootstrap.grid_driver import grid_driver_part
 from components.errors import ConfigError
 from components.layout import alicloud as ali_layout
-from components.layout import aws as aws_layout
 from components.plan.render import cost_text, gpus_text
 from components.spec import build_spec
 from components.spec.rules.instance import parse_gpu, parse_gpu_request
