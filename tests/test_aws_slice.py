@@ -17,6 +17,8 @@ from components import catalog
 from components.bootstrap.grid_driver import grid_driver_part
 from components.layout import aws as aws_layout
 
+from .conformance import aws as aws_conformance
+from .conformance.aws_iam import policy_problems
 from .conftest import aws_values, one, plan_json, plan_stack, plan_values, resources_of, spec_of
 from .hook_helpers import run_hook, stub_bin
 
@@ -232,3 +234,28 @@ def test_the_part_carries_the_aws_install_settings_and_azures_keeps_the_defaults
     azure = catalog.gpu_image("azure", azure_row)["gridDriver"]
     azure_env = next(f for f in grid_driver_part(azure).files if f.path.endswith("grid-driver.env")).content
     assert "KERNEL_PACKAGES" not in azure_env and "BLACKLIST_MODULES" not in azure_env
+
+
+# --- the conformance layer judges the grant -----------------------------------------------------------------------
+
+
+def test_the_grant_is_judged_by_the_conformance_layer_and_accepted():
+    report = aws_conformance.check_plan(plan_stack("aws-l4-slice"))
+    assert report.ok, report.lines()
+    (put,) = [q for q in report.requests if q.operation == "PutRolePolicy" and q.urn.endswith("-node-role-grid-driver")]
+    assert "s3:GetObject" in put.params["PolicyDocument"]
+
+
+@pytest.mark.parametrize(
+    ("action", "resource", "problem"),
+    [
+        ("s3:GetObject", "arn:aws:s3:::ec2-linux-nvidia-drivers", "acts on objects (its Key is required)"),
+        ("s3:GetObjects", f"arn:aws:s3:::ec2-linux-nvidia-drivers/grid-19.5/{RUNFILE}", "s3 has no operation"),
+        ("s3:GetObject", "arn:aws:ec2:us-east-1:123456789012:instance/*", "is of service ec2"),
+        ("s3:GetObject", "ec2-linux-nvidia-drivers/grid-19.5", "is not arn:partition"),
+    ],
+)
+def test_the_policy_judge_refuses_a_grant_that_would_not_work(action, resource, problem):
+    document = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": [action], "Resource": resource}]}
+    problems = policy_problems(json.dumps(document))
+    assert len(problems) == 1 and problem in problems[0]
