@@ -18,7 +18,6 @@ from components import recommend as rec
 from components.bootstrap.grid_driver import grid_driver_part
 from components.errors import ConfigError
 from components.layout import alicloud as ali_layout
-from components.layout import aws as aws_layout
 from components.plan.render import cost_text, gpus_text
 from components.spec import build_spec
 from components.spec.rules.instance import parse_gpu, parse_gpu_request
@@ -138,13 +137,6 @@ def test_slices_of_several_nodes_that_train_together_are_refused_for_want_of_a_f
     assert err.value.key == "gpu-cluster:cluster.gpu" and "has a fabric NCCL can use" in str(err.value)
     # independent replicas (fabric: none) are fine
     assert spec_of(azure_values(gpu="A10:1/2", nodes=2, fabric="none")).instance.gpuFraction == "1/2"
-
-
-def test_aws_image_auto_on_a_slice_is_refused_with_the_grid_driver_reason():
-    with pytest.raises(ConfigError) as err:
-        aws_layout.plan(spec_of(aws_values(gpu="L4:1/8", nodes=1)))
-    assert err.value.key == "gpu-cluster:cluster.image"
-    assert "vGPU (GRID) guest driver" in str(err.value) and "do not list G6f or Gr6f" in str(err.value)
 
 
 def test_alibaba_image_auto_on_a_slice_is_refused_for_its_grid_driver():

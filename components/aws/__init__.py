@@ -32,6 +32,7 @@ from .budget import build_budget
 from .encryption import build_key
 from .identity import (
     build_drain_policy,
+    build_driver_policy,
     build_health_policy,
     build_identity,
     build_monitoring_policy,
@@ -129,6 +130,9 @@ class CloudCluster(pulumi.ComponentResource):
         self.monitoring_policy = build_monitoring_policy(ctx, self.identity)
         if self.monitoring_policy:
             inline = [*(inline or []), self.monitoring_policy[1]]
+        self.driver_policy = build_driver_policy(ctx, self.identity)
+        if self.driver_policy:
+            inline = [*(inline or []), self.driver_policy[1]]
         self.serving = build_serving(ctx, net, nodes.group) if nodes.group is not None else None
         access = access_output(ctx, self.login, nodes.group, nodes.instances)
 
@@ -150,6 +154,8 @@ class CloudCluster(pulumi.ComponentResource):
             "metrics": metrics_output(layout, access["nodes"]),
             "monitoring": monitoring_output(ctx, self.login),
         }
+        if layout.gpu_driver is not None:  # a vGPU slice installs its GRID driver at boot
+            self.outputs["gpuDriver"] = layout.gpu_driver
         if self.scaling is not None and layout.scaling is not None:
             self.outputs["scaling"] = self.scaling.output(layout.scaling)
         if self.serving is not None and layout.serve is not None:

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..layout.aws import health_hook_action
-from ..resources import from_config
+from ..resources import from_config, invoke_options
 from .naming import Context
 
 
@@ -207,3 +207,29 @@ def build_monitoring_policy(ctx: Context, identity: Identity) -> tuple[aws.iam.R
         f"{ctx.name}-node-role-monitoring", role=identity.role.name, policy=json.dumps(document), opts=ctx.child
     )
     return policy, {"action": actions, "resource": "*"}
+
+
+def build_driver_policy(ctx: Context, identity: Identity) -> tuple[aws.iam.RolePolicy, dict[str, Any]] | None:
+    """A vGPU slice (g6f/gr6f on `image: auto`): the node role may read its GRID driver's runfile, s3:GetObject on
+    that one object of AWS's ec2-linux-nvidia-drivers bucket in the deploy's partition (layout/aws/identity.py
+    driver_grant). Only when a slice node exists; with identity.existing the profile's owner grants it
+    (docs/aws.md)."""
+    grants = ctx.layout.driver_grants
+    if not grants or identity.role is None:
+        return None
+    partition = aws.get_partition_output(opts=invoke_options(ctx.parent)).partition
+    actions = sorted({g.action for g in grants})
+
+    def document(part: str) -> str:
+        resources = [f"arn:{part}:s3:::{g.bucket}/{g.key}" for g in grants]
+        statement = {"Sid": "ReadGridDriver", "Effect": "Allow", "Action": actions, "Resource": resources}
+        return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+
+    policy = aws.iam.RolePolicy(
+        f"{ctx.name}-node-role-grid-driver",
+        role=identity.role.name,
+        policy=partition.apply(document),
+        opts=ctx.child,
+    )
+    objects = [f"s3://{g.bucket}/{g.key}" for g in grants]
+    return policy, {"action": actions, "resource": objects}

@@ -63,6 +63,15 @@ def grid_driver(spec: ClusterSpec) -> dict[str, str] | None:
     return driver
 
 
+def grid_driver_summary(spec: ClusterSpec) -> str | None:
+    """The plan's line for the GRID driver a node installs itself (None: the image brings its driver)."""
+    driver = grid_driver(spec)
+    if driver is None:
+        return None
+    release = f", vGPU software {driver['vgpuSoftware']}" if driver.get("vgpuSoftware") else ""
+    return f"NVIDIA GRID {driver['version']}{release}, installed at boot from {driver['url']}"
+
+
 def node_parts(
     spec: ClusterSpec,
     scratch: Scratch,

@@ -19,8 +19,9 @@ Not covered, and why:
   getPartition, getSessionContext) are reads whose answers the mocks give; they are not judged.
 - What the models do not state: quotas (VPCs, Elastic IPs, vCPUs per region), whether a type is offered in the zone,
   what an AMI allows (its root device name and snapshot size: the root volume's device name stays a placeholder),
-  IAM policy grammar and the 10,240-character inline-policy total per role, the union of an Auto Scaling group's
-  propagated tags with the launch template's instance tags, SQS attributes left at the provider's defaults.
+  the 10,240-character inline-policy total per role (an inline policy's document is judged: aws_iam.py), the union
+  of an Auto Scaling group's propagated tags with the launch template's instance tags, SQS attributes left at the
+  provider's defaults.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .aws_api import Refusal
+from .aws_iam import SOURCE as IAM_POLICY_SOURCE
+from .aws_iam import policy_problems
 from .aws_translate import Inputs, Resource, tag_list, translates
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -251,6 +254,9 @@ def _role_policy(r: Resource) -> None:
     i = r.inputs
     params = {"RoleName": i.get("role"), "PolicyName": r.physical(), "PolicyDocument": i.get("policy")}
     r.call("iam", "PutRolePolicy", params, "iam/role_policy.go resourceRolePolicyPut")
+    # what the document grants: botocore types it as a string only (tests/conformance/aws_iam.py)
+    for problem in policy_problems(i.get("policy")):
+        r.out.problems.append(Refusal(r.urn, "iam", "PutRolePolicy", "PolicyDocument", problem, IAM_POLICY_SOURCE))
 
 
 @translates("aws:iam/rolePolicyAttachment:RolePolicyAttachment")

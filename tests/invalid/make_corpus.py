@@ -191,8 +191,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("azure-type-on-aws", f"{C}.instanceType", {"instanceType": "Standard_ND96isr_H100_v5", "gpu": DROP}),
         ("gcp-type-on-aws", f"{C}.instanceType", {"instanceType": "a3-megagpu-8g", "gpu": DROP}),
         ("cpu-type-on-aws", f"{C}.instanceType", {"instanceType": "m5.large", "gpu": DROP}),
-        # a vGPU slice: image auto has no GRID-driver image (catalog/aws.yaml images.families g6f), no MIG inside it
-        ("slice-image-auto", f"{C}.image", {"gpu": "L4:1/8", "nodes": 1}),
+        # a vGPU slice: no EFA on g6f/gr6f (KARP-DOC-G6F: no vpc.amazonaws.com/efa resource), no MIG inside it
+        ("slice-fabric-required", f"{C}.fabric", {"gpu": "L4:1/4", "nodes": 1, "fabric": "required"}),
         ("slice-mig", f"{C}.gpuPartition", {"gpu": "L4:1/8", "nodes": 1, "gpuPartition": "1g.10gb"}),
         ("slice-disagrees-with-type", f"{C}.gpu", {"gpu": "L4:1/4", "instanceType": "g6f.large", "nodes": 1}),
         ("aws-unsold-gpu", f"{C}.gpu", {"gpu": "L20:1"}),

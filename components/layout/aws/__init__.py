@@ -23,7 +23,7 @@ from ...spec import ClusterSpec
 from ...spec.rules.budget import budget_data
 from .. import Scratch, arch, scratch_for, split_cidr
 from ..budget import CLUSTER_TAG, Budget, budget_plan
-from ..node import node_parts
+from ..node import grid_driver_summary, node_parts
 from ..shared import Shared, efa_note, shared_for
 from ..slurm import partition_spec
 from . import kubernetes as eks_plan
@@ -31,7 +31,15 @@ from .access import Access, Login, access_plan
 from .encryption import AwsEncryption, AwsKey, key_policy
 from .encryption import plan as encryption_plan
 from .fabric import NetworkInterface, efa_enablement, efa_interfaces, interfaces_of
-from .identity import NodeIdentity, fleet_identity, health_hook, health_hook_action, node_identity
+from .identity import (
+    DriverGrant,
+    NodeIdentity,
+    driver_grant,
+    fleet_identity,
+    health_hook,
+    health_hook_action,
+    node_identity,
+)
 from .kubernetes import EksLayout, EksPool, kubernetes_problems
 from .monitoring import AwsMonitoring
 from .monitoring import plan as monitoring_plan
@@ -72,6 +80,7 @@ __all__ = [
     "AwsServe",
     "AwsSlurm",
     "DrainHook",
+    "DriverGrant",
     "EksLayout",
     "EksPool",
     "Image",
@@ -131,6 +140,14 @@ class AwsLayout:
     budget: Budget | None = None  # budget: an AWS Budgets cost budget on the cluster's tag
     monitoring: AwsMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
     serve: AwsServe | None = None  # serve: the Network Load Balancer in front of the group
+    driver_grant: DriverGrant | None = None  # a vGPU slice: the node role reads its GRID driver from AWS's bucket
+    gpu_driver: str | None = None  # the plan's line for a driver the node installs itself (None: the image's)
+
+    @property
+    def driver_grants(self) -> tuple[DriverGrant, ...]:
+        """Every read of a GRID driver object the node role needs: this layout's and its elastic partitions'."""
+        grants = (self.driver_grant, *(p.layout.driver_grant for p in self.partitions))
+        return tuple(dict.fromkeys(g for g in grants if g is not None))
 
     @property
     def efa_count(self) -> int:
@@ -225,6 +242,8 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("aws").get("note", "")),
         monitoring=monitoring,
         serve=serve,
+        driver_grant=driver_grant(spec),
+        gpu_driver=grid_driver_summary(spec),
     )
     if spec.kubernetes is None:
         return layout

@@ -1,5 +1,6 @@
-"""The nodes' IAM identity on AWS: the created role's policies or an existing instance profile, and the one grant the
-self-removal hook needs (SetInstanceHealth in the node's own Auto Scaling group)."""
+"""The nodes' IAM identity on AWS: the created role's policies or an existing instance profile, the one grant the
+self-removal hook needs (SetInstanceHealth in the node's own Auto Scaling group) and the one a vGPU slice needs to read
+its GRID driver from AWS's bucket."""
 
 from __future__ import annotations
 
@@ -7,12 +8,42 @@ from dataclasses import dataclass, replace
 
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
+from ..node import grid_driver
 from . import data
 from .data import health_hook_action
 from .scaling import AwsScaling
 from .scaling import data as scaling_data
 
-__all__ = ["NodeIdentity", "fleet_identity", "health_hook", "health_hook_action", "node_identity"]
+__all__ = [
+    "DriverGrant",
+    "NodeIdentity",
+    "driver_grant",
+    "fleet_identity",
+    "health_hook",
+    "health_hook_action",
+    "node_identity",
+]
+
+
+@dataclass(frozen=True)
+class DriverGrant:
+    """The node role may read the GRID driver's runfile: exactly that object (the EC2 guide asks for
+    AmazonS3ReadOnlyAccess; one object is all the install reads, and a known key needs no s3:ListBucket)."""
+
+    bucket: str
+    key: str
+    action: str = "s3:GetObject"
+
+
+def driver_grant(spec: ClusterSpec) -> DriverGrant | None:
+    """A node that installs its GRID driver from an S3 object (catalog gridDriver url s3://...): the read it needs.
+    None for every other node (whole GPUs, images of your own, EKS pools whose AMI carries the driver)."""
+    driver = grid_driver(spec)
+    url = str(driver["url"]) if driver else ""
+    if not url.startswith("s3://"):
+        return None
+    bucket, _, key = url.removeprefix("s3://").partition("/")
+    return DriverGrant(bucket, key)
 
 
 @dataclass(frozen=True)
