@@ -22,11 +22,13 @@ log() { echo "gpu-cluster-db-password: $*" >&2; }
 . "${BASH_SOURCE[0]%/*}/alicloud_rpc.sh"
 
 main() {
-    local plaintext status=0
+    local plaintext password status=0
     [ -n "${DB_PASSWORD_CIPHERTEXT:-}" ] && [ -n "${KMS_ENDPOINT:-}" ] || { log "no ciphertext or endpoint in ${ENV_FILE}"; return 1; }
     plaintext=$(kms_decrypt "$KMS_ENDPOINT" "$DB_PASSWORD_CIPHERTEXT" "${ENCRYPTION_CONTEXT:-}") || status=$?
     case "$status" in
-        0) base64 -d <<<"$plaintext" || { log "the decrypted password is not base64"; return 1; } ;;
+        # decoded whole before anything is printed: a bad answer never reaches slurmdbd.conf half-decoded
+        0) password=$(base64 -d <<<"$plaintext" 2>/dev/null) || { log "the decrypted password is not base64"; return 1; }
+           printf '%s' "$password" ;;
         1) log "no RAM role attached: cannot call KMS" ;;
         2) log "kms:Decrypt failed (the head role's grant on the password's key, or the route to ${KMS_ENDPOINT})" ;;
         *) log "kms:Decrypt returned no plaintext" ;;
