@@ -11,24 +11,19 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from components import bootstrap
-from components.bootstrap.slurm import DB_PASSWORD_ENV, DB_PASSWORD_HOOK_PATH, DBD_TEMPLATE
+from components.bootstrap.slurm import DB_PASSWORD_ENV, DB_PASSWORD_HOOK_PATH, DBD_TEMPLATE, KEY_HOOK_PATH
 from components.bootstrap.slurm_conf import DB_HOST_PLACEHOLDER, DB_PASSWORD_TOKEN
 from components.errors import ConfigError
 from components.layout.alicloud import plan as ali_plan
 from components.layout.alicloud.accounting import DB_CIPHERTEXT_PLACEHOLDER
 
 from .conftest import plan_values, resources_of, spec_of
-from .hook_helpers import (
-    ALICLOUD_HARDENED_METADATA,
-    alicloud_signature,
-    assert_shellcheck_clean,
-    rendered_hook,
-    stub_bin,
-)
+from .hook_helpers import ALICLOUD_HARDENED_METADATA, alicloud_signature, assert_shellcheck_clean, stub_bin
 from .hook_helpers import run_hook as run_hook_on_stubs
 from .test_alicloud_slurm import by_name, files_of, slurm_values
 
-HOOK = Path(__file__).resolve().parent.parent / "components" / "bootstrap" / "alicloud_db_password.sh"
+BOOTSTRAP = Path(__file__).resolve().parent.parent / "components" / "bootstrap"
+HOOK = BOOTSTRAP / "alicloud_db_password.sh"
 NAME = "slm-alicloud"
 PASSWORD_MOCK = f"<password of {NAME}-db-password-value>"  # what the mocks answer for the random password
 CONTEXT = {"gpu-cluster": "slm", "stack": "acct", "purpose": "slurmdbd-password"}
@@ -122,10 +117,12 @@ def test_the_head_runs_slurmdbd_with_the_database_address_and_never_the_password
     assert f"StorageHost=<connection string of {NAME}-db>\n" in conf
     assert f"StoragePass={DB_PASSWORD_TOKEN}\n" in conf  # the head puts the password in at boot
     env = files[DB_PASSWORD_ENV]
-    assert f'DB_PASSWORD_CIPHERTEXT="<ciphertext of {NAME}-db-password>"' in env
+    assert f'MUNGE_CIPHERTEXT="<ciphertext of {NAME}-db-password>"' in env  # as the decrypting hook reads it
     assert 'KMS_ENDPOINT="https://kms-vpc.cn-beijing.aliyuncs.com"' in env
     assert json.loads(json.loads(env.split("ENCRYPTION_CONTEXT=", 1)[1].splitlines()[0])) == CONTEXT
     assert files[DB_PASSWORD_HOOK_PATH] == bootstrap.script("alicloud_db_password.sh")
+    # the program it runs to decrypt: the MUNGE key hook, as every node has it
+    assert files[KEY_HOOK_PATH] == bootstrap.script("alicloud_munge_key.sh")
     text = json.dumps(files)
     for token in (DB_HOST_PLACEHOLDER, DB_CIPHERTEXT_PLACEHOLDER, PASSWORD_MOCK, "[secret]"):
         assert token not in text
@@ -215,16 +212,20 @@ esac
 )
 
 
-def run_hook(tmp_path: Path, script: Path = HOOK, **env: str):
+def run_hook(tmp_path: Path, **env: str):
     env_file = tmp_path / "db-password.env"
     context = json.dumps(CONTEXT, sort_keys=True, separators=(",", ":"))
     env_file.write_text(
-        "DB_PASSWORD_CIPHERTEXT=Q2lwaGVy+dGV4dA==\nKMS_ENDPOINT=https://kms-vpc.cn-beijing.aliyuncs.com\n"
+        "MUNGE_CIPHERTEXT=Q2lwaGVy+dGV4dA==\nKMS_ENDPOINT=https://kms-vpc.cn-beijing.aliyuncs.com\n"
         f"ENCRYPTION_CONTEXT='{context}'\n"
     )
+    # the MUNGE key hook as the head has it installed: its library inlined, executable
+    decrypt = tmp_path / "gpu-cluster-munge-key"
+    decrypt.write_text(bootstrap.script("alicloud_munge_key.sh"))
+    decrypt.chmod(0o755)
     log = tmp_path / "kms.log"
-    full = {"KMS_LOG": str(log), "ENV_FILE": str(env_file), **env}
-    proc = run_hook_on_stubs(script, stub_bin(tmp_path, {"curl": CURL}, TOOLS), full, isolated=True)
+    full = {"KMS_LOG": str(log), "ENV_FILE": str(env_file), "DECRYPT": str(decrypt), **env}
+    proc = run_hook_on_stubs(HOOK, stub_bin(tmp_path, {"curl": CURL}, TOOLS), full, isolated=True)
     return proc, log.read_text().strip() if log.exists() else None
 
 
@@ -249,6 +250,7 @@ def test_hook_decrypts_with_the_heads_role_and_prints_only_the_password(tmp_path
 def test_hook_fails_quietly_when_kms_refuses_there_is_no_role_or_the_answer_is_not_base64(tmp_path):
     proc, _ = run_hook(tmp_path, KMS_DENY="1")
     assert proc.returncode == 1 and proc.stdout == "" and "kms:Decrypt failed" in proc.stderr
+    assert "the password's KMS decryption failed" in proc.stderr
     (tmp_path / "kms.log").unlink()
     proc, url = run_hook(tmp_path, NO_ROLE="1")
     assert url is None  # no call to KMS without a role
@@ -257,8 +259,6 @@ def test_hook_fails_quietly_when_kms_refuses_there_is_no_role_or_the_answer_is_n
     assert proc.returncode == 1 and "not base64" in proc.stderr and "not*base64" not in proc.stderr
 
 
-def test_hook_as_the_head_gets_it_runs_alone_and_is_shellcheck_clean(tmp_path):
+def test_hook_is_shipped_as_written_and_shellcheck_clean():
     assert_shellcheck_clean(HOOK)
-    rendered = rendered_hook(tmp_path, "alicloud_db_password.sh", "alicloud_rpc.sh", "kms_decrypt")
-    proc, _ = run_hook(tmp_path, rendered)
-    assert proc.returncode == 0 and proc.stdout == "s3cretPassword1", proc.stderr
+    assert bootstrap.script("alicloud_db_password.sh") == HOOK.read_text()  # no library: it runs the MUNGE key hook

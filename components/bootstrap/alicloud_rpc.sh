@@ -80,19 +80,3 @@ rpc_call() {
     signature=$(rpc_signature "$secret" "${params[@]}")
     curl -fsS --max-time 10 --retry 3 "${endpoint}/?$(canonical_query "${params[@]}")&Signature=$(encode "$signature")"
 }
-
-# kms_decrypt ENDPOINT CIPHERTEXT [CONTEXT]: KMS Decrypt (API 2016-01-20) of a ciphertext of the cluster's with the
-# node's RAM role; the plaintext (base64, as KMS returns it) on stdout and nothing else. The status says what failed,
-# for the caller's message (the answer holds the secret: it stays in a variable, never in a log): 1 no RAM role,
-# 2 the call failed (the role's kms:Decrypt, the key, the context or the route to KMS), 3 no plaintext in the answer.
-kms_decrypt() {
-    local endpoint="$1" ciphertext="$2" context="${3:-}" role answer plaintext
-    role=$(ram_role) || return 1
-    [ -n "$role" ] || return 1
-    local params=("CiphertextBlob=${ciphertext}")
-    [ -z "$context" ] || params+=("EncryptionContext=${context}")
-    answer=$(rpc_call "$endpoint" "$role" Decrypt 2016-01-20 "${params[@]}" 2>/dev/null) || return 2
-    plaintext=$(field Plaintext <<<"$answer")
-    [ -n "$plaintext" ] || return 3
-    printf '%s\n' "$plaintext"
-}

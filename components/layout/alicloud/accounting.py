@@ -112,7 +112,7 @@ def plan(spec: ClusterSpec, kms_endpoint: str) -> AliAccounting | None:
         own_key=not cluster_key,
         encryption_context=context,
         hook_env={
-            "DB_PASSWORD_CIPHERTEXT": DB_CIPHERTEXT_PLACEHOLDER,
+            "MUNGE_CIPHERTEXT": DB_CIPHERTEXT_PLACEHOLDER,  # the name the decrypting hook reads
             "KMS_ENDPOINT": kms_endpoint,
             "ENCRYPTION_CONTEXT": json.dumps(context, sort_keys=True, separators=(",", ":")),
         },
