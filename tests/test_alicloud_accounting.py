@@ -82,7 +82,11 @@ def test_the_password_is_random_and_reaches_kms_only_as_a_secret(plan):
     assert ciphertext["plaintext"] == "[secret]" and ciphertext["encryptionContext"] == CONTEXT
     assert ciphertext["keyId"] == f"<id of {NAME}-db-password-kms>"  # no encryption.key: a key of its own
     key = inputs(plan, f"{NAME}-db-password-kms")
-    assert (key["keySpec"], key["keyUsage"], key["protectionLevel"]) == ("Aliyun_AES_256", "ENCRYPT/DECRYPT", "SOFTWARE")
+    assert (key["keySpec"], key["keyUsage"], key["protectionLevel"]) == (
+        "Aliyun_AES_256",
+        "ENCRYPT/DECRYPT",
+        "SOFTWARE",
+    )
     assert "dkmsInstanceId" not in key  # a KMS default key, no KMS instance
 
 
@@ -146,7 +150,9 @@ def test_outputs_and_bill_name_the_database_unpriced_with_the_reason(plan):
     assert out["address"] == f"<connection string of {NAME}-db>"
     assert out["password"]["kmsKey"] == f"<id of {NAME}-db-password-kms>"
     items = {i["item"]: i for i in plan.as_json()["summary"]["costs"]["items"]}
-    assert items["accountingDatabase"]["hourly"] is None and "mysql.n2.small.1" in items["accountingDatabase"]["unpriced"]
+    assert (
+        items["accountingDatabase"]["hourly"] is None and "mysql.n2.small.1" in items["accountingDatabase"]["unpriced"]
+    )
     assert items["accountingDatabaseStorage"]["hourly"] is None
 
 
@@ -166,7 +172,9 @@ def test_with_the_clusters_key_the_password_is_on_it_and_the_plan_says_the_disk_
 
 def test_elastic_partitions_and_accounting_share_one_head_role():
     both = plan_values(
-        values(nodes=0, nodeGroup="managed", slurm={"accounting": True, "partitions": [{"name": "gpu", "maxNodes": 2}]}),
+        values(
+            nodes=0, nodeGroup="managed", slurm={"accounting": True, "partitions": [{"name": "gpu", "maxNodes": 2}]}
+        ),
         stack="acct",
     )
     roles = [r.as_json()["inputs"] for r in both.resources if r.as_json()["type"] == "alicloud:ram/role:Role"]
@@ -194,7 +202,9 @@ def test_an_existing_network_is_refused_with_the_key():
 
 # --- the hook, on stubs --------------------------------------------------------------------------------------------
 TOOLS = ("bash", "cat", "date", "head", "openssl", "paste", "sed", "sort", "base64")
-CREDS = '{\\n  "AccessKeyId" : "STS.headid",\\n  "AccessKeySecret" : "head/secret+1",\\n  "SecurityToken" : "CAIS+h==",\\n}'
+CREDS = (
+    '{\\n  "AccessKeyId" : "STS.headid",\\n  "AccessKeySecret" : "head/secret+1",\\n  "SecurityToken" : "CAIS+h==",\\n}'
+)
 CURL = (
     ALICLOUD_HARDENED_METADATA
     + rf"""

@@ -275,7 +275,7 @@ def test_a_config_alibaba_would_refuse_never_plans_clean(cluster, expected, key)
     assert any(expected in p for p in report_of(plan).problems), report_of(plan).problems
 
 
-# --- slurm.accounting: the RDS requests --------------------------------------------------------------------------------
+# --- slurm.accounting: the RDS requests ------------------------------------------------------------------------------
 
 
 def _rds_calls(plan) -> dict[str, Call]:
@@ -315,7 +315,11 @@ def test_the_accounting_database_is_created_intranet_only_whitelisting_the_vswit
 @pytest.mark.parametrize(
     ("api", "request_", "expected"),
     [
-        ("rds:CreateDatabase", {"DBName": "Slurm_DB", "CharacterSetName": "utf8"}, "DBName = 'Slurm_DB': does not match"),
+        (
+            "rds:CreateDatabase",
+            {"DBName": "Slurm_DB", "CharacterSetName": "utf8"},
+            "DBName = 'Slurm_DB': does not match",
+        ),
         ("rds:CreateDatabase", {"DBName": "slurm", "CharacterSetName": "utf16"}, "not one of utf8"),
         ("rds:CreateAccount", {"AccountName": "slurm", "AccountPassword": "x" * 33}, "33 characters, allowed 8 to 32"),
         ("rds:ModifyBackupPolicy", {"BackupRetentionPeriod": "3"}, "outside 7 to 730"),

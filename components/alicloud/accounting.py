@@ -44,7 +44,11 @@ class Database:
             "service": "ApsaraDB RDS for MySQL",
             "instance": self.instance.id,
             "address": self.instance.connection_string,
-            "password": {"store": "kms-ciphertext", "kmsKey": self.key_id, "grant": "kms:Decrypt, the head's role only"},
+            "password": {
+                "store": "kms-ciphertext",
+                "kmsKey": self.key_id,
+                "grant": "kms:Decrypt, the head's role only",
+            },
             "check": "sacct -a  # jobs of every user, from slurmdbd",
         }
 

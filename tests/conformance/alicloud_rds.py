@@ -64,8 +64,12 @@ def db_instance(i: Inputs, region: str) -> list[Call]:
                 "rds:ModifyParameter",
                 rds.ModifyParameterRequest,
                 # force_restart: schema Default false, sent with d.Get
-                {"RegionId": region, "DBInstanceId": NEW, "Forcerestart": bool(i.get("forceRestart")),
-                 "Parameters": json.dumps(config)},  # fmt: skip
+                {
+                    "RegionId": region,
+                    "DBInstanceId": NEW,
+                    "Forcerestart": bool(i.get("forceRestart")),
+                    "Parameters": json.dumps(config),
+                },
                 f"{SERVICE} ModifyParameters",
             )
         )
@@ -82,7 +86,9 @@ def db_instance(i: Inputs, region: str) -> list[Call]:
         )
     if tags:
         request = {"RegionId": region, "ResourceType": "INSTANCE", "ResourceId": [NEW], "Tag": tag_list(tags)}
-        calls.append(Call("rds:TagResources", rds.TagResourcesRequest, request, f"{SERVICE} setInstanceTags", tags=tags))
+        calls.append(
+            Call("rds:TagResources", rds.TagResourcesRequest, request, f"{SERVICE} setInstanceTags", tags=tags)
+        )
     return calls
 
 
@@ -142,8 +148,13 @@ def account_privilege(i: Inputs, region: str) -> list[Call]:
         Call(
             "rds:GrantAccountPrivilege",
             rds.GrantAccountPrivilegeRequest,
-            {"RegionId": region, "DBInstanceId": i.get("instanceId"), "AccountName": i.get("accountName"),
-             "DBName": name, "AccountPrivilege": privilege},  # fmt: skip
+            {
+                "RegionId": region,
+                "DBInstanceId": i.get("instanceId"),
+                "AccountName": i.get("accountName"),
+                "DBName": name,
+                "AccountPrivilege": privilege,
+            },
             src,
         )
         for name in i.get("dbNames") or []
