@@ -272,3 +272,12 @@ def test_hook_fails_quietly_when_kms_refuses_there_is_no_role_or_the_answer_is_n
 def test_hook_is_shipped_as_written_and_shellcheck_clean():
     assert_shellcheck_clean(HOOK)
     assert bootstrap.script("alicloud_db_password.sh") == HOOK.read_text()  # no library: it runs the MUNGE key hook
+
+
+def test_the_spec_accepts_accounting_on_alicloud():
+    from components.catalog.accounting import refusal
+    from components.spec import build_spec
+
+    assert refusal("alicloud") is None  # catalog/accounting.yaml clouds.alicloud has no notBuilt
+    spec = build_spec(values(), "test")
+    assert spec.slurm is not None and spec.slurm.accounting
