@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import importlib
+import json
 
 import pytest
 from alibabacloud_cs20151215 import models as cs
@@ -30,6 +31,7 @@ SDK = {
     "nas": "alibabacloud_nas20170626",
     "cs": "alibabacloud_cs20151215",
     "slb": "alibabacloud_slb20140515",
+    "rds": "alibabacloud_rds20140815",
 }
 RULES = _rules.load(conf.RULES)
 _FEATURE_PLANS: dict[str, object] = {}
@@ -271,3 +273,61 @@ def test_a_config_alibaba_would_refuse_never_plans_clean(cluster, expected, key)
         assert any(e.key.startswith(key) for e in getattr(refused, "errors", [refused]))
         return
     assert any(expected in p for p in report_of(plan).problems), report_of(plan).problems
+
+
+# --- slurm.accounting: the RDS requests ------------------------------------------------------------------------------
+
+
+def _rds_calls(plan) -> dict[str, Call]:
+    return {call.api: call for name, call in report_of(plan).calls if call.api.startswith("rds:")}
+
+
+def test_the_accounting_database_is_created_intranet_only_whitelisting_the_vswitch():
+    calls = _rds_calls(plan_stack("alicloud-slurm-elastic"))
+    assert sorted(calls) == [
+        "rds:CreateAccount",
+        "rds:CreateDBInstance",
+        "rds:CreateDatabase",
+        "rds:GrantAccountPrivilege",
+        "rds:ModifyBackupPolicy",
+        "rds:ModifyParameter",
+        "rds:ModifySecurityIps",
+        "rds:TagResources",
+    ]
+    create = calls["rds:CreateDBInstance"].request
+    assert (create["DBInstanceNetType"], create["InstanceNetworkType"], create["SecurityIPList"]) == (
+        "Intranet",
+        "VPC",
+        "10.49.0.0/17",
+    )
+    assert (create["Engine"], create["EngineVersion"], create["Category"], create["PayType"]) == (
+        "MySQL",
+        "8.0",
+        "Basic",
+        "Postpaid",
+    )
+    assert json.loads(calls["rds:ModifyParameter"].request["Parameters"]) == {"innodb_lock_wait_timeout": "900"}
+    assert calls["rds:CreateDatabase"].request["CharacterSetName"] == "utf8"  # the provider's default
+    grant = calls["rds:GrantAccountPrivilege"].request
+    assert (grant["AccountName"], grant["DBName"], grant["AccountPrivilege"]) == ("slurm", "slurm_acct_db", "ReadWrite")
+
+
+@pytest.mark.parametrize(
+    ("api", "request_", "expected"),
+    [
+        (
+            "rds:CreateDatabase",
+            {"DBName": "Slurm_DB", "CharacterSetName": "utf8"},
+            "DBName = 'Slurm_DB': does not match",
+        ),
+        ("rds:CreateDatabase", {"DBName": "slurm", "CharacterSetName": "utf16"}, "not one of utf8"),
+        ("rds:CreateAccount", {"AccountName": "slurm", "AccountPassword": "x" * 33}, "33 characters, allowed 8 to 32"),
+        ("rds:ModifyBackupPolicy", {"BackupRetentionPeriod": "3"}, "outside 7 to 730"),
+        ("rds:CreateDBInstance", {"DBInstanceNetType": "Internet"}, "not one of Intranet"),
+        ("rds:CreateDatabase", {"DBName": "slurm"}, "CharacterSetName is required by rds:CreateDatabase"),
+    ],
+)
+def test_rds_constraints_are_refused(api, request_, expected):
+    call = Call(api, _model(api), {"RegionId": "cn-beijing", "DBInstanceId": "rm-1", **request_}, "t")
+    problems = verdict(call)
+    assert any(expected in p for p in problems), problems

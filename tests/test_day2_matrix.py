@@ -257,9 +257,6 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("alicloud-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
     ("alicloud-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
     # catalog/accounting.yaml clouds.<cloud>.notBuilt
-    ("alicloud-a100-cmk", "accounting-on"): "slurm.accounting is not built on alicloud",
-    ("alicloud-slurm-elastic", "accounting-on"): "slurm.accounting is not built on alicloud",
-    ("alicloud-mlps3-sm4", "accounting-on"): "slurm.accounting is not built on alicloud",
 }
 
 

@@ -26,12 +26,14 @@ import pulumi_alicloud as alicloud
 import pulumi_random as random
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
-from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER, launch_placeholder
+from ..bootstrap.slurm_conf import DB_HOST_PLACEHOLDER, HEAD_PLACEHOLDER, launch_placeholder
 from ..catalog.slurm import cloud_data as slurm_cloud
 from ..layout.alicloud import CIPHERTEXT_PLACEHOLDER, AliSlurm
+from ..layout.alicloud.accounting import DB_CIPHERTEXT_PLACEHOLDER
 from ..layout.alicloud.partitions import launch_target, power_document
 from ..resources import fill, invoke_options
 from . import cpu_node
+from .accounting import Database, build_database, grant_password
 from .context import Context
 from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
 from .network import ingress_rule
@@ -48,7 +50,8 @@ class SlurmHead:
     ciphertext: pulumi.Output[str]
     grant: CustomGrant  # kms:Decrypt on `key` only, for the nodes' role
     conf: alicloud.oos.Parameter | None  # elastic partitions: made by `build_power` once the templates exist
-    role: alicloud.ram.Role | None = None  # elastic partitions: the head's own RAM role
+    role: alicloud.ram.Role | None = None  # elastic partitions or accounting: the head's own RAM role
+    database: Database | None = None  # slurm.accounting: ApsaraDB RDS for MySQL
 
     @property
     def address(self) -> pulumi.Output[str]:
@@ -118,7 +121,7 @@ def _compute_conf(
     arn = account.apply(lambda a: str(rule["arn"]).format(region=spec.region, account=a, name=plan.conf_parameter))
     grant = custom_grant(
         parent,
-        (f"{name}-slurm-conf-policy", f"{name}-{'head-' if plan.power else ''}role-slurm-conf"),
+        (f"{name}-slurm-conf-policy", f"{name}-{'head-' if plan.head_role_name else ''}role-slurm-conf"),
         ram_policy_name(spec, "slurm-conf-read"),
         f"gpu-cluster {spec.name}: read the GPU nodes' Slurm configuration (one OOS parameter)",
         arn.apply(lambda conf_arn: allow_document([str(rule["action"])], [conf_arn])),
@@ -136,17 +139,22 @@ def build_head(ctx: Context, mount_source: pulumi.Input[str] | None = None) -> S
     spec = layout.spec
     key, ciphertext, grant = _munge(ctx, plan)
     role: alicloud.ram.Role | None = None
-    if plan.power is None:
-        conf: alicloud.oos.Parameter | None
-        conf, conf_grant = _compute_conf(ctx, plan)
-        depends: list[pulumi.Resource] = [grant.attachment, conf, conf_grant.attachment]
-    else:
-        # the head launches and deletes nodes: a role of its own, which the GPU and login nodes do not carry. The
-        # configuration names the partitions' templates, made after the head (their user data holds its address):
-        # the head's boot waits for the parameter (slurm_head.sh retries the fetch), not the deploy
+    depends: list[pulumi.Resource] = [grant.attachment]
+    if plan.head_role_name is not None:
+        # the head launches and deletes nodes, or decrypts the database's password: a role of its own, which the GPU
+        # and login nodes do not carry
         role, depends = _head_role(ctx, plan, grant)
         ctx = replace(ctx, role_name=role.role_name)
-        conf = None
+    conf: alicloud.oos.Parameter | None = None
+    if plan.power is None:
+        conf, conf_grant = _compute_conf(ctx, plan)
+        depends += [conf, conf_grant.attachment]
+    # else the configuration names the partitions' templates, made after the head (their user data holds its
+    # address): the head's boot waits for the parameter (slurm_head.sh retries the fetch), not the deploy
+    database = build_database(ctx)
+    if database is not None:
+        assert role is not None  # head_role_name is set with accounting
+        depends.append(grant_password(ctx, database, role.role_name).attachment)
     node = cpu_node.build(
         ctx,
         "head",
@@ -156,29 +164,38 @@ def build_head(ctx: Context, mount_source: pulumi.Input[str] | None = None) -> S
         image_regex=plan.head_image_regex,
         user_data=fill(
             plan.head_user_data,
-            {CIPHERTEXT_PLACEHOLDER: ciphertext, SOURCE_PLACEHOLDER: mount_source},
+            {
+                CIPHERTEXT_PLACEHOLDER: ciphertext,
+                SOURCE_PLACEHOLDER: mount_source,
+                DB_HOST_PLACEHOLDER: database.address if database else None,
+                DB_CIPHERTEXT_PLACEHOLDER: database.ciphertext if database else None,
+            },
             layout.user_data_b64_for,
         ),
         # private: egress through the NAT (slurm needs egress nat)
         public_bandwidth_mbps=0,
         # /home (the NFS export without storage.shared) and the Slurm state live on this disk
         system_disk_gb=layout.root_gb,
-        # the head decrypts the key at first boot: its role must be allowed first
+        # the head decrypts the key (and the database's password) at first boot: its role must be allowed first
         # and to read its configuration, which must be there
         depends_on=depends,
     )
-    return SlurmHead(plan, node.instance, node.security_group, key, ciphertext, grant, conf, role)
+    return SlurmHead(plan, node.instance, node.security_group, key, ciphertext, grant, conf, role, database)
+
+
+_HEAD_ROLE_DOES = {"power": "launches and deletes the GPU nodes", "dbd": "decrypts the accounting database's password"}
 
 
 def _head_role(ctx: Context, plan: AliSlurm, grant: CustomGrant) -> tuple[alicloud.ram.Role, list[pulumi.Resource]]:
-    """The head's own RAM role, trusted by ECS as the nodes' is, with the MUNGE key's decrypt policy attached too."""
+    """The head's own RAM role (elastic partitions or accounting), trusted by ECS as the nodes' is, with the MUNGE key's
+    decrypt policy attached too."""
     assert plan.head_role_name is not None
     layout = ctx.layout
     role = alicloud.ram.Role(
         f"{ctx.name}-head-ram-role",
         role_name=plan.head_role_name,
         assume_role_policy_document=layout.identity.assume_role_policy,
-        description=f"gpu-cluster {layout.spec.name} Slurm head (launches and deletes the GPU nodes)",
+        description=f"gpu-cluster {layout.spec.name} Slurm head ({_HEAD_ROLE_DOES['power' if plan.power else 'dbd']})",
         tags=dict(layout.tags),
         opts=ctx.child,
     )
@@ -291,6 +308,16 @@ def connect(ctx: Context, head: SlurmHead | None, login_group: alicloud.ecs.Secu
             child,
             source_group_id=nodes.id,
         )
+        if head.database is not None:  # sacct and sacctmgr on the login node ask slurmdbd on the head
+            dbd = head.database.plan.dbd_port
+            ingress_rule(
+                f"{name}-head-sg-slurmdbd-from-login",
+                hsg.id,
+                f"{dbd}/{dbd}",
+                "slurmdbd (sacct, sacctmgr) from the login node",
+                child,
+                source_group_id=lsg.id,
+            )
         ingress_rule(
             f"{name}-head-sg-ssh-from-login",
             hsg.id,
@@ -314,4 +341,5 @@ def output(head: SlurmHead | None) -> dict[str, Any] | None:
         "mungeKey": {"store": "kms-ciphertext", "kmsKey": head.key.id, "grant": "kms:Decrypt on that key only"},
         "sinfo": "sinfo -N -l  # on the login node",
         **({"powerSaving": layout.power_saving} if layout.elastic else {}),
+        **({"accounting": head.database.output()} if head.database is not None else {}),
     }

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _rules, _tea
+from . import alicloud_rds as rds
 from . import alicloud_requests as req
 from . import alicloud_services as svc
 from . import alicloud_slb as lb
@@ -97,12 +98,21 @@ TRANSLATIONS: dict[str, Translation] = {
         "alicloud_cs_autoscaling_config", svc.ack_autoscaling_config
     ),
     "alicloud:cs/kubernetesAddon:KubernetesAddon": Translation("alicloud_cs_kubernetes_addon", svc.ack_addon),
+    # slurm.accounting (components/alicloud/accounting.py)
+    "alicloud:rds/instance:Instance": Translation("alicloud_db_instance", rds.db_instance),
+    "alicloud:rds/backupPolicy:BackupPolicy": Translation("alicloud_db_backup_policy", rds.backup_policy),
+    "alicloud:rds/database:Database": Translation("alicloud_db_database", rds.database),
+    "alicloud:rds/account:Account": Translation("alicloud_db_account", rds.account),
+    "alicloud:rds/accountPrivilege:AccountPrivilege": Translation(
+        "alicloud_db_account_privilege", rds.account_privilege
+    ),
 }
 
 # Registered types that are not Alibaba API calls: judged elsewhere or by nobody here (said in the report).
 NOT_ALIBABA = {
     "random:index/randomBytes:RandomBytes": "random bytes made by the Pulumi random provider; no cloud call",
     "random:index/randomString:RandomString": "a random name suffix made by the Pulumi random provider; no cloud call",
+    "random:index/randomPassword:RandomPassword": "a password made by the Pulumi random provider; no cloud call",
     "kubernetes:helm.sh/v3:Release": "a Helm release inside the cluster (the Kubernetes API, not Alibaba's)",
     "pulumi:providers:kubernetes": "a Pulumi provider instance; no cloud call",
 }
@@ -320,6 +330,20 @@ FEATURES: dict[str, dict[str, Any]] = {
         maxNodes=4,
         zone="cn-hangzhou-k",
         serve={"port": 8000, "certificate": "1234567890123456_18f2a4b7c3d_1234567890_-987654321"},
+    ),
+    # slurm.accounting (ApsaraDB RDS for MySQL) with the cluster's KMS key on the password, a login node (sacct)
+    "slurm-accounting-cmk": _values(
+        "cn-beijing",
+        name="slurm-acct",
+        instanceType="ecs.gn7e-c16g1.32xlarge",
+        nodes=2,
+        nodeGroup="managed",
+        zone="cn-beijing-l",
+        scheduler="slurm",
+        slurm={"accounting": True},
+        encryption={"key": "auto"},
+        login={},
+        tags={"team": "research"},
     ),
     # serve: tcp, with the TCP listener's idle timeout
     "serve-tcp": _values(

@@ -155,6 +155,9 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
             "scaling": {"metric": "gpuUtilization", "target": 70},
         },
     ),
+    # slurm.accounting on Alibaba without elastic partitions (slurm_dbd.sh and alicloud_db_password.sh on the head,
+    # which gets a RAM role of its own; the password on the cluster's KMS key); alicloud-slurm-elastic has it with them
+    "alicloud-slurm-accounting-cmk": ("alicloud-a100-cmk", {"login": {}, "slurm": {"accounting": True}}),
     # Slurm on Alibaba with NAS and a login node
     "alicloud-slurm-nas-login": (
         "alicloud-a100-cmk",

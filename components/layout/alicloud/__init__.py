@@ -292,6 +292,8 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         fabric += [erdma_part(eris, mtu or 0, erdma_url), nccl_env_part(env, source)]
     hook = health_hook(spec, warnings)
     slurm = ali_slurm(spec, placement, shared) if spec.scheduler == "slurm" else None
+    if slurm is not None and slurm.accounting is not None:
+        warnings.extend(slurm.accounting.notes)  # its disk is not on encryption.key
     parts = [
         *node_parts(
             spec,

@@ -16,6 +16,8 @@ from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ..shared import Shared
 from ..slurm import CloudSlurm, slurm_layout
+from .accounting import AliAccounting
+from .accounting import plan as accounting_plan
 from .nodes import DRIVER_BOOT_FILE, Placement
 from .partitions import head_role_name, power_hooks
 
@@ -38,7 +40,11 @@ class AliSlurm(CloudSlurm):
     login_user_data: str  # HEAD_PLACEHOLDER and CIPHERTEXT_PLACEHOLDER until deploy
     # the GPU nodes' user data (AlicloudLayout.user_data) carries both placeholders too
     power: PowerHooks | None = None  # slurm.partitions: the head's resume/suspend hook and the nodes' name hook
-    head_role_name: str | None = None  # slurm.partitions: the head's own RAM role (it launches and deletes nodes)
+    # slurm.partitions or accounting: the head's own RAM role (it launches and deletes nodes, or decrypts the
+    # database's password); None: the head carries the nodes' role
+    head_role_name: str | None = None
+    # slurm.accounting: ApsaraDB RDS; the head's user data has DB_HOST_PLACEHOLDER and DB_CIPHERTEXT_PLACEHOLDER
+    accounting: AliAccounting | None = None
 
 
 # --- scheduler: slurm ------------------------------------------------------------------------------------
@@ -108,6 +114,7 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
     hook, env = munge_hook(), _hook_env(spec)
     mount = shared.mount if shared else None
     power = power_hooks(spec) if layout.elastic else None
+    accounting = accounting_plan(spec, env["KMS_ENDPOINT"])
     head = head_parts(
         layout,
         key_hook=hook,
@@ -116,6 +123,7 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
         conf_hook_env=_conf_env(spec),
         mount=mount,
         power=power,
+        dbd=accounting.hook if accounting is not None else None,
     )
     login = login_parts(layout, head_address=HEAD_PLACEHOLDER, key_hook=hook, key_hook_env=env, mount=mount)
     return AliSlurm(
@@ -129,7 +137,8 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
         head_user_data=bootstrap.cloud_init(head),
         login_user_data=bootstrap.cloud_init(login),
         power=power,
-        head_role_name=head_role_name(spec) if power else None,
+        head_role_name=head_role_name(spec) if power or accounting else None,
+        accounting=accounting,
     )
 
 
