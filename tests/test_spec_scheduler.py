@@ -186,22 +186,26 @@ def test_the_service_monitor_is_resolved(eks, service_monitor):
     assert spec.kubernetes is not None and spec.kubernetes.service_monitor is service_monitor
 
 
-def test_accounting_is_refused_on_a_cloud_that_does_not_build_it_with_the_data_s_reason():
+def test_accounting_is_built_on_the_four_slurm_clouds_and_refused_with_the_data_s_reason_elsewhere():
     from components.catalog.accounting import refusal
 
     from .conftest import gcp_values
     from .test_alicloud_resources import alicloud_values
     from .test_azure_resources import azure_values
 
-    got = errors_of(alicloud_values(scheduler="slurm", slurm={"accounting": True}))
-    reason = refusal("alicloud")
-    assert reason is not None and "ApsaraDB RDS" in reason
-    assert got == [("gpu-cluster:cluster.slurm.accounting", f"true on alicloud, but {reason}")]
-    # AWS, GCP and Azure build it (catalog/accounting.yaml has no notBuilt for them)
-    assert refusal("aws") is None and refusal("gcp") is None and refusal("azure") is None
-    for values in (aws_values, gcp_values, azure_values):
+    # AWS, GCP, Azure and Alibaba build it (catalog/accounting.yaml has no notBuilt for them)
+    for cloud, values in (
+        ("aws", aws_values),
+        ("gcp", gcp_values),
+        ("azure", azure_values),
+        ("alicloud", alicloud_values),
+    ):
+        assert refusal(cloud) is None
         spec = build_spec(values(scheduler="slurm", slurm={"accounting": True}), "test")
         assert spec.slurm is not None and spec.slurm.accounting
+    # Tencent has no Slurm, and the data says so
+    reason = refusal("tencentcloud")
+    assert reason is not None and reason.startswith("scheduler slurm is not built on tencentcloud")
 
 
 def test_every_slurm_problem_has_its_whole_message():
