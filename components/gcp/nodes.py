@@ -17,7 +17,6 @@ from .encryption import Key
 from .identity import Identity
 from .network import Network
 from .placement import build_placement
-from .serve import named_ports
 
 
 @dataclass
@@ -80,7 +79,6 @@ def build_nodes(
             ],
             # GPU nodes take minutes to boot; do not block the deploy on them.
             wait_for_instances=False,
-            named_ports=named_ports(layout),  # serve with the Application Load Balancer: the port it sends to
             # update rolling: a new template rolls, drained by the node's shutdown handler (layout.gcp.nodes)
             update_policy=update_policy(layout),
             resource_policies=gcp.compute.InstanceGroupManagerResourcePoliciesArgs(workload_policy=workload.self_link)

@@ -14,7 +14,6 @@ from ..layout.gcp.scaling import Autoscaler, Queue
 from .identity import Identity
 from .network import Network
 from .nodes import Nodes, _template, update_policy
-from .serve import named_ports
 
 
 @dataclass
@@ -159,7 +158,6 @@ def _floor_group(
             gcp.compute.InstanceGroupManagerVersionArgs(name="primary", instance_template=template.self_link_unique)
         ],
         wait_for_instances=False,
-        named_ports=named_ports(layout),
         update_policy=update_policy(layout),
         auto_healing_policies=gcp.compute.InstanceGroupManagerAutoHealingPoliciesArgs(
             health_check=health_check.id, initial_delay_sec=layout.health_probe.initial_delay_sec

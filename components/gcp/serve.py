@@ -18,7 +18,7 @@ from ..layout.gcp.serve import ApplicationLb
 from ..resources import serve_output
 from .network import Network
 
-PORT_NAME = "serve"  # the MIG's named port the Application Load Balancer's backend service sends to
+PORT_NAME = "serve"  # the groups' named port the Application Load Balancer's backend service sends to
 DEFAULT_RULE_PRIORITY = 2147483647  # Cloud Armor's default rule (region_security_policy.py: "There must always be")
 
 
@@ -39,15 +39,6 @@ class Serving:
             serve.reach,
             backendService=self.backend_service.self_link,
         )
-
-
-def named_ports(layout: GcpLayout) -> list[gcp.compute.InstanceGroupManagerNamedPortArgs] | None:
-    """The serving port by name on the MIGs, for the Application Load Balancer's backend service (none otherwise, so
-    the passthrough endpoint's groups keep their inputs)."""
-    serve = layout.serve
-    if serve is None or serve.application is None:
-        return None
-    return [gcp.compute.InstanceGroupManagerNamedPortArgs(name=PORT_NAME, port=serve.port)]
 
 
 def build_serving(
@@ -118,7 +109,9 @@ def build_serving(
     return Serving(health, backend, rule)
 
 
-def _armor(name: str, layout: GcpLayout, serve: GcpServe, alb: ApplicationLb, child: pulumi.ResourceOptions) -> Any:
+def _armor(
+    name: str, layout: GcpLayout, serve: GcpServe, alb: ApplicationLb, child: pulumi.ResourceOptions
+) -> gcp.compute.RegionSecurityPolicy:
     """Public: the clients in allowedCidrs and no one else (the external forwarding rule takes any address)."""
     rule = gcp.compute.RegionSecurityPolicyRuleArgs
     match = gcp.compute.RegionSecurityPolicyRuleMatchArgs
@@ -179,6 +172,19 @@ def _application(
         description="the load balancer's proxies (proxy-only subnet) to the serving port only",
         opts=child,
     )
+    # the backend service sends to the groups' port by name: set on each group's instance group beside the MIG, so
+    # the MIG keeps its inputs (InstanceGroups.setNamedPorts; the MIG's own namedPorts is output only in compute.v1)
+    ports = [
+        gcp.compute.InstanceGroupNamedPort(
+            f"{name}-serve-port" if i == 0 else f"{name}-serve-port-{i}",
+            group=group.instance_group,
+            zone=group.zone,
+            name=PORT_NAME,
+            port=serve.port,
+            opts=child,
+        )
+        for i, group in enumerate(groups)
+    ]
     armor = _armor(name, layout, serve, alb, child) if alb.client_rules else None
     rate = alb.max_rate_per_instance
     backend = gcp.compute.RegionBackendService(
@@ -188,7 +194,7 @@ def _application(
         protocol="HTTP",
         port_name=PORT_NAME,
         health_checks=health.id,
-        security_policy=armor.self_link if armor is not None else None,
+        security_policy=armor.id if armor is not None else None,
         backends=[
             gcp.compute.RegionBackendServiceBackendArgs(
                 group=group.instance_group,
@@ -200,7 +206,7 @@ def _application(
             for group in groups
         ],
         description=f"gpu-cluster {spec.name}: the managed instance group behind the serving endpoint",
-        opts=child,
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=ports)),
     )
     url_map = gcp.compute.RegionUrlMap(
         f"{name}-serve-routes",

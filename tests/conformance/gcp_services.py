@@ -11,6 +11,7 @@ from . import gcp_requests as compute
 from .gcp_requests import UNCOVERED, Context, Src, Translator
 from .gcp_rules import seconds
 from .gcp_schema import Request, unknown
+from .gcp_lb import LB_TRANSLATORS
 from .gcp_sql import SQL_TRANSLATORS
 
 __all__ = ["TRANSLATORS", "UNCOVERED", "Context"]
@@ -651,6 +652,7 @@ TRANSLATORS: dict[str, Translator] = {
     "gcp:billing/budget:Budget": budget,
     "gcp:monitoring/notificationChannel:NotificationChannel": notification_channel,
     **SQL_TRANSLATORS,
+    **LB_TRANSLATORS,
 }
 UNCOVERED["gcp:lustre/instance:Instance"] = (
     "body not checked: no lustre discovery document in google-api-python-client; instanceId and filesystem are "
