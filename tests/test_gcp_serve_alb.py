@@ -50,7 +50,10 @@ def test_the_proxies_get_the_last_sixteenth_of_the_block_beside_the_cluster_and_
     assert proxies["network"] == "<id of test-gcp-host>" and proxies["region"] == "us-central1"
     rules = {r["name"]: r["inputs"] for r in resources_of(public, "compute/firewall:Firewall")}
     traffic = rules["test-gcp-serve-proxy-traffic"]
-    assert (traffic["sourceRanges"], traffic["allows"]) == (["10.43.240.0/20"], [{"protocol": "tcp", "ports": ["8000"]}])
+    assert (traffic["sourceRanges"], traffic["allows"]) == (
+        ["10.43.240.0/20"],
+        [{"protocol": "tcp", "ports": ["8000"]}],
+    )
     assert rules["test-gcp-serve-health-check"]["sourceRanges"] == ["130.211.0.0/22", "35.191.0.0/16"]
 
 
@@ -223,7 +226,10 @@ def test_request_rate_without_room_or_from_zero_is_refused(cluster, key, words):
 
 
 def test_request_rate_from_zero_is_allowed_when_a_schedule_brings_nodes_back():
-    scaling = {"metric": "schedule", "schedule": [{"cron": "0 8 * * 1-5", "nodes": 2}, {"cron": "0 20 * * 1-5", "nodes": 0}]}
+    scaling = {
+        "metric": "schedule",
+        "schedule": [{"cron": "0 8 * * 1-5", "nodes": 2}, {"cron": "0 20 * * 1-5", "nodes": 0}],
+    }
     plan = plan_values(fleet(minNodes=0, scaling=scaling, serve={"requestsPerNode": 3}))
     policy = one(plan, "compute/autoscaler:Autoscaler")["inputs"]["autoscalingPolicy"]
     assert policy["loadBalancingUtilization"] == {"target": 0.8} and policy["minReplicas"] == 0

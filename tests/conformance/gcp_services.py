@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from . import gcp_requests as compute
+from .gcp_lb import LB_TRANSLATORS
 from .gcp_requests import UNCOVERED, Context, Src, Translator
 from .gcp_rules import seconds
 from .gcp_schema import Request, unknown
-from .gcp_lb import LB_TRANSLATORS
 from .gcp_sql import SQL_TRANSLATORS
 
 __all__ = ["TRANSLATORS", "UNCOVERED", "Context"]

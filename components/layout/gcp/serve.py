@@ -22,8 +22,12 @@ from .network import GPU_SUBNET_BITS, buddy_block
 
 K = f"{CLUSTER_KEY}.serve"
 # compute.v1.json TargetHttpsProxy.sslCertificates: a region SSL certificate, or a Certificate Manager certificate
-SSL_CERTIFICATE = re.compile(r"^(https://www\.googleapis\.com/compute/(v1|beta)/)?projects/[^/]+/regions/([^/]+)/sslCertificates/[^/]+$")
-MANAGER_CERTIFICATE = re.compile(r"^(//certificatemanager\.googleapis\.com/)?projects/[^/]+/locations/([^/]+)/certificates/[^/]+$")
+SSL_CERTIFICATE = re.compile(
+    r"^(https://www\.googleapis\.com/compute/(v1|beta)/)?projects/[^/]+/regions/([^/]+)/sslCertificates/[^/]+$"
+)
+MANAGER_CERTIFICATE = re.compile(
+    r"^(//certificatemanager\.googleapis\.com/)?projects/[^/]+/locations/([^/]+)/certificates/[^/]+$"
+)
 
 
 @dataclass(frozen=True)
