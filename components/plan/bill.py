@@ -248,8 +248,8 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
     serve = spec.serve
     if serve is not None and serving.offer(spec.cloud) is not None:
         # serve: the endpoint's load balancer bills by the hour (its capacity units by traffic)
-        item, name = serving.bill_item(spec.cloud, serve.public, serve.certificate, serve.requests_per_node)
-        items.append(_priced(item, name, 1, "stack", prices.item(item)))
+        for item, name in serving.bill_items(spec.cloud, serve.public, serve.certificate, serve.requests_per_node):
+            items.append(_priced(item, name, 1, "stack", prices.item(item)))
     items += _accounting(spec, prices)
     if spec.encryption_key == "auto":  # one customer-managed key per cluster (a key id given is billed elsewhere)
         # a key in an existing KMS instance (Alibaba encryption.kmsInstance) is billed with that instance

@@ -268,6 +268,17 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("azure-resource-group-bad", f"{C}.azure.resourceGroup", {"azure": {"resourceGroup": "bad/name"}}),
         ("azure-options-unknown", f"{C}.azure.subscription", {"azure": {"subscription": "x"}}),
         (
+            "azure-serve-public-http",  # a public endpoint on Azure is TCP with TLS on the nodes
+            f"{C}.serve.protocol",
+            {
+                "instanceType": "Standard_NC64as_T4_v3",
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"public": True, "allowedCidrs": ["203.0.113.0/24"]},
+            },
+        ),
+        (
             "azure-serve-requests-per-node",  # the Standard Load Balancer reports no request count
             f"{C}.serve.requestsPerNode",
             {
@@ -306,17 +317,38 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         (
             "gcp-serve-public-tcp",
             f"{C}.serve.protocol",
-            {"instanceType": "g2-standard-24", "gpu": "L4:2", "placement": "none", "nodeGroup": "managed", "maxNodes": 4, "serve": {"public": True, "protocol": "tcp", "allowedCidrs": ["203.0.113.0/24"]}},
+            {
+                "instanceType": "g2-standard-24",
+                "gpu": "L4:2",
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"public": True, "protocol": "tcp", "allowedCidrs": ["203.0.113.0/24"]},
+            },
         ),
         (
             "gcp-serve-certificate-region",
             f"{C}.serve.certificate",
-            {"instanceType": "g2-standard-24", "gpu": "L4:2", "placement": "none", "nodeGroup": "managed", "maxNodes": 4, "serve": {"certificate": "projects/ml-project/regions/europe-west4/sslCertificates/c"}},
+            {
+                "instanceType": "g2-standard-24",
+                "gpu": "L4:2",
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"certificate": "projects/ml-project/regions/europe-west4/sslCertificates/c"},
+            },
         ),
         (
             "gcp-serve-requests-tcp",
             f"{C}.serve.requestsPerNode",
-            {"instanceType": "g2-standard-24", "gpu": "L4:2", "placement": "none", "nodeGroup": "managed", "maxNodes": 4, "serve": {"protocol": "tcp", "requestsPerNode": 4}},
+            {
+                "instanceType": "g2-standard-24",
+                "gpu": "L4:2",
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"protocol": "tcp", "requestsPerNode": 4},
+            },
         ),
     ],
     "alicloud": [

@@ -95,6 +95,9 @@ class ServingOffer(BaseModel):
     publicWhy: str | None = None  # why not, where it is not
     publicTcp: bool = True  # a public endpoint over tcp is built
     publicTcpWhy: str | None = None  # why not, where it is not
+    publicAddressItem: str | None = None  # public: the prices/<cloud>.yaml item of its address, billed apart
+    publicSource: str | None = None  # how a public endpoint is built, where it is
+    publicService: str | None = None  # the load balancer kind when public, where `service` names the private one
     proxy: ProxyOffer | None = None  # the proxy load balancer for TLS, public and request rate (None: none)
     requestRate: RequestRate | None = None  # None: serve.requestsPerNode is refused with requestRateWhy
     requestRateWhy: str | None = None
@@ -115,15 +118,22 @@ def uses_proxy(offer: ServingOffer, public: bool, certificate: str | None, reque
     return offer.proxy is not None and (public or certificate is not None or requests_per_node is not None)
 
 
-def bill_item(cloud: str, public: bool, certificate: str | None, requests_per_node: int | None) -> tuple[str, str]:
-    """The endpoint's load balancer in the bill: the prices/<cloud>.yaml item and its name."""
+def bill_items(
+    cloud: str, public: bool, certificate: str | None, requests_per_node: int | None
+) -> list[tuple[str, str]]:
+    """The endpoint in the bill: (prices/<cloud>.yaml item, name) of its load balancer and of a public address that
+    is billed apart (Azure's public IP)."""
     offer_ = offer(cloud)
     assert offer_ is not None
     if offer_.proxy is not None and uses_proxy(offer_, public, certificate, requests_per_node):
         kind = "external" if public else "internal"
         service = offer_.proxy.externalService if public else offer_.proxy.internalService
-        return offer_.proxy.priceItems[kind], f"serving load balancer ({service})"
-    return "loadBalancer", f"serving load balancer ({offer_.service})"
+        return [(offer_.proxy.priceItems[kind], f"serving load balancer ({service})")]
+    service = offer_.publicService if public and offer_.publicService else offer_.service
+    items = [("loadBalancer", f"serving load balancer ({service})")]
+    if public and offer_.publicAddressItem is not None:
+        items.append((offer_.publicAddressItem, "serving load balancer's public IP"))
+    return items
 
 
 def built_on() -> tuple[str, ...]:

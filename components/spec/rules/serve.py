@@ -67,8 +67,9 @@ def _serve(ctx: Context) -> Iterator[ConfigError]:
         if serve.public and offer.public:
             yield ConfigError(
                 f"{k}.protocol",
-                f"http with public: true needs TLS at the load balancer, which the {offer.service} on {ctx.cloud} "
-                "does not terminate; use protocol tcp (TLS on the nodes) or public: false",
+                f"http with public: true needs TLS at the load balancer, which the "
+                f"{offer.publicService or offer.service} on {ctx.cloud} does not terminate; use protocol tcp (TLS on "
+                "the nodes) or public: false",
             )
     elif serve.public and offer.public and serve.certificate is None:
         yield ConfigError(
