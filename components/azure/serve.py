@@ -1,6 +1,7 @@
-"""`serve:` on Azure: the Standard Load Balancer (frontend in the node subnet, or a Standard public IP when public;
-the backend pool the scale set's IP configuration joins, the health probe on the serving port, one TCP rule). Decided in `layout.azure.serve`
-(catalog/serving/azure.yaml); the NSG's probe rule is part of the cluster's NSG (layout.azure.serve probe_rule)."""
+"""`serve:` on Azure: the Standard Load Balancer (frontend in the node subnet, or a Standard public IP when
+public; the backend pool the scale set's IP configuration joins, the health probe on the serving port, one TCP rule).
+Decided in `layout.azure.serve` (catalog/serving/azure.yaml); the NSG's probe and client rules are part of the
+cluster's NSG (layout.azure.serve probe_rule)."""
 
 from __future__ import annotations
 
