@@ -451,6 +451,8 @@ class Serve(TypedDict, total=False):
     """public: the client ranges allowed to reach the endpoint."""
     idle_timeout_seconds: int
     """Seconds an idle connection stays open, where the cloud's load balancer takes it (default: the cloud's)."""
+    requests_per_node: int
+    """Requests per second one node serves: the group scales on the load balancer's request rate (http; GCP)."""
 
 
 class UpdateStrategy(Enum):

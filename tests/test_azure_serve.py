@@ -11,7 +11,7 @@ from components.catalog import fixed_prices
 from components.errors import ConfigErrors
 from components.spec import build_spec
 
-from .conftest import one, plan_json, plan_values
+from .conftest import one, plan_json, plan_values, resources_of
 from .test_azure_scaling import fleet
 
 LB = (
@@ -99,7 +99,9 @@ def test_tcp_probes_a_connection():
 @pytest.mark.parametrize(
     ("serve", "key", "words"),
     [
-        ({"public": True, "protocol": "tcp", "allowedCidrs": ["203.0.113.0/24"]}, f"{K}.public", "not built on azure"),
+        ({"public": True, "allowedCidrs": ["203.0.113.0/24"]}, f"{K}.protocol", "use protocol tcp (TLS on the nodes)"),
+        ({"public": True, "protocol": "tcp"}, f"{K}.allowedCidrs", "list the client ranges"),
+        ({"requestsPerNode": 5}, f"{K}.requestsPerNode", "reports no request count"),
         ({"certificate": "https://vault.vault.azure.net/secrets/c"}, f"{K}.certificate", "terminates no TLS"),
         ({"idleTimeoutSeconds": 600}, f"{K}.idleTimeoutSeconds", "not taken by the internal Standard"),
     ],
@@ -132,3 +134,57 @@ def test_the_bill_counts_the_standard_load_balancers_hour(served):
         None,
     )
     assert "c3x.dev/resources/azure/azurerm_lb" in balancer["source"]
+
+
+@pytest.fixture(scope="module")
+def public():
+    return plan_values(fleet(serve={"port": 9000, "protocol": "tcp", "public": True, "allowedCidrs": CLIENTS}))
+
+
+CLIENTS = ["198.51.100.0/24", "203.0.113.0/24"]
+
+
+def test_a_public_endpoint_is_a_standard_static_public_ip_as_the_frontend(public):
+    ip = {r["name"]: r["inputs"] for r in resources_of(public, "network:PublicIPAddress")}["test-azure-serve-ip"]
+    assert (ip["sku"], ip["publicIPAllocationMethod"], ip["publicIPAddressVersion"]) == (
+        {"name": "Standard", "tier": "Regional"},
+        "Static",
+        "IPv4",
+    )
+    lb = one(public, "network:LoadBalancer")["inputs"]
+    (frontend,) = lb["frontendIPConfigurations"]
+    assert frontend == {"name": "frontend", "publicIPAddress": {"id": "<id of test-azure-serve-ip>"}}
+    (rule,) = lb["loadBalancingRules"]
+    # the nodes keep going out through the cluster's NAT gateway, not the serving address
+    assert (rule["disableOutboundSnat"], rule["enableFloatingIP"], rule["frontendPort"]) == (True, False, 9000)
+
+
+def test_the_nsg_admits_the_allowed_cidrs_to_the_serving_port_before_the_internet_deny(public):
+    rules = {r["name"]: r for r in one(public, "network:NetworkSecurityGroup")["inputs"]["securityRules"]}
+    clients = rules["allow-serve-clients"]
+    assert (clients["priority"], clients["access"], clients["protocol"], clients["destinationPortRange"]) == (
+        310,
+        "Allow",
+        "Tcp",
+        "9000",
+    )
+    # one prefix per range: the NSG rule's sourceAddressPrefix takes one, sourceAddressPrefixes several
+    sources = clients.get("sourceAddressPrefixes") or [clients["sourceAddressPrefix"]]
+    assert sorted(sources) == CLIENTS
+    assert clients["priority"] < rules["deny-internet-inbound"]["priority"]
+
+
+def test_a_public_endpoint_in_the_summary_the_bill_and_the_policy(public):
+    out = plan_json(public)
+    serve = out["summary"]["serve"]
+    assert (serve["endpoint"], serve["internal"], serve["protocol"]) == (
+        "<ip address of test-azure-serve-ip>",
+        False,
+        "tcp",
+    )
+    assert serve["check"] == "nc -zv <ip address of test-azure-serve-ip> 9000"
+    assert serve["from"] == f"a client in {', '.join(CLIENTS)}"
+    items = {i["name"]: i for i in out["summary"]["costs"]["items"]}
+    assert items["serving load balancer (public Standard Load Balancer)"]["hourly"] == 0.025
+    assert items["serving load balancer's public IP"]["item"] == "publicIp"
+    assert out["policy"] == []  # servePublic

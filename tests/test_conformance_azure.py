@@ -37,6 +37,11 @@ FEATURES: dict[str, dict[str, Any]] = {
     # serve: the internal Standard Load Balancer, the scale set's NICs in its pool, the NSG's probe rule
     "fleet-serve-http": {**FLEET, "serve": {"port": 8000}},
     "fleet-serve-tcp-long-name": {**FLEET, "name": LONG_NAME, "serve": {"port": 9000, "protocol": "tcp"}},
+    # public: a Standard public IP as the frontend, outbound SNAT off on the rule, the NSG's client rule
+    "fleet-serve-public-tcp": {
+        **FLEET,
+        "serve": {"port": 9000, "protocol": "tcp", "public": True, "allowedCidrs": ["203.0.113.0/24"]},
+    },
     "fleet-queue-depth": {
         **FLEET,
         "nodes": 0,

@@ -63,6 +63,25 @@ FEATURES: dict[str, dict[str, Any]] = {
         "serve": {"port": 8000},
     },
     "mig-serve-tcp": {**FLEET, "serve": {"port": 9000, "protocol": "tcp"}},
+    # serve: the regional external Application Load Balancer (TLS, Cloud Armor, request rate) on a spot mix, and the
+    # internal one with a Certificate Manager certificate
+    "mig-serve-public-alb": {
+        **FLEET,
+        "minNodes": 2,
+        "maxNodes": 4,
+        "spot": {"enabled": True, "onDemandBase": 1},
+        "serve": {
+            "public": True,
+            "certificate": "projects/my-gpu-project/regions/us-central1/sslCertificates/serve",
+            "allowedCidrs": ["203.0.113.0/24", "198.51.100.0/24"],
+            "requestsPerNode": 4,
+        },
+    },
+    "mig-serve-internal-alb": {
+        **FLEET,
+        "serve": {"certificate": "projects/my-gpu-project/locations/us-central1/certificates/serve"},
+    },
+    "mig-serve-request-rate": {**FLEET, "minNodes": 1, "maxNodes": 3, "serve": {"requestsPerNode": 2}},
     "slurm-login": {
         **A3MEGA,
         "scheduler": "slurm",

@@ -1,7 +1,8 @@
 """`serve:` on GCP: the internal passthrough Network Load Balancer in front of the managed instance group (the
 forwarding rule, the regional backend service with the group and the spot mix's floor group, the regional health
 check on the serving port, the firewall rule for Google's probers), the endpoint in the plan summary, and the keyed
-refusals of what is not built on GCP (public, a certificate, an idle timeout)."""
+refusals of what is not built on GCP (public tcp, an idle timeout). The Application Load Balancer (a certificate,
+public, requestsPerNode): tests/test_gcp_serve_alb.py."""
 
 from __future__ import annotations
 
@@ -94,8 +95,9 @@ def test_tcp_checks_a_connection():
 @pytest.mark.parametrize(
     ("serve", "key", "words"),
     [
-        ({"public": True, "protocol": "tcp", "allowedCidrs": ["203.0.113.0/24"]}, f"{K}.public", "not built on gcp"),
-        ({"certificate": "projects/p/regions/us-central1/sslCertificates/c"}, f"{K}.certificate", "passes TLS through"),
+        ({"public": True, "protocol": "tcp", "allowedCidrs": ["203.0.113.0/24"]}, f"{K}.protocol", "not built on gcp"),
+        ({"public": True, "allowedCidrs": ["203.0.113.0/24"]}, f"{K}.certificate", "required with public: true"),
+        ({"protocol": "tcp", "requestsPerNode": 4}, f"{K}.requestsPerNode", "applies to protocol http"),
         ({"protocol": "tcp", "idleTimeoutSeconds": 600}, f"{K}.idleTimeoutSeconds", "not taken by the internal"),
     ],
 )

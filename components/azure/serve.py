@@ -1,6 +1,7 @@
-"""`serve:` on Azure: the internal Standard Load Balancer (frontend in the node subnet, the backend pool the scale
-set's IP configuration joins, the health probe on the serving port, one TCP rule). Decided in `layout.azure.serve`
-(catalog/serving/azure.yaml); the NSG's probe rule is part of the cluster's NSG (layout.azure.serve probe_rule)."""
+"""`serve:` on Azure: the Standard Load Balancer (frontend in the node subnet, or a Standard public IP when
+public; the backend pool the scale set's IP configuration joins, the health probe on the serving port, one TCP rule).
+Decided in `layout.azure.serve` (catalog/serving/azure.yaml); the NSG's probe and client rules are part of the
+cluster's NSG (layout.azure.serve probe_rule)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,19 @@ from .context import Context
 class Serving:
     load_balancer: azure.network.LoadBalancer
     pool_id: pulumi.Output[str]  # the backend pool the scale set's IP configuration names
+    public_ip: azure.network.PublicIPAddress | None = None  # public: the frontend's address
 
     def output(self, serve: AzureServe) -> dict[str, Any]:
+        endpoint = (
+            self.public_ip.ip_address.apply(lambda ip: ip or "")
+            if self.public_ip is not None
+            else self.load_balancer.frontend_ip_configurations.apply(_private_ip)
+        )
         return serve_output(
-            self.load_balancer.frontend_ip_configurations.apply(_private_ip),
+            endpoint,
             serve.port,
             serve.protocol,
-            True,
+            not serve.public,
             ("HTTP" if serve.protocol == "http" else "TCP", serve.port, serve.health_path),
             serve.check_command,
             serve.reach,
@@ -58,19 +65,36 @@ def build_serving(ctx: Context, subnet: azure.network.Subnet | Joined) -> Servin
         return pulumi.Output.concat(lb_id, f"/{kind}/{name}")
 
     http = serve.protocol == "http"
+    public_ip = (
+        azure.network.PublicIPAddress(
+            f"{ctx.name}-serve-ip",
+            resource_group_name=ctx.resource_group_name,
+            location=ctx.location,
+            sku=azure.network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
+            public_ip_allocation_method="Static",
+            public_ip_address_version="IPv4",
+            tags=ctx.tagged("serve-ip"),
+            opts=ctx.opts,
+        )
+        if serve.public
+        else None
+    )
+    frontend = (
+        azure.network.FrontendIPConfigurationArgs(
+            name=FRONTEND, public_ip_address=azure.network.PublicIPAddressArgs(id=public_ip.id)
+        )
+        if public_ip is not None
+        else azure.network.FrontendIPConfigurationArgs(
+            name=FRONTEND, subnet=azure.network.SubnetArgs(id=subnet.id), private_ip_allocation_method="Dynamic"
+        )
+    )
     lb = azure.network.LoadBalancer(
         f"{ctx.name}-lb",
         load_balancer_name=serve.name,
         resource_group_name=ctx.resource_group_name,
         location=ctx.location,
         sku=azure.network.LoadBalancerSkuArgs(name="Standard", tier="Regional"),
-        frontend_ip_configurations=[
-            azure.network.FrontendIPConfigurationArgs(
-                name=FRONTEND,
-                subnet=azure.network.SubnetArgs(id=subnet.id),
-                private_ip_allocation_method="Dynamic",
-            )
-        ],
+        frontend_ip_configurations=[frontend],
         backend_address_pools=[azure.network.BackendAddressPoolArgs(name=POOL)],
         probes=[
             azure.network.ProbeArgs(
@@ -92,9 +116,12 @@ def build_serving(ctx: Context, subnet: azure.network.Subnet | Joined) -> Servin
                 backend_address_pool=azure.network.SubResourceArgs(id=part("backendAddressPools", POOL)),
                 probe=azure.network.SubResourceArgs(id=part("probes", PROBE)),
                 enable_floating_ip=False,
+                # public: the nodes keep going out through the cluster's own way (NAT gateway, or none), not this
+                # address (catalog/serving/azure.yaml publicSource)
+                disable_outbound_snat=True if public_ip is not None else None,
             )
         ],
         tags=ctx.tagged("lb"),
         opts=ctx.opts,
     )
-    return Serving(lb, part("backendAddressPools", POOL))
+    return Serving(lb, part("backendAddressPools", POOL), public_ip)

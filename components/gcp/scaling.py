@@ -70,6 +70,11 @@ def _policy(scaler: Autoscaler) -> gcp.compute.AutoscalerAutoscalingPolicyArgs:
             for s in scaler.schedules
         ]
         or None,
+        load_balancing_utilization=gcp.compute.AutoscalerAutoscalingPolicyLoadBalancingUtilizationArgs(
+            target=scaler.load_balancing_target
+        )
+        if scaler.load_balancing_target is not None
+        else None,
         # scaleInCooldownSeconds: the autoscaler removes at most one VM per window
         scale_in_control=gcp.compute.AutoscalerAutoscalingPolicyScaleInControlArgs(
             max_scaled_in_replicas=gcp.compute.AutoscalerAutoscalingPolicyScaleInControlMaxScaledInReplicasArgs(
@@ -163,6 +168,16 @@ def _floor_group(
     )
 
 
+def _signals(layout: GcpLayout) -> str:
+    """What moves the group, for the autoscaler's description (an existing stack's stays its metric alone)."""
+    spec = layout.spec
+    metric = spec.scaling.metric if spec.scaling else ""
+    if spec.serve is None or spec.serve.requests_per_node is None:
+        return metric
+    rate = f"request rate ({spec.serve.requests_per_node}/s per node)"
+    return f"{metric} and {rate}" if metric else rate
+
+
 def build_scaling(
     name: str,
     layout: GcpLayout,
@@ -194,7 +209,7 @@ def build_scaling(
         project=layout.project or None,
         target=nodes.group.id,
         autoscaling_policy=_policy(scaler),
-        description=f"gpu-cluster {layout.spec.name}: {layout.spec.scaling.metric if layout.spec.scaling else ''}",
+        description=f"gpu-cluster {layout.spec.name}: {_signals(layout)}",
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[out.subscription] if out.subscription else None),
     )
     return out

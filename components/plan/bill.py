@@ -245,10 +245,11 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         why = "their size is set in the cloud package, not in the layout the bill reads"
         items.append(BillItem("fixedVmDisks", f"boot disks of {', '.join(vm_names)}", 1, "stack", None, "",
                               prices.currency, prices.region, prices.date, None, why))  # fmt: skip
-    offer = serving.offer(spec.cloud) if spec.serve is not None else None
-    if offer is not None:  # serve: the endpoint's load balancer bills by the hour (its capacity units by traffic)
-        name = f"serving load balancer ({offer.service})"
-        items.append(_priced("loadBalancer", name, 1, "stack", prices.item("loadBalancer")))
+    serve = spec.serve
+    if serve is not None and serving.offer(spec.cloud) is not None:
+        # serve: the endpoint's load balancer bills by the hour (its capacity units by traffic)
+        for item, name in serving.bill_items(spec.cloud, serve.public, serve.certificate, serve.requests_per_node):
+            items.append(_priced(item, name, 1, "stack", prices.item(item)))
     items += _accounting(spec, prices)
     if spec.encryption_key == "auto":  # one customer-managed key per cluster (a key id given is billed elsewhere)
         # a key in an existing KMS instance (Alibaba encryption.kmsInstance) is billed with that instance

@@ -534,6 +534,8 @@ class ServeConfig(_Model):
     """public: the client ranges allowed to reach the endpoint."""
     idle_timeout_seconds: int | None = Field(None, ge=1)
     """Seconds an idle connection stays open, where the cloud's load balancer takes it (default: the cloud's)."""
+    requests_per_node: int | None = Field(None, ge=1, le=1_000_000)
+    """Requests per second one node serves: the group scales on the load balancer's request rate (http; GCP)."""
 
     @field_validator("allowed_cidrs")
     @classmethod

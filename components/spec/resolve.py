@@ -148,6 +148,7 @@ def _serve_spec(cfg: ClusterConfig) -> ServeSpec | None:
         certificate=serve.certificate,
         allowed_cidrs=serve.allowed_cidrs,
         idle_timeout_seconds=serve.idle_timeout_seconds,
+        requests_per_node=serve.requests_per_node,
     )
 
 

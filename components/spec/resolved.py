@@ -49,6 +49,7 @@ class ServeSpec:
     certificate: str | None
     allowed_cidrs: tuple[str, ...]
     idle_timeout_seconds: int | None
+    requests_per_node: int | None = None  # the load balancer's requests per second one node takes (scaling)
 
 
 @dataclass(frozen=True)

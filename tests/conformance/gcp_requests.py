@@ -206,21 +206,30 @@ def region_backend_service(i: dict[str, Any], ctx: Context) -> list[Request]:
     s = Src(i, ctx)
     body: dict[str, Any] = {"name": ctx.name(s.pop("name"))}
     s.same(body, "description", "loadBalancingScheme", "protocol", "network", "sessionAffinity", "timeoutSec")
+    s.same(body, "portName")  # the Application Load Balancer's: the groups' named port
+    # securityPolicy is copied into the insert body too, where compute.v1.json has it output only (ignored); "
+    # security_policy isn't set by Create", so the create then POSTs .../setSecurityPolicy with it (sent under the
+    # proto name security_policy, which proto3's JSON parsing takes as securityPolicy)
+    policy = s.pop("securityPolicy")
     checks = s.pop("healthChecks")
     if checks is not None:
         body["healthChecks"] = checks if isinstance(checks, list) else [checks]
     backends = []
     for b in s.subs("backends"):
         backends.append(b.same({}, "group", "balancingMode", "description", "failover", "capacityScaler"))
+        b.same(backends[-1], "maxRatePerInstance", "maxUtilization")
         b.done()
     if backends:
         body["backends"] = backends
     region = s.pop("region")
     s.drop("project")
     s.done()
-    return _compute(
-        "regionBackendServices.insert", {"region": region}, body, "resource_compute_region_backend_service.go", ctx
-    )
+    source = "resource_compute_region_backend_service.go"
+    requests = _compute("regionBackendServices.insert", {"region": region}, body, source, ctx)
+    if policy is not None:
+        params = {"region": region, "backendService": body["name"]}
+        requests += _compute("regionBackendServices.setSecurityPolicy", params, {"securityPolicy": policy}, source, ctx)
+    return requests
 
 
 def forwarding_rule(i: dict[str, Any], ctx: Context) -> list[Request]:
@@ -229,6 +238,7 @@ def forwarding_rule(i: dict[str, Any], ctx: Context) -> list[Request]:
     s = Src(i, ctx)
     body: dict[str, Any] = {"name": ctx.name(s.pop("name"))}
     s.same(body, "description", "loadBalancingScheme", "ports", "network", "subnetwork", "backendService", "allPorts")
+    s.same(body, "portRange", "target", "networkTier")  # the Application Load Balancer's rule
     protocol = s.pop("ipProtocol")
     if protocol is not None:
         body["IPProtocol"] = protocol
@@ -347,6 +357,10 @@ def autoscaler(i: dict[str, Any], ctx: Context) -> list[Request]:
                 {}, {"target": "utilizationTarget", "predictiveMethod": "predictiveMethod"}
             )
             cpu.done()
+        balancing = policy.sub("loadBalancingUtilization")
+        if balancing is not None:  # expandComputeAutoscalerAutoscalingPolicyLoadBalancingUtilization
+            p["loadBalancingUtilization"] = balancing.renamed({}, {"target": "utilizationTarget"})
+            balancing.done()
         control = policy.sub("scaleInControl")
         if control is not None:
             p["scaleInControl"] = control.same({}, "timeWindowSec")

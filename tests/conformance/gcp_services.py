@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from . import gcp_requests as compute
+from .gcp_lb import LB_TRANSLATORS
 from .gcp_requests import UNCOVERED, Context, Src, Translator
 from .gcp_rules import seconds
 from .gcp_schema import Request, unknown
@@ -651,6 +652,7 @@ TRANSLATORS: dict[str, Translator] = {
     "gcp:billing/budget:Budget": budget,
     "gcp:monitoring/notificationChannel:NotificationChannel": notification_channel,
     **SQL_TRANSLATORS,
+    **LB_TRANSLATORS,
 }
 UNCOVERED["gcp:lustre/instance:Instance"] = (
     "body not checked: no lustre discovery document in google-api-python-client; instanceId and filesystem are "

@@ -234,6 +234,19 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-with-azure-key", "azure-native:location", {"@azure-native:location": "eastus"}),
         ("aws-with-alicloud-key", "alicloud:region", {"@alicloud:region": "cn-beijing"}),
         ("aws-with-gcp-options", f"{C}.gcp", {"gcp": {"iap": True}}),
+        (
+            "aws-serve-requests-per-node",  # ALBRequestCountPerTarget needs an Application Load Balancer
+            f"{C}.serve.requestsPerNode",
+            {
+                "instanceType": "g6e.xlarge",
+                "gpu": DROP,
+                "nodes": 1,
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"requestsPerNode": 4},
+            },
+        ),
         ("aws-with-azure-options", f"{C}.azure", {"azure": {"resourceGroup": "rg"}}),
     ],
     "azure": [
@@ -254,6 +267,28 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("azure-with-alicloud-options", f"{C}.alicloud", {"alicloud": {"scratchPerformanceLevel": "PL1"}}),
         ("azure-resource-group-bad", f"{C}.azure.resourceGroup", {"azure": {"resourceGroup": "bad/name"}}),
         ("azure-options-unknown", f"{C}.azure.subscription", {"azure": {"subscription": "x"}}),
+        (
+            "azure-serve-public-http",  # a public endpoint on Azure is TCP with TLS on the nodes
+            f"{C}.serve.protocol",
+            {
+                "instanceType": "Standard_NC64as_T4_v3",
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"public": True, "allowedCidrs": ["203.0.113.0/24"]},
+            },
+        ),
+        (
+            "azure-serve-requests-per-node",  # the Standard Load Balancer reports no request count
+            f"{C}.serve.requestsPerNode",
+            {
+                "instanceType": "Standard_NC64as_T4_v3",
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"requestsPerNode": 4},
+            },
+        ),
     ],
     "gcp": [
         ("aws-type-on-gcp", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
@@ -277,6 +312,44 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("gcp-with-azure-options", f"{C}.azure", {"azure": {}}),
         ("gcp-iap-string", f"{C}.gcp.iap", {"gcp": {"iap": "yes"}}),
         ("gcp-options-unknown", f"{C}.gcp.network", {"gcp": {"network": "default"}}),
+        # serve: a public tcp endpoint (the public one is the Application Load Balancer), a certificate of another
+        # region, request rate over tcp
+        (
+            "gcp-serve-public-tcp",
+            f"{C}.serve.protocol",
+            {
+                "instanceType": "g2-standard-24",
+                "gpu": "L4:2",
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"public": True, "protocol": "tcp", "allowedCidrs": ["203.0.113.0/24"]},
+            },
+        ),
+        (
+            "gcp-serve-certificate-region",
+            f"{C}.serve.certificate",
+            {
+                "instanceType": "g2-standard-24",
+                "gpu": "L4:2",
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"certificate": "projects/ml-project/regions/europe-west4/sslCertificates/c"},
+            },
+        ),
+        (
+            "gcp-serve-requests-tcp",
+            f"{C}.serve.requestsPerNode",
+            {
+                "instanceType": "g2-standard-24",
+                "gpu": "L4:2",
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"protocol": "tcp", "requestsPerNode": 4},
+            },
+        ),
     ],
     "alicloud": [
         # a vGPU slice (vgn7i-vws): the first-boot driver is Tesla, not GRID (catalog/alicloud.yaml images.families)

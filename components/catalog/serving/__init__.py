@@ -36,6 +36,43 @@ class HealthCheck(BaseModel):
     source: str = Field(min_length=1)
 
 
+class SslPolicy(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    profile: str = Field(min_length=1)
+    minTlsVersion: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
+class ProxyOffer(BaseModel):
+    """A proxy load balancer built instead of the passthrough one for TLS, a public endpoint or request-rate scaling
+    (GCP: the regional Application Load Balancer)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    externalService: str = Field(min_length=1)  # public: true
+    internalService: str = Field(min_length=1)  # private, with a certificate or requestsPerNode
+    why: str = Field(min_length=1)
+    proxySubnetMaxPrefix: int = Field(ge=8, le=30)  # the proxy-only subnet's smallest size (/26: 64 addresses)
+    proxySubnetSource: str = Field(min_length=1)
+    networkTier: str = Field(min_length=1)  # the external forwarding rule's tier
+    networkTierSource: str = Field(min_length=1)
+    sslPolicy: SslPolicy
+    clientRangesPerRule: int = Field(ge=1)  # public: the client ranges one Cloud Armor rule matches
+    clientFilterSource: str = Field(min_length=1)
+    priceItems: dict[str, str]  # external / internal: the prices/<cloud>.yaml item of the load balancer's hour
+
+
+class RequestRate(BaseModel):
+    """`serve.requestsPerNode`: scaling the group on the load balancer's requests per node."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    utilizationTarget: float = Field(gt=0, le=1)  # the fraction of requestsPerNode the autoscaler keeps each node at
+    how: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
 class ServingOffer(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -56,6 +93,14 @@ class ServingOffer(BaseModel):
     idleTimeout: IdleTimeout | None = None  # None: the load balancer takes no idle timeout
     public: bool = True  # an internet-facing endpoint is built
     publicWhy: str | None = None  # why not, where it is not
+    publicTcp: bool = True  # a public endpoint over tcp is built
+    publicTcpWhy: str | None = None  # why not, where it is not
+    publicAddressItem: str | None = None  # public: the prices/<cloud>.yaml item of its address, billed apart
+    publicSource: str | None = None  # how a public endpoint is built, where it is
+    publicService: str | None = None  # the load balancer kind when public, where `service` names the private one
+    proxy: ProxyOffer | None = None  # the proxy load balancer for TLS, public and request rate (None: none)
+    requestRate: RequestRate | None = None  # None: serve.requestsPerNode is refused with requestRateWhy
+    requestRateWhy: str | None = None
     notBuilt: tuple[str, ...] = ()  # what the cloud offers that is not built, and why
 
 
@@ -66,6 +111,29 @@ def offer(cloud: str) -> ServingOffer | None:
     if not path.exists():
         return None
     return ServingOffer.model_validate(load_yaml(path))
+
+
+def uses_proxy(offer: ServingOffer, public: bool, certificate: str | None, requests_per_node: int | None) -> bool:
+    """Whether `serve` is built as the cloud's proxy load balancer (TLS, public or request rate) where it has one."""
+    return offer.proxy is not None and (public or certificate is not None or requests_per_node is not None)
+
+
+def bill_items(
+    cloud: str, public: bool, certificate: str | None, requests_per_node: int | None
+) -> list[tuple[str, str]]:
+    """The endpoint in the bill: (prices/<cloud>.yaml item, name) of its load balancer and of a public address that
+    is billed apart (Azure's public IP)."""
+    offer_ = offer(cloud)
+    assert offer_ is not None
+    if offer_.proxy is not None and uses_proxy(offer_, public, certificate, requests_per_node):
+        kind = "external" if public else "internal"
+        service = offer_.proxy.externalService if public else offer_.proxy.internalService
+        return [(offer_.proxy.priceItems[kind], f"serving load balancer ({service})")]
+    service = offer_.publicService if public and offer_.publicService else offer_.service
+    items = [("loadBalancer", f"serving load balancer ({service})")]
+    if public and offer_.publicAddressItem is not None:
+        items.append((offer_.publicAddressItem, "serving load balancer's public IP"))
+    return items
 
 
 def built_on() -> tuple[str, ...]:

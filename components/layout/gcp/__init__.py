@@ -275,6 +275,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
         and not k8s
         and spec.scaling is None
         and not spec.partitions
+        and (elastic is None or elastic.autoscaler is None)  # serve.requestsPerNode: the request rate moves it
     ):
         warnings.append(
             f"{CLUSTER_KEY}.maxNodes: the managed instance group starts at {spec.nodes} nodes and has no "

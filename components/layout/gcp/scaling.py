@@ -15,6 +15,7 @@ from cronsim import CronSim
 from ... import bootstrap
 from ...bootstrap import File, Part
 from ...bootstrap.metrics import versions
+from ...catalog import serving
 from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
 from ..scaling import gpu_metric_problems, scaling_data
@@ -65,6 +66,8 @@ class Autoscaler:
     schedules: tuple[Schedule, ...]
     scale_in_window_sec: int | None  # scaleInCooldownSeconds: at most one VM removed per window
     queue: Queue | None
+    # serve.requestsPerNode: the fraction of the load balancer's serving capacity (RATE) the group is kept at
+    load_balancing_target: float | None = None
 
 
 @dataclass(frozen=True)
@@ -212,16 +215,28 @@ def _problems(spec: ClusterSpec, no_on_demand: bool) -> Iterator[ConfigError]:
     )
 
 
+def _request_rate_target(spec: ClusterSpec) -> float | None:
+    """serve.requestsPerNode: the autoscaler's load-balancing utilisation target (catalog/serving/gcp.yaml)."""
+    if spec.serve is None or spec.serve.requests_per_node is None:
+        return None
+    offer = serving.offer("gcp")
+    assert offer is not None and offer.requestRate is not None  # the spec refuses it where there is none
+    return offer.requestRate.utilizationTarget
+
+
 def plan(spec: ClusterSpec, no_on_demand: bool) -> Elastic | None:
     """The elastic part of the GCP layout, or None when nothing of it is asked (existing stacks)."""
     refuse(_problems(spec, no_on_demand))
     scaling = spec.scaling
     floor = spec.spot_on_demand_base if spec.spot else 0
-    if scaling is None and not floor:
+    rate = _request_rate_target(spec)
+    if scaling is None and not floor and rate is None:
         return None
     job = _job(spec)
     autoscaler = None
     parts: tuple[Part, ...] = ()
+    if scaling is None and rate is not None:  # the load balancer's request rate alone moves the group
+        autoscaler = Autoscaler(max(spec.min_nodes - floor, 0), spec.max_nodes - floor, None, (), None, None, rate)
     if scaling is not None:
         metric = None
         queue = None
@@ -254,6 +269,7 @@ def plan(spec: ClusterSpec, no_on_demand: bool) -> Elastic | None:
             schedules=schedules(spec, floor),
             scale_in_window_sec=cooldown or None,
             queue=queue,
+            load_balancing_target=rate,
         )
     warnings: tuple[str, ...] = ()
     if parts and spec.identity.existing:

@@ -121,8 +121,8 @@ def serve_private(res: Resource, facts: Facts) -> Iterator[str | Issue]:
         public = any(isinstance(f, dict) and f.get(entry["publicKey"]) for f in frontends)
         what = f"a frontend has {entry['publicKey']}"
     else:
-        key = entry["key"]
-        public = res.props.get(key) != entry["private"]
+        key, private = entry["key"], entry["private"]
+        public = res.props.get(key) not in (private if isinstance(private, list) else [private])
         what = f"{key} is {res.props.get(key)!r}"
     if public:
         yield Issue(

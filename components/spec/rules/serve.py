@@ -8,6 +8,7 @@ from ...catalog import serving
 from ...cidr import wide_public
 from ...errors import CLUSTER_KEY, ConfigError
 from ..context import Context
+from .scaling import min_nodes
 
 DEFAULT_HEALTH_PATH = "/health"  # vLLM's OpenAI server and TGI answer it; Triton's is /v2/health/ready
 
@@ -45,6 +46,9 @@ def _serve(ctx: Context) -> Iterator[ConfigError]:
         )
     if serve.public and not offer.public:
         yield ConfigError(f"{k}.public", f"true, but not built on {ctx.cloud}: {offer.publicWhy}; use false")
+    elif serve.public and serve.protocol == "tcp" and not offer.publicTcp:
+        yield ConfigError(f"{k}.protocol", f"tcp with public: true is not built on {ctx.cloud}: {offer.publicTcpWhy}")
+    yield from _requests_per_node(ctx)
     if serve.protocol == "tcp":
         if serve.health_path is not None:
             yield ConfigError(f"{k}.healthPath", "applies to protocol http; a tcp health check opens a connection")
@@ -63,8 +67,9 @@ def _serve(ctx: Context) -> Iterator[ConfigError]:
         if serve.public and offer.public:
             yield ConfigError(
                 f"{k}.protocol",
-                f"http with public: true needs TLS at the load balancer, which the {offer.service} on {ctx.cloud} "
-                "does not terminate; use protocol tcp (TLS on the nodes) or public: false",
+                f"http with public: true needs TLS at the load balancer, which the "
+                f"{offer.publicService or offer.service} on {ctx.cloud} does not terminate; use protocol tcp (TLS on "
+                "the nodes) or public: false",
             )
     elif serve.public and offer.public and serve.certificate is None:
         yield ConfigError(
@@ -100,3 +105,28 @@ def _serve(ctx: Context) -> Iterator[ConfigError]:
                 f"{k}.idleTimeoutSeconds",
                 f"got {timeout}; the {offer.service} takes {limits.min} to {limits.max} seconds",
             )
+
+
+def _requests_per_node(ctx: Context) -> Iterator[ConfigError]:
+    """`serve.requestsPerNode`: where the cloud scales on the load balancer's requests, over http, with room to."""
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}.serve.requestsPerNode"
+    serve, offer = cfg.serve, serving.offer(ctx.cloud)
+    assert serve is not None and offer is not None
+    if serve.requests_per_node is None:
+        return
+    if offer.requestRate is None:
+        yield ConfigError(k, f"not on {ctx.cloud}: {offer.requestRateWhy}; remove it (scaling: docs/scaling.md)")
+        return
+    if serve.protocol == "tcp":
+        yield ConfigError(k, "applies to protocol http: the load balancer counts HTTP requests, not connections")
+    low, high = min_nodes(cfg), ctx.max_nodes
+    if low >= high:
+        yield ConfigError(k, f"minNodes {low} and maxNodes {high} leave nothing to scale; set maxNodes above minNodes")
+    wakes = cfg.scaling is not None and any(entry.nodes > 0 for entry in cfg.scaling.schedule)
+    if low == 0 and not wakes:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.minNodes",
+            "0 with serve.requestsPerNode and no schedule entry above 0: at zero nodes the load balancer has no "
+            "backend to send requests to, so no request rate brings a node back; set minNodes 1 or add a schedule "
+            "entry above 0",
+        )
