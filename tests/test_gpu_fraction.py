@@ -17,7 +17,6 @@ from components import catalog
 from components import recommend as rec
 from components.bootstrap.grid_driver import grid_driver_part
 from components.errors import ConfigError
-from components.layout import alicloud as ali_layout
 from components.layout import aws as aws_layout
 from components.plan.render import cost_text, gpus_text
 from components.spec import build_spec
@@ -145,19 +144,6 @@ def test_aws_image_auto_on_a_slice_is_refused_with_the_grid_driver_reason():
         aws_layout.plan(spec_of(aws_values(gpu="L4:1/8", nodes=1)))
     assert err.value.key == "gpu-cluster:cluster.image"
     assert "vGPU (GRID) guest driver" in str(err.value) and "do not list G6f or Gr6f" in str(err.value)
-
-
-def test_alibaba_image_auto_on_a_slice_is_refused_for_its_grid_driver():
-    values = {
-        "gpu-cluster:cloud": "alicloud",
-        "alicloud:region": "cn-beijing",
-        "gpu-cluster:cluster": {"gpu": "A10:1/6", "nodes": 1, "zone": "cn-beijing-h"},
-    }
-    spec = spec_of(values)
-    assert spec.instance.instanceType == "ecs.vgn7i-vws-m4.xlarge"
-    with pytest.raises(ConfigError) as err:
-        ali_layout.plan(spec)
-    assert err.value.key == "gpu-cluster:cluster.image" and "grid_driver_install" in str(err.value)
 
 
 # --- price ------------------------------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from ... import bootstrap
 from ...bootstrap import Part
+from ...bootstrap.alicloud_grid import alicloud_grid_driver_part
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
 from ...catalog import releases
 from ...catalog.capabilities import capabilities
@@ -85,6 +86,7 @@ from .nodes import (
     STRATEGIES,
     EssDrainHook,
     GpuDriver,
+    GridPlugin,
     Image,
     Placement,
     applied_placement,
@@ -92,6 +94,7 @@ from .nodes import (
     driver_script,
     ess_drain_hook,
     gzip_user_data,
+    image_drivers,
     size_problems,
     tag_problems,
 )
@@ -177,6 +180,7 @@ class AlicloudLayout:
     partitions: tuple[AliPartition, ...] = ()  # slurm.partitions: no GPU node runs; one launch template each
     serve: AliServe | None = None  # serve: the intranet CLB in front of the ESS group
     audit: AliAudit | None = None  # compliance mlps3: the ActionTrail trail to an SLS project
+    grid: GridPlugin | None = None  # a vGPU slice on image auto: the GRID driver's Cloud Assistant plugin
     # every ECS instance, launch template and ACK pool: token-only metadata (capabilities file `metadata`)
     metadata_http_tokens: str = field(default_factory=metadata_http_tokens)
 
@@ -269,16 +273,16 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
 
     entry: dict[str, Any] = image_for("alicloud", row.instanceType)
     gpu_driver: GpuDriver | None = None
+    grid: GridPlugin | None = None
     chosen = releases.choice("alicloud", entry, spec.image)
-    if chosen is not None and not entry.get("nameRegex"):  # a family with no image (the vGPU slices): its reason
+    if chosen is not None and not entry.get("nameRegex"):  # a family with no image: its reason
         raise ConfigError(
             f"{key}.image", f"{spec.image} has no image for {row.instanceType}: {one_line(entry['reason'])}"
         )
     if chosen is not None:
         # pinned: this public image id; tracking: the newest image matching nameRegex at deploy
         image = Image(chosen.release, None if chosen.release else entry["nameRegex"], entry["description"])
-        drv = entry["gpuDriver"]
-        gpu_driver = GpuDriver(drv["driver"], drv["cuda"], drv["cudnn"], drv["scriptUrlPath"], drv["source"])
+        gpu_driver, grid = image_drivers(entry, spec)
     else:
         image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
 
@@ -286,7 +290,11 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
     mtu = (ack_erdma_mtu() if ack else erdma_mtu()) if eris else None
     scratch = scratch_for(spec, (), DISK_GLOBS)
     shared = shared_for(spec)
-    fabric: list[Part] = [driver_mark_part(gpu_driver)]
+    # first: the GRID driver of a vGPU slice, which the health check and the metrics need
+    fabric: list[Part] = [
+        alicloud_grid_driver_part(grid.as_part_data() if grid else None),
+        driver_mark_part(gpu_driver),
+    ]
     if eris:
         env, source = nccl_env()
         fabric += [erdma_part(eris, mtu or 0, erdma_url), nccl_env_part(env, source)]
@@ -351,4 +359,5 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         partitions=partitions,
         serve=serve_plan(spec),
         audit=audit_plan(spec),
+        grid=grid,
     )
