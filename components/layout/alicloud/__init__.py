@@ -72,6 +72,7 @@ from .fabric import (
 from .health import health_hook, unhealthy_hook
 from .identity import NodeIdentity, node_identity
 from .kubernetes import (
+    AckGpuShare,
     AckLayout,
     ErdmaController,
     ack_erdma_mtu,
@@ -109,6 +110,7 @@ from .slurm import CIPHERTEXT_PLACEHOLDER, AliSlurm, ali_slurm, slurm_compute_pa
 __all__ = [
     "CIPHERTEXT_PLACEHOLDER",
     "Access",
+    "AckGpuShare",
     "AckLayout",
     "AliEncryption",
     "AliPartition",
