@@ -106,6 +106,15 @@ def test_instances_get_the_same_boot_part():
         assert_grid_boot(cloud_config(node["inputs"]["userData"]))
 
 
+def test_a_slurm_compute_node_on_a_slice_gets_it_too_within_alibabas_16_kb():
+    plan = plan_values(ali(nodeGroup="instances", scheduler="slurm"))
+    (node,) = [
+        n for n in resources_of(plan, "ecs/instance:Instance") if n["inputs"]["instanceType"].startswith("ecs.vgn")
+    ]
+    assert len(base64.b64decode(node["inputs"]["userData"])) < 16 * 1024
+    assert_grid_boot(cloud_config(node["inputs"]["userData"]))
+
+
 def test_a_whole_gpu_keeps_the_tesla_driver_and_an_image_of_your_own_gets_no_driver():
     whole = plan_values(ali(gpu="A10:1", nodeGroup="instances"))
     (node,) = resources_of(whole, "ecs/instance:Instance")
