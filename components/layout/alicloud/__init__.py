@@ -23,7 +23,8 @@ driver (Alibaba's eRDMA-only install is for a host whose driver and CUDA are ins
 `fabric` part writes the NCCL environment Alibaba presets for eRDMA (PAI) to /etc/gpu-cluster/nccl.env.
 
 The whole node bootstrap is `layout.node.node_parts` (scratch, fabric, MIG, health check,
-metrics), then the GPU driver installer, which reboots the node and therefore goes last. In a
+metrics), then the GPU driver installer, which reboots the node and therefore goes last (a vGPU slice instead runs
+the GRID driver's Cloud Assistant plugin first, before the health check, and has no Tesla installer). In a
 managed (ESS) group the health check's hook marks the instance Unhealthy (ess:SetInstanceHealth,
 components/bootstrap/alicloud_unhealthy.sh) so ESS replaces it; instances mode only reports.
 
