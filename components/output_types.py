@@ -120,6 +120,8 @@ class ClusterKubernetes(TypedDict, total=False):
     """The NVIDIA software installed, in words."""
     erdma: Any
     """ACK: how ERDMA is wired (the add-on, ERIs per node, the MTU)."""
+    gpu_share: Any
+    """ACK: kubernetes.gpuSharing as ACK's shared GPU scheduling (the add-on, the node label, each pod's request)."""
     releases: list[HelmRelease]
     """The Helm releases installed."""
     region: str

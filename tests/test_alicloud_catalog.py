@@ -19,7 +19,7 @@ from .conftest import ROOT, plan_json, plan_stack, plan_values, resources_of, sh
 
 DATA = availability.load("alicloud")
 # The families the source prices (every catalog size of them is listed); the 8th-gen ones it has in no region.
-PRICED_FAMILIES = ("gn6i", "gn6v", "gn7", "gn7i", "gn7e", "ebmgn7e", "ebmgn7ex", "vgn7i")
+PRICED_FAMILIES = ("gn6i", "gn6v", "gn7", "gn7i", "gn7e", "ebmgn7e", "ebmgn7ex", "vgn7i", "vgn6i", "sgn7i")
 SALES_ONLY_FAMILIES = ("gn8is", "gn8v", "ebmgn8is", "ebmgn8ia", "ebmgn8v")
 
 
@@ -168,6 +168,7 @@ EXPECTED = {
     "alicloud-ack-erdma": None,
     "alicloud-inference-fleet": True,  # gn7i-c8g1.2xlarge in cn-hangzhou
     "alicloud-slurm-elastic": None,  # ebmgn8v (its cluster type): not in the source
+    "alicloud-a10-slice": True,  # A10:1/6 -> vgn7i-vws-m4.xlarge in cn-beijing
 }
 
 

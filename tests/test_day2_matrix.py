@@ -248,6 +248,8 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("azure-a10-slice", "maxNodes-up"): "two vGPU slices (1/6 of an A10 each) have no fabric NCCL can use",
     ("aws-l4-slice", "nodes+1"): "two vGPU slices (1/4 of an L4 each) have no fabric NCCL can use",
     ("aws-l4-slice", "maxNodes-up"): "two vGPU slices (1/4 of an L4 each) have no fabric NCCL can use",
+    ("alicloud-a10-slice", "nodes+1"): "two vGPU slices (1/6 of an A10 each) have no fabric NCCL can use",
+    ("alicloud-a10-slice", "maxNodes-up"): "two vGPU slices (1/6 of an A10 each) have no fabric NCCL can use",
     ("aws-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
     ("aws-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
     ("gcp-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",

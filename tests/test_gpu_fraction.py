@@ -17,7 +17,6 @@ from components import catalog
 from components import recommend as rec
 from components.bootstrap.grid_driver import grid_driver_part
 from components.errors import ConfigError
-from components.layout import alicloud as ali_layout
 from components.plan.render import cost_text, gpus_text
 from components.spec import build_spec
 from components.spec.rules.instance import parse_gpu, parse_gpu_request
@@ -79,6 +78,15 @@ def test_the_slices_the_clouds_document_are_rows_with_their_memory():
         ("alicloud", "ecs.vgn7i-vws-m4.xlarge"): ("A10", "1/6", 4),
         ("alicloud", "ecs.vgn7i-vws-m8.2xlarge"): ("A10", "1/3", 8),
         ("alicloud", "ecs.vgn7i-vws-m12.3xlarge"): ("A10", "1/2", 12),
+        # vgn6i-vws 'NVIDIA T4 * 1/4', '16GB * 1/4'; sgn7i-vws 'NVIDIA A10 * 1/12', '24GB * 1/12' (ALI-GPU-ZH)
+        ("alicloud", "ecs.vgn6i-m4-vws.xlarge"): ("T4", "1/4", 4),
+        ("alicloud", "ecs.vgn6i-m8-vws.2xlarge"): ("T4", "1/2", 8),
+        ("alicloud", "ecs.sgn7i-vws-m2.xlarge"): ("A10", "1/12", 2),
+        ("alicloud", "ecs.sgn7i-vws-m4.2xlarge"): ("A10", "1/6", 4),
+        ("alicloud", "ecs.sgn7i-vws-m8.4xlarge"): ("A10", "1/3", 8),
+        ("alicloud", "ecs.sgn7i-vws-m2s.xlarge"): ("A10", "1/12", 2),
+        ("alicloud", "ecs.sgn7i-vws-m4s.2xlarge"): ("A10", "1/6", 4),
+        ("alicloud", "ecs.sgn7i-vws-m8s.4xlarge"): ("A10", "1/3", 8),
     }
     # GCP sells no slice (docs/gpus.md); a slice is one virtual GPU with no fabric and no MIG
     assert not [r for r in catalog.all_types("gcp") if r.gpuFraction]
@@ -86,7 +94,7 @@ def test_the_slices_the_clouds_document_are_rows_with_their_memory():
 
 
 def test_a_slices_memory_is_its_share_of_the_whole_gpu():
-    whole = {"L4": 24, "A10": 24}  # the whole-GPU rows' nominal memory (gr6, NV36ads)
+    whole = {"L4": 24, "A10": 24, "T4": 16}  # the whole-GPU rows' nominal memory (gr6, NV36ads, gn6i)
     for r in SLICES:
         assert r.gpuMemoryGiB == whole[str(r.gpu)] * r.fraction, r.instanceType
 
@@ -137,19 +145,6 @@ def test_slices_of_several_nodes_that_train_together_are_refused_for_want_of_a_f
     assert err.value.key == "gpu-cluster:cluster.gpu" and "has a fabric NCCL can use" in str(err.value)
     # independent replicas (fabric: none) are fine
     assert spec_of(azure_values(gpu="A10:1/2", nodes=2, fabric="none")).instance.gpuFraction == "1/2"
-
-
-def test_alibaba_image_auto_on_a_slice_is_refused_for_its_grid_driver():
-    values = {
-        "gpu-cluster:cloud": "alicloud",
-        "alicloud:region": "cn-beijing",
-        "gpu-cluster:cluster": {"gpu": "A10:1/6", "nodes": 1, "zone": "cn-beijing-h"},
-    }
-    spec = spec_of(values)
-    assert spec.instance.instanceType == "ecs.vgn7i-vws-m4.xlarge"
-    with pytest.raises(ConfigError) as err:
-        ali_layout.plan(spec)
-    assert err.value.key == "gpu-cluster:cluster.image" and "grid_driver_install" in str(err.value)
 
 
 # --- price ------------------------------------------------------------------------------------------------------------

@@ -240,11 +240,10 @@ def test_aks_takes_one_profile_per_slice_size():
     )
 
 
-def test_ack_sharing_is_refused_with_the_reason():
-    (got,) = errors_of(kube(alicloud_values(), mode="timeSlicing", replicas=2))
-    assert got[0] == f"{K}.mode" and got[1].startswith(
-        "timeSlicing on alicloud, but ACK advertises the GPUs with its own"
-    )
+def test_ack_mig_is_refused_with_the_reason():
+    # ACK's own sharing (timeSlicing, mps) is built: tests/test_ack_gpu_sharing.py
+    (got,) = errors_of(kube(alicloud_values(), mode="mig", migProfile="1g.10gb"))
+    assert got[0] == f"{K}.mode" and got[1].startswith("mig is not built on alicloud: ACK's MIG label")
 
 
 # --- Slurm: MIG instances and MPS as GRES ---------------------------------------------------------------------------

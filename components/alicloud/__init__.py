@@ -46,7 +46,8 @@ def metrics_output(layout: AlicloudLayout) -> dict[str, Any]:
 def _gpu_driver(layout: AlicloudLayout) -> str | None:
     if layout.kubernetes is not None:  # ACK installs it, pinned by the node-pool label
         return f"NVIDIA {layout.kubernetes.driver_version} (installed by ACK, node-pool label)"
-    return layout.gpu_driver.describe() if layout.gpu_driver else None
+    driver = layout.gpu_driver or layout.grid
+    return driver.describe() if driver else None
 
 
 class CloudCluster(pulumi.ComponentResource):

@@ -20,7 +20,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from .. import incluster
-from ..layout.alicloud import AckLayout, AlicloudLayout, ErdmaController
+from ..layout.alicloud import AckGpuShare, AckLayout, AlicloudLayout, ErdmaController
 from ..resources import invoke_options
 from .context import Context
 from .identity import allow_document, custom_grant
@@ -67,6 +67,7 @@ class Kubernetes:
             "credentials": self.cluster.id.apply(credentials_command),
             "gpuDriver": f"NVIDIA {ack.driver_version} (installed by ACK: node-pool label)",
             "erdma": erdma_output(ack.erdma),
+            "gpuShare": gpu_share_output(ack.gpu_share),
             "releases": [
                 {"name": r.name, "chart": r.chart, "version": r.version, "namespace": r.namespace} for r in ack.releases
             ],
@@ -77,6 +78,19 @@ class Kubernetes:
 def credentials_command(cluster_id: str) -> str:
     """The kubeconfig for the API server's VPC address (ACK DescribeClusterUserKubeconfig), for the login node."""
     return f"aliyun cs GET /k8s/{cluster_id}/user_config --PrivateIpAddress true | jq -r .config > ~/.kube/config"
+
+
+def gpu_share_output(share: AckGpuShare | None) -> dict[str, Any] | None:
+    """ACK's shared GPU scheduling: what the pool is labelled and what each pod asks instead of nvidia.com/gpu."""
+    if share is None:
+        return None
+    key, value = share.label
+    return {
+        "addon": share.addon,
+        "nodeLabel": f"{key}={value}",
+        "podRequest": f"{share.pod_resource}: {share.pod_gib}",
+        "note": "ACK shares a GPU by memory: a pod asks for GiB of GPU memory, not for nvidia.com/gpu",
+    }
 
 
 def erdma_output(erdma: ErdmaController | None) -> dict[str, Any] | None:
@@ -144,9 +158,20 @@ def build(ctx: Context) -> Kubernetes:
     gpu_pool = _gpu_pool(ctx, ack, cluster, deployment_set)
     autoscaler = _autoscaler(ctx, ack, cluster)
     erdma = _erdma(parent, name, ack.erdma, cluster, tags) if ack.erdma else None
+    share = (
+        # ACK's shared GPU scheduling (ACK Pro): its add-on reads the GPU pool's ack.node.gpu.schedule label
+        alicloud.cs.KubernetesAddon(
+            f"{name}-gpu-share",
+            cluster_id=cluster.id,
+            name=ack.gpu_share.addon,
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        if ack.gpu_share
+        else None
+    )
     credential = alicloud.cs.get_cluster_credential_output(cluster_id=cluster.id, opts=invoke_options(parent))
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(credential.kube_config)
-    waits: list[pulumi.Resource] = [system_pool, gpu_pool, *(r for r in (erdma, autoscaler) if r is not None)]
+    waits: list[pulumi.Resource] = [system_pool, gpu_pool, *(r for r in (erdma, autoscaler, share) if r is not None)]
     in_cluster = incluster.install(name, kubeconfig, ack.releases, parent, depends_on=waits)
     return Kubernetes(key, cluster, deployment_set, system_pool, gpu_pool, erdma, kubeconfig, in_cluster)
 

@@ -87,7 +87,7 @@ class GpuSharing:
     """How pods share the GPU pool's GPUs, and the cloud's mechanism for it (sharing.yaml)."""
 
     mode: Literal["timeSlicing", "mps", "mig"]
-    mechanism: Literal["nodePool", "devicePlugin", "migManager"]
+    mechanism: Literal["nodePool", "devicePlugin", "migManager", "nodeLabel"]
     per_gpu: int  # pods per GPU: replicas, or the MIG profile's instances per GPU
     gpus: int  # GPUs per node
     mig_profile: str | None = None
@@ -150,7 +150,7 @@ def gpu_sharing(spec: ClusterSpec) -> GpuSharing | None:
         per_gpu=per_gpu,
         gpus=spec.instance.gpus,
         mig_profile=wanted.mig_profile,
-        node_pool=mode if mode["mechanism"] == "nodePool" else None,
+        node_pool=mode if mode["mechanism"] in ("nodePool", "nodeLabel") else None,
     )
 
 

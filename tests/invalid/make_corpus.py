@@ -352,8 +352,9 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "alicloud": [
-        # a vGPU slice (vgn7i-vws): the first-boot driver is Tesla, not GRID (catalog/alicloud.yaml images.families)
-        ("slice-image-auto", f"{C}.image", {"gpu": "A10:1/6", "instanceType": DROP}),
+        # a vGPU slice (vgn7i-vws) on ACK: its node pools install the Tesla driver, a slice takes GRID
+        # (layout/alicloud/nodes.py image_drivers)
+        ("slice-on-ack", f"{C}.gpu", {"gpu": "A10:1/6", "instanceType": DROP, "scheduler": "kubernetes"}),
         ("aws-type-on-alicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("alicloud-unknown-type", f"{C}.instanceType", {"instanceType": "ecs.gn99-c8g1.2xlarge"}),
         ("alicloud-no-prefix", f"{C}.instanceType", {"instanceType": "gn6i-c4g1.xlarge"}),

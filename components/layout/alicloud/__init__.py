@@ -23,7 +23,8 @@ driver (Alibaba's eRDMA-only install is for a host whose driver and CUDA are ins
 `fabric` part writes the NCCL environment Alibaba presets for eRDMA (PAI) to /etc/gpu-cluster/nccl.env.
 
 The whole node bootstrap is `layout.node.node_parts` (scratch, fabric, MIG, health check,
-metrics), then the GPU driver installer, which reboots the node and therefore goes last. In a
+metrics), then the GPU driver installer, which reboots the node and therefore goes last (a vGPU slice instead runs
+the GRID driver's Cloud Assistant plugin first, before the health check, and has no Tesla installer). In a
 managed (ESS) group the health check's hook marks the instance Unhealthy (ess:SetInstanceHealth,
 components/bootstrap/alicloud_unhealthy.sh) so ESS replaces it; instances mode only reports.
 
@@ -43,6 +44,7 @@ from typing import Any, Literal
 
 from ... import bootstrap
 from ...bootstrap import Part
+from ...bootstrap.alicloud_grid import alicloud_grid_driver_part
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
 from ...catalog import releases
 from ...catalog.capabilities import capabilities
@@ -71,6 +73,7 @@ from .fabric import (
 from .health import health_hook, unhealthy_hook
 from .identity import NodeIdentity, node_identity
 from .kubernetes import (
+    AckGpuShare,
     AckLayout,
     ErdmaController,
     ack_erdma_mtu,
@@ -85,6 +88,7 @@ from .nodes import (
     STRATEGIES,
     EssDrainHook,
     GpuDriver,
+    GridPlugin,
     Image,
     Placement,
     applied_placement,
@@ -92,6 +96,7 @@ from .nodes import (
     driver_script,
     ess_drain_hook,
     gzip_user_data,
+    image_drivers,
     size_problems,
     tag_problems,
 )
@@ -106,6 +111,7 @@ from .slurm import CIPHERTEXT_PLACEHOLDER, AliSlurm, ali_slurm, slurm_compute_pa
 __all__ = [
     "CIPHERTEXT_PLACEHOLDER",
     "Access",
+    "AckGpuShare",
     "AckLayout",
     "AliEncryption",
     "AliPartition",
@@ -177,6 +183,7 @@ class AlicloudLayout:
     partitions: tuple[AliPartition, ...] = ()  # slurm.partitions: no GPU node runs; one launch template each
     serve: AliServe | None = None  # serve: the intranet CLB in front of the ESS group
     audit: AliAudit | None = None  # compliance mlps3: the ActionTrail trail to an SLS project
+    grid: GridPlugin | None = None  # a vGPU slice on image auto: the GRID driver's Cloud Assistant plugin
     # every ECS instance, launch template and ACK pool: token-only metadata (capabilities file `metadata`)
     metadata_http_tokens: str = field(default_factory=metadata_http_tokens)
 
@@ -269,16 +276,16 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
 
     entry: dict[str, Any] = image_for("alicloud", row.instanceType)
     gpu_driver: GpuDriver | None = None
+    grid: GridPlugin | None = None
     chosen = releases.choice("alicloud", entry, spec.image)
-    if chosen is not None and not entry.get("nameRegex"):  # a family with no image (the vGPU slices): its reason
+    if chosen is not None and not entry.get("nameRegex"):  # a family with no image: its reason
         raise ConfigError(
             f"{key}.image", f"{spec.image} has no image for {row.instanceType}: {one_line(entry['reason'])}"
         )
     if chosen is not None:
         # pinned: this public image id; tracking: the newest image matching nameRegex at deploy
         image = Image(chosen.release, None if chosen.release else entry["nameRegex"], entry["description"])
-        drv = entry["gpuDriver"]
-        gpu_driver = GpuDriver(drv["driver"], drv["cuda"], drv["cudnn"], drv["scriptUrlPath"], drv["source"])
+        gpu_driver, grid = image_drivers(entry, spec)
     else:
         image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
 
@@ -286,7 +293,11 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
     mtu = (ack_erdma_mtu() if ack else erdma_mtu()) if eris else None
     scratch = scratch_for(spec, (), DISK_GLOBS)
     shared = shared_for(spec)
-    fabric: list[Part] = [driver_mark_part(gpu_driver)]
+    # first: the GRID driver of a vGPU slice, which the health check and the metrics need
+    fabric: list[Part] = [
+        alicloud_grid_driver_part(grid.as_part_data() if grid else None),
+        driver_mark_part(gpu_driver),
+    ]
     if eris:
         env, source = nccl_env()
         fabric += [erdma_part(eris, mtu or 0, erdma_url), nccl_env_part(env, source)]
@@ -353,4 +364,5 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         partitions=partitions,
         serve=serve_plan(spec),
         audit=audit_plan(spec),
+        grid=grid,
     )

@@ -15,11 +15,12 @@ from typing import Any
 from ... import bootstrap
 from ...bootstrap import Part
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
+from ...catalog import kubernetes as kubernetes_offers
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
 from .. import Scratch
-from ..kubernetes import GPU_TAINT, Release, autoscaled, gpu_labels, releases
+from ..kubernetes import GPU_TAINT, Release, autoscaled, gpu_labels, gpu_sharing, releases
 from ..node import node_parts
 from ..shared import Shared
 from .data import ack_offer
@@ -75,6 +76,34 @@ class AckLayout:
     max_nodes: int
     cluster_tags: Mapping[str, str]  # the cluster's tags as ACK takes them: Kubernetes labels (`ack_tags`)
     autoscaler: AckAutoscaler | None = None  # the GPU pool autoscales (maxNodes > nodes or minNodes < nodes)
+    gpu_share: AckGpuShare | None = None  # kubernetes.gpuSharing: ACK's shared GPU scheduling
+
+
+@dataclass(frozen=True)
+class AckGpuShare:
+    """ACK's shared GPU scheduling (catalog/kubernetes/sharing.yaml alicloud): the add-on that brings it, the GPU
+    pool's label, and what each pod asks (ACK shares a GPU by memory)."""
+
+    addon: str
+    label: tuple[str, str]  # (ack.node.gpu.schedule, share | mps)
+    pod_resource: str  # aliyun.com/gpu-mem
+    pod_gib: int  # the GPU's memory over the pods planned per GPU, rounded down
+
+
+def ack_gpu_share(spec: ClusterSpec) -> AckGpuShare | None:
+    """kubernetes.gpuSharing on ACK; None when pods take whole GPUs."""
+    sharing = gpu_sharing(spec)
+    if sharing is None:
+        return None
+    assert sharing.node_pool is not None  # nodeLabel: the mode's ACK label (the spec refused the rest)
+    data = kubernetes_offers.sharing("alicloud")
+    memory = spec.instance.gpuMemoryGiB or 0
+    return AckGpuShare(
+        addon=str(data["addon"]),
+        label=(str(data["labelKey"]), str(sharing.node_pool["label"])),
+        pod_resource=str(data["podResource"]),
+        pod_gib=int(memory // sharing.per_gpu),
+    )
 
 
 # --- scheduler: kubernetes (ACK) -------------------------------------------------------------------------
@@ -169,7 +198,8 @@ def ack_layout(spec: ClusterSpec, scratch: Scratch, eris: int, shared: Shared | 
     data = ack_offer()
     # kubernetes.publicEndpoint is refused by the spec (catalog/kubernetes/alicloud.yaml publicEndpointRefused)
     driver = str(data["nvidiaDriverVersion"])
-    labels = {**gpu_labels(spec), str(data["driverLabel"]): driver}
+    share = ack_gpu_share(spec)
+    labels = {**gpu_labels(spec), str(data["driverLabel"]): driver, **(dict([share.label]) if share else {})}
     # GPU nodes: the node bootstrap as a bash script (ACK concatenates user data into the cloud-init script it
     # runs after joining the node: "ACK node initialization"). No driver (ACK's), no eRDMA part (the add-on's),
     # no metrics part (the in-cluster DCGM exporter replaces the Docker one), no ESS unhealthy hook.
@@ -232,6 +262,7 @@ def ack_layout(spec: ClusterSpec, scratch: Scratch, eris: int, shared: Shared | 
         max_nodes=spec.max_nodes,
         cluster_tags=ack_tags(spec)[0],
         autoscaler=autoscaler,
+        gpu_share=share,
     )
 
 

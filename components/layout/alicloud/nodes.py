@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ... import bootstrap
 from ...bootstrap import Part
@@ -70,6 +70,48 @@ class GpuDriver:
 
     def describe(self) -> str:
         return f"NVIDIA {self.driver}, CUDA {self.cuda}, cuDNN {self.cudnn} (Alibaba auto-install user data)"
+
+
+@dataclass(frozen=True)
+class GridPlugin:
+    """The GRID driver of a vGPU slice: Alibaba's Cloud Assistant plugin, run by the node at boot (`gridPlugin`)."""
+
+    plugin: str
+    driver: str
+    cuda: str
+    timeout_seconds: int
+    source: str
+
+    def describe(self) -> str:
+        return f"NVIDIA GRID {self.driver}, CUDA {self.cuda} (Alibaba's Cloud Assistant plugin {self.plugin}, at boot)"
+
+    def as_part_data(self) -> dict[str, str | int]:
+        return {"plugin": self.plugin, "driver": self.driver, "timeoutSeconds": self.timeout_seconds}
+
+
+def image_drivers(entry: Mapping[str, Any], spec: ClusterSpec) -> tuple[GpuDriver | None, GridPlugin | None]:
+    """The driver a catalog image entry installs at boot: the Tesla stack (`gpuDriver`, Alibaba's auto-install user
+    data) or, on a vGPU slice, the GRID driver (`gridPlugin`). ACK installs its own driver: a slice is refused there,
+    since ACK's node pools install the Tesla driver and no source read says they install GRID."""
+    plugin = entry.get("gridPlugin")
+    if plugin is not None and spec.scheduler == "kubernetes":
+        raise ConfigError(
+            f"{CLUSTER_KEY}.gpu",
+            f"{spec.instance.instanceType} is a vGPU slice, which takes the NVIDIA GRID driver; an ACK node pool "
+            "installs the Tesla driver (its node-pool label), so vGPU slices are not built on ACK; use a whole-GPU "
+            "type or scheduler none/slurm",
+        )
+    if plugin is not None:
+        grid = GridPlugin(
+            str(plugin["plugin"]),
+            str(plugin["driver"]),
+            str(plugin["cuda"]),
+            int(plugin["timeoutSeconds"]),
+            str(plugin["source"]),
+        )
+        return None, grid
+    drv = entry["gpuDriver"]
+    return GpuDriver(drv["driver"], drv["cuda"], drv["cudnn"], drv["scriptUrlPath"], drv["source"]), None
 
 
 def gzip_user_data(text: str) -> bytes:

@@ -31,7 +31,13 @@ def _gpu_sharing(ctx: Context) -> Iterator[ConfigError]:
     mode = offered.get(sharing.mode)
     if mode is None:
         built = ", ".join(m for m in ("timeSlicing", "mps", "mig") if m in offered)
-        yield ConfigError(f"{k}.mode", f"{sharing.mode} is not built on {ctx.cloud}; allowed: none, {built}")
+        why = (offered.get("refused") or {}).get(sharing.mode)
+        yield ConfigError(
+            f"{k}.mode",
+            f"{sharing.mode} is not built on {ctx.cloud}: {one_line(why)}"
+            if why
+            else f"{sharing.mode} is not built on {ctx.cloud}; allowed: none, {built}",
+        )
         return
     software = mode.get("gpuSoftware")
     if software and cfg.kubernetes.gpu_software not in software:
