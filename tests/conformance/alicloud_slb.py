@@ -14,7 +14,6 @@ then the Update it calls sets the tags and adds the entries 50 at a time with Ad
 from __future__ import annotations
 
 import json
-
 from typing import Any
 
 from alibabacloud_ess20220222 import models as ess
