@@ -103,7 +103,7 @@ def test_clb_health_checks_and_the_vpc_reach_the_serving_port_only(shipped):
 def test_the_summary_gives_the_address_the_check_and_the_load_balancer_hour(shipped):
     summary = plan_json(shipped)["summary"]
     serve = summary["serve"]
-    address = "<private address of ali-inference-alicloud-serve-lb>"
+    address = "<address of ali-inference-alicloud-serve-lb>"
     assert (serve["endpoint"], serve["internal"], serve["port"]) == (address, True, 8000)
     assert serve["check"] == f"curl -fsS http://{address}:8000/health"
     assert "10.62.0.0/16" in serve["from"]
@@ -131,7 +131,45 @@ def test_tcp_checks_a_connection_and_takes_the_idle_timeout():
     assert "healthCheckUri" not in listener and "healthCheckHttpCode" not in listener
     rules = by_name(plan, "ecs/securityGroupRule:SecurityGroupRule")
     assert rules["test-alicloud-sg-serve-clients"]["portRange"] == "9000/9000"
-    assert plan_json(plan)["summary"]["serve"]["check"].startswith("nc -zv <private address of ")
+    assert plan_json(plan)["summary"]["serve"]["check"].startswith("nc -zv <address of ")
+
+
+PUBLIC = ["203.0.113.0/24", "198.51.100.0/24"]
+
+
+def test_public_is_an_internet_clb_whose_listener_admits_the_allowed_ranges_only():
+    plan = plan_values(fleet(serve={"port": 8000, "protocol": "tcp", "public": True, "allowedCidrs": PUBLIC}))
+    lb = one(plan, "slb/applicationLoadBalancer:ApplicationLoadBalancer")["inputs"]
+    assert lb["addressType"] == "internet" and "vswitchId" not in lb
+    acl = one(plan, "slb/acl:Acl")["inputs"]
+    assert sorted(e["entry"] for e in acl["entryLists"]) == sorted(PUBLIC)
+    listener = one(plan, "slb/listener:Listener")["inputs"]
+    assert (listener["aclStatus"], listener["aclType"]) == ("on", "white")
+    assert listener["aclId"] == "<id of test-alicloud-serve-acl>"
+    # a TCP listener passes the clients' addresses: the node security group admits the same ranges on the port
+    rules = by_name(plan, "ecs/securityGroupRule:SecurityGroupRule")
+    public = {n: r["cidrIp"] for n, r in rules.items() if "-serve-public-" in n}
+    assert sorted(public.values()) == sorted(PUBLIC)
+    assert all(rules[n]["portRange"] == "8000/8000" for n in public)
+    serve = plan_json(plan)["summary"]["serve"]
+    assert serve["internal"] is False and "203.0.113.0/24" in serve["from"]
+    assert [v for v in plan_json(plan)["policy"] if v["rule"] == "serve-private"] == []
+
+
+def test_public_https_filters_at_the_listener_and_opens_no_internet_range_on_the_nodes():
+    plan = plan_values(fleet(serve={"port": 8000, "certificate": CERT, "public": True, "allowedCidrs": PUBLIC}))
+    listener = one(plan, "slb/listener:Listener")["inputs"]
+    assert (listener["protocol"], listener["aclStatus"], listener["aclType"]) == ("https", "on", "white")
+    rules = by_name(plan, "ecs/securityGroupRule:SecurityGroupRule")
+    assert not [n for n in rules if "-serve-public-" in n]  # the HTTPS listener is a proxy: CLB's range only
+
+
+def test_more_ranges_than_an_acl_holds_are_refused():
+    cidrs = [f"203.{i // 256}.{i % 256}.0/24" for i in range(301)]
+    spec = build_spec(fleet(serve={"port": 8000, "protocol": "tcp", "public": True, "allowedCidrs": cidrs}), "t")
+    with pytest.raises(ConfigError) as info:
+        ali_layout.plan(spec)
+    assert info.value.key == f"{K}.allowedCidrs" and "at most 300" in info.value.message
 
 
 def test_a_fleet_without_serve_plans_exactly_as_before():
@@ -147,7 +185,6 @@ def test_a_fleet_without_serve_plans_exactly_as_before():
 @pytest.mark.parametrize(
     ("serve", "key", "words"),
     [
-        ({"public": True, "allowedCidrs": ["203.0.113.0/24"]}, f"{K}.public", "not built on alicloud"),
         ({"certificate": CERT, "idleTimeoutSeconds": 30}, f"{K}.idleTimeoutSeconds", "fixed idle timeout"),
         ({"protocol": "tcp", "idleTimeoutSeconds": 5}, f"{K}.idleTimeoutSeconds", "takes 10 to 900 seconds"),
     ],

@@ -1,7 +1,8 @@
-"""`serve:` on Alibaba Cloud: the intranet Classic Load Balancer in the node vSwitch (billed by usage), its vServer
-group on the serving port, the listener with its health check (TCP, or HTTPS on 443 with a certificate), the ESS
-scaling group's attachment to the vServer group (every node the group launches joins, every node it removes leaves),
-and the node security group's rules that admit CLB's health checks and the VPC's clients to the serving port only.
+"""`serve:` on Alibaba Cloud: the intranet Classic Load Balancer in the node vSwitch (billed by usage), or with `public`
+an internet one whose listener admits `allowedCidrs` only (a whitelist access control list), its vServer group on the
+serving port, the listener with its health check (TCP, or HTTPS on 443 with a certificate), the ESS scaling group's
+attachment to the vServer group (every node the group launches joins, every node it removes leaves), and the node
+security group's rules that admit CLB's health checks and the clients to the serving port only.
 Decided in `layout.alicloud.serve` (catalog/serving/alicloud.yaml); the scaling group's own inputs do not change."""
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Serving:
             self.load_balancer.address,
             serve.listener_port,
             serve.scheme,
-            True,
+            not serve.public,
             (serve.health_type.upper(), serve.port, serve.health_path),
             serve.check_command,
             serve.reach,
@@ -46,8 +47,9 @@ def build_serving(ctx: Context, group: alicloud.ess.ScalingGroup | None) -> Serv
     lb = alicloud.slb.ApplicationLoadBalancer(
         f"{name}-serve-lb",
         load_balancer_name=serve.name,
-        address_type="intranet",
-        vswitch_id=ctx.network.vswitch.id,
+        address_type="internet" if serve.public else "intranet",
+        # an internet CLB takes no vSwitch (the provider ignores it); its nodes stay in the cluster's
+        vswitch_id=None if serve.public else ctx.network.vswitch.id,
         payment_type="PayAsYouGo",
         instance_charge_type="PayByCLCU",
         tags=dict(ctx.tags),
@@ -55,6 +57,19 @@ def build_serving(ctx: Context, group: alicloud.ess.ScalingGroup | None) -> Serv
     )
     server_group = alicloud.slb.ServerGroup(f"{name}-serve-group", load_balancer_id=lb.id, name=serve.name, opts=child)
     https = serve.listener_protocol == "https"
+    acl = (
+        alicloud.slb.Acl(
+            f"{name}-serve-acl",
+            name=serve.name,  # ip_version left to its default, ipv4 (the allowed ranges are IPv4: spec)
+            entry_lists=[
+                alicloud.slb.AclEntryListArgs(entry=cidr, comment="serve.allowedCidrs") for cidr in serve.allowed_cidrs
+            ],
+            tags=dict(ctx.tags),
+            opts=child,
+        )
+        if serve.public
+        else None
+    )
     listener = alicloud.slb.Listener(
         f"{name}-serve-listener",
         load_balancer_id=lb.id,
@@ -76,6 +91,11 @@ def build_serving(ctx: Context, group: alicloud.ess.ScalingGroup | None) -> Serv
         server_certificate_id=serve.certificate,
         tls_cipher_policy=serve.tls_cipher_policy,
         established_timeout=serve.idle_timeout_seconds,
+        # public: a whitelist, so only allowedCidrs reach the listener (catalog/serving/alicloud.yaml publicSource);
+        # acl_id, which the stored provider source and SLB's API (AclId) take
+        acl_status="on" if acl is not None else None,
+        acl_type="white" if acl is not None else None,
+        acl_id=acl.id if acl is not None else None,
         description=f"gpu-cluster {ctx.layout.spec.name}: the serving endpoint",
         opts=child,
     )
@@ -113,4 +133,13 @@ def build_serving(ctx: Context, group: alicloud.ess.ScalingGroup | None) -> Serv
         child,
         cidr=serve.clients,
     )
+    for cidr in serve.public_clients:
+        ingress_rule(
+            f"{name}-sg-serve-public-{cidr.replace('/', '_')}",
+            sg.id,
+            ports,
+            "the public endpoint's clients (serve.allowedCidrs; CLB's TCP listener passes their addresses)",
+            child,
+            cidr=cidr,
+        )
     return Serving(lb, server_group, listener)

@@ -75,6 +75,7 @@ TRANSLATIONS: dict[str, Translation] = {
     ),
     "alicloud:slb/serverGroup:ServerGroup": Translation("alicloud_slb_server_group", lb.slb_server_group),
     "alicloud:slb/listener:Listener": Translation("alicloud_slb_listener", lb.slb_listener),
+    "alicloud:slb/acl:Acl": Translation("alicloud_slb_acl", lb.slb_acl),
     "alicloud:ess/lifecycleHook:LifecycleHook": Translation("alicloud_ess_lifecycle_hook", svc.ess_lifecycle_hook),
     "alicloud:ram/role:Role": Translation("alicloud_ram_role", svc.ram_role),
     "alicloud:ram/policy:Policy": Translation("alicloud_ram_policy", svc.ram_policy),
@@ -354,5 +355,16 @@ FEATURES: dict[str, dict[str, Any]] = {
         maxNodes=4,
         zone="cn-hangzhou-k",
         serve={"port": 9000, "protocol": "tcp", "idleTimeoutSeconds": 600},
+    ),
+    # serve public: the internet CLB, its listener's whitelist access control list of allowedCidrs
+    "serve-public": _values(
+        "cn-hangzhou",
+        name="serve-public",
+        instanceType="ecs.gn7i-c8g1.2xlarge",
+        nodes=1,
+        maxNodes=4,
+        zone="cn-hangzhou-k",
+        serve={"port": 9000, "protocol": "tcp", "public": True, "allowedCidrs": ["203.0.113.0/24"]},
+        tags={"team": "research"},
     ),
 }

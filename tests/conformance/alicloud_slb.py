@@ -6,11 +6,14 @@ Sources: aliyun/terraform-provider-alicloud alicloud/resource_alicloud_slb_load_
 alicloud/resource_alicloud_slb_listener.go (a stored version: resourceAliyunSlbListenerCreate sends
 CreateLoadBalancer<PROTOCOL>Listener with buildListenerCommonArgs, plus buildHttpListenerArgs for https, then
 resourceAliyunSlbListenerUpdate sends Set...ListenerAttribute with what differs from the zero value on a new
-resource), alicloud/resource_alicloud_ess_scalinggroup_vserver_groups.go @0612d756 (attachVServerGroups).
+resource), alicloud/resource_alicloud_ess_scalinggroup_vserver_groups.go @0612d756 (attachVServerGroups),
+alicloud/resource_alicloud_slb_acl.go (a stored version: resourceAlicloudSlbAclCreate sends CreateAccessControlList,
+then the Update it calls sets the tags and adds the entries 50 at a time with AddAccessControlListEntry).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from alibabacloud_ess20220222 import models as ess
@@ -53,8 +56,25 @@ def slb_server_group(i: Inputs, region: str) -> list[Call]:
     return [Call("slb:CreateVServerGroup", slb.CreateVServerGroupRequest, req, src)]
 
 
+def slb_acl(i: Inputs, region: str) -> list[Call]:
+    """CreateAccessControlList (the name trimmed; the version's ip_version is not read: it reads address_ip_version,
+    so the API's default ipv4 applies), TagResources (TagResourceAcl), then the entries as a JSON list, 50 a call
+    (SlbService.convertAclEntriesToString: [{"entry": ..., "comment": ...}])."""
+    src = "alicloud/resource_alicloud_slb_acl.go"
+    create = {"RegionId": region, "AclName": str(i.get("name")).strip()}
+    calls = [Call("slb:CreateAccessControlList", slb.CreateAccessControlListRequest, create, f"{src} Create")]
+    if tags := tags_of(i):
+        calls.append(tag_resources("slb", slb.TagResourcesRequest, "acl", "<new acl>", tags, f"{src} Update"))
+    entries = [drop_none({"entry": e.get("entry"), "comment": e.get("comment")}) for e in i.ok("entryLists") or []]
+    for start in range(0, len(entries), 50):
+        add = {"RegionId": region, "AclId": "<new acl>", "AclEntrys": json.dumps(entries[start : start + 50])}
+        calls.append(Call("slb:AddAccessControlListEntry", slb.AddAccessControlListEntryRequest, add, f"{src} Update"))
+    return calls
+
+
 def _common(i: Inputs, region: str) -> dict[str, Any]:
-    """buildListenerCommonArgs."""
+    """buildListenerCommonArgs; with acl_status on, the list and its mode."""
+    acl = (i.ok("aclStatus") or ACL_STATUS) == "on"
     return drop_none(
         {
             "RegionId": region,
@@ -64,6 +84,8 @@ def _common(i: Inputs, region: str) -> dict[str, Any]:
             "Bandwidth": i.ok("bandwidth"),
             "VServerGroupId": i.ok("serverGroupId"),
             "AclStatus": i.ok("aclStatus") or ACL_STATUS,
+            "AclType": i.ok("aclType") if acl else None,
+            "AclId": i.ok("aclId") if acl else None,
             "Description": i.ok("description"),
             "Scheduler": i.ok("scheduler") or SCHEDULER,
         }

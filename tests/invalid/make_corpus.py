@@ -407,8 +407,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             {"encryption": {"key": "auto", "algorithm": "sm4", "kmsInstance": KST}},
         ),
         (
-            "alicloud-serve-public",
-            f"{C}.serve.public",
+            "alicloud-serve-public-http-no-certificate",
+            f"{C}.serve.certificate",
             {"nodeGroup": "managed", "maxNodes": 4, "serve": {"public": True, "allowedCidrs": ["203.0.113.0/24"]}},
         ),
     ],
