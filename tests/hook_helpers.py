@@ -35,6 +35,30 @@ esac
 """
 
 
+def alicloud_kms_curl(role: str, key_id: str, secret: str, token: str, plaintext: str) -> str:
+    """A curl stub for the Alibaba hooks that decrypt with KMS on the node's RAM role: the hardened metadata service
+    names `role` and its STS credentials (none with NO_ROLE set), and the cn-beijing KMS VPC endpoint logs the request
+    to $KMS_LOG and answers `plaintext` (its shell expression), or fails with KMS_DENY set."""
+    creds = (
+        f'{{\\n  "AccessKeyId" : "{key_id}",\\n  "AccessKeySecret" : "{secret}",\\n  "SecurityToken" : "{token}",\\n}}'
+    )
+    return (
+        ALICLOUD_HARDENED_METADATA
+        + rf"""
+url="${{@: -1}}"
+case "$url" in
+  */meta-data/ram/security-credentials/) [ -n "${{NO_ROLE:-}}" ] || echo {role} ;;
+  */meta-data/ram/security-credentials/{role}) printf '{creds}' ;;
+  https://kms-vpc.cn-beijing.aliyuncs.com/*)
+    echo "$url" > "$KMS_LOG"
+    [ -z "${{KMS_DENY:-}}" ] || exit 22
+    echo '{{"KeyId": "key-1", "Plaintext": "{plaintext}", "RequestId": "R1"}}' ;;
+  *) exit 22 ;;
+esac
+"""
+    )
+
+
 def stub_bin(tmp_path: Path, stubs: Mapping[str, str], tools: Iterable[str] = ()) -> Path:
     """tmp_path/bin with a bash stub per name (its body) and links to the real `tools`."""
     bin_dir = tmp_path / "bin"

@@ -18,7 +18,7 @@ from components.layout.alicloud import plan as ali_plan
 from components.layout.alicloud.accounting import DB_CIPHERTEXT_PLACEHOLDER
 
 from .conftest import plan_values, resources_of, spec_of
-from .hook_helpers import ALICLOUD_HARDENED_METADATA, alicloud_signature, assert_shellcheck_clean, stub_bin
+from .hook_helpers import alicloud_kms_curl, alicloud_signature, assert_shellcheck_clean, stub_bin
 from .hook_helpers import run_hook as run_hook_on_stubs
 from .test_alicloud_slurm import by_name, files_of, slurm_values
 
@@ -202,23 +202,8 @@ def test_an_existing_network_is_refused_with_the_key():
 
 # --- the hook, on stubs --------------------------------------------------------------------------------------------
 TOOLS = ("bash", "cat", "date", "head", "openssl", "paste", "sed", "sort", "base64")
-CREDS = (
-    '{\\n  "AccessKeyId" : "STS.headid",\\n  "AccessKeySecret" : "head/secret+1",\\n  "SecurityToken" : "CAIS+h==",\\n}'
-)
-CURL = (
-    ALICLOUD_HARDENED_METADATA
-    + rf"""
-url="${{@: -1}}"
-case "$url" in
-  */meta-data/ram/security-credentials/) [ -n "${{NO_ROLE:-}}" ] || echo slm-acct-head ;;
-  */meta-data/ram/security-credentials/slm-acct-head) printf '{CREDS}' ;;
-  https://kms-vpc.cn-beijing.aliyuncs.com/*)
-    echo "$url" > "$KMS_LOG"
-    [ -z "${{KMS_DENY:-}}" ] || exit 22
-    echo '{{"KeyId": "key-1", "Plaintext": "'"${{PLAINTEXT:-czNjcmV0UGFzc3dvcmQx}}"'", "RequestId": "R1"}}' ;;
-  *) exit 22 ;;
-esac
-"""
+CURL = alicloud_kms_curl(
+    "slm-acct-head", "STS.headid", "head/secret+1", "CAIS+h==", "'\"${PLAINTEXT:-czNjcmV0UGFzc3dvcmQx}\"'"
 )
 
 

@@ -21,7 +21,7 @@ from components.layout.alicloud.slurm import munge_hook
 from components.plan.render import render_json, render_table
 
 from .conftest import one, plan_values, resources_of
-from .hook_helpers import ALICLOUD_HARDENED_METADATA, alicloud_signature, assert_shellcheck_clean, stub_bin
+from .hook_helpers import alicloud_kms_curl, alicloud_signature, assert_shellcheck_clean, stub_bin
 from .hook_helpers import run_hook as run_hook_on_stubs
 from .test_layout_alicloud import ali_values
 
@@ -166,24 +166,7 @@ def test_scheduler_none_builds_no_slurm(stack_plan):
 
 # --- the key hook, run for real against a stubbed metadata service and KMS endpoint (curl) ---------------
 TOOLS = ("cat", "sed", "head", "sort", "paste", "date", "openssl")
-CREDS = (
-    '{\\n  "AccessKeyId" : "STS.kmsid",\\n  "AccessKeySecret" : "kms/secret+1",\\n  "SecurityToken" : "CAIS+tok==",\\n}'
-)
-CURL = (
-    ALICLOUD_HARDENED_METADATA
-    + rf"""
-url="${{@: -1}}"
-case "$url" in
-  */meta-data/ram/security-credentials/) [ -n "${{NO_ROLE:-}}" ] || echo slm-test-nodes ;;
-  */meta-data/ram/security-credentials/slm-test-nodes) printf '{CREDS}' ;;
-  https://kms-vpc.cn-beijing.aliyuncs.com/*)
-    echo "$url" > "$KMS_LOG"
-    [ -z "${{KMS_DENY:-}}" ] || exit 22
-    echo '{{"KeyId": "key-1", "Plaintext": "bXVuZ2Uta2V5LWJ5dGVz", "RequestId": "R1"}}' ;;
-  *) exit 22 ;;
-esac
-"""
-)
+CURL = alicloud_kms_curl("slm-test-nodes", "STS.kmsid", "kms/secret+1", "CAIS+tok==", "bXVuZ2Uta2V5LWJ5dGVz")
 
 
 def run_hook(tmp_path: Path, **env: str):
