@@ -593,12 +593,19 @@ SHARED_ACROSS_CLOUDS = (
 
 
 def main() -> None:
-    for old in HERE.glob("Pulumi.*.yaml"):
-        old.unlink()
-    for name, key, text, file_level in cases():
+    """Write every case; the folder's other files are hand-written cases (kept) or a renamed case's old file, which
+    the list printed at the end names for you to remove."""
+    made = cases()
+    for name, key, text, file_level in made:
         header = f"# expect: {key}\n" + ("# level: file\n" if file_level else "")
         (HERE / name).write_text(header + text)
-    print(f"wrote {len(cases())} invalid stack configs to {HERE}")
+    written = {name for name, *_ in made}
+    others = sorted(p.name for p in HERE.glob("Pulumi.*.yaml") if p.name not in written)
+    print(
+        f"wrote {len(made)} invalid stack configs to {HERE}; {len(others)} others kept (hand-written, or left by a "
+        "renamed case: remove those):"
+    )
+    print("\n".join(f"  {name}" for name in others))
 
 
 if __name__ == "__main__":
