@@ -81,7 +81,10 @@ def test_a_delegated_subnet_in_the_free_half_moves_no_subnet_and_the_zone_is_lin
     assert zone["privateZoneName"] == "acct.private.mysql.database.azure.com" and zone["location"] == "Global"
     link = by_name(plan, "privatedns:VirtualNetworkLink")[f"{NAME}-db-dns-link"]
     assert link["virtualNetwork"] == {"id": f"<id of {NAME}-vnet>"} and link["registrationEnabled"] is False
-    assert link["privateZoneName"] == f"<name of {NAME}-db-dns>"
+    # the zone by its name, and created after it (azure/network.private_zone, as for the private endpoints' zones)
+    assert link["privateZoneName"] == zone["privateZoneName"]
+    registered = {r.name: r for r in plan.resources}
+    assert registered[f"{NAME}-db-dns"].urn in registered[f"{NAME}-db-dns-link"].dependencies
 
 
 def test_only_the_head_s_own_identity_reads_the_password(plan):

@@ -23,7 +23,7 @@ import pulumi_random as random
 from ..layout.azure.accounting import AzureAccounting
 from ..resources import Joined
 from .context import Context
-from .network import Network
+from .network import Network, private_zone
 
 
 @dataclass(frozen=True)
@@ -66,24 +66,7 @@ def build_database(
         return None
     name, rg = ctx.name, ctx.resource_group_name
     assert not isinstance(net.subnet, Joined) and not isinstance(net.vnet, Joined)  # the layout refuses existing
-    zone = azure.privatedns.PrivateZone(
-        f"{name}-db-dns",
-        resource_group_name=rg,
-        private_zone_name=plan.private_dns_zone,
-        location="Global",
-        tags=ctx.tagged("db-dns"),
-        opts=ctx.opts,
-    )
-    link = azure.privatedns.VirtualNetworkLink(
-        f"{name}-db-dns-link",
-        resource_group_name=rg,
-        private_zone_name=zone.name,
-        virtual_network=azure.privatedns.SubResourceArgs(id=net.vnet.id),
-        registration_enabled=False,
-        location="Global",
-        tags=ctx.tagged("db-dns-link"),
-        opts=ctx.opts,
-    )
+    zone, link = private_zone(ctx, net, "db", plan.private_dns_zone)
     subnet = azure.network.Subnet(
         f"{name}-db-subnet",
         resource_group_name=rg,

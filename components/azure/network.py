@@ -123,6 +123,33 @@ class PrivateLink:
     records: azure.network.PrivateDnsZoneGroup
 
 
+def private_zone(
+    ctx: Context, net: Network, prefix: str, zone_name: str
+) -> tuple[azure.privatedns.PrivateZone, azure.privatedns.VirtualNetworkLink]:
+    """A private DNS zone `zone_name` linked to the VNet (no auto-registration), so names in it resolve inside the VNet.
+    Named f"{name}-{prefix}-dns" and -dns-link."""
+    name, rg = ctx.name, ctx.resource_group_name
+    zone = azure.privatedns.PrivateZone(
+        f"{name}-{prefix}-dns",
+        resource_group_name=rg,
+        private_zone_name=zone_name,
+        location="Global",
+        tags=ctx.tagged(f"{prefix}-dns"),
+        opts=ctx.opts,
+    )
+    link = azure.privatedns.VirtualNetworkLink(
+        f"{name}-{prefix}-dns-link",
+        resource_group_name=rg,
+        private_zone_name=zone_name,
+        virtual_network=azure.privatedns.SubResourceArgs(id=net.vnet.id),
+        registration_enabled=False,
+        location="Global",
+        tags=ctx.tagged(f"{prefix}-dns-link"),
+        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[zone])),
+    )
+    return zone, link
+
+
 def private_link(
     ctx: Context,
     net: Network,
@@ -150,24 +177,7 @@ def private_link(
         tags=ctx.tagged(f"{prefix}-endpoint"),
         opts=ctx.opts,
     )
-    zone = azure.privatedns.PrivateZone(
-        f"{name}-{prefix}-dns",
-        resource_group_name=rg,
-        private_zone_name=zone_name,
-        location="Global",
-        tags=ctx.tagged(f"{prefix}-dns"),
-        opts=ctx.opts,
-    )
-    link = azure.privatedns.VirtualNetworkLink(
-        f"{name}-{prefix}-dns-link",
-        resource_group_name=rg,
-        private_zone_name=zone_name,
-        virtual_network=azure.privatedns.SubResourceArgs(id=net.vnet.id),
-        registration_enabled=False,
-        location="Global",
-        tags=ctx.tagged(f"{prefix}-dns-link"),
-        opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[zone])),
-    )
+    zone, link = private_zone(ctx, net, prefix, zone_name)
     records = azure.network.PrivateDnsZoneGroup(
         f"{name}-{prefix}-dns-records",
         resource_group_name=rg,
