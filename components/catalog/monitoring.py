@@ -33,3 +33,20 @@ def not_built_why(cloud: str) -> str | None:
     """`notBuilt.<cloud>.why`: why selfHosted is not built there yet (None: no reason recorded)."""
     entry = data().get("notBuilt", {}).get(cloud)
     return None if entry is None else str(entry["why"])
+
+
+def logs(cloud: str) -> dict[str, Any] | None:
+    """`logs.<cloud>`: the log service and the retention it takes, None where shipping is not built."""
+    entry: dict[str, Any] | None = (data().get("logs") or {}).get(cloud)
+    return entry
+
+
+def notify(cloud: str) -> dict[str, Any] | None:
+    """`notify.<cloud>`: how firing alerts reach people, None where it is not built."""
+    entry: dict[str, Any] | None = (data().get("notify") or {}).get(cloud)
+    return entry
+
+
+def built(section: str) -> tuple[str, ...]:
+    """The clouds with an entry under `logs` or `notify`."""
+    return tuple(data().get(section) or {})

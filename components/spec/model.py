@@ -351,6 +351,16 @@ class AlertsConfig(_Model):
     """A node's exporter unreachable this long (default 5)."""
 
 
+class LogsConfig(_Model):
+    """The nodes' logs in the cloud's log service (catalog/monitoring.yaml logs: which service per cloud)."""
+
+    enabled: bool = False
+    """Ship cloud-init, the bootstrap parts, health checks, Slurm and kubelet logs (default false: turning it on
+    changes every node's boot data, so a deployed cluster opts in)."""
+    retention_days: int = Field(30, ge=1, le=3653)
+    """How long the log service keeps them (default 30; the values each cloud takes: catalog/monitoring.yaml logs)."""
+
+
 class MonitoringConfig(_Model):
     """Node metrics, and who scrapes them (docs/monitoring.md)."""
 
@@ -362,6 +372,11 @@ class MonitoringConfig(_Model):
     """How long the self-hosted Prometheus keeps samples (default 15, Prometheus' own default)."""
     alerts: AlertsConfig = AlertsConfig()
     """The alert thresholds."""
+    notify: tuple[str, ...] = Field((), strict=False)
+    """Email addresses the firing alerts go to through the cloud's notification service (catalog/monitoring.yaml
+    notify; default none: the alerts show in Prometheus and Grafana only)."""
+    logs: LogsConfig = LogsConfig()
+    """Shipping the nodes' logs."""
 
 
 GpuSharingMode = Annotated[

@@ -13,9 +13,7 @@ from ...errors import CLUSTER_KEY, ConfigError
 from ...text import one_line
 from ..context import Context
 from ..messages import describe
-
-# one address, no display name: what the three clouds' email fields take (RFC 5321 local@domain, a dot in the domain)
-EMAIL = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+$")
+from .emails import email_errors
 
 
 def budget_data(cloud: str) -> dict[str, Any]:
@@ -74,17 +72,9 @@ def _thresholds(ctx: Context, data: dict[str, Any], k: str) -> Iterator[ConfigEr
 def _notify(notify: tuple[str, ...], data: dict[str, Any], k: str) -> Iterator[ConfigError]:
     if not notify:
         yield ConfigError(f"{k}.notify", "no one to alert; give at least one email address")
-    for i, address in enumerate(notify):
-        if not EMAIL.fullmatch(address):
-            yield ConfigError(f"{k}.notify[{i}]", f"got {describe(address)}; an email address such as ops@example.com")
-    if len(set(notify)) != len(notify):
-        yield ConfigError(f"{k}.notify", "an address is given twice; each once")
     most = data.get("maxEmails")
-    if most is not None and len(notify) > most:
-        yield ConfigError(
-            f"{k}.notify",
-            f"{len(notify)} addresses; a budget alert takes at most {most} ({one_line(data['limitsSource'])})",
-        )
+    limit = f"a budget alert takes at most {most} ({one_line(data.get('limitsSource', ''))})"
+    yield from email_errors(notify, f"{k}.notify", most, limit)
 
 
 def _billing_account(ctx: Context, data: dict[str, Any], k: str) -> Iterator[ConfigError]:

@@ -10,13 +10,14 @@ then none and `selfHosted` is refused, naming what would give it a host.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal
 
 from ...catalog import monitoring as data
 from ...errors import CLUSTER_KEY, ConfigError
 from ...text import one_line
 from ..context import Context
 from ..model import ClusterConfig
+from .emails import email_errors
 
 
 def has_host(cfg: ClusterConfig) -> bool:
@@ -56,9 +57,64 @@ def resolve_prometheus(cloud: str, cfg: ClusterConfig) -> Literal["selfHosted", 
     return mode
 
 
-def _monitoring(ctx: Context) -> Iterator[ConfigError]:
-    """`monitoring.prometheus: selfHosted` where it cannot be built: one error per reason."""
-    if ctx.cfg.monitoring.prometheus != "selfHosted":
+def _retention_problem(days: int, allowed: dict[str, Any]) -> str | None:
+    """Why the log service does not take `days` ({values: [...]} or {min, max}); None when it does."""
+    if "values" in allowed:
+        values = [int(v) for v in allowed["values"]]
+        return None if days in values else f"one of {', '.join(map(str, values))}"
+    low, high = int(allowed["min"]), int(allowed["max"])
+    return None if low <= days <= high else f"{low} to {high}"
+
+
+def _logs(ctx: Context) -> Iterator[ConfigError]:
+    """`monitoring.logs`: a cloud that ships them, and a retention its log service takes."""
+    logs, k = ctx.cfg.monitoring.logs, f"{CLUSTER_KEY}.monitoring.logs"
+    if not logs.enabled:
         return
-    for problem in _problems(ctx.cloud, ctx.cfg):
-        yield ConfigError(f"{CLUSTER_KEY}.monitoring.prometheus", f"selfHosted {problem}")
+    entry = data.logs(ctx.cloud)
+    if entry is None:
+        yield ConfigError(
+            f"{k}.enabled",
+            f"shipping logs is not built on {ctx.cloud} yet (built on: {', '.join(data.built('logs')) or 'none'}); "
+            "use false",
+        )
+        return
+    allowed = _retention_problem(logs.retention_days, entry["retentionDays"])
+    if allowed is not None:
+        yield ConfigError(
+            f"{k}.retentionDays",
+            f"got {logs.retention_days}; {entry['service']} keeps logs for {allowed} days "
+            f"({one_line(entry['source'])})",
+        )
+
+
+def _notify(ctx: Context) -> Iterator[ConfigError]:
+    """`monitoring.notify`: well-formed addresses, on a cloud that sends alerts, with what evaluates the rules."""
+    notify, k = ctx.cfg.monitoring.notify, f"{CLUSTER_KEY}.monitoring.notify"
+    if not notify:
+        return
+    entry = data.notify(ctx.cloud)
+    if entry is None:
+        yield ConfigError(
+            k,
+            f"sending alerts is not built on {ctx.cloud} yet (built on: {', '.join(data.built('notify')) or 'none'}); "
+            "remove it and read the alerts in Grafana",
+        )
+        return
+    most = entry.get("maxEmails")
+    yield from email_errors(notify, k, most, f"{entry['service']} takes at most {most}")
+    if entry.get("needs") == "selfHosted" and resolve_prometheus(ctx.cloud, ctx.cfg) != "selfHosted":
+        yield ConfigError(
+            k,
+            f"on {ctx.cloud} the login node's Prometheus evaluates the alert rules, and monitoring.prometheus "
+            "resolves to none here; set it to selfHosted (see its errors) or remove notify",
+        )
+
+
+def _monitoring(ctx: Context) -> Iterator[ConfigError]:
+    """`monitoring`: selfHosted where it cannot be built (one error per reason), logs and notify."""
+    if ctx.cfg.monitoring.prometheus == "selfHosted":
+        for problem in _problems(ctx.cloud, ctx.cfg):
+            yield ConfigError(f"{CLUSTER_KEY}.monitoring.prometheus", f"selfHosted {problem}")
+    yield from _logs(ctx)
+    yield from _notify(ctx)

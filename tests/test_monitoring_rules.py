@@ -1,0 +1,80 @@
+"""monitoring.logs and monitoring.notify: refused, one keyed line each, where the cloud does not build them; the
+retention each log service takes and the addresses, all at once (catalog/monitoring.yaml logs and notify)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.catalog import monitoring as data
+from components.errors import ConfigErrors
+from components.spec import build_spec
+from components.spec.rules.monitoring import _retention_problem
+
+from .test_budget import values as budget_values
+
+K = "gpu-cluster:cluster.monitoring"
+CLOUDS = ("aws", "gcp", "azure", "alicloud", "tencentcloud")
+
+
+def values(cloud: str, **monitoring: Any) -> dict[str, Any]:
+    vals = budget_values(cloud)
+    cluster = {k: v for k, v in vals["gpu-cluster:cluster"].items() if k != "budget"}
+    vals["gpu-cluster:cluster"] = {**cluster, "monitoring": monitoring}
+    return vals
+
+
+def errors_of(vals: dict[str, Any]) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigErrors) as info:
+        build_spec(vals, "test")
+    return [(e.key, e.message) for e in info.value.errors]
+
+
+def test_the_defaults_ship_nothing_and_send_nothing():
+    spec = build_spec(values("aws"), "t")
+    assert (spec.monitoring.logs.enabled, spec.monitoring.logs.retention_days, spec.monitoring.notify) == (
+        False,
+        30,
+        (),
+    )
+
+
+@pytest.mark.parametrize("cloud", [c for c in CLOUDS if data.logs(c) is None])
+def test_logs_where_not_built_are_refused_naming_where_they_are(cloud):
+    got = errors_of(values(cloud, logs={"enabled": True}))
+    assert got == [(f"{K}.logs.enabled", got[0][1])]
+    assert f"not built on {cloud}" in got[0][1] and "use false" in got[0][1]
+
+
+@pytest.mark.parametrize("cloud", [c for c in CLOUDS if data.logs(c) is not None])
+def test_a_retention_the_log_service_refuses_is_one_keyed_line(cloud):
+    entry = data.logs(cloud)
+    assert entry is not None and entry["service"] and entry["source"]
+    got = errors_of(values(cloud, logs={"enabled": True, "retentionDays": 3653}))
+    if _retention_problem(3653, entry["retentionDays"]) is None:
+        pytest.skip(f"{entry['service']} takes 3653 days")
+    assert [k for k, _ in got] == [f"{K}.logs.retentionDays"]
+    assert got[0][1].startswith(f"got 3653; {entry['service']} keeps logs for ")
+
+
+@pytest.mark.parametrize("cloud", [c for c in CLOUDS if data.notify(c) is None])
+def test_notify_where_not_built_is_refused(cloud):
+    got = errors_of(values(cloud, notify=["ops@example.com"]))
+    assert [k for k, _ in got] == [f"{K}.notify"]
+    assert f"not built on {cloud}" in got[0][1]
+
+
+@pytest.mark.parametrize("cloud", [c for c in CLOUDS if data.notify(c) is not None])
+def test_bad_and_repeated_addresses_are_each_one_line(cloud):
+    got = errors_of(values(cloud, prometheus="selfHosted", notify=["ops", "a@example.com", "a@example.com"]))
+    keys = [k for k, _ in got]
+    assert f"{K}.notify[0]" in keys and keys.count(f"{K}.notify") >= 1
+
+
+def test_retention_problem_reads_values_and_ranges():
+    assert _retention_problem(30, {"values": [1, 30, 60]}) is None
+    assert _retention_problem(31, {"values": [1, 30, 60]}) == "one of 1, 30, 60"
+    assert _retention_problem(4, {"min": 4, "max": 730}) is None
+    assert _retention_problem(731, {"min": 4, "max": 730}) == "4 to 730"
+    assert _retention_problem(3, {"min": 4, "max": 730}) == "4 to 730"
