@@ -143,7 +143,14 @@ def _rule(name: str, expr: str, minutes: int, severity: str, summary: str) -> di
 
 def alert_rules(m: Monitoring) -> str:
     """rules.yml: the alerts of docs/monitoring.md, thresholds from monitoring.alerts."""
-    a = m.alerts
+    return yaml.safe_dump(
+        {"groups": [{"name": "gpu-cluster", "rules": rule_list(m.alerts)}]}, sort_keys=False, width=1000
+    )
+
+
+def rule_list(a: Thresholds) -> list[dict[str, Any]]:
+    """The alert rules as Prometheus writes them (alert, expr, for, labels, annotations): the one list every
+    evaluator takes, the login node's Prometheus and the clouds' managed rule services alike."""
     fb_total = "(DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE + DCGM_FI_DEV_FB_RESERVED)"
     rules = [
         _rule(
@@ -212,7 +219,7 @@ def alert_rules(m: Monitoring) -> str:
                 f"GPU {{{{ $labels.gpu }}}} of {{{{ $labels.node }}}} above {a.gpu_temperature_celsius} C",
             )
         )
-    return yaml.safe_dump({"groups": [{"name": "gpu-cluster", "rules": rules}]}, sort_keys=False, width=1000)
+    return rules
 
 
 PROMETHEUS_UNIT = """[Unit]
