@@ -271,7 +271,9 @@ class Logs(TypedDict, total=False):
     """The nodes' logs in the cloud's log service (catalog/monitoring.yaml logs: which service per cloud)."""
 
     enabled: bool
-    """Ship cloud-init, the bootstrap parts, health checks, Slurm and kubelet logs (default false: turning it on changes every node's boot data, so a deployed cluster opts in)."""
+    """Ship cloud-init, the bootstrap parts, health checks, Slurm and kubelet logs (default false: turning it on changes
+    every node's boot data, so a deployed cluster opts in).
+    """
     retention_days: int
     """How long the log service keeps them (default 30; the values each cloud takes: catalog/monitoring.yaml logs)."""
 
@@ -288,7 +290,9 @@ class Monitoring(TypedDict, total=False):
     alerts: Alerts
     """The alert thresholds."""
     notify: list[str]
-    """Email addresses the firing alerts go to through the cloud's notification service (catalog/monitoring.yaml notify; default none: the alerts show in Prometheus and Grafana only)."""
+    """Email addresses the firing alerts go to through the cloud's notification service (catalog/monitoring.yaml notify;
+    default none: the alerts show in Prometheus and Grafana only).
+    """
     logs: Logs
     """Shipping the nodes' logs."""
 
