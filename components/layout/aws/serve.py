@@ -1,9 +1,11 @@
 """`serve:` on AWS (pure): a Network Load Balancer in front of the Auto Scaling group, as decided before anything is
-registered. Why a Network and not an Application Load Balancer, the health-check settings and the TLS policy are data
-(`catalog/serving/aws.yaml`); `components/aws/serve.py` maps this onto pulumi-aws."""
+registered; with `requestsPerNode` an Application Load Balancer instead, with a second subnet in another zone and a
+target-tracking policy on its requests per target. Why each kind, the health-check settings and the TLS policy are
+data (`catalog/serving/aws.yaml`); `components/aws/serve.py` maps this onto pulumi-aws."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -13,6 +15,7 @@ from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
 
 K = f"{CLUSTER_KEY}.serve"
+ListenerProtocol = Literal["TCP", "TLS", "HTTP", "HTTPS"]
 
 
 @dataclass(frozen=True)
@@ -26,11 +29,24 @@ class HealthCheck:
 
 
 @dataclass(frozen=True)
+class ApplicationLb:
+    """requestsPerNode: the Application Load Balancer's second zone and the policy on its requests per target
+    (catalog/serving/aws.yaml application)."""
+
+    subnet_block: str | None  # the VPC's secondary block, all of it the second zone's subnet; None: existing_subnet
+    existing_subnet: str | None  # network.existing: its second subnet (in another zone), used as is
+    idle_timeout_seconds: int | None  # the load balancer's; None: its default (60 s)
+    metric: str  # ALBRequestCountPerTarget
+    target_value: float  # requests per target per minute: requestsPerNode x 60
+    warmup_seconds: int | None  # the policy's estimated instance warm-up (scaling.scaleInCooldownSeconds)
+
+
+@dataclass(frozen=True)
 class AwsServe:
-    load_balancer_type: str  # network (catalog/serving/aws.yaml why)
+    load_balancer_type: str  # network, or application with requestsPerNode (catalog/serving/aws.yaml why)
     internal: bool
     subnet: Literal["nodes", "public"]  # the cluster subnet the load balancer's node sits in
-    listener_protocol: Literal["TCP", "TLS"]
+    listener_protocol: ListenerProtocol
     listener_port: int
     certificate: str | None
     ssl_policy: str | None
@@ -42,6 +58,7 @@ class AwsServe:
     scheme: Literal["http", "https", "tcp"]  # what a client speaks to the endpoint
     name_max: int  # the load balancer's and target group's name limit (catalog/serving/aws.yaml nameMaxLength)
     name_prefix: str  # used instead of Pulumi's autoname when that would be longer than name_max
+    application: ApplicationLb | None = None  # requestsPerNode: the Application Load Balancer's parts
 
     def name_args(self, logical: str) -> dict[str, str]:
         """`name_prefix` when Pulumi's autoname of `logical` (it and `-` and 7 random characters) would not fit."""
@@ -85,12 +102,52 @@ def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
         )
 
 
+def _application_problems(spec: ClusterSpec, block: str) -> Iterator[ConfigError]:
+    existing = spec.network.existing
+    if existing is not None:
+        if len(existing.subnet_ids) < 2:
+            yield ConfigError(
+                f"{CLUSTER_KEY}.network.existing.subnetIds",
+                "one subnet, but serve.requestsPerNode takes an Application Load Balancer, which needs subnets in two "
+                "Availability Zones: add a second subnet of the VPC in another zone (it carries only the load "
+                "balancer's interfaces), or remove requestsPerNode",
+            )
+    elif ipaddress.ip_network(spec.network.cidr).overlaps(ipaddress.ip_network(block)):
+        yield ConfigError(
+            f"{CLUSTER_KEY}.network.cidr",
+            f"{spec.network.cidr} overlaps {block}, the secondary block the Application Load Balancer's second "
+            "subnet takes with serve.requestsPerNode; use a range outside it",
+        )
+
+
+def _application(spec: ClusterSpec) -> ApplicationLb | None:
+    serve = spec.serve
+    assert serve is not None
+    offer = serving.offer("aws")
+    assert offer is not None
+    if serve.requests_per_node is None or offer.application is None:
+        return None
+    app = offer.application
+    refuse(_application_problems(spec, app.subnetBlock))
+    existing = spec.network.existing
+    return ApplicationLb(
+        subnet_block=None if existing is not None else app.subnetBlock,
+        existing_subnet=existing.subnet_ids[1] if existing is not None else None,
+        idle_timeout_seconds=serve.idle_timeout_seconds,
+        metric=app.metric,
+        # the metric is a count per target over a minute (botocore TargetTrackingConfiguration.TargetValue)
+        target_value=float(serve.requests_per_node * app.metricPeriodSeconds),
+        warmup_seconds=spec.scaling.scale_in_cooldown_seconds if spec.scaling is not None else None,
+    )
+
+
 def plan(spec: ClusterSpec) -> AwsServe | None:
     """The endpoint's layout, or None without `serve:`. Refusals are keyed, before any resource."""
     serve = spec.serve
     if serve is None:
         return None
     refuse(_problems(spec))
+    application = _application(spec)
     offer = serving.offer("aws")
     assert offer is not None  # the spec refuses serve where the cloud has no serving data
     # catalog/serving/aws.yaml states them all (a TLS listener, the 32-character names and 6-character prefixes)
@@ -110,12 +167,17 @@ def plan(spec: ClusterSpec) -> AwsServe | None:
         clients: tuple[str, ...] | None = serve.allowed_cidrs
     else:
         clients = None if spec.network.existing is not None else (spec.network.cidr,)
+    kind = offer.loadBalancerType
+    listener: ListenerProtocol = "TLS" if tls else "TCP"
+    if application is not None and offer.application is not None:
+        kind = offer.application.loadBalancerType
+        listener = "HTTPS" if tls else "HTTP"
     return AwsServe(
-        load_balancer_type=offer.loadBalancerType,
+        load_balancer_type=kind,
         internal=not serve.public,
         # internet-facing: the NAT's public subnet (egress nat), or the node subnet when it routes to the internet
         subnet="public" if serve.public and not spec.network.public_ip else "nodes",
-        listener_protocol="TLS" if tls else "TCP",
+        listener_protocol=listener,
         listener_port=offer.tlsPort if tls else serve.port,
         certificate=serve.certificate,
         ssl_policy=offer.tlsPolicy if tls else None,
@@ -123,9 +185,10 @@ def plan(spec: ClusterSpec) -> AwsServe | None:
         health=health,
         client_cidrs=clients,
         preserve_client_ip=offer.clientIpPreserved,
-        idle_timeout_seconds=serve.idle_timeout_seconds,
+        idle_timeout_seconds=serve.idle_timeout_seconds if application is None else None,
         scheme=("https" if tls else "http") if http else "tcp",
         name_max=offer.nameMaxLength,
         # letters, digits and '-', not ending in '-' (the provider appends its unique suffix)
         name_prefix=spec.name[: offer.namePrefixMaxLength].rstrip("-"),
+        application=application,
     )
