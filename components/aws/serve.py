@@ -120,9 +120,6 @@ def _subnets(ctx: Context, net: Network, serve: AwsServe) -> list[pulumi.Input[s
     app = serve.application
     if app is None:
         return [first.id]
-    if app.existing_subnet is not None:  # network.existing: its second subnet, as given
-        return [first.id, app.existing_subnet]
-    assert app.subnet_block is not None
     table = net.public_route_table if public else net.route_table
     assert table is not None  # a network this stack creates has both
     second = second_zone_subnet(ctx, net, app.subnet_block, table, "an Application Load Balancer")

@@ -235,8 +235,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-with-alicloud-key", "alicloud:region", {"@alicloud:region": "cn-beijing"}),
         ("aws-with-gcp-options", f"{C}.gcp", {"gcp": {"iap": True}}),
         (
-            "aws-serve-requests-one-subnet",  # the Application Load Balancer needs a second zone's subnet
-            f"{C}.network.existing.subnetIds",
+            "aws-serve-requests-existing-network",  # the Application Load Balancer needs a second zone's subnet
+            f"{C}.serve.requestsPerNode",
             {
                 "instanceType": "g6e.xlarge",
                 "gpu": DROP,

@@ -5,7 +5,6 @@ data (`catalog/serving/aws.yaml`); `components/aws/serve.py` maps this onto pulu
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -33,8 +32,7 @@ class ApplicationLb:
     """requestsPerNode: the Application Load Balancer's second zone and the policy on its requests per target
     (catalog/serving/aws.yaml application)."""
 
-    subnet_block: str | None  # the VPC's secondary block, all of it the second zone's subnet; None: existing_subnet
-    existing_subnet: str | None  # network.existing: its second subnet (in another zone), used as is
+    subnet_block: str  # the VPC's secondary block, all of it the second zone's subnet
     idle_timeout_seconds: int | None  # the load balancer's; None: its default (60 s)
     metric: str  # ALBRequestCountPerTarget
     target_value: float  # requests per target per minute: requestsPerNode x 60
@@ -102,21 +100,13 @@ def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
         )
 
 
-def _application_problems(spec: ClusterSpec, block: str) -> Iterator[ConfigError]:
-    existing = spec.network.existing
-    if existing is not None:
-        if len(existing.subnet_ids) < 2:
-            yield ConfigError(
-                f"{CLUSTER_KEY}.network.existing.subnetIds",
-                "one subnet, but serve.requestsPerNode takes an Application Load Balancer, which needs subnets in two "
-                "Availability Zones: add a second subnet of the VPC in another zone (it carries only the load "
-                "balancer's interfaces), or remove requestsPerNode",
-            )
-    elif ipaddress.ip_network(spec.network.cidr).overlaps(ipaddress.ip_network(block)):
+def _application_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
+    if spec.network.existing is not None:
         yield ConfigError(
-            f"{CLUSTER_KEY}.network.cidr",
-            f"{spec.network.cidr} overlaps {block}, the secondary block the Application Load Balancer's second "
-            "subnet takes with serve.requestsPerNode; use a range outside it",
+            f"{K}.requestsPerNode",
+            "with network.existing: it takes an Application Load Balancer, which needs subnets in two Availability "
+            "Zones, and the cluster adds its second-zone subnet (a secondary block) only to a VPC it creates, while "
+            "network.existing gives the nodes' one subnet; use a network this stack creates, or remove requestsPerNode",
         )
 
 
@@ -128,11 +118,10 @@ def _application(spec: ClusterSpec) -> ApplicationLb | None:
     if serve.requests_per_node is None or offer.application is None:
         return None
     app = offer.application
-    refuse(_application_problems(spec, app.subnetBlock))
-    existing = spec.network.existing
+    refuse(_application_problems(spec))
     return ApplicationLb(
-        subnet_block=None if existing is not None else app.subnetBlock,
-        existing_subnet=existing.subnet_ids[1] if existing is not None else None,
+        # the spec takes private ranges only (10/8, 172.16/12, 192.168/16): the VPC's never overlaps this block
+        subnet_block=app.subnetBlock,
         idle_timeout_seconds=serve.idle_timeout_seconds,
         metric=app.metric,
         # the metric is a count per target over a minute (botocore TargetTrackingConfiguration.TargetValue)
