@@ -393,6 +393,14 @@ def test_a_policy_tracks_the_requests_per_target_beside_the_gpu_policy(alb):
     }
 
 
+def test_the_endpoint_output_names_what_the_request_rate_scales(alb, shipped):
+    assert plan_json(alb)["summary"]["serve"]["scaling"] == {
+        "metric": "ALBRequestCountPerTarget",
+        "targetPerMinute": 240,
+    }
+    assert "scaling" not in plan_json(shipped)["summary"]["serve"]
+
+
 def test_the_application_load_balancer_hour_is_on_the_bill(alb):
     items = plan_json(alb)["summary"]["costs"]["items"]
     balancer = next(i for i in items if i["item"] == "applicationLoadBalancer")

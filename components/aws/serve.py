@@ -33,7 +33,9 @@ class Serving:
     security_group: aws.ec2.SecurityGroup
 
     def output(self, serve: AwsServe) -> dict[str, Any]:
-        """`serve`: the endpoint, how to check it, and what is behind it."""
+        """`serve`: the endpoint, how to check it, and what is behind it (and, with requestsPerNode, what it scales)."""
+        app = serve.application
+        scaling = {} if app is None else {"scaling": {"metric": app.metric, "targetPerMinute": app.target_value}}
         return serve_output(
             self.load_balancer.dns_name,
             serve.listener_port,
@@ -43,6 +45,7 @@ class Serving:
             serve.check_command,
             serve.reach,
             targetGroup=self.target_group.arn,
+            **scaling,
         )
 
 
