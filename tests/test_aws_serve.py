@@ -483,6 +483,14 @@ def test_requests_per_node_with_an_existing_network_is_refused_before_any_resour
         aws_layout.plan(spec)
     assert info.value.key == R
     assert "needs subnets in two Availability Zones" in info.value.message
+    # public too: both refusals at once
+    both = fleet(
+        network={"existing": existing},
+        serve={"public": True, "certificate": CERT, "allowedCidrs": ["203.0.113.0/24"], "requestsPerNode": 4},
+    )
+    with pytest.raises(ConfigErrors) as many:
+        aws_layout.plan(build_spec(both, "test"))
+    assert [e.key for e in many.value.errors] == [f"{K}.public", R]
 
 
 def test_adding_requests_per_node_to_the_running_fleet_changes_only_its_endpoint(shipped, alb):

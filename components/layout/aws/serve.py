@@ -101,7 +101,8 @@ def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
 
 
 def _application_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
-    if spec.network.existing is not None:
+    assert spec.serve is not None
+    if spec.serve.requests_per_node is not None and spec.network.existing is not None:
         yield ConfigError(
             f"{K}.requestsPerNode",
             "with network.existing: it takes an Application Load Balancer, which needs subnets in two Availability "
@@ -118,7 +119,6 @@ def _application(spec: ClusterSpec) -> ApplicationLb | None:
     if serve.requests_per_node is None or offer.application is None:
         return None
     app = offer.application
-    refuse(_application_problems(spec))
     return ApplicationLb(
         # the spec takes private ranges only (10/8, 172.16/12, 192.168/16): the VPC's never overlaps this block
         subnet_block=app.subnetBlock,
@@ -135,7 +135,7 @@ def plan(spec: ClusterSpec) -> AwsServe | None:
     serve = spec.serve
     if serve is None:
         return None
-    refuse(_problems(spec))
+    refuse([*_problems(spec), *_application_problems(spec)])  # every problem at once
     application = _application(spec)
     offer = serving.offer("aws")
     assert offer is not None  # the spec refuses serve where the cloud has no serving data
