@@ -314,3 +314,198 @@ def test_policy_flags_an_internet_facing_load_balancer_unless_serve_is_public(in
     assert [v for v in evaluate([stack_facts(servePublic=True), lb]) if v.rule == "serve-private"] == []
     private = Resource("aws:lb/loadBalancer:LoadBalancer", {"internal": True}, "urn:lb", "lb")
     assert [v for v in evaluate([stack_facts(), private]) if v.rule == "serve-private"] == []
+
+
+# --- serve.requestsPerNode: the Application Load Balancer (catalog/serving/aws.yaml application) ---
+
+
+@pytest.fixture(scope="module")
+def alb(stack_plan):
+    return stack_plan("aws-inference-alb")
+
+
+def test_requests_per_node_takes_an_internal_application_load_balancer_in_two_zones(alb):
+    lb = one(alb, "lb/loadBalancer:LoadBalancer")["inputs"]
+    assert (lb["loadBalancerType"], lb["internal"]) == ("application", True)
+    assert lb["subnets"] == ["<id of inference-aws-nodes>", "<id of inference-aws-serve-b>"]
+    assert lb["securityGroups"] == ["<id of inference-aws-serve-sg>"]
+    assert "idleTimeout" not in lb  # the load balancer's default (60 s) unless idleTimeoutSeconds
+
+
+def test_the_second_subnet_is_a_secondary_block_in_another_zone_routed_like_the_node_subnet(alb):
+    block = one(alb, "ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation")
+    assert (block["name"], block["inputs"]) == (
+        "inference-aws-serve-cidr",
+        {"vpcId": "<id of inference-aws-vpc>", "cidrBlock": "100.64.0.32/27"},
+    )
+    subnet = by_name(alb, "ec2/subnet:Subnet")["inference-aws-serve-b"]
+    assert (subnet["cidrBlock"], subnet["vpcId"], subnet["mapPublicIpOnLaunch"]) == (
+        "100.64.0.32/27",
+        "<id of inference-aws-vpc>",
+        False,
+    )
+    # the zone other than the nodes' us-east-1a among the region's available ones (the mock's answer)
+    assert subnet["availabilityZone"] == "<first available zone in us-east-1>"
+    rta = by_name(alb, "ec2/routeTableAssociation:RouteTableAssociation")["inference-aws-serve-b-rta"]
+    assert rta == {"subnetId": "<id of inference-aws-serve-b>", "routeTableId": "<id of inference-aws-nodes-rt>"}
+    node = by_name(alb, "ec2/subnet:Subnet")["inference-aws-nodes"]
+    assert (node["cidrBlock"], node["availabilityZone"]) == ("10.71.0.0/17", "us-east-1a")  # the nodes stay
+
+
+def test_the_application_target_group_speaks_http_and_checks_the_health_path(alb):
+    tg = one(alb, "lb/targetGroup:TargetGroup")["inputs"]
+    assert (tg["protocol"], tg["port"], tg["targetType"]) == ("HTTP", 8000, "instance")
+    assert tg["healthCheck"] == {
+        "enabled": True,
+        "protocol": "HTTP",
+        "port": "traffic-port",
+        "path": "/health",
+        "matcher": "200-299",
+        "interval": 30,
+        "healthyThreshold": 3,
+        "unhealthyThreshold": 2,
+    }
+    assert "preserveClientIp" not in tg  # a Network Load Balancer's attribute
+    listener = one(alb, "lb/listener:Listener")["inputs"]
+    assert (listener["protocol"], listener["port"]) == ("HTTP", 8000)
+    assert listener["defaultActions"] == [{"type": "forward", "targetGroupArn": "<arn of inference-aws-tg>"}]
+    assert "tcpIdleTimeoutSeconds" not in listener
+    attachment = one(alb, "autoscaling/attachment:Attachment")["inputs"]
+    assert attachment["lbTargetGroupArn"] == "<arn of inference-aws-tg>"
+
+
+def test_a_policy_tracks_the_requests_per_target_beside_the_gpu_policy(alb):
+    policies = by_name(alb, "autoscaling/policy:Policy")
+    assert sorted(policies) == ["inference-aws-scaling-gpu", "inference-aws-scaling-requests"]
+    requests = policies["inference-aws-scaling-requests"]
+    assert requests == {
+        "autoscalingGroupName": "<autoname:inference-aws-asg>",
+        "policyType": "TargetTrackingScaling",
+        "estimatedInstanceWarmup": 600,
+        "targetTrackingConfiguration": {
+            # ALBRequestCountPerTarget is a count per minute: 4 requests a second per node
+            "targetValue": 240,
+            "predefinedMetricSpecification": {
+                "predefinedMetricType": "ALBRequestCountPerTarget",
+                "resourceLabel": "<arn suffix of inference-aws-lb>/<arn suffix of inference-aws-tg>",
+            },
+        },
+    }
+
+
+def test_the_endpoint_output_names_what_the_request_rate_scales(alb, shipped):
+    assert plan_json(alb)["summary"]["serve"]["scaling"] == {
+        "metric": "ALBRequestCountPerTarget",
+        "targetPerMinute": 240,
+    }
+    assert "scaling" not in plan_json(shipped)["summary"]["serve"]
+
+
+def test_the_application_load_balancer_hour_is_on_the_bill(alb):
+    items = plan_json(alb)["summary"]["costs"]["items"]
+    balancer = next(i for i in items if i["item"] == "applicationLoadBalancer")
+    assert (balancer["name"], balancer["per"], balancer["hourly"]) == (
+        "serving load balancer (Application Load Balancer)",
+        "stack",
+        0.0225,
+    )
+
+
+def test_public_tls_requests_per_node_is_internet_facing_https_from_the_public_subnets():
+    plan = plan_values(
+        fleet(
+            serve={
+                "port": 8000,
+                "public": True,
+                "certificate": CERT,
+                "allowedCidrs": ["203.0.113.0/24"],
+                "requestsPerNode": 10,
+                "idleTimeoutSeconds": 900,
+            }
+        )
+    )
+    lb = one(plan, "lb/loadBalancer:LoadBalancer")["inputs"]
+    assert (lb["internal"], lb["subnets"], lb["idleTimeout"]) == (
+        False,
+        ["<id of test-aws-public>", "<id of test-aws-serve-b>"],
+        900,
+    )
+    rta = by_name(plan, "ec2/routeTableAssociation:RouteTableAssociation")["test-aws-serve-b-rta"]
+    assert rta["routeTableId"] == "<id of test-aws-public-rt>"  # to the internet gateway, like the NAT's subnet
+    listener = one(plan, "lb/listener:Listener")["inputs"]
+    assert (listener["protocol"], listener["port"], listener["certificateArn"], listener["sslPolicy"]) == (
+        "HTTPS",
+        443,
+        CERT,
+        "ELBSecurityPolicy-TLS13-1-2-Res-2021-06",
+    )
+    clients = {
+        r["cidrIpv4"]: (r["fromPort"], r["toPort"])
+        for r in resources_of(plan, "vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+        if r["inputs"]["securityGroupId"] == "<id of test-aws-serve-sg>"
+        for r in [r["inputs"]]
+    }
+    assert clients == {"203.0.113.0/24": (443, 443)}
+    policy = by_name(plan, "autoscaling/policy:Policy")["test-aws-scaling-requests"]
+    assert policy["targetTrackingConfiguration"]["targetValue"] == 600
+    assert "estimatedInstanceWarmup" not in policy  # no scaling block: the group's default
+    # the policy moves the group: `pulumi up` must not put the deploy count back
+    assert one(plan, "autoscaling/group:Group")["ignoreChanges"] == ["desiredCapacity"]
+
+
+R = "gpu-cluster:cluster.serve.requestsPerNode"
+
+
+@pytest.mark.parametrize(
+    ("serve", "key", "words"),
+    [
+        ({"protocol": "tcp", "requestsPerNode": 4}, R, "applies to protocol http"),
+        ({"requestsPerNode": 4, "idleTimeoutSeconds": 5000}, f"{K}.idleTimeoutSeconds", "takes 1 to 4000"),
+    ],
+)
+def test_bad_requests_per_node_input_gets_one_keyed_line(serve, key, words):
+    errors = errors_of(fleet(serve=serve))
+    assert [k for k, _ in errors] == [key]
+    assert words in errors[0][1]
+
+
+def test_requests_per_node_takes_a_certificate_with_an_idle_timeout():
+    spec = build_spec(fleet(serve={"certificate": CERT, "requestsPerNode": 4, "idleTimeoutSeconds": 600}), "test")
+    assert spec.serve is not None and spec.serve.idle_timeout_seconds == 600  # the ALB's timeout covers HTTPS
+
+
+def test_requests_per_node_with_an_existing_network_is_refused_before_any_resource():
+    from components.layout import aws as aws_layout
+
+    existing = {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]}
+    spec = build_spec(fleet(network={"existing": existing}, serve={"port": 8000, "requestsPerNode": 4}), "test")
+    with pytest.raises(ConfigError) as info:
+        aws_layout.plan(spec)
+    assert info.value.key == R
+    assert "needs subnets in two Availability Zones" in info.value.message
+    # public too: both refusals at once
+    both = fleet(
+        network={"existing": existing},
+        serve={"public": True, "certificate": CERT, "allowedCidrs": ["203.0.113.0/24"], "requestsPerNode": 4},
+    )
+    with pytest.raises(ConfigErrors) as many:
+        aws_layout.plan(build_spec(both, "test"))
+    assert [e.key for e in many.value.errors] == [f"{K}.public", R]
+
+
+def test_adding_requests_per_node_to_the_running_fleet_changes_only_its_endpoint(shipped, alb):
+    values = copy.deepcopy(load_stack(ROOT, "aws-inference-fleet").values)
+    values["gpu-cluster:cluster"]["serve"]["requestsPerNode"] = 4
+    before = {r["urn"]: r for r in plan_json(shipped)["resources"] if r["custom"]}
+    after = {r["urn"]: r for r in plan_json(plan_values(values, "aws-inference-fleet"))["resources"] if r["custom"]}
+    assert set(before) <= set(after)  # every URN stays: the endpoint's resources change in place or are replaced
+    added = sorted(u.rsplit("::", 1)[1] for u in set(after) - set(before))
+    assert added == [
+        "inference-aws-scaling-requests",
+        "inference-aws-serve-b",
+        "inference-aws-serve-b-rta",
+        "inference-aws-serve-cidr",
+    ]
+    changed = sorted(u.rsplit("::", 1)[1] for u in before if before[u] != after[u])
+    # the load balancer becomes an Application one (a replacement, in the diff), its target group speaks HTTP
+    assert changed == ["inference-aws-lb", "inference-aws-listener", "inference-aws-tg"]

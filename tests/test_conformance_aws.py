@@ -108,6 +108,23 @@ FEATURES: dict[str, dict[str, Any]] = {
             "allowedCidrs": ["203.0.113.0/24", "198.51.100.0/24"],
         },
     ),
+    # serve.requestsPerNode: an internet-facing Application Load Balancer with TLS and its idle timeout, its second
+    # subnet in another zone, the target-tracking policy on its requests per target; the longest cluster name
+    "fleet-serve-requests-public-tls-longest-name": _config(
+        LONGEST_NAME,
+        instanceType="g6e.xlarge",
+        nodes=1,
+        maxNodes=4,
+        placement="none",
+        serve={
+            "port": 8000,
+            "public": True,
+            "certificate": "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b",
+            "allowedCidrs": ["203.0.113.0/24"],
+            "requestsPerNode": 4,
+            "idleTimeoutSeconds": 900,
+        },
+    ),
     # serve over tcp with the listener's idle timeout, in a network that exists
     "fleet-serve-tcp-existing-network": _config(
         "feat-serve-tcp",

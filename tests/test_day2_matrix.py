@@ -127,6 +127,13 @@ def _serve_port(c: Cluster, cloud: str) -> Cluster:
     return {**c, "serve": {**c["serve"], "port": c["serve"].get("port", 8000) + 1}}
 
 
+def _requests(per_node: int) -> Callable[[Cluster, str], Cluster]:
+    def change(c: Cluster, cloud: str) -> Cluster:
+        return {**c, "serve": {**c["serve"], "requestsPerNode": c["serve"].get("requestsPerNode", 0) + per_node}}
+
+    return change
+
+
 def _max_up(c: Cluster, cloud: str) -> Cluster:
     return {**c, "maxNodes": (c.get("maxNodes") or c.get("nodes", 1)) + 2}
 
@@ -208,6 +215,16 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "partition-spot": ("cluster.slurm.partitions.spot", _elastic, _partition(0, spot=True)),
     "suspend-time": ("cluster.slurm.suspendAfterSeconds", _elastic, _suspend_later),
     "serve-port": ("cluster.serve.port", lambda c: "serve" in c, _serve_port),
+    "serve-requests-on": (
+        "cluster.serve.requestsPerNode",
+        lambda c: "serve" in c and "requestsPerNode" not in c["serve"],
+        _requests(4),
+    ),
+    "serve-requests-up": (
+        "cluster.serve.requestsPerNode",
+        lambda c: "requestsPerNode" in c.get("serve", {}),
+        _requests(2),
+    ),
     "accounting-on": (
         "cluster.slurm.accounting",
         lambda c: c.get("scheduler") == "slurm" and not _has_accounting(c),
@@ -259,6 +276,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("alicloud-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
     ("alicloud-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
     # catalog/accounting.yaml clouds.<cloud>.notBuilt
+    ("alicloud-inference-fleet", "serve-requests-on"): "ESS target tracking on CLB metrics is not built",
 }
 
 

@@ -42,7 +42,7 @@ from .kubernetes import build_kubernetes, kubernetes_output
 from .naming import Context
 from .network import Network, build_network
 from .nodes import build_nodes, build_partitions
-from .scaling import build_queue, build_scaling
+from .scaling import build_queue, build_request_policy, build_scaling
 from .serve import build_serving
 from .slurm import build_head, build_power, connect, login_user_data, slurm_output
 from .storage import build_shared
@@ -134,6 +134,9 @@ class CloudCluster(pulumi.ComponentResource):
         if self.driver_policy:
             inline = [*(inline or []), self.driver_policy[1]]
         self.serving = build_serving(ctx, net, nodes.group) if nodes.group is not None else None
+        if self.serving is not None and nodes.group is not None:  # serve.requestsPerNode: the ALB's request policy
+            s = self.serving
+            build_request_policy(ctx, nodes.group, s.load_balancer, s.target_group, s.attachment, nodes.drain_hook)
         access = access_output(ctx, self.login, nodes.group, nodes.instances)
 
         node_ids: pulumi.Output[Any]

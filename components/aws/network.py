@@ -24,6 +24,7 @@ class Network:
     zone: pulumi.Input[str] | None  # None: the existing subnet's
     public_subnet: aws.ec2.Subnet | None  # the NAT gateway's (egress: nat)
     extra_security_groups: tuple[str, ...] = ()  # network.existing.securityGroupIds
+    public_route_table: aws.ec2.RouteTable | None = None  # the NAT subnet's (egress: nat)
 
     @property
     def node_security_groups(self) -> list[pulumi.Input[str]]:
@@ -68,7 +69,7 @@ def build_network(ctx: Context) -> Network:
         tags=ctx.tagged("nodes"),
         opts=subnet_opts,
     )
-    routes, public = _egress_routes(ctx, vpc, zone, subnet_opts)
+    routes, public, public_rt = _egress_routes(ctx, vpc, zone, subnet_opts)
     route_table = aws.ec2.RouteTable(
         f"{name}-nodes-rt",
         vpc_id=vpc.id,
@@ -82,7 +83,7 @@ def build_network(ctx: Context) -> Network:
         route_table_id=route_table.id,
         opts=child,
     )
-    return Network(vpc, subnet, route_table, _security_group(ctx, vpc), zone, public)
+    return Network(vpc, subnet, route_table, _security_group(ctx, vpc), zone, public, public_route_table=public_rt)
 
 
 def _egress_routes(
@@ -90,16 +91,16 @@ def _egress_routes(
     vpc: aws.ec2.Vpc,
     zone: pulumi.Input[str],
     subnet_opts: pulumi.ResourceOptions,
-) -> tuple[list[aws.ec2.RouteTableRouteArgs], aws.ec2.Subnet | None]:
+) -> tuple[list[aws.ec2.RouteTableRouteArgs], aws.ec2.Subnet | None, aws.ec2.RouteTable | None]:
     """Internet access for nodes: NAT in a public subnet (egress: nat), IGW directly (publicIp).
 
-    Returns the node routes and the public subnet (None without a NAT)."""
+    Returns the node routes, the public subnet and its route table (None without a NAT)."""
     name, layout, child = ctx.name, ctx.layout, ctx.child
     if layout.public_subnet_cidr is None and not layout.spec.network.public_ip:
-        return [], None
+        return [], None, None
     igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=ctx.tagged("igw"), opts=child)
     if layout.spec.network.public_ip or layout.public_subnet_cidr is None:
-        return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)], None
+        return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)], None, None
     public = aws.ec2.Subnet(
         f"{name}-public",
         vpc_id=vpc.id,
@@ -125,7 +126,7 @@ def _egress_routes(
         tags=ctx.tagged("nat"),
         opts=child,
     )
-    return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)], public
+    return [aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)], public, public_rt
 
 
 def _security_group(ctx: Context, vpc: aws.ec2.Vpc | Joined) -> aws.ec2.SecurityGroup:
@@ -185,3 +186,32 @@ def other_zone(ctx: Context, net: Network, needs: str) -> pulumi.Output[str]:
         return others[0]
 
     return pulumi.Output.all(names, net.zone).apply(pick)
+
+
+def second_zone_subnet(
+    ctx: Context, net: Network, block: str, route_table: aws.ec2.RouteTable, needs: str
+) -> aws.ec2.Subnet:
+    """A subnet in another zone of the region for what AWS wants in two zones (an Application Load Balancer): all of
+    `block`, a secondary block the VPC is given, so no existing subnet changes; routed like the first zone's subnet of
+    the same use (`route_table`)."""
+    name = ctx.name
+    association = aws.ec2.VpcIpv4CidrBlockAssociation(
+        f"{name}-serve-cidr", vpc_id=net.vpc.id, cidr_block=block, opts=ctx.child
+    )
+    # "another available zone" may answer differently later: the first deploy's stays
+    pinned = pulumi.ResourceOptions.merge(
+        ctx.child, pulumi.ResourceOptions(depends_on=[association], ignore_changes=["availabilityZone"])
+    )
+    subnet = aws.ec2.Subnet(
+        f"{name}-serve-b",
+        vpc_id=net.vpc.id,
+        cidr_block=block,
+        availability_zone=other_zone(ctx, net, needs),
+        map_public_ip_on_launch=False,
+        tags=ctx.tagged("serve-b"),
+        opts=pinned,
+    )
+    aws.ec2.RouteTableAssociation(
+        f"{name}-serve-b-rta", subnet_id=subnet.id, route_table_id=route_table.id, opts=ctx.child
+    )
+    return subnet

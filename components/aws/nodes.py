@@ -253,11 +253,12 @@ def _auto_scaling_group(
             aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True)
             for k, v in {**ctx.layout.tags, "Name": f"{spec.name}-node"}.items()
         ],
-        # once a policy or a schedule moves the group, `nodes` is the count at deploy only: a later
-        # `pulumi up` must not reset what the scaling did
+        # once a policy (the fleet's, or serve.requestsPerNode's) or a schedule moves the group, `nodes` is the count
+        # at deploy only: a later `pulumi up` must not reset what the scaling did
         opts=(
             pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(ignore_changes=["desiredCapacity"]))
-            if scaling is not None and scaling.metric is not None
+            if (scaling is not None and scaling.metric is not None)
+            or (ctx.layout.serve is not None and ctx.layout.serve.application is not None)
             else ctx.child
         ),
     )

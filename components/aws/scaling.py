@@ -153,3 +153,36 @@ def build_scaling(
         for i, action in enumerate(scaling.schedule)
     )
     return Scaling(policy, schedules, queue)
+
+
+def build_request_policy(
+    ctx: Context,
+    group: aws.autoscaling.Group,
+    load_balancer: aws.lb.LoadBalancer,
+    target_group: aws.lb.TargetGroup,
+    attachment: aws.autoscaling.Attachment,
+    drain_hook: aws.autoscaling.LifecycleHook | None = None,
+) -> aws.autoscaling.Policy | None:
+    """serve.requestsPerNode: target tracking on the Application Load Balancer's requests per target, beside the
+    fleet's own policy (EC2 Auto Scaling takes the largest capacity any policy asks for)."""
+    serve = ctx.layout.serve
+    app = serve.application if serve is not None else None
+    if app is None:
+        return None
+    # the resource label names a target group attached to the group (botocore PredefinedMetricSpecification)
+    after: list[pulumi.Resource] = [attachment, *([drain_hook] if drain_hook is not None else [])]
+    label = pulumi.Output.all(load_balancer.arn_suffix, target_group.arn_suffix).apply(lambda parts: "/".join(parts))
+    return aws.autoscaling.Policy(
+        f"{ctx.name}-scaling-requests",
+        autoscaling_group_name=group.name,
+        policy_type="TargetTrackingScaling",
+        estimated_instance_warmup=app.warmup_seconds,
+        target_tracking_configuration=_TT.PolicyTargetTrackingConfigurationArgs(
+            target_value=app.target_value,
+            predefined_metric_specification=_TT.PolicyTargetTrackingConfigurationPredefinedMetricSpecificationArgs(
+                predefined_metric_type=app.metric,
+                resource_label=label,
+            ),
+        ),
+        opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=after)),
+    )

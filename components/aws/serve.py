@@ -1,6 +1,8 @@
 """`serve:`: the Network Load Balancer, its listener and target group, attached to the Auto Scaling group, its security
 group (the clients in on the listener port), and the node group's rule that lets the load balancer, and only it,
-reach the nodes on the serving port.
+reach the nodes on the serving port. With `requestsPerNode` the same resources as an Application Load Balancer (the
+same logical names: adding it to a running endpoint replaces the load balancer and target group, as the diff says),
+in the first subnet and a second one in another zone (`network.second_zone_subnet`).
 
 What is built was decided in `layout.aws.serve` (why a Network Load Balancer: catalog/serving/aws.yaml). The group
 itself is not touched: the target group is attached with `autoscaling.Attachment`, a resource of its own, so the
@@ -19,7 +21,7 @@ import pulumi_aws as aws
 from ..layout.aws import AwsServe
 from ..resources import invoke_options, serve_output
 from .naming import Context
-from .network import Network
+from .network import Network, second_zone_subnet
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,9 @@ class Serving:
     security_group: aws.ec2.SecurityGroup
 
     def output(self, serve: AwsServe) -> dict[str, Any]:
-        """`serve`: the endpoint, how to check it, and what is behind it."""
+        """`serve`: the endpoint, how to check it, and what is behind it (and, with requestsPerNode, what it scales)."""
+        app = serve.application
+        scaling = {} if app is None else {"scaling": {"metric": app.metric, "targetPerMinute": app.target_value}}
         return serve_output(
             self.load_balancer.dns_name,
             serve.listener_port,
@@ -41,6 +45,7 @@ class Serving:
             serve.check_command,
             serve.reach,
             targetGroup=self.target_group.arn,
+            **scaling,
         )
 
 
@@ -111,6 +116,19 @@ def _lb_security_group(
     return sg
 
 
+def _subnets(ctx: Context, net: Network, serve: AwsServe) -> list[pulumi.Input[str]]:
+    """The load balancer's subnets: the first zone's, and for an Application Load Balancer one in another zone."""
+    public = serve.subnet == "public" and net.public_subnet is not None
+    first = net.public_subnet if public and net.public_subnet is not None else net.subnet
+    app = serve.application
+    if app is None:
+        return [first.id]
+    table = net.public_route_table if public else net.route_table
+    assert table is not None  # a network this stack creates has both
+    second = second_zone_subnet(ctx, net, app.subnet_block, table, "an Application Load Balancer")
+    return [first.id, second.id]
+
+
 def build_serving(ctx: Context, net: Network, group: aws.autoscaling.Group) -> Serving | None:
     serve = ctx.layout.serve
     if serve is None:
@@ -118,14 +136,15 @@ def build_serving(ctx: Context, net: Network, group: aws.autoscaling.Group) -> S
     name = ctx.name
     sg = _lb_security_group(ctx, net, serve, _client_cidrs(ctx, net, serve))
     _node_rule(ctx, net, serve, sg)
-    subnet = net.public_subnet if serve.subnet == "public" and net.public_subnet is not None else net.subnet
+    application = serve.application is not None
     lb = aws.lb.LoadBalancer(
         f"{name}-lb",
         **serve.name_args(f"{name}-lb"),
         load_balancer_type=serve.load_balancer_type,
         internal=serve.internal,
-        subnets=[subnet.id],
+        subnets=_subnets(ctx, net, serve),
         security_groups=[sg.id],
+        idle_timeout=serve.application.idle_timeout_seconds if serve.application is not None else None,
         tags=ctx.tagged("lb"),
         opts=ctx.child,
     )
@@ -134,10 +153,12 @@ def build_serving(ctx: Context, net: Network, group: aws.autoscaling.Group) -> S
         f"{name}-tg",
         **serve.name_args(f"{name}-tg"),
         port=serve.target_port,
-        protocol="TCP",  # TLS ends at the listener; the nodes serve plain HTTP or TCP
+        # TLS ends at the listener; the nodes serve plain HTTP or TCP
+        protocol="HTTP" if application else "TCP",
         vpc_id=net.vpc.id,
         target_type="instance",
-        preserve_client_ip=str(serve.preserve_client_ip).lower(),
+        # a Network Load Balancer's attribute; an Application Load Balancer's targets always see its address
+        preserve_client_ip=None if application else str(serve.preserve_client_ip).lower(),
         health_check=aws.lb.TargetGroupHealthCheckArgs(
             enabled=True,
             protocol=health.protocol,

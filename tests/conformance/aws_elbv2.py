@@ -36,6 +36,17 @@ def _load_balancer(r: Resource) -> None:
         "Tags": tag_list(i.get("tags")),
     }
     r.call("elbv2", "CreateLoadBalancer", params, "elbv2/load_balancer.go resourceLoadBalancerCreate")
+    timeout = i.get("idleTimeout")
+    if timeout is not None:  # an Application Load Balancer's (serve.requestsPerNode)
+        r.call(
+            "elbv2",
+            "ModifyLoadBalancerAttributes",
+            {
+                "LoadBalancerArn": f"<arn of {r.name}>",
+                "Attributes": [{"Key": "idle_timeout.timeout_seconds", "Value": str(timeout)}],
+            },
+            "elbv2/load_balancer.go resourceLoadBalancerCreate (modifyLoadBalancerAttributes)",
+        )
 
 
 @translates("aws:lb/targetGroup:TargetGroup")

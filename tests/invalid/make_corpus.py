@@ -235,7 +235,7 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-with-alicloud-key", "alicloud:region", {"@alicloud:region": "cn-beijing"}),
         ("aws-with-gcp-options", f"{C}.gcp", {"gcp": {"iap": True}}),
         (
-            "aws-serve-requests-per-node",  # ALBRequestCountPerTarget needs an Application Load Balancer
+            "aws-serve-requests-existing-network",  # the Application Load Balancer needs a second zone's subnet
             f"{C}.serve.requestsPerNode",
             {
                 "instanceType": "g6e.xlarge",
@@ -244,7 +244,21 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
                 "placement": "none",
                 "nodeGroup": "managed",
                 "maxNodes": 4,
+                "network": {"existing": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]}},
                 "serve": {"requestsPerNode": 4},
+            },
+        ),
+        (
+            "aws-serve-requests-idle-timeout",  # the Application Load Balancer's idle timeout is 1-4000 s
+            f"{C}.serve.idleTimeoutSeconds",
+            {
+                "instanceType": "g6e.xlarge",
+                "gpu": DROP,
+                "nodes": 1,
+                "placement": "none",
+                "nodeGroup": "managed",
+                "maxNodes": 4,
+                "serve": {"requestsPerNode": 4, "idleTimeoutSeconds": 5000},
             },
         ),
         ("aws-with-azure-options", f"{C}.azure", {"azure": {"resourceGroup": "rg"}}),

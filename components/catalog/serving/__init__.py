@@ -73,6 +73,24 @@ class RequestRate(BaseModel):
     source: str = Field(min_length=1)
 
 
+class ApplicationOffer(BaseModel):
+    """The Application Load Balancer built instead of the Network one for `serve.requestsPerNode` (AWS): a second
+    subnet in another zone, from a secondary block of the VPC, carries only its interfaces."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    service: str = Field(min_length=1)
+    loadBalancerType: str = Field(min_length=1)
+    why: str = Field(min_length=1)
+    subnetBlock: str = Field(min_length=1)  # the VPC's secondary block, all of it the second zone's subnet
+    subnetSource: str = Field(min_length=1)
+    idleTimeout: IdleTimeout  # the load balancer's idle timeout (any listener)
+    metric: str = Field(min_length=1)  # the target-tracking policy's predefined metric
+    metricPeriodSeconds: int = Field(ge=1)  # the metric counts requests per target over this period
+    metricSource: str = Field(min_length=1)
+    priceItem: str = Field(min_length=1)  # the prices/<cloud>.yaml item of its hour
+
+
 class ServingOffer(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -99,6 +117,7 @@ class ServingOffer(BaseModel):
     publicSource: str | None = None  # how a public endpoint is built, where it is
     publicService: str | None = None  # the load balancer kind when public, where `service` names the private one
     proxy: ProxyOffer | None = None  # the proxy load balancer for TLS, public and request rate (None: none)
+    application: ApplicationOffer | None = None  # requestsPerNode where the default is not an ALB (AWS)
     requestRate: RequestRate | None = None  # None: serve.requestsPerNode is refused with requestRateWhy
     requestRateWhy: str | None = None
     notBuilt: tuple[str, ...] = ()  # what the cloud offers that is not built, and why
@@ -125,6 +144,8 @@ def bill_items(
     is billed apart (Azure's public IP)."""
     offer_ = offer(cloud)
     assert offer_ is not None
+    if offer_.application is not None and requests_per_node is not None:
+        return [(offer_.application.priceItem, f"serving load balancer ({offer_.application.service})")]
     if offer_.proxy is not None and uses_proxy(offer_, public, certificate, requests_per_node):
         kind = "external" if public else "internal"
         service = offer_.proxy.externalService if public else offer_.proxy.internalService

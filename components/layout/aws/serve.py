@@ -1,6 +1,7 @@
 """`serve:` on AWS (pure): a Network Load Balancer in front of the Auto Scaling group, as decided before anything is
-registered. Why a Network and not an Application Load Balancer, the health-check settings and the TLS policy are data
-(`catalog/serving/aws.yaml`); `components/aws/serve.py` maps this onto pulumi-aws."""
+registered; with `requestsPerNode` an Application Load Balancer instead, with a second subnet in another zone and a
+target-tracking policy on its requests per target. Why each kind, the health-check settings and the TLS policy are
+data (`catalog/serving/aws.yaml`); `components/aws/serve.py` maps this onto pulumi-aws."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
 
 K = f"{CLUSTER_KEY}.serve"
+ListenerProtocol = Literal["TCP", "TLS", "HTTP", "HTTPS"]
 
 
 @dataclass(frozen=True)
@@ -26,11 +28,23 @@ class HealthCheck:
 
 
 @dataclass(frozen=True)
+class ApplicationLb:
+    """requestsPerNode: the Application Load Balancer's second zone and the policy on its requests per target
+    (catalog/serving/aws.yaml application)."""
+
+    subnet_block: str  # the VPC's secondary block, all of it the second zone's subnet
+    idle_timeout_seconds: int | None  # the load balancer's; None: its default (60 s)
+    metric: str  # ALBRequestCountPerTarget
+    target_value: float  # requests per target per minute: requestsPerNode x 60
+    warmup_seconds: int | None  # the policy's estimated instance warm-up (scaling.scaleInCooldownSeconds)
+
+
+@dataclass(frozen=True)
 class AwsServe:
-    load_balancer_type: str  # network (catalog/serving/aws.yaml why)
+    load_balancer_type: str  # network, or application with requestsPerNode (catalog/serving/aws.yaml why)
     internal: bool
     subnet: Literal["nodes", "public"]  # the cluster subnet the load balancer's node sits in
-    listener_protocol: Literal["TCP", "TLS"]
+    listener_protocol: ListenerProtocol
     listener_port: int
     certificate: str | None
     ssl_policy: str | None
@@ -42,6 +56,7 @@ class AwsServe:
     scheme: Literal["http", "https", "tcp"]  # what a client speaks to the endpoint
     name_max: int  # the load balancer's and target group's name limit (catalog/serving/aws.yaml nameMaxLength)
     name_prefix: str  # used instead of Pulumi's autoname when that would be longer than name_max
+    application: ApplicationLb | None = None  # requestsPerNode: the Application Load Balancer's parts
 
     def name_args(self, logical: str) -> dict[str, str]:
         """`name_prefix` when Pulumi's autoname of `logical` (it and `-` and 7 random characters) would not fit."""
@@ -85,12 +100,43 @@ def _problems(spec: ClusterSpec) -> Iterator[ConfigError]:
         )
 
 
+def _application_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
+    assert spec.serve is not None
+    if spec.serve.requests_per_node is not None and spec.network.existing is not None:
+        yield ConfigError(
+            f"{K}.requestsPerNode",
+            "with network.existing: it takes an Application Load Balancer, which needs subnets in two Availability "
+            "Zones, and the cluster adds its second-zone subnet (a secondary block) only to a VPC it creates, while "
+            "network.existing gives the nodes' one subnet; use a network this stack creates, or remove requestsPerNode",
+        )
+
+
+def _application(spec: ClusterSpec) -> ApplicationLb | None:
+    serve = spec.serve
+    assert serve is not None
+    offer = serving.offer("aws")
+    assert offer is not None
+    if serve.requests_per_node is None or offer.application is None:
+        return None
+    app = offer.application
+    return ApplicationLb(
+        # the spec takes private ranges only (10/8, 172.16/12, 192.168/16): the VPC's never overlaps this block
+        subnet_block=app.subnetBlock,
+        idle_timeout_seconds=serve.idle_timeout_seconds,
+        metric=app.metric,
+        # the metric is a count per target over a minute (botocore TargetTrackingConfiguration.TargetValue)
+        target_value=float(serve.requests_per_node * app.metricPeriodSeconds),
+        warmup_seconds=spec.scaling.scale_in_cooldown_seconds if spec.scaling is not None else None,
+    )
+
+
 def plan(spec: ClusterSpec) -> AwsServe | None:
     """The endpoint's layout, or None without `serve:`. Refusals are keyed, before any resource."""
     serve = spec.serve
     if serve is None:
         return None
-    refuse(_problems(spec))
+    refuse([*_problems(spec), *_application_problems(spec)])  # every problem at once
+    application = _application(spec)
     offer = serving.offer("aws")
     assert offer is not None  # the spec refuses serve where the cloud has no serving data
     # catalog/serving/aws.yaml states them all (a TLS listener, the 32-character names and 6-character prefixes)
@@ -110,12 +156,17 @@ def plan(spec: ClusterSpec) -> AwsServe | None:
         clients: tuple[str, ...] | None = serve.allowed_cidrs
     else:
         clients = None if spec.network.existing is not None else (spec.network.cidr,)
+    kind = offer.loadBalancerType
+    listener: ListenerProtocol = "TLS" if tls else "TCP"
+    if application is not None and offer.application is not None:
+        kind = offer.application.loadBalancerType
+        listener = "HTTPS" if tls else "HTTP"
     return AwsServe(
-        load_balancer_type=offer.loadBalancerType,
+        load_balancer_type=kind,
         internal=not serve.public,
         # internet-facing: the NAT's public subnet (egress nat), or the node subnet when it routes to the internet
         subnet="public" if serve.public and not spec.network.public_ip else "nodes",
-        listener_protocol="TLS" if tls else "TCP",
+        listener_protocol=listener,
         listener_port=offer.tlsPort if tls else serve.port,
         certificate=serve.certificate,
         ssl_policy=offer.tlsPolicy if tls else None,
@@ -123,9 +174,10 @@ def plan(spec: ClusterSpec) -> AwsServe | None:
         health=health,
         client_cidrs=clients,
         preserve_client_ip=offer.clientIpPreserved,
-        idle_timeout_seconds=serve.idle_timeout_seconds,
+        idle_timeout_seconds=serve.idle_timeout_seconds if application is None else None,
         scheme=("https" if tls else "http") if http else "tcp",
         name_max=offer.nameMaxLength,
         # letters, digits and '-', not ending in '-' (the provider appends its unique suffix)
         name_prefix=spec.name[: offer.namePrefixMaxLength].rstrip("-"),
+        application=application,
     )

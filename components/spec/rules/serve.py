@@ -90,20 +90,23 @@ def _serve(ctx: Context) -> Iterator[ConfigError]:
                 f"{cidr} opens the endpoint to much of the internet; list narrower client ranges",
             )
     timeout = serve.idle_timeout_seconds
-    limits = offer.idleTimeout
+    # requestsPerNode on a cloud whose default endpoint is not an Application Load Balancer takes one (AWS): its limits
+    application = offer.application if serve.requests_per_node is not None else None
+    limits = application.idleTimeout if application is not None else offer.idleTimeout
+    service = application.service if application is not None else offer.service
     if timeout is not None and limits is None:
-        yield ConfigError(f"{k}.idleTimeoutSeconds", f"not taken by the {offer.service} on {ctx.cloud}; remove it")
+        yield ConfigError(f"{k}.idleTimeoutSeconds", f"not taken by the {service} on {ctx.cloud}; remove it")
     elif timeout is not None and limits is not None:
         if serve.certificate is not None and not limits.tls:
             yield ConfigError(
                 f"{k}.idleTimeoutSeconds",
-                f"not with a certificate on {ctx.cloud}: the {offer.service}'s TLS listener has a fixed idle timeout "
+                f"not with a certificate on {ctx.cloud}: the {service}'s TLS listener has a fixed idle timeout "
                 f"({limits.source}); remove it",
             )
         elif not limits.min <= timeout <= limits.max:
             yield ConfigError(
                 f"{k}.idleTimeoutSeconds",
-                f"got {timeout}; the {offer.service} takes {limits.min} to {limits.max} seconds",
+                f"got {timeout}; the {service} takes {limits.min} to {limits.max} seconds",
             )
 
 
