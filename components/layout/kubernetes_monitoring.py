@@ -37,7 +37,11 @@ def dcgm_scrape_job(cluster: str) -> dict[str, Any]:
         "kubernetes_sd_configs": [{"role": "pod"}],
         "relabel_configs": [
             {"source_labels": list(DCGM_POD_LABELS), "regex": DCGM_POD_MATCH, "action": "keep"},
-            {"source_labels": ["__meta_kubernetes_pod_container_port_number"], "regex": str(_dcgm_port()), "action": "keep"},
+            {
+                "source_labels": ["__meta_kubernetes_pod_container_port_number"],
+                "regex": str(_dcgm_port()),
+                "action": "keep",
+            },
             {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
             {"target_label": "cluster", "replacement": cluster},
         ],
@@ -69,8 +73,20 @@ def stack_values(spec: ClusterSpec) -> dict[str, Any]:
         "grafana": {
             "dashboards": {
                 DASHBOARD_PROVIDER: {
-                    name.removesuffix(".json"): {"json": json.dumps(body, indent=1)} for name, body in dashboards().items()
+                    name.removesuffix(".json"): {"json": json.dumps(body, indent=1)}
+                    for name, body in dashboards().items()
                 }
             }
         },
     }
+
+
+def grafana_text(release: str, namespace: str) -> str:
+    """How to reach the release's Grafana: a ClusterIP Service named by the grafana chart's fullname (the release's
+    name + "-grafana", port 80) and the password the chart generated in the Secret of that name (grafana 12.11.1
+    templates/_helpers.tpl grafana.fullname, grafana.password; values.yaml service.port)."""
+    grafana = f"{release}-grafana"
+    return (
+        f"kubectl -n {namespace} port-forward svc/{grafana} 3000:80, then http://localhost:3000 as admin "
+        f"(kubectl -n {namespace} get secret {grafana} -o jsonpath='{{.data.admin-password}}' | base64 -d)"
+    )
