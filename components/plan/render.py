@@ -198,7 +198,8 @@ def monitoring_text(s: dict[str, Any]) -> str:
     stack = next((r for r in (s.get("kubernetes") or {}).get("releases") or () if r["chart"] == chart), None)
     if stack is not None:  # scheduler kubernetes: the in-cluster release (layout.kubernetes_monitoring)
         namespace = str(charts()[chart]["namespace"])
-        return f"{chart} in the cluster (namespace {namespace}, not exposed); Grafana: {grafana_text(stack['name'], namespace)}"
+        access = grafana_text(stack["name"], namespace)
+        return f"{chart} in the cluster (namespace {namespace}, not exposed); Grafana: {access}"
     if m.get("prometheus") != "selfHosted" or not grafana:
         return "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"
     return (

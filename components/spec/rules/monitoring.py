@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from ...catalog import CLOUDS
 from ...catalog import kubernetes as kube_offers
 from ...catalog import monitoring as data
-from ...catalog import CLOUDS
 from ...errors import CLUSTER_KEY, ConfigError
 from ...text import one_line
 from ..context import Context
