@@ -4,6 +4,7 @@ the refusals (GKE keeps its managed route), and no login-node monitoring leaking
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
@@ -167,14 +168,21 @@ def test_the_rules_and_the_scrape_job_pass_promtool(promtool, tmp_path):
     values = _stack_release(plan_stack(STACKS["aws"]))["values"]
     rules = tmp_path / "rules.yml"
     rules.write_text(yaml.safe_dump(values["additionalPrometheusRulesMap"]["gpu-cluster"]))
+    (job,) = copy.deepcopy(values["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"])
+    # Debian's promtool is built without the Kubernetes discovery ("field kubernetes_sd_configs not found"): the job
+    # is judged with a static target in its place, so its relabelling (actions, regexes, labels) is still checked
+    assert job.pop("kubernetes_sd_configs") == [{"role": "pod"}]
+    job["static_configs"] = [{"targets": ["10.0.0.1:9400"]}]
     config = tmp_path / "prometheus.yml"
-    jobs = values["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"]
-    config.write_text(yaml.safe_dump({"rule_files": [str(rules)], "scrape_configs": jobs}))
+    config.write_text(yaml.safe_dump({"rule_files": [str(rules)], "scrape_configs": [job]}))
     for args in (["check", "rules", str(rules)], ["check", "config", str(config)]):
         run = subprocess.run([promtool, *args], capture_output=True, text=True)
         assert run.returncode == 0, run.stdout + run.stderr
-    config.write_text(yaml.safe_dump({"scrape_configs": [{**jobs[0], "kubernetes_sd_configs": [{"role": "pods"}]}]}))
+    # negative controls: promtool does judge the relabelling and the rules
+    config.write_text(yaml.safe_dump({"scrape_configs": [{**job, "relabel_configs": [{"action": "kept"}]}]}))
     assert subprocess.run([promtool, "check", "config", str(config)], capture_output=True).returncode != 0
+    rules.write_text(rules.read_text().replace("avg_over_time(", "avg_over_time((", 1))
+    assert subprocess.run([promtool, "check", "rules", str(rules)], capture_output=True).returncode != 0
 
 
 def test_retention_and_thresholds_reach_the_values():
