@@ -107,6 +107,9 @@ def test_the_dcgm_exporter_is_scraped_as_job_dcgm_exporter_with_node_and_cluster
     values = _stack_release(plan)["values"]
     (job,) = values["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"]
     assert job["job_name"] == "dcgm-exporter"  # the dashboards' up{job="dcgm-exporter"}
+    # the chart passes the jobs through Helm's tpl (templates/prometheus/additionalScrapeConfigs.yaml @cf408a2): no
+    # template action may be in them; the rules go through toYaml only, so their {{ $labels.* }} reach Prometheus
+    assert "{{" not in json.dumps(job)
     assert job["kubernetes_sd_configs"] == [{"role": "pod"}]
     relabel = job["relabel_configs"]
     assert relabel[0] == {
