@@ -20,6 +20,7 @@ from .test_alicloud_resources import alicloud_values
 STACK = "alicloud-ack-erdma"
 CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
 SUB = "system:serviceaccount:ack-erdma-controller:ack-erdma-controller"
+KPS = "kube-prometheus-stack"  # monitoring.prometheus auto installs it (tests/test_k8s_monitoring.py)
 
 
 def ack_values(**cluster):
@@ -138,7 +139,11 @@ def test_erdma_controller_addon_and_its_rrsa_role_scoped_to_its_service_account(
 
 def test_releases_are_pinned_with_the_driver_toolkit_and_device_plugin_off(plan):
     releases = resources_of(plan, "helm.sh/v3:Release")
-    assert [(r["inputs"]["chart"], r["inputs"]["version"]) for r in releases] == [("gpu-operator", "v26.7.0")]
+    # monitoring.prometheus auto: the in-cluster stack beside it (tests/test_k8s_monitoring.py)
+    assert [(r["inputs"]["chart"], r["inputs"]["version"]) for r in releases] == [
+        ("gpu-operator", "v26.7.0"),
+        ("kube-prometheus-stack", "88.5.3"),
+    ]
     values = releases[0]["inputs"]["values"]
     assert values["driver"] == {"enabled": False}  # ACK installs the driver
     assert values["toolkit"] == {"enabled": False}
@@ -181,7 +186,8 @@ def test_outputs_name_the_private_endpoint_pools_credentials_and_releases(plan):
     assert kube["nodePools"] == ["ack-train-system", "ack-train-gpu"]
     assert kube["credentials"].startswith("aliyun cs GET /k8s/<id of ack-train-alicloud-ack>/user_config")
     assert kube["releases"] == [
-        {"name": "gpu-operator", "chart": "gpu-operator", "version": "v26.7.0", "namespace": "gpu-operator"}
+        {"name": "gpu-operator", "chart": "gpu-operator", "version": "v26.7.0", "namespace": "gpu-operator"},
+        {"name": KPS, "chart": KPS, "version": "88.5.3", "namespace": "monitoring"},
     ]
     assert kube["erdma"]["erisPerNode"] == 2
     assert plan.run.outputs["kubeconfig"] == "[secret]"
@@ -231,7 +237,10 @@ def test_wrapper_unpacks_the_script_it_carries(tmp_path):
 def test_device_plugin_mode_installs_dcgm_exporter_tolerating_the_gpu_taint():
     plan = plan_values(ack_values(kubernetes={"gpuSoftware": "device-plugin", "serviceMonitor": True}))
     releases = resources_of(plan, "helm.sh/v3:Release")
-    assert [(r["inputs"]["chart"], r["inputs"]["version"]) for r in releases] == [("dcgm-exporter", "4.8.2")]
+    assert [(r["inputs"]["chart"], r["inputs"]["version"]) for r in releases] == [
+        ("dcgm-exporter", "4.8.2"),
+        ("kube-prometheus-stack", "88.5.3"),
+    ]
     values = releases[0]["inputs"]["values"]
     assert values["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert values["serviceMonitor"] == {"enabled": True}

@@ -159,6 +159,7 @@ def test_releases_pinned_with_driver_and_toolkit_off_and_efa_plugin_tolerating(e
         "aws-efa-k8s-device-plugin",
         "aws-node-termination-handler",
         "cluster-autoscaler",
+        "kube-prometheus-stack",  # monitoring.prometheus auto (tests/test_k8s_monitoring.py)
     }
     pinned = charts()
     for name, inputs in rel.items():
@@ -198,7 +199,13 @@ def test_the_termination_handler_drains_every_node_in_imds_mode(eks):
 def test_device_plugin_alone_with_a_service_monitor():
     plan = plan_values(eks_values(kubernetes={"gpuSoftware": "device-plugin", "serviceMonitor": True}))
     rel = releases(plan)
-    assert set(rel) == {"nvidia-device-plugin", "dcgm-exporter", "aws-efa-k8s-device-plugin", NTH}
+    assert set(rel) == {
+        "nvidia-device-plugin",
+        "dcgm-exporter",
+        "aws-efa-k8s-device-plugin",
+        NTH,
+        "kube-prometheus-stack",
+    }
     assert rel["nvidia-device-plugin"]["values"] == {"gfd": {"enabled": True}}
     dcgm = rel["dcgm-exporter"]["values"]
     assert dcgm["serviceMonitor"] == {"enabled": True}
@@ -280,6 +287,7 @@ def test_outputs_name_the_cluster_pools_credentials_and_releases(eks):
         "aws-efa-k8s-device-plugin",
         "cluster-autoscaler",
         f"oci://public.ecr.aws/aws-ec2/helm/{NTH}",
+        "kube-prometheus-stack",
     ]
     assert out["kubeconfig"] == "[secret]"  # a secret output, never shown in the plan
     assert out["nodeGroup"] == "<autoname:llm-eks-aws-gpu>"

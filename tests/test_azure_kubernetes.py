@@ -285,7 +285,7 @@ def test_one_infiniband_node_is_refused_with_the_key():
 
 def test_gpu_operator_pinned_with_rdma_and_the_pools_tolerations(aks):
     rel = releases_by_name(aks)
-    assert set(rel) == {"gpu-operator", "network-operator"}
+    assert set(rel) == {"gpu-operator", "network-operator", "kube-prometheus-stack"}  # monitoring.prometheus auto
     gpu = rel["gpu-operator"]
     assert gpu["version"] == charts()["gpu-operator"]["version"] == "v26.7.0"
     values = gpu["values"]
@@ -299,7 +299,7 @@ def test_gpu_operator_pinned_with_rdma_and_the_pools_tolerations(aks):
 
 def test_device_plugin_and_dcgm_exporter_with_a_service_monitor(plugin_spot):
     rel = releases_by_name(plugin_spot)
-    assert set(rel) == {"nvidia-device-plugin", "dcgm-exporter"}
+    assert set(rel) == {"nvidia-device-plugin", "dcgm-exporter", "kube-prometheus-stack"}
     plugin, dcgm = rel["nvidia-device-plugin"], rel["dcgm-exporter"]
     assert plugin["version"] == "0.20.0" and dcgm["version"] == "4.8.2"
     term = plugin["values"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
@@ -342,6 +342,7 @@ def test_outputs_name_the_cluster_pools_credentials_and_releases(aks):
     assert {r["name"]: r["version"] for r in out["releases"]} == {
         "gpu-operator": "v26.7.0",
         "network-operator": "v26.1.2",
+        "kube-prometheus-stack": "88.5.3",
     }
     assert aks.run.outputs["imageId"] == "AKS node image (Ubuntu)"
 

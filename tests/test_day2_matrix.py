@@ -138,6 +138,19 @@ def _max_up(c: Cluster, cloud: str) -> Cluster:
     return {**c, "maxNodes": (c.get("maxNodes") or c.get("nodes", 1)) + 2}
 
 
+def _kubernetes(c: Cluster) -> bool:
+    return c.get("scheduler") == "kubernetes"
+
+
+def _prometheus_off(c: Cluster, cloud: str) -> Cluster:
+    return {**c, "monitoring": {**c.get("monitoring", {}), "prometheus": "none"}}
+
+
+def _retention_up(c: Cluster, cloud: str) -> Cluster:
+    monitoring = c.get("monitoring", {})
+    return {**c, "monitoring": {**monitoring, "retentionDays": monitoring.get("retentionDays", 15) * 2}}
+
+
 def _k8s_old(c: Cluster, cloud: str) -> Cluster:
     kube = c["kubernetes"]
     return {**c, "kubernetes": {**kube, "version": _previous_k8s(cloud, kube["version"])}}
@@ -210,6 +223,9 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "login-on-off": ("cluster.login", lambda c: c.get("scheduler") == "slurm", _login),
     "scaling-target": ("cluster.scaling.target", lambda c: (c.get("scaling") or {}).get("target") is not None, _target),
     "k8s-version": ("cluster.kubernetes.version", lambda c: c.get("scheduler") == "kubernetes", _k8s_old),
+    # the in-cluster kube-prometheus-stack (auto on EKS, AKS, ACK; none on GKE) removed, and its retention changed
+    "k8s-prometheus-off": ("cluster.monitoring.prometheus", _kubernetes, _prometheus_off),
+    "k8s-retention": ("cluster.monitoring.retentionDays", _kubernetes, _retention_up),
     "partition-maxNodes-up": ("cluster.slurm.partitions.maxNodes", _elastic, _partition(0, maxNodes=_plus_two)),
     "partition-type": ("cluster.slurm.partitions.instanceType", _elastic, _partition(-1, instanceType=NEW_TYPE)),
     "partition-spot": ("cluster.slurm.partitions.spot", _elastic, _partition(0, spot=True)),

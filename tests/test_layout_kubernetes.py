@@ -168,6 +168,7 @@ def test_the_facts_a_when_may_test(offer):
         "fabricWired": True,
         "serviceMonitor": False,
         "autoscaling": False,
+        "prometheus": "none",  # the fixture's offer installs no kube-prometheus-stack: auto resolves to none
     }
     assert kube._facts(spec(fabric="none"))["fabric"] == "none"
 

@@ -50,3 +50,14 @@ def notify(cloud: str) -> dict[str, Any] | None:
 def built(section: str) -> tuple[str, ...]:
     """The clouds with an entry under `logs` or `notify`."""
     return tuple(data().get(section) or {})
+
+
+def kubernetes_chart() -> str:
+    """`kubernetes.chart`: the chart (catalog/kubernetes/charts.yaml) that is selfHosted with scheduler kubernetes."""
+    return str(data()["kubernetes"]["chart"])
+
+
+def kubernetes_not_built_why(cloud: str) -> str | None:
+    """`kubernetes.notBuilt.<cloud>.why`: why a cloud with Kubernetes does not install that chart (None: unrecorded)."""
+    entry = (data()["kubernetes"].get("notBuilt") or {}).get(cloud)
+    return None if entry is None else str(entry["why"])

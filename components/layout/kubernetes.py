@@ -19,9 +19,11 @@ import yaml
 
 from .. import catalog
 from ..catalog import kubernetes as offers
+from ..catalog import monitoring as monitoring_data
 from ..datafile import load_yaml
 from ..spec import ClusterSpec
 from ..text import one_line
+from .kubernetes_monitoring import stack_values
 
 CHARTS = Path(offers.__file__).parent / "charts.yaml"
 # GPU nodes repel everything that does not tolerate this: system pods stay on the system pool.
@@ -163,6 +165,7 @@ def _facts(spec: ClusterSpec) -> dict[str, Any]:
         "fabricWired": spec.fabric_wired,
         "serviceMonitor": spec.kubernetes.service_monitor,
         "autoscaling": autoscaled(spec),
+        "prometheus": spec.prometheus,
     }
 
 
@@ -211,6 +214,8 @@ def releases(spec: ClusterSpec) -> tuple[Release, ...]:
         values = merge(chart.get("values") or {}, entry.get("values") or {})
         if sharing is not None:
             values = merge(values, sharing.chart_values(entry["chart"]))
+        if entry["chart"] == monitoring_data.kubernetes_chart():
+            values = merge(values, stack_values(spec))
         out.append(
             Release(
                 name=entry.get("name", entry["chart"]),

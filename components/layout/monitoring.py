@@ -8,6 +8,12 @@ from ..bootstrap.monitoring import Discovery, Monitoring, Thresholds, monitoring
 from ..spec import ClusterSpec
 
 
+def login_hosted(spec: ClusterSpec) -> bool:
+    """monitoring.prometheus selfHosted on the login node: with scheduler kubernetes it is the in-cluster release
+    (layout.kubernetes_monitoring), and the login node's part, discovery and grants are not built."""
+    return spec.prometheus == "selfHosted" and spec.kubernetes is None
+
+
 def login_part(spec: ClusterSpec, discovery: Discovery) -> Part:
     """The login node's monitoring part: the spec's retention and alert thresholds, the Slurm partition to label by,
     the DCGM metrics only on NVIDIA GPUs."""

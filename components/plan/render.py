@@ -11,6 +11,9 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from ..catalog import monitoring as catalog_monitoring
+from ..layout.kubernetes import charts
+from ..layout.kubernetes_monitoring import grafana_text
 from ..policy import group_violations
 from . import Plan
 
@@ -191,6 +194,12 @@ def monitoring_text(s: dict[str, Any]) -> str:
     """Where Prometheus and Grafana run and the command that reaches Grafana (docs/monitoring.md)."""
     m = s.get("monitoring") or {}
     grafana = m.get("grafana")
+    chart = catalog_monitoring.kubernetes_chart()
+    stack = next((r for r in (s.get("kubernetes") or {}).get("releases") or () if r["chart"] == chart), None)
+    if stack is not None:  # scheduler kubernetes: the in-cluster release (layout.kubernetes_monitoring)
+        namespace = str(charts()[chart]["namespace"])
+        access = grafana_text(stack["name"], namespace)
+        return f"{chart} in the cluster (namespace {namespace}, not exposed); Grafana: {access}"
     if m.get("prometheus") != "selfHosted" or not grafana:
         return "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"
     return (

@@ -16,7 +16,7 @@ from ...bootstrap import Part
 from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
-from ..monitoring import login_part
+from ..monitoring import login_hosted, login_part
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def discovery(spec: ClusterSpec) -> Discovery:
 
 
 def plan(spec: ClusterSpec) -> AwsMonitoring | None:
-    if spec.prometheus != "selfHosted":
+    if not login_hosted(spec):
         return None
     grant = catalog_monitoring.self_hosted("aws")
     assert grant is not None  # the spec refuses selfHosted where catalog/monitoring.yaml does not build it

@@ -17,7 +17,7 @@ from ... import bootstrap
 from ...bootstrap import Part
 from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...spec import ClusterSpec
-from ..monitoring import login_part
+from ..monitoring import login_hosted, login_part
 
 # filled at deploy (components/azure/__init__.py): what only the deployed cluster knows
 SUBSCRIPTION_PLACEHOLDER = "@GPU_CLUSTER_AZURE_SUBSCRIPTION@"
@@ -61,7 +61,7 @@ def discovery(spec: ClusterSpec) -> Discovery:
 
 
 def plan(spec: ClusterSpec) -> AzureMonitoring | None:
-    if spec.prometheus != "selfHosted":
+    if not login_hosted(spec):
         return None
     part = login_part(spec, discovery(spec))
     return AzureMonitoring(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
+from ..monitoring import login_hosted
 from .data import capability, gke_data
 
 
@@ -34,7 +35,7 @@ def monitoring_roles(spec: ClusterSpec) -> tuple[str, ...]:
     """What the self-hosted Prometheus's gce_sd needs on the project (catalog/monitoring.yaml selfHosted.gcp): on
     the nodes' service account, which the login node carries; none unless monitoring.prometheus is selfHosted."""
     entry = catalog_monitoring.self_hosted("gcp")
-    if spec.prometheus != "selfHosted" or entry is None:
+    if not login_hosted(spec) or entry is None:
         return ()
     return tuple(entry["grant"])
 

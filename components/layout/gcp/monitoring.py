@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ...bootstrap import Part
 from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...spec import ClusterSpec
-from ..monitoring import login_part
+from ..monitoring import login_hosted, login_part
 from .identity import monitoring_roles
 from .labels import label_value
 from .nodes import startup_script
@@ -50,7 +50,7 @@ def discovery(spec: ClusterSpec, project: str, zone: str) -> Discovery:
 
 
 def plan(spec: ClusterSpec, project: str, zone: str) -> GcpMonitoring | None:
-    if spec.prometheus != "selfHosted":
+    if not login_hosted(spec):
         return None
     part = login_part(spec, discovery(spec, project, zone))
     script = startup_script((part,))

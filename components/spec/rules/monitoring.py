@@ -3,8 +3,13 @@
 The host is the login node. Scheduler slurm always has one (spec/resolve.py adds `login: {}`: sbatch and srun run
 there), so the Slurm head never hosts it: the head runs slurmctld, and a Prometheus that fills its disk or memory
 there would stop the queue, where on the login node it stops no job; the login node also holds no cluster state and
-is where people already are. VM mode without a login node, and Kubernetes, have nowhere private to put it: `auto` is
-then none and `selfHosted` is refused, naming what would give it a host.
+is where people already are. VM mode without a login node has nowhere private to put it: `auto` is then none and
+`selfHosted` is refused, naming what would give it a host.
+
+Scheduler kubernetes: selfHosted is the kube-prometheus-stack release on the system pool (catalog/monitoring.yaml
+`kubernetes`), on the clouds whose `releases:` install it. `auto` takes it where it can be built: the cluster pulls
+the chart and its images (quay.io, registry.k8s.io, docker.io) through its NAT like the GPU operator's, and it
+scrapes the exporters the cluster already runs. GKE keeps its managed route (Managed Service for Prometheus).
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from ...catalog import CLOUDS
+from ...catalog import kubernetes as kube_offers
 from ...catalog import monitoring as data
 from ...errors import CLUSTER_KEY, ConfigError
 from ...text import one_line
@@ -21,31 +28,58 @@ from .emails import email_errors
 
 
 def has_host(cfg: ClusterConfig) -> bool:
-    """A login node to run a self-hosted Prometheus on (scheduler slurm always gets one; Kubernetes is not built)."""
+    """A login node to run a self-hosted Prometheus on (scheduler slurm always gets one; Kubernetes needs none)."""
     return cfg.scheduler != "kubernetes" and (cfg.login is not None or cfg.scheduler == "slurm")
+
+
+def in_cluster_clouds() -> tuple[str, ...]:
+    """The clouds whose Kubernetes `releases:` install the in-cluster stack (catalog/monitoring.yaml kubernetes)."""
+    chart = data.kubernetes_chart()
+    offers = {cloud: kube_offers.offer(cloud) for cloud in CLOUDS}
+    return tuple(
+        cloud
+        for cloud, offer in offers.items()
+        if offer is not None and any(r.get("chart") == chart for r in offer.extra.get("releases") or [])
+    )
+
+
+def _kubernetes_problems(cloud: str) -> list[str]:
+    """Why the in-cluster stack is not built on `cloud` (empty: it is)."""
+    if cloud in in_cluster_clouds():
+        return []
+    why = data.kubernetes_not_built_why(cloud)
+    reason = f": {one_line(why)}" if why else ""
+    return [
+        f"is not built with scheduler kubernetes on {cloud}{reason} (built on: {', '.join(in_cluster_clouds())})"
+        + ("" if why else "; use none")
+    ]
 
 
 def _problems(cloud: str, cfg: ClusterConfig) -> list[str]:
     """Why selfHosted cannot be built for this config (empty: it can)."""
     problems: list[str] = []
-    if data.self_hosted(cloud) is None:
+    if cfg.scheduler == "kubernetes":
+        problems += _kubernetes_problems(cloud)
+    elif data.self_hosted(cloud) is None:
         why = data.not_built_why(cloud)
         reason = f": {one_line(why)}" if why else ""
         problems.append(
             f"is not built on {cloud} yet{reason} (built on: {', '.join(data.self_hosted_clouds())}); use none and "
             "scrape the nodes' exporters from your own Prometheus"
         )
-    if cfg.scheduler == "kubernetes":
-        problems.append("is not built with scheduler kubernetes (kube-prometheus-stack is not wired yet); use none")
-    elif not has_host(cfg):
+    if cfg.scheduler != "kubernetes" and not has_host(cfg):
         problems.append("needs a host: add a login node (login: {}; scheduler slurm has one)")
     if not cfg.monitoring.dcgm_exporter:
         problems.append("has nothing to scrape with monitoring.dcgmExporter false; set it true or use none")
     if cfg.network.egress != "nat":
-        problems.append(
-            f"needs network.egress nat, got {cfg.network.egress}: Prometheus and Grafana are installed at boot from "
-            "github.com and apt.grafana.com (components/bootstrap/monitoring.yaml)"
+        source = (
+            "the kube-prometheus-stack chart and its images are pulled from prometheus-community.github.io, quay.io, "
+            "registry.k8s.io and docker.io (catalog/kubernetes/charts.yaml)"
+            if cfg.scheduler == "kubernetes"
+            else "Prometheus and Grafana are installed at boot from github.com and apt.grafana.com "
+            "(components/bootstrap/monitoring.yaml)"
         )
+        problems.append(f"needs network.egress nat, got {cfg.network.egress}: {source}")
     return problems
 
 
