@@ -206,7 +206,8 @@ print(json.dumps(body))
 
 
 def instance(i: int, name: str | None = None, **tags: str) -> dict:
-    tag_list = [{"TagKey": "gpu-cluster:cluster", "TagValue": "c1"}, *({"TagKey": k, "TagValue": v} for k, v in tags.items())]  # fmt: skip
+    extra = [{"TagKey": k, "TagValue": v} for k, v in tags.items()]
+    tag_list = [{"TagKey": "gpu-cluster:cluster", "TagValue": "c1"}, *extra]
     return {
         "InstanceId": f"i-{i:04d}",
         "InstanceName": name or f"c1-node-{i}",
@@ -238,7 +239,8 @@ def run_targets(tmp_path: Path, pages: dict, old: str | None = None):
         "TMPDIR": str(tmp_path),
     }
     proc = run_hook(SCRIPT, stub_bin(tmp_path, {"curl": CURL}), env)
-    calls = [json.loads(line) for line in (tmp_path / "calls").read_text().splitlines()] if (tmp_path / "calls").exists() else []  # fmt: skip
+    log = tmp_path / "calls"
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return proc, calls, targets
 
 
@@ -246,7 +248,7 @@ def test_two_pages_become_one_target_group_per_gpu_node(tmp_path):
     pages = {
         "": page(
             [instance(1), instance(2, "c1-login"), instance(3, **{"acs:autoscaling:scalingGroupId": "asg-1"})], "t2"
-        ),  # fmt: skip
+        ),
         "t2": page([instance(4, "c1-head"), instance(5, "c1-gpu-7"), instance(6, **{"gpu-cluster:stack": "other"})]),
     }
     proc, calls, targets = run_targets(tmp_path, pages)
@@ -265,8 +267,16 @@ def test_two_pages_become_one_target_group_per_gpu_node(tmp_path):
     assert [c.get("NextToken") for c in calls] == [None, "t2"]
     for call in calls:
         own = {k: v for k, v in call.items() if k not in COMMON}
-        assert own == {"Action": "DescribeInstances", "RegionId": "cn-beijing", "Status": "Running", "MaxResults": "100",
-                       "Tag.1.Key": "gpu-cluster:cluster", "Tag.1.Value": "c1", **({"NextToken": "t2"} if "NextToken" in call else {})}  # fmt: skip
+        token = {"NextToken": "t2"} if "NextToken" in call else {}
+        assert own == {
+            "Action": "DescribeInstances",
+            "RegionId": "cn-beijing",
+            "Status": "Running",
+            "MaxResults": "100",
+            "Tag.1.Key": "gpu-cluster:cluster",
+            "Tag.1.Value": "c1",
+            **token,
+        }
         signature = call.pop("Signature")
         assert signature == alicloud_signature(SECRET, call)
         assert call["AccessKeyId"] == "STS.loginid" and call["SecurityToken"] == "CAIS+tok=="
