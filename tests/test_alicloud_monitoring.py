@@ -336,3 +336,14 @@ def test_the_script_is_shellcheck_clean_and_ships_with_the_signer_inlined(tmp_pa
     rendered = tmp_path / "gpu-cluster-prometheus-targets"
     rendered.write_text(text)
     assert_shellcheck_clean(rendered)
+
+
+def test_the_nodes_group_admits_the_exporters_from_the_login_nodes_group_only(elastic):
+    rules = {r["name"]: r["inputs"] for r in resources_of(elastic, "ecs/securityGroupRule:SecurityGroupRule")}
+    for exporter, port in (("dcgm-exporter", 9400), ("node-exporter", 9100)):
+        rule = rules[f"slurm-elastic-alicloud-sg-{exporter}-from-login"]
+        assert rule["portRange"] == f"{port}/{port}" and rule["type"] == "ingress" and rule["policy"] == "accept"
+        assert rule["sourceSecurityGroupId"] == "<id of slurm-elastic-alicloud-login-sg>"
+        assert rule["securityGroupId"] == "<id of slurm-elastic-alicloud-sg>" and "cidrIp" not in rule
+    plan = plan_values(ali_values(network={"egress": "nat"}))  # no login node, no Prometheus: no rule
+    assert not [r for r in resources_of(plan, "SecurityGroupRule") if "exporter" in r["name"]]

@@ -131,7 +131,7 @@ class CloudCluster(pulumi.ComponentResource):
         if login_data is None and layout.monitoring is not None:  # VM mode: the login node's only parts
             login_data = layout.user_data_b64_for(layout.monitoring.vm_user_data)
         self.login = access.build_login(ctx, user_data=login_data)
-        self.monitoring = monitoring.build(ctx)  # selfHosted: the login node lists the instances
+        self.monitoring = monitoring.build(ctx, self.login)  # selfHosted: the login node lists and scrapes the nodes
         slurm.connect(ctx, head, self.login.security_group if self.login else None)
         self.health = health.build(ctx, self.group)
         self.schedule = scaling.build(self, name, layout, self.group)  # ESS scheduled tasks (metric schedule)

@@ -1,5 +1,5 @@
 """The self-hosted Prometheus and Grafana on Alibaba Cloud (layout/alicloud/monitoring.py decides them): the RAM grant
-the login node's target list needs, and the `monitoring` stack output.
+the login node's target list needs, the exporters' ports from the login node, and the `monitoring` stack output.
 
 The login node carries the nodes' RAM role (cpu_node.py), so the grant is a custom policy on that role:
 ecs:DescribeInstances on Resource "*" (the action takes no instance scope: catalog/monitoring.yaml selfHosted.alicloud),
@@ -18,12 +18,24 @@ from ..layout.alicloud.data import alicloud_data
 from .context import Context
 from .cpu_node import CpuNode
 from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
+from .network import ingress_rule
 
 
-def build(ctx: Context) -> CustomGrant | None:
+def build(ctx: Context, login: CpuNode | None) -> CustomGrant | None:
+    """The grant, and the exporters' ports on the nodes' group from the login node's group (nothing else may: the
+    nodes' group admits only itself otherwise)."""
     plan, spec = ctx.layout.monitoring, ctx.layout.spec
-    if plan is None:
+    if plan is None or login is None:
         return None
+    for exporter, port in plan.scrape_ports:
+        ingress_rule(
+            f"{ctx.name}-sg-{exporter}-from-login",
+            ctx.network.security_group.id,
+            f"{port}/{port}",
+            f"{exporter} metrics to the login node's Prometheus",
+            ctx.child,
+            source_group_id=login.security_group.id,
+        )
     return custom_grant(
         ctx.parent,
         (f"{ctx.name}-monitoring-policy", f"{ctx.name}-role-monitoring"),

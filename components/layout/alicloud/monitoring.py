@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ... import bootstrap
 from ...bootstrap import File, Part, env_file
+from ...bootstrap.metrics import endpoints
 from ...bootstrap.monitoring import CONF_DIR, PASSWORD_FILE, Discovery, versions
 from ...catalog import monitoring as catalog_monitoring
 from ...catalog.slurm import cloud_data
@@ -58,6 +59,7 @@ class AlicloudMonitoring:
     parts: tuple[Part, ...]  # the login node's parts: Prometheus and Grafana, then the target list's timer
     vm_user_data: str  # VM mode: the login node's whole user data (Slurm mode appends `parts` to the Slurm login's)
     actions: tuple[str, ...]  # what the login node's role needs for the list (catalog/monitoring.yaml)
+    scrape_ports: tuple[tuple[str, int], ...]  # (exporter, port) the nodes' group admits from the login node's group
     grafana_port: int
     prometheus_listen: str
     password_file: str
@@ -122,6 +124,10 @@ def plan(spec: ClusterSpec) -> AlicloudMonitoring | None:
         parts,
         bootstrap.cloud_init(parts),
         tuple(grant["grant"]),
+        # the jobs prometheus.yml has (bootstrap/monitoring.py: no DCGM job on other vendors' GPUs)
+        tuple(
+            (e.name, e.port) for e in endpoints() if e.name != "dcgm-exporter" or spec.instance.gpu_vendor == "nvidia"
+        ),
         grafana_port=int(versions()["grafana"]["port"]),
         prometheus_listen=str(versions()["prometheus"]["listen"]),
         password_file=PASSWORD_FILE,
