@@ -16,10 +16,11 @@ from alibabacloud_ecs20140526 import models as ecs_models
 
 from components import bootstrap
 from components.bootstrap import monitoring
+from components.diff import diff_plans
 from components.layout import alicloud as ali
 from components.layout.alicloud import monitoring as ali_monitoring
 
-from .conftest import ROOT, load_stack, plan_stack_with, plan_values, resources_of, spec_of
+from .conftest import ROOT, load_stack, plan_json, plan_stack_with, plan_values, resources_of, spec_of
 from .hook_helpers import ALICLOUD_HARDENED_METADATA, alicloud_signature, assert_shellcheck_clean, run_hook, stub_bin
 from .test_alicloud_slurm import files_of
 from .test_layout_alicloud import ali_values
@@ -347,3 +348,20 @@ def test_the_nodes_group_admits_the_exporters_from_the_login_nodes_group_only(el
         assert rule["securityGroupId"] == "<id of slurm-elastic-alicloud-sg>" and "cidrIp" not in rule
     plan = plan_values(ali_values(network={"egress": "nat"}))  # no login node, no Prometheus: no rule
     assert not [r for r in resources_of(plan, "SecurityGroupRule") if "exporter" in r["name"]]
+
+
+def test_turning_it_on_for_a_deployed_stack_restarts_only_the_login_node_and_adds_the_grant_and_rules(elastic):
+    old = plan_json(plan_stack_with("alicloud-slurm-elastic", monitoring={"prometheus": "none"}))
+    d = diff_plans(old, plan_json(elastic))
+    assert [(c.name, c.verdict, sorted({x.path for x in c.changes})) for c in d.changed] == [
+        ("slurm-elastic-alicloud-login", "restart", ["userData"])
+    ]
+    assert d.deleted == []
+    assert sorted(urn.rsplit("::", 1)[1] for urn in d.created) == [
+        "slurm-elastic-alicloud-monitoring-policy",
+        "slurm-elastic-alicloud-role-monitoring",
+        "slurm-elastic-alicloud-sg-dcgm-exporter-from-login",
+        "slurm-elastic-alicloud-sg-node-exporter-from-login",
+    ]
+    said = {c.key: c for c in d.spec_changes}
+    assert said["cluster.monitoring.prometheus"].policy == "in-place"
