@@ -5,6 +5,7 @@ hardened metadata service and ECS DescribeInstances pages, signatures checked)."
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -365,3 +366,11 @@ def test_turning_it_on_for_a_deployed_stack_restarts_only_the_login_node_and_add
     ]
     said = {c.key: c for c in d.spec_changes}
     assert said["cluster.monitoring.prometheus"].policy == "in-place"
+
+
+@pytest.mark.parametrize("stack", ["alicloud-slurm-elastic", "alicloud-a100-cmk", "alicloud-mlps3-sm4"])
+def test_the_login_nodes_user_data_stays_under_16_kb_with_the_monitoring_parts(stack):
+    # gzip, as the nodes' (layout/alicloud/nodes.py gzip_user_data: cloud-init's ~16384 bytes); about 13.2 KB today
+    login = _by_name(plan_stack_with(stack), "-alicloud-login")
+    assert ali_monitoring.TARGETS_SCRIPT in files_of(login["inputs"]["userData"])
+    assert len(base64.b64decode(login["inputs"]["userData"])) < 16 * 1024
