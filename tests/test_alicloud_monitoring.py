@@ -89,6 +89,24 @@ def test_the_rendered_config_with_file_sd_passes_promtool(promtool, tmp_path):
     config.write_text(text.replace(ali_monitoring.TARGETS_FILE, str(tmp_path / "targets.json")))
     run = subprocess.run([promtool, "check", "config", str(config)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+    # with a list as the script writes it (promtool then reads it and relabels its targets)
+    groups = [
+        {
+            "targets": ["10.0.0.5"],
+            "labels": {
+                "__meta_alicloud_private_ip": "10.0.0.5",
+                "__meta_alicloud_hostname": "c-node-0",
+                "__meta_alicloud_instance_id": "i-1",
+                "__meta_alicloud_instance_type": "ecs.gn7i-c8g1.2xlarge",
+                "__meta_alicloud_scaling_group_id": "",
+            },
+        }
+    ]
+    (tmp_path / "targets.json").write_text(json.dumps(groups))
+    run = subprocess.run([promtool, "check", "config", str(config)], capture_output=True, text=True)
+    assert run.returncode == 0 and "does not exist" not in run.stdout, run.stdout + run.stderr
+    (tmp_path / "targets.json").write_text('[{"targets": ["10.0.0.5"], "labels": {"bad-name": "x"}}]')
+    assert subprocess.run([promtool, "check", "config", str(config)], capture_output=True).returncode != 0
     # a negative control: a port under file_sd_configs, as the other kinds take it, is refused
     config.write_text(text.replace(f"- {ali_monitoring.TARGETS_FILE}", f"- {tmp_path}/t.json\n    port: 9400", 1))
     assert subprocess.run([promtool, "check", "config", str(config)], capture_output=True).returncode != 0
