@@ -89,19 +89,13 @@ def test_the_rendered_config_with_file_sd_passes_promtool(promtool, tmp_path):
     config.write_text(text.replace(ali_monitoring.TARGETS_FILE, str(tmp_path / "targets.json")))
     run = subprocess.run([promtool, "check", "config", str(config)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    # with a list as the script writes it (promtool then reads it and relabels its targets)
-    groups = [
-        {
-            "targets": ["10.0.0.5"],
-            "labels": {
-                "__meta_alicloud_private_ip": "10.0.0.5",
-                "__meta_alicloud_hostname": "c-node-0",
-                "__meta_alicloud_instance_id": "i-1",
-                "__meta_alicloud_instance_type": "ecs.gn7i-c8g1.2xlarge",
-                "__meta_alicloud_scaling_group_id": "",
-            },
-        }
-    ]
+    # with the list the script writes (promtool then reads it and relabels its targets)
+    (tmp_path / "run").mkdir()
+    proc, _, written = run_targets(
+        tmp_path / "run", {"": page([instance(1), instance(2, **{"acs:autoscaling:scalingGroupId": "asg-1"})])}
+    )
+    assert proc.returncode == 0, proc.stderr
+    groups = json.loads(written.read_text())
     (tmp_path / "targets.json").write_text(json.dumps(groups))
     run = subprocess.run([promtool, "check", "config", str(config)], capture_output=True, text=True)
     assert run.returncode == 0 and "does not exist" not in run.stdout, run.stdout + run.stderr
