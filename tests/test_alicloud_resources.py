@@ -427,7 +427,9 @@ def test_login_node_is_the_only_place_ssh_cidrs_and_a_public_ip_land(login):
     assert host["inputs"]["vswitchId"] == "<id of test-alicloud-nodes>"
     assert host["inputs"]["keyName"] == one(login, "EcsKeyPair")["inputs"]["keyPairName"]
     assert "^ubuntu_22_04_x64_20G_alibase_" in host["inputs"]["imageId"]  # a CPU image, no GPU driver
-    assert "userData" not in host["inputs"]
+    # VM mode: the login node's only user data is the self-hosted Prometheus (auto: a login node and NAT egress)
+    assert login.layout.monitoring is not None
+    assert host["inputs"]["userData"] == login.layout.user_data_b64_for(login.layout.monitoring.vm_user_data)
     rules = {r["name"]: r["inputs"] for r in resources_of(login, "SecurityGroupRule")}
     cidr_rules = [r for r in rules.values() if "cidrIp" in r]
     assert cidr_rules == [{**cidr_rules[0], "cidrIp": "203.0.113.0/24", "portRange": "22/22"}]
@@ -567,8 +569,10 @@ def test_metrics_ports_are_closed_to_everything_outside_the_nodes_group(a100, de
                 continue
             for port in (9400, 9100):
                 if _admits(rule, port):
-                    # only the group itself: never a CIDR, never another group (the login node gets SSH only)
-                    assert "cidrIp" not in rule and rule["sourceSecurityGroupId"] == nodes_sg, (res["name"], port)
+                    # only the group itself, or the login node's group when it runs Prometheus: never a CIDR
+                    login_sg = f"<id of {plan.spec.name}-alicloud-login-sg>"
+                    allowed = {nodes_sg, *([login_sg] if plan.layout.monitoring is not None else [])}
+                    assert "cidrIp" not in rule and rule["sourceSecurityGroupId"] in allowed, (res["name"], port)
     metrics = dev.as_json()["outputs"]["metrics"]
     assert [(e["name"], e["port"], e["path"]) for e in metrics["endpoints"]] == [
         ("dcgm-exporter", 9400, "/metrics"),

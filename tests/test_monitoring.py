@@ -204,9 +204,9 @@ def test_the_azure_discovery_uses_the_managed_identity_and_drops_the_login_node(
 
 
 def test_self_hosted_where_it_cannot_be_built_gets_one_keyed_error_per_reason():
-    alicloud = {
-        "gpu-cluster:cloud": "alicloud",
-        "alicloud:region": "cn-hangzhou",
+    tencentcloud = {
+        "gpu-cluster:cloud": "tencentcloud",
+        "tencentcloud:region": "ap-shanghai",
         "gpu-cluster:cluster": {
             "gpu": "T4:1",
             "nodes": 1,
@@ -215,10 +215,10 @@ def test_self_hosted_where_it_cannot_be_built_gets_one_keyed_error_per_reason():
         },
     }
     with pytest.raises(ConfigErrors) as caught:
-        spec_of(alicloud)
+        spec_of(tencentcloud)
     lines = [e for e in str(caught.value).splitlines() if "monitoring.prometheus" in e]
     assert len(lines) == 4, lines
-    assert any("not built on alicloud" in e for e in lines) and any("login node" in e for e in lines)
+    assert any("not built on tencentcloud" in e for e in lines) and any("login node" in e for e in lines)
     assert any("dcgmExporter false" in e for e in lines) and any("egress nat" in e for e in lines)
 
 

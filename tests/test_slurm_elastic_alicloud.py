@@ -111,7 +111,9 @@ def test_the_head_has_its_own_role_allowed_only_this_clusters_nodes(plan):
         f"{NAME}-head-role-slurm-power",
     ]
     nodes = sorted(n for n, p in policies.items() if p["roleName"] == NODE_ROLE)
-    assert nodes == [f"{NAME}-role-munge-key"]  # the nodes decrypt the key; only the head reads and launches
+    # the nodes decrypt the key; only the head reads and launches; the login node (on the nodes' role) lists the
+    # instances for its Prometheus (tests/test_alicloud_monitoring.py)
+    assert nodes == [f"{NAME}-role-monitoring", f"{NAME}-role-munge-key"]
     document = json.loads(by_name(plan, "ram/policy:Policy")[f"{NAME}-head-slurm-power-policy"]["policyDocument"])
     assert document["Version"] == "1"
     launch, delete, find, pass_role = document["Statement"]

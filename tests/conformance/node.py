@@ -163,6 +163,9 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         "alicloud-a100-cmk",
         {"storage": {"shared": {"kind": "auto"}, "scratch": "disk", "scratchGb": 2000}, "login": {}},
     ),
+    # VM mode on Alibaba with a login node: Prometheus, Grafana and the target list's timer are its whole user data
+    # (alicloud_prometheus_targets.sh; the Slurm stacks get them after the login node's Slurm parts by `auto`)
+    "alicloud-vm-login-prometheus": ("alicloud-a100", {"login": {}, "monitoring": {"prometheus": "selfHosted"}}),
 }
 
 _HEADERS = (b"#cloud-config", b"#!", b"MIME-Version:", b"Content-Type:")

@@ -1,0 +1,79 @@
+"""The self-hosted Prometheus and Grafana on Alibaba Cloud (layout/alicloud/monitoring.py decides them): the RAM grant
+the login node's target list needs, the exporters' ports from the login node, and the `monitoring` stack output.
+
+The login node carries the nodes' RAM role (cpu_node.py), so the grant is a custom policy on that role:
+ecs:DescribeInstances on Resource "*" (the action takes no instance scope: catalog/monitoring.yaml selfHosted.alicloud),
+which reads instance attributes and nothing else. With identity.existing the policy is attached to that role, as this
+stack's other custom grants are (identity.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from ..layout.alicloud import AlicloudLayout
+from ..layout.alicloud.data import alicloud_data
+from .context import Context
+from .cpu_node import CpuNode
+from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
+from .network import ingress_rule
+
+
+def build(ctx: Context, login: CpuNode | None) -> CustomGrant | None:
+    """The grant, and the exporters' ports on the nodes' group from the login node's group (nothing else may: the
+    nodes' group admits only itself otherwise)."""
+    plan, spec = ctx.layout.monitoring, ctx.layout.spec
+    if plan is None or login is None:
+        return None
+    for exporter, port in plan.scrape_ports:
+        ingress_rule(
+            f"{ctx.name}-sg-{exporter}-from-login",
+            ctx.network.security_group.id,
+            f"{port}/{port}",
+            f"{exporter} metrics to the login node's Prometheus",
+            ctx.child,
+            source_group_id=login.security_group.id,
+        )
+    return custom_grant(
+        ctx.parent,
+        (f"{ctx.name}-monitoring-policy", f"{ctx.name}-role-monitoring"),
+        ram_policy_name(spec, "prometheus-targets"),
+        f"gpu-cluster {spec.name}: the login node's Prometheus lists the cluster's instances (file_sd)",
+        allow_document(list(plan.actions), ["*"]),
+        ctx.role_name,
+        ctx.tags,
+    )
+
+
+def output(layout: AlicloudLayout, login: CpuNode | None) -> dict[str, Any]:
+    """`monitoring`: where Prometheus and Grafana run and the command that forwards Grafana to this machine."""
+    plan = layout.monitoring
+    if plan is None or login is None:
+        return {"prometheus": "none", "grafana": None}
+    port, method = plan.grafana_port, layout.access.method
+    forward: pulumi.Input[str]
+    if method == "session-manager":
+        head, _, tail = (
+            str(alicloud_data()["sessionManager"]["portForward"]).replace("{port}", str(port)).partition("{instance}")
+        )
+        forward = pulumi.Output.concat(head, login.instance.id, tail)
+    elif method == "ssh":
+        public = layout.login is not None and layout.login.public_bandwidth_mbps > 0
+        host: pulumi.Input[str] = login.instance.public_ip if public else "<login node private ip>"
+        forward = pulumi.Output.concat(f"ssh -N -L {port}:127.0.0.1:{port} {layout.access.login_user}@", host)
+    else:
+        forward = "none: access is none, no path to the login node is built"
+    return {
+        "prometheus": "selfHosted",
+        "host": "login node",
+        "grafana": {
+            "forward": forward,
+            "url": f"http://localhost:{port}",
+            "user": "admin",
+            "password": f"on the login node: sudo cat {plan.password_file}",
+        },
+        "prometheusListen": plan.prometheus_listen,
+        "targets": "the login node lists the GPU nodes every minute (ECS DescribeInstances, file_sd)",
+    }
