@@ -20,7 +20,7 @@ from ...bootstrap.monitoring import CONF_DIR, PASSWORD_FILE, Discovery, versions
 from ...catalog import monitoring as catalog_monitoring
 from ...catalog.slurm import cloud_data
 from ...spec import ClusterSpec
-from ..monitoring import login_part
+from ..monitoring import login_hosted, login_part
 
 TARGETS_FILE = f"{CONF_DIR}/alicloud-targets.json"
 TARGETS_SCRIPT = "/usr/local/sbin/gpu-cluster-prometheus-targets"
@@ -115,7 +115,7 @@ def targets_part(spec: ClusterSpec) -> Part:
 
 
 def plan(spec: ClusterSpec) -> AlicloudMonitoring | None:
-    if spec.prometheus != "selfHosted":
+    if not login_hosted(spec):
         return None
     grant = catalog_monitoring.self_hosted("alicloud")
     assert grant is not None  # the spec refuses selfHosted where catalog/monitoring.yaml does not build it
