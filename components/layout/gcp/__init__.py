@@ -38,8 +38,6 @@ from .labels import label_key, label_value, labels_for
 from .monitoring import GcpMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import Nic, Subnet, Vpc, check_existing_subnetworks, gpu_networks
-from .observe import GcpObserve, agent_part
-from .observe import plan as observe_plan
 from .nodes import (
     LOCAL_SSD_GLOBS,
     SCRATCH_DISK_GLOBS,
@@ -55,6 +53,8 @@ from .nodes import (
     startup_script,
     zone_of,
 )
+from .observe import GcpObserve, agent_part
+from .observe import plan as observe_plan
 from .placement import Placement, compact_cap, placement_of
 from .proof import count_wired_gbps
 from .scaling import Elastic

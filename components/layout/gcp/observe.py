@@ -192,7 +192,7 @@ def _log_config(spec: ClusterSpec, kind: NodeKind) -> dict[str, Any]:
     files = list(d["files"])
     if spec.slurm is not None:
         slurm = d["slurmFiles"]
-        files += slurm[kind] if kind in slurm else []
+        files += slurm.get(kind, [])
         if kind == "head" and spec.slurm.accounting:
             files += slurm["headAccounting"]
     units = d["journalUnits"]
