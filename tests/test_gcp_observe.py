@@ -184,7 +184,7 @@ def test_an_elastic_fleet_keeps_the_autoscalers_receiver_in_the_same_config():
     layout = gcp_plan(spec_of(values))
     script = layout.startup_script or ""
     # one agent, one config: the autoscaler's DCGM receiver and the logs' receivers together
-    assert script.count("/etc/systemd/system/gpu-cluster-ops-agent.service") == 1
+    assert script.count("cat > /etc/systemd/system/gpu-cluster-ops-agent.service") == 1
     assert "gpu_cluster_dcgm" in script and "gpu_cluster_journal" in script
     assert "it sends DCGM_FI_DEV_GPU_UTIL" in script  # the summary still names the autoscaler's metric
 
