@@ -274,7 +274,8 @@ def config_text(body: dict[str, Any]) -> str:
 def summary(spec: ClusterSpec) -> str:
     what = []
     if spec.monitoring.logs.enabled:
-        what.append(f"the node's logs to Cloud Logging ({spec.monitoring.logs.retention_days} days)")
+        # no retention here: it is the bucket's, changed in place without touching the nodes' boot data
+        what.append("the node's logs to Cloud Logging (the cluster's log bucket)")
     if spec.monitoring.notify:
         what.append("the alert rules' metrics to Managed Service for Prometheus")
     return "; ".join(what)
