@@ -219,3 +219,19 @@ def test_the_shipped_elastic_slurm_stack_ships_logs_and_alerts():
     templates = resources_of(plan, "compute/instanceTemplate:InstanceTemplate")
     assert len(templates) == 2  # the two elastic partitions
     assert all("gpu_cluster_journal" in t["inputs"]["metadata"]["startup-script"] for t in templates)
+
+
+def test_gke_ships_its_own_logs_into_the_clusters_bucket_by_the_clusters_name():
+    plan = plan_values(gcp_values(scheduler="kubernetes", monitoring={"logs": {"enabled": True}}))
+    sink = one(plan, "logging/projectSink:ProjectSink")["inputs"]
+    name = one(plan, "container/cluster:Cluster")["inputs"]["name"]
+    assert sink["filter"] == f'resource.labels.cluster_name="{name}" AND resource.labels.location="us-central1"'
+    assert one(plan, "logging/projectBucketConfig:ProjectBucketConfig")["inputs"]["retentionDays"] == 30
+    assert not resources_of(plan, "monitoring/alertPolicy:AlertPolicy")
+
+
+def test_notify_with_gke_is_refused_with_its_key():
+    values = gcp_values(scheduler="kubernetes", monitoring={"notify": ["ops@example.com"]})
+    with pytest.raises((ConfigError, ConfigErrors)) as err:
+        gcp_plan(spec_of(values))
+    assert "monitoring.notify" in str(err.value) and "scheduler kubernetes" in str(err.value)

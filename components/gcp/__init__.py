@@ -151,6 +151,7 @@ class CloudCluster(pulumi.ComponentResource):
         gke = build_kubernetes(name, layout, self.network, self.identity, self, self.key)
         self.kubernetes = gke
         self.login = build_login(name, layout, self.network, self.identity, child, key=self.key)
+        self.observe = build_observe(name, layout, self.key, self)  # monitoring.logs: GKE's logs into the bucket
         assert layout.kubernetes is not None
         self.outputs = {
             **self._network_outputs(layout),

@@ -340,7 +340,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
             else Scratch("none", spec.storage.scratch_path, 0, None, ())
         )
     monitoring = monitoring_plan(spec, project, zone)
-    observe = observe_plan(spec)
+    observe = observe_plan(spec, gke.name if gke is not None else None)
     head_agent, login_agent = agent_part(spec, "head"), agent_part(spec, "login")
     compact = any(partition_placement(spec, i, p) for i, p in enumerate(spec.partitions))
     slurm = slurm_plan(

@@ -13,6 +13,8 @@ config gaining, per node kind:
   only the series the rules read), one alerting policy per rule of bootstrap.monitoring.rule_list (PromQL as
   written) and one email notification channel per address on every policy.
 The node service account gets roles/logging.logWriter and roles/monitoring.metricWriter (both project-wide).
+Scheduler kubernetes: GKE ships its system and workload logs itself; the same bucket and sink take them, filtered
+on the GKE cluster's name and location. Alerts are not built there (notify is refused with its key).
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ class GcpObserve:
 
 
 def enabled(spec: ClusterSpec) -> bool:
-    """Anything of logs or notify on a VM-mode cluster (GKE: Google's own agents, not built here)."""
+    """Anything of the Ops Agent's logs or alerts on a VM-mode cluster (GKE's nodes run Google's own agents)."""
     m = spec.monitoring
     return spec.scheduler != "kubernetes" and (m.logs.enabled or bool(m.notify))
 
@@ -104,14 +106,20 @@ def log_filter(spec: ClusterSpec) -> str:
     return f'labels."{CLUSTER_LABEL}"="{label_value(spec.name)}" AND labels."{STACK_LABEL}"="{label_value(spec.stack)}"'
 
 
-def _bucket(spec: ClusterSpec) -> LogBucket | None:
-    if not spec.monitoring.logs.enabled or spec.scheduler == "kubernetes":
+def gke_log_filter(cluster: str, location: str) -> str:
+    """GKE's own system and workload logs (its default logging_config) carry the cluster's name and location as
+    resource labels (k8s_container, k8s_pod, k8s_node, k8s_cluster)."""
+    return f'resource.labels.cluster_name="{cluster}" AND resource.labels.location="{location}"'
+
+
+def _bucket(spec: ClusterSpec, gke_name: str | None) -> LogBucket | None:
+    if not spec.monitoring.logs.enabled:
         return None
     return LogBucket(
         bucket_id=_name(spec, "logs"),
         location=spec.region,
         retention_days=spec.monitoring.logs.retention_days,
-        filter=log_filter(spec),
+        filter=log_filter(spec) if gke_name is None else gke_log_filter(gke_name, spec.region),
         sink=_name(spec, "logs"),
         cmek=spec.encryption_key != "provider",
     )
@@ -168,10 +176,21 @@ def _job(spec: ClusterSpec) -> str:
     return f"gpu-cluster-{spec.stack}-{spec.name}-alerts"
 
 
-def plan(spec: ClusterSpec) -> GcpObserve | None:
+def plan(spec: ClusterSpec, gke_name: str | None = None) -> GcpObserve | None:
+    """`gke_name`: scheduler kubernetes, the GKE cluster whose logs the bucket takes."""
+    notify = spec.monitoring.notify
+    if gke_name is not None:
+        if notify:
+            raise ConfigError(
+                f"{CLUSTER_KEY}.monitoring.notify",
+                "is not built with scheduler kubernetes on gcp: GKE's managed DCGM metrics are not the DCGM exporter's "
+                "series the alert rules read; remove notify (the nodes' logs, monitoring.logs, are built)",
+            )
+        if not spec.monitoring.logs.enabled:
+            return None
+        return GcpObserve(_bucket(spec, gke_name), (), (), (), _name(spec, "alerts"))
     if not enabled(spec):
         return None
-    notify = spec.monitoring.notify
     if notify and not spec.dcgm_exporter:
         raise ConfigError(
             f"{CLUSTER_KEY}.monitoring.notify",
@@ -179,7 +198,7 @@ def plan(spec: ClusterSpec) -> GcpObserve | None:
             "(the Ops Agent sends them to Managed Service for Prometheus); set it true or remove notify",
         )
     return GcpObserve(
-        logs=_bucket(spec),
+        logs=_bucket(spec, None),
         policies=policies(spec) if notify else (),
         emails=tuple(notify),
         roles=roles(spec),
