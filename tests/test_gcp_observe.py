@@ -235,3 +235,11 @@ def test_notify_with_gke_is_refused_with_its_key():
     with pytest.raises((ConfigError, ConfigErrors)) as err:
         gcp_plan(spec_of(values))
     assert "monitoring.notify" in str(err.value) and "scheduler kubernetes" in str(err.value)
+
+
+def test_the_bootstrap_summary_says_what_the_agent_sends_from_each_node_kind(both):
+    got = scripts(both)
+    assert "Managed Service for Prometheus" in got["gpu"].split("set -euo pipefail")[0]
+    for kind in ("head", "login"):  # no exporter of ours to scrape there: logs only
+        header = got[kind].split("set -euo pipefail")[0]
+        assert "the node's logs to Cloud Logging" in header and "Managed Service for Prometheus" not in header

@@ -290,12 +290,12 @@ def config_text(body: dict[str, Any]) -> str:
     )
 
 
-def summary(spec: ClusterSpec) -> str:
+def summary(spec: ClusterSpec, kind: NodeKind) -> str:
     what = []
     if spec.monitoring.logs.enabled:
         # no retention here: it is the bucket's, changed in place without touching the nodes' boot data
         what.append("the node's logs to Cloud Logging (the cluster's log bucket)")
-    if spec.monitoring.notify:
+    if spec.monitoring.notify and kind == "gpu" and spec.dcgm_exporter:
         what.append("the alert rules' metrics to Managed Service for Prometheus")
     return "; ".join(what)
 
@@ -317,4 +317,4 @@ def agent_part(spec: ClusterSpec, kind: NodeKind, autoscaler_job: str | None = N
     base = ops_agent_body(autoscaler_job, autoscaler_port()) if autoscaler_job else None
     body = agent_body(spec, kind, base)
     assert body is not None
-    return ops_agent_part(autoscaler_job, config_text(body), summary(spec))
+    return ops_agent_part(autoscaler_job, config_text(body), summary(spec, kind))
