@@ -4,6 +4,7 @@ google-api-python-client ships (tests/conformance/gcp.py); and the checker itsel
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -110,6 +111,13 @@ FEATURES: dict[str, dict[str, Any]] = {
         "encryption": {"key": "auto"},
         "login": {"publicIp": True},
         "network": {"sshCidrs": ["203.0.113.0/24"]},
+    },
+    "long-name-logs-alerts-cmk-slurm": {
+        **A3MEGA,
+        "name": LONG_NAME,
+        "scheduler": "slurm",
+        "encryption": {"key": "auto"},
+        "monitoring": {"logs": {"enabled": True, "retentionDays": 400}, "notify": ["ops@example.com"]},
     },
     "long-name-lustre": {**A3MEGA, "name": LONG_NAME, "storage": {"shared": {"kind": "lustre", "sizeGb": 18000}}},
     "long-name-gke": {**A3MEGA, "name": LONG_NAME, "scheduler": "kubernetes"},
@@ -378,3 +386,22 @@ def test_the_checker_judges_the_budget_and_leaves_its_filter_and_channel_labels_
     budget["inputs"]["thresholdRules"] = [{"thresholdPercent": 0.5, "spendBasis": "SOMETIMES"}]
     text = gcp.check_resources(resources).text()
     assert "body.thresholdRules[0].spendBasis: 'SOMETIMES' is not one of" in text
+
+
+def test_the_checker_judges_the_log_bucket_sink_and_alert_policies():
+    """monitoring.logs and notify: the bucket, the sink and the policies are checked against logging v2 and
+    monitoring v3, and a wrong severity or retention type is refused."""
+    resources = copy.deepcopy(feature("long-name-logs-alerts-cmk-slurm"))
+    report = gcp.check_resources(resources)
+    assert not report.refusals, report.text()
+    assert report.checked["gcp:logging/projectBucketConfig:ProjectBucketConfig"] == 1
+    assert report.checked["gcp:logging/projectSink:ProjectSink"] == 1
+    assert report.checked["gcp:monitoring/alertPolicy:AlertPolicy"] == 7
+    for r in resources:
+        if r["type"].endswith("AlertPolicy"):
+            r["inputs"]["severity"] = "LOUD"
+        if r["type"].endswith("ProjectBucketConfig"):
+            r["inputs"]["retentionDays"] = "forever"
+    text = gcp.check_resources(resources).text()
+    assert "body.severity: 'LOUD' is not one of" in text
+    assert "body.retentionDays: expected an integer" in text

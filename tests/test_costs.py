@@ -70,10 +70,11 @@ def test_every_cloud_has_an_entry_for_every_item_the_bill_asks_for(cloud):
              "accountingDatabase", "accountingDatabaseStorage"}  # fmt: skip
     # Alibaba only: a key in an existing KMS instance (encryption.kmsInstance) and the mlps3 audit trail; GCP only: the
     # internal Application Load Balancer of a private serve endpoint with TLS or requestsPerNode; AWS only: the
-    # Application Load Balancer of serve.requestsPerNode
+    # Application Load Balancer of serve.requestsPerNode; the clouds that build monitoring.logs / notify: the log
+    # service and the alerts' metrics (billed by use, said unpriced)
     only = {
         "alicloud": {"encryptionKeyInInstance", "auditTrail"},
-        "gcp": {"loadBalancerInternalProxy"},
+        "gcp": {"loadBalancerInternalProxy", "logStorage", "alertMetrics"},
         "aws": {"applicationLoadBalancer"},
     }.get(cloud, set())
     assert set(fixed_prices.load(cloud).items) == asked | only
@@ -423,3 +424,13 @@ def test_a_tier_or_gb_hour_price_without_a_source_is_refused_and_gb_hours_make_g
         )
     hourly = fixed_prices._price("bootDisk", {"perGbHour": 0.0025, "source": "s"}, "CNY", "r", "d", "tencentcloud")
     assert hourly.per_gb_month == pytest.approx(0.0025 * HOURS_PER_MONTH) and hourly.text == "0.0025/GB-hour"
+
+
+def test_gcp_logs_and_alerts_are_named_as_not_counted_with_their_rates():
+    from .conftest import plan_stack
+
+    costs = plan_stack("gcp-slurm-elastic").as_json()["summary"]["costs"]
+    items = {i["item"]: i for i in costs["items"]}
+    assert items["logStorage"]["hourly"] is None and "$0.50/GiB" in items["logStorage"]["unpriced"]
+    assert "per sample ingested" in items["alertMetrics"]["unpriced"]
+    assert any(n.startswith("the nodes' logs (billed by use") for n in costs["notCounted"])

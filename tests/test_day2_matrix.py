@@ -194,6 +194,20 @@ def _accounting(on: bool) -> Edit:
     return lambda c, cloud: {**c, "slurm": {**(c.get("slurm") or {}), "accounting": on}}
 
 
+def _logs_on(c: Cluster) -> bool:
+    return bool(c.get("monitoring", {}).get("logs", {}).get("enabled"))
+
+
+def _monitoring(**keys: Any) -> Edit:
+    def edit(c: Cluster, cloud: str) -> Cluster:
+        monitoring = copy.deepcopy(c.get("monitoring", {}))
+        for key, value in keys.items():
+            monitoring[key] = value(monitoring) if callable(value) else value
+        return {**c, "monitoring": monitoring}
+
+    return edit
+
+
 def _has_accounting(c: Cluster) -> bool:
     return bool((c.get("slurm") or {}).get("accounting"))
 
@@ -247,6 +261,17 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
         _accounting(True),
     ),
     "accounting-off": ("cluster.slurm.accounting", _has_accounting, _accounting(False)),
+    "logs-retention": (
+        "cluster.monitoring.logs.retentionDays",
+        _logs_on,
+        _monitoring(logs=lambda m: {**m["logs"], "retentionDays": 60}),
+    ),
+    "logs-off": ("cluster.monitoring.logs.enabled", _logs_on, _monitoring(logs={"enabled": False})),
+    "notify-add": (
+        "cluster.monitoring.notify",
+        lambda c: bool(c.get("monitoring", {}).get("notify")),
+        _monitoring(notify=lambda m: [*m["notify"], "oncall@example.com"]),
+    ),
 }  # fmt: skip
 # the old side of a cell, when it is not the shipped stack: image-bump goes from one pinned image to another; a
 # Kubernetes upgrade goes from the cloud's previous minor to the shipped one

@@ -28,6 +28,7 @@ from .identity import build_identity
 from .kubernetes import build_kubernetes
 from .network import build_nat, build_vpcs
 from .nodes import build_nodes, build_partitions
+from .observe import build_observe
 from .placement import build_placement
 from .scaling import build_scaling
 from .serve import build_serving
@@ -93,11 +94,12 @@ class CloudCluster(pulumi.ComponentResource):
             name, layout, self.network, self.identity, self.nodes, self, self.health_check, source, head
         )
         script = login_script(self.slurm, source)
-        if script is None and layout.monitoring is not None:  # VM mode: the login node's only part
-            script = layout.monitoring.vm_script
+        if script is None:  # VM mode: the self-hosted monitoring, the Ops Agent (None: no startup-script)
+            script = layout.vm_login_script
         self.login = build_login(name, layout, self.network, self.identity, child, script, self.key)
         groups = [g for g in (self.nodes.group, self.scaling.floor_group if self.scaling else None) if g is not None]
         self.serving = build_serving(name, layout, self.network, groups, child)
+        self.observe = build_observe(name, layout, self.key, self)  # monitoring.logs / notify
 
         self.outputs = {
             **self._network_outputs(layout),
@@ -149,6 +151,7 @@ class CloudCluster(pulumi.ComponentResource):
         gke = build_kubernetes(name, layout, self.network, self.identity, self, self.key)
         self.kubernetes = gke
         self.login = build_login(name, layout, self.network, self.identity, child, key=self.key)
+        self.observe = build_observe(name, layout, self.key, self)  # monitoring.logs: GKE's logs into the bucket
         assert layout.kubernetes is not None
         self.outputs = {
             **self._network_outputs(layout),

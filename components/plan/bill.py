@@ -251,6 +251,13 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         for item, name in serving.bill_items(spec.cloud, serve.public, serve.certificate, serve.requests_per_node):
             items.append(_priced(item, name, 1, "stack", prices.item(item)))
     items += _accounting(spec, prices)
+    # monitoring.logs / notify: the log service and the alerts' metrics bill by use (prices/<cloud>.yaml says how)
+    if spec.monitoring.logs.enabled:
+        items.append(_priced("logStorage", "the nodes' logs", 1, "stack", prices.item("logStorage")))
+    if spec.monitoring.notify:
+        items.append(
+            _priced("alertMetrics", "the alerts' metrics and policies", 1, "stack", prices.item("alertMetrics"))
+        )
     if spec.encryption_key == "auto":  # one customer-managed key per cluster (a key id given is billed elsewhere)
         # a key in an existing KMS instance (Alibaba encryption.kmsInstance) is billed with that instance
         which = "encryptionKeyInInstance" if spec.encryption_kms_instance else "encryptionKey"

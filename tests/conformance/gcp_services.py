@@ -9,6 +9,7 @@ from typing import Any
 
 from . import gcp_requests as compute
 from .gcp_lb import LB_TRANSLATORS
+from .gcp_observe import OBSERVE_TRANSLATORS
 from .gcp_requests import UNCOVERED, Context, Src, Translator
 from .gcp_rules import seconds
 from .gcp_schema import Request, unknown
@@ -653,6 +654,7 @@ TRANSLATORS: dict[str, Translator] = {
     "gcp:monitoring/notificationChannel:NotificationChannel": notification_channel,
     **SQL_TRANSLATORS,
     **LB_TRANSLATORS,
+    **OBSERVE_TRANSLATORS,
 }
 UNCOVERED["gcp:lustre/instance:Instance"] = (
     "body not checked: no lustre discovery document in google-api-python-client; instanceId and filesystem are "

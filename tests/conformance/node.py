@@ -155,6 +155,17 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
             "scaling": {"metric": "gpuUtilization", "target": 70},
         },
     ),
+    # monitoring.logs and notify on GCP: the Ops Agent (gcp_ops_agent.sh) on the head, the login node and the GPU
+    # nodes, its config with the logging receivers and the alert metrics' prometheus receiver
+    "gcp-slurm-logs-alerts": (
+        "gcp-dev",
+        {
+            "scheduler": "slurm",
+            "login": {},
+            "slurm": {"accounting": True},
+            "monitoring": {"logs": {"enabled": True}, "notify": ["ops@example.com"]},
+        },
+    ),
     # slurm.accounting on Alibaba without elastic partitions (slurm_dbd.sh and alicloud_db_password.sh on the head,
     # which gets a RAM role of its own; the password on the cluster's KMS key); alicloud-slurm-elastic has it with them
     "alicloud-slurm-accounting-cmk": ("alicloud-a100-cmk", {"login": {}, "slurm": {"accounting": True}}),

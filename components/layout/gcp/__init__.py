@@ -53,6 +53,8 @@ from .nodes import (
     startup_script,
     zone_of,
 )
+from .observe import GcpObserve, agent_part
+from .observe import plan as observe_plan
 from .placement import Placement, compact_cap, placement_of
 from .proof import count_wired_gbps
 from .scaling import Elastic
@@ -121,6 +123,8 @@ class GcpLayout:
     encryption: GcpEncryption | None = None  # encryption.key not provider: the key ring and key, or the key named
     budget: Budget | None = None  # budget: a Cloud Billing budget on the project and the cluster's label
     monitoring: GcpMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
+    observe: GcpObserve | None = None  # monitoring.logs / notify: the log bucket, the alert policies
+    vm_login_script: str | None = None  # VM mode: the login node's startup-script (monitoring, the Ops Agent)
     serve: GcpServe | None = None  # serve: the internal passthrough Network Load Balancer in front of the MIG
     partitions: tuple[GcpPartition, ...] = ()  # slurm.partitions: no group; one instance template per partition
 
@@ -218,6 +222,13 @@ def _partition(
             warnings=(),
         ),
     )
+
+
+def _vm_login_script(monitoring: GcpMonitoring | None, agent: Part | None) -> str | None:
+    """VM mode: the login node's parts (the self-hosted monitoring, the Ops Agent); None: no startup-script."""
+    if agent is None:
+        return monitoring.vm_script if monitoring is not None else None
+    return startup_script((*((monitoring.part,) if monitoring is not None else ()), agent))
 
 
 def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
@@ -329,6 +340,8 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
             else Scratch("none", spec.storage.scratch_path, 0, None, ())
         )
     monitoring = monitoring_plan(spec, project, zone)
+    observe = observe_plan(spec, gke.name if gke is not None else None)
+    head_agent, login_agent = agent_part(spec, "head"), agent_part(spec, "login")
     compact = any(partition_placement(spec, i, p) for i, p in enumerate(spec.partitions))
     slurm = slurm_plan(
         spec,
@@ -339,13 +352,24 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
         monitoring.part if monitoring else None,
         taken=tuple(s.cidr for v in vpcs for s in v.subnets),
         lustre=shared is not None and shared.kind == "lustre",
+        head_parts=(head_agent,) if head_agent else (),
+        login_parts=(login_agent,) if login_agent else (),
     )
     parts = () if k8s else node_bootstrap(spec, scratch, fabric, gpu_nics, probe, shared.mount if shared else None)
     if slurm is not None:  # after the health part: the HealthCheckProgram runs the same check
         parts = (*parts, *slurm.compute_parts)
     parts = (*parts, *extra_parts)
-    if elastic is not None:
+    # one Ops Agent per node: the autoscaler's receiver and the logs' and alerts' parts in one config
+    gpu_agent = agent_part(spec, "gpu", elastic.job if elastic is not None and elastic.parts else None)
+    if gpu_agent is not None:
+        parts = (*parts, gpu_agent)
+    elif elastic is not None:
         parts = (*parts, *elastic.parts)
+    if observe is not None and spec.identity.existing:
+        warnings.append(
+            f"{CLUSTER_KEY}.identity.existing: the Ops Agent writes the logs and metrics as {spec.identity.existing};"
+            f" that account needs {', '.join(observe.roles)} (gpu-cluster grants nothing to an existing account)"
+        )
     # GKE reserves the startup-script and user-data metadata keys of its nodes: no node bootstrap there
     script = None if k8s else startup_script(parts)
     # the key last, on the scratch as built (none on GKE): the disks and filesystems above take it
@@ -394,6 +418,8 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> GcpLayout:
         encryption=encryption,
         budget=budget_plan(spec, label_key(CLUSTER_TAG), label_value(spec.name), budget_data("gcp").get("note", "")),
         monitoring=monitoring,
+        observe=observe,
+        vm_login_script=_vm_login_script(monitoring, login_agent) if slurm is None else None,
         rollout=None
         if spec.partitions
         else mig_rollout(spec, placement.vm_count if placement is not None and placement.kind == "compact" else None),

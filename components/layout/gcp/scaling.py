@@ -86,11 +86,11 @@ def _job(spec: ClusterSpec) -> str:
     return f"gpu-cluster-{spec.name}"
 
 
-def ops_agent_config(job: str, port: int) -> str:
-    """The Ops Agent's config: one Prometheus receiver on the local DCGM exporter, GPU utilisation only (cost)."""
+def ops_agent_body(job: str, port: int) -> dict[str, Any]:
+    """The autoscaler's receiver: one Prometheus receiver on the local DCGM exporter, GPU utilisation only (cost)."""
     agent = data()["opsAgent"]
     metric = data()["metrics"]["gpuUtilization"]["exporterMetric"]
-    body = {
+    return {
         "metrics": {
             "receivers": {
                 "gpu_cluster_dcgm": {
@@ -112,27 +112,41 @@ def ops_agent_config(job: str, port: int) -> str:
             "service": {"pipelines": {"gpu_cluster_dcgm": {"receivers": ["gpu_cluster_dcgm"]}}},
         }
     }
+
+
+def ops_agent_config(job: str, port: int) -> str:
+    """The Ops Agent's config of an elastic fleet with nothing else asked of the agent (text kept as deployed)."""
     return "# gpu-cluster: the DCGM exporter's GPU utilisation to Cloud Monitoring (the MIG autoscaler's metric)\n" + (
-        yaml.safe_dump(body, sort_keys=False)
+        yaml.safe_dump(ops_agent_body(job, port), sort_keys=False)
     )
 
 
-def ops_agent_part(job: str) -> Part:
+def autoscaler_port() -> int:
+    return int(versions()["dcgmExporter"]["port"])
+
+
+def ops_agent_part(job: str | None, config: str | None = None, summary: str | None = None) -> Part:
+    """The Ops Agent: the autoscaler's receiver alone (`job`), or `config` (observe.py: logs, alert metrics)."""
     agent = data()["opsAgent"]
-    port = int(versions()["dcgmExporter"]["port"])
+    port = autoscaler_port()
+    assert job is not None or config is not None
+    text = config if config is not None else ops_agent_config(str(job), port)
+    what = f"it sends DCGM_FI_DEV_GPU_UTIL (:{port}) to Cloud Monitoring for the autoscaler" if job else ""
+    what = "; ".join(w for w in (what, summary or "") if w)
     return bootstrap.service_part(
         "ops-agent",
         script_text=bootstrap.script("gcp_ops_agent.sh"),
         env={"OPS_AGENT_INSTALLER": agent["installer"], "OPS_AGENT_VERSION": agent["version"]},
         unit=bootstrap.oneshot_unit(
-            "Google Cloud Ops Agent (scrapes the DCGM exporter for the autoscaler)",
+            "Google Cloud Ops Agent (scrapes the DCGM exporter for the autoscaler)"
+            if config is None
+            else "Google Cloud Ops Agent (gpu-cluster receivers)",
             name="ops-agent",
             after=("network-online.target",),
             wants=("network-online.target",),
         ),
-        extra_files=(File(agent["config"], ops_agent_config(job, port)),),
-        summary=f"installs the Ops Agent ({agent['version']}); it sends DCGM_FI_DEV_GPU_UTIL (:{port}) to Cloud "
-        "Monitoring for the autoscaler.",
+        extra_files=(File(agent["config"], text),),
+        summary=f"installs the Ops Agent ({agent['version']}); {what}.",
         no_block=True,
     )
 

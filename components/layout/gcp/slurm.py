@@ -146,10 +146,13 @@ def slurm_plan(
     monitoring: Part | None = None,
     taken: tuple[str, ...] = (),
     lustre: bool = False,
+    head_parts: tuple[Part, ...] = (),
+    login_parts: tuple[Part, ...] = (),
 ) -> GcpSlurm | None:
     """None unless scheduler slurm. `mount`: storage.shared's (the head and the login node mount it too);
     `monitoring`: the self-hosted Prometheus and Grafana part, after the login node's Slurm parts; `taken` and
-    `lustre`: the cluster's subnet ranges and whether it builds Managed Lustre (slurm.accounting's peering range)."""
+    `lustre`: the cluster's subnet ranges and whether it builds Managed Lustre (slurm.accounting's peering range);
+    `head_parts`, `login_parts`: after the head's and the login node's Slurm parts (the Ops Agent)."""
     layout = slurm_layout(spec)
     if layout is None:
         return None
@@ -177,8 +180,8 @@ def slurm_plan(
         power=hooks,
         dbd=accounting.hook if accounting is not None else None,
     )
-    head_script = startup_script(head)
-    login_script = startup_script((*login, *((monitoring,) if monitoring else ())))
+    head_script = startup_script((*head, *head_parts))
+    login_script = startup_script((*login, *((monitoring,) if monitoring else ()), *login_parts))
     assert head_script is not None and login_script is not None
     return GcpSlurm(
         layout=layout,
