@@ -27,6 +27,7 @@ import yaml
 
 from ..datafile import load_yaml
 from . import File, Part, env_file, script
+from . import alertmanager as am
 from .metrics import endpoints
 
 _DATA = Path(__file__).resolve().parent / "monitoring"
@@ -94,6 +95,7 @@ class Monitoring:
     alerts: Thresholds
     partition: str | None = None  # scheduler slurm: the GPU partition, a label on every series
     gpu_metrics: bool = True  # NVIDIA GPUs: the DCGM exporter runs (other vendors' nodes run the node exporter only)
+    notify: am.Receiver | None = None  # monitoring.notify: an Alertmanager beside Prometheus sends to this receiver
 
 
 def prometheus_config(m: Monitoring) -> str:
@@ -124,6 +126,7 @@ def prometheus_config(m: Monitoring) -> str:
         )
     body = {
         "global": {"scrape_interval": interval, "evaluation_interval": interval},
+        **({"alerting": am.prometheus_alerting()} if m.notify else {}),
         "rule_files": [RULES_YML],
         "scrape_configs": jobs,
     }
@@ -305,8 +308,8 @@ def _grafana_files() -> tuple[File, ...]:
     )
 
 
-def install_env() -> dict[str, str]:
-    """The install script's settings (monitoring.env)."""
+def install_env(alerts: bool = False) -> dict[str, str]:
+    """The install script's settings (monitoring.env); `alerts`: with the Alertmanager's."""
     p, g = versions()["prometheus"], versions()["grafana"]
     return {
         "PROMETHEUS_VERSION": str(p["version"]),
@@ -320,6 +323,7 @@ def install_env() -> dict[str, str]:
         "GRAFANA_REPOSITORY": f"{g['repository']} {g['suite']} {g['component']}",
         "GRAFANA_KEY_URL": str(g["key"]),
         "PASSWORD_FILE": PASSWORD_FILE,
+        **(am.install_env() if alerts else {}),
     }
 
 
@@ -336,17 +340,23 @@ def monitoring_part(m: Monitoring | None) -> Part:
         "monitoring",
         files=(
             File("/usr/local/sbin/gpu-cluster-monitoring", script("monitoring.sh"), "0755"),
-            File("/etc/gpu-cluster/monitoring.env", env_file(install_env())),
+            File("/etc/gpu-cluster/monitoring.env", env_file(install_env(m.notify is not None))),
             File("/etc/systemd/system/gpu-cluster-monitoring.service", INSTALL_UNIT),
             File("/etc/systemd/system/gpu-cluster-prometheus.service", unit),
             File(PROMETHEUS_YML, prometheus_config(m)),
             File(RULES_YML, alert_rules(m)),
             *_grafana_files(),
+            *(am.files(m.cluster, m.notify) if m.notify else ()),
         ),
         commands=(
             ("systemctl", "daemon-reload"),
             ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-monitoring.service"),
         ),
         summary=f"runs Prometheus {p['version']} ({p['listen']}) and Grafana {grafana['version']} "
-        f"({grafana['listen']}:{grafana['port']}), private, scraping the GPU nodes' exporters.",
+        f"({grafana['listen']}:{grafana['port']}), private, scraping the GPU nodes' exporters"
+        + (
+            f"; Alertmanager {am.pin()['version']} ({am.pin()['listen']}) sends the alerts to {m.notify.kind}."
+            if m.notify
+            else "."
+        ),
     )
