@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,10 +19,11 @@ import yaml
 
 from components.bootstrap import alertmanager, monitoring
 from components.errors import ConfigError, ConfigErrors
+from components.layout import aws as aws_layout
 from components.layout.aws.monitoring import TOPIC_PLACEHOLDER
 from components.layout.aws.scaling import AGENT_CONFIG
 
-from .conftest import aws_values, one, plan_values, resources_of
+from .conftest import aws_values, one, plan_values, resources_of, spec_of
 
 LOGS = {"logs": {"enabled": True, "retentionDays": 14}}
 NOTIFY = {"notify": ["ops@example.com", "ml@example.org"]}
@@ -158,25 +158,20 @@ def test_the_slurm_conf_writes_the_logs_the_agent_reads(slurm_plan):
     assert "SlurmdLogFile=/var/log/slurm/slurmd.log" in conf
 
 
-def test_elastic_partitions_ship_from_their_templates(stack_plan):
-    plan = plan_values(
-        {
-            **load_values("aws-slurm-elastic"),
-        }
-    )
+def test_the_shipped_elastic_stack_ships_from_every_partitions_template_and_mails_ops(stack_plan):
+    plan = stack_plan("aws-slurm-elastic")
     templates = resources_of(plan, "launchTemplate:LaunchTemplate")
-    assert templates
+    assert sorted(t["name"] for t in templates) == ["slurm-elastic-aws-h100-lt", "slurm-elastic-aws-l40s-lt"]
     for template in templates:
-        assert [c["file_path"] for c in _collected(_cloud_config(template["inputs"]["userData"]))] == [
-            *EVERY,
-            "/var/log/slurm/slurmd.log",
-        ]
-
-
-def load_values(stack: str) -> dict[str, Any]:
-    from components.plan import load_stack
-
-    return load_stack(stack).values
+        collected = _collected(_cloud_config(template["inputs"]["userData"]))
+        assert [c["file_path"] for c in collected] == [*EVERY, "/var/log/slurm/slurmd.log"]
+        assert {c["log_group_name"] for c in collected} == {"/gpu-cluster/aws-slurm-elastic/slurm-elastic"}
+    subscription = one(plan, "sns/topicSubscription:TopicSubscription")["inputs"]
+    assert (subscription["protocol"], subscription["endpoint"]) == ("email", "ops@example.com")
+    summary = plan.as_json()["summary"]
+    assert "CloudWatch Logs /gpu-cluster/aws-slurm-elastic/slurm-elastic (30 days)" in summary["monitoring"]["logs"]
+    unpriced = {i["item"]: i["unpriced"] for i in summary["costs"]["items"] if i["unpriced"]}
+    assert unpriced["logs"].startswith("usage-based: CloudWatch Logs") and unpriced["alerts"].startswith("usage-based")
 
 
 def test_an_elastic_fleet_keeps_its_gpu_metric_beside_the_logs():
@@ -212,7 +207,9 @@ def test_the_topic_its_email_subscriptions_and_the_publish_grant(slurm_plan):
     topic = one(slurm_plan, "sns/topic:Topic")
     assert topic["name"] == "test-aws-alerts"
     assert topic["inputs"]["kmsMasterKeyId"] == "<arn of test-aws-kms>"
-    subscriptions = {r["name"]: r["inputs"] for r in resources_of(slurm_plan, "sns/topicSubscription:TopicSubscription")}
+    subscriptions = {
+        r["name"]: r["inputs"] for r in resources_of(slurm_plan, "sns/topicSubscription:TopicSubscription")
+    }
     assert subscriptions == {
         "test-aws-alerts-ops-example-com": {
             "protocol": "email",
@@ -226,7 +223,12 @@ def test_the_topic_its_email_subscriptions_and_the_publish_grant(slurm_plan):
         },
     }
     assert _policy(slurm_plan, "test-aws-node-role-alerts") == [
-        {"Sid": "PublishClusterAlerts", "Effect": "Allow", "Action": "sns:Publish", "Resource": "<arn of test-aws-alerts>"}
+        {
+            "Sid": "PublishClusterAlerts",
+            "Effect": "Allow",
+            "Action": "sns:Publish",
+            "Resource": "<arn of test-aws-alerts>",
+        }
     ]
 
 
@@ -280,23 +282,28 @@ def amtool() -> str:
 
 def test_the_rendered_alertmanager_config_passes_amtool(amtool, tmp_path):
     receiver = alertmanager.Receiver(
-        "sns", {"topic_arn": "arn:aws:sns:us-east-1:123456789012:test-aws-alerts-a1b2c3d", "sigv4": {"region": "us-east-1"}}
+        "sns",
+        {"topic_arn": "arn:aws:sns:us-east-1:123456789012:test-aws-alerts-a1b2c3d", "sigv4": {"region": "us-east-1"}},
     )
     config = tmp_path / "alertmanager.yml"
     config.write_text(alertmanager.alertmanager_config("test", receiver))
     run = subprocess.run([amtool, "check-config", str(config)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     # a negative control: amtool does judge the file (a route to a receiver that does not exist)
-    config.write_text(alertmanager.alertmanager_config("test", receiver).replace("receiver: cluster-alerts", "receiver: x"))
+    config.write_text(
+        alertmanager.alertmanager_config("test", receiver).replace("receiver: cluster-alerts", "receiver: x")
+    )
     assert subprocess.run([amtool, "check-config", str(config)], capture_output=True).returncode != 0
 
 
-def test_logs_with_eks_are_refused_by_key():
-    with pytest.raises((ConfigError, ConfigErrors)) as info:
+def test_logs_with_eks_are_refused_by_key_before_any_resource(constructed):
+    with pytest.raises(ConfigError) as info:
+        aws_layout.plan(spec_of(aws_values(scheduler="kubernetes", monitoring=LOGS)))
+    assert info.value.key == "gpu-cluster:cluster.monitoring.logs.enabled"
+    assert "scheduler kubernetes" in info.value.message
+    with pytest.raises(ConfigError):
         plan_values(aws_values(scheduler="kubernetes", monitoring=LOGS))
-    errors = getattr(info.value, "errors", [info.value])
-    assert [e.key for e in errors] == ["gpu-cluster:cluster.monitoring.logs.enabled"]
-    assert "scheduler kubernetes" in errors[0].message
+    assert constructed == []
 
 
 def test_notify_without_the_self_hosted_prometheus_is_refused_by_key():
@@ -326,12 +333,3 @@ def test_an_existing_key_is_not_edited_and_the_plan_says_what_its_policy_needs()
     plan = plan_values(aws_values(login={}, encryption={"key": arn}, monitoring=LOGS | NOTIFY))
     assert one(plan, "cloudwatch/logGroup:LogGroup")["inputs"]["kmsKeyId"] == arn
     assert not resources_of(plan, "kms/key:Key")
-
-
-def test_every_path_the_agent_reads_is_a_file_this_module_names():
-    # the Slurm paths come from bootstrap/slurm_conf.py, the rest from catalog/monitoring.yaml
-    from components.catalog import monitoring as catalog
-
-    entry = catalog.logs("aws")
-    assert entry is not None and entry["files"] == EVERY
-    assert Path(entry["files"][0]).is_absolute()

@@ -171,7 +171,7 @@ class CloudCluster(pulumi.ComponentResource):
             "access": access,
             "placementApplied": layout.placement_applied,
             "metrics": metrics_output(layout, access["nodes"]),
-            "monitoring": monitoring_output(ctx, self.login),
+            "monitoring": {**monitoring_output(ctx, self.login), **self._shipping(layout)},
         }
         if layout.gpu_driver is not None:  # a vGPU slice installs its GRID driver at boot
             self.outputs["gpuDriver"] = layout.gpu_driver
@@ -200,6 +200,22 @@ class CloudCluster(pulumi.ComponentResource):
         if self.login is not None:
             self.outputs["loginNode"] = self.login.output()
         self.register_outputs(self.outputs)
+
+    def _shipping(self, layout: AwsLayout) -> dict[str, Any]:
+        """The plan's monitoring row: where the logs go and who the alerts reach (monitoring.logs, .notify)."""
+        out: dict[str, Any] = {}
+        if layout.logs is not None:
+            key = ", the cluster's key" if layout.encryption is not None else ""
+            out["logs"] = (
+                f"CloudWatch Logs {layout.logs.group_name} ({layout.logs.retention_days} days{key}), one stream "
+                "per node and file"
+            )
+        if layout.monitoring is not None and layout.monitoring.notify:
+            out["alerts"] = (
+                f"Alertmanager on the login node to SNS, email to {', '.join(layout.monitoring.notify)} (each "
+                "address confirms SNS's subscription mail first)"
+            )
+        return out
 
     def _kubernetes(self, ctx: Context, net: Network, key_pair: aws.ec2.KeyPair | None) -> None:
         """scheduler kubernetes: the EKS cluster, its node groups and releases (`kubernetes.py`), and the outputs."""

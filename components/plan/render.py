@@ -191,11 +191,16 @@ def monitoring_text(s: dict[str, Any]) -> str:
     """Where Prometheus and Grafana run and the command that reaches Grafana (docs/monitoring.md)."""
     m = s.get("monitoring") or {}
     grafana = m.get("grafana")
+    # monitoring.logs and .notify where the cloud builds them: after the Prometheus text
+    shipping = "".join(f"; {what}: {m[what]}" for what in ("logs", "alerts") if m.get(what))
     if m.get("prometheus") != "selfHosted" or not grafana:
-        return "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"
+        return (
+            "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"
+            + shipping
+        )
     return (
         f"Prometheus and Grafana on the {m.get('host')} (private); Grafana: {grafana['forward']}, then "
-        f"{grafana['url']} as {grafana['user']} ({grafana['password']})"
+        f"{grafana['url']} as {grafana['user']} ({grafana['password']})" + shipping
     )
 
 

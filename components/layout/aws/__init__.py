@@ -41,7 +41,7 @@ from .identity import (
     node_identity,
 )
 from .kubernetes import EksLayout, EksPool, kubernetes_problems
-from .logs import AwsLogs
+from .logs import AwsLogs, NodeKind
 from .logs import plan as logs_plan
 from .logs import problems as logs_problems
 from .monitoring import AwsMonitoring
@@ -227,7 +227,9 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
     refresh, drain_hook = rollout_of(spec)
     metric = scaling.gpu if scaling is not None else None
     # one CloudWatch agent per node: the fleet's GPU metric and the node's logs in one configuration
-    parts = (*parts, logs.agent("gpu", metric) if logs else agent_part(metric))
+    # (an elastic partition's nodes get the cluster's Slurm compute parts as `extra_parts`: they run slurmd too)
+    kind: NodeKind = "slurm-gpu" if slurm is not None or extra_parts else "gpu"
+    parts = (*parts, logs.agent(kind, metric) if logs else agent_part(metric))
     layout = AwsLayout(
         spec=spec,
         vpc_cidr=spec.network.cidr,

@@ -30,7 +30,9 @@ from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from .scaling import GpuMetric, agent_part
 
-NodeKind = Literal["gpu", "head", "login"]
+# a GPU node, one that runs slurmd (the cluster's nodes under scheduler slurm, an elastic partition's), the Slurm head,
+# the login node
+NodeKind = Literal["gpu", "slurm-gpu", "head", "login"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,8 @@ def _files(spec: ClusterSpec) -> dict[NodeKind, tuple[str, ...]]:
     slurm = spec.slurm is not None
     head = (SLURMCTLD_LOG, *((SLURMDBD_LOG,) if spec.slurm is not None and spec.slurm.accounting else ()))
     return {
-        "gpu": (*every, *((SLURMD_LOG,) if slurm else ())),
+        "gpu": every,
+        "slurm-gpu": (*every, SLURMD_LOG),
         "head": (*every, *head) if slurm else every,
         "login": every,
     }
