@@ -21,21 +21,7 @@ from ..bootstrap.metrics import endpoints
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import AlicloudLayout
 from ..resources import fill
-from . import (
-    access,
-    audit,
-    encryption,
-    health,
-    identity,
-    kubernetes,
-    monitoring,
-    network,
-    nodes,
-    partitions,
-    scaling,
-    serve,
-    slurm,
-)
+from . import access, audit, encryption, health, identity, kubernetes, network, nodes, partitions, scaling, serve, slurm
 from .context import Context
 from .storage import build_shared
 
@@ -128,10 +114,7 @@ class CloudCluster(pulumi.ComponentResource):
             if head
             else None
         )
-        if login_data is None and layout.monitoring is not None:  # VM mode: the login node's only parts
-            login_data = layout.user_data_b64_for(layout.monitoring.vm_user_data)
         self.login = access.build_login(ctx, user_data=login_data)
-        self.monitoring = monitoring.build(ctx)  # selfHosted: the login node lists the instances
         slurm.connect(ctx, head, self.login.security_group if self.login else None)
         self.health = health.build(ctx, self.group)
         self.schedule = scaling.build(self, name, layout, self.group)  # ESS scheduled tasks (metric schedule)
@@ -156,7 +139,6 @@ class CloudCluster(pulumi.ComponentResource):
             "placementApplied": layout.placement_applied,
             "health": health.output(layout, self.health),
             "metrics": metrics_output(layout),
-            "monitoring": monitoring.output(layout, self.login),
         }
         if (fleet := scaling.output(layout)) is not None:
             self.outputs["scaling"] = fleet

@@ -67,7 +67,7 @@ class Discovery:
     added per exporter), then `relabel` (after the address): `node`, `instance_id` and `pool` labels from the
     cloud's metadata."""
 
-    kind: str  # ec2 | gce | azure | file (Prometheus' <kind>_sd_configs; file: a list the node writes)
+    kind: str  # ec2 | gce | azure (Prometheus' <kind>_sd_configs)
     config: Mapping[str, Any]
     address_label: str  # the meta label holding the node's private IP
     relabel: tuple[Mapping[str, Any], ...]
@@ -120,10 +120,7 @@ def prometheus_config(m: Monitoring) -> str:
             {
                 "job_name": e.name,
                 "metrics_path": e.path,
-                # file_sd_config takes no port: its targets are bare addresses, the relabelling above adds it
-                f"{m.discovery.kind}_sd_configs": [
-                    {**m.discovery.config, **({"port": e.port} if m.discovery.kind != "file" else {})}
-                ],
+                f"{m.discovery.kind}_sd_configs": [{**m.discovery.config, "port": e.port}],
                 "relabel_configs": relabel,
             }
         )

@@ -265,12 +265,11 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
 
 def _observability(layout: Any, prices: Any) -> list[BillItem]:
     """monitoring.logs and .notify where the cloud's layout builds them: usage-billed, named so the plan says so."""
-    items = []
-    logs = getattr(layout, "logs", None)
-    if logs is not None:
+    items: list[BillItem] = []
+    if getattr(layout, "logs", None) is not None:
         items.append(_priced("logs", "node logs (CloudWatch Logs, per GB)", 1, "stack", prices.item("logs")))
     monitoring = getattr(layout, "monitoring", None)
-    if monitoring is not None and getattr(monitoring, "notify", ()):
+    if monitoring is not None and getattr(monitoring, "notify", None):
         items.append(_priced("alerts", "alert emails (SNS, per message)", 1, "stack", prices.item("alerts")))
     return items
 

@@ -82,8 +82,6 @@ from .kubernetes import (
     ack_layout,
     ack_tags,
 )
-from .monitoring import AlicloudMonitoring
-from .monitoring import plan as monitoring_plan
 from .network import NAT_EIP_BANDWIDTH_MBPS, vswitch_cidrs
 from .nodes import (
     DISK_GLOBS,
@@ -186,7 +184,6 @@ class AlicloudLayout:
     serve: AliServe | None = None  # serve: the intranet CLB in front of the ESS group
     audit: AliAudit | None = None  # compliance mlps3: the ActionTrail trail to an SLS project
     grid: GridPlugin | None = None  # a vGPU slice on image auto: the GRID driver's Cloud Assistant plugin
-    monitoring: AlicloudMonitoring | None = None  # monitoring.prometheus selfHosted: on the login node
     # every ECS instance, launch template and ACK pool: token-only metadata (capabilities file `metadata`)
     metadata_http_tokens: str = field(default_factory=metadata_http_tokens)
 
@@ -305,9 +302,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         env, source = nccl_env()
         fabric += [erdma_part(eris, mtu or 0, erdma_url), nccl_env_part(env, source)]
     hook = health_hook(spec, warnings)
-    monitoring = monitoring_plan(spec)
-    login_extra = monitoring.parts if monitoring else ()
-    slurm = ali_slurm(spec, placement, shared, login_extra) if spec.scheduler == "slurm" else None
+    slurm = ali_slurm(spec, placement, shared) if spec.scheduler == "slurm" else None
     if slurm is not None and slurm.accounting is not None:
         warnings.extend(slurm.accounting.notes)  # its disk is not on encryption.key
     parts = [
@@ -370,5 +365,4 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         serve=serve_plan(spec),
         audit=audit_plan(spec),
         grid=grid,
-        monitoring=monitoring,
     )

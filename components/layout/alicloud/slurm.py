@@ -97,12 +97,7 @@ def _switches(spec: ClusterSpec, placement: Placement) -> tuple[str, ...]:
     return (f"{spec.name}-ds",) if placement == "cluster" else ()
 
 
-def ali_slurm(
-    spec: ClusterSpec,
-    placement: Placement,
-    shared: Shared | None,
-    login_extra: tuple[Part, ...] = (),  # after the login node's Slurm parts: the self-hosted monitoring
-) -> AliSlurm | None:
+def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) -> AliSlurm | None:
     layout = slurm_layout(spec, switches=_switches(spec, placement))
     if layout is None:
         return None
@@ -140,7 +135,7 @@ def ali_slurm(
         conf_parameter=conf_parameter(spec),
         encryption_context=slurm_encryption_context(spec),
         head_user_data=bootstrap.cloud_init(head),
-        login_user_data=bootstrap.cloud_init((*login, *login_extra)),
+        login_user_data=bootstrap.cloud_init(login),
         power=power,
         head_role_name=head_role_name(spec) if power or accounting else None,
         accounting=accounting,
