@@ -333,3 +333,73 @@ def test_an_existing_key_is_not_edited_and_the_plan_says_what_its_policy_needs()
     plan = plan_values(aws_values(login={}, encryption={"key": arn}, monitoring=LOGS | NOTIFY))
     assert one(plan, "cloudwatch/logGroup:LogGroup")["inputs"]["kmsKeyId"] == arn
     assert not resources_of(plan, "kms/key:Key")
+
+
+def _shipped_without(stack: str, **monitoring_off: Any) -> dict[str, Any]:
+    import copy
+
+    from components.plan import load_stack, make_plan
+    from components.plan.stackfile import StackFile
+
+    from .conftest import ROOT
+
+    shipped = load_stack(ROOT, stack)
+    values = copy.deepcopy(shipped.values)
+    values["gpu-cluster:cluster"]["monitoring"] = monitoring_off
+    stack_file = StackFile(shipped.project, shipped.stack, shipped.path, values, shipped.secret_keys)
+    loaded: dict[str, Any] = json.loads(json.dumps(make_plan(ROOT, stack_file).as_json(), default=str))
+    return loaded
+
+
+def test_day2_turning_logs_and_notify_on_adds_beside_and_restarts_only_head_and_login(stack_plan):
+    from components.diff import diff_plans
+    from components.diff.spec_changes import mode_of
+    from components.spec.updates import update_policies
+
+    new = json.loads(json.dumps(stack_plan("aws-slurm-elastic").as_json(), default=str))
+    old = _shipped_without("aws-slurm-elastic")
+    d = diff_plans(old, new)
+    said = {c.key: c.policy for c in d.spec_changes}
+    policies = update_policies()
+    assert (
+        said["cluster.monitoring.logs.enabled"]
+        == policies["cluster.monitoring.logs.enabled"].effect(mode_of(new)).policy
+    )
+    assert said["cluster.monitoring.notify"] == "in-place"
+    assert "head and the login node stop" in policies["cluster.monitoring.logs.enabled"].effect(mode_of(new)).jobs
+    verdicts = {c.name: c.verdict for c in d.changed}
+    # what the policy says: head and login stop and start, the partitions' templates change, nothing is replaced
+    assert verdicts == {
+        "slurm-elastic-aws-head": "restart",
+        "slurm-elastic-aws-login": "restart",
+        "slurm-elastic-aws-h100-lt": verdicts["slurm-elastic-aws-h100-lt"],
+        "slurm-elastic-aws-l40s-lt": verdicts["slurm-elastic-aws-l40s-lt"],
+        # the head's launch rights and the compute configuration name the templates' new versions
+        "slurm-elastic-aws-head-role-slurm-power": "update",
+        "slurm-elastic-aws-slurm-compute-conf": "update",
+    }
+    assert "replace" not in {verdicts["slurm-elastic-aws-h100-lt"], verdicts["slurm-elastic-aws-l40s-lt"]}
+    added = sorted(urn.rsplit("::", 1)[1] for urn in d.created)
+    assert added == [
+        "slurm-elastic-aws-alerts",
+        "slurm-elastic-aws-alerts-ops-example-com",
+        "slurm-elastic-aws-head-node-role-logs",
+        "slurm-elastic-aws-logs",
+        "slurm-elastic-aws-node-role-alerts",
+        "slurm-elastic-aws-node-role-logs",
+    ]
+    removed = sorted(urn.rsplit("::", 1)[1] for urn in d.deleted)
+    assert removed == [
+        "slurm-elastic-aws-head-node-role-cloudwatchagentserverpolicy",
+        "slurm-elastic-aws-node-role-cloudwatchagentserverpolicy",
+    ]
+
+
+def test_day2_a_new_retention_updates_the_group_in_place(stack_plan):
+    from components.diff import diff_plans
+
+    new = json.loads(json.dumps(stack_plan("aws-slurm-elastic").as_json(), default=str))
+    old = _shipped_without("aws-slurm-elastic", logs={"enabled": True, "retentionDays": 7}, notify=["ops@example.com"])
+    d = diff_plans(old, new)
+    assert {c.name: c.verdict for c in d.changed} == {"slurm-elastic-aws-logs": "update"}
+    assert [c.key for c in d.spec_changes] == ["cluster.monitoring.logs.retentionDays"]
