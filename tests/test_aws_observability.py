@@ -403,3 +403,11 @@ def test_day2_a_new_retention_updates_the_group_in_place(stack_plan):
     d = diff_plans(old, new)
     assert {c.name: c.verdict for c in d.changed} == {"slurm-elastic-aws-logs": "update"}
     assert [c.key for c in d.spec_changes] == ["cluster.monitoring.logs.retentionDays"]
+
+
+def test_logs_without_a_way_out_are_refused_by_key():
+    values = aws_values(login={}, network={"egress": "none"}, monitoring={"prometheus": "none", **LOGS})
+    with pytest.raises(ConfigError) as info:
+        aws_layout.plan(spec_of(values))
+    assert info.value.key == "gpu-cluster:cluster.network.egress"
+    assert "CloudWatch agent" in info.value.message

@@ -204,6 +204,7 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             {"login": {}, "monitoring.logs": {"enabled": True, "retentionDays": 31}},
         ),
         ("aws-logs-eks", f"{C}.monitoring.logs.enabled", {"scheduler": "kubernetes", "monitoring.logs.enabled": True}),
+        ("aws-logs-no-egress", f"{C}.network.egress", {"network.egress": "none", "monitoring.logs.enabled": True}),
         (
             "aws-notify-without-prometheus",
             f"{C}.monitoring.notify",

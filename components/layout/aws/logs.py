@@ -78,6 +78,12 @@ def group_name(spec: ClusterSpec) -> str:
 
 
 def problems(spec: ClusterSpec) -> Iterator[ConfigError]:
+    if spec.monitoring.logs.enabled and spec.network.egress == "none":
+        yield ConfigError(
+            f"{CLUSTER_KEY}.network.egress",
+            "none, but monitoring.logs needs the nodes to download the CloudWatch agent and reach CloudWatch Logs "
+            "(no VPC endpoint is built for it); use egress nat or monitoring.logs.enabled false",
+        )
     if spec.monitoring.logs.enabled and spec.kubernetes is not None:
         yield ConfigError(
             f"{CLUSTER_KEY}.monitoring.logs.enabled",
