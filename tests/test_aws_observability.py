@@ -258,8 +258,9 @@ def test_the_login_nodes_alertmanager_publishes_to_the_topic_signed_by_its_role(
     assert prometheus["alerting"] == {"alertmanagers": [{"static_configs": [{"targets": ["127.0.0.1:9093"]}]}]}
     unit = _files(doc)["/etc/systemd/system/gpu-cluster-alertmanager.service"]
     assert "--web.listen-address=127.0.0.1:9093" in unit and "--cluster.listen-address=\n" in unit
-    env = _files(doc)["/etc/gpu-cluster/monitoring.env"]
+    env = _files(doc)[alertmanager.ENV_PATH]
     assert 'ALERTMANAGER_VERSION="0.28.1"' in env and "ALERTMANAGER_SHA256_AMD64=" in env
+    assert ["systemctl", "enable", "--now", "--no-block", alertmanager.INSTALL] in doc["runcmd"]
     assert TOPIC_PLACEHOLDER not in json.dumps(doc)
 
 
@@ -268,7 +269,7 @@ def test_without_notify_there_is_no_alertmanager():
     doc = _instance(plan, "-login")
     assert alertmanager.ALERTMANAGER_YML not in _files(doc)
     assert "alerting" not in yaml.safe_load(_files(doc)[monitoring.PROMETHEUS_YML])
-    assert "ALERTMANAGER" not in _files(doc)["/etc/gpu-cluster/monitoring.env"]
+    assert alertmanager.ENV_PATH not in _files(doc)
     assert not [r for r in resources_of(plan, "iam/rolePolicy:RolePolicy") if r["name"].endswith("-alerts")]
 
 

@@ -121,17 +121,7 @@ def test_a_wrong_checksum_installs_and_starts_nothing(tmp_path, wrong):
     assert not list((tmp_path / "tmp").iterdir())  # the download removed
 
 
-# monitoring.notify: the same script installs Alertmanager beside Prometheus, from its own pinned tarball
-_CURL_BOTH = """echo "curl $*" >>"$LOG"
-out=""; prev=""; url=""
-for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; url="$a"; done
-case "$url" in
-  *alertmanager*) cp "$AM_TARBALL" "$out" ;;
-  *) if [ -n "$out" ]; then cp "$TARBALL" "$out"; else echo "armored key"; fi ;;
-esac
-"""
-
-
+# monitoring.notify: alertmanager.sh installs Alertmanager beside Prometheus, from its own pinned tarball
 def _am_tarball(tmp_path: Path, version: str) -> Path:
     root = tmp_path / "am-release" / f"alertmanager-{version}.linux-amd64"
     root.mkdir(parents=True)
@@ -144,46 +134,32 @@ def _am_tarball(tmp_path: Path, version: str) -> Path:
     return path
 
 
-def _run_with_alertmanager(tmp_path: Path, am_sha256: str | None = None):
+def _run_alertmanager(tmp_path: Path, sha256: str | None = None):
     from components.bootstrap import alertmanager
 
-    am = alertmanager.install_env()
-    am_tar = _am_tarball(tmp_path, am["ALERTMANAGER_VERSION"])
-    tarball = _tarball(tmp_path)
+    env0 = alertmanager.install_env()
+    tarball = _am_tarball(tmp_path, env0["ALERTMANAGER_VERSION"])
     log = tmp_path / "log"
     log.touch()
     stubs = {
         "install": _INSTALL,
-        "curl": _CURL_BOTH,
+        "curl": _CURL,
         "dpkg": 'echo "dpkg $*" >>"$LOG"; echo amd64\n',
-        "dpkg-query": "exit 1\n",
-        "gpg": 'echo "gpg $*" >>"$LOG"; cat >/dev/null\n',
-        "apt-get": 'echo "apt-get $*" >>"$LOG"\n',
-        "apt-mark": 'echo "apt-mark $*" >>"$LOG"\n',
-        "id": "exit 1\n",
+        "id": "exit 0\n",
         "useradd": 'echo "useradd $*" >>"$LOG"\n',
-        "chown": 'echo "chown $*" >>"$LOG"\n',
         "systemctl": 'echo "systemctl $*" >>"$LOG"\n',
     }
     bin_dir = stub_bin(tmp_path, stubs)
-    script = tmp_path / "gpu-cluster-monitoring"
-    script.write_text(bootstrap.script("monitoring.sh"))
+    script = tmp_path / "gpu-cluster-alertmanager"
+    script.write_text(bootstrap.script("alertmanager.sh"))
     env = {
-        **install_env(alerts=True),
-        "PROMETHEUS_SHA256_AMD64": hashlib.sha256(tarball.read_bytes()).hexdigest(),
-        "ALERTMANAGER_SHA256_AMD64": am_sha256 or hashlib.sha256(am_tar.read_bytes()).hexdigest(),
-        "PROMETHEUS_DIR": str(tmp_path / "opt"),
-        "PROMETHEUS_CONFIG": str(tmp_path / "prometheus.yml"),
+        **env0,
+        "ALERTMANAGER_SHA256_AMD64": sha256 or hashlib.sha256(tarball.read_bytes()).hexdigest(),
         "ALERTMANAGER_DIR": str(tmp_path / "am"),
         "ALERTMANAGER_CONFIG": str(tmp_path / "alertmanager.yml"),
         "ALERTMANAGER_DATA": str(tmp_path / "am-data"),
-        "TSDB_DIR": str(tmp_path / "tsdb"),
-        "PASSWORD_FILE": str(tmp_path / "grafana-admin-password"),
-        "KEYRING": str(tmp_path / "keyrings" / "grafana.gpg"),
-        "APT_LIST": str(tmp_path / "grafana.list"),
         "ENV_FILE": str(tmp_path / "absent.env"),
         "TARBALL": str(tarball),
-        "AM_TARBALL": str(am_tar),
         "LOG": str(log),
         "TMPDIR": str(tmp_path / "tmp"),
     }
@@ -191,8 +167,14 @@ def _run_with_alertmanager(tmp_path: Path, am_sha256: str | None = None):
     return run_hook(script, bin_dir, env), log.read_text().splitlines(), env
 
 
-def test_with_notify_alertmanager_is_installed_checked_by_amtool_and_started(tmp_path):
-    run, log, env = _run_with_alertmanager(tmp_path)
+def test_the_alertmanager_script_is_shellcheck_clean(tmp_path):
+    path = tmp_path / "alertmanager.sh"
+    path.write_text(bootstrap.script("alertmanager.sh"))
+    assert_shellcheck_clean(path)
+
+
+def test_alertmanager_is_installed_checked_by_amtool_and_started(tmp_path):
+    run, log, env = _run_alertmanager(tmp_path)
     assert run.returncode == 0, run.stderr
     am = Path(env["ALERTMANAGER_DIR"])
     assert (am / "alertmanager").exists() and (am / "amtool").exists()
@@ -201,12 +183,12 @@ def test_with_notify_alertmanager_is_installed_checked_by_amtool_and_started(tmp
     assert any(line.startswith("curl -fsSL --retry 5 -o ") and line.endswith(url) for line in log)
     assert f"amtool check-config {env['ALERTMANAGER_CONFIG']}" in log
     assert Path(env["ALERTMANAGER_DATA"]).is_dir()
-    restart = "systemctl restart gpu-cluster-prometheus.service grafana-server.service gpu-cluster-alertmanager.service"
-    assert log[-1] == restart
+    assert log[-1] == "systemctl restart gpu-cluster-alertmanager.service"
 
 
 def test_a_wrong_alertmanager_checksum_starts_nothing(tmp_path):
-    run, log, env = _run_with_alertmanager(tmp_path, am_sha256="0" * 64)
+    run, log, env = _run_alertmanager(tmp_path, sha256="0" * 64)
     assert run.returncode != 0
     assert not (Path(env["ALERTMANAGER_DIR"]) / "alertmanager").exists()
     assert not [line for line in log if line.startswith(("systemctl", "amtool"))]
+    assert not list((tmp_path / "tmp").iterdir())  # the download removed

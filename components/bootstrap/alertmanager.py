@@ -3,8 +3,9 @@
 Private like Prometheus: it listens on 127.0.0.1 only and runs no gossip listener (`--cluster.listen-address=`, one
 Alertmanager), so only the login node's Prometheus reaches it. The receiver is the cloud's (`Receiver`: on AWS an SNS
 topic signed with the instance role's credentials, sigv4); the topic's identifier is known at deploy, so the cloud's
-package fills it in the user data. Installed by monitoring.sh from the release pinned in monitoring.yaml, checked
-against its sha256 and its configuration by `amtool check-config` before it starts.
+package fills it in the user data. Installed by alertmanager.sh (its own unit, after gpu-cluster-monitoring: a login
+node without notify boots exactly as before) from the release pinned in monitoring.yaml, checked against its sha256,
+and its configuration by `amtool check-config` before it starts.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from typing import Any
 import yaml
 
 from ..datafile import load_yaml
-from . import File
+from . import File, env_file, script
 
 ALERTMANAGER_DIR = "/opt/alertmanager"
 ALERTMANAGER_YML = "/etc/gpu-cluster/alertmanager/alertmanager.yml"
 ALERTMANAGER_DATA = "/var/lib/gpu-cluster/alertmanager"
+ENV_PATH = "/etc/gpu-cluster/alertmanager.env"
+INSTALL = "gpu-cluster-alertmanager-install.service"
+COMMANDS = (("systemctl", "enable", "--now", "--no-block", INSTALL),)
 RECEIVER = "cluster-alerts"
 
 
@@ -86,6 +90,22 @@ WantedBy=multi-user.target
 """
 
 
+INSTALL_UNIT = f"""[Unit]
+Description=gpu-cluster: install the pinned Alertmanager, check its configuration, then start it
+Wants=network-online.target gpu-cluster-monitoring.service
+After=network-online.target gpu-cluster-monitoring.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+EnvironmentFile={ENV_PATH}
+ExecStart=/usr/local/sbin/gpu-cluster-alertmanager
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
 def files(cluster: str, receiver: Receiver) -> tuple[File, ...]:
     unit = UNIT.format(
         receiver=receiver.kind,
@@ -95,13 +115,16 @@ def files(cluster: str, receiver: Receiver) -> tuple[File, ...]:
         data=ALERTMANAGER_DATA,
     )
     return (
+        File("/usr/local/sbin/gpu-cluster-alertmanager", script("alertmanager.sh"), "0755"),
+        File(ENV_PATH, env_file(install_env())),
+        File(f"/etc/systemd/system/{INSTALL}", INSTALL_UNIT),
         File(ALERTMANAGER_YML, alertmanager_config(cluster, receiver)),
         File("/etc/systemd/system/gpu-cluster-alertmanager.service", unit),
     )
 
 
 def install_env() -> dict[str, str]:
-    """monitoring.sh's Alertmanager settings (absent: no Alertmanager is installed)."""
+    """alertmanager.sh's settings (alertmanager.env)."""
     a = pin()
     return {
         "ALERTMANAGER_VERSION": str(a["version"]),

@@ -308,8 +308,8 @@ def _grafana_files() -> tuple[File, ...]:
     )
 
 
-def install_env(alerts: bool = False) -> dict[str, str]:
-    """The install script's settings (monitoring.env); `alerts`: with the Alertmanager's."""
+def install_env() -> dict[str, str]:
+    """The install script's settings (monitoring.env)."""
     p, g = versions()["prometheus"], versions()["grafana"]
     return {
         "PROMETHEUS_VERSION": str(p["version"]),
@@ -323,7 +323,6 @@ def install_env(alerts: bool = False) -> dict[str, str]:
         "GRAFANA_REPOSITORY": f"{g['repository']} {g['suite']} {g['component']}",
         "GRAFANA_KEY_URL": str(g["key"]),
         "PASSWORD_FILE": PASSWORD_FILE,
-        **(am.install_env() if alerts else {}),
     }
 
 
@@ -340,7 +339,7 @@ def monitoring_part(m: Monitoring | None) -> Part:
         "monitoring",
         files=(
             File("/usr/local/sbin/gpu-cluster-monitoring", script("monitoring.sh"), "0755"),
-            File("/etc/gpu-cluster/monitoring.env", env_file(install_env(m.notify is not None))),
+            File("/etc/gpu-cluster/monitoring.env", env_file(install_env())),
             File("/etc/systemd/system/gpu-cluster-monitoring.service", INSTALL_UNIT),
             File("/etc/systemd/system/gpu-cluster-prometheus.service", unit),
             File(PROMETHEUS_YML, prometheus_config(m)),
@@ -351,6 +350,7 @@ def monitoring_part(m: Monitoring | None) -> Part:
         commands=(
             ("systemctl", "daemon-reload"),
             ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-monitoring.service"),
+            *(am.COMMANDS if m.notify else ()),
         ),
         summary=f"runs Prometheus {p['version']} ({p['listen']}) and Grafana {grafana['version']} "
         f"({grafana['listen']}:{grafana['port']}), private, scraping the GPU nodes' exporters"

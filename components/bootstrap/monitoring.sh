@@ -1,5 +1,5 @@
 #!/bin/bash
-# gpu-cluster: install the pinned Prometheus, Grafana (and Alertmanager) on the login node, then (re)start them; runs at every boot.
+# gpu-cluster: install the pinned Prometheus and Grafana on the login node, then (re)start them; runs at every boot.
 #
 # Prometheus: the release tarball for this machine's architecture, checked against its pinned sha256 before it is
 # unpacked (a wrong file never runs). Grafana: from Grafana's apt repository at the pinned version, held so an
@@ -8,8 +8,7 @@
 #
 # Environment (/etc/gpu-cluster/monitoring.env): PROMETHEUS_VERSION, PROMETHEUS_URL (with {arch}),
 # PROMETHEUS_SHA256_AMD64/ARM64, PROMETHEUS_DIR, PROMETHEUS_CONFIG, TSDB_DIR, GRAFANA_VERSION, GRAFANA_REPOSITORY,
-# GRAFANA_KEY_URL, PASSWORD_FILE; with monitoring.notify ALERTMANAGER_VERSION, _URL, _SHA256_AMD64/ARM64, _DIR, _CONFIG,
-# _DATA; KEYRING and APT_LIST (the tests point them elsewhere).
+# GRAFANA_KEY_URL, PASSWORD_FILE; KEYRING and APT_LIST (the tests point them elsewhere).
 set -euo pipefail
 
 ENV_FILE="${ENV_FILE:-/etc/gpu-cluster/monitoring.env}"
@@ -21,30 +20,25 @@ APT_LIST="${APT_LIST:-/etc/apt/sources.list.d/grafana.list}"
 
 log() { echo "gpu-cluster-monitoring: $*" >&2; }
 
-# install_release NAME VERSION URL SHA256_AMD64 SHA256_ARM64 DIR BINARY...: the release tarball for this machine's
-# architecture, checked against its pinned sha256 before it is unpacked, its BINARYs into DIR, VERSION recorded
-install_release() {
-  local name="$1" version="$2" url="$3" sum_amd64="$4" sum_arm64="$5" dir="$6" arch sum
-  shift 6
+install_prometheus() {
+  local arch sum url
   arch=$(dpkg --print-architecture)
   case "$arch" in
-    amd64) sum="$sum_amd64" ;;
-    arm64) sum="$sum_arm64" ;;
-    *) log "no $name release pinned for $arch"; return 1 ;;
+    amd64) sum="$PROMETHEUS_SHA256_AMD64" ;;
+    arm64) sum="$PROMETHEUS_SHA256_ARM64" ;;
+    *) log "no Prometheus release pinned for $arch"; return 1 ;;
   esac
-  url="${url//\{arch\}/$arch}"
+  url="${PROMETHEUS_URL//\{arch\}/$arch}"
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT  # also when the checksum does not match (set -e)
-  curl -fsSL --retry 5 -o "$tmp/$name.tar.gz" "$url"
-  echo "$sum  $tmp/$name.tar.gz" | sha256sum -c - >/dev/null
-  tar -xzf "$tmp/$name.tar.gz" -C "$tmp"
-  install -d "$dir"
-  local binary sources=()
-  for binary in "$@"; do sources+=("$tmp/$name-$version.linux-$arch/$binary"); done
-  install -m 0755 "${sources[@]}" "$dir/"
-  echo "$version" >"$dir/VERSION"
-  rm -rf "$tmp"
-  log "installed $name $version ($arch)"
+  curl -fsSL --retry 5 -o "$tmp/prometheus.tar.gz" "$url"
+  echo "$sum  $tmp/prometheus.tar.gz" | sha256sum -c - >/dev/null
+  tar -xzf "$tmp/prometheus.tar.gz" -C "$tmp"
+  install -d "$PROMETHEUS_DIR"
+  install -m 0755 "$tmp/prometheus-$PROMETHEUS_VERSION.linux-$arch/prometheus" \
+    "$tmp/prometheus-$PROMETHEUS_VERSION.linux-$arch/promtool" "$PROMETHEUS_DIR/"
+  echo "$PROMETHEUS_VERSION" >"$PROMETHEUS_DIR/VERSION"
+  log "installed Prometheus $PROMETHEUS_VERSION ($arch)"
 }
 
 install_grafana() {
@@ -59,24 +53,11 @@ install_grafana() {
 }
 
 if [ "$(cat "$PROMETHEUS_DIR/VERSION" 2>/dev/null)" != "$PROMETHEUS_VERSION" ]; then
-  install_release prometheus "$PROMETHEUS_VERSION" "$PROMETHEUS_URL" "$PROMETHEUS_SHA256_AMD64" \
-    "$PROMETHEUS_SHA256_ARM64" "$PROMETHEUS_DIR" prometheus promtool
+  install_prometheus
 fi
 id prometheus >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin prometheus
 install -d -o prometheus -g prometheus -m 0750 "$TSDB_DIR"
 "$PROMETHEUS_DIR/promtool" check config "$PROMETHEUS_CONFIG" >/dev/null
-
-# monitoring.notify: Alertmanager beside Prometheus, under the same user, its configuration checked before it starts
-services=(gpu-cluster-prometheus.service grafana-server.service)
-if [ -n "${ALERTMANAGER_VERSION:-}" ]; then
-  if [ "$(cat "$ALERTMANAGER_DIR/VERSION" 2>/dev/null)" != "$ALERTMANAGER_VERSION" ]; then
-    install_release alertmanager "$ALERTMANAGER_VERSION" "$ALERTMANAGER_URL" "$ALERTMANAGER_SHA256_AMD64" \
-      "$ALERTMANAGER_SHA256_ARM64" "$ALERTMANAGER_DIR" alertmanager amtool
-  fi
-  install -d -o prometheus -g prometheus -m 0750 "$ALERTMANAGER_DATA"
-  "$ALERTMANAGER_DIR/amtool" check-config "$ALERTMANAGER_CONFIG" >/dev/null
-  services+=(gpu-cluster-alertmanager.service)
-fi
 
 if [ "$(dpkg-query -W -f='${Version}' grafana 2>/dev/null)" != "$GRAFANA_VERSION" ]; then
   install_grafana
@@ -88,6 +69,6 @@ chown root:grafana "$PASSWORD_FILE"
 chmod 0640 "$PASSWORD_FILE"
 
 systemctl daemon-reload
-systemctl enable "${services[@]}"
+systemctl enable gpu-cluster-prometheus.service grafana-server.service
 # the configuration and dashboards may have changed with this boot's user data: read them again
-systemctl restart "${services[@]}"
+systemctl restart gpu-cluster-prometheus.service grafana-server.service
