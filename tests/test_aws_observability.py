@@ -123,7 +123,7 @@ def test_the_roles_write_only_into_the_clusters_group_and_the_broad_policy_is_le
     ]
     assert _policy(slurm_plan, "test-aws-node-role-logs") == expected
     # the head (accounting) carries a role of its own: it ships its logs with the same grant
-    assert _policy(slurm_plan, "test-aws-head-node-role-logs") == expected
+    assert _policy(slurm_plan, "test-aws-head-role-logs") == expected
     attached = [r["inputs"]["policyArn"] for r in resources_of(slurm_plan, "rolePolicyAttachment:RolePolicyAttachment")]
     assert BROAD not in attached and "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore" in attached
 
@@ -384,7 +384,7 @@ def test_day2_turning_logs_and_notify_on_adds_beside_and_restarts_only_head_and_
     assert added == [
         "slurm-elastic-aws-alerts",
         "slurm-elastic-aws-alerts-ops-example-com",
-        "slurm-elastic-aws-head-node-role-logs",
+        "slurm-elastic-aws-head-role-logs",
         "slurm-elastic-aws-logs",
         "slurm-elastic-aws-node-role-alerts",
         "slurm-elastic-aws-node-role-logs",

@@ -21,7 +21,6 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pulumi
@@ -101,7 +100,7 @@ class CloudCluster(pulumi.ComponentResource):
         source = self.shared.source if self.shared else None
         self.slurm = build_head(ctx, net, self.identity, key_pair, source)
         if self.slurm is not None and self.slurm.identity is not self.identity:  # the head's own role ships too
-            build_logs_policy(replace(ctx, name=f"{ctx.name}-head"), self.slurm.identity, self.log_group)
+            build_logs_policy(ctx, self.slurm.identity, self.log_group, label="head-role")
         login_data = login_user_data(ctx, self.slurm, source, topic_arn)
         if login_data is None and layout.vm_login_user_data is not None:  # VM mode: monitoring, the logs' agent
             login_data = fill(layout.vm_login_user_data, {TOPIC_PLACEHOLDER: topic_arn}, layout.user_data_b64_for)

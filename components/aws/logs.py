@@ -33,10 +33,10 @@ def build_log_group(ctx: Context) -> aws.cloudwatch.LogGroup | None:
 
 
 def build_logs_policy(
-    ctx: Context, identity: Identity, group: aws.cloudwatch.LogGroup | None
+    ctx: Context, identity: Identity, group: aws.cloudwatch.LogGroup | None, label: str = "node-role"
 ) -> tuple[aws.iam.RolePolicy, dict[str, Any]] | None:
     """The agent's writes: on the group's ARN (CreateLogStream, DescribeLogStreams: the log-group resource) and its
-    streams (`<arn>:*`, PutLogEvents: the log-stream resource)."""
+    streams (`<arn>:*`, PutLogEvents: the log-stream resource). `label`: whose role (node-role, head-role)."""
     logs = ctx.layout.logs
     if logs is None or group is None or identity.role is None:
         return None
@@ -52,7 +52,7 @@ def build_logs_policy(
         return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
     policy = aws.iam.RolePolicy(
-        f"{ctx.name}-node-role-logs", role=identity.role.name, policy=group.arn.apply(document), opts=ctx.child
+        f"{ctx.name}-{label}-logs", role=identity.role.name, policy=group.arn.apply(document), opts=ctx.child
     )
     return policy, {"action": actions, "resource": group.arn}
 
