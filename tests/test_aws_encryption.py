@@ -201,7 +201,7 @@ def test_a_refused_key_plan_registers_nothing(monkeypatch, constructed):
     """A refusal of the key plan itself (none of today's configs raises there: the spec refuses a malformed ARN)
     comes from the layout's plan(), before any resource: components/aws builds from the layout field only."""
 
-    def refusing(spec):
+    def refusing(spec, *_):
         raise ConfigError("gpu-cluster:cluster.encryption.key", "refused by the key plan")
 
     monkeypatch.setattr(aws_layout, "encryption_plan", refusing)

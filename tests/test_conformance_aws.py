@@ -76,6 +76,17 @@ FEATURES: dict[str, dict[str, Any]] = {
         encryption={"key": "auto"},
         login={"instanceType": "m7i.large"},
     ),
+    # monitoring.logs and .notify under a key and the longest name: the CloudWatch Logs group, the SNS topic and its
+    # email subscriptions, the agent on every node and Alertmanager on the login node (the largest login user data)
+    "slurm-efs-cmk-logs-notify-longest-name": _config(
+        LONGEST_NAME,
+        scheduler="slurm",
+        storage={"shared": {"kind": "nfs"}},
+        encryption={"key": "auto"},
+        login={"instanceType": "m7i.large"},
+        slurm={"accounting": True},
+        monitoring={"logs": {"enabled": True, "retentionDays": 3653}, "notify": ["ops@example.com", "ml@example.com"]},
+    ),
     # the inference fleet: Spot above an On-Demand base, queue-depth scaling on its own SQS queue, a schedule
     "fleet-queue": _config(
         "feat-fleet",

@@ -74,8 +74,8 @@ def test_every_cloud_has_an_entry_for_every_item_the_bill_asks_for(cloud):
     # service and the alerts' metrics (billed by use, said unpriced)
     only = {
         "alicloud": {"encryptionKeyInInstance", "auditTrail"},
-        "gcp": {"loadBalancerInternalProxy", "logStorage", "alertMetrics"},
-        "aws": {"applicationLoadBalancer"},
+        "gcp": {"loadBalancerInternalProxy", "logs", "alerts"},
+        "aws": {"applicationLoadBalancer", "logs", "alerts"},
     }.get(cloud, set())
     assert set(fixed_prices.load(cloud).items) == asked | only
 
@@ -431,6 +431,6 @@ def test_gcp_logs_and_alerts_are_named_as_not_counted_with_their_rates():
 
     costs = plan_stack("gcp-slurm-elastic").as_json()["summary"]["costs"]
     items = {i["item"]: i for i in costs["items"]}
-    assert items["logStorage"]["hourly"] is None and "$0.50/GiB" in items["logStorage"]["unpriced"]
-    assert "per sample ingested" in items["alertMetrics"]["unpriced"]
-    assert any(n.startswith("the nodes' logs (billed by use") for n in costs["notCounted"])
+    assert items["logs"]["hourly"] is None and "$0.50/GiB" in items["logs"]["unpriced"]
+    assert "per sample ingested" in items["alerts"]["unpriced"]
+    assert any(n.startswith("the nodes' logs in Cloud Logging (billed by use") for n in costs["notCounted"])

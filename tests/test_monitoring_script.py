@@ -119,3 +119,76 @@ def test_a_wrong_checksum_installs_and_starts_nothing(tmp_path, wrong):
     assert not (Path(env["PROMETHEUS_DIR"]) / "prometheus").exists()
     assert not [line for line in log if line.startswith(("systemctl", "apt-get", "promtool"))]
     assert not list((tmp_path / "tmp").iterdir())  # the download removed
+
+
+# monitoring.notify: alertmanager.sh installs Alertmanager beside Prometheus, from its own pinned tarball
+def _am_tarball(tmp_path: Path, version: str) -> Path:
+    root = tmp_path / "am-release" / f"alertmanager-{version}.linux-amd64"
+    root.mkdir(parents=True)
+    for name in ("alertmanager", "amtool"):
+        (root / name).write_text(f'#!/bin/bash\necho "{name} $*" >>"$LOG"\n')
+        (root / name).chmod(0o755)
+    path = tmp_path / "alertmanager.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(root, arcname=root.name)
+    return path
+
+
+def _run_alertmanager(tmp_path: Path, sha256: str | None = None):
+    from components.bootstrap import alertmanager
+
+    env0 = alertmanager.install_env()
+    tarball = _am_tarball(tmp_path, env0["ALERTMANAGER_VERSION"])
+    log = tmp_path / "log"
+    log.touch()
+    stubs = {
+        "install": _INSTALL,
+        "curl": _CURL,
+        "dpkg": 'echo "dpkg $*" >>"$LOG"; echo amd64\n',
+        "id": "exit 0\n",
+        "useradd": 'echo "useradd $*" >>"$LOG"\n',
+        "systemctl": 'echo "systemctl $*" >>"$LOG"\n',
+    }
+    bin_dir = stub_bin(tmp_path, stubs)
+    script = tmp_path / "gpu-cluster-alertmanager"
+    script.write_text(bootstrap.script("alertmanager.sh"))
+    env = {
+        **env0,
+        "ALERTMANAGER_SHA256_AMD64": sha256 or hashlib.sha256(tarball.read_bytes()).hexdigest(),
+        "ALERTMANAGER_DIR": str(tmp_path / "am"),
+        "ALERTMANAGER_CONFIG": str(tmp_path / "alertmanager.yml"),
+        "ALERTMANAGER_DATA": str(tmp_path / "am-data"),
+        "ENV_FILE": str(tmp_path / "absent.env"),
+        "TARBALL": str(tarball),
+        "LOG": str(log),
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
+    (tmp_path / "tmp").mkdir()
+    return run_hook(script, bin_dir, env), log.read_text().splitlines(), env
+
+
+def test_the_alertmanager_script_is_shellcheck_clean(tmp_path):
+    path = tmp_path / "alertmanager.sh"
+    path.write_text(bootstrap.script("alertmanager.sh"))
+    assert_shellcheck_clean(path)
+
+
+def test_alertmanager_is_installed_checked_by_amtool_and_started(tmp_path):
+    run, log, env = _run_alertmanager(tmp_path)
+    assert run.returncode == 0, run.stderr
+    am = Path(env["ALERTMANAGER_DIR"])
+    assert (am / "alertmanager").exists() and (am / "amtool").exists()
+    assert (am / "VERSION").read_text().strip() == env["ALERTMANAGER_VERSION"]
+    url = env["ALERTMANAGER_URL"].replace("{arch}", "amd64")
+    assert any(line.startswith("curl -fsSL --retry 5 -o ") and line.endswith(url) for line in log)
+    assert f"amtool check-config {env['ALERTMANAGER_CONFIG']}" in log
+    assert Path(env["ALERTMANAGER_DATA"]).is_dir()
+    assert log[-1] == "systemctl restart gpu-cluster-alertmanager.service"
+
+
+def test_a_wrong_alertmanager_checksum_starts_nothing(tmp_path):
+    run, log, env = _run_alertmanager(tmp_path, sha256="0" * 64)
+    assert run.returncode != 0
+    assert not (Path(env["ALERTMANAGER_DIR"]) / "alertmanager").exists()
+    assert not [line for line in log if line.startswith(("systemctl", "amtool"))]
+    assert not list((tmp_path / "tmp").iterdir())  # the download removed

@@ -225,6 +225,7 @@ def test_the_head_has_its_own_role_scoped_to_the_templates_and_this_clusters_ins
         "slurm-elastic-aws-head-role-slurm-compute-conf",
         "slurm-elastic-aws-head-role-slurm-power",
         "slurm-elastic-aws-head-role-db-password",  # the shipped stack has slurm.accounting (test_aws_accounting.py)
+        "slurm-elastic-aws-head-role-logs",  # and monitoring.logs: its agent ships to the cluster's group
     }
 
 

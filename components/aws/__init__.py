@@ -14,7 +14,9 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `scaling`: elastic fleets' target-tracking policy, scheduled actions and SQS queue;
 - `budget`: the AWS Budgets budget of the cluster's tagged cost (`budget`);
 - `serve`: the Network Load Balancer in front of the managed group (`serve:`);
-- `encryption`: the customer-managed KMS key (`encryption.key`) the others read from `Context.kms_key`.
+- `encryption`: the customer-managed KMS key (`encryption.key`) the others read from `Context.kms_key`;
+- `logs`: the CloudWatch Logs group every node's agent ships to (`monitoring.logs`) and the role's writes into it;
+- `monitoring`: the SNS topic the login node's Alertmanager publishes to (`monitoring.notify`) and its emails.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import pulumi_aws as aws
 
 from ..catalog.capabilities import capabilities
 from ..layout.aws import AwsLayout
+from ..layout.aws.monitoring import TOPIC_PLACEHOLDER
 from ..layout.kubernetes import LABEL_PREFIX
+from ..resources import fill
 from .access import access_output, build_endpoints, build_key_pair, build_login, monitoring_output
 from .budget import build_budget
 from .encryption import build_key
@@ -39,6 +43,8 @@ from .identity import (
     build_scaling_policy,
 )
 from .kubernetes import build_kubernetes, kubernetes_output
+from .logs import build_log_group, build_logs_policy, logs_output
+from .monitoring import build_alerts, build_alerts_policy
 from .naming import Context
 from .network import Network, build_network
 from .nodes import build_nodes, build_partitions
@@ -78,6 +84,10 @@ class CloudCluster(pulumi.ComponentResource):
         # encryption.key not provider: the key first, every disk, filesystem and secret below names it
         ctx, self.encryption = build_key(Context(name, layout, self))
         self.budget = build_budget(ctx)  # budget: counts the cluster's tag, whatever builds below
+        # monitoring.logs and .notify: the group and the topic before any node boots and ships or publishes
+        self.log_group = build_log_group(ctx)
+        self.alerts = build_alerts(ctx)
+        topic_arn = self.alerts[0].arn if self.alerts else None
 
         net = build_network(ctx)
         self.vpc, self.subnet, self.route_table = net.vpc, net.subnet, net.route_table
@@ -89,9 +99,11 @@ class CloudCluster(pulumi.ComponentResource):
         self.shared = build_shared(ctx, net) if layout.slurm else None
         source = self.shared.source if self.shared else None
         self.slurm = build_head(ctx, net, self.identity, key_pair, source)
-        login_data = login_user_data(ctx, self.slurm, source)
-        if login_data is None and layout.monitoring is not None:  # VM mode: the login node's only part
-            login_data = layout.user_data_b64_for(layout.monitoring.vm_user_data)
+        if self.slurm is not None and self.slurm.identity is not self.identity:  # the head's own role ships too
+            build_logs_policy(ctx, self.slurm.identity, self.log_group, label="head-role")
+        login_data = login_user_data(ctx, self.slurm, source, topic_arn)
+        if login_data is None and layout.vm_login_user_data is not None:  # VM mode: monitoring, the logs' agent
+            login_data = fill(layout.vm_login_user_data, {TOPIC_PLACEHOLDER: topic_arn}, layout.user_data_b64_for)
         self.login = build_login(ctx, net, self.identity, key_pair, login_data)
         if layout.slurm is None:
             self.shared = build_shared(ctx, net)
@@ -133,6 +145,12 @@ class CloudCluster(pulumi.ComponentResource):
         self.driver_policy = build_driver_policy(ctx, self.identity)
         if self.driver_policy:
             inline = [*(inline or []), self.driver_policy[1]]
+        self.logs_policy = build_logs_policy(ctx, self.identity, self.log_group)
+        if self.logs_policy:
+            inline = [*(inline or []), self.logs_policy[1]]
+        self.alerts_policy = build_alerts_policy(ctx, self.identity, self.alerts[0] if self.alerts else None)
+        if self.alerts_policy:
+            inline = [*(inline or []), self.alerts_policy[1]]
         self.serving = build_serving(ctx, net, nodes.group) if nodes.group is not None else None
         if self.serving is not None and nodes.group is not None:  # serve.requestsPerNode: the ALB's request policy
             s = self.serving
@@ -155,7 +173,7 @@ class CloudCluster(pulumi.ComponentResource):
             "access": access,
             "placementApplied": layout.placement_applied,
             "metrics": metrics_output(layout, access["nodes"]),
-            "monitoring": monitoring_output(ctx, self.login),
+            "monitoring": {**monitoring_output(ctx, self.login), **self._shipping(layout)},
         }
         if layout.gpu_driver is not None:  # a vGPU slice installs its GRID driver at boot
             self.outputs["gpuDriver"] = layout.gpu_driver
@@ -165,6 +183,15 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["serve"] = self.serving.output(layout.serve)
         if self.encryption is not None:
             self.outputs["encryption"] = self.encryption.output()
+        logs = logs_output(self.log_group, ctx)
+        if logs is not None:
+            self.outputs["logs"] = logs
+        if self.alerts is not None:
+            self.outputs["alerts"] = {
+                "topic": self.alerts[0].arn,
+                "emails": list(layout.monitoring.notify) if layout.monitoring else [],
+                "confirm": "each address gets a confirmation mail from SNS and receives alerts once it confirms",
+            }
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if self.slurm is not None:
@@ -175,6 +202,22 @@ class CloudCluster(pulumi.ComponentResource):
         if self.login is not None:
             self.outputs["loginNode"] = self.login.output()
         self.register_outputs(self.outputs)
+
+    def _shipping(self, layout: AwsLayout) -> dict[str, Any]:
+        """The plan's monitoring row: where the logs go and who the alerts reach (monitoring.logs, .notify)."""
+        out: dict[str, Any] = {}
+        if layout.logs is not None:
+            key = ", the cluster's key" if layout.encryption is not None else ""
+            out["logs"] = (
+                f"CloudWatch Logs {layout.logs.group_name} ({layout.logs.retention_days} days{key}), one stream "
+                "per node and file"
+            )
+        if layout.monitoring is not None and layout.monitoring.notify:
+            out["alerts"] = (
+                f"Alertmanager on the login node to SNS, email to {', '.join(layout.monitoring.notify)} (each "
+                "address confirms SNS's subscription mail first)"
+            )
+        return out
 
     def _kubernetes(self, ctx: Context, net: Network, key_pair: aws.ec2.KeyPair | None) -> None:
         """scheduler kubernetes: the EKS cluster, its node groups and releases (`kubernetes.py`), and the outputs."""

@@ -50,7 +50,7 @@ def build_key(ctx: Context) -> tuple[Context, Encryption | None]:
     caller = aws.get_caller_identity_output(opts=invoke_options(ctx.parent))
     partition = aws.get_partition_output(opts=invoke_options(ctx.parent)).partition
     policy = pulumi.Output.all(partition, caller.account_id).apply(
-        lambda v: key_policy(create, str(v[0]), str(v[1]), region)
+        lambda v: key_policy(create, str(v[0]), str(v[1]), region, enc.logs_group, enc.sns)
     )
     key = aws.kms.Key(
         f"{ctx.name}-kms",

@@ -27,6 +27,7 @@ import yaml
 
 from ..datafile import load_yaml
 from . import File, Part, env_file, script
+from . import alertmanager as am
 from .metrics import endpoints
 
 _DATA = Path(__file__).resolve().parent / "monitoring"
@@ -94,6 +95,7 @@ class Monitoring:
     alerts: Thresholds
     partition: str | None = None  # scheduler slurm: the GPU partition, a label on every series
     gpu_metrics: bool = True  # NVIDIA GPUs: the DCGM exporter runs (other vendors' nodes run the node exporter only)
+    notify: am.Receiver | None = None  # monitoring.notify: an Alertmanager beside Prometheus sends to this receiver
 
 
 def prometheus_config(m: Monitoring) -> str:
@@ -127,6 +129,7 @@ def prometheus_config(m: Monitoring) -> str:
         )
     body = {
         "global": {"scrape_interval": interval, "evaluation_interval": interval},
+        **({"alerting": am.prometheus_alerting()} if m.notify else {}),
         "rule_files": [RULES_YML],
         "scrape_configs": jobs,
     }
@@ -345,11 +348,18 @@ def monitoring_part(m: Monitoring | None) -> Part:
             File(PROMETHEUS_YML, prometheus_config(m)),
             File(RULES_YML, alert_rules(m)),
             *_grafana_files(),
+            *(am.files(m.cluster, m.notify) if m.notify else ()),
         ),
         commands=(
             ("systemctl", "daemon-reload"),
             ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-monitoring.service"),
+            *(am.COMMANDS if m.notify else ()),
         ),
         summary=f"runs Prometheus {p['version']} ({p['listen']}) and Grafana {grafana['version']} "
-        f"({grafana['listen']}:{grafana['port']}), private, scraping the GPU nodes' exporters.",
+        f"({grafana['listen']}:{grafana['port']}), private, scraping the GPU nodes' exporters"
+        + (
+            f"; Alertmanager {am.pin()['version']} ({am.pin()['listen']}) sends the alerts to {m.notify.kind}."
+            if m.notify
+            else "."
+        ),
     )

@@ -42,6 +42,8 @@ DBD_HOST_TOKEN = "@@GPU_CLUSTER_DBD_HOST@@"
 DB_HOST_PLACEHOLDER = "@@GPU_CLUSTER_DB_HOST@@"
 DB_PASSWORD_TOKEN = "@@GPU_CLUSTER_DB_PASSWORD@@"
 SLURMDBD_LOG = "/var/log/slurm/slurmdbd.log"
+SLURMCTLD_LOG = "/var/log/slurm/slurmctld.log"
+SLURMD_LOG = "/var/log/slurm/slurmd.log"
 TOPOLOGY_NAME = "placement"
 # The compute-side part of slurm.conf, `Include`d by it: what a change of the GPU nodes (nodes, maxNodes, the instance
 # type, placement) changes. It reaches the head through the cloud's in-place channel at run time, never through the
@@ -366,8 +368,8 @@ def render_slurm_conf(layout: SlurmLayout) -> str:
         "SlurmUser=slurm",
         f"StateSaveLocation={layout.state_dir}",
         "SlurmdSpoolDir=/var/spool/slurmd",
-        "SlurmctldLogFile=/var/log/slurm/slurmctld.log",
-        "SlurmdLogFile=/var/log/slurm/slurmd.log",
+        f"SlurmctldLogFile={SLURMCTLD_LOG}",
+        f"SlurmdLogFile={SLURMD_LOG}",
         "ProctrackType=proctrack/cgroup",
         "TaskPlugin=task/cgroup,task/affinity",
         "SelectType=select/cons_tres",

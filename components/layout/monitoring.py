@@ -4,6 +4,7 @@ finds the GPU nodes (each cloud's `discovery`: components/layout/<cloud>/monitor
 from __future__ import annotations
 
 from ..bootstrap import Part
+from ..bootstrap.alertmanager import Receiver
 from ..bootstrap.monitoring import Discovery, Monitoring, Thresholds, monitoring_part
 from ..spec import ClusterSpec
 
@@ -14,9 +15,9 @@ def login_hosted(spec: ClusterSpec) -> bool:
     return spec.prometheus == "selfHosted" and spec.kubernetes is None
 
 
-def login_part(spec: ClusterSpec, discovery: Discovery) -> Part:
+def login_part(spec: ClusterSpec, discovery: Discovery, notify: Receiver | None = None) -> Part:
     """The login node's monitoring part: the spec's retention and alert thresholds, the Slurm partition to label by,
-    the DCGM metrics only on NVIDIA GPUs."""
+    the DCGM metrics only on NVIDIA GPUs; `notify`: an Alertmanager sending the alerts to the cloud's receiver."""
     return monitoring_part(
         Monitoring(
             cluster=spec.name,
@@ -25,5 +26,6 @@ def login_part(spec: ClusterSpec, discovery: Discovery) -> Part:
             alerts=Thresholds(**spec.monitoring.alerts.model_dump()),
             partition=spec.slurm.partition if spec.slurm is not None else None,
             gpu_metrics=spec.instance.gpu_vendor == "nvidia",
+            notify=notify,
         )
     )

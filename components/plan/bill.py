@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..catalog import accounting, fixed_prices, serving
 from ..catalog import load as load_catalog
+from ..catalog import monitoring as catalog_monitoring
 from ..catalog.fixed_prices import HOURS_PER_MONTH, Price, tier_for
 from ..spec import ClusterSpec
 
@@ -251,13 +252,6 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         for item, name in serving.bill_items(spec.cloud, serve.public, serve.certificate, serve.requests_per_node):
             items.append(_priced(item, name, 1, "stack", prices.item(item)))
     items += _accounting(spec, prices)
-    # monitoring.logs / notify: the log service and the alerts' metrics bill by use (prices/<cloud>.yaml says how)
-    if spec.monitoring.logs.enabled:
-        items.append(_priced("logStorage", "the nodes' logs", 1, "stack", prices.item("logStorage")))
-    if spec.monitoring.notify:
-        items.append(
-            _priced("alertMetrics", "the alerts' metrics and policies", 1, "stack", prices.item("alertMetrics"))
-        )
     if spec.encryption_key == "auto":  # one customer-managed key per cluster (a key id given is billed elsewhere)
         # a key in an existing KMS instance (Alibaba encryption.kmsInstance) is billed with that instance
         which = "encryptionKeyInInstance" if spec.encryption_kms_instance else "encryptionKey"
@@ -266,6 +260,20 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         items.append(_priced("auditTrail", "audit trail (ActionTrail to SLS)", 1, "stack", prices.item("auditTrail")))
     items += _bastion(layout, prices)
     items += _shared(shared)
+    items += _monitoring(spec, prices)
+    return items
+
+
+def _monitoring(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> list[BillItem]:
+    """monitoring.logs and .notify: the cloud's log service and alert path bill by use (GB ingested, samples written,
+    notifications sent), so they are named and never counted (prices/<cloud>.yaml says why)."""
+    items = []
+    logs = catalog_monitoring.logs(spec.cloud)
+    if spec.monitoring.logs.enabled and logs is not None:
+        items.append(_priced("logs", f"the nodes' logs in {logs['service']}", 1, "stack", prices.item("logs")))
+    notify = catalog_monitoring.notify(spec.cloud)
+    if spec.monitoring.notify and notify is not None:
+        items.append(_priced("alerts", f"alert delivery: {notify['service']}", 1, "stack", prices.item("alerts")))
     return items
 
 

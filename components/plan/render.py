@@ -194,17 +194,22 @@ def monitoring_text(s: dict[str, Any]) -> str:
     """Where Prometheus and Grafana run and the command that reaches Grafana (docs/monitoring.md)."""
     m = s.get("monitoring") or {}
     grafana = m.get("grafana")
+    # monitoring.logs and .notify where the cloud builds them: after the Prometheus text
+    shipping = "".join(f"; {what}: {m[what]}" for what in ("logs", "alerts") if m.get(what))
     chart = catalog_monitoring.kubernetes_chart()
     stack = next((r for r in (s.get("kubernetes") or {}).get("releases") or () if r["chart"] == chart), None)
     if stack is not None:  # scheduler kubernetes: the in-cluster release (layout.kubernetes_monitoring)
         namespace = str(charts()[chart]["namespace"])
         access = grafana_text(stack["name"], namespace)
-        return f"{chart} in the cluster (namespace {namespace}, not exposed); Grafana: {access}"
+        return f"{chart} in the cluster (namespace {namespace}, not exposed); Grafana: {access}" + shipping
     if m.get("prometheus") != "selfHosted" or not grafana:
-        return "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"
+        return (
+            "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"
+            + shipping
+        )
     return (
         f"Prometheus and Grafana on the {m.get('host')} (private); Grafana: {grafana['forward']}, then "
-        f"{grafana['url']} as {grafana['user']} ({grafana['password']})"
+        f"{grafana['url']} as {grafana['user']} ({grafana['password']})" + shipping
     )
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from components.plan import Plan
 
-from . import aws_elbv2, aws_services  # noqa: F401  (register the translators of the other services)
+from . import aws_elbv2, aws_observability, aws_services  # noqa: F401  (register the other services' translators)
 from .aws_api import Refusal, Request, validate
 from .aws_translate import TRANSLATORS
 

@@ -77,6 +77,9 @@ EXTERNAL: dict[str, str] = {
     "/usr/bin/stunnel4": "stunnel4, which mounts.sh installs for EFS over TLS (CLIENT_PACKAGES) before its tunnel",
     "/opt/prometheus/prometheus": "the Prometheus release tarball gpu-cluster-monitoring installs (sha256-checked) "
     "before it starts gpu-cluster-prometheus.service (components/bootstrap/monitoring.sh)",
+    "/opt/alertmanager/alertmanager": "the Alertmanager release tarball gpu-cluster-monitoring installs "
+    "(sha256-checked) with monitoring.notify before it starts gpu-cluster-alertmanager.service "
+    "(components/bootstrap/monitoring.sh)",
     "/usr/bin/docker": "docker.io or the image's Docker (gpu-cluster-container-runtime and the GCP fabric script "
     "install it where the image lacks it, before the units that run it start)",
     "/usr/bin/nvidia-cuda-mps-control": "the NVIDIA driver's MPS control daemon, in the GPU image with its driver "
@@ -107,6 +110,12 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                 "mps": True,
             },
         },
+    ),
+    # monitoring.logs and .notify in VM mode: the CloudWatch agent with the GPU metric and the logs on the fleet, the
+    # agent and Alertmanager on the login node (aws-slurm-elastic ships them with Slurm)
+    "aws-fleet-logs-notify": (
+        "aws-inference-fleet",
+        {"login": {}, "monitoring": {"logs": {"enabled": True}, "notify": ["ops@example.com"]}},
     ),
     # MIG (mig.sh) on every H100, with EFS
     "aws-efs-mig": (

@@ -196,6 +196,20 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("slice-mig", f"{C}.gpuPartition", {"gpu": "L4:1/8", "nodes": 1, "gpuPartition": "1g.10gb"}),
         ("slice-disagrees-with-type", f"{C}.gpu", {"gpu": "L4:1/4", "instanceType": "g6f.large", "nodes": 1}),
         ("aws-unsold-gpu", f"{C}.gpu", {"gpu": "L20:1"}),
+        # monitoring.logs and .notify on AWS: a retention CloudWatch Logs does not take, EKS (its control plane's
+        # group cannot be made first), notify with nothing to evaluate the rules
+        (
+            "aws-logs-retention-31",
+            f"{C}.monitoring.logs.retentionDays",
+            {"login": {}, "monitoring.logs": {"enabled": True, "retentionDays": 31}},
+        ),
+        ("aws-logs-eks", f"{C}.monitoring.logs.enabled", {"scheduler": "kubernetes", "monitoring.logs.enabled": True}),
+        ("aws-logs-no-egress", f"{C}.network.egress", {"network.egress": "none", "monitoring.logs.enabled": True}),
+        (
+            "aws-notify-without-prometheus",
+            f"{C}.monitoring.notify",
+            {"login": {}, "monitoring.prometheus": "none", "monitoring.notify": ["ops@example.com"]},
+        ),
         ("aws-count-not-sold", f"{C}.gpu", {"gpu": "H100:4"}),
         ("aws-gpu-type-disagree", f"{C}.gpu", {"gpu": "H100:8", "instanceType": "p4d.24xlarge"}),
         ("aws-fabric-required-t4", f"{C}.fabric", {"instanceType": "g4dn.xlarge", "gpu": DROP, "fabric": "required"}),

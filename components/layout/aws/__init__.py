@@ -41,6 +41,9 @@ from .identity import (
     node_identity,
 )
 from .kubernetes import EksLayout, EksPool, kubernetes_problems
+from .logs import AwsLogs, NodeKind
+from .logs import plan as logs_plan
+from .logs import problems as logs_problems
 from .monitoring import AwsMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import Metrics, check_public_ip, metrics
@@ -59,7 +62,7 @@ from .nodes import (
     rollout_of,
 )
 from .proof import count_wired_gbps
-from .scaling import AwsScaling, QueueMetric
+from .scaling import AwsScaling, QueueMetric, agent_part
 from .scaling import plan as scaling_plan
 from .serve import AwsServe
 from .serve import plan as serve_plan
@@ -75,6 +78,7 @@ __all__ = [
     "AwsEncryption",
     "AwsKey",
     "AwsLayout",
+    "AwsLogs",
     "AwsPartition",
     "AwsScaling",
     "AwsServe",
@@ -139,6 +143,8 @@ class AwsLayout:
     partitions: tuple[AwsPartition, ...] = ()  # slurm.partitions: no group; one launch template per partition
     budget: Budget | None = None  # budget: an AWS Budgets cost budget on the cluster's tag
     monitoring: AwsMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
+    logs: AwsLogs | None = None  # monitoring.logs.enabled: the CloudWatch Logs group every node's agent ships to
+    vm_login_user_data: str | None = None  # VM mode: the login node's user data (monitoring, the logs' agent), if any
     serve: AwsServe | None = None  # serve: the Network Load Balancer in front of the group
     driver_grant: DriverGrant | None = None  # a vGPU slice: the node role reads its GRID driver from AWS's bucket
     gpu_driver: str | None = None  # the plan's line for a driver the node installs itself (None: the image's)
@@ -179,7 +185,13 @@ def _partitions(spec: ClusterSpec, slurm: AwsSlurm | None) -> tuple[AwsPartition
 
 def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
     """The cluster's layout; `extra_parts` follow the node parts (an elastic partition's Slurm parts)."""
-    refuse([*arch.problems(spec), *(kubernetes_problems(spec) if spec.kubernetes is not None else ())])
+    refuse(
+        [
+            *arch.problems(spec),
+            *(kubernetes_problems(spec) if spec.kubernetes is not None else ()),
+            *logs_problems(spec),
+        ]
+    )
     interfaces = interfaces_of(spec)
     check_public_ip(spec, interfaces)
     node_cidr, public_cidr = split_cidr(spec.network.cidr, 1, 2)  # two halves: nodes, NAT
@@ -201,15 +213,23 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         mounts=shared.mount if shared else None,
     )
     monitoring = monitoring_plan(spec)
-    slurm = slurm_plan(spec, shared.mount if shared else None, monitoring.part if monitoring else None)
+    logs = logs_plan(spec)
+    login_extra = (
+        *((monitoring.part,) if monitoring else ()),
+        *((logs.agent("login"),) if logs and spec.login is not None else ()),
+    )
+    slurm = slurm_plan(spec, shared.mount if shared else None, login_extra, (logs.agent("head"),) if logs else ())
     if slurm is not None:
         parts = (*parts, *slurm.compute_parts)
     parts = (*parts, *extra_parts)
     scaling = scaling_plan(spec)
     serve = serve_plan(spec)
     refresh, drain_hook = rollout_of(spec)
-    if scaling is not None:
-        parts = (*parts, scaling.agent)
+    metric = scaling.gpu if scaling is not None else None
+    # one CloudWatch agent per node: the fleet's GPU metric and the node's logs in one configuration
+    # (an elastic partition's nodes get the cluster's Slurm compute parts as `extra_parts`: they run slurmd too)
+    kind: NodeKind = "slurm-gpu" if slurm is not None or extra_parts else "gpu"
+    parts = (*parts, logs.agent(kind, metric) if logs else agent_part(metric))
     layout = AwsLayout(
         spec=spec,
         vpc_cidr=spec.network.cidr,
@@ -224,7 +244,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         capacity_reservation_id=spec.reservation or None,
         user_data=bootstrap.cloud_init(parts),
         tags={"Name": spec.name, **spec.base_tags},
-        identity=fleet_identity(node_identity(spec), scaling),
+        identity=fleet_identity(node_identity(spec), scaling, logs),
         access=access_plan(spec),
         placement_applied="none" if spec.placement == "none" else spec.placement,
         fabric_usability=usability,
@@ -235,12 +255,14 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         slurm=slurm,
         scaling=scaling,
         # the key is decided here, with every other refusal, before components/aws registers a resource
-        encryption=encryption_plan(spec),
+        encryption=encryption_plan(spec, logs.group_name if logs else None),
         refresh=refresh,
         drain_hook=drain_hook,
         partitions=_partitions(spec, slurm),
         budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("aws").get("note", "")),
         monitoring=monitoring,
+        logs=logs,
+        vm_login_user_data=bootstrap.cloud_init(login_extra) if slurm is None and login_extra else None,
         serve=serve,
         driver_grant=driver_grant(spec),
         gpu_driver=grid_driver_summary(spec),

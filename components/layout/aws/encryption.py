@@ -38,16 +38,33 @@ class AwsEncryption:
     create: AwsKey | None  # key auto; None: an existing key
     key_arn: str | None  # the given key ARN (existing key), else None (the created key's ARN, known at deploy)
     notes: tuple[str, ...]  # what the key does not cover, said in the plan
+    logs_group: str | None = None  # monitoring.logs: CloudWatch Logs encrypts this group with the key
+    sns: bool = False  # monitoring.notify: the alert topic is encrypted with the key
 
 
-def plan(spec: ClusterSpec) -> AwsEncryption | None:
+# CloudWatch Logs User Guide, encrypt-log-data-kms ("Step 2: Set permissions on the KMS key"): the regional service
+# principal, these actions, the encryption context naming the group; SNS Developer Guide, sns-key-management: a
+# publisher to an encrypted topic needs kms:GenerateDataKey* and kms:Decrypt on its key
+LOGS_ACTIONS = ("kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*")
+SNS_PUBLISH_ACTIONS = ("kms:GenerateDataKey*", "kms:Decrypt")
+
+
+def plan(spec: ClusterSpec, logs_group: str | None = None) -> AwsEncryption | None:
+    """`logs_group`: monitoring.logs' group (layout/aws/logs.py), encrypted with the key too."""
     if spec.encryption_key == "provider":
         return None
     data = capabilities.encryption()
     nvme = scratch_for(spec, (), ()).kind == "nvme"
     notes = (one_line(data["instanceStoreNote"]),) if nvme else ()
+    sns = bool(spec.monitoring.notify) and spec.kubernetes is None
     if spec.encryption_key != "auto":
-        return AwsEncryption(None, spec.encryption_key, notes)
+        users = [
+            *([f"CloudWatch Logs (logs.{spec.region}.amazonaws.com, for {logs_group})"] if logs_group else []),
+            *(["the node role publishing to the alert topic through SNS"] if sns else []),
+        ]
+        if users:  # a key we did not create: its policy is its owner's to extend
+            notes = (*notes, f"the given key's policy must let {' and '.join(users)} use it (docs/aws.md)")
+        return AwsEncryption(None, spec.encryption_key, notes, logs_group, sns)
     auto = data["auto"]
     key = AwsKey(
         description=f"gpu-cluster {spec.name}: disks and filesystems of the cluster",
@@ -58,11 +75,14 @@ def plan(spec: ClusterSpec) -> AwsEncryption | None:
         use_actions=tuple(auto["useActions"]),
         autoscaling_role=str(auto["autoScalingRole"]),
     )
-    return AwsEncryption(key, None, notes)
+    return AwsEncryption(key, None, notes, logs_group, sns)
 
 
-def key_policy(key: AwsKey, partition: str, account: str, region: str) -> str:
-    """The key policy (statements and their sources: capabilities `encryption.auto`)."""
+def key_policy(
+    key: AwsKey, partition: str, account: str, region: str, logs_group: str | None = None, sns: bool = False
+) -> str:
+    """The key policy (statements and their sources: capabilities `encryption.auto`; CloudWatch Logs and SNS only
+    when monitoring.logs / monitoring.notify use the key, so other clusters' policies stay as they were)."""
     root = f"arn:{partition}:iam::{account}:root"
     autoscaling = f"arn:{partition}:iam::{account}:{key.autoscaling_role}"
     use = list(key.use_actions)
@@ -107,4 +127,33 @@ def key_policy(key: AwsKey, partition: str, account: str, region: str) -> str:
             },
         },
     ]
+    if logs_group is not None:
+        statements.append(
+            {
+                "Sid": "CloudWatchLogsEncryptsTheClusterGroup",
+                "Effect": "Allow",
+                "Principal": {"Service": f"logs.{region}.amazonaws.com"},
+                "Action": list(LOGS_ACTIONS),
+                "Resource": "*",
+                "Condition": {
+                    "ArnEquals": {
+                        "kms:EncryptionContext:aws:logs:arn": f"arn:{partition}:logs:{region}:{account}:log-group:"
+                        f"{logs_group}"
+                    }
+                },
+            }
+        )
+    if sns:
+        statements.append(
+            {
+                "Sid": "AccountPublishesToTheAlertTopic",
+                "Effect": "Allow",
+                "Principal": {"AWS": "*"},
+                "Action": list(SNS_PUBLISH_ACTIONS),
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {"kms:CallerAccount": account, "kms:ViaService": f"sns.{region}.amazonaws.com"}
+                },
+            }
+        )
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)

@@ -11,6 +11,7 @@ from ...spec import ClusterSpec
 from ..node import grid_driver
 from . import data
 from .data import health_hook_action
+from .logs import AwsLogs
 from .scaling import AwsScaling
 from .scaling import data as scaling_data
 
@@ -76,14 +77,17 @@ def node_identity(spec: ClusterSpec) -> NodeIdentity:
     return NodeIdentity(None, role.trust_service, tuple(dict.fromkeys(arns)))
 
 
-def fleet_identity(identity: NodeIdentity, scaling: AwsScaling | None) -> NodeIdentity:
-    """With gpuUtilization the CloudWatch agent's one write is the inline PutMetricData grant scoped to its namespace
-    (scaling.AwsScaling.permission): the broader CloudWatchAgentServerPolicy (every namespace, logs) is then left
-    off."""
-    if scaling is None or scaling.gpu is None:
+def fleet_identity(identity: NodeIdentity, scaling: AwsScaling | None, logs: AwsLogs | None = None) -> NodeIdentity:
+    """With gpuUtilization the CloudWatch agent's metric write is the inline PutMetricData grant scoped to its
+    namespace (scaling.AwsScaling.permission), with monitoring.logs its log writes are on the cluster's group only
+    (logs.AwsLogs.actions): the broader CloudWatchAgentServerPolicy (every namespace, every group) is then left off."""
+    broad = {
+        *((scaling_data()["gpuUtilization"]["replacesPolicy"],) if scaling is not None and scaling.gpu else ()),
+        *((logs.replaces_policy,) if logs is not None else ()),
+    }
+    if not broad:
         return identity
-    broad = scaling_data()["gpuUtilization"]["replacesPolicy"]
-    return replace(identity, policies=tuple(p for p in identity.policies if p != broad))
+    return replace(identity, policies=tuple(p for p in identity.policies if p not in broad))
 
 
 def health_hook(spec: ClusterSpec) -> bool:

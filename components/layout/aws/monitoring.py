@@ -5,6 +5,10 @@ Prometheus' EC2 discovery lists the instances carrying this cluster's and this s
 node's (`<cluster>-node`, `<cluster>-node-<i>`: the login node and the Slurm head are not scraped), running. It needs
 ec2:DescribeInstances on the login node's role (the node role: the login node carries the node instance profile), an
 action with no resource type (Resource "*"): the only grant added.
+
+monitoring.notify: an Alertmanager beside Prometheus publishes the firing alerts to the cluster's SNS topic (one email
+subscription per address), signing with the login node's instance role (sigv4); the topic's ARN is known at deploy
+(`TOPIC_PLACEHOLDER` in the login node's user data), and the role may sns:Publish to that topic only.
 """
 
 from __future__ import annotations
@@ -13,10 +17,14 @@ from dataclasses import dataclass
 
 from ... import bootstrap
 from ...bootstrap import Part
+from ...bootstrap.alertmanager import Receiver
 from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
 from ..monitoring import login_hosted, login_part
+
+TOPIC_PLACEHOLDER = "@@GPU_CLUSTER_ALERT_TOPIC@@"  # the SNS topic's ARN, known at deploy
+PUBLISH_ACTION = "sns:Publish"
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,7 @@ class AwsMonitoring:
     grafana_port: int
     prometheus_listen: str
     password_file: str
+    notify: tuple[str, ...] = ()  # monitoring.notify: the SNS topic's email subscriptions
 
 
 def discovery(spec: ClusterSpec) -> Discovery:
@@ -52,7 +61,9 @@ def plan(spec: ClusterSpec) -> AwsMonitoring | None:
         return None
     grant = catalog_monitoring.self_hosted("aws")
     assert grant is not None  # the spec refuses selfHosted where catalog/monitoring.yaml does not build it
-    part = login_part(spec, discovery(spec))
+    notify = tuple(spec.monitoring.notify)
+    receiver = Receiver("sns", {"topic_arn": TOPIC_PLACEHOLDER, "sigv4": {"region": spec.region}}) if notify else None
+    part = login_part(spec, discovery(spec), receiver)
     return AwsMonitoring(
         part,
         bootstrap.cloud_init((part,)),
@@ -60,4 +71,5 @@ def plan(spec: ClusterSpec) -> AwsMonitoring | None:
         grafana_port=int(versions()["grafana"]["port"]),
         prometheus_listen=str(versions()["prometheus"]["listen"]),
         password_file=PASSWORD_FILE,
+        notify=notify,
     )

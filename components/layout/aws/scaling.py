@@ -77,7 +77,6 @@ class AwsScaling:
     time_zone: str
     warmup_seconds: int  # the policy's estimated instance warm-up (scaleInCooldownSeconds: catalog scaleIn)
     spot: SpotMix | None  # None: on demand, or `spot: true` as before
-    agent: Part  # the CloudWatch agent part (empty unless gpuUtilization)
 
     @property
     def permission(self) -> dict[str, Any] | None:
@@ -93,26 +92,35 @@ class AwsScaling:
         }
 
 
-def agent_config(spec: ClusterSpec, metric: GpuMetric) -> str:
-    """The CloudWatch agent's Classic configuration: nvidia_gpu utilisation, rolled up per cluster."""
-    gpu = data()["gpuUtilization"]
-    key, value = metric.dimension
-    config = {
-        "agent": {"metrics_collection_interval": gpu["collectionIntervalSeconds"], "omit_hostname": True},
-        "metrics": {
+def agent_config(metric: GpuMetric | None, collect: list[dict[str, str]] | None = None) -> str:
+    """The CloudWatch agent's Classic configuration: nvidia_gpu utilisation rolled up per cluster (gpuUtilization),
+    and the node's log files (monitoring.logs: layout/aws/logs.py `collect_list`); either may be absent."""
+    config: dict[str, Any] = {}
+    if metric is not None:
+        gpu = data()["gpuUtilization"]
+        key, value = metric.dimension
+        config["agent"] = {"metrics_collection_interval": gpu["collectionIntervalSeconds"], "omit_hostname": True}
+        config["metrics"] = {
             "namespace": metric.namespace,
             # one series across every GPU of every node: what target tracking averages
             "aggregation_dimensions": [[key]],
             "metrics_collected": {
                 "nvidia_gpu": {"measurement": [gpu["measurement"]], "append_dimensions": {key: value}},
             },
-        },
-    }
+        }
+    if collect:
+        config["logs"] = {"logs_collected": {"files": {"collect_list": collect}}}
     return json.dumps(config, indent=2, sort_keys=True) + "\n"
 
 
-def agent_part(spec: ClusterSpec, metric: GpuMetric) -> Part:
+def agent_part(metric: GpuMetric | None, collect: list[dict[str, str]] | None = None, group: str = "") -> Part:
+    """The agent's part (empty with neither the metric nor logs): installed once, restarted with this config."""
+    if metric is None and not collect:
+        return Part("cloudwatch-agent")
     agent = data()["agent"]
+    what = [f"publishes {metric.name} to CloudWatch namespace {metric.namespace}"] if metric else []
+    if collect:
+        what.append(f"ships {len(collect)} log files to CloudWatch Logs {group}")
     return service_part(
         "cloudwatch-agent",
         script_text=script("aws_cloudwatch_agent.sh"),
@@ -123,13 +131,16 @@ def agent_part(spec: ClusterSpec, metric: GpuMetric) -> Part:
             "AGENT_PACKAGE": agent["package"],
         },
         unit=oneshot_unit(
-            "gpu-cluster: CloudWatch agent for the GPU utilisation metric",
+            "gpu-cluster: CloudWatch agent for the GPU utilisation metric"
+            if not collect
+            else "gpu-cluster: CloudWatch agent for the node's logs"
+            + (" and the GPU utilisation metric" if metric else ""),
             name="cloudwatch-agent",
             after=("network-online.target",),
             wants=("network-online.target",),
         ),
-        summary=f"publishes {metric.name} to CloudWatch namespace {metric.namespace} (CloudWatch agent).",
-        extra_files=(BootFile(AGENT_CONFIG, agent_config(spec, metric)),),
+        summary=f"{' and '.join(what)} (CloudWatch agent).",
+        extra_files=(BootFile(AGENT_CONFIG, agent_config(metric, collect)),),
         no_block=True,
     )
 
@@ -223,5 +234,4 @@ def plan(spec: ClusterSpec) -> AwsScaling | None:
         time_zone=scaling.time_zone if scaling else "UTC",
         warmup_seconds=scaling.scale_in_cooldown_seconds if scaling else 0,
         spot=spot,
-        agent=agent_part(spec, gpu) if gpu else Part("cloudwatch-agent"),
     )

@@ -75,9 +75,12 @@ def _power_hooks(spec: ClusterSpec) -> PowerHooks:
     return PowerHooks(power=script(POWER_HOOK), power_env=env, node_name=script(NODE_NAME_HOOK))
 
 
-def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None) -> AwsSlurm | None:
+def plan(
+    spec: ClusterSpec, mount: Mount | None, login_extra: tuple[Part, ...] = (), head_extra: tuple[Part, ...] = ()
+) -> AwsSlurm | None:
     """None unless scheduler slurm. `mount`: storage.shared's mount (the head and the login node mount it too);
-    `monitoring`: the self-hosted Prometheus and Grafana part, after the login node's Slurm parts."""
+    `login_extra` (the self-hosted Prometheus and Grafana, the logs' agent) after the login node's Slurm parts,
+    `head_extra` (the logs' agent) after the head's."""
     layout = slurm_layout(spec)
     if layout is None:
         return None
@@ -121,8 +124,8 @@ def plan(spec: ClusterSpec, mount: Mount | None, monitoring: Part | None = None)
         recovery_window_days=int(aws["recoveryWindowInDays"]),
         conf_parameter=parameter,
         conf_action=str(aws["computeConfig"]["action"]),
-        head_user_data=bootstrap.cloud_init(head),
-        login_user_data=bootstrap.cloud_init((*login, *((monitoring,) if monitoring else ()))),
+        head_user_data=bootstrap.cloud_init((*head, *head_extra)),
+        login_user_data=bootstrap.cloud_init((*login, *login_extra)),
         compute_parts=compute,
         accounting=accounting,
     )

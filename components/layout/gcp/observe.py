@@ -7,7 +7,7 @@ config gaining, per node kind:
   entries are kept for our units, the Slurm and MUNGE daemons and the kernel only; a `modify_fields` processor labels
   every entry with the cluster and the stack. A per-cluster log bucket (retention, CMEK under `encryption`) takes them
   through a sink filtering on those labels. The project's _Default sink still routes them to _Default too (30 days;
-  each bucket bills the ingestion: catalog/prices/gcp.yaml logStorage): an exclusion there is a project-wide change
+  each bucket bills the ingestion: catalog/prices/gcp.yaml logs): an exclusion there is a project-wide change
   of a sink every cluster and workload of the project shares, so it is left to the project's owner (docs/gcp.md).
 - alerts: a `prometheus` receiver scraping the node's own DCGM and node exporters (Managed Service for Prometheus,
   only the series the rules read), one alerting policy per rule of bootstrap.monitoring.rule_list (PromQL as

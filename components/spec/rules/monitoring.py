@@ -137,7 +137,14 @@ def _notify(ctx: Context) -> Iterator[ConfigError]:
         return
     most = entry.get("maxEmails")
     yield from email_errors(notify, k, most, f"{entry['service']} takes at most {most}")
-    if entry.get("needs") == "selfHosted" and resolve_prometheus(ctx.cloud, ctx.cfg) != "selfHosted":
+    if entry.get("needs") == "selfHosted" and ctx.cfg.scheduler == "kubernetes":
+        yield ConfigError(
+            k,
+            f"on {ctx.cloud} the login node's Prometheus sends the alerts, and a Kubernetes cluster has none (the "
+            "in-cluster kube-prometheus-stack's Alertmanager has no receiver: its alerts show in its UI and Grafana); "
+            "remove notify",
+        )
+    elif entry.get("needs") == "selfHosted" and resolve_prometheus(ctx.cloud, ctx.cfg) != "selfHosted":
         yield ConfigError(
             k,
             f"on {ctx.cloud} the login node's Prometheus evaluates the alert rules, and monitoring.prometheus "

@@ -1,0 +1,57 @@
+"""Translators for CloudWatch Logs and SNS (monitoring.logs and monitoring.notify: see `aws_translate`).
+
+Importing this module registers them in `aws_translate.TRANSLATORS`.
+"""
+
+from __future__ import annotations
+
+from .aws_translate import Resource, translates
+
+
+@translates("aws:cloudwatch/logGroup:LogGroup")
+def _log_group(r: Resource) -> None:
+    """logs/group.go resourceGroupCreate: CreateLogGroup (name, KMS key, class, tags), then PutRetentionPolicy when
+    retention_in_days is set (0 or unset: kept forever, no call)."""
+    i = r.inputs
+    name = r.physical(maxlen=512)
+    params = {
+        "logGroupName": name,
+        "kmsKeyId": i.get("kmsKeyId"),
+        "logGroupClass": i.get("logGroupClass"),
+        "deletionProtectionEnabled": i.get("deletionProtectionEnabled"),
+        "tags": i.get("tags"),
+    }
+    r.call("logs", "CreateLogGroup", params, "logs/group.go resourceGroupCreate")
+    if days := i.get("retentionInDays"):
+        params = {"logGroupName": name, "retentionInDays": days}
+        r.call("logs", "PutRetentionPolicy", params, "logs/group.go resourceGroupCreate (PutRetentionPolicy)")
+
+
+# the topic attributes the registered inputs set (sns/topic.go topicAttributeMap)
+_TOPIC_ATTRIBUTES = {"displayName": "DisplayName", "kmsMasterKeyId": "KmsMasterKeyId", "policy": "Policy"}
+
+
+@translates("aws:sns/topic:Topic")
+def _topic(r: Resource) -> None:
+    """sns/topic.go resourceTopicCreate: CreateTopic with the attributes as strings and the tags (a standard topic:
+    no FifoTopic attribute). pulumi-aws names a topic with at most 256 characters."""
+    i = r.inputs
+    attributes = {name: str(value) for key, name in _TOPIC_ATTRIBUTES.items() if (value := i.get(key)) is not None}
+    params = {"Name": r.physical(maxlen=256), "Attributes": attributes or None, "Tags": i.get("tags")}
+    if params["Tags"] is not None:
+        params["Tags"] = [{"Key": k, "Value": v} for k, v in params["Tags"].items()]
+    r.call("sns", "CreateTopic", params, "sns/topic.go resourceTopicCreate")
+
+
+@translates("aws:sns/topicSubscription:TopicSubscription")
+def _subscription(r: Resource) -> None:
+    """sns/topic_subscription.go resourceTopicSubscriptionCreate: Subscribe with ReturnSubscriptionArn (an email
+    subscription is pending until its address confirms it)."""
+    i = r.inputs
+    params = {
+        "TopicArn": i.get("topic"),
+        "Protocol": i.get("protocol"),
+        "Endpoint": i.get("endpoint"),
+        "ReturnSubscriptionArn": True,
+    }
+    r.call("sns", "Subscribe", params, "sns/topic_subscription.go resourceTopicSubscriptionCreate")
