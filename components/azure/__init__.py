@@ -21,7 +21,7 @@ import pulumi_azure_native as azure
 from ..layout.azure import AzureLayout
 from ..layout.azure.monitoring import CLIENT_ID_PLACEHOLDER, RESOURCE_GROUP_PLACEHOLDER, SUBSCRIPTION_PLACEHOLDER
 from ..resources import fill, invoke_options
-from . import access, budget, encryption, identity, kubernetes, network, nodes, scaling, serve, slurm
+from . import access, budget, encryption, identity, kubernetes, logs, network, nodes, scaling, serve, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared
@@ -66,6 +66,7 @@ class CloudCluster(pulumi.ComponentResource):
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
         self.identity = identity.build(ctx)
+        self.logs = logs.build(ctx)  # monitoring.logs.enabled: the workspace and its rule, before any VM names them
         tokens = monitoring_tokens(ctx, self.identity)
         vm_login = (
             fill(layout.monitoring.vm_custom_data, tokens, layout.custom_data_b64_for)
@@ -109,6 +110,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.availability_set: azure.compute.AvailabilitySet | None = built.availability_set
         self.vms: list[azure.compute.VirtualMachine] = built.vms
         self.scaling = scaling.build(ctx, built.scale_set, self.identity)
+        self._ship_logs(ctx, built)
 
         node_ids: pulumi.Output[Any]
         if self.kubernetes is not None:
@@ -157,7 +159,25 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["loginPrivateIp"] = self.access.login_nic.ip_configurations.apply(_first_private_ip)
         if self.key is not None and layout.encryption is not None:
             self.outputs["encryption"] = self.key.output(layout.encryption)
+        if self.logs is not None:
+            self.outputs["logs"] = self.logs.output()
         self.register_outputs(self.outputs)
+
+    def _ship_logs(self, ctx: Context, built: nodes.Nodes) -> None:
+        """monitoring.logs: the agent on every VM this component builds (each with the identity it carries) and the
+        rule's association with it; the scale set has the agent in its extension profile (nodes.py)."""
+        if self.logs is None:
+            return
+        ident = self.identity.resource_id
+        if self.access.login_vm is not None:
+            logs.attach_vm(ctx, self.logs, "login", self.access.login_vm, ident)
+        if self.slurm is not None:
+            head = self.slurm.head_identity or self.identity
+            logs.attach_vm(ctx, self.logs, "head", self.slurm.vm, head.resource_id)
+        for i, node in enumerate(built.vms):
+            logs.attach_vm(ctx, self.logs, f"node-{i}", node, ident)
+        if built.scale_set is not None:
+            logs.associate(ctx, self.logs, "vmss", built.scale_set.id)
 
 
 def _metrics_output(layout: AzureLayout, rg: pulumi.Input[str], built: nodes.Nodes) -> dict[str, Any]:
