@@ -76,6 +76,9 @@ FEATURES: dict[str, dict[str, Any]] = {
         "zone": "1",
         "storage": {"shared": {"kind": "lustre"}},
     },
+    # monitoring.logs: the Azure Monitor Agent extension on every single VM (login, nodes) and the scale set's profile
+    "logs-instances-login": {"nodeGroup": "instances", "login": {}, "monitoring": {"logs": {"enabled": True}}},
+    "logs-slurm-scale-set": {"scheduler": "slurm", "monitoring": {"logs": {"enabled": True, "retentionDays": 730}}},
     # GPU sharing: the GPU pool's gpuInstanceProfile (MIG1g on ND H100 v5)
     "aks-mig": {"scheduler": "kubernetes", "kubernetes": {"gpuSharing": {"mode": "mig", "migProfile": "1g.10gb"}}},
 }

@@ -45,6 +45,23 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
         "begin_create_or_update",
     ),
     "azure-native:compute:AvailabilitySet": ("azure.mgmt.compute", "AvailabilitySetsOperations", "create_or_update"),
+    # monitoring.logs: the Azure Monitor Agent on a single VM, the workspace, its rule and the rule's associations
+    "azure-native:operationalinsights:Workspace": (
+        "azure.mgmt.loganalytics",
+        "WorkspacesOperations",
+        "begin_create_or_update",
+    ),
+    "azure-native:monitor:DataCollectionRule": ("azure.mgmt.monitor", "DataCollectionRulesOperations", "create"),
+    "azure-native:monitor:DataCollectionRuleAssociation": (
+        "azure.mgmt.monitor",
+        "DataCollectionRuleAssociationsOperations",
+        "create",
+    ),
+    "azure-native:compute:VirtualMachineExtension": (
+        "azure.mgmt.compute",
+        "VirtualMachineExtensionsOperations",
+        "begin_create_or_update",
+    ),
     "azure-native:compute:ProximityPlacementGroup": (
         "azure.mgmt.compute",
         "ProximityPlacementGroupsOperations",
