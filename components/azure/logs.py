@@ -66,7 +66,9 @@ def build(ctx: Context) -> Logs | None:
             ]
         ),
         destinations=azure.monitor.DataCollectionRuleDestinationsArgs(
-            log_analytics=[azure.monitor.LogAnalyticsDestinationArgs(name=DESTINATION, workspace_resource_id=workspace.id)]
+            log_analytics=[
+                azure.monitor.LogAnalyticsDestinationArgs(name=DESTINATION, workspace_resource_id=workspace.id)
+            ]
         ),
         data_flows=[azure.monitor.DataFlowArgs(streams=[SYSLOG_STREAM], destinations=[DESTINATION])],
         tags=ctx.tagged("logs-rule"),

@@ -43,6 +43,8 @@ from ..shared import Shared, shared_for
 from ..slurm import partition_spec
 from . import slurm as azure_slurm
 from .access import BASTION_SUBNET_NAME, Bastion, LoginNode, bastion, login
+from .alerts import AzureAlerts
+from .alerts import plan as alerts_plan
 from .encryption import AzureEncryption, key_plan
 from .fabric import fabric_parts
 from .health import AutomaticRepairs, HealthExtension, endpoint_part, plan_health
@@ -94,6 +96,7 @@ __all__ = [
     "AksKms",
     "AksPool",
     "AutomaticRepairs",
+    "AzureAlerts",
     "AzureElastic",
     "AzureEncryption",
     "AzureLayout",
@@ -165,6 +168,7 @@ class AzureLayout:
     budget: Budget | None = None  # budget: a Consumption budget on the cluster's resource group
     monitoring: AzureMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
     logs: AzureLogs | None = None  # monitoring.logs.enabled: the workspace, its collection rule, the agent on every VM
+    alerts: AzureAlerts | None = None  # monitoring.notify: the action group, the Azure Monitor workspace, its rules
     partitions: tuple[AzurePartition, ...] = ()  # slurm.partitions: no group; per partition a VM body the head PUTs
 
     @property
@@ -438,5 +442,6 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AzureLayout:
         budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("azure").get("note", "")),
         monitoring=monitoring,
         logs=logs,
+        alerts=alerts_plan(spec),
         partitions=_partitions(spec, slurm),
     )
