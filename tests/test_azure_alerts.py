@@ -4,6 +4,7 @@ node's rules, the login node's remote write with the nodes' identity, its one gr
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
 import yaml
@@ -119,3 +120,14 @@ def test_the_short_name_fits_twelve_characters():
 @pytest.mark.parametrize(("given", "iso"), [("5m", "PT5M"), ("60m", "PT60M"), ("0m", None)])
 def test_prometheus_for_becomes_iso_8601(given, iso):
     assert iso_minutes(given) == iso
+
+
+def test_the_rule_group_is_within_what_azure_takes(slurm):
+    # no Azure SDK for Python models PrometheusRuleGroup (tests/conformance/azure.py NO_SDK_MODEL): the SDK source's
+    # docstrings are the rules (interval "between 1 and 15 minutes", severity "between 0 and 4", ISO 8601 durations)
+    group = one(slurm, "alertsmanagement:PrometheusRuleGroup")["inputs"]
+    assert 1 <= int(group["interval"].removeprefix("PT").removesuffix("M")) <= 15
+    for rule in group["rules"]:
+        assert 0 <= rule["severity"] <= 4
+        assert rule.get("for") is None or re.fullmatch(r"PT\d+M", rule["for"])
+        assert rule["alert"] and rule["expression"]

@@ -259,6 +259,20 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         items.append(_priced("auditTrail", "audit trail (ActionTrail to SLS)", 1, "stack", prices.item("auditTrail")))
     items += _bastion(layout, prices)
     items += _shared(shared)
+    items += _monitoring(spec, prices)
+    return items
+
+
+def _monitoring(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> list[BillItem]:
+    """monitoring.logs and monitoring.notify: the cloud's log service and alert path bill by use (GB ingested,
+    samples written, notifications sent), so they are named and never counted (prices/<cloud>.yaml says why)."""
+    items = []
+    if spec.monitoring.logs.enabled:
+        items.append(
+            _priced("logsIngestion", "the nodes' logs (by GB ingested)", 1, "stack", prices.item("logsIngestion"))
+        )
+    if spec.monitoring.notify:
+        items.append(_priced("notifyUsage", "the alert path (by use)", 1, "stack", prices.item("notifyUsage")))
     return items
 
 
