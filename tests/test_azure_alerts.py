@@ -131,3 +131,12 @@ def test_the_rule_group_is_within_what_azure_takes(slurm):
         assert 0 <= rule["severity"] <= 4
         assert rule.get("for") is None or re.fullmatch(r"PT\d+M", rule["for"])
         assert rule["alert"] and rule["expression"]
+
+
+def test_changing_the_addresses_updates_only_the_action_group():
+    base = azure_values(scheduler="slurm", monitoring={"notify": EMAILS})
+    before = plan_values(base)
+    cluster = {**base["gpu-cluster:cluster"], "monitoring": {"notify": ["ops@example.com"]}}
+    d = diff_plans(plan_json(before), plan_json(plan_values({**base, "gpu-cluster:cluster": cluster})))
+    assert [c.type for c in d.changed] == ["azure-native:monitor:ActionGroup"]
+    assert not d.may_replace and not d.created and not d.deleted

@@ -184,7 +184,9 @@ UNCOVERED = {
 NO_SDK_MODEL = {
     # monitoring.notify: azure-mgmt-alertsmanagement 1.0.1, the newest on PyPI, has no PrometheusRuleGroups
     # operations (tests/test_azure_alerts.py checks the rule group's interval, severities and durations)
-    "azure-native:alertsmanagement:PrometheusRuleGroup": "no Azure SDK for Python models it (azure-mgmt-alertsmanagement 1.0.1)",
+    "azure-native:alertsmanagement:PrometheusRuleGroup": (
+        "no Azure SDK for Python models it (azure-mgmt-alertsmanagement 1.0.1)"
+    ),
 }
 UNCOVERED.update(NO_SDK_MODEL)
 
