@@ -174,6 +174,14 @@ def _accounting(on: bool) -> Edit:
     return lambda c, cloud: {**c, "slurm": {**(c.get("slurm") or {}), "accounting": on}}
 
 
+def _monitoring(**keys: Any) -> Edit:
+    return lambda c, cloud: {**c, "monitoring": {**(c.get("monitoring") or {}), **keys}}
+
+
+def _logs(c: Cluster) -> bool:
+    return bool(((c.get("monitoring") or {}).get("logs") or {}).get("enabled"))
+
+
 def _has_accounting(c: Cluster) -> bool:
     return bool((c.get("slurm") or {}).get("accounting"))
 
@@ -214,6 +222,12 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
         _accounting(True),
     ),
     "accounting-off": ("cluster.slurm.accounting", _has_accounting, _accounting(False)),
+    # monitoring.logs on the stacks that ship them (issue 30). Not cells: turning logs off deletes the log store and
+    # the logs in it (each cloud's tests say so), and on Azure notify's worst case (on or off replaces the login
+    # node) is its policy while a changed address only updates the action group (tests/test_azure_alerts.py)
+    "logs-retention": (
+        "cluster.monitoring.logs.retentionDays", _logs, _monitoring(logs={"enabled": True, "retentionDays": 90})
+    ),
 }  # fmt: skip
 # the old side of a cell, when it is not the shipped stack: image-bump goes from one pinned image to another; a
 # Kubernetes upgrade goes from the cloud's previous minor to the shipped one
