@@ -81,6 +81,11 @@ FEATURES: dict[str, dict[str, Any]] = {
     "logs-slurm-scale-set": {"scheduler": "slurm", "monitoring": {"logs": {"enabled": True, "retentionDays": 730}}},
     # monitoring.notify: the action group, the Azure Monitor workspace and its rule group, the publisher grant
     "notify-login": {"nodeGroup": "instances", "login": {}, "monitoring": {"notify": ["ops@example.com"]}},
+    "long-name-logs-notify": {
+        "name": LONG_NAME,
+        "scheduler": "slurm",
+        "monitoring": {"logs": {"enabled": True}, "notify": ["ops@example.com"]},
+    },
     # GPU sharing: the GPU pool's gpuInstanceProfile (MIG1g on ND H100 v5)
     "aks-mig": {"scheduler": "kubernetes", "kubernetes": {"gpuSharing": {"mode": "mig", "migProfile": "1g.10gb"}}},
 }
