@@ -76,6 +76,16 @@ FEATURES: dict[str, dict[str, Any]] = {
         "zone": "1",
         "storage": {"shared": {"kind": "lustre"}},
     },
+    # monitoring.logs: the Azure Monitor Agent extension on every single VM (login, nodes) and the scale set's profile
+    "logs-instances-login": {"nodeGroup": "instances", "login": {}, "monitoring": {"logs": {"enabled": True}}},
+    "logs-slurm-scale-set": {"scheduler": "slurm", "monitoring": {"logs": {"enabled": True, "retentionDays": 730}}},
+    # monitoring.notify: the action group, the Azure Monitor workspace and its rule group, the publisher grant
+    "notify-login": {"nodeGroup": "instances", "login": {}, "monitoring": {"notify": ["ops@example.com"]}},
+    "long-name-logs-notify": {
+        "name": LONG_NAME,
+        "scheduler": "slurm",
+        "monitoring": {"logs": {"enabled": True}, "notify": ["ops@example.com"]},
+    },
     # GPU sharing: the GPU pool's gpuInstanceProfile (MIG1g on ND H100 v5)
     "aks-mig": {"scheduler": "kubernetes", "kubernetes": {"gpuSharing": {"mode": "mig", "migProfile": "1g.10gb"}}},
 }
@@ -105,8 +115,9 @@ def test_shipped_stack_conforms_to_the_sdk_models(stack):
     resources = shipped(stack)
     report = azure.check_resources(resources)
     assert not report.refusals, report.text()
-    # nothing of a shipped stack goes unchecked (the private DNS zones and links too: azure-mgmt-privatedns)
-    assert not report.uncovered, report.uncovered
+    # nothing of a shipped stack goes unchecked (the private DNS zones and links too: azure-mgmt-privatedns), but a
+    # type no Azure SDK for Python models, which its own test checks by hand (azure.NO_SDK_MODEL)
+    assert set(report.uncovered) <= set(azure.NO_SDK_MODEL), report.uncovered
     assert sum(report.checked.values()) >= 10
 
 

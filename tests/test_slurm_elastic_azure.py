@@ -429,7 +429,9 @@ def test_the_fabric_proof_counts_the_ib_partitions_vms_from_the_heads_channel(pl
 
 
 def test_with_a_key_and_a_zone_the_bodies_name_the_disk_encryption_set_and_the_zone():
-    keyed = plan_stack_with(STACK, encryption={"key": "auto"}, zone="1")
+    # the stack's logs are refused with a customer-managed key (Log Analytics takes one only on a dedicated cluster)
+    monitoring = {"notify": ["ops@example.com"]}
+    keyed = plan_stack_with(STACK, encryption={"key": "auto"}, zone="1", monitoring=monitoring)
     body = json.loads(channel(keyed)["azure-launch-a100.json"])
     assert body["properties"]["storageProfile"]["osDisk"]["managedDisk"]["diskEncryptionSet"] == {
         "id": "<id of slurm-elastic-azure-cmk-des>"

@@ -19,9 +19,10 @@ import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
+from ..layout.azure.alerts import INGESTION_URL_PLACEHOLDER
 from ..layout.azure.monitoring import CLIENT_ID_PLACEHOLDER, RESOURCE_GROUP_PLACEHOLDER, SUBSCRIPTION_PLACEHOLDER
 from ..resources import fill, invoke_options
-from . import access, budget, encryption, identity, kubernetes, network, nodes, scaling, serve, slurm
+from . import access, alerts, budget, encryption, identity, kubernetes, logs, network, nodes, scaling, serve, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared
@@ -31,9 +32,12 @@ __all__ = ["TYPE", "CloudCluster", "_is_api_version_alias", "drop_api_version_al
 TYPE = "gpu-cluster:azure:Cluster"
 
 
-def monitoring_tokens(ctx: Context, ident: identity.Identity) -> dict[str, pulumi.Input[str] | None]:
+def monitoring_tokens(
+    ctx: Context, ident: identity.Identity, alerting: alerts.Alerts | None = None
+) -> dict[str, pulumi.Input[str] | None]:
     """What the login node's Prometheus needs from the deployed cluster (azure_sd): the subscription, the resource
-    group and the nodes' identity's client id; none unless monitoring.prometheus is selfHosted."""
+    group and the nodes' identity's client id; with monitoring.notify the remote-write URL; none unless
+    monitoring.prometheus is selfHosted."""
     if ctx.layout.monitoring is None:
         return {}
     subscription = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component)).subscription_id
@@ -41,6 +45,7 @@ def monitoring_tokens(ctx: Context, ident: identity.Identity) -> dict[str, pulum
         SUBSCRIPTION_PLACEHOLDER: subscription,
         RESOURCE_GROUP_PLACEHOLDER: ctx.resource_group_name,
         CLIENT_ID_PLACEHOLDER: ident.client_id,
+        INGESTION_URL_PLACEHOLDER: alerting.ingestion_url if alerting is not None else None,
     }
 
 
@@ -66,7 +71,9 @@ class CloudCluster(pulumi.ComponentResource):
         net = network.build(ctx)
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
         self.identity = identity.build(ctx)
-        tokens = monitoring_tokens(ctx, self.identity)
+        self.logs = logs.build(ctx)  # monitoring.logs.enabled: the workspace and its rule, before any VM names them
+        self.alerts = alerts.build(ctx, self.identity)  # monitoring.notify: before the login node, which writes to it
+        tokens = monitoring_tokens(ctx, self.identity, self.alerts)
         vm_login = (
             fill(layout.monitoring.vm_custom_data, tokens, layout.custom_data_b64_for)
             if layout.monitoring is not None and layout.slurm is None
@@ -109,6 +116,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.availability_set: azure.compute.AvailabilitySet | None = built.availability_set
         self.vms: list[azure.compute.VirtualMachine] = built.vms
         self.scaling = scaling.build(ctx, built.scale_set, self.identity)
+        self._ship_logs(ctx, built)
 
         node_ids: pulumi.Output[Any]
         if self.kubernetes is not None:
@@ -157,7 +165,27 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["loginPrivateIp"] = self.access.login_nic.ip_configurations.apply(_first_private_ip)
         if self.key is not None and layout.encryption is not None:
             self.outputs["encryption"] = self.key.output(layout.encryption)
+        if self.logs is not None:
+            self.outputs["logs"] = self.logs.output()
+        if self.alerts is not None:
+            self.outputs["alerts"] = self.alerts.output()
         self.register_outputs(self.outputs)
+
+    def _ship_logs(self, ctx: Context, built: nodes.Nodes) -> None:
+        """monitoring.logs: the agent on every VM this component builds (each with the identity it carries) and the
+        rule's association with it; the scale set has the agent in its extension profile (nodes.py)."""
+        if self.logs is None:
+            return
+        ident = self.identity.resource_id
+        if self.access.login_vm is not None:
+            logs.attach_vm(ctx, self.logs, "login", self.access.login_vm, ident)
+        if self.slurm is not None:
+            head = self.slurm.head_identity or self.identity
+            logs.attach_vm(ctx, self.logs, "head", self.slurm.vm, head.resource_id)
+        for i, node in enumerate(built.vms):
+            logs.attach_vm(ctx, self.logs, f"node-{i}", node, ident)
+        if built.scale_set is not None:
+            logs.associate(ctx, self.logs, "vmss", built.scale_set.id)
 
 
 def _metrics_output(layout: AzureLayout, rg: pulumi.Input[str], built: nodes.Nodes) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.azure import AzureLayout
 from ..layout.azure import names as azure_names
 from ..resources import Joined, fill
-from . import vm
+from . import logs, vm
 from .context import Context
 from .encryption import disk_set
 from .identity import Identity
@@ -57,13 +57,15 @@ def _spot(layout: AzureLayout) -> dict[str, Any]:
     }
 
 
-def _extension_profile(layout: AzureLayout) -> azure.compute.VirtualMachineScaleSetExtensionProfileArgs | None:
-    """The Application Health extension probing the node's loopback health endpoint (layout.health_extension)."""
+def _extension_profile(
+    layout: AzureLayout, identity_id: pulumi.Input[str]
+) -> azure.compute.VirtualMachineScaleSetExtensionProfileArgs | None:
+    """The Application Health extension probing the node's loopback health endpoint (layout.health_extension) and
+    the Azure Monitor Agent (layout.logs), in that order: adding the agent leaves the health extension as it was."""
+    extensions = []
     ext = layout.health_extension
-    if ext is None:
-        return None
-    return azure.compute.VirtualMachineScaleSetExtensionProfileArgs(
-        extensions=[
+    if ext is not None:
+        extensions.append(
             azure.compute.VirtualMachineScaleSetExtensionArgs(
                 name=ext.name,
                 publisher=ext.publisher,
@@ -72,8 +74,11 @@ def _extension_profile(layout: AzureLayout) -> azure.compute.VirtualMachineScale
                 auto_upgrade_minor_version=True,
                 settings=dict(ext.settings),
             )
-        ]
-    )
+        )
+    agent = logs.scale_set_extension(layout.logs, identity_id)
+    if agent is not None:
+        extensions.append(agent)
+    return azure.compute.VirtualMachineScaleSetExtensionProfileArgs(extensions=extensions) if extensions else None
 
 
 def _upgrade_policy(layout: AzureLayout) -> azure.compute.UpgradePolicyArgs:
@@ -260,7 +265,7 @@ def _scale_set(
             # a VM being deleted (scale-in, a surge batch, an eviction) gets a Terminate event and drains first
             scheduled_events_profile=_scheduled_events(layout),
             capacity_reservation=_capacity_reservation(layout),
-            extension_profile=_extension_profile(layout),
+            extension_profile=_extension_profile(layout, identity.resource_id),
             **_spot(layout),
         ),
         tags=ctx.tagged("vmss"),

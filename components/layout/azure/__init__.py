@@ -43,12 +43,16 @@ from ..shared import Shared, shared_for
 from ..slurm import partition_spec
 from . import slurm as azure_slurm
 from .access import BASTION_SUBNET_NAME, Bastion, LoginNode, bastion, login
+from .alerts import AzureAlerts
+from .alerts import plan as alerts_plan
 from .encryption import AzureEncryption, key_plan
 from .fabric import fabric_parts
 from .health import AutomaticRepairs, HealthExtension, endpoint_part, plan_health
 from .identity import NodeIdentity, RoleGrant, node_identity
 from .kubernetes import Aks, AksKms, AksPool, aks_fabric, pod_rules
 from .kubernetes import aks as plan_aks
+from .logs import AzureLogs, logs_problems
+from .logs import plan as logs_plan
 from .monitoring import AzureMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import SecurityRule, security_rules
@@ -92,9 +96,11 @@ __all__ = [
     "AksKms",
     "AksPool",
     "AutomaticRepairs",
+    "AzureAlerts",
     "AzureElastic",
     "AzureEncryption",
     "AzureLayout",
+    "AzureLogs",
     "AzurePartition",
     "AzureServe",
     "AzureSlurm",
@@ -161,6 +167,8 @@ class AzureLayout:
     rollout: ScaleSetRollout | None = None  # scale sets: upgrade policy and Terminate notification (update:)
     budget: Budget | None = None  # budget: a Consumption budget on the cluster's resource group
     monitoring: AzureMonitoring | None = None  # monitoring.prometheus selfHosted: Prometheus, Grafana on the login node
+    logs: AzureLogs | None = None  # monitoring.logs.enabled: the workspace, its collection rule, the agent on every VM
+    alerts: AzureAlerts | None = None  # monitoring.notify: the action group, the Azure Monitor workspace, its rules
     partitions: tuple[AzurePartition, ...] = ()  # slurm.partitions: no group; per partition a VM body the head PUTs
 
     @property
@@ -304,7 +312,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AzureLayout:
     ib = spec.fabric_wired and row.fabric == "infiniband"
     group: Group = "scale-set" if spec.node_group == "managed" else "availability-set" if ib else "vms"
     node_cidr = split_cidr(spec.network.cidr, 1, 1)[0]  # first half; the second stays free (bastion, etc.)
-    refuse([*arch.problems(spec), *group_problems(spec, group, ib, node_cidr)])
+    refuse([*arch.problems(spec), *group_problems(spec, group, ib, node_cidr), *logs_problems(spec)])
     assert spec.ssh_public_key is not None  # refused above
 
     scratch = scratch_for(spec, NVME_GLOBS, DATA_DISK_GLOBS)
@@ -358,6 +366,12 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AzureLayout:
         )
     aks = plan_aks(spec, node_cidr, ib, warnings) if spec.scheduler == "kubernetes" else None
     monitoring = monitoring_plan(spec)
+    logs = logs_plan(spec)
+    if logs is not None and spec.partitions:
+        warnings.append(
+            f"{k}monitoring.logs.enabled: the elastic partitions' VMs (created by the head's resume program) get no "
+            "Azure Monitor Agent yet; the head's and the login node's logs are shipped"
+        )
     slurm = azure_slurm.plan(spec, shared.mount if shared else None, node_cidr, monitoring.part if monitoring else None)
     if aks is not None:
         # AKS nodes run AKS's node image and no bootstrap: no scratch RAID, no data disk, no health extension;
@@ -427,5 +441,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AzureLayout:
         rollout=rollout,
         budget=budget_plan(spec, CLUSTER_TAG, spec.name, budget_data("azure").get("note", "")),
         monitoring=monitoring,
+        logs=logs,
+        alerts=alerts_plan(spec),
         partitions=_partitions(spec, slurm),
     )

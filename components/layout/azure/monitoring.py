@@ -11,13 +11,16 @@ subnet reaches the exporters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import yaml
 
 from ... import bootstrap
-from ...bootstrap import Part
-from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
+from ...bootstrap import File, Part
+from ...bootstrap.monitoring import PASSWORD_FILE, PROMETHEUS_YML, Discovery, versions
 from ...spec import ClusterSpec
 from ..monitoring import login_hosted, login_part
+from .alerts import INGESTION_URL_PLACEHOLDER
 
 # filled at deploy (components/azure/__init__.py): what only the deployed cluster knows
 SUBSCRIPTION_PLACEHOLDER = "@GPU_CLUSTER_AZURE_SUBSCRIPTION@"
@@ -60,10 +63,32 @@ def discovery(spec: ClusterSpec) -> Discovery:
     return Discovery("azure", config, "__meta_azure_machine_private_ip", relabel)
 
 
+def remote_write(part: Part) -> Part:
+    """monitoring.notify: the part's prometheus.yml also remote-writes every sample to the Azure Monitor workspace
+    whose rule group fires the action group (layout/azure/alerts.py), authenticated with the nodes' user-assigned
+    identity (Prometheus 2.53 <remote_write> azuread.managed_identity.client_id; the cloud AzurePublic)."""
+
+    def with_remote(f: File) -> File:
+        if f.path != PROMETHEUS_YML:
+            return f
+        config = yaml.safe_load(f.content)
+        config["remote_write"] = [
+            {
+                "url": INGESTION_URL_PLACEHOLDER,
+                "azuread": {"cloud": "AzurePublic", "managed_identity": {"client_id": CLIENT_ID_PLACEHOLDER}},
+            }
+        ]
+        return File(f.path, yaml.safe_dump(config, sort_keys=False, width=1000), f.permissions)
+
+    return replace(part, files=tuple(with_remote(f) for f in part.files))
+
+
 def plan(spec: ClusterSpec) -> AzureMonitoring | None:
     if not login_hosted(spec):
         return None
     part = login_part(spec, discovery(spec))
+    if spec.monitoring.notify:
+        part = remote_write(part)
     return AzureMonitoring(
         part,
         bootstrap.cloud_init((part,)),

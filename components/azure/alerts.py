@@ -1,0 +1,125 @@
+"""Alerts to people (layout.alerts, decided in components/layout/azure/alerts.py): the Azure Monitor workspace the
+login node's Prometheus remote-writes to, the publisher role on its own data collection rule, the action group with
+the email receivers, and the Prometheus rule group that fires it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_azure_native as azure
+
+from ..layout.azure.alerts import AzureAlerts
+from ..resources import invoke_options
+from .context import Context
+from .identity import Identity, role_assignment
+
+
+@dataclass(frozen=True)
+class Alerts:
+    plan: AzureAlerts
+    workspace: azure.monitor.AzureMonitorWorkspace
+    action_group: azure.monitor.ActionGroup
+    rule_group: azure.alertsmanagement.PrometheusRuleGroup
+    ingestion_url: pulumi.Output[str]
+
+    def output(self) -> dict[str, Any]:
+        return {
+            "service": "Azure Monitor action group (email)",
+            "emails": list(self.plan.emails),
+            "actionGroup": self.action_group.name,
+            "rules": [r.alert for r in self.plan.rules],
+            "evaluatedBy": "the Azure Monitor workspace's Prometheus rule group (the login node remote-writes to it)",
+        }
+
+
+def _part(resource_id: Any, index: int) -> str:
+    """A segment of an ARM id (/subscriptions/S/resourceGroups/RG/providers/NS/TYPE/NAME: 4 the group, 8 the name)."""
+    return str(resource_id).split("/")[index]
+
+
+def build(ctx: Context, identity: Identity) -> Alerts | None:
+    plan = ctx.layout.alerts
+    if plan is None:
+        return None
+    spec = ctx.layout.spec
+    workspace = azure.monitor.AzureMonitorWorkspace(
+        f"{ctx.name}-metrics",
+        resource_group_name=ctx.resource_group_name,
+        location=ctx.location,
+        tags=ctx.tagged("metrics"),
+        opts=ctx.opts,
+    )
+    settings = workspace.default_ingestion_settings
+    endpoint_id = settings.apply(lambda s: s.data_collection_endpoint_resource_id)
+    rule_id = settings.apply(lambda s: s.data_collection_rule_resource_id)
+    options = invoke_options(ctx.component)
+    endpoint = azure.monitor.get_data_collection_endpoint_output(
+        data_collection_endpoint_name=endpoint_id.apply(lambda i: _part(i, 8)),
+        resource_group_name=endpoint_id.apply(lambda i: _part(i, 4)),
+        opts=options,
+    )
+    rule = azure.monitor.get_data_collection_rule_output(
+        data_collection_rule_name=rule_id.apply(lambda i: _part(i, 8)),
+        resource_group_name=rule_id.apply(lambda i: _part(i, 4)),
+        opts=options,
+    )
+    url = pulumi.Output.all(endpoint.metrics_ingestion, rule.immutable_id).apply(
+        lambda v: (
+            str(v[0].endpoint if hasattr(v[0], "endpoint") else v[0]["endpoint"])
+            + plan.ingestion_path.format(immutable_id=v[1])
+        )
+    )
+    subscription = azure.authorization.get_client_config_output(opts=options).subscription_id
+    # the remote write's only grant: publish to this workspace's own rule, nothing else
+    role_assignment(
+        ctx,
+        "role-metrics-publisher",
+        plan.publisher_role,
+        identity.principal_id or "",
+        rule_id,
+        subscription,
+        "the login node's Prometheus remote-writes to the cluster's Azure Monitor workspace (monitoring.notify)",
+    )
+    group = azure.monitor.ActionGroup(
+        f"{ctx.name}-alerts",
+        resource_group_name=ctx.resource_group_name,
+        location="Global",  # action groups are global resources
+        group_short_name=plan.short_name,
+        enabled=True,
+        email_receivers=[
+            azure.monitor.MicrosoftCommonEmailReceiverArgs(
+                name=plan.receiver_name(i), email_address=email, use_common_alert_schema=True
+            )
+            for i, email in enumerate(plan.emails)
+        ],
+        tags=ctx.tagged("alerts"),
+        opts=ctx.opts,
+    )
+    action = azure.alertsmanagement.PrometheusRuleGroupActionArgs(action_group_id=group.id)
+    rules = azure.alertsmanagement.PrometheusRuleGroup(
+        f"{ctx.name}-alert-rules",
+        resource_group_name=ctx.resource_group_name,
+        location=ctx.location,
+        description=f"gpu-cluster {spec.name}: the login node's alert rules, evaluated by Azure Monitor",
+        scopes=[workspace.id],
+        enabled=True,
+        interval=plan.interval,
+        rules=[
+            azure.alertsmanagement.PrometheusRuleArgs(
+                alert=r.alert,
+                expression=r.expression,
+                for_=r.for_,
+                severity=r.severity,
+                labels=r.labels,
+                annotations=r.annotations,
+                enabled=True,
+                actions=[action],
+            )
+            for r in plan.rules
+        ],
+        tags=ctx.tagged("alert-rules"),
+        opts=ctx.opts,
+    )
+    return Alerts(plan, workspace, group, rules, url)

@@ -1,0 +1,136 @@
+"""The nodes' logs in Azure Monitor Logs (layout.logs, decided in components/layout/azure/logs.py): the Log Analytics
+workspace, its data collection rule, and per VM the Azure Monitor Agent extension and the rule's association.
+
+A single VM's extension is its own child resource (Microsoft.Compute/virtualMachines/extensions): adding it changes
+nothing of the VM, not its custom data. A Uniform scale set carries it in its extension profile
+(`scale_set_extension`), and the association names the scale set itself, so every instance, later ones included, is
+covered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_azure_native as azure
+
+from ..layout.azure.logs import DESTINATION, SYSLOG_STREAM, AzureLogs
+from .context import Context
+
+
+@dataclass(frozen=True)
+class Logs:
+    plan: AzureLogs
+    workspace: azure.operationalinsights.Workspace
+    rule: azure.monitor.DataCollectionRule
+
+    def output(self) -> dict[str, Any]:
+        return {
+            "service": self.plan.service,
+            "workspace": self.workspace.name,
+            "workspaceId": self.workspace.customer_id,  # what `az monitor log-analytics query -w` takes
+            "retentionDays": self.plan.retention_days,
+            "query": "Syslog | where TimeGenerated > ago(1h) | order by TimeGenerated desc",
+            "notCollected": list(self.plan.not_collected),
+        }
+
+
+def build(ctx: Context) -> Logs | None:
+    plan = ctx.layout.logs
+    if plan is None:
+        return None
+    workspace = azure.operationalinsights.Workspace(
+        f"{ctx.name}-logs",
+        resource_group_name=ctx.resource_group_name,
+        location=ctx.location,
+        sku=azure.operationalinsights.WorkspaceSkuArgs(name=plan.sku),
+        retention_in_days=plan.retention_days,
+        tags=ctx.tagged("logs"),
+        opts=ctx.opts,
+    )
+    rule = azure.monitor.DataCollectionRule(
+        f"{ctx.name}-logs-rule",
+        resource_group_name=ctx.resource_group_name,
+        location=ctx.location,
+        kind="Linux",
+        description=f"gpu-cluster {ctx.layout.spec.name}: the nodes' syslog into the cluster's workspace",
+        data_sources=azure.monitor.DataCollectionRuleDataSourcesArgs(
+            syslog=[
+                azure.monitor.SyslogDataSourceArgs(
+                    name="syslog",
+                    streams=[SYSLOG_STREAM],
+                    facility_names=list(plan.facilities),
+                    log_levels=list(plan.log_levels),
+                )
+            ]
+        ),
+        destinations=azure.monitor.DataCollectionRuleDestinationsArgs(
+            log_analytics=[
+                azure.monitor.LogAnalyticsDestinationArgs(name=DESTINATION, workspace_resource_id=workspace.id)
+            ]
+        ),
+        data_flows=[azure.monitor.DataFlowArgs(streams=[SYSLOG_STREAM], destinations=[DESTINATION])],
+        tags=ctx.tagged("logs-rule"),
+        opts=ctx.opts,
+    )
+    return Logs(plan, workspace, rule)
+
+
+def scale_set_extension(
+    plan: AzureLogs | None, identity_id: pulumi.Input[str]
+) -> azure.compute.VirtualMachineScaleSetExtensionArgs | None:
+    """The agent in a Uniform scale set's extension profile (None without logs)."""
+    if plan is None:
+        return None
+    agent = plan.agent
+    return azure.compute.VirtualMachineScaleSetExtensionArgs(
+        name=agent.name,
+        publisher=agent.publisher,
+        type=agent.type,
+        type_handler_version=agent.type_handler_version,
+        auto_upgrade_minor_version=True,
+        enable_automatic_upgrade=True,
+        settings=agent.settings(identity_id),
+    )
+
+
+def associate(ctx: Context, logs: Logs, role: str, resource_id: pulumi.Input[str]) -> None:
+    """The rule's association with one VM or scale set: what the agent there collects and where it sends it."""
+    azure.monitor.DataCollectionRuleAssociation(
+        f"{ctx.name}-{role}-logs",
+        resource_uri=resource_id,
+        association_name=f"{ctx.layout.spec.name}-logs",
+        data_collection_rule_id=logs.rule.id,
+        description=f"gpu-cluster {ctx.layout.spec.name}: {role}'s syslog into the cluster's workspace",
+        opts=ctx.opts,
+    )
+
+
+def attach_vm(
+    ctx: Context,
+    logs: Logs | None,
+    role: str,
+    vm: azure.compute.VirtualMachine,
+    identity_id: pulumi.Input[str],
+) -> None:
+    """The agent on a single VM (its own child resource) and the rule's association with the VM."""
+    if logs is None:
+        return
+    agent = logs.plan.agent
+    azure.compute.VirtualMachineExtension(
+        f"{ctx.name}-{role}-agent",
+        resource_group_name=ctx.resource_group_name,
+        vm_name=vm.name,
+        vm_extension_name=agent.name,
+        location=ctx.location,
+        publisher=agent.publisher,
+        type=agent.type,
+        type_handler_version=agent.type_handler_version,
+        auto_upgrade_minor_version=True,
+        enable_automatic_upgrade=True,
+        settings=agent.settings(identity_id),
+        tags=ctx.tagged(f"{role}-agent"),
+        opts=ctx.opts,
+    )
+    associate(ctx, logs, role, vm.id)
