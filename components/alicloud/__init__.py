@@ -21,7 +21,21 @@ from ..bootstrap.metrics import endpoints
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.alicloud import AlicloudLayout
 from ..resources import fill
-from . import access, audit, encryption, health, identity, kubernetes, network, nodes, partitions, scaling, serve, slurm
+from . import (
+    access,
+    audit,
+    encryption,
+    health,
+    identity,
+    kubernetes,
+    logs,
+    network,
+    nodes,
+    partitions,
+    scaling,
+    serve,
+    slurm,
+)
 from .context import Context
 from .storage import build_shared
 
@@ -68,6 +82,7 @@ class CloudCluster(pulumi.ComponentResource):
         kms_key = self.encryption.key_id if self.encryption else None
         self.network = network.build(self, name, layout, tags)
         self.audit = audit.build(self, name, layout, tags)  # compliance mlps3: the ActionTrail trail
+        self.logs = logs.build(self, name, layout, tags)  # monitoring.logs: SLS; Logtail is in the nodes' user data
         self.vpc = self.network.vpc
         self.vswitch = self.network.vswitch
         self.security_group = self.network.security_group
@@ -112,7 +127,7 @@ class CloudCluster(pulumi.ComponentResource):
                 layout.user_data_b64_for,
             )
             if head
-            else None
+            else (layout.user_data_b64_for(layout.logs.login_user_data) if layout.logs else None)
         )
         self.login = access.build_login(ctx, user_data=login_data)
         slurm.connect(ctx, head, self.login.security_group if self.login else None)
@@ -152,6 +167,8 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["encryption"] = self.encryption.output()
         if self.audit is not None:
             self.outputs["audit"] = self.audit.output(layout)
+        if self.logs is not None and layout.logs is not None:
+            self.outputs["logs"] = self.logs.output(layout.logs)
         if self.kubernetes is not None:
             self.outputs["kubernetes"] = self.kubernetes.output(layout)
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig

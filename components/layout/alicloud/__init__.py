@@ -82,6 +82,8 @@ from .kubernetes import (
     ack_layout,
     ack_tags,
 )
+from .logs import AliLogs
+from .logs import plan as logs_plan
 from .network import NAT_EIP_BANDWIDTH_MBPS, vswitch_cidrs
 from .nodes import (
     DISK_GLOBS,
@@ -114,6 +116,7 @@ __all__ = [
     "AckGpuShare",
     "AckLayout",
     "AliEncryption",
+    "AliLogs",
     "AliPartition",
     "AliServe",
     "AliSlurm",
@@ -184,6 +187,7 @@ class AlicloudLayout:
     serve: AliServe | None = None  # serve: the intranet CLB in front of the ESS group
     audit: AliAudit | None = None  # compliance mlps3: the ActionTrail trail to an SLS project
     grid: GridPlugin | None = None  # a vGPU slice on image auto: the GRID driver's Cloud Assistant plugin
+    logs: AliLogs | None = None  # monitoring.logs: the SLS project, its logstore and Logtail on every node
     # every ECS instance, launch template and ACK pool: token-only metadata (capabilities file `metadata`)
     metadata_http_tokens: str = field(default_factory=metadata_http_tokens)
 
@@ -302,7 +306,9 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         env, source = nccl_env()
         fabric += [erdma_part(eris, mtu or 0, erdma_url), nccl_env_part(env, source)]
     hook = health_hook(spec, warnings)
-    slurm = ali_slurm(spec, placement, shared) if spec.scheduler == "slurm" else None
+    logs = logs_plan(spec)
+    logtail = (logs.part,) if logs else ()  # on every node kind: GPU nodes, partitions, Slurm head, login node
+    slurm = ali_slurm(spec, placement, shared, logtail) if spec.scheduler == "slurm" else None
     if slurm is not None and slurm.accounting is not None:
         warnings.extend(slurm.accounting.notes)  # its disk is not on encryption.key
     parts = [
@@ -317,6 +323,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         ),
         *(slurm_compute_parts(spec, slurm, placement) if slurm else ()),
         *extra_parts,
+        *logtail,
         # last: the driver installer reboots the node (every unit above runs again after it)
         bootstrap.commands_part("gpu-driver", [("bash", "-c", driver_script(gpu_driver))] if gpu_driver else []),
     ]
@@ -352,7 +359,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         login=login,
         user_data=bootstrap.cloud_init(parts),
         tags=dict(spec.base_tags),
-        warnings=tuple(warnings) + (fleet.warnings if fleet else ()),
+        warnings=tuple(warnings) + (fleet.warnings if fleet else ()) + (logs.notes if logs else ()),
         fabric_usability=usability,
         health_hook=hook,
         shared=shared,
@@ -365,4 +372,5 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         serve=serve_plan(spec),
         audit=audit_plan(spec),
         grid=grid,
+        logs=logs,
     )

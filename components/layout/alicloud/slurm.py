@@ -97,7 +97,10 @@ def _switches(spec: ClusterSpec, placement: Placement) -> tuple[str, ...]:
     return (f"{spec.name}-ds",) if placement == "cluster" else ()
 
 
-def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) -> AliSlurm | None:
+def ali_slurm(
+    spec: ClusterSpec, placement: Placement, shared: Shared | None, extra_parts: tuple[Part, ...] = ()
+) -> AliSlurm | None:
+    """The head and login node's boot data end with `extra_parts` (monitoring.logs: Logtail)."""
     layout = slurm_layout(spec, switches=_switches(spec, placement))
     if layout is None:
         return None
@@ -134,8 +137,8 @@ def ali_slurm(spec: ClusterSpec, placement: Placement, shared: Shared | None) ->
         kms_endpoint=env["KMS_ENDPOINT"],
         conf_parameter=conf_parameter(spec),
         encryption_context=slurm_encryption_context(spec),
-        head_user_data=bootstrap.cloud_init(head),
-        login_user_data=bootstrap.cloud_init(login),
+        head_user_data=bootstrap.cloud_init((*head, *extra_parts)),
+        login_user_data=bootstrap.cloud_init((*login, *extra_parts)),
         power=power,
         head_role_name=head_role_name(spec) if power or accounting else None,
         accounting=accounting,
