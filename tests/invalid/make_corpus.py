@@ -411,6 +411,18 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.serve.certificate",
             {"nodeGroup": "managed", "maxNodes": 4, "serve": {"public": True, "allowedCidrs": ["203.0.113.0/24"]}},
         ),
+        # monitoring.logs: SLS keeps a logstore 1 to 3650 days (catalog/monitoring.yaml logs.alicloud); ACK's pools
+        # get no Logtail part (layout/alicloud/logs.py)
+        (
+            "alicloud-logs-retention-over",
+            f"{C}.monitoring.logs.retentionDays",
+            {"monitoring": {"logs": {"enabled": True, "retentionDays": 3653}}},
+        ),
+        (
+            "alicloud-logs-kubernetes",
+            f"{C}.monitoring.logs.enabled",
+            {"scheduler": "kubernetes", "nodeGroup": "managed", "monitoring": {"logs": {"enabled": True}}},
+        ),
     ],
     "tencentcloud": [
         ("aws-type-on-tencentcloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
