@@ -121,6 +121,11 @@ def test_with_encryption_the_logstore_takes_the_sls_service_key_and_the_plan_say
     assert any("service key, not encryption.key" in w for w in p.warnings())
 
 
+def test_the_encryption_note_is_said_once_with_elastic_partitions():
+    p = plan_stack_with(STACK, encryption={"key": "auto"})
+    assert len([w for w in p.warnings() if w.startswith("gpu-cluster:cluster.monitoring.logs:")]) == 1
+
+
 # --- the part on every node kind ------------------------------------------------------------------------------
 
 

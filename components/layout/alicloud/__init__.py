@@ -226,7 +226,8 @@ def _partitions(spec: ClusterSpec, slurm: AliSlurm | None, warnings: list[str]) 
         parts.append(AliPartition(part.name, layout))
         if part.instance.fabricDevices and not wired:
             warnings.append(eri_warning(i, part.instance))
-        warnings.extend(f"{w} (slurm.partitions[{i}] {part.name})" for w in layout.warnings)
+        cluster_wide = layout.logs.notes if layout.logs else ()  # said once, by the cluster's own plan
+        warnings.extend(f"{w} (slurm.partitions[{i}] {part.name})" for w in layout.warnings if w not in cluster_wide)
     return tuple(parts)
 
 

@@ -118,8 +118,9 @@ def plan(spec: ClusterSpec) -> AliLogs | None:
     encrypted = spec.encryption_key != "provider"
     notes = (
         (
-            "monitoring.logs: the SLS logstore is encrypted with SLS's service key, not encryption.key (bring-your-own-"
-            f"key needs a RAM role SLS assumes, not built: {one_line(data()['encryption']['source'])})",
+            f"{CLUSTER_KEY}.monitoring.logs: the SLS logstore is encrypted with SLS's service key, not "
+            "encryption.key (bring-your-own-key needs a RAM role SLS assumes, not built: "
+            f"{one_line(data()['encryption']['source'])})",
         )
         if encrypted
         else ()
