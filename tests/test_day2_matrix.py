@@ -186,6 +186,18 @@ def _managed(c: Cluster) -> bool:
     return c.get("nodeGroup", "managed") == "managed"
 
 
+def _logs_on(c: Cluster) -> bool:
+    return bool(((c.get("monitoring") or {}).get("logs") or {}).get("enabled"))
+
+
+def _logs(**keys: Any) -> Edit:
+    def edit(c: Cluster, cloud: str) -> Cluster:
+        monitoring = c.get("monitoring") or {}
+        return {**c, "monitoring": {**monitoring, "logs": {**(monitoring.get("logs") or {}), **keys}}}
+
+    return edit
+
+
 CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "nodes+1": ("cluster.nodes", lambda c: True, _nodes(+1)),
     "nodes-1": ("cluster.nodes", lambda c: c.get("nodes", 1) >= 2, _nodes(-1)),
@@ -214,6 +226,8 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
         _accounting(True),
     ),
     "accounting-off": ("cluster.slurm.accounting", _has_accounting, _accounting(False)),
+    "logs-off": ("cluster.monitoring.logs.enabled", _logs_on, _logs(enabled=False)),
+    "logs-retention": ("cluster.monitoring.logs.retentionDays", _logs_on, _logs(retentionDays=90)),
 }  # fmt: skip
 # the old side of a cell, when it is not the shipped stack: image-bump goes from one pinned image to another; a
 # Kubernetes upgrade goes from the cloud's previous minor to the shipped one
