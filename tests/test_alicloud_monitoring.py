@@ -364,7 +364,8 @@ def test_the_nodes_group_admits_the_exporters_from_the_login_nodes_group_only(el
 
 
 def test_turning_it_on_for_a_deployed_stack_restarts_only_the_login_node_and_adds_the_grant_and_rules(elastic):
-    old = plan_json(plan_stack_with("alicloud-slurm-elastic", monitoring={"prometheus": "none"}))
+    shipped = load_stack(ROOT, "alicloud-slurm-elastic").values["gpu-cluster:cluster"]["monitoring"]  # logs on: kept
+    old = plan_json(plan_stack_with("alicloud-slurm-elastic", monitoring={**shipped, "prometheus": "none"}))
     d = diff_plans(old, plan_json(elastic))
     assert [(c.name, c.verdict, sorted({x.path for x in c.changes})) for c in d.changed] == [
         ("slurm-elastic-alicloud-login", "restart", ["userData"])

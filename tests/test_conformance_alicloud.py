@@ -32,6 +32,7 @@ SDK = {
     "cs": "alibabacloud_cs20151215",
     "slb": "alibabacloud_slb20140515",
     "rds": "alibabacloud_rds20140815",
+    "sls": "alibabacloud_sls20201230",
 }
 RULES = _rules.load(conf.RULES)
 _FEATURE_PLANS: dict[str, object] = {}

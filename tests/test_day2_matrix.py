@@ -194,10 +194,6 @@ def _accounting(on: bool) -> Edit:
     return lambda c, cloud: {**c, "slurm": {**(c.get("slurm") or {}), "accounting": on}}
 
 
-def _logs_on(c: Cluster) -> bool:
-    return bool(c.get("monitoring", {}).get("logs", {}).get("enabled"))
-
-
 def _monitoring(**keys: Any) -> Edit:
     def edit(c: Cluster, cloud: str) -> Cluster:
         monitoring = copy.deepcopy(c.get("monitoring", {}))
@@ -218,6 +214,10 @@ def _elastic(c: Cluster) -> bool:
 
 def _managed(c: Cluster) -> bool:
     return c.get("nodeGroup", "managed") == "managed"
+
+
+def _logs_on(c: Cluster) -> bool:
+    return bool(((c.get("monitoring") or {}).get("logs") or {}).get("enabled"))
 
 
 CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {

@@ -28,6 +28,7 @@ from . import (
     health,
     identity,
     kubernetes,
+    logs,
     monitoring,
     network,
     nodes,
@@ -82,6 +83,7 @@ class CloudCluster(pulumi.ComponentResource):
         kms_key = self.encryption.key_id if self.encryption else None
         self.network = network.build(self, name, layout, tags)
         self.audit = audit.build(self, name, layout, tags)  # compliance mlps3: the ActionTrail trail
+        self.logs = logs.build(self, name, layout, tags)  # monitoring.logs: SLS; Logtail is in the nodes' user data
         self.vpc = self.network.vpc
         self.vswitch = self.network.vswitch
         self.security_group = self.network.security_group
@@ -126,7 +128,7 @@ class CloudCluster(pulumi.ComponentResource):
                 layout.user_data_b64_for,
             )
             if head
-            else None
+            else (layout.user_data_b64_for(layout.logs.login_user_data) if layout.logs else None)
         )
         if login_data is None and layout.monitoring is not None:  # VM mode: the login node's only parts
             login_data = layout.user_data_b64_for(layout.monitoring.vm_user_data)
@@ -170,6 +172,8 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["encryption"] = self.encryption.output()
         if self.audit is not None:
             self.outputs["audit"] = self.audit.output(layout)
+        if self.logs is not None and layout.logs is not None:
+            self.outputs["logs"] = self.logs.output(layout.logs)
         if self.kubernetes is not None:
             self.outputs["kubernetes"] = self.kubernetes.output(layout)
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig

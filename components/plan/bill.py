@@ -258,6 +258,8 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         items.append(_priced(which, "the cluster's encryption key", 1, "stack", prices.item(which)))
     if getattr(layout, "audit", None) is not None:  # Alibaba compliance mlps3: the ActionTrail trail and its project
         items.append(_priced("auditTrail", "audit trail (ActionTrail to SLS)", 1, "stack", prices.item("auditTrail")))
+    if spec.monitoring.logs.enabled:  # the nodes' logs in the cloud's log service: billed by what they send and keep
+        items.append(_priced("logs", "node logs (monitoring.logs)", 1, "stack", prices.item("logs")))
     items += _bastion(layout, prices)
     items += _shared(shared)
     items += _monitoring(spec, prices)

@@ -178,6 +178,9 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     # slurm.accounting on Alibaba without elastic partitions (slurm_dbd.sh and alicloud_db_password.sh on the head,
     # which gets a RAM role of its own; the password on the cluster's KMS key); alicloud-slurm-elastic has it with them
     "alicloud-slurm-accounting-cmk": ("alicloud-a100-cmk", {"login": {}, "slurm": {"accounting": True}}),
+    # monitoring.logs on Alibaba without Slurm (alicloud_logtail.sh): instances and the login node, whose only boot
+    # data it is; alicloud-slurm-elastic ships it on the head, login node and partitions
+    "alicloud-logs-login": ("alicloud-dev", {"login": {}, "monitoring": {"logs": {"enabled": True}}}),
     # Slurm on Alibaba with NAS and a login node
     "alicloud-slurm-nas-login": (
         "alicloud-a100-cmk",

@@ -82,6 +82,8 @@ from .kubernetes import (
     ack_layout,
     ack_tags,
 )
+from .logs import AliLogs
+from .logs import plan as logs_plan
 from .monitoring import AlicloudMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import NAT_EIP_BANDWIDTH_MBPS, vswitch_cidrs
@@ -116,6 +118,7 @@ __all__ = [
     "AckGpuShare",
     "AckLayout",
     "AliEncryption",
+    "AliLogs",
     "AliPartition",
     "AliServe",
     "AliSlurm",
@@ -187,6 +190,7 @@ class AlicloudLayout:
     audit: AliAudit | None = None  # compliance mlps3: the ActionTrail trail to an SLS project
     grid: GridPlugin | None = None  # a vGPU slice on image auto: the GRID driver's Cloud Assistant plugin
     monitoring: AlicloudMonitoring | None = None  # monitoring.prometheus selfHosted: on the login node
+    logs: AliLogs | None = None  # monitoring.logs: the SLS project, its logstore and Logtail on every node
     # every ECS instance, launch template and ACK pool: token-only metadata (capabilities file `metadata`)
     metadata_http_tokens: str = field(default_factory=metadata_http_tokens)
 
@@ -225,7 +229,8 @@ def _partitions(spec: ClusterSpec, slurm: AliSlurm | None, warnings: list[str]) 
         parts.append(AliPartition(part.name, layout))
         if part.instance.fabricDevices and not wired:
             warnings.append(eri_warning(i, part.instance))
-        warnings.extend(f"{w} (slurm.partitions[{i}] {part.name})" for w in layout.warnings)
+        cluster_wide = layout.logs.notes if layout.logs else ()  # said once, by the cluster's own plan
+        warnings.extend(f"{w} (slurm.partitions[{i}] {part.name})" for w in layout.warnings if w not in cluster_wide)
     return tuple(parts)
 
 
@@ -306,8 +311,10 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         fabric += [erdma_part(eris, mtu or 0, erdma_url), nccl_env_part(env, source)]
     hook = health_hook(spec, warnings)
     monitoring = monitoring_plan(spec)
+    logs = logs_plan(spec)
+    logtail = (logs.part,) if logs else ()  # on every node kind: GPU nodes, partitions, Slurm head, login node
     login_extra = monitoring.parts if monitoring else ()
-    slurm = ali_slurm(spec, placement, shared, login_extra) if spec.scheduler == "slurm" else None
+    slurm = ali_slurm(spec, placement, shared, logtail, login_extra) if spec.scheduler == "slurm" else None
     if slurm is not None and slurm.accounting is not None:
         warnings.extend(slurm.accounting.notes)  # its disk is not on encryption.key
     parts = [
@@ -322,6 +329,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         ),
         *(slurm_compute_parts(spec, slurm, placement) if slurm else ()),
         *extra_parts,
+        *logtail,
         # last: the driver installer reboots the node (every unit above runs again after it)
         bootstrap.commands_part("gpu-driver", [("bash", "-c", driver_script(gpu_driver))] if gpu_driver else []),
     ]
@@ -357,7 +365,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         login=login,
         user_data=bootstrap.cloud_init(parts),
         tags=dict(spec.base_tags),
-        warnings=tuple(warnings) + (fleet.warnings if fleet else ()),
+        warnings=tuple(warnings) + (fleet.warnings if fleet else ()) + (logs.notes if logs else ()),
         fabric_usability=usability,
         health_hook=hook,
         shared=shared,
@@ -371,4 +379,5 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AlicloudLayou
         audit=audit_plan(spec),
         grid=grid,
         monitoring=monitoring,
+        logs=logs,
     )

@@ -101,7 +101,8 @@ def ali_slurm(
     spec: ClusterSpec,
     placement: Placement,
     shared: Shared | None,
-    login_extra: tuple[Part, ...] = (),  # after the login node's Slurm parts: the self-hosted monitoring
+    extra_parts: tuple[Part, ...] = (),  # after the head's and the login node's Slurm parts: monitoring.logs' Logtail
+    login_extra: tuple[Part, ...] = (),  # after the login node's: the self-hosted monitoring
 ) -> AliSlurm | None:
     layout = slurm_layout(spec, switches=_switches(spec, placement))
     if layout is None:
@@ -139,8 +140,8 @@ def ali_slurm(
         kms_endpoint=env["KMS_ENDPOINT"],
         conf_parameter=conf_parameter(spec),
         encryption_context=slurm_encryption_context(spec),
-        head_user_data=bootstrap.cloud_init(head),
-        login_user_data=bootstrap.cloud_init((*login, *login_extra)),
+        head_user_data=bootstrap.cloud_init((*head, *extra_parts)),
+        login_user_data=bootstrap.cloud_init((*login, *extra_parts, *login_extra)),
         power=power,
         head_role_name=head_role_name(spec) if power or accounting else None,
         accounting=accounting,
