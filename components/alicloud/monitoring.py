@@ -15,6 +15,7 @@ import pulumi
 
 from ..layout.alicloud import AlicloudLayout
 from ..layout.alicloud.data import alicloud_data
+from ..layout.monitoring import login_summary
 from .context import Context
 from .cpu_node import CpuNode
 from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
@@ -65,15 +66,5 @@ def output(layout: AlicloudLayout, login: CpuNode | None) -> dict[str, Any]:
         forward = pulumi.Output.concat(f"ssh -N -L {port}:127.0.0.1:{port} {layout.access.login_user}@", host)
     else:
         forward = "none: access is none, no path to the login node is built"
-    return {
-        "prometheus": "selfHosted",
-        "host": "login node",
-        "grafana": {
-            "forward": forward,
-            "url": f"http://localhost:{port}",
-            "user": "admin",
-            "password": f"on the login node: sudo cat {plan.password_file}",
-        },
-        "prometheusListen": plan.prometheus_listen,
-        "targets": "the login node lists the GPU nodes every minute (ECS DescribeInstances, file_sd)",
-    }
+    targets = "the login node lists the GPU nodes every minute (ECS DescribeInstances, file_sd)"
+    return {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}

@@ -14,6 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ..layout.monitoring import login_summary
 from ..resources import from_config, invoke_options
 from .identity import Identity
 from .naming import Context
@@ -253,14 +254,5 @@ def monitoring_output(ctx: Context, login: LoginNode | None) -> dict[str, Any]:
         forward = pulumi.Output.concat(f"ssh -N -L {port}:127.0.0.1:{port} {spec.admin_user}@", host)
     else:
         forward = "none: access is none, no path to the login node is built"
-    return {
-        "prometheus": "selfHosted",
-        "host": "login node",
-        "grafana": {
-            "forward": forward,
-            "url": f"http://localhost:{port}",
-            "user": "admin",
-            "password": f"on the login node: sudo cat {layout.monitoring.password_file}",
-        },
-        "prometheusListen": layout.monitoring.prometheus_listen,
-    }
+    m = layout.monitoring
+    return login_summary(forward, port, m.password_file, m.prometheus_listen)

@@ -21,6 +21,7 @@ import pulumi_azure_native as azure
 from ..layout.azure import AzureLayout
 from ..layout.azure.alerts import INGESTION_URL_PLACEHOLDER
 from ..layout.azure.monitoring import CLIENT_ID_PLACEHOLDER, RESOURCE_GROUP_PLACEHOLDER, SUBSCRIPTION_PLACEHOLDER
+from ..layout.monitoring import login_summary
 from ..resources import fill, invoke_options
 from . import access, alerts, budget, encryption, identity, kubernetes, logs, network, nodes, scaling, serve, slurm
 from .aliases import _is_api_version_alias, drop_api_version_aliases
@@ -280,14 +281,4 @@ def _monitoring_output(layout: AzureLayout, rg: pulumi.Input[str], way: access.A
         forward = pulumi.Output.concat(f"ssh -i {key} -N -L {port}:127.0.0.1:{port} {user}@", way.login_ip.ip_address)
     else:
         forward = "none: no path to the login node is built (access)"
-    return {
-        "prometheus": "selfHosted",
-        "host": "login node",
-        "grafana": {
-            "forward": forward,
-            "url": f"http://localhost:{port}",
-            "user": "admin",
-            "password": f"on the login node: sudo cat {plan.password_file}",
-        },
-        "prometheusListen": plan.prometheus_listen,
-    }
+    return login_summary(forward, port, plan.password_file, plan.prometheus_listen)

@@ -15,29 +15,12 @@ ENV_FILE="${ENV_FILE:-/etc/gpu-cluster/alertmanager.env}"
 
 log() { echo "gpu-cluster-alertmanager: $*" >&2; }
 
-install_alertmanager() {
-  local arch sum url
-  arch=$(dpkg --print-architecture)
-  case "$arch" in
-    amd64) sum="$ALERTMANAGER_SHA256_AMD64" ;;
-    arm64) sum="$ALERTMANAGER_SHA256_ARM64" ;;
-    *) log "no Alertmanager release pinned for $arch"; return 1 ;;
-  esac
-  url="${ALERTMANAGER_URL//\{arch\}/$arch}"
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT  # also when the checksum does not match (set -e)
-  curl -fsSL --retry 5 -o "$tmp/alertmanager.tar.gz" "$url"
-  echo "$sum  $tmp/alertmanager.tar.gz" | sha256sum -c - >/dev/null
-  tar -xzf "$tmp/alertmanager.tar.gz" -C "$tmp"
-  install -d "$ALERTMANAGER_DIR"
-  install -m 0755 "$tmp/alertmanager-$ALERTMANAGER_VERSION.linux-$arch/alertmanager" \
-    "$tmp/alertmanager-$ALERTMANAGER_VERSION.linux-$arch/amtool" "$ALERTMANAGER_DIR/"
-  echo "$ALERTMANAGER_VERSION" >"$ALERTMANAGER_DIR/VERSION"
-  log "installed Alertmanager $ALERTMANAGER_VERSION ($arch)"
-}
+# shellcheck source=prometheus_release.sh
+. "${BASH_SOURCE[0]%/*}/prometheus_release.sh"
 
 if [ "$(cat "$ALERTMANAGER_DIR/VERSION" 2>/dev/null)" != "$ALERTMANAGER_VERSION" ]; then
-  install_alertmanager
+  install_release alertmanager "$ALERTMANAGER_VERSION" "$ALERTMANAGER_URL" "$ALERTMANAGER_SHA256_AMD64" \
+    "$ALERTMANAGER_SHA256_ARM64" "$ALERTMANAGER_DIR" alertmanager amtool
 fi
 id prometheus >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin prometheus
 install -d -o prometheus -g prometheus -m 0750 "$ALERTMANAGER_DATA"

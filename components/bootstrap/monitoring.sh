@@ -20,26 +20,8 @@ APT_LIST="${APT_LIST:-/etc/apt/sources.list.d/grafana.list}"
 
 log() { echo "gpu-cluster-monitoring: $*" >&2; }
 
-install_prometheus() {
-  local arch sum url
-  arch=$(dpkg --print-architecture)
-  case "$arch" in
-    amd64) sum="$PROMETHEUS_SHA256_AMD64" ;;
-    arm64) sum="$PROMETHEUS_SHA256_ARM64" ;;
-    *) log "no Prometheus release pinned for $arch"; return 1 ;;
-  esac
-  url="${PROMETHEUS_URL//\{arch\}/$arch}"
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT  # also when the checksum does not match (set -e)
-  curl -fsSL --retry 5 -o "$tmp/prometheus.tar.gz" "$url"
-  echo "$sum  $tmp/prometheus.tar.gz" | sha256sum -c - >/dev/null
-  tar -xzf "$tmp/prometheus.tar.gz" -C "$tmp"
-  install -d "$PROMETHEUS_DIR"
-  install -m 0755 "$tmp/prometheus-$PROMETHEUS_VERSION.linux-$arch/prometheus" \
-    "$tmp/prometheus-$PROMETHEUS_VERSION.linux-$arch/promtool" "$PROMETHEUS_DIR/"
-  echo "$PROMETHEUS_VERSION" >"$PROMETHEUS_DIR/VERSION"
-  log "installed Prometheus $PROMETHEUS_VERSION ($arch)"
-}
+# shellcheck source=prometheus_release.sh
+. "${BASH_SOURCE[0]%/*}/prometheus_release.sh"
 
 install_grafana() {
   install -d -m 0755 "${KEYRING%/*}"
@@ -53,7 +35,8 @@ install_grafana() {
 }
 
 if [ "$(cat "$PROMETHEUS_DIR/VERSION" 2>/dev/null)" != "$PROMETHEUS_VERSION" ]; then
-  install_prometheus
+  install_release prometheus "$PROMETHEUS_VERSION" "$PROMETHEUS_URL" "$PROMETHEUS_SHA256_AMD64" \
+    "$PROMETHEUS_SHA256_ARM64" "$PROMETHEUS_DIR" prometheus promtool
 fi
 id prometheus >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin prometheus
 install -d -o prometheus -g prometheus -m 0750 "$TSDB_DIR"

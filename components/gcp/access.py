@@ -9,6 +9,7 @@ import pulumi_gcp as gcp
 
 from ..layout.gcp import GcpLayout
 from ..layout.gcp.labels import label_value
+from ..layout.monitoring import login_summary
 from .encryption import Key
 from .identity import Identity
 from .network import Network
@@ -150,14 +151,4 @@ def monitoring_output(layout: GcpLayout, login: gcp.compute.Instance | None) -> 
         if method in flags
         else "none: access is none, no path to the login node is built"
     )
-    return {
-        "prometheus": "selfHosted",
-        "host": "login node",
-        "grafana": {
-            "forward": forward,
-            "url": f"http://localhost:{port}",
-            "user": "admin",
-            "password": f"on the login node: sudo cat {plan.password_file}",
-        },
-        "prometheusListen": plan.prometheus_listen,
-    }
+    return login_summary(forward, port, plan.password_file, plan.prometheus_listen)

@@ -3,6 +3,8 @@ finds the GPU nodes (each cloud's `discovery`: components/layout/<cloud>/monitor
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..bootstrap import Part
 from ..bootstrap.alertmanager import Receiver
 from ..bootstrap.monitoring import Discovery, Monitoring, Thresholds, monitoring_part
@@ -29,3 +31,19 @@ def login_part(spec: ClusterSpec, discovery: Discovery, notify: Receiver | None 
             notify=notify,
         )
     )
+
+
+def login_summary(forward: Any, port: int, password_file: str, prometheus_listen: str) -> dict[str, Any]:
+    """The plan's `monitoring` summary of the login node's Prometheus and Grafana; `forward`: the cloud's command
+    (text, or a Pulumi output the cloud package builds) that forwards Grafana's port to the user's machine."""
+    return {
+        "prometheus": "selfHosted",
+        "host": "login node",
+        "grafana": {
+            "forward": forward,
+            "url": f"http://localhost:{port}",
+            "user": "admin",
+            "password": f"on the login node: sudo cat {password_file}",
+        },
+        "prometheusListen": prometheus_listen,
+    }
