@@ -17,6 +17,7 @@ import pulumi_gcp as gcp
 from ..layout.budget import Budget
 from ..layout.gcp import GcpLayout
 from ..resources import invoke_options
+from .channels import email_channels
 
 
 def money(amount: float) -> tuple[str, int]:
@@ -33,18 +34,7 @@ def build_budget(name: str, layout: GcpLayout, parent: pulumi.Resource) -> gcp.b
     pulumi.log.info(f"budget: {plan.note}", resource=parent)
     child = pulumi.ResourceOptions(parent=parent)
     project = layout.project or None
-    channels = [
-        gcp.monitoring.NotificationChannel(
-            f"{name}-budget-email-{i}",
-            type="email",
-            display_name=f"{plan.name} alert to {email}",
-            labels={"email_address": email},
-            user_labels=dict(layout.labels),
-            project=project,
-            opts=child,
-        )
-        for i, email in enumerate(plan.emails)
-    ]
+    channels = email_channels(f"{name}-budget-email", plan.emails, f"{plan.name} alert", layout, child)
     number = gcp.organizations.get_project_output(project_id=project, opts=invoke_options(parent)).number
     units, nanos = money(plan.amount)
     return gcp.billing.Budget(

@@ -11,6 +11,7 @@ import pulumi_gcp as gcp
 
 from ..layout.gcp import GcpLayout
 from ..resources import invoke_options
+from .channels import email_channels
 from .encryption import Key
 
 
@@ -69,18 +70,8 @@ def _alerts(name: str, layout: GcpLayout, child: pulumi.ResourceOptions, out: Ob
         return
     project = layout.project or None
     spec = layout.spec
-    out.channels = [
-        gcp.monitoring.NotificationChannel(
-            f"{name}-alert-email-{i}",
-            type="email",
-            display_name=f"gpu-cluster {spec.stack}/{spec.name} alerts to {email}",
-            labels={"email_address": email},
-            user_labels=dict(layout.labels),
-            project=project,
-            opts=child,
-        )
-        for i, email in enumerate(plan.emails)
-    ]
+    what = f"gpu-cluster {spec.stack}/{spec.name} alerts"
+    out.channels = email_channels(f"{name}-alert-email", plan.emails, what, layout, child)
     for policy in plan.policies:
         out.policies.append(
             gcp.monitoring.AlertPolicy(
