@@ -256,6 +256,14 @@ def _cam_attachment(i: Inputs) -> list[Call]:
     return [Call("cam:AttachRolePolicy", cam.AttachRolePolicyRequest, req, src)]
 
 
+def _cam_policy(i: Inputs) -> list[Call]:
+    req = drop_none(
+        {"PolicyName": i.get("name"), "PolicyDocument": i.get("document"), "Description": i.ok("description")}
+    )
+    src = "tencentcloud/services/cam/resource_tc_cam_policy.go resourceTencentCloudCamPolicyCreate"
+    return [Call("cam:CreatePolicy", cam.CreatePolicyRequest, req, src)]
+
+
 def _hpc_cluster(i: Inputs) -> list[Call]:
     req = drop_none({"Zone": i.ok("zone"), "Name": i.ok("name"), "Remark": i.ok("remark")})
     src = "tencentcloud/services/cvm/resource_tc_cvm_hpc_cluster.go resourceTencentCloudCvmHpcClusterCreate"
@@ -284,6 +292,7 @@ TRANSLATIONS: dict[str, Translation] = {
     "tencentcloud:Cam/rolePolicyAttachmentByName:RolePolicyAttachmentByName": Translation(
         "tencentcloud_cam_role_policy_attachment_by_name", _cam_attachment
     ),
+    "tencentcloud:Cam/policy:Policy": Translation("tencentcloud_cam_policy", _cam_policy),
     "tencentcloud:Cvm/hpcCluster:HpcCluster": Translation("tencentcloud_cvm_hpc_cluster", _hpc_cluster),
     "tencentcloud:Placement/group:Group": Translation("tencentcloud_placement_group", _placement_group),
 }
