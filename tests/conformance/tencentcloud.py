@@ -16,6 +16,7 @@ a tag limit (vpc/cvm Tag: "标签键", "标签值").
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -310,6 +311,13 @@ def refusals(token: str, inputs: Mapping[str, Any]) -> list[str]:
                     f"provider: dataDisks[{n}]: param `delete_with_instance` only can be true when "
                     f"`instance_charge_type` is {POSTPAID} (got {charge})"
                 )
+    if token == "tencentcloud:Cam/policy:Policy":
+        # CamService.PolicyDocumentForceCheck (resource_tc_cam_policy.go create and update): `resource` and `action`
+        # of every statement must be arrays, the form CAM returns
+        for n, statement in enumerate(json.loads(str(inputs.get("document") or "{}")).get("statement") or []):
+            for key in ("resource", "action"):
+                if isinstance(statement.get(key), str):
+                    out.append(f"provider: document statement[{n}].{key}: its type must be array")
     return out
 
 
