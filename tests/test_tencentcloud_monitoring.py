@@ -165,6 +165,7 @@ def test_the_grant_is_describe_instances_on_star_attached_to_the_login_nodes_rol
     assert attachment == {"policyName": policies[0]["inputs"]["name"], "roleName": "tc-dev-tencentcloud-dev-nodes"}
     login = _by_name(dev, "-tencentcloud-login")["inputs"]
     assert login["camRoleName"] == attachment["roleName"]  # the login node carries that role
+    assert dev.run.outputs["identity"]["grants"] == ["tc-dev-tencentcloud-dev-prometheus-targets"]  # the plan says so
 
 
 def test_an_existing_role_gets_the_policy_attached_by_name():

@@ -27,10 +27,12 @@ class Identity:
     def output(self, layout: TencentLayout) -> dict[str, Any]:
         """The `identity` stack output: everything the role is allowed by this stack."""
         ident = layout.identity
+        # the custom policy the login node's Prometheus needs (monitoring.py) is attached to this role too
+        custom = [layout.monitoring.policy_name] if layout.monitoring is not None else []
         return {
             "kind": "cam-role",
             "name": self.role_name,
-            "grants": list(ident.policies),
+            "grants": [*ident.policies, *custom],
             "existing": not ident.create,
         }
 
