@@ -65,7 +65,8 @@ WantedBy=timers.target
 
 @dataclass(frozen=True)
 class TencentMonitoring:
-    user_data: str  # the login node's whole cloud-config (Tencent has no Slurm login parts to append to)
+    parts: tuple[Part, ...]  # the login node's parts: Prometheus and Grafana, then the target list's timer
+    user_data: str  # the login node's whole cloud-config of `parts` (Tencent has no Slurm login parts to append to)
     actions: tuple[str, ...]  # what the login node's role needs for the list (catalog/monitoring.yaml)
     policy_name: str
     scrape_ports: tuple[tuple[str, int], ...]  # (exporter, port) the nodes' group admits from the login node's group
@@ -139,6 +140,7 @@ def plan(spec: ClusterSpec) -> TencentMonitoring | None:
     assert grant is not None  # the spec refuses selfHosted where catalog/monitoring.yaml does not build it
     parts = (login_part(spec, discovery()), targets_part(spec))
     return TencentMonitoring(
+        parts,
         bootstrap.cloud_init(parts),
         tuple(grant["grant"]),
         # one per account, as the role's name (layout/tencentcloud/identity.py): the stack is in it
