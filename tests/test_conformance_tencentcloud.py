@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import base64
 import importlib
+import json
 
 import pytest
+from tencentcloud.cam.v20190116 import models as cam
 from tencentcloud.cvm.v20170312 import models as cvm
 from tencentcloud.vpc.v20170312 import models as vpc
 
@@ -144,6 +146,22 @@ def test_the_provider_refuses_a_data_disk_deleted_with_a_spot_node():
         == []
     )
     assert conf.refusals(token, {"instanceChargeType": "POSTPAID_BY_HOUR", "dataDisks": [disk]}) == []
+
+
+def test_the_provider_refuses_a_policy_document_with_a_string_resource_or_action():
+    token = "tencentcloud:Cam/policy:Policy"
+    bad = {"statement": [{"action": "name/cvm:DescribeInstances", "effect": "allow", "resource": "*"}]}
+    assert conf.refusals(token, {"document": json.dumps(bad)}) == [
+        "provider: document statement[0].resource: its type must be array",
+        "provider: document statement[0].action: its type must be array",
+    ]
+    good = {"statement": [{"action": ["name/cvm:DescribeInstances"], "effect": "allow", "resource": ["*"]}]}
+    assert conf.refusals(token, {"document": json.dumps(good)}) == []
+
+
+def test_a_policy_name_cam_refuses_is_judged():
+    problems = verdict("cam:CreatePolicy", cam.CreatePolicyRequest, {"PolicyName": "a b", "PolicyDocument": "{}"})
+    assert problems and all("PolicyName" in p for p in problems)
 
 
 def test_an_input_no_translation_reads_is_reported():

@@ -204,21 +204,23 @@ def test_the_azure_discovery_uses_the_managed_identity_and_drops_the_login_node(
 
 
 def test_self_hosted_where_it_cannot_be_built_gets_one_keyed_error_per_reason():
-    tencentcloud = {
-        "gpu-cluster:cloud": "tencentcloud",
-        "tencentcloud:region": "ap-shanghai",
+    huaweicloud = {
+        "gpu-cluster:cloud": "huaweicloud",
+        "huaweicloud:region": "cn-north-4",
         "gpu-cluster:cluster": {
-            "gpu": "T4:1",
+            "instanceType": "pi2.2xlarge.4",
             "nodes": 1,
+            "nodeGroup": "instances",
+            "zone": "cn-north-4a",
             "monitoring": {"prometheus": "selfHosted", "dcgmExporter": False},
             "network": {"egress": "none"},
         },
     }
     with pytest.raises(ConfigErrors) as caught:
-        spec_of(tencentcloud)
+        spec_of(huaweicloud)
     lines = [e for e in str(caught.value).splitlines() if "monitoring.prometheus" in e]
     assert len(lines) == 4, lines
-    assert any("not built on tencentcloud" in e for e in lines) and any("login node" in e for e in lines)
+    assert any("not built on huaweicloud" in e for e in lines) and any("login node" in e for e in lines)
     assert any("dcgmExporter false" in e for e in lines) and any("egress nat" in e for e in lines)
 
 

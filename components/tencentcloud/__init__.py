@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from ..layout.tencentcloud import TencentLayout
-from . import access, identity, network, nodes
+from . import access, identity, monitoring, network, nodes
 
 TYPE = "gpu-cluster:tencentcloud:Cluster"
 
@@ -37,6 +37,9 @@ class CloudCluster(pulumi.ComponentResource):
         role = self.identity.role_name
         self.nodes = nodes.build(self, name, layout, self.network, key_ids, role, tags)
         self.login = access.build_login(self, name, layout, self.network, key_ids, role, tags)
+        scrapes = monitoring.scrape_ingress(layout, self.login)
+        network.node_rules(self, name, layout, self.network.security_group, scrapes)
+        monitoring.build(self, name, layout, role)
         instances = self.nodes.instances
         self.outputs = {
             "vpcId": self.network.vpc.id,
@@ -49,6 +52,7 @@ class CloudCluster(pulumi.ComponentResource):
             "gpuDriver": None,  # not managed: see the image warning (docs/tencentcloud.md)
             "identity": self.identity.output(layout),
             "access": access.output(layout, self.login),
+            "monitoring": monitoring.output(layout, self.login),
             "placementApplied": layout.placement_applied,
             "fabricUsable": layout.fabric_usability.describe(),
             # a hostfile for mpirun / torchrun

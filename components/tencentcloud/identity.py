@@ -27,10 +27,12 @@ class Identity:
     def output(self, layout: TencentLayout) -> dict[str, Any]:
         """The `identity` stack output: everything the role is allowed by this stack."""
         ident = layout.identity
+        # the custom policy the login node's Prometheus needs (monitoring.py) is attached to this role too
+        custom = [layout.monitoring.policy_name] if layout.monitoring is not None else []
         return {
             "kind": "cam-role",
             "name": self.role_name,
-            "grants": list(ident.policies),
+            "grants": [*ident.policies, *custom],
             "existing": not ident.create,
         }
 
@@ -60,3 +62,20 @@ def build(parent: pulumi.Resource, name: str, layout: TencentLayout, tags: Mappi
         for policy in ident.policies
     ]
     return Identity(role, role_name, attachments)
+
+
+def custom_grant(
+    parent: pulumi.Resource,
+    names: tuple[str, str],
+    policy_name: str,
+    description: str,
+    document: str,
+    role_name: pulumi.Output[str],
+) -> tencentcloud.cam.RolePolicyAttachmentByName:
+    """A custom policy (`names`: its resource name and its attachment's) attached to the nodes' role by name, as the
+    asked policies are (an existing role with identity.existing)."""
+    child = pulumi.ResourceOptions(parent=parent)
+    policy = tencentcloud.cam.Policy(names[0], name=policy_name, document=document, description=description, opts=child)
+    return tencentcloud.cam.RolePolicyAttachmentByName(
+        names[1], policy_name=policy.name, role_name=role_name, opts=child
+    )

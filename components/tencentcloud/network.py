@@ -7,7 +7,7 @@ The security group takes all traffic from itself (NCCL, RDMA control) and SSH on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -108,6 +108,19 @@ def _security_group(
         tags=dict(tags),
         opts=child,
     )
+    return sg
+
+
+def node_rules(
+    parent: pulumi.Resource,
+    name: str,
+    layout: TencentLayout,
+    sg: tencentcloud.security.Group,
+    scrapes: Sequence[tencentcloud.security.GroupRuleSetIngressArgs],
+) -> tencentcloud.security.GroupRuleSet:
+    """The nodes' group's rules, one set (a GroupRuleSet owns every rule of its group): registered after the login
+    node, whose group the exporters' ports (`scrapes`, monitoring.py) admit."""
+    child = pulumi.ResourceOptions(parent=parent)
     # ordered: the first rule has the highest priority (GroupRuleSet docstring)
     ingress = [
         tencentcloud.security.GroupRuleSetIngressArgs(
@@ -123,13 +136,13 @@ def _security_group(
             )
             for cidr in layout.node_ssh_cidrs
         ],
+        *scrapes,
     ]
     egress = [
         tencentcloud.security.GroupRuleSetEgressArgs(
             action="ACCEPT", cidr_block="0.0.0.0/0", protocol="ALL", port="all", description="egress"
         )
     ]
-    tencentcloud.security.GroupRuleSet(
+    return tencentcloud.security.GroupRuleSet(
         f"{name}-sg-rules", security_group_id=sg.id, ingresses=ingress, egresses=egress, opts=child
     )
-    return sg

@@ -16,6 +16,7 @@ a tag limit (vpc/cvm Tag: "标签键", "标签值").
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,6 +257,14 @@ def _cam_attachment(i: Inputs) -> list[Call]:
     return [Call("cam:AttachRolePolicy", cam.AttachRolePolicyRequest, req, src)]
 
 
+def _cam_policy(i: Inputs) -> list[Call]:
+    req = drop_none(
+        {"PolicyName": i.get("name"), "PolicyDocument": i.get("document"), "Description": i.ok("description")}
+    )
+    src = "tencentcloud/services/cam/resource_tc_cam_policy.go resourceTencentCloudCamPolicyCreate"
+    return [Call("cam:CreatePolicy", cam.CreatePolicyRequest, req, src)]
+
+
 def _hpc_cluster(i: Inputs) -> list[Call]:
     req = drop_none({"Zone": i.ok("zone"), "Name": i.ok("name"), "Remark": i.ok("remark")})
     src = "tencentcloud/services/cvm/resource_tc_cvm_hpc_cluster.go resourceTencentCloudCvmHpcClusterCreate"
@@ -284,6 +293,7 @@ TRANSLATIONS: dict[str, Translation] = {
     "tencentcloud:Cam/rolePolicyAttachmentByName:RolePolicyAttachmentByName": Translation(
         "tencentcloud_cam_role_policy_attachment_by_name", _cam_attachment
     ),
+    "tencentcloud:Cam/policy:Policy": Translation("tencentcloud_cam_policy", _cam_policy),
     "tencentcloud:Cvm/hpcCluster:HpcCluster": Translation("tencentcloud_cvm_hpc_cluster", _hpc_cluster),
     "tencentcloud:Placement/group:Group": Translation("tencentcloud_placement_group", _placement_group),
 }
@@ -301,6 +311,13 @@ def refusals(token: str, inputs: Mapping[str, Any]) -> list[str]:
                     f"provider: dataDisks[{n}]: param `delete_with_instance` only can be true when "
                     f"`instance_charge_type` is {POSTPAID} (got {charge})"
                 )
+    if token == "tencentcloud:Cam/policy:Policy":
+        # CamService.PolicyDocumentForceCheck (resource_tc_cam_policy.go create and update): `resource` and `action`
+        # of every statement must be arrays, the form CAM returns
+        for n, statement in enumerate(json.loads(str(inputs.get("document") or "{}")).get("statement") or []):
+            for key in ("resource", "action"):
+                if isinstance(statement.get(key), str):
+                    out.append(f"provider: document statement[{n}].{key}: its type must be array")
     return out
 
 

@@ -478,6 +478,12 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
         ("tencentcloud-tag-reserved", f"{C}.tags.qcloud:team", {"tags": {"qcloud:team": "x", "environment": "test"}}),
         ("tencentcloud-name-trailing-hyphen", f"{C}.name", {"name": "corpus-"}),
+        # built on Tencent now (a login node's file_sd list), but without a login node it has nowhere to run
+        (
+            "tencentcloud-prometheus-no-login",
+            f"{C}.monitoring.prometheus",
+            {"monitoring": {"prometheus": "selfHosted"}},
+        ),
     ],
     "huaweicloud": [
         ("aws-type-on-huaweicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),

@@ -35,6 +35,8 @@ from .access import Access, LoginNode
 from .data import tencent_data
 from .fabric import fabric_usability
 from .identity import NodeIdentity, node_identity
+from .monitoring import TencentMonitoring
+from .monitoring import plan as monitoring_plan
 from .network import NAT_BANDWIDTH_MBPS, subnet_cidr
 from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, is_hcc, node_problems
 from .proof import count_wired_gbps
@@ -73,6 +75,7 @@ class TencentLayout:
     identity: NodeIdentity
     access: Access
     login: LoginNode | None
+    monitoring: TencentMonitoring | None  # the login node's Prometheus and Grafana (layout/tencentcloud/monitoring.py)
     user_data: str
     tags: Mapping[str, str]
     warnings: tuple[str, ...]
@@ -173,6 +176,7 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         identity=node_identity(spec),
         access=Access(spec.access, str(tencent_data()["loginUser"]["default"])),
         login=login,
+        monitoring=monitoring_plan(spec) if login is not None else None,
         user_data=user_data,
         tags=dict(spec.base_tags),
         warnings=tuple(warnings),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...spec import ClusterSpec
@@ -39,3 +40,10 @@ def node_identity(spec: ClusterSpec) -> NodeIdentity:
         return NodeIdentity(False, spec.identity.existing, policies, data["trustedService"])
     name = CAM_ROLE_NAME.sub("-", f"{spec.name}-{spec.stack}-nodes")[:128]
     return NodeIdentity(True, name, policies, data["trustedService"])
+
+
+def allow_document(actions: Sequence[str]) -> str:
+    """A custom CAM policy allowing `actions` on "*" (for APIs without resource-level permissions: CVM's CAM guide,
+    intl.cloud.tencent.com/document/product/213/10313), in the role document's syntax (version 2.0)."""
+    statement = {"action": list(actions), "effect": "allow", "resource": ["*"]}
+    return json.dumps({"statement": [statement], "version": "2.0"}, sort_keys=True)
