@@ -14,6 +14,7 @@ from typing import Any
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
+from ..layout.monitoring import login_summary
 from ..layout.tencentcloud import TencentLayout
 from .access import Login
 from .identity import custom_grant
@@ -65,15 +66,5 @@ def output(layout: TencentLayout, login: Login | None) -> dict[str, Any]:
         forward = pulumi.Output.concat(f"ssh -N -L {port}:127.0.0.1:{port} {layout.access.login_user}@", host)
     else:
         forward = "none: access is none, no path to the login node is built"
-    return {
-        "prometheus": "selfHosted",
-        "host": "login node",
-        "grafana": {
-            "forward": forward,
-            "url": f"http://localhost:{port}",
-            "user": "admin",
-            "password": f"on the login node: sudo cat {plan.password_file}",
-        },
-        "prometheusListen": plan.prometheus_listen,
-        "targets": "the login node lists the GPU nodes every minute (CVM DescribeInstances, file_sd)",
-    }
+    targets = "the login node lists the GPU nodes every minute (CVM DescribeInstances, file_sd)"
+    return {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}
