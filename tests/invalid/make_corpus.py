@@ -196,14 +196,13 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("slice-mig", f"{C}.gpuPartition", {"gpu": "L4:1/8", "nodes": 1, "gpuPartition": "1g.10gb"}),
         ("slice-disagrees-with-type", f"{C}.gpu", {"gpu": "L4:1/4", "instanceType": "g6f.large", "nodes": 1}),
         ("aws-unsold-gpu", f"{C}.gpu", {"gpu": "L20:1"}),
-        # monitoring.logs and .notify on AWS: a retention CloudWatch Logs does not take, EKS (its control plane's
-        # group cannot be made first), notify with nothing to evaluate the rules
+        # monitoring.logs and .notify on AWS: a retention CloudWatch Logs does not take, notify with nothing to
+        # evaluate the rules
         (
             "aws-logs-retention-31",
             f"{C}.monitoring.logs.retentionDays",
             {"login": {}, "monitoring.logs": {"enabled": True, "retentionDays": 31}},
         ),
-        ("aws-logs-eks", f"{C}.monitoring.logs.enabled", {"scheduler": "kubernetes", "monitoring.logs.enabled": True}),
         ("aws-logs-no-egress", f"{C}.network.egress", {"network.egress": "none", "monitoring.logs.enabled": True}),
         (
             "aws-notify-without-prometheus",
