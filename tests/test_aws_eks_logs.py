@@ -165,3 +165,13 @@ def test_day2_turning_logs_off_says_data_loss_for_the_groups(shipped, with_logs)
     loss = [w for w in d.warnings if w.startswith("DATA LOSS: deletes")]
     assert len(loss) == 3 and all("the data on it is lost" in w for w in loss)
     assert {urn.rsplit("::", 1)[1] for urn in d.deleted} >= {f"llm-eks-aws-logs-{g}" for g in GROUPS}
+
+
+def test_the_plan_says_where_the_logs_go_and_names_their_usage_bill(eks_plan):
+    summary = eks_plan.as_json()["summary"]
+    assert summary["monitoring"]["logs"] == (
+        "CloudWatch Logs /aws/containerinsights/<EKS cluster>/{application,dataplane,host} (14 days, the cluster's "
+        "key) from the EKS add-on amazon-cloudwatch-observability (Fluent Bit)"
+    )
+    unpriced = {i["item"]: i["unpriced"] for i in summary["costs"]["items"] if i["unpriced"]}
+    assert unpriced["logs"].startswith("usage-based: CloudWatch Logs")
