@@ -440,17 +440,11 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
         # built on Alibaba now, but VM mode without a login node has nowhere to run it
         ("alicloud-prometheus-no-login", f"{C}.monitoring.prometheus", {"monitoring": {"prometheus": "selfHosted"}}),
-        # monitoring.logs: SLS keeps a logstore 1 to 3650 days (catalog/monitoring.yaml logs.alicloud); ACK's pools
-        # get no Logtail part (layout/alicloud/logs.py)
+        # monitoring.logs: SLS keeps a logstore 1 to 3650 days (catalog/monitoring.yaml logs.alicloud)
         (
             "alicloud-logs-retention-over",
             f"{C}.monitoring.logs.retentionDays",
             {"monitoring": {"logs": {"enabled": True, "retentionDays": 3653}}},
-        ),
-        (
-            "alicloud-logs-kubernetes",
-            f"{C}.monitoring.logs.enabled",
-            {"scheduler": "kubernetes", "nodeGroup": "managed", "monitoring": {"logs": {"enabled": True}}},
         ),
     ],
     "tencentcloud": [
