@@ -138,3 +138,12 @@ def test_day2_turning_logs_off_says_data_loss_for_the_workspace(shipped, with_lo
     assert {c.name: c.verdict for c in d.changed} == {"llm-aks-azure-aks": "update"}
     loss = [w for w in d.warnings if w.startswith("DATA LOSS: deletes")]
     assert len(loss) == 1 and "llm-aks-azure-logs" in loss[0]
+
+
+def test_without_a_login_node_only_the_clusters_rule_is_made():
+    no_login = {k: v for k, v in AKS.items() if k != "login"}
+    plan = plan_values(azure_values(**no_login, monitoring=LOGS))
+    assert [r["name"] for r in resources_of(plan, "monitor:DataCollectionRule")] == ["test-azure-logs-aks-rule"]
+    assert not resources_of(plan, "compute:VirtualMachineExtension")
+    associations = resources_of(plan, "monitor:DataCollectionRuleAssociation")
+    assert [a["inputs"]["associationName"] for a in associations] == ["ContainerInsightsExtension"]

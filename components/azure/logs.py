@@ -26,7 +26,7 @@ from .context import Context
 class Logs:
     plan: AzureLogs
     workspace: azure.operationalinsights.Workspace
-    rule: azure.monitor.DataCollectionRule
+    rule: azure.monitor.DataCollectionRule | None  # the VMs' (None: AKS without a login node)
     cluster_rule: azure.monitor.DataCollectionRule | None = None  # AKS: Container Insights' rule
 
     def output(self) -> dict[str, Any]:
@@ -58,7 +58,15 @@ def build(ctx: Context) -> Logs | None:
         tags=ctx.tagged("logs"),
         opts=ctx.opts,
     )
-    rule = azure.monitor.DataCollectionRule(
+    rule = _vm_rule(ctx, plan, workspace) if plan.vm_rule else None
+    return Logs(plan, workspace, rule, _cluster_rule(ctx, plan, workspace))
+
+
+def _vm_rule(
+    ctx: Context, plan: AzureLogs, workspace: azure.operationalinsights.Workspace
+) -> azure.monitor.DataCollectionRule:
+    """The VMs' rule: their syslog into the workspace."""
+    return azure.monitor.DataCollectionRule(
         f"{ctx.name}-logs-rule",
         resource_group_name=ctx.resource_group_name,
         location=ctx.location,
@@ -74,7 +82,6 @@ def build(ctx: Context) -> Logs | None:
         tags=ctx.tagged("logs-rule"),
         opts=ctx.opts,
     )
-    return Logs(plan, workspace, rule, _cluster_rule(ctx, plan, workspace))
 
 
 def _syslog(plan: AzureLogs) -> azure.monitor.SyslogDataSourceArgs:
@@ -167,6 +174,7 @@ def scale_set_extension(
 
 def associate(ctx: Context, logs: Logs, role: str, resource_id: pulumi.Input[str]) -> None:
     """The rule's association with one VM or scale set: what the agent there collects and where it sends it."""
+    assert logs.rule is not None  # the layout builds the VMs' rule wherever a VM ships
     azure.monitor.DataCollectionRuleAssociation(
         f"{ctx.name}-{role}-logs",
         resource_uri=resource_id,

@@ -79,6 +79,7 @@ class AzureLogs:
     agent: AgentExtension
     not_collected: tuple[str, ...]  # text files the rule does not tail (a custom table is not built)
     container_insights: ContainerInsights | None = None  # AKS: the add-on and its rule on the cluster
+    vm_rule: bool = True  # the VMs' syslog rule: not on AKS without a login node (no VM of ours to associate)
 
     @property
     def service(self) -> str:
@@ -130,6 +131,7 @@ def plan(spec: ClusterSpec) -> AzureLogs | None:
         ),
         not_collected=tuple(str(p) for p in entry.get("notCollected", ())),
         container_insights=_container_insights(entry["kubernetes"]) if spec.scheduler == "kubernetes" else None,
+        vm_rule=not (spec.scheduler == "kubernetes" and spec.login is None),
     )
 
 
