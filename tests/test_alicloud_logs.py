@@ -194,12 +194,6 @@ def test_retention_outside_sls_range_is_refused_with_one_keyed_error(days):
     assert "monitoring.logs.retentionDays" in str(err.value)
 
 
-def test_kubernetes_is_refused():
-    with pytest.raises(ConfigError) as err:
-        layout_of(scheduler="kubernetes", nodeGroup="managed", monitoring=LOGS_ON)
-    assert err.value.key == "gpu-cluster:cluster.monitoring.logs.enabled"
-
-
 # --- the script on stubs --------------------------------------------------------------------------------------
 
 CURL = r"""

@@ -297,16 +297,6 @@ def test_the_rendered_alertmanager_config_passes_amtool(amtool, tmp_path):
     assert subprocess.run([amtool, "check-config", str(config)], capture_output=True).returncode != 0
 
 
-def test_logs_with_eks_are_refused_by_key_before_any_resource(constructed):
-    with pytest.raises(ConfigError) as info:
-        aws_layout.plan(spec_of(aws_values(scheduler="kubernetes", monitoring=LOGS)))
-    assert info.value.key == "gpu-cluster:cluster.monitoring.logs.enabled"
-    assert "scheduler kubernetes" in info.value.message
-    with pytest.raises(ConfigError):
-        plan_values(aws_values(scheduler="kubernetes", monitoring=LOGS))
-    assert constructed == []
-
-
 def test_notify_without_the_self_hosted_prometheus_is_refused_by_key():
     with pytest.raises((ConfigError, ConfigErrors)) as info:
         plan_values(aws_values(monitoring={"prometheus": "none", **NOTIFY}))

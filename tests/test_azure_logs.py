@@ -152,13 +152,6 @@ def test_a_customer_managed_key_refuses_the_logs_naming_the_dedicated_cluster():
     assert "dedicated" in text and "100 GB" in text
 
 
-def test_aks_refuses_the_logs():
-    with pytest.raises((ConfigError, ConfigErrors)) as err:
-        azure_layout.plan(spec_of(azure_values(scheduler="kubernetes", monitoring=LOGS)))
-    assert "cluster.monitoring.logs.enabled" in str(err.value)
-    assert "kubernetes" in str(err.value)
-
-
 @pytest.mark.parametrize("days", [7, 731])
 def test_a_retention_outside_30_to_730_is_refused(days):
     with pytest.raises((ConfigError, ConfigErrors)) as err:

@@ -68,6 +68,15 @@ FEATURES: dict[str, dict[str, Any]] = {
         minNodes=0,
         maxNodes=4,
     ),
+    # EKS with monitoring.logs under a key and the longest name: the CloudWatch Observability add-on (pinned, its
+    # configuration values), the three Container Insights groups and the node role's grant on them
+    "eks-cmk-logs-longest-name": _config(
+        LONGEST_NAME,
+        scheduler="kubernetes",
+        encryption={"key": "auto"},
+        kubernetes={"systemNodes": 2},
+        monitoring={"logs": {"enabled": True, "retentionDays": 3653}},
+    ),
     # Slurm with EFS and a customer key: the largest user data (15.5 KB of EC2's 16 KB after gzip; measured)
     "slurm-efs-cmk-longest-name": _config(
         LONGEST_NAME,

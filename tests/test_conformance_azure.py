@@ -87,6 +87,13 @@ FEATURES: dict[str, dict[str, Any]] = {
         "monitoring": {"logs": {"enabled": True}, "notify": ["ops@example.com"]},
     },
     # GPU sharing: the GPU pool's gpuInstanceProfile (MIG1g on ND H100 v5)
+    # monitoring.logs on AKS: the omsagent add-on profile, Container Insights' rule (extension and syslog data
+    # sources) and its association with the cluster
+    "aks-logs": {
+        "scheduler": "kubernetes",
+        "login": {},
+        "monitoring": {"logs": {"enabled": True, "retentionDays": 60}},
+    },
     "aks-mig": {"scheduler": "kubernetes", "kubernetes": {"gpuSharing": {"mode": "mig", "migProfile": "1g.10gb"}}},
 }
 _PLANNED: dict[str, list[dict[str, Any]]] = {}

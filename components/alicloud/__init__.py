@@ -99,6 +99,8 @@ class CloudCluster(pulumi.ComponentResource):
         self.slurm: slurm.SlurmHead | None = None
         if layout.kubernetes is not None:  # the GPU nodes are an ACK node pool, not an ESS group
             self.kubernetes = kubernetes.build(ctx)
+            if self.logs is not None and layout.logs is not None:  # ACK's logtail-ds, into the cluster's project
+                logs.build_ack(self, name, layout.logs, self.logs, self.kubernetes.cluster.id)
             self.deployment_set = self.kubernetes.deployment_set
             self.image_id = pulumi.Output.from_input(layout.kubernetes.image_type)
             self.group: alicloud.ess.ScalingGroup | None = None

@@ -33,6 +33,7 @@ from ..layout.kubernetes import LABEL_PREFIX
 from ..resources import fill
 from .access import access_output, build_endpoints, build_key_pair, build_login, monitoring_output
 from .budget import build_budget
+from .eks_logs import eks_logs_output
 from .encryption import build_key
 from .identity import (
     build_drain_policy,
@@ -230,6 +231,12 @@ class CloudCluster(pulumi.ComponentResource):
         access = access_output(ctx, self.login, None, [])
         # the nodes are Kubernetes nodes: list them with kubectl (the GPU pool carries the gpu-cluster labels)
         access["nodes"] = f"kubectl get nodes -l {LABEL_PREFIX}/gpus -o wide"
+        logging, eks_logs = self.eks.logging, layout.kubernetes.logs
+        inline = (
+            [{"action": list(eks_logs.actions), "resource": [g.arn for g in logging.groups.values()]}]
+            if logging is not None and eks_logs is not None
+            else None
+        )
         self.outputs = {
             "vpcId": self.vpc.id,
             "subnetIds": pulumi.Output.all(self.subnet.id),
@@ -238,13 +245,20 @@ class CloudCluster(pulumi.ComponentResource):
             f"{layout.kubernetes.version})",
             "nodeGroup": self.eks.gpu_group.node_group_name,
             "placementGroup": self.placement_group.name if self.placement_group else None,
-            "identity": self.identity.output(capabilities("aws").identity.kind),
+            "identity": self.identity.output(capabilities("aws").identity.kind, inline),
             "access": access,
             "placementApplied": layout.placement_applied,
             "metrics": metrics_output(layout, access["nodes"]),
             "kubernetes": kubernetes_output(ctx, self.eks),
             "kubeconfig": self.eks.kubeconfig,
         }
+        if logging is not None and eks_logs is not None:
+            self.outputs["logs"] = eks_logs_output(logging, eks_logs)
+            key = ", the cluster's key" if layout.encryption is not None else ""
+            self.outputs["monitoring"] = {
+                "logs": f"CloudWatch Logs /aws/containerinsights/<EKS cluster>/{{{','.join(eks_logs.groups)}}} "
+                f"({eks_logs.retention_days} days{key}) from the EKS add-on {eks_logs.addon} (Fluent Bit)"
+            }
         if self.encryption is not None:
             self.outputs["encryption"] = self.encryption.output()
         if self.login is not None:

@@ -16,6 +16,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..layout.aws import AwsEncryption, key_policy
+from ..layout.aws.eks_logs import CLUSTER as EKS_CLUSTER
 from ..resources import invoke_options
 from .naming import Context
 
@@ -49,8 +50,11 @@ def build_key(ctx: Context) -> tuple[Context, Encryption | None]:
     create, region = enc.create, ctx.layout.spec.region
     caller = aws.get_caller_identity_output(opts=invoke_options(ctx.parent))
     partition = aws.get_partition_output(opts=invoke_options(ctx.parent)).partition
+    # EKS's Container Insights groups carry the cluster's EKS name, generated at deploy after the key: the key
+    # names them by the name's pattern (Pulumi's auto-name: the logical name, a dash and a random suffix)
+    logs_group = enc.logs_group.replace(EKS_CLUSTER, f"{ctx.name}-eks-*") if enc.logs_group else None
     policy = pulumi.Output.all(partition, caller.account_id).apply(
-        lambda v: key_policy(create, str(v[0]), str(v[1]), region, enc.logs_group, enc.sns)
+        lambda v: key_policy(create, str(v[0]), str(v[1]), region, logs_group, enc.sns)
     )
     key = aws.kms.Key(
         f"{ctx.name}-kms",

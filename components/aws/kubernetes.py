@@ -22,6 +22,7 @@ from ..layout.aws import EksPool
 from ..layout.aws.kubernetes import EksAutoscaler, policy_document
 from ..resources import invoke_options
 from .access import LoginNode
+from .eks_logs import EksLogging, build_eks_logs
 from .identity import Identity, service_role
 from .launch_template import build_launch_template, network_interfaces
 from .naming import Context
@@ -37,6 +38,7 @@ class Eks:
     node_groups: dict[str, aws.eks.NodeGroup]
     kubeconfig: pulumi.Output[str]
     in_cluster: InCluster
+    logging: EksLogging | None = None  # monitoring.logs: the Container Insights groups and the add-on
 
     @property
     def gpu_group(self) -> aws.eks.NodeGroup:
@@ -138,7 +140,8 @@ def build_kubernetes(
         at_deploy=at_deploy,
         after=after,
     )
-    return Eks(cluster, subnet, placement_group, templates, groups, kubeconfig, in_cluster)
+    logging = build_eks_logs(ctx, eks.logs, cluster, identity, list(groups.values())) if eks.logs is not None else None
+    return Eks(cluster, subnet, placement_group, templates, groups, kubeconfig, in_cluster, logging)
 
 
 def _autoscaler_identity(

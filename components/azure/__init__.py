@@ -96,7 +96,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.serving: serve.Serving | None = None
         if api is not None:
             # scheduler kubernetes: the GPU nodes are an AKS agent pool (no scale set, no VMs)
-            self.kubernetes = kubernetes.build(ctx, net, self.identity, api)
+            self.kubernetes = kubernetes.build(ctx, net, self.identity, api, self.logs)
             built = nodes.Nodes(self.kubernetes.ppg)
         elif layout.partitions:
             # elastic Slurm partitions: no GPU VM until the head's resume program creates one in a partition's scale set

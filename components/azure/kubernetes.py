@@ -22,6 +22,7 @@ import yaml
 from .. import incluster
 from ..layout.azure import Aks, AksPool
 from ..resources import Joined, invoke_options
+from . import logs
 from .context import Context
 from .identity import Identity, role_assignment
 from .network import Network
@@ -122,7 +123,9 @@ def api_subnet(ctx: Context, net: Network, after: list[pulumi.Resource]) -> azur
     )
 
 
-def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Subnet) -> Kubernetes:
+def build(
+    ctx: Context, net: Network, identity: Identity, api: azure.network.Subnet, shipped: logs.Logs | None = None
+) -> Kubernetes:
     layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
     aks = layout.aks
     assert aks is not None
@@ -233,9 +236,12 @@ def build(ctx: Context, net: Network, identity: Identity, api: azure.network.Sub
         ),
         # encryption.key not provider: the nodes' OS and data disks on the cluster's disk encryption set
         disk_encryption_set_id=ctx.key.des_id if ctx.key else None,
+        # monitoring.logs: Container Insights to the cluster's workspace (None without: the inputs as before)
+        addon_profiles=logs.addon_profiles(shipped),
         tags=ctx.tagged("aks"),
         opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=grants)),
     )
+    logs.associate_cluster(ctx, shipped, cluster)
     ppg = placement_group(ctx)
     gpu = _profile(aks.gpu, aks, net.subnet.id, layout.encryption_at_host)
     gpu_pool = azure.containerservice.AgentPool(

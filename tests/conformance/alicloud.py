@@ -314,6 +314,17 @@ FEATURES: dict[str, dict[str, Any]] = {
         sshPublicKey=_SSH_KEY,
         tags={"team": "ml"},
     ),
+    # monitoring.logs on ACK: the logtail-ds add-on's config, the ACK nodes' machine group and the plugin configurations
+    "ack-logs": _values(
+        "cn-hangzhou",
+        name="ack-logs",
+        instanceType="ecs.gn6i-c4g1.xlarge",
+        nodes=1,
+        zone="cn-hangzhou-k",
+        scheduler="kubernetes",
+        sshPublicKey=_SSH_KEY,
+        monitoring={"logs": {"enabled": True, "retentionDays": 30}},
+    ),
     # an eRDMA type in a managed (ESS) group: what ESS can be given (no ERI)
     "erdma-managed": _values(
         "cn-beijing",

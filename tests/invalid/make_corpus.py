@@ -196,14 +196,13 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("slice-mig", f"{C}.gpuPartition", {"gpu": "L4:1/8", "nodes": 1, "gpuPartition": "1g.10gb"}),
         ("slice-disagrees-with-type", f"{C}.gpu", {"gpu": "L4:1/4", "instanceType": "g6f.large", "nodes": 1}),
         ("aws-unsold-gpu", f"{C}.gpu", {"gpu": "L20:1"}),
-        # monitoring.logs and .notify on AWS: a retention CloudWatch Logs does not take, EKS (its control plane's
-        # group cannot be made first), notify with nothing to evaluate the rules
+        # monitoring.logs and .notify on AWS: a retention CloudWatch Logs does not take, notify with nothing to
+        # evaluate the rules
         (
             "aws-logs-retention-31",
             f"{C}.monitoring.logs.retentionDays",
             {"login": {}, "monitoring.logs": {"enabled": True, "retentionDays": 31}},
         ),
-        ("aws-logs-eks", f"{C}.monitoring.logs.enabled", {"scheduler": "kubernetes", "monitoring.logs.enabled": True}),
         ("aws-logs-no-egress", f"{C}.network.egress", {"network.egress": "none", "monitoring.logs.enabled": True}),
         (
             "aws-notify-without-prometheus",
@@ -441,17 +440,11 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
         # built on Alibaba now, but VM mode without a login node has nowhere to run it
         ("alicloud-prometheus-no-login", f"{C}.monitoring.prometheus", {"monitoring": {"prometheus": "selfHosted"}}),
-        # monitoring.logs: SLS keeps a logstore 1 to 3650 days (catalog/monitoring.yaml logs.alicloud); ACK's pools
-        # get no Logtail part (layout/alicloud/logs.py)
+        # monitoring.logs: SLS keeps a logstore 1 to 3650 days (catalog/monitoring.yaml logs.alicloud)
         (
             "alicloud-logs-retention-over",
             f"{C}.monitoring.logs.retentionDays",
             {"monitoring": {"logs": {"enabled": True, "retentionDays": 3653}}},
-        ),
-        (
-            "alicloud-logs-kubernetes",
-            f"{C}.monitoring.logs.enabled",
-            {"scheduler": "kubernetes", "nodeGroup": "managed", "monitoring": {"logs": {"enabled": True}}},
         ),
     ],
     "tencentcloud": [

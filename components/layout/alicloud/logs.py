@@ -7,11 +7,17 @@ attached to the group. Every node (the GPU nodes, an elastic partition's, the Sl
 `logtail` part: Logtail installed with Alibaba's documented command from the region's internal OSS endpoint (no NAT)
 and the identity file, which is all that joins it to the group: a same-account ECS instance needs no user identifier
 and no RAM grant. Facts and their sources: catalog/logs/alicloud.yaml; `components/alicloud/logs.py` builds it.
+
+ACK (scheduler kubernetes): the node pools' boot data is ACK's, so no Logtail part there. ACK's `logtail-ds` add-on
+runs Logtail on every node and joins them to the machine group k8s-group-<cluster id> of the same project; two plugin
+configurations on it ship the containers' stdout and stderr and the nodes' journal (kubelet, containerd, the kernel)
+to the logstore (catalog: kubernetes). A login node, if any, ships its files as in VM mode.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -20,7 +26,7 @@ from typing import Any
 from ... import bootstrap
 from ...bootstrap import Part
 from ...datafile import load_yaml
-from ...errors import CLUSTER_KEY, ConfigError
+from ...errors import CLUSTER_KEY
 from ...spec import ClusterSpec
 from ...text import one_line
 
@@ -52,6 +58,27 @@ class LogSource:
 
 
 @dataclass(frozen=True)
+class PluginConfig:
+    """One Logtail plugin configuration (inputType plugin) on the ACK nodes' machine group."""
+
+    name: str
+    input_detail: str  # inputDetail JSON: {"plugin": {"inputs": [...]}}
+
+
+@dataclass(frozen=True)
+class AckLogs:
+    """ACK: the logtail-ds add-on writing to the cluster's project, its machine group and configurations."""
+
+    addon: str
+    project_key: str  # the add-on config key naming the SLS project
+    machine_group_prefix: str  # + the cluster id: the group and its custom identifier
+    configs: tuple[PluginConfig, ...]
+
+    def addon_config(self, project: str) -> str:
+        return json.dumps({self.project_key: project}, sort_keys=True)
+
+
+@dataclass(frozen=True)
 class AliLogs:
     project_prefix: str  # the SLS project's name before the deploy-time suffix
     logstore: str
@@ -62,6 +89,7 @@ class AliLogs:
     encrypt_type: str | None  # the logstore's SLS service-key encryption (encryption set); None: as SLS defaults
     notes: tuple[str, ...]  # what the plan says beside it
     part: Part  # the nodes' bootstrap part
+    ack: AckLogs | None = None  # scheduler kubernetes: the add-on, its machine group and plugin configurations
 
     @property
     def login_user_data(self) -> str:
@@ -102,18 +130,12 @@ def plan(spec: ClusterSpec) -> AliLogs | None:
     logs = spec.monitoring.logs
     if not logs.enabled:
         return None
-    if spec.scheduler == "kubernetes":
-        # the ACK node pools' boot data is ACK's (layout/alicloud/kubernetes.py); its log collection is not wired
-        raise ConfigError(
-            f"{CLUSTER_KEY}.monitoring.logs.enabled",
-            "shipping logs is built on Alibaba Cloud for scheduler none and slurm, not for kubernetes (ACK's node "
-            "pools are not given the Logtail part); use false",
-        )
-    slurm = spec.scheduler == "slurm"
+    slurm, ack = spec.scheduler == "slurm", spec.scheduler == "kubernetes"
+    # on ACK the files are the login node's only: without one, no file configuration and no machine group of ours
     sources = tuple(
         LogSource(str(s["name"]), str(s["dir"]), str(s["pattern"]))
         for s in data()["sources"]
-        if s.get("when") is None or (s["when"] == "slurm" and slurm)
+        if (s.get("when") is None or (s["when"] == "slurm" and slurm)) and not (ack and spec.login is None)
     )
     encrypted = spec.encryption_key != "provider"
     notes = (
@@ -136,4 +158,18 @@ def plan(spec: ClusterSpec) -> AliLogs | None:
         encrypt_type=str(data()["encryption"]["encryptType"]) if encrypted else None,
         notes=notes,
         part=logtail_part(spec, user_defined_id),
+        ack=_ack() if ack else None,
+    )
+
+
+def _ack() -> AckLogs:
+    kube = data()["kubernetes"]
+    return AckLogs(
+        addon=str(kube["addon"]),
+        project_key=str(kube["projectKey"]),
+        machine_group_prefix=str(kube["machineGroupPrefix"]),
+        configs=tuple(
+            PluginConfig(str(c["name"]), json.dumps({"plugin": {"inputs": c["inputs"]}}, sort_keys=True))
+            for c in kube["configs"]
+        ),
     )

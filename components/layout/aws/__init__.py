@@ -28,6 +28,8 @@ from ..shared import Shared, efa_note, shared_for
 from ..slurm import partition_spec
 from . import kubernetes as eks_plan
 from .access import Access, Login, access_plan
+from .eks_logs import EksLogs
+from .eks_logs import plan as eks_logs_plan
 from .encryption import AwsEncryption, AwsKey, key_policy
 from .encryption import plan as encryption_plan
 from .fabric import NetworkInterface, efa_enablement, efa_interfaces, interfaces_of
@@ -86,6 +88,7 @@ __all__ = [
     "DrainHook",
     "DriverGrant",
     "EksLayout",
+    "EksLogs",
     "EksPool",
     "Image",
     "Login",
@@ -183,6 +186,13 @@ def _partitions(spec: ClusterSpec, slurm: AwsSlurm | None) -> tuple[AwsPartition
     )
 
 
+def _logs_group(spec: ClusterSpec, logs: AwsLogs | None) -> str | None:
+    """The log group(s) the key encrypts: the VM mode's group, or EKS's Container Insights groups as a pattern whose
+    `{cluster}` components/aws fills (the EKS name is generated at deploy)."""
+    eks = eks_logs_plan(spec)
+    return logs.group_name if logs else eks.key_pattern if eks else None
+
+
 def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
     """The cluster's layout; `extra_parts` follow the node parts (an elastic partition's Slurm parts)."""
     refuse(
@@ -255,7 +265,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         slurm=slurm,
         scaling=scaling,
         # the key is decided here, with every other refusal, before components/aws registers a resource
-        encryption=encryption_plan(spec, logs.group_name if logs else None),
+        encryption=encryption_plan(spec, _logs_group(spec, logs)),
         refresh=refresh,
         drain_hook=drain_hook,
         partitions=_partitions(spec, slurm),

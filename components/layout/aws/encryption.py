@@ -38,7 +38,9 @@ class AwsEncryption:
     create: AwsKey | None  # key auto; None: an existing key
     key_arn: str | None  # the given key ARN (existing key), else None (the created key's ARN, known at deploy)
     notes: tuple[str, ...]  # what the key does not cover, said in the plan
-    logs_group: str | None = None  # monitoring.logs: CloudWatch Logs encrypts this group with the key
+    # monitoring.logs: CloudWatch Logs encrypts this group with the key (with EKS a pattern with `{cluster}`, which
+    # components/aws fills with the EKS name's pattern)
+    logs_group: str | None = None
     sns: bool = False  # monitoring.notify: the alert topic is encrypted with the key
 
 
@@ -136,7 +138,8 @@ def key_policy(
                 "Action": list(LOGS_ACTIONS),
                 "Resource": "*",
                 "Condition": {
-                    "ArnEquals": {
+                    # EKS's groups are a pattern (their cluster's generated name, each group): ArnLike matches it
+                    ("ArnLike" if "*" in logs_group else "ArnEquals"): {
                         "kms:EncryptionContext:aws:logs:arn": f"arn:{partition}:logs:{region}:{account}:log-group:"
                         f"{logs_group}"
                     }

@@ -24,6 +24,8 @@ from ...spec import ClusterSpec
 from .. import Scratch, split_cidr
 from ..kubernetes import GPU_TAINT, LABEL_PREFIX, Release, autoscaled, charts, gpu_labels, merge, releases
 from ..node import node_parts
+from .eks_logs import EksLogs
+from .eks_logs import plan as logs_plan
 from .identity import NodeIdentity
 from .nodes import INSTANCE_STORE_GLOBS, Market
 
@@ -90,6 +92,7 @@ class EksLayout:
     releases: tuple[Release, ...]
     gpu_user_data: str  # MIME multi-part: EKS adds its nodeadm part to it
     autoscaler: EksAutoscaler | None = None  # when the GPU pool can grow or shrink
+    logs: EksLogs | None = None  # monitoring.logs: the CloudWatch Observability add-on's Fluent Bit and its groups
 
     @property
     def gpu_user_data_b64(self) -> str:
@@ -255,7 +258,11 @@ def plan(
     role = data["clusterRole"]
     access = data["access"]
     node_policies = tuple(p["arn"] for p in data["nodeRolePolicies"])
-    identity = replace(identity, policies=tuple(dict.fromkeys((*identity.policies, *node_policies))))
+    logs = logs_plan(spec)
+    # with logs, Fluent Bit's writes are scoped to the cluster's groups: the broad agent policy goes, as in VM mode
+    broad = {logs.replaces_policy} if logs is not None else set()
+    policies = tuple(p for p in dict.fromkeys((*identity.policies, *node_policies)) if p not in broad)
+    identity = replace(identity, policies=policies)
     eks = EksLayout(
         service=offer.service,
         version=kube.version,
@@ -272,6 +279,7 @@ def plan(
         releases=_with_autoscaler_values(spec, releases(spec), ca) if scales else releases(spec),
         gpu_user_data=mime_user_data(bootstrap.cloud_init(parts)),
         autoscaler=_autoscaler(ca) if scales else None,
+        logs=logs,
     )
     return EksPlan(
         eks=eks,

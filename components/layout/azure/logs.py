@@ -7,10 +7,18 @@ managedIdentity mi_res_id) and sends only what the rules associated with its VM 
 identity gets no role on the workspace. Day 2: the extension is a child resource of a single VM (its custom data is
 untouched) and an entry of the scale set's extension profile (its upgrade policy rolls it out, as a model change);
 the elastic partitions' VMs get it from the head's resume program, after each VM is created.
+
+AKS (scheduler kubernetes): the nodes run AKS's node image, not our extensions. Container Insights (the `omsagent`
+add-on profile of the ManagedCluster, managed identity auth) runs its agent on every node and sends what a second
+collection rule names to the same workspace: the pods' output, Kubernetes events, the pod inventory and the nodes'
+syslog (kubelet, containerd, the kernel), with the same facilities and level; the rule is associated with the cluster
+(catalog/monitoring.yaml logs.azure.kubernetes). The login VM keeps the agent and the first rule. Metrics stay with
+kube-prometheus-stack. Enabling the add-on updates the ManagedCluster in place (no node pool changes).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +54,23 @@ class AgentExtension:
 
 
 @dataclass(frozen=True)
+class ContainerInsights:
+    """AKS: the omsagent add-on and its collection rule (catalog/monitoring.yaml logs.azure.kubernetes)."""
+
+    addon: str
+    config: Mapping[str, str]  # the add-on's config beside the workspace's resource id
+    workspace_key: str  # the config key that takes the workspace's resource id
+    extension_name: str
+    data_source_name: str
+    association_name: str
+    streams: tuple[str, ...]
+    settings: Mapping[str, Any]  # the extension's dataCollectionSettings
+
+    def addon_config(self, workspace_id: Any) -> dict[str, Any]:
+        return {self.workspace_key: workspace_id, **self.config}
+
+
+@dataclass(frozen=True)
 class AzureLogs:
     retention_days: int
     sku: str
@@ -53,6 +78,8 @@ class AzureLogs:
     log_levels: tuple[str, ...]
     agent: AgentExtension
     not_collected: tuple[str, ...]  # text files the rule does not tail (a custom table is not built)
+    container_insights: ContainerInsights | None = None  # AKS: the add-on and its rule on the cluster
+    vm_rule: bool = True  # the VMs' syslog rule: not on AKS without a login node (no VM of ours to associate)
 
     @property
     def service(self) -> str:
@@ -66,20 +93,11 @@ def _entry() -> dict[str, Any]:
 
 
 def logs_problems(spec: ClusterSpec) -> list[ConfigError]:
-    """Why the logs cannot be built for this config: AKS nodes (no agent of ours runs there), a customer-managed key
-    (catalog logs.azure.cmk)."""
+    """Why the logs cannot be built for this config: a customer-managed key (catalog logs.azure.cmk)."""
     if not spec.monitoring.logs.enabled:
         return []
     k = f"{CLUSTER_KEY}.monitoring.logs.enabled"
     problems = []
-    if spec.scheduler == "kubernetes":
-        problems.append(
-            ConfigError(
-                k,
-                "is not built with scheduler kubernetes on azure (AKS nodes run AKS's node image and none "
-                "of this cluster's VM extensions); use false",
-            )
-        )
     cmk = _entry()["cmk"]
     if spec.encryption_key != "provider" and not cmk.get("built"):
         problems.append(
@@ -94,7 +112,7 @@ def logs_problems(spec: ClusterSpec) -> list[ConfigError]:
 
 def plan(spec: ClusterSpec) -> AzureLogs | None:
     """None unless monitoring.logs.enabled; a refused config raises in the layout's `plan()` (logs_problems)."""
-    if not spec.monitoring.logs.enabled or spec.scheduler == "kubernetes":
+    if not spec.monitoring.logs.enabled:
         return None
     entry = _entry()
     agent = entry["agent"]
@@ -112,4 +130,19 @@ def plan(spec: ClusterSpec) -> AzureLogs | None:
             identifier_name=str(agent["identifierName"]),
         ),
         not_collected=tuple(str(p) for p in entry.get("notCollected", ())),
+        container_insights=_container_insights(entry["kubernetes"]) if spec.scheduler == "kubernetes" else None,
+        vm_rule=not (spec.scheduler == "kubernetes" and spec.login is None),
+    )
+
+
+def _container_insights(kube: Mapping[str, Any]) -> ContainerInsights:
+    return ContainerInsights(
+        addon=str(kube["addon"]),
+        config={str(k): str(v) for k, v in kube["config"].items()},
+        workspace_key=str(kube["workspaceKey"]),
+        extension_name=str(kube["extensionName"]),
+        data_source_name=str(kube["dataSourceName"]),
+        association_name=str(kube["associationName"]),
+        streams=tuple(str(s) for s in kube["streams"]),
+        settings=dict(kube["dataCollectionSettings"]),
     )
