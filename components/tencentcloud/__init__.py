@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from ..layout.tencentcloud import TencentLayout
-from . import access, identity, network, nodes
+from . import access, identity, logs, network, nodes
 
 TYPE = "gpu-cluster:tencentcloud:Cluster"
 
@@ -37,6 +37,7 @@ class CloudCluster(pulumi.ComponentResource):
         role = self.identity.role_name
         self.nodes = nodes.build(self, name, layout, self.network, key_ids, role, tags)
         self.login = access.build_login(self, name, layout, self.network, key_ids, role, tags)
+        self.logs = logs.build(self, name, layout, role, tags)  # monitoring.logs: CLS; LogListener is in the user data
         instances = self.nodes.instances
         self.outputs = {
             "vpcId": self.network.vpc.id,
@@ -54,4 +55,6 @@ class CloudCluster(pulumi.ComponentResource):
             # a hostfile for mpirun / torchrun
             "privateIps": pulumi.Output.all(*[inst.private_ip for inst in instances]),
         }
+        if self.logs is not None and layout.logs is not None:
+            self.outputs["logs"] = self.logs.output(layout.logs)
         self.register_outputs(self.outputs)

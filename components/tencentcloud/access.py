@@ -105,6 +105,7 @@ def build_login(
         system_disk_type=DISK_TYPE,
         key_ids=key_ids,
         cam_role_name=role_name,
+        user_data=layout.login_user_data_b64,  # LogListener with monitoring.logs, else none
         tags={**tags, "Name": f"{spec.name}-login"},
         # the newest public image, resolved at creation: a newer one must not reinstall the login node later
         opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])),
