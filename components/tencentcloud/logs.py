@@ -126,14 +126,16 @@ def _credentials(
         tags=dict(tags),
         opts=child,
     )
-    key = pulumi.Output.all(user.secret_id, user.secret_key).apply(
-        lambda k: json.dumps({"SecretId": k[0], "SecretKey": k[1]})
+    key: pulumi.Output[str] = pulumi.Output.secret(
+        pulumi.Output.all(user.secret_id, user.secret_key).apply(
+            lambda k: json.dumps({"SecretId": k[0], "SecretKey": k[1]})
+        )
     )
     tencentcloud.ssm.SecretVersion(
         f"{name}-logs-secret-v1",
         secret_name=secret.secret_name,
         version_id=plan.secret_version,
-        secret_string=pulumi.Output.secret(key),
+        secret_string=key,
         opts=child,
     )
     read = tencentcloud.cam.Policy(
