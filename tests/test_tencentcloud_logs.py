@@ -180,6 +180,7 @@ def _assert_loglistener(files: dict[str, str], values: dict, stack: str = "test"
     assert (env["LOGLISTENER_DIR"], env["NETWORK"]) == ("/usr/local/loglistener", "intra")
     assert env["REGION"] == spec.region and env["LABEL"] == label(spec)
     assert (env["SECRET_NAME"], env["SECRET_VERSION"]) == (f"{spec.name}-{stack}-loglistener", "v1")
+    assert env["SSM_ENDPOINT"] == "ssm.internal.tencentcloudapi.com"  # inside the VPC, no NAT
     assert (env["TCCLI_INDEX"], env["TCCLI_HOST"]) == ("http://mirrors.tencentyun.com/pypi/simple",
                                                        "mirrors.tencentyun.com")  # fmt: skip
 
@@ -269,6 +270,7 @@ def run(tmp_path: Path, ready: bool = True, curl: str = CURL, **env: str):
         "LABEL": "tc-dev-0123456789ab",
         "SECRET_NAME": "tc-dev-tencentcloud-dev-loglistener",
         "SECRET_VERSION": "v1",
+        "SSM_ENDPOINT": "ssm.internal.tencentcloudapi.com",
         "TCCLI_INDEX": "http://mirrors.tencentyun.com/pypi/simple",
         "TCCLI_HOST": "mirrors.tencentyun.com",
         "TCCLI_VENV": str(tmp_path / "tccli"),
@@ -305,7 +307,7 @@ def test_installs_as_tencent_documents_then_inits_with_the_key_read_by_the_role(
     ]
     assert read(logs["tccli"]) == [
         "ssm GetSecretValue --region ap-shanghai --SecretName tc-dev-tencentcloud-dev-loglistener --VersionId v1 "
-        "--use-cvm-role"
+        "--endpoint ssm.internal.tencentcloudapi.com --use-cvm-role"
     ]
     assert read(logs["ll"]) == [
         "install",

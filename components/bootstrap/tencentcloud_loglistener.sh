@@ -6,7 +6,7 @@
 set -euo pipefail
 
 : "${REGION:?}" "${LOGLISTENER_URL:?}" "${LOGLISTENER_DIR:?}" "${NETWORK:?}" "${LABEL:?}" "${SECRET_NAME:?}"
-: "${SECRET_VERSION:?}" "${TCCLI_INDEX:?}" "${TCCLI_HOST:?}" "${TCCLI_VENV:?}"
+: "${SECRET_VERSION:?}" "${SSM_ENDPOINT:?}" "${TCCLI_INDEX:?}" "${TCCLI_HOST:?}" "${TCCLI_VENV:?}"
 
 tccli="$TCCLI_VENV/bin/tccli"
 if [ ! -x "$tccli" ]; then
@@ -23,10 +23,11 @@ if [ ! -x "$LOGLISTENER_DIR/tools/loglistener.sh" ]; then
   (cd "$LOGLISTENER_DIR/tools" && ./loglistener.sh install)
 fi
 
-# the secret and the role's grant are created beside the nodes: wait for them (10 minutes) rather than fail the boot
+# through SSM's private-network endpoint (no NAT needed); the secret and the role's grant are created beside the
+# nodes: wait for them (10 minutes) rather than fail the boot
 for try in $(seq 1 60); do
   if answer="$("$tccli" ssm GetSecretValue --region "$REGION" --SecretName "$SECRET_NAME" \
-    --VersionId "$SECRET_VERSION" --use-cvm-role)"; then
+    --VersionId "$SECRET_VERSION" --endpoint "$SSM_ENDPOINT" --use-cvm-role)"; then
     break
   fi
   [ "$try" -lt 60 ] || { echo "gpu-cluster: SSM secret $SECRET_NAME unreadable" >&2; exit 1; }

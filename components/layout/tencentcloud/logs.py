@@ -111,6 +111,7 @@ def loglistener_part(spec: ClusterSpec, node_label: str, secret: str) -> Part:
         "LABEL": node_label,
         "SECRET_NAME": secret,
         "SECRET_VERSION": SECRET_VERSION,
+        "SSM_ENDPOINT": str(data()["credentials"]["ssmEndpoint"]),
         "TCCLI_INDEX": str(tccli["index"]),
         "TCCLI_HOST": str(urlsplit(str(tccli["index"])).hostname),
         "TCCLI_VENV": str(tccli["venv"]),
