@@ -478,6 +478,12 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
         ("tencentcloud-tag-reserved", f"{C}.tags.qcloud:team", {"tags": {"qcloud:team": "x", "environment": "test"}}),
         ("tencentcloud-name-trailing-hyphen", f"{C}.name", {"name": "corpus-"}),
+        # monitoring.logs: a CLS topic keeps standard storage 1 to 3600 days (catalog/monitoring.yaml logs.tencentcloud)
+        (
+            "tencentcloud-logs-retention-over",
+            f"{C}.monitoring.logs.retentionDays",
+            {"monitoring": {"logs": {"enabled": True, "retentionDays": 3601}}},
+        ),
     ],
     "huaweicloud": [
         ("aws-type-on-huaweicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
