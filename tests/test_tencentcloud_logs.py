@@ -152,6 +152,13 @@ def test_the_stack_output_names_the_topic_and_what_is_collected(plan):
                                   "ssmSecret": "tc-dev-tencentcloud-dev-loglistener"}  # fmt: skip
 
 
+def test_the_login_node_gets_egress_for_loglistener_only_with_logs(plan):
+    egress = [{"action": "ACCEPT", "cidrBlock": "0.0.0.0/0", "protocol": "ALL", "port": "all", "description": "egress"}]
+    assert by_name(plan, "tc-dev-tencentcloud-login-sg-rules")["inputs"]["egresses"] == egress
+    off = by_name(plan_stack_with(STACK, monitoring={}), "tc-dev-tencentcloud-login-sg-rules")["inputs"]
+    assert "egresses" not in off  # a rule set without egress rules rejects all outbound traffic
+
+
 def test_logs_off_builds_nothing_and_no_part():
     p = plan_stack_with(STACK, monitoring={})
     types = {r["type"] for r in p.as_json()["resources"]}
@@ -366,6 +373,7 @@ def test_day2_logs_on_adds_the_cls_resources_and_updates_the_user_data_in_place(
     assert changed == {
         "tc-dev-tencentcloud-node-0": ("update", {"userData"}),
         "tc-dev-tencentcloud-login": ("update", {"userData"}),
+        "tc-dev-tencentcloud-login-sg-rules": ("update", {"egresses"}),  # LogListener's way out, in place
     }
 
 

@@ -76,6 +76,16 @@ def build_login(
             )
             for cidr in login.ssh_cidrs
         ],
+        # a rule set without egress rules rejects all outbound traffic (Tencent's security group overview,
+        # 213/18197): LogListener on the login node reaches the mirror, CLS and SSM, so with monitoring.logs it gets
+        # the nodes' egress (network.py)
+        egresses=[
+            tencentcloud.security.GroupRuleSetEgressArgs(
+                action="ACCEPT", cidr_block="0.0.0.0/0", protocol="ALL", port="all", description="egress"
+            )
+        ]
+        if layout.logs is not None
+        else None,
         opts=child,
     )
     image = (
