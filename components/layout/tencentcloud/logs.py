@@ -140,7 +140,7 @@ def plan(spec: ClusterSpec) -> TencentLogs | None:
         label=node_label,
         retention_days=logs.retention_days,
         sources=tuple(LogSource(str(s["name"]), str(s["path"])) for s in data()["sources"]),
-        user=f"{base}-loglistener"[:64],
+        user=f"{base}-loglistener",  # AddUser documents no length limit (cam 3.1.181 AddUserRequest Name)
         secret=secret,
         secret_version=SECRET_VERSION,
         part=loglistener_part(spec, node_label, secret),
