@@ -24,6 +24,8 @@ MODELS = {
     "cvm": "tencentcloud.cvm.v20170312.models",
     "vpc": "tencentcloud.vpc.v20170312.models",
     "cam": "tencentcloud.cam.v20190116.models",
+    "cls": "tencentcloud.cls.v20201016.models",
+    "ssm": "tencentcloud.ssm.v20190923.models",
 }
 RULES = _rules.load(conf.RULES)
 _PLANS: dict[str, object] = {}

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from ..layout.tencentcloud import TencentLayout
-from . import access, identity, monitoring, network, nodes
+from . import access, identity, logs, monitoring, network, nodes
 
 TYPE = "gpu-cluster:tencentcloud:Cluster"
 
@@ -40,6 +40,7 @@ class CloudCluster(pulumi.ComponentResource):
         scrapes = monitoring.scrape_ingress(layout, self.login)
         network.node_rules(self, name, layout, self.network.security_group, scrapes)
         monitoring.build(self, name, layout, role)
+        self.logs = logs.build(self, name, layout, role, tags)  # monitoring.logs: CLS; LogListener is in the user data
         instances = self.nodes.instances
         self.outputs = {
             "vpcId": self.network.vpc.id,
@@ -58,4 +59,6 @@ class CloudCluster(pulumi.ComponentResource):
             # a hostfile for mpirun / torchrun
             "privateIps": pulumi.Output.all(*[inst.private_ip for inst in instances]),
         }
+        if self.logs is not None and layout.logs is not None:
+            self.outputs["logs"] = self.logs.output(layout.logs)
         self.register_outputs(self.outputs)

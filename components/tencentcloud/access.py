@@ -76,15 +76,15 @@ def build_login(
             )
             for cidr in login.ssh_cidrs
         ],
-        # a group without egress rules rejects all outbound traffic (Tencent's security group overview, 213/18197):
-        # the login node's Prometheus installs from the internet, calls the CVM API and scrapes the nodes, so with
-        # it the login node gets the nodes' egress (network.py node_rules)
+        # a rule set without egress rules rejects all outbound traffic (Tencent's security group overview,
+        # 213/18197): the login node's Prometheus installs from the internet, calls the CVM API and scrapes the nodes,
+        # LogListener reaches the mirror, CLS and SSM; with either the login node gets the nodes' egress (network.py)
         egresses=[
             tencentcloud.security.GroupRuleSetEgressArgs(
                 action="ACCEPT", cidr_block="0.0.0.0/0", protocol="ALL", port="all", description="egress"
             )
         ]
-        if layout.monitoring is not None
+        if layout.monitoring is not None or layout.logs is not None
         else None,
         opts=child,
     )
@@ -115,8 +115,7 @@ def build_login(
         system_disk_type=DISK_TYPE,
         key_ids=key_ids,
         cam_role_name=role_name,
-        # Prometheus, Grafana and the target list's timer (layout/tencentcloud/monitoring.py); none without them
-        user_data=layout.monitoring.user_data_b64 if layout.monitoring is not None else None,
+        user_data=layout.login_user_data_b64,  # LogListener, then Prometheus and Grafana; none without either
         tags={**tags, "Name": f"{spec.name}-login"},
         # the newest public image, resolved at creation: a newer one must not reinstall the login node later
         opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])),

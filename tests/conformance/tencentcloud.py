@@ -28,6 +28,7 @@ from tencentcloud.vpc.v20170312 import models as vpc
 
 from . import _rules, _tcsdk
 from .alicloud_requests import Inputs, drop_none
+from .tencentcloud_cls import REQUESTS as CLS_REQUESTS
 
 PROVIDER = "tencentcloudstack/terraform-provider-tencentcloud@f6970a90"
 RULES = Path(__file__).with_name("tencentcloud_rules.yaml")
@@ -296,6 +297,11 @@ TRANSLATIONS: dict[str, Translation] = {
     "tencentcloud:Cam/policy:Policy": Translation("tencentcloud_cam_policy", _cam_policy),
     "tencentcloud:Cvm/hpcCluster:HpcCluster": Translation("tencentcloud_cvm_hpc_cluster", _hpc_cluster),
     "tencentcloud:Placement/group:Group": Translation("tencentcloud_placement_group", _placement_group),
+    # monitoring.logs: CLS, LogListener's CAM sub-user and its SSM secret (tencentcloud_cls.py)
+    **{
+        token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
+        for token, (terraform, build) in CLS_REQUESTS.items()
+    },
 }
 
 

@@ -477,6 +477,12 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.monitoring.prometheus",
             {"monitoring": {"prometheus": "selfHosted"}},
         ),
+        # monitoring.logs: a CLS topic keeps standard storage 1 to 3600 days (catalog/monitoring.yaml logs.tencentcloud)
+        (
+            "tencentcloud-logs-retention-over",
+            f"{C}.monitoring.logs.retentionDays",
+            {"monitoring": {"logs": {"enabled": True, "retentionDays": 3601}}},
+        ),
     ],
     "huaweicloud": [
         ("aws-type-on-huaweicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),

@@ -35,6 +35,8 @@ from .access import Access, LoginNode
 from .data import tencent_data
 from .fabric import fabric_usability
 from .identity import NodeIdentity, node_identity
+from .logs import TencentLogs
+from .logs import plan as logs_plan
 from .monitoring import TencentMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import NAT_BANDWIDTH_MBPS, subnet_cidr
@@ -80,6 +82,7 @@ class TencentLayout:
     tags: Mapping[str, str]
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability
+    logs: TencentLogs | None = None  # monitoring.logs: the CLS topic and LogListener on every node
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -92,7 +95,18 @@ class TencentLayout:
         The whole bootstrap is about 15 KB as text, 20 KB in Base64: over the 16 KB user_data limit.
         cloud-init uncompresses gzip user data (canonical/cloud-init doc/rtd/topics/format.rst).
         """
-        return base64.b64encode(gzip.compress(self.user_data.encode(), compresslevel=9, mtime=0)).decode()
+        return gzip_b64(self.user_data)
+
+    @property
+    def login_user_data_b64(self) -> str | None:
+        """The login node's user data: LogListener's part with monitoring.logs, then Prometheus and Grafana with a
+        self-hosted monitoring (layout/tencentcloud/monitoring.py); none without either."""
+        parts = (*((self.logs.part,) if self.logs else ()), *(self.monitoring.parts if self.monitoring else ()))
+        return gzip_b64(bootstrap.cloud_init(parts)) if parts else None
+
+
+def gzip_b64(text: str) -> str:
+    return base64.b64encode(gzip.compress(text.encode(), compresslevel=9, mtime=0)).decode()
 
 
 def plan(spec: ClusterSpec) -> TencentLayout:
@@ -145,7 +159,8 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         nvme_globs=NVME_GLOBS if nvme else (),
         fabric=fabric,
     )
-    user_data = bootstrap.cloud_init(parts)
+    logs = logs_plan(spec)
+    user_data = bootstrap.cloud_init((*parts, *((logs.part,) if logs else ())))  # LogListener on the GPU nodes
     login = None
     if spec.login is not None:
         assert spec.login.instance_type is not None
@@ -181,4 +196,5 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         tags=dict(spec.base_tags),
         warnings=tuple(warnings),
         fabric_usability=fabric_usability(spec, hpc_cluster),
+        logs=logs,
     )

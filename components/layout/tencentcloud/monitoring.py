@@ -18,8 +18,6 @@ No `pool` label: Tencent's nodes here are instances, in no node group.
 
 from __future__ import annotations
 
-import base64
-import gzip
 import re
 from dataclasses import dataclass
 
@@ -65,20 +63,14 @@ WantedBy=timers.target
 
 @dataclass(frozen=True)
 class TencentMonitoring:
-    parts: tuple[Part, ...]  # the login node's parts: Prometheus and Grafana, then the target list's timer
-    user_data: str  # the login node's whole cloud-config of `parts` (Tencent has no Slurm login parts to append to)
+    # the login node's parts (TencentLayout.login_user_data_b64): Prometheus and Grafana, then the list's timer
+    parts: tuple[Part, ...]
     actions: tuple[str, ...]  # what the login node's role needs for the list (catalog/monitoring.yaml)
     policy_name: str
     scrape_ports: tuple[tuple[str, int], ...]  # (exporter, port) the nodes' group admits from the login node's group
     grafana_port: int
     prometheus_listen: str
     password_file: str
-
-    @property
-    def user_data_b64(self) -> str:
-        """gzip (fixed mtime: reproducible plans), then Base64, as the nodes' (TencentLayout.user_data_b64): the
-        16 KB user_data limit counts the Base64 text (instance.Instance docstring)."""
-        return base64.b64encode(gzip.compress(self.user_data.encode(), compresslevel=9, mtime=0)).decode()
 
     @property
     def policy_document(self) -> str:
@@ -141,7 +133,6 @@ def plan(spec: ClusterSpec) -> TencentMonitoring | None:
     parts = (login_part(spec, discovery()), targets_part(spec))
     return TencentMonitoring(
         parts,
-        bootstrap.cloud_init(parts),
         tuple(grant["grant"]),
         # one per account, as the role's name (layout/tencentcloud/identity.py): the stack is in it
         POLICY_NAME.sub("-", f"{spec.name}-{spec.stack}-prometheus-targets")[:128],
