@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -10,14 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
-from components.bootstrap import cloud_init, startup_script
+from components.bootstrap import cloud_init, monitoring, startup_script
 from components.bootstrap.metrics import UNIT_PATH, exporter_command, metrics_part
 from components.bootstrap.slurm import compute_parts
 from components.bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from components.bootstrap.slurm_jobmap import PROGRAM
 from components.catalog.slurm import data
 from components.layout import alicloud, aws, azure, gcp
+from components.layout.aws import monitoring as aws_monitoring
 from components.layout.slurm import slurm_layout
 
 from .conftest import ROOT, aws_values, spec_of
@@ -238,3 +241,145 @@ def test_every_slurm_cloud_renders_the_job_map_into_its_gpu_nodes(cloud):
 def test_alibaba_slurm_gpu_nodes_render_the_job_map():
     layout = alicloud.plan(spec_of(slurm_values()))
     assert "DCGM_HPC_JOB_MAPPING_DIR" in layout.user_data and f"path: {PROGRAM}\n" in layout.user_data
+
+
+# --- the dashboards: a job variable, and totals that count a shared GPU once ----------------------------------------
+
+BOARDS = monitoring.dashboards()
+# GPU 0 of node a shared by jobs 7 and 8 (MPS: the exporter repeats its series once per job), GPU 1 without a job
+SERIES = {
+    "DCGM_FI_DEV_GPU_UTIL": (50, 10),
+    "DCGM_FI_DEV_POWER_USAGE": (100, 200),
+    "DCGM_FI_DEV_FB_USED": (10, 20),
+    "DCGM_FI_DEV_FB_FREE": (30, 20),
+    "DCGM_FI_DEV_FB_RESERVED": (0, 0),
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": (0.5, 0.25),
+    "DCGM_FI_DEV_XID_ERRORS": (0, 43),
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE": (0, 0),
+}
+
+
+def _input_series() -> list[dict[str, str]]:
+    out = []
+    for name, (shared, alone) in SERIES.items():
+        out += [{"series": f'{name}{{node="a",gpu="0",hpc_job="{j}"}}', "values": f"{shared}x5"} for j in (7, 8)]
+        out.append({"series": f'{name}{{node="a",gpu="1"}}', "values": f"{alone}x5"})
+    out.append({"series": 'up{job="dcgm-exporter",node="a"}', "values": "1x5"})
+    return out
+
+
+def promtool_eval(tmp_path, cases: list[tuple[str, list[tuple[dict[str, str], float]]]]) -> None:
+    """`promtool test rules` evaluating each expression on SERIES: its samples must be exactly the expected ones."""
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is not installed (Debian package prometheus)")
+    tests = {
+        "rule_files": [],
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": _input_series(),
+                "promql_expr_test": [
+                    {
+                        "expr": expr,
+                        "eval_time": "2m",
+                        "exp_samples": [
+                            {"labels": "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}", "value": value}
+                            for labels, value in samples
+                        ],
+                    }
+                    for expr, samples in cases
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "dashboards_test.yml"
+    path.write_text(yaml.safe_dump(tests))
+    run = subprocess.run([promtool, "test", "rules", str(path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def _overview(title_start: str) -> list[str]:
+    panel = next(p for p in BOARDS["dashboard-overview.json"]["panels"] if p["title"].startswith(title_start))
+    return [t["expr"] for t in panel["targets"]]
+
+
+def test_the_overview_counts_a_gpu_shared_by_jobs_once(tmp_path):
+    (gpus,) = _overview("GPUs reporting")
+    (power,) = _overview("Power draw, whole cluster")
+    (util,) = _overview("GPU utilisation per node")
+    (memory,) = _overview("GPU memory used per node")
+    (tensor,) = _overview("Tensor pipe active")
+    xid, remap = _overview("GPUs with an XID error")
+    (per_job,) = _overview("GPU utilisation per Slurm job")
+    promtool_eval(
+        tmp_path,
+        [
+            ("count(DCGM_FI_DEV_GPU_UTIL)", [({}, 3)]),  # the control: the shared GPU's series are there twice
+            (gpus, [({}, 2)]),
+            (power, [({}, 300)]),
+            (util, [({"node": "a"}, 30)]),
+            (memory, [({"node": "a"}, 37.5)]),
+            (tensor, [({}, 0.375)]),
+            (xid, [({}, 1)]),
+            (remap, [({}, 0)]),
+            (per_job, [({"hpc_job": "7"}, 50), ({"hpc_job": "8"}, 50)]),
+        ],
+    )
+
+
+def test_the_node_dashboard_selects_a_jobs_gpus_and_all_keeps_the_gpus_without_a_job(tmp_path):
+    board = BOARDS["dashboard-nodes.json"]
+    job = next(v for v in board["templating"]["list"] if v["name"] == "job")
+    assert job["query"]["query"] == 'label_values(DCGM_FI_DEV_GPU_UTIL{node=~"$node"}, hpc_job)'
+    assert job["multi"] and job["includeAll"] and job["allValue"] == ".*"
+    gpu_targets = [t for p in board["panels"] for t in p["targets"] if "DCGM_" in t["expr"]]
+    assert len(gpu_targets) == 11
+    for target in gpu_targets:
+        assert 'hpc_job=~"$job"' in target["expr"] and "{{hpc_job}}" in target["legendFormat"], target
+    (util,) = [t["expr"] for p in board["panels"] if p["title"] == "GPU utilisation" for t in p["targets"]]
+    everything = util.replace("$node", ".*").replace("$job", job["allValue"])
+    one_job = util.replace("$node", ".*").replace("$job", "7")
+    promtool_eval(
+        tmp_path,
+        [
+            (
+                everything,
+                [
+                    ({"__name__": "DCGM_FI_DEV_GPU_UTIL", "node": "a", "gpu": "0", "hpc_job": "7"}, 50),
+                    ({"__name__": "DCGM_FI_DEV_GPU_UTIL", "node": "a", "gpu": "0", "hpc_job": "8"}, 50),
+                    ({"__name__": "DCGM_FI_DEV_GPU_UTIL", "node": "a", "gpu": "1"}, 10),
+                ],
+            ),
+            (one_job, [({"__name__": "DCGM_FI_DEV_GPU_UTIL", "node": "a", "gpu": "0", "hpc_job": "7"}, 50)]),
+        ],
+    )
+
+
+def test_every_dashboard_query_parses(tmp_path):
+    """Each panel's query, its variables given values, as a recording rule: promtool judges the PromQL."""
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is not installed (Debian package prometheus)")
+    exprs = [
+        t["expr"].replace("$node", ".*").replace("$job", ".*").replace("$__rate_interval", "5m")
+        for board in BOARDS.values()
+        for p in board["panels"]
+        for t in p["targets"]
+    ]
+    rules = {"groups": [{"name": "g", "rules": [{"record": f"r{i}", "expr": e} for i, e in enumerate(exprs)]}]}
+    path = tmp_path / "rules.yml"
+    path.write_text(yaml.safe_dump(rules))
+    run = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_prometheus_keeps_the_exporters_labels():
+    """The login node's Prometheus relabels targets only: no metric relabelling drops hpc_job."""
+    spec = spec_of(aws_values(login={}, scheduler="slurm"))
+    thresholds = monitoring.Thresholds(**spec.monitoring.alerts.model_dump())
+    settings = monitoring.Monitoring("c", aws_monitoring.discovery(spec), 15, thresholds, "gpu")
+    config = yaml.safe_load(monitoring.prometheus_config(settings))
+    for job in config["scrape_configs"]:
+        assert "metric_relabel_configs" not in job
+        assert all("hpc_job" not in json.dumps(r) for r in job["relabel_configs"])
