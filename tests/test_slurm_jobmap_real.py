@@ -20,11 +20,29 @@ from .test_slurm_sharing_real import mps_programs, sharing_machine
 SCRIPT = ROOT / "components" / "bootstrap" / "slurm_jobmap.sh"
 
 
-def look(jobmap: Path) -> dict[str, list[str]]:
+def only_this_cluster(tmp_path: Path, cluster: local.Cluster) -> Path:
+    """A pgrep that answers the real one, the root slurmstepds only of this test's slurmd (they have its SLURM_CONF
+    in their environment): another test's daemons on this machine (pytest -n) would add their own jobs 1, 2, ..."""
+    real = shutil.which("pgrep")
+    assert real
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pgrep").write_text(
+        "#!/bin/bash\n"
+        f'[ "$*" = "-u 0 -x -d, slurmstepd" ] || exec {real} "$@"\n'
+        f"for pid in $({real} -u 0 -x slurmstepd); do\n"
+        f"  tr '\\0' '\\n' 2>/dev/null </proc/$pid/environ | grep -qx 'SLURM_CONF={cluster.conf}' && echo $pid\n"
+        "done | paste -sd, | grep .\n"
+    )
+    (bin_dir / "pgrep").chmod(0o755)
+    return bin_dir
+
+
+def look(jobmap: Path, bin_dir: Path) -> dict[str, list[str]]:
     """One look (`once`), as the service takes every few seconds: the map it leaves."""
     bash = shutil.which("bash")
     assert bash
-    env = {"PATH": os.environ["PATH"], "JOBMAP_DIR": str(jobmap)}
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "JOBMAP_DIR": str(jobmap)}
     got = subprocess.run([bash, str(SCRIPT), "once"], env=env, capture_output=True, text=True, timeout=60)
     assert got.returncode == 0 and got.stderr == "", got.stderr
     return {p.name: p.read_text().splitlines() for p in sorted(jobmap.iterdir())}
@@ -52,18 +70,19 @@ def test_jobs_sharing_a_gpu_through_mps_and_a_whole_gpu_jobs_step_are_mapped_to_
     programs, _, _ = mps_programs(tmp_path)
     jobmap = tmp_path / "jobmap"
     with pair(tmp_path, sharing_machine(gpus=1, mps=True), **programs) as cluster:
+        only = only_this_cluster(tmp_path, cluster)
         first, second = submit(cluster, "mps:50"), submit(cluster, "mps:50")
         local.wait_for(lambda: running(cluster, first, second), "both MPS jobs running", 30)
-        local.wait_for(lambda: look(jobmap) == {"0": sorted([first, second], key=int)}, "both jobs on GPU 0", 30)
+        local.wait_for(lambda: look(jobmap, only) == {"0": sorted([first, second], key=int)}, "both jobs on GPU 0", 30)
         cluster.run("scancel", first)
-        local.wait_for(lambda: look(jobmap) == {"0": [second]}, "the ended job out of the map", 30)
+        local.wait_for(lambda: look(jobmap, only) == {"0": [second]}, "the ended job out of the map", 30)
         end_jobs(cluster)
-        assert look(jobmap) == {}
+        assert look(jobmap, only) == {}
         whole = submit(cluster, "gpu:h100:1", "exec srun --gres=gpu:h100:1 --mem=32M sleep 60")
         local.wait_for(lambda: running(cluster, whole), "the whole-GPU job running", 30)
-        local.wait_for(lambda: look(jobmap) == {"0": [whole]}, "the whole-GPU job on GPU 0", 30)
+        local.wait_for(lambda: look(jobmap, only) == {"0": [whole]}, "the whole-GPU job on GPU 0", 30)
         end_jobs(cluster)
-        assert look(jobmap) == {}
+        assert look(jobmap, only) == {}
 
 
 @needs_slurm
@@ -75,6 +94,7 @@ def test_a_job_on_the_second_gpu_names_that_gpu_not_its_own_first(tmp_path):
         pytest.skip("two jobs of one core each need two cores")
     jobmap = tmp_path / "jobmap"
     with pair(tmp_path, sharing_machine(gpus=2)) as cluster:
+        only = only_this_cluster(tmp_path, cluster)
         a = submit(cluster, "gpu:h100:1")
         local.wait_for(lambda: running(cluster, a), "the first job running", 30)
         b = submit(cluster, "gpu:h100:1")
@@ -87,4 +107,4 @@ def test_a_job_on_the_second_gpu_names_that_gpu_not_its_own_first(tmp_path):
             assert found, shown
             index[found.group(1)] = [job]
         assert set(index) == {"0", "1"}
-        local.wait_for(lambda: look(jobmap) == index, "each job on its GPU", 30)
+        local.wait_for(lambda: look(jobmap, only) == index, "each job on its GPU", 30)
