@@ -428,8 +428,13 @@ def compute_parts(
                 File(NODE_NAME_HOOK_PATH, node_name_hook, "0755"),
             ),
         )
-        return (*containers_part(layout, "slurmd", enroot=True), *mps_part(layout), part, *_node_users(layout),
-                *jobmap_part(layout))  # fmt: skip
+        return (
+            *containers_part(layout, "slurmd", enroot=True),
+            *mps_part(layout),
+            part,
+            *_node_users(layout),
+            *jobmap_part(layout),
+        )
     part = _role_part(
         "compute",
         env,
