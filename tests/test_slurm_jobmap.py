@@ -135,9 +135,19 @@ def test_a_task_that_ended_meanwhile_is_skipped_quietly(tmp_path):
 def test_forged_or_broken_values_name_no_gpu_and_no_job(tmp_path):
     node = Node(tmp_path)
     node.task(100, 101, SLURM_JOB_ID="7;rm -rf /", SLURM_JOB_GPUS="0")
-    node.task(200, 201, SLURM_JOB_ID="8", SLURM_JOB_GPUS="../etc,x,1")
+    node.task(200, 201, SLURM_JOB_ID="8", SLURM_JOB_GPUS="../etc,x,1,0-99999999,1000")
     assert node.once().returncode == 0
     assert node.files() == {"1": ["8"]}
+
+
+def test_a_steps_task_is_mapped_by_its_steps_gpus_not_what_it_inherited(tmp_path):
+    """srun passes the batch script's environment on (SLURM_JOB_GPUS, anything the user exported); Slurm sets the
+    step's own SLURM_STEP_GPUS over it. Without a step id (the batch script) the job's are Slurm's."""
+    node = Node(tmp_path)
+    node.task(110, 111, SLURM_JOB_ID="41", SLURM_JOB_GPUS="0-3", SLURM_STEP_ID="0", SLURM_STEP_GPUS="2")
+    node.task(120, 121, SLURM_JOB_ID="42", SLURM_JOB_GPUS="5", SLURM_STEP_GPUS="0-3")  # exported into a batch job
+    assert node.once().returncode == 0
+    assert node.files() == {"2": ["41"], "5": ["42"]}
 
 
 def test_no_slurmstepd_empties_the_map(tmp_path):

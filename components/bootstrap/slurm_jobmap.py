@@ -19,7 +19,10 @@ Why this way (the options weighed):
   SLURM_JOB_ID, and SLURM_JOB_GPUS / SLURM_STEP_GPUS, the node's global GPU indexes, not relative to the device cgroup
   (sbatch(1), srun(1)). Observed with the real 22.05 daemons here: a `--gres=gpu:h100:1` job has SLURM_JOB_GPUS=0, its
   srun step's task SLURM_STEP_GPUS=0, a `--gres=mps:50` job SLURM_JOB_GPUS=1 (its GPU), so jobs sharing a GPU through
-  MPS are all named in its file. No request leaves the node; the cost is two pgrep and one read per task.
+  MPS are all named in its file. A step's task is read by SLURM_STEP_GPUS, which Slurm sets over what srun passed on
+  from the batch script (or the user exported); the batch script, which has no step id, by SLURM_JOB_GPUS. A job's
+  own processes could still claim other GPUs (by rewriting their environment): the label is for dashboards, not
+  accounting (sacct, scontrol are). No request leaves the node; the cost is two pgrep and one read per task.
 - Not on MIG instances (gpuPartition as `gpu:<profile>` GRES): Slurm's index there counts the node's MIG instances,
   while the exporter keys an instance by `<GPU>.<GPU instance id>` (hpc.go); mapping one to the other needs NVML's
   instance order, which no GPU here can show, so those nodes get no job map rather than a wrong one (layout/slurm.py

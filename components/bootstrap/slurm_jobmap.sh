@@ -18,13 +18,13 @@ PROC="${PROC:-/proc}"
 
 declare -A jobs_of=()
 
-# add JOB LIST: LIST is Slurm's index list ("0,1", "0-3,6")
+# add JOB LIST: LIST is Slurm's index list ("0,1", "0-3,6"); no node has a thousand GPUs
 add() {
   local job=$1 item lo hi i
   local -a items
   IFS=, read -ra items <<<"$2"
   for item in "${items[@]}"; do
-    [[ $item =~ ^([0-9]+)(-([0-9]+))?$ ]] || continue
+    [[ $item =~ ^([0-9]{1,3})(-([0-9]{1,3}))?$ ]] || continue
     lo=${BASH_REMATCH[1]}
     hi=${BASH_REMATCH[3]:-$lo}
     for ((i = lo; i <= hi; i++)); do
@@ -41,17 +41,25 @@ tasks() {
 }
 
 look() {
-  local pid var job gpus
+  local pid var job step job_gpus step_gpus gpus
   jobs_of=()
   for pid in $(tasks); do
-    job="" gpus=""
+    job="" step="" job_gpus="" step_gpus=""
     # a task that ended meanwhile has no environ any more: skipped
     while IFS= read -r -d '' var; do
       case $var in
         SLURM_JOB_ID=*) job=${var#*=} ;;
-        SLURM_JOB_GPUS=* | SLURM_STEP_GPUS=*) gpus+="${var#*=}," ;;
+        SLURM_STEP_ID=*) step=${var#*=} ;;
+        SLURM_JOB_GPUS=*) job_gpus=${var#*=} ;;
+        SLURM_STEP_GPUS=*) step_gpus=${var#*=} ;;
       esac
     done 2>/dev/null <"$PROC/$pid/environ"
+    # the value Slurm sets over what the process inherited: a step's task its step's GPUs, the batch script (no step
+    # id) the job's
+    gpus=$job_gpus
+    if [ -n "$step" ] && [ -n "$step_gpus" ]; then
+      gpus=$step_gpus
+    fi
     if [[ $job =~ ^[0-9]+$ ]] && [ -n "$gpus" ]; then
       add "$job" "$gpus"
     fi
