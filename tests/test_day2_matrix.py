@@ -267,6 +267,13 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
         _monitoring(logs=lambda m: {**m["logs"], "retentionDays": 60}),
     ),
     "logs-off": ("cluster.monitoring.logs.enabled", _logs_on, _monitoring(logs={"enabled": False})),
+    # the DCGM exporter off on a Slurm cluster: its GPU nodes lose it and the job map (bootstrap/slurm_jobmap.py)
+    "dcgm-off": (
+        "cluster.monitoring.dcgmExporter",
+        lambda c: c.get("scheduler") == "slurm" and c.get("monitoring", {}).get("dcgmExporter", True)
+        and not c.get("monitoring", {}).get("notify"),  # notify reads the exporter's metrics: refused without it
+        _monitoring(dcgmExporter=False),
+    ),
     "notify-add": (
         "cluster.monitoring.notify",
         lambda c: bool(c.get("monitoring", {}).get("notify")),

@@ -47,12 +47,31 @@ Restart=always
 RestartSec=30
 ExecStartPre=/usr/local/sbin/gpu-cluster-container-runtime
 ExecStartPre=-/usr/bin/docker rm -f dcgm-exporter
-ExecStart=/usr/bin/docker run --rm --name dcgm-exporter --gpus all --cap-add SYS_ADMIN --net host {image}
+ExecStart={command}
 ExecStop=/usr/bin/docker stop dcgm-exporter
 
 [Install]
 WantedBy=multi-user.target
 """
+
+
+UNIT_PATH = "/etc/systemd/system/gpu-cluster-dcgm-exporter.service"
+
+
+def exporter_command(job_map: str | None = None) -> str:
+    """The exporter's `docker run`; `job_map`: the HPC job mapping directory (a file per GPU index, its jobs' ids; the
+    metrics gain the label hpc_job), mounted read-only and named by DCGM_HPC_JOB_MAPPING_DIR (dcgm-exporter's
+    --hpc-job-mapping-dir, pkg/cmd/app.go)."""
+    image = versions()["dcgmExporter"]["image"]
+    mapping = f"-v {job_map}:{job_map}:ro -e DCGM_HPC_JOB_MAPPING_DIR={job_map} " if job_map else ""
+    return f"/usr/bin/docker run --rm --name dcgm-exporter --gpus all --cap-add SYS_ADMIN --net host {mapping}{image}"
+
+
+def job_map_dropin(job_map: str) -> File:
+    """The exporter unit's drop-in giving it the job mapping directory (Slurm GPU nodes: bootstrap/slurm_jobmap.py);
+    a drop-in, so the unit of every other node stays as it is. An empty ExecStart= clears the unit's own first
+    (systemd.service(5))."""
+    return File(f"{UNIT_PATH}.d/slurm-jobmap.conf", f"[Service]\nExecStart=\nExecStart={exporter_command(job_map)}\n")
 
 
 def metrics_part(enabled: bool, gpu_vendor: str = "nvidia") -> Part:
@@ -80,10 +99,7 @@ def metrics_part(enabled: bool, gpu_vendor: str = "nvidia") -> Part:
         files=(
             # images without Docker or the NVIDIA runtime (GCP accelerator, Alibaba Ubuntu) get them first
             File("/usr/local/sbin/gpu-cluster-container-runtime", script("container_runtime.sh"), "0755"),
-            File(
-                "/etc/systemd/system/gpu-cluster-dcgm-exporter.service",
-                UNIT.format(port=exporter["port"], image=exporter["image"]),
-            ),
+            File(UNIT_PATH, UNIT.format(port=exporter["port"], command=exporter_command())),
         ),
         commands=(
             install_node_exporter,

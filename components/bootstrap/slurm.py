@@ -6,7 +6,8 @@ Every cloud calls, with its `SlurmLayout` (components/layout/slurm.py) and its m
   whole bootstrap (user data), with the timer that deletes GPU nodes which stopped responding (`cleanup_part`) and
   the one that brings the compute-side configuration from the cloud's channel (`conf_part`);
 - `compute_parts(layout, head_address=..., key_hook=..., key_hook_env=..., switch=...)`: appended to the GPU nodes'
-  `node_parts` (after the health part: the HealthCheckProgram runs the same check);
+  `node_parts` (after the health part: the HealthCheckProgram runs the same check), with the job map for the DCGM
+  exporter's hpc_job label (`slurm_jobmap.jobmap_part`);
 - `login_parts(layout, head_address=..., key_hook=..., key_hook_env=..., mount=...)`: the login node's user data.
 
 `key_hook` is a shell script (like `<cloud>_unhealthy.sh`) that prints the MUNGE key, base64, on stdout, read from
@@ -41,6 +42,7 @@ from .slurm_conf import (
     SUSPEND_PROGRAM,
     SlurmLayout,
 )
+from .slurm_jobmap import jobmap_part
 from .slurm_mps import mps_part
 
 COMMON_PATH = "/usr/local/lib/gpu-cluster/slurm_common.sh"
@@ -426,7 +428,13 @@ def compute_parts(
                 File(NODE_NAME_HOOK_PATH, node_name_hook, "0755"),
             ),
         )
-        return (*containers_part(layout, "slurmd", enroot=True), *mps_part(layout), part, *_node_users(layout))
+        return (
+            *containers_part(layout, "slurmd", enroot=True),
+            *mps_part(layout),
+            part,
+            *_node_users(layout),
+            *jobmap_part(layout),
+        )
     part = _role_part(
         "compute",
         env,
@@ -446,7 +454,14 @@ def compute_parts(
         summary="removes the node from Slurm at shutdown",
     )
     # the MPS programs before slurmd starts: its first job may need the Prolog
-    return (*containers_part(layout, "slurmd", enroot=True), *mps_part(layout), part, leave, *_node_users(layout))
+    return (
+        *containers_part(layout, "slurmd", enroot=True),
+        *mps_part(layout),
+        part,
+        leave,
+        *_node_users(layout),
+        *jobmap_part(layout),
+    )
 
 
 def _node_users(layout: SlurmLayout) -> tuple[Part, ...]:

@@ -202,6 +202,9 @@ class SlurmLayout:
     containers: str = "none"  # slurm.containers: pyxis puts plugstack.conf in the channel and enroot/pyxis on nodes
     accounting: Accounting | None = None  # slurm.accounting: slurmdbd on the head (slurmdbd_conf: its template)
     slurmdbd_conf: str | None = None  # DB_HOST_PLACEHOLDER until deploy, DB_PASSWORD_TOKEN until boot
+    # the GPU nodes' job map for the DCGM exporter's hpc_job label (bootstrap/slurm_jobmap.py): with the exporter on
+    # NVIDIA GPUs, not with MIG instances as the GRES
+    job_map: bool = False
 
     @property
     def power_saving(self) -> str:

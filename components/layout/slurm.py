@@ -143,6 +143,8 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
         cgroup_conf=render_cgroup_conf(),
         topology_yaml=render_topology_yaml(topology) if topology else None,
     )
+    if job_map(spec):
+        layout = replace(layout, job_map=True)
     if spec.slurm.users:
         layout = replace(layout, users_conf=users_conf(spec.slurm.users))
     if spec.slurm.containers != "none":
@@ -177,6 +179,14 @@ def slurm_layout(spec: ClusterSpec, switches: tuple[str, ...] | None = None) -> 
             max_nodes=sum(p.max_nodes for p in spec.partitions),
         )
     return _with_conf(layout)
+
+
+def job_map(spec: ClusterSpec) -> bool:
+    """The GPU nodes write which jobs use each GPU for the DCGM exporter's hpc_job label (bootstrap/slurm_jobmap.py):
+    where the exporter runs (monitoring.dcgmExporter, NVIDIA GPUs), and not on MIG instances (gpuPartition), whose
+    Slurm GPU index counts the node's instances while the exporter names one by <GPU>.<GPU instance id>."""
+    rows = (spec.instance, *(p.instance for p in spec.partitions))
+    return spec.dcgm_exporter and spec.gpu_partition is None and any(r.gpu_vendor == "nvidia" for r in rows)
 
 
 def accounting_for(cloud: str) -> Accounting:
