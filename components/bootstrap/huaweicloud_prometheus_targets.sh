@@ -108,7 +108,7 @@ for n in range(1, count + 1):
         if s.get("name") in skip or tags.get(cluster_tag) != cluster or tags.get(stack_tag, stack) != stack:
             continue
         ips = [a["addr"] for net in (s.get("addresses") or {}).values() for a in net
-               if a.get("OS-EXT-IPS:type") == "fixed" and a.get("version", 4) == 4]
+               if a.get("OS-EXT-IPS:type") == "fixed" and str(a.get("version", 4)) == "4"]
         if not ips:
             continue  # no address yet: the next run lists it
         labels = {
