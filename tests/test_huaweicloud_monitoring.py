@@ -124,7 +124,7 @@ def dev():
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_login_nodes_user_data_is_the_part_and_stays_under_the_limit(stack):
     login = _by_name(plan_stack_with(stack), "-huaweicloud-login")["inputs"]
-    # 32 KB before encoding (capabilities userData); about 28.6 KB today, the rendered Grafana dashboards most of it
+    # 32 KB before encoding (capabilities userData); about 28.6 KB today
     assert len(login["userData"].encode()) <= user_data_max()
     files = files_of(login["userData"])
     assert files[hw_monitoring.TARGETS_SCRIPT] == bootstrap.script("huaweicloud_prometheus_targets.sh")
