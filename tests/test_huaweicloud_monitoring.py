@@ -196,6 +196,8 @@ def test_turning_it_on_for_a_deployed_stack_changes_the_login_node_and_the_agenc
         "hw-dev-huaweicloud-sg-dcgm-exporter-from-login",
         "hw-dev-huaweicloud-sg-node-exporter-from-login",
     ]
+    said = {c.key: c for c in d.spec_changes}
+    assert said["cluster.monitoring.prometheus"].policy == "replace"  # the login node: spec/updates.yaml when cloud
 
 
 # --- the target list script on a stubbed curl ----------------------------------------------------------------------
