@@ -52,7 +52,8 @@ def test_training_stack_spreads_two_a100_nodes(stack_plan):
     assert [n["inputs"]["flavorId"] for n in wired] == ["p3.16xlarge.8"] * 2
     assert {n["inputs"]["schedulerHints"][0]["group"] for n in wired} == {f"<id of {group['name']}>"}
     assert [d["size"] for n in wired for d in n["inputs"]["dataDisks"]] == [2000, 2000]
-    assert one(p3, "Iam/agency:Agency")["inputs"]["allResourcesRoles"] == ["OBS ReadOnlyAccess"]
+    # readStorage, then the login node's Prometheus target list (monitoring auto: test_huaweicloud_monitoring.py)
+    assert one(p3, "Iam/agency:Agency")["inputs"]["allResourcesRoles"] == ["OBS ReadOnlyAccess", "ECS ReadOnlyAccess"]
 
 
 def test_node_inputs(dev):

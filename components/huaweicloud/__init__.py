@@ -21,7 +21,7 @@ with warnings.catch_warnings():
     import pulumi_huaweicloud  # noqa: F401
 
 from ..layout.huaweicloud import HuaweiLayout
-from . import access, encryption, identity, network, nodes
+from . import access, encryption, identity, monitoring, network, nodes
 
 TYPE = "gpu-cluster:huaweicloud:Cluster"
 
@@ -51,6 +51,7 @@ class CloudCluster(pulumi.ComponentResource):
             if login_image is not None
             else None
         )
+        monitoring.build(self, name, layout, self.network, self.login)
         instances = self.nodes.instances
         self.outputs = {
             "vpcId": self.network.vpc.id,
@@ -63,6 +64,7 @@ class CloudCluster(pulumi.ComponentResource):
             "gpuDriver": None,  # not managed: see the image warning (docs/huaweicloud.md)
             "identity": self.identity.output(layout),
             "access": access.output(layout, self.login),
+            "monitoring": monitoring.output(layout, self.login),
             "placementApplied": layout.placement_applied,
             "fabricUsable": layout.fabric_usability.describe(),
             # a hostfile for mpirun / torchrun

@@ -501,6 +501,7 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-key-bad", f"{C}.encryption.key", {"encryption": {"key": "alias/mine"}}),
         ("huaweicloud-with-tencentcloud-key", "tencentcloud:region", {"@tencentcloud:region": "ap-guangzhou"}),
         ("huaweicloud-with-aws-options", f"{C}.aws", {"aws": {}}),
+        ("huaweicloud-prometheus-no-login", f"{C}.monitoring.prometheus", {"monitoring": {"prometheus": "selfHosted"}}),
         ("huaweicloud-access-ssm", f"{C}.access", {"access": "ssm"}),
         ("huaweicloud-budget", f"{C}.budget", {"budget": {"monthly": 100, "notify": ["a@example.com"]}}),
         (

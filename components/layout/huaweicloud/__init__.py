@@ -13,7 +13,7 @@ resource is registered.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ... import bootstrap
@@ -28,6 +28,8 @@ from .data import huawei_data
 from .encryption import DewKey, HuaweiEncryption
 from .encryption import plan as encryption_plan
 from .identity import NodeIdentity, node_identity
+from .monitoring import HuaweiMonitoring
+from .monitoring import plan as monitoring_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
 from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems
 from .proof import count_wired_gbps
@@ -37,6 +39,7 @@ __all__ = [
     "DewKey",
     "HuaweiEncryption",
     "HuaweiLayout",
+    "HuaweiMonitoring",
     "Image",
     "LoginNode",
     "Nat",
@@ -70,10 +73,17 @@ class HuaweiLayout:
     tags: Mapping[str, str]
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability
+    monitoring: HuaweiMonitoring | None = None  # the login node's Prometheus and Grafana (monitoring.py)
 
     @property
     def fabric_gbps_wired(self) -> float:
         return 0.0
+
+    @property
+    def login_user_data(self) -> str | None:
+        """The login node's user data (plain cloud-config, as the nodes'): Prometheus and Grafana with a self-hosted
+        monitoring; none without it, as before."""
+        return bootstrap.cloud_init(self.monitoring.parts) if self.monitoring else None
 
 
 def plan(spec: ClusterSpec) -> HuaweiLayout:
@@ -115,6 +125,16 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
             spec.login.public_ip,
             tuple(spec.network.ssh_cidrs),
         )
+    identity = node_identity(spec)
+    monitoring = monitoring_plan(spec) if login is not None else None
+    if monitoring is not None and identity.create:
+        identity = replace(identity, roles=tuple(dict.fromkeys((*identity.roles, *monitoring.roles))))
+    elif monitoring is not None:
+        warnings.append(
+            f"{key}.identity.existing: the login node's Prometheus lists the nodes with ECS ListServersDetails; grant "
+            f"the agency {identity.agency_name} {', '.join(monitoring.roles)} (this stack grants an existing agency "
+            "nothing)"
+        )
     return HuaweiLayout(
         spec=spec,
         zone=spec.zone,
@@ -130,7 +150,7 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         scratch=scratch,
         public_ip=spec.network.public_ip and login is None,
         node_ssh_cidrs=tuple(spec.network.ssh_cidrs) if login is None else (),
-        identity=node_identity(spec),
+        identity=identity,
         encryption=encryption_plan(spec, warnings),
         access=Access(spec.access, str(huawei_data()["loginUser"]["default"])),
         login=login,
@@ -138,4 +158,5 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         tags=dict(spec.base_tags),
         warnings=tuple(warnings),
         fabric_usability=FabricUsability(False, ("no fabric wired",)),
+        monitoring=monitoring,
     )
