@@ -78,3 +78,21 @@ def test_retention_problem_reads_values_and_ranges():
     assert _retention_problem(4, {"min": 4, "max": 730}) is None
     assert _retention_problem(731, {"min": 4, "max": 730}) == "4 to 730"
     assert _retention_problem(3, {"min": 4, "max": 730}) == "4 to 730"
+
+
+def test_logs_on_huawei_are_refused_with_the_reason_the_sdk_gives():
+    huaweicloud = {
+        "gpu-cluster:cloud": "huaweicloud",
+        "huaweicloud:region": "cn-north-4",
+        "gpu-cluster:cluster": {
+            "instanceType": "pi2.2xlarge.4",
+            "nodes": 1,
+            "nodeGroup": "instances",
+            "zone": "cn-north-4a",
+            "monitoring": {"logs": {"enabled": True}},
+        },
+    }
+    got = errors_of(huaweicloud)
+    assert [key for key, _ in got] == [f"{K}.logs.enabled"]
+    assert "not built on huaweicloud yet: pulumi-huaweicloud 0.0.12 has LTS log groups" in got[0][1]
+    assert "(built on: aws, gcp, azure, alicloud, tencentcloud); use false" in got[0][1]

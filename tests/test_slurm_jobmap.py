@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -58,7 +59,12 @@ class Node:
             "  *) exit 3 ;;\n"
             "esac\n"
         )
-        (self.bin / "pgrep").write_text("#!/bin/bash\n" + body)
+        # a new file renamed over the old one: the running service never execs a file still open for writing
+        # (ETXTBSY, "Text file busy")
+        staged = self.bin / ".pgrep.new"
+        staged.write_text("#!/bin/bash\n" + body)
+        staged.chmod(0o755)
+        os.replace(staged, self.bin / "pgrep")
 
     def task(self, stepd: int, pid: int, **env: str) -> None:
         """A process `stepd` started, with its environment (NUL-separated, as /proc/<pid>/environ)."""

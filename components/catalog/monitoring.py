@@ -41,6 +41,12 @@ def logs(cloud: str) -> dict[str, Any] | None:
     return entry
 
 
+def logs_not_built_why(cloud: str) -> str | None:
+    """`logsNotBuilt.<cloud>.why`: why a cloud with a layout ships no logs yet."""
+    entry = (data().get("logsNotBuilt") or {}).get(cloud)
+    return str(entry["why"]) if entry else None
+
+
 def notify(cloud: str) -> dict[str, Any] | None:
     """`notify.<cloud>`: how firing alerts reach people, None where it is not built."""
     entry: dict[str, Any] | None = (data().get("notify") or {}).get(cloud)

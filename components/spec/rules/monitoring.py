@@ -107,10 +107,12 @@ def _logs(ctx: Context) -> Iterator[ConfigError]:
         return
     entry = data.logs(ctx.cloud)
     if entry is None:
+        why = data.logs_not_built_why(ctx.cloud)
+        reason = f": {one_line(why)}" if why else ""
         yield ConfigError(
             f"{k}.enabled",
-            f"shipping logs is not built on {ctx.cloud} yet (built on: {', '.join(data.built('logs')) or 'none'}); "
-            "use false",
+            f"shipping logs is not built on {ctx.cloud} yet{reason} (built on: "
+            f"{', '.join(data.built('logs')) or 'none'}); use false",
         )
         return
     allowed = _retention_problem(logs.retention_days, entry["retentionDays"])
