@@ -19,6 +19,7 @@ from components import bootstrap
 from components.bootstrap import monitoring
 from components.diff import diff_plans
 from components.layout import alicloud as ali
+from components.layout import file_sd
 from components.layout.alicloud import monitoring as ali_monitoring
 
 from .conftest import ROOT, load_stack, plan_json, plan_stack_with, plan_values, resources_of, spec_of
@@ -139,13 +140,13 @@ def _by_name(plan, suffix):
 def test_the_login_node_gets_prometheus_grafana_and_the_timer_after_its_slurm_parts(elastic):
     login = _by_name(elastic, "-alicloud-login")
     files = files_of(login["inputs"]["userData"])
-    assert files[ali_monitoring.TARGETS_SCRIPT] == bootstrap.script("alicloud_prometheus_targets.sh")
-    assert 'SKIP_NAMES="slurm-elastic-login slurm-elastic-head"' in files[ali_monitoring.TARGETS_ENV]
-    assert "OnUnitActiveSec=60" in files[f"/etc/systemd/system/{ali_monitoring.TARGETS_UNIT}.timer"]
+    assert files[file_sd.TARGETS_SCRIPT] == bootstrap.script("alicloud_prometheus_targets.sh")
+    assert 'SKIP_NAMES="slurm-elastic-login slurm-elastic-head"' in files[file_sd.TARGETS_ENV]
+    assert "OnUnitActiveSec=60" in files[f"/etc/systemd/system/{file_sd.TARGETS_UNIT}.timer"]
     prom = yaml.safe_load(files[monitoring.PROMETHEUS_YML])
     assert prom["scrape_configs"][0]["file_sd_configs"] == [{"files": [ali_monitoring.TARGETS_FILE]}]
     paths = list(files)
-    assert paths.index(ali_monitoring.TARGETS_SCRIPT) > max(i for i, p in enumerate(paths) if "slurm" in p)
+    assert paths.index(file_sd.TARGETS_SCRIPT) > max(i for i, p in enumerate(paths) if "slurm" in p)
 
 
 def test_the_grant_is_describe_instances_on_star_on_the_nodes_role_and_nothing_else(elastic):
@@ -175,7 +176,7 @@ def test_the_output_says_how_to_reach_grafana(elastic):
 def test_vm_mode_with_a_login_node_gets_the_parts_as_its_whole_user_data():
     plan = plan_values(vm_with_login(name="vm"))
     files = files_of(_by_name(plan, "-alicloud-login")["inputs"]["userData"])
-    assert ali_monitoring.TARGETS_SCRIPT in files and monitoring.PROMETHEUS_YML in files
+    assert file_sd.TARGETS_SCRIPT in files and monitoring.PROMETHEUS_YML in files
     assert len(resources_of(plan, "ram/policy:Policy")) == 1
     # Slurm login parts are absent in VM mode
     assert not any("slurm" in p for p in files)
@@ -385,5 +386,5 @@ def test_turning_it_on_for_a_deployed_stack_restarts_only_the_login_node_and_add
 def test_the_login_nodes_user_data_stays_under_16_kb_with_the_monitoring_parts(stack):
     # gzip, as the nodes' (layout/alicloud/nodes.py gzip_user_data: cloud-init's ~16384 bytes); about 13.2 KB today
     login = _by_name(plan_stack_with(stack), "-alicloud-login")
-    assert ali_monitoring.TARGETS_SCRIPT in files_of(login["inputs"]["userData"])
+    assert file_sd.TARGETS_SCRIPT in files_of(login["inputs"]["userData"])
     assert len(base64.b64decode(login["inputs"]["userData"])) < 16 * 1024

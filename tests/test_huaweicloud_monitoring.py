@@ -20,6 +20,7 @@ from components import bootstrap
 from components.bootstrap import monitoring
 from components.diff import diff_plans
 from components.errors import ConfigErrors
+from components.layout import file_sd
 from components.layout import huaweicloud as hw
 from components.layout.huaweicloud import monitoring as hw_monitoring
 from components.layout.huaweicloud.nodes import user_data_max
@@ -127,9 +128,9 @@ def test_the_login_nodes_user_data_is_the_part_and_stays_under_the_limit(stack):
     # 32 KB before encoding (capabilities userData); about 28.6 KB today
     assert len(login["userData"].encode()) <= user_data_max()
     files = files_of(login["userData"])
-    assert files[hw_monitoring.TARGETS_SCRIPT] == bootstrap.script("huaweicloud_prometheus_targets.sh")
-    assert "OnUnitActiveSec=60" in files[f"/etc/systemd/system/{hw_monitoring.TARGETS_UNIT}.timer"]
-    assert 'ECS_ENDPOINT="ecs.' in files[hw_monitoring.TARGETS_ENV]
+    assert files[file_sd.TARGETS_SCRIPT] == bootstrap.script("huaweicloud_prometheus_targets.sh")
+    assert "OnUnitActiveSec=60" in files[f"/etc/systemd/system/{file_sd.TARGETS_UNIT}.timer"]
+    assert 'ECS_ENDPOINT="ecs.' in files[file_sd.TARGETS_ENV]
     prom = yaml.safe_load(files[monitoring.PROMETHEUS_YML])
     assert prom["scrape_configs"][0]["file_sd_configs"] == [{"files": [hw_monitoring.TARGETS_FILE]}]
     doc = yaml.safe_load(login["userData"])

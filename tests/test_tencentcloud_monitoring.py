@@ -24,6 +24,7 @@ from tencentcloud.cvm.v20170312 import models as cvm
 from components import bootstrap
 from components.bootstrap import monitoring
 from components.diff import diff_plans
+from components.layout import file_sd
 from components.layout import tencentcloud as tc
 from components.layout.tencentcloud import monitoring as tc_monitoring
 from components.layout.tencentcloud.nodes import USER_DATA_MAX
@@ -143,9 +144,9 @@ def test_the_login_nodes_user_data_is_the_part_and_stays_under_16_kb(stack):
     # the limit counts the Base64 text (nodes.py USER_DATA_MAX, the stricter reading); about 10.4 KB today
     assert len(login["userData"]) <= USER_DATA_MAX
     files = files_of(login["userData"])
-    assert files[tc_monitoring.TARGETS_SCRIPT] == bootstrap.script("tencentcloud_prometheus_targets.sh")
-    assert "OnUnitActiveSec=60" in files[f"/etc/systemd/system/{tc_monitoring.TARGETS_UNIT}.timer"]
-    assert 'SKIP_NAMES="' in files[tc_monitoring.TARGETS_ENV]
+    assert files[file_sd.TARGETS_SCRIPT] == bootstrap.script("tencentcloud_prometheus_targets.sh")
+    assert "OnUnitActiveSec=60" in files[f"/etc/systemd/system/{file_sd.TARGETS_UNIT}.timer"]
+    assert 'SKIP_NAMES="' in files[file_sd.TARGETS_ENV]
     prom = yaml.safe_load(files[monitoring.PROMETHEUS_YML])
     assert prom["scrape_configs"][0]["file_sd_configs"] == [{"files": [tc_monitoring.TARGETS_FILE]}]
     doc = yaml.safe_load(gzip.decompress(base64.b64decode(login["userData"])).decode())

@@ -14,44 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ... import bootstrap
-from ...bootstrap import File, Part, env_file
+from ...bootstrap import Part
 from ...bootstrap.metrics import endpoints
-from ...bootstrap.monitoring import CONF_DIR, PASSWORD_FILE, Discovery, versions
+from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...catalog import monitoring as catalog_monitoring
 from ...catalog.slurm import cloud_data
 from ...spec import ClusterSpec
+from .. import file_sd
+from ..file_sd import targets_file
 from ..monitoring import login_hosted, login_part
 
-TARGETS_FILE = f"{CONF_DIR}/alicloud-targets.json"
-TARGETS_SCRIPT = "/usr/local/sbin/gpu-cluster-prometheus-targets"
-TARGETS_ENV = "/etc/gpu-cluster/prometheus-targets.env"
-TARGETS_UNIT = "gpu-cluster-prometheus-targets"
-# the list is rewritten every minute: a node ESS or the Slurm power program starts is scraped within about a minute
-# (plus Prometheus' file watch), beside the 30 s scrape interval (chosen here)
-REFRESH_SECONDS = 60
-
-SERVICE = f"""[Unit]
-Description=gpu-cluster: this cluster's GPU nodes as Prometheus targets (ECS DescribeInstances to {TARGETS_FILE})
-Wants=network-online.target
-After=network-online.target
-
-[Service]
-Type=oneshot
-EnvironmentFile={TARGETS_ENV}
-ExecStart={TARGETS_SCRIPT}
-"""
-
-TIMER = f"""[Unit]
-Description=gpu-cluster: refresh this cluster's Prometheus targets every {REFRESH_SECONDS} s
-
-[Timer]
-OnBootSec=30
-OnUnitActiveSec={REFRESH_SECONDS}
-AccuracySec=5
-
-[Install]
-WantedBy=timers.target
-"""
+TARGETS_FILE = targets_file("alicloud")
 
 
 @dataclass(frozen=True)
@@ -97,21 +70,7 @@ def targets_env(spec: ClusterSpec) -> dict[str, str]:
 
 
 def targets_part(spec: ClusterSpec) -> Part:
-    return Part(
-        "prometheus-targets",
-        files=(
-            File(TARGETS_SCRIPT, bootstrap.script("alicloud_prometheus_targets.sh"), "0755"),
-            File(TARGETS_ENV, env_file(targets_env(spec))),
-            File(f"/etc/systemd/system/{TARGETS_UNIT}.service", SERVICE),
-            File(f"/etc/systemd/system/{TARGETS_UNIT}.timer", TIMER),
-        ),
-        commands=(
-            ("systemctl", "daemon-reload"),
-            ("systemctl", "enable", "--now", "--no-block", f"{TARGETS_UNIT}.timer"),
-        ),
-        summary=f"lists this cluster's GPU nodes for Prometheus every {REFRESH_SECONDS} s (ECS DescribeInstances, "
-        f"file_sd {TARGETS_FILE}).",
-    )
+    return file_sd.targets_part("alicloud", "ECS DescribeInstances", targets_env(spec))
 
 
 def plan(spec: ClusterSpec) -> AlicloudMonitoring | None:

@@ -21,44 +21,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ... import bootstrap
-from ...bootstrap import File, Part, env_file
+from ...bootstrap import Part
 from ...bootstrap.metrics import endpoints
-from ...bootstrap.monitoring import CONF_DIR, PASSWORD_FILE, Discovery, versions
+from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
+from .. import file_sd
+from ..file_sd import targets_file
 from ..monitoring import login_hosted, login_part
 from .identity import allow_document
 
-TARGETS_FILE = f"{CONF_DIR}/tencentcloud-targets.json"
-TARGETS_SCRIPT = "/usr/local/sbin/gpu-cluster-prometheus-targets"
-TARGETS_ENV = "/etc/gpu-cluster/prometheus-targets.env"
-TARGETS_UNIT = "gpu-cluster-prometheus-targets"
-REFRESH_SECONDS = 60  # chosen here, as on Alibaba: a new node is scraped within about a minute
+TARGETS_FILE = targets_file("tencentcloud")
 POLICY_NAME = re.compile(r"[^A-Za-z0-9+=,.@_-]")  # cam CreatePolicy PolicyName: letters, digits and +=,.@-_
-
-SERVICE = f"""[Unit]
-Description=gpu-cluster: this cluster's GPU nodes as Prometheus targets (CVM DescribeInstances to {TARGETS_FILE})
-Wants=network-online.target
-After=network-online.target
-
-[Service]
-Type=oneshot
-EnvironmentFile={TARGETS_ENV}
-ExecStart={TARGETS_SCRIPT}
-"""
-
-TIMER = f"""[Unit]
-Description=gpu-cluster: refresh this cluster's Prometheus targets every {REFRESH_SECONDS} s
-
-[Timer]
-OnBootSec=30
-OnUnitActiveSec={REFRESH_SECONDS}
-AccuracySec=5
-
-[Install]
-WantedBy=timers.target
-"""
 
 
 @dataclass(frozen=True)
@@ -108,21 +82,7 @@ def targets_env(spec: ClusterSpec) -> dict[str, str]:
 
 
 def targets_part(spec: ClusterSpec) -> Part:
-    return Part(
-        "prometheus-targets",
-        files=(
-            File(TARGETS_SCRIPT, bootstrap.script("tencentcloud_prometheus_targets.sh"), "0755"),
-            File(TARGETS_ENV, env_file(targets_env(spec))),
-            File(f"/etc/systemd/system/{TARGETS_UNIT}.service", SERVICE),
-            File(f"/etc/systemd/system/{TARGETS_UNIT}.timer", TIMER),
-        ),
-        commands=(
-            ("systemctl", "daemon-reload"),
-            ("systemctl", "enable", "--now", "--no-block", f"{TARGETS_UNIT}.timer"),
-        ),
-        summary=f"lists this cluster's GPU nodes for Prometheus every {REFRESH_SECONDS} s (CVM DescribeInstances, "
-        f"file_sd {TARGETS_FILE}).",
-    )
+    return file_sd.targets_part("tencentcloud", "CVM DescribeInstances", targets_env(spec))
 
 
 def plan(spec: ClusterSpec) -> TencentMonitoring | None:
