@@ -65,11 +65,23 @@ cloud_launch() {
 }
 cloud_terminate() {
   echo "$1" >>"$CALLS/deleted"
-  [ -r "$CALLS/$1.pid" ] && kill "$(cat "$CALLS/$1.pid")" 2>/dev/null
+  # an instance deleted is gone at once (SIGKILL: a slurmd asked with SIGTERM can outlive the test); unshare --time
+  # forks, so slurmd is the recorded process's child
+  if [ -r "$CALLS/$1.pid" ]; then
+    pkill -KILL -P "$(cat "$CALLS/$1.pid")"
+    kill -KILL "$(cat "$CALLS/$1.pid")" 2>/dev/null
+  fi
   rm -f "$CALLS/$1.pid"
   return 0
 }
 """
+
+
+def stop_launched(calls: Path) -> None:
+    """The slurmd of every node still "running" (unshare --time forks: slurmd is the recorded process's child)."""
+    for pid in calls.glob("*.pid"):
+        subprocess.run(["pkill", "-KILL", "-P", pid.read_text().strip()], check=False)
+        subprocess.run(["kill", "-KILL", pid.read_text().strip()], check=False)
 
 
 def elastic(gpus: int = 1) -> SlurmLayout:
@@ -154,8 +166,7 @@ def test_a_job_launches_its_node_which_is_deleted_once_idle(tmp_path):
                 wait(cluster, lambda: node_state(cluster) == "idle~", "powered down", 60)
             finally:
                 end_jobs(cluster)
-                for pid in calls.glob("*.pid"):
-                    subprocess.run(["kill", pid.read_text().strip()], check=False)
+                stop_launched(calls)
 
 
 @needs_slurm
@@ -184,6 +195,7 @@ def test_a_failed_launch_downs_the_node_with_the_cloud_reason_and_powers_it_down
                 wait(cluster, lambda: "POWER" in node_state(cluster).upper() or "~" in node_state(cluster), "power", 60)
             finally:
                 end_jobs(cluster)
+                stop_launched(tmp_path / "calls")
     assert os.path.exists(tmp_path / "calls")
 
 
