@@ -16,6 +16,18 @@ from .test_budget import values as budget_values
 
 K = "gpu-cluster:cluster.monitoring"
 CLOUDS = ("aws", "gcp", "azure", "alicloud", "tencentcloud")
+# the cloud that ships no logs (catalog/monitoring.yaml logsNotBuilt), with them asked for
+HUAWEI = {
+    "gpu-cluster:cloud": "huaweicloud",
+    "huaweicloud:region": "cn-north-4",
+    "gpu-cluster:cluster": {
+        "instanceType": "pi2.2xlarge.4",
+        "nodes": 1,
+        "nodeGroup": "instances",
+        "zone": "cn-north-4a",
+        "monitoring": {"logs": {"enabled": True}},
+    },
+}
 
 
 def values(cloud: str, **monitoring: Any) -> dict[str, Any]:
@@ -63,30 +75,44 @@ def test_bad_and_repeated_addresses_are_each_one_line(cloud):
     got = errors_of(values(cloud, prometheus="selfHosted", notify=["ops", "a@example.com", "a@example.com"]))
     keys = [k for k, _ in got]
     assert f"{K}.notify[0]" in keys and keys.count(f"{K}.notify") >= 1
+    said = dict(got)
+    assert said[f"{K}.notify[0]"] == "got 'ops'; an email address such as ops@example.com"
+    assert said[f"{K}.notify"] == "an address is given twice; each once"
+
+
+def test_the_most_addresses_a_cloud_takes_are_taken_and_one_more_is_refused():
+    entry = data.notify("azure")
+    assert entry is not None and entry["maxEmails"] == 1000  # an action group's email receivers
+
+    def with_login(notify: list[str]) -> dict[str, Any]:
+        vals = values("azure", prometheus="selfHosted", notify=notify)
+        vals["gpu-cluster:cluster"]["login"] = {}  # the login node's Prometheus evaluates the rules on Azure
+        return vals
+
+    most = [f"ops{i}@example.com" for i in range(1000)]
+    build_spec(with_login(most), "t")
+    got = errors_of(with_login([*most, "one@example.com"]))
+    assert [k for k, _ in got] == [f"{K}.notify"] and "at most 1000" in got[0][1]
 
 
 def test_retention_problem_reads_values_and_ranges():
     assert _retention_problem(30, {"values": [1, 30, 60]}) is None
     assert _retention_problem(31, {"values": [1, 30, 60]}) == "one of 1, 30, 60"
     assert _retention_problem(4, {"min": 4, "max": 730}) is None
+    assert _retention_problem(730, {"min": 4, "max": 730}) is None  # both ends are allowed
     assert _retention_problem(731, {"min": 4, "max": 730}) == "4 to 730"
     assert _retention_problem(3, {"min": 4, "max": 730}) == "4 to 730"
 
 
 def test_logs_where_not_built_are_refused_with_the_reason_and_where_they_are():
     # every cloud of CLOUDS ships logs now; Huawei is the one that does not (catalog/monitoring.yaml logsNotBuilt)
-    huaweicloud = {
-        "gpu-cluster:cloud": "huaweicloud",
-        "huaweicloud:region": "cn-north-4",
-        "gpu-cluster:cluster": {
-            "instanceType": "pi2.2xlarge.4",
-            "nodes": 1,
-            "nodeGroup": "instances",
-            "zone": "cn-north-4a",
-            "monitoring": {"logs": {"enabled": True}},
-        },
-    }
-    got = errors_of(huaweicloud)
+    got = errors_of(HUAWEI)
     assert [key for key, _ in got] == [f"{K}.logs.enabled"]
     assert "not built on huaweicloud yet: pulumi-huaweicloud 0.0.12 has LTS log groups" in got[0][1]
     assert "(built on: aws, gcp, azure, alicloud, tencentcloud); use false" in got[0][1]
+
+
+def test_a_cloud_without_a_stated_reason_is_refused_naming_where_logs_are_built(monkeypatch):
+    monkeypatch.setattr(data, "logs_not_built_why", lambda cloud: None)
+    got = errors_of(HUAWEI)
+    assert got[0][1].startswith("shipping logs is not built on huaweicloud yet (built on: aws, gcp,")

@@ -102,6 +102,13 @@ SCHEDULER_SPEC_FUNCTIONS = _spec_globs({
     "resolve": ("_kubernetes_spec", "_slurm_spec", "_scaling_spec"),
 })  # fmt: skip
 
+# monitoring: the logs' retention and the alert addresses (issue 30's keys). Not where a self-hosted Prometheus can
+# run (has_host, _problems, resolve_prometheus): their tests plan stacks (tests/test_monitoring.py), seconds a mutant
+MONITORING_SPEC_FUNCTIONS = _spec_globs({
+    "rules.monitoring": ("_retention_problem", "_logs", "_notify", "_monitoring"),
+    "rules.emails": ("email_errors",),
+})  # fmt: skip
+
 # the in-cluster release set: the `when:` selection, Helm's value merge, the GPU labels
 LAYOUT_KUBERNETES_FUNCTIONS = ("gpu_labels", "_facts", "_matches", "merge", "_selected", "releases", "manifests")
 
@@ -134,6 +141,10 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "scheduler-spec": (
         SCHEDULER_SPEC_FUNCTIONS,
         ("tests/test_spec_scheduler.py", "tests/test_spec_scaling.py", "tests/test_spec_encryption.py"),
+    ),
+    "monitoring-spec": (
+        MONITORING_SPEC_FUNCTIONS,
+        ("tests/test_monitoring_rules.py", "tests/test_budget.py"),
     ),
     "catalog-data": (
         CATALOG_DATA_FUNCTIONS,
