@@ -15,7 +15,7 @@ import pulumi
 
 from ..layout.alicloud import AlicloudLayout
 from ..layout.alicloud.data import alicloud_data
-from ..layout.monitoring import login_summary
+from ..layout.monitoring import NO_PATH, login_summary, ssh_forward
 from .context import Context
 from .cpu_node import CpuNode
 from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
@@ -63,8 +63,8 @@ def output(layout: AlicloudLayout, login: CpuNode | None) -> dict[str, Any]:
     elif method == "ssh":
         public = layout.login is not None and layout.login.public_bandwidth_mbps > 0
         host: pulumi.Input[str] = login.instance.public_ip if public else "<login node private ip>"
-        forward = pulumi.Output.concat(f"ssh -N -L {port}:127.0.0.1:{port} {layout.access.login_user}@", host)
+        forward = pulumi.Output.concat(ssh_forward(port, layout.access.login_user), host)
     else:
-        forward = "none: access is none, no path to the login node is built"
+        forward = NO_PATH
     targets = "the login node lists the GPU nodes every minute (ECS DescribeInstances, file_sd)"
     return {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}

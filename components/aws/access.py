@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from ..layout.monitoring import login_summary
+from ..layout.monitoring import NO_PATH, login_summary, ssh_forward
 from ..resources import from_config, invoke_options
 from .identity import Identity
 from .naming import Context
@@ -251,8 +251,8 @@ def monitoring_output(ctx: Context, login: LoginNode | None) -> dict[str, Any]:
         )
     elif layout.access.method == "ssh":
         host: pulumi.Input[str] = login.instance.public_ip if login.public_ip else "<login node private ip>"
-        forward = pulumi.Output.concat(f"ssh -N -L {port}:127.0.0.1:{port} {spec.admin_user}@", host)
+        forward = pulumi.Output.concat(ssh_forward(port, spec.admin_user), host)
     else:
-        forward = "none: access is none, no path to the login node is built"
+        forward = NO_PATH
     m = layout.monitoring
     return login_summary(forward, port, m.password_file, m.prometheus_listen)

@@ -9,7 +9,7 @@ import pulumi_gcp as gcp
 
 from ..layout.gcp import GcpLayout
 from ..layout.gcp.labels import label_value
-from ..layout.monitoring import login_summary
+from ..layout.monitoring import NO_PATH, login_summary
 from .encryption import Key
 from .identity import Identity
 from .network import Network
@@ -149,6 +149,6 @@ def monitoring_output(layout: GcpLayout, login: gcp.compute.Instance | None) -> 
     forward: pulumi.Input[str] = (
         _named("gcloud compute ssh ", login.name, f"{where}{flags[method]} -- -N -L {port}:127.0.0.1:{port}", "<login>")
         if method in flags
-        else "none: access is none, no path to the login node is built"
+        else NO_PATH
     )
     return login_summary(forward, port, plan.password_file, plan.prometheus_listen)

@@ -33,6 +33,14 @@ def login_part(spec: ClusterSpec, discovery: Discovery, notify: Receiver | None 
     )
 
 
+NO_PATH = "none: access is none, no path to the login node is built"  # the Grafana row when nothing reaches it
+
+
+def ssh_forward(port: int, user: str) -> str:
+    """The SSH command forwarding Grafana's port, up to the login node's address (the cloud package appends it)."""
+    return f"ssh -N -L {port}:127.0.0.1:{port} {user}@"
+
+
 def login_summary(forward: Any, port: int, password_file: str, prometheus_listen: str) -> dict[str, Any]:
     """The plan's `monitoring` summary of the login node's Prometheus and Grafana; `forward`: the cloud's command
     (text, or a Pulumi output the cloud package builds) that forwards Grafana's port to the user's machine."""

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from ..layout.monitoring import login_summary
+from ..layout.monitoring import NO_PATH, login_summary, ssh_forward
 from ..layout.tencentcloud import TencentLayout
 from .access import Login
 from .identity import custom_grant
@@ -63,8 +63,8 @@ def output(layout: TencentLayout, login: Login | None) -> dict[str, Any]:
     forward: pulumi.Input[str]
     if layout.access.method == "ssh":
         host: pulumi.Input[str] = login.instance.public_ip if layout.login.public_ip else "<login node private ip>"
-        forward = pulumi.Output.concat(f"ssh -N -L {port}:127.0.0.1:{port} {layout.access.login_user}@", host)
+        forward = pulumi.Output.concat(ssh_forward(port, layout.access.login_user), host)
     else:
-        forward = "none: access is none, no path to the login node is built"
+        forward = NO_PATH
     targets = "the login node lists the GPU nodes every minute (CVM DescribeInstances, file_sd)"
     return {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}
