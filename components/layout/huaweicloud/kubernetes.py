@@ -101,7 +101,7 @@ def cce_problems(spec: ClusterSpec, scratch: Scratch) -> Iterator[ConfigError]:
             f"{k}.storage.scratch",
             "disk with scheduler kubernetes on huaweicloud: CCE takes a node pool's data disk for its container "
             "runtime and kubelet, and a second disk stays ours only through cce.NodePool `storage` selectors, not "
-            "built here; use storage.scratch: none (or nvme on a type with local NVMe)",
+            "built here; use storage.scratch: none",
         )
     if spec.image not in (releases_catalog.AUTO, releases_catalog.LATEST):
         yield ConfigError(
