@@ -67,7 +67,8 @@ class CloudCluster(pulumi.ComponentResource):
             "vpcId": self.network.vpc.id,
             "subnetIds": pulumi.Output.all(self.network.subnet.id),
             "securityGroupId": self.network.security_group.id,
-            "imageId": self.nodes.image_id if self.nodes else (layout.kubernetes.node_os if layout.kubernetes else None),
+            # CCE pools boot CCE's own OS, named in place of an image id
+            "imageId": self.nodes.image_id if self.nodes else (layout.kubernetes and layout.kubernetes.node_os),
             "instanceIds": pulumi.Output.all(*[inst.id for inst in instances]),
             "placementGroup": self.nodes.server_group.id if self.nodes and self.nodes.server_group else None,
             "kmsKeyId": kms_key_id,

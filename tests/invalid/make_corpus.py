@@ -495,10 +495,16 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-slurm", f"{C}.scheduler", {"scheduler": "slurm"}),
         # scheduler kubernetes (CCE): what CCE or pulumi-huaweicloud 0.0.12's cce module cannot take
         ("huaweicloud-kubernetes-instances", f"{C}.nodeGroup", {**CCE, "nodeGroup": "instances"}),
-        ("huaweicloud-kubernetes-public-endpoint", f"{C}.kubernetes.publicEndpoint",
-         {**CCE, "kubernetes": {"publicEndpoint": True, "publicCidrs": ["203.0.113.0/24"]}}),
-        ("huaweicloud-kubernetes-sharing", f"{C}.kubernetes.gpuSharing.mode",
-         {**CCE, "kubernetes": {"gpuSharing": {"mode": "timeSlicing", "replicas": 2}}}),
+        (
+            "huaweicloud-kubernetes-public-endpoint",
+            f"{C}.kubernetes.publicEndpoint",
+            {**CCE, "kubernetes": {"publicEndpoint": True, "publicCidrs": ["203.0.113.0/24"]}},
+        ),
+        (
+            "huaweicloud-kubernetes-sharing",
+            f"{C}.kubernetes.gpuSharing.mode",
+            {**CCE, "kubernetes": {"gpuSharing": {"mode": "timeSlicing", "replicas": 2}}},
+        ),
         ("huaweicloud-kubernetes-version", f"{C}.kubernetes.version", {**CCE, "kubernetes": {"version": "1.30"}}),
         ("huaweicloud-kubernetes-scratch-disk", f"{C}.storage.scratch", {**CCE, "storage.scratch": "disk"}),
         ("huaweicloud-kubernetes-image", f"{C}.image", {**CCE, "image": "0b30658a-ed1a-4922-b8f7-a673ca9c1234"}),

@@ -121,7 +121,7 @@ def cce_problems(spec: ClusterSpec, scratch: Scratch) -> Iterator[ConfigError]:
         yield ConfigError(
             f"{k}.minNodes",
             f"{spec.min_nodes}, but a CCE pool that scales keeps at least one node (cce.NodePool min_node_count "
-            "\"must be greater than 0\"); use 1 or more",
+            '"must be greater than 0"); use 1 or more',
         )
 
 
