@@ -133,6 +133,12 @@ def test_a_scaling_pool_gets_its_range_and_a_warning():
 
 def test_the_plan_warns_that_secrets_are_not_envelope_encrypted(plan):
     assert any("not envelope-encrypted with a DEW key" in w for w in plan.as_json()["warnings"])
+    assert not any("CCE API server is private" in w for w in plan.as_json()["warnings"])  # the stack has a login node
+
+
+def test_without_a_login_node_the_plan_says_where_the_private_api_is_reached_from():
+    warnings = plan_values(cce_values()).as_json()["warnings"]
+    assert any(w.startswith("gpu-cluster:cluster.login: not set, and the CCE API server is private") for w in warnings)
 
 
 @pytest.mark.parametrize(

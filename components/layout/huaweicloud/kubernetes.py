@@ -147,6 +147,11 @@ def cce_layout(spec: ClusterSpec, scratch: Scratch, warnings: list[str]) -> CceL
         f"{CLUSTER_KEY}.scheduler: kubernetes on CCE keeps Secrets Base64 in etcd, not envelope-encrypted with a DEW "
         f"key: {one_line(data['secretsEncryption'])}"
     )
+    if spec.login is None:
+        warnings.append(
+            f"{CLUSTER_KEY}.login: not set, and the CCE API server is private (no EIP): the kubeconfig output "
+            "reaches it only from inside the VPC (a VPN or Direct Connect); add login: {} for a host to run kubectl from"
+        )
     scaling = autoscaled(spec)
     if scaling:
         warnings.append(
