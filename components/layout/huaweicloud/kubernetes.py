@@ -150,7 +150,7 @@ def cce_layout(spec: ClusterSpec, scratch: Scratch, warnings: list[str]) -> CceL
     if spec.login is None:
         warnings.append(
             f"{CLUSTER_KEY}.login: not set, and the CCE API server is private (no EIP): the kubeconfig output "
-            "reaches it only from inside the VPC (a VPN or Direct Connect); add login: {} for a host to run kubectl from"
+            "reaches it only from inside the VPC (a VPN or Direct Connect); add login: {} to run kubectl from"
         )
     scaling = autoscaled(spec)
     if scaling:
