@@ -303,6 +303,8 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("azure-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
     ("tencentcloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
     ("huaweicloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
+    ("huaweicloud-cce", "image-pin"): "the CCE pools boot CCE's own OS (cce.NodePool os): image must stay auto",
+    ("huaweicloud-cce", "image-bump"): "the CCE pools boot CCE's own OS (cce.NodePool os): image must stay auto",
     ("aws-eks-h100", "image-pin"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
     ("aws-eks-h100", "image-bump"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
     ("azure-aks-h100", "nodes-1"): "InfiniBand under AKS needs at least 2 nodes",

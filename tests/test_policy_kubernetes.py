@@ -301,7 +301,8 @@ def test_the_pack_reads_the_stacks_opt_in_from_the_component_as_the_plan_does() 
 
 KUBERNETES_STACKS = ["aws-eks-h100", "gcp-gke-a3mega", "gcp-gke-l4-shared", "azure-aks-h100", "alicloud-ack-erdma"]
 SHIPPED = [s for s in KUBERNETES_STACKS if (ROOT / "stacks" / f"Pulumi.{s}.yaml").exists()]
-CONTROL_PLANES = {EKS, GKE, AKS, ACK}
+CCE = "huaweicloud:Cce/cluster:Cluster"
+CONTROL_PLANES = {EKS, GKE, AKS, ACK, CCE}
 
 
 @pytest.mark.parametrize("stack", SHIPPED)
@@ -336,6 +337,18 @@ def test_a_shipped_control_plane_made_public_and_unencrypted_fails(stack: str) -
         broken.append(Resource(r.type, props, r.urn, r.name))
     rules = {v.rule for v in evaluate(broken)}
     assert rules == {"kubernetes-private-endpoint", "kubernetes-secrets-encryption"}
+
+
+def test_cce_passes_every_rule_and_an_eip_on_its_api_server_is_public() -> None:
+    """CCE's Secrets rule is `unavailable` (pulumi-huaweicloud 0.0.12 has no argument for it: kubernetes.yaml); its
+    endpoint rule still reads the cluster: an EIP on the API server without publicEndpoint fails."""
+    plan = plan_stack("huaweicloud-cce")
+    assert plan.violations() == []
+    resources = [Resource(r.type, r.inputs, r.urn, r.name) for r in plan.resources]
+    broken = [
+        Resource(r.type, {**r.props, "eip": "203.0.113.9"}, r.urn, r.name) if r.type == CCE else r for r in resources
+    ]
+    assert {v.rule for v in evaluate(broken)} == {"kubernetes-private-endpoint"}
 
 
 def test_the_data_names_a_source_for_every_control_plane() -> None:

@@ -21,7 +21,7 @@ with warnings.catch_warnings():
     import pulumi_huaweicloud  # noqa: F401
 
 from ..layout.huaweicloud import HuaweiLayout
-from . import access, encryption, identity, monitoring, network, nodes
+from . import access, encryption, identity, kubernetes, monitoring, network, nodes
 
 TYPE = "gpu-cluster:huaweicloud:Cluster"
 
@@ -43,7 +43,17 @@ class CloudCluster(pulumi.ComponentResource):
         self.access = access.build(self, name, layout)
         key_pair = self.access.key_pair.name if self.access.key_pair else None
         agency = self.identity.agency_name
-        self.nodes = nodes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags)
+        # scheduler kubernetes: the GPU nodes are a CCE node pool, not ECS instances
+        self.kubernetes = (
+            kubernetes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags)
+            if layout.kubernetes is not None
+            else None
+        )
+        self.nodes = (
+            nodes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags)
+            if self.kubernetes is None
+            else None
+        )
         login = layout.login
         login_image = nodes.image(self, login.image_name_regex, login.flavor) if login else None
         self.login = (
@@ -52,16 +62,18 @@ class CloudCluster(pulumi.ComponentResource):
             else None
         )
         monitoring.build(self, name, layout, self.network, self.login)
-        instances = self.nodes.instances
+        instances = self.nodes.instances if self.nodes else []
         self.outputs = {
             "vpcId": self.network.vpc.id,
             "subnetIds": pulumi.Output.all(self.network.subnet.id),
             "securityGroupId": self.network.security_group.id,
-            "imageId": self.nodes.image_id,
+            # CCE pools boot CCE's own OS, named in place of an image id
+            "imageId": self.nodes.image_id if self.nodes else (layout.kubernetes and layout.kubernetes.node_os),
             "instanceIds": pulumi.Output.all(*[inst.id for inst in instances]),
-            "placementGroup": self.nodes.server_group.id if self.nodes.server_group else None,
+            "placementGroup": self.nodes.server_group.id if self.nodes and self.nodes.server_group else None,
             "kmsKeyId": kms_key_id,
-            "gpuDriver": None,  # not managed: see the image warning (docs/huaweicloud.md)
+            # not managed on ECS nodes (see the image warning, docs/huaweicloud.md); CCE's add-on installs it
+            "gpuDriver": self.kubernetes.output(layout)["gpuDriver"] if self.kubernetes else None,
             "identity": self.identity.output(layout),
             "access": access.output(layout, self.login),
             "monitoring": monitoring.output(layout, self.login),
@@ -70,4 +82,7 @@ class CloudCluster(pulumi.ComponentResource):
             # a hostfile for mpirun / torchrun
             "privateIps": pulumi.Output.all(*[inst.access_ip_v4 for inst in instances]),
         }
+        if self.kubernetes is not None:
+            self.outputs["kubernetes"] = self.kubernetes.output(layout)
+            self.outputs["kubeconfig"] = self.kubernetes.kubeconfig
         self.register_outputs(self.outputs)

@@ -186,6 +186,9 @@ COMMON: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 # Per cloud: types it does not sell, its region key, zones, images, reservations, options.
+# a valid CCE config on the huaweicloud base: the cases above change one thing of it
+CCE: dict[str, Any] = {"scheduler": "kubernetes", "nodeGroup": "managed", "storage.scratch": "none"}
+
 PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     "aws": [
         ("azure-type-on-aws", f"{C}.instanceType", {"instanceType": "Standard_ND96isr_H100_v5", "gpu": DROP}),
@@ -490,7 +493,23 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
         ("huaweicloud-spot", f"{C}.spot", {"spot": True, "@gpu-cluster:maxHourlyUsd": 100}),
         ("huaweicloud-slurm", f"{C}.scheduler", {"scheduler": "slurm"}),
-        ("huaweicloud-kubernetes", f"{C}.scheduler", {"scheduler": "kubernetes"}),
+        # scheduler kubernetes (CCE): what CCE or pulumi-huaweicloud 0.0.12's cce module cannot take
+        ("huaweicloud-kubernetes-instances", f"{C}.nodeGroup", {**CCE, "nodeGroup": "instances"}),
+        (
+            "huaweicloud-kubernetes-public-endpoint",
+            f"{C}.kubernetes.publicEndpoint",
+            {**CCE, "kubernetes": {"publicEndpoint": True, "publicCidrs": ["203.0.113.0/24"]}},
+        ),
+        (
+            "huaweicloud-kubernetes-sharing",
+            f"{C}.kubernetes.gpuSharing.mode",
+            {**CCE, "kubernetes": {"gpuSharing": {"mode": "timeSlicing", "replicas": 2}}},
+        ),
+        ("huaweicloud-kubernetes-version", f"{C}.kubernetes.version", {**CCE, "kubernetes": {"version": "1.30"}}),
+        ("huaweicloud-kubernetes-scratch-disk", f"{C}.storage.scratch", {**CCE, "storage.scratch": "disk"}),
+        ("huaweicloud-kubernetes-image", f"{C}.image", {**CCE, "image": "0b30658a-ed1a-4922-b8f7-a673ca9c1234"}),
+        ("huaweicloud-kubernetes-min-zero", f"{C}.minNodes", {**CCE, "minNodes": 0, "maxNodes": 3}),
+        ("huaweicloud-kubernetes-logs", f"{C}.monitoring.logs", {**CCE, "monitoring": {"logs": {"enabled": True}}}),
         ("huaweicloud-nvme", f"{C}.storage.scratch", {"storage.scratch": "nvme"}),
         ("huaweicloud-fabric-required", f"{C}.fabric", {"fabric": "required"}),
         ("huaweicloud-region-missing", "huaweicloud:region", {"@huaweicloud:region": DROP}),

@@ -19,15 +19,16 @@ from typing import Any
 from ... import bootstrap
 from ...bootstrap.fabric import FabricUsability
 from ...catalog import cpu_image, releases
-from ...errors import CLUSTER_KEY, refuse
+from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
 from .. import Scratch, image_for, scratch_for
 from ..node import node_parts
 from .access import Access, LoginNode
-from .data import huawei_data
+from .data import huawei_data, node_group_why
 from .encryption import DewKey, HuaweiEncryption
 from .encryption import plan as encryption_plan
 from .identity import NodeIdentity, node_identity
+from .kubernetes import CceLayout, GpuAddon, cce_layout, cce_problems
 from .monitoring import HuaweiMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
@@ -36,7 +37,9 @@ from .proof import count_wired_gbps
 
 __all__ = [
     "Access",
+    "CceLayout",
     "DewKey",
+    "GpuAddon",
     "HuaweiEncryption",
     "HuaweiLayout",
     "HuaweiMonitoring",
@@ -74,6 +77,7 @@ class HuaweiLayout:
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability
     monitoring: HuaweiMonitoring | None = None  # the login node's Prometheus and Grafana (monitoring.py)
+    kubernetes: CceLayout | None = None  # scheduler kubernetes (CCE); None builds the nodes as ECS instances
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -94,6 +98,11 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=())
     user_data = bootstrap.cloud_init(parts)
     refuse(node_problems(spec, user_data))
+    cce = spec.scheduler == "kubernetes"
+    if cce:
+        refuse(cce_problems(spec, scratch))
+    elif spec.node_group == "managed":
+        refuse([ConfigError(f"{key}.nodeGroup", f"managed without scheduler kubernetes: {node_group_why()}")])
     placement, policy = applied_placement(spec, warnings)
     if spec.zone is None:
         warnings.append(
@@ -102,7 +111,9 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
             f"one that sells {row.instanceType}"
         )
     entry: dict[str, Any] = image_for("huaweicloud", row.instanceType)
-    if releases.choice("huaweicloud", entry, spec.image) is not None:  # auto or latest: no release is pinned
+    if cce:
+        image = Image(None, None, "the CCE pools' own OS (catalog/kubernetes/huaweicloud.yaml nodeOs)")
+    elif releases.choice("huaweicloud", entry, spec.image) is not None:  # auto or latest: no release is pinned
         image = Image(None, str(entry["nameRegex"]), str(entry["description"]))
         warnings.append(
             f"{key}.image: {spec.image} is the newest public 'Ubuntu 22.04 server 64bit' image, without an NVIDIA "
@@ -126,7 +137,8 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
             tuple(spec.network.ssh_cidrs),
         )
     identity = node_identity(spec)
-    monitoring = monitoring_plan(spec) if login is not None else None
+    # with CCE, Prometheus runs in the cluster (catalog/kubernetes/huaweicloud.yaml releases), not on the login node
+    monitoring = monitoring_plan(spec) if login is not None and not cce else None
     if monitoring is not None and identity.create:
         identity = replace(identity, roles=tuple(dict.fromkeys((*identity.roles, *monitoring.roles))))
     elif monitoring is not None:
@@ -135,6 +147,7 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
             f"the agency {identity.agency_name} {', '.join(monitoring.roles)} (this stack grants an existing agency "
             "nothing)"
         )
+    kubernetes = cce_layout(spec, scratch, warnings) if cce else None
     return HuaweiLayout(
         spec=spec,
         zone=spec.zone,
@@ -159,4 +172,5 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         warnings=tuple(warnings),
         fabric_usability=FabricUsability(False, ("no fabric wired",)),
         monitoring=monitoring,
+        kubernetes=kubernetes,
     )
