@@ -42,9 +42,8 @@ def build_shared(
     for protocol, low, high in shared.ports:
         assert protocol == "tcp"  # secgroup_rule opens TCP (the catalog's NFS ports are TCP)
         ports = str(low) if low == high else f"{low}-{high}"
-        secgroup_rule(
-            parent, f"{name}-shared-nfs-{low}", sg, "NFS from the nodes", ports=ports, remote_group=net.security_group.id
-        )
+        nodes = net.security_group.id
+        secgroup_rule(parent, f"{name}-shared-nfs-{low}", sg, "NFS from the nodes", ports=ports, remote_group=nodes)
     assert shared.size_gb is not None  # SFS Turbo has a provisioned size (catalog sizes)
     fs = huaweicloud.sfs.Turbo(
         f"{name}-shared",

@@ -580,7 +580,10 @@ SHARED_STORAGE: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("shared-not-built", f"{C}.{S}.kind", {S: {}}),
     ],
     "huaweicloud": [
-        ("shared-not-built", f"{C}.{S}.kind", {S: {}}),
+        ("shared-size-below", f"{C}.{S}.sizeGb", {S: {"sizeGb": 400}}),
+        ("shared-lustre-lacking", f"{C}.{S}.kind", {S: {"kind": "lustre"}}),
+        ("shared-throughput-none", f"{C}.{S}.throughput", {S: {"throughput": 250}}),
+        ("shared-existing-empty", f"{C}.{S}.existing", {S: {"kind": "existing"}}),
     ],
 }
 
