@@ -156,3 +156,15 @@ def test_the_mount_script_mounts_the_turbo_export_with_nfs3_on_stubs(tmp_path, t
     ]
     unit = (tmp_path / "units" / "shared.mount").read_text()
     assert "Type=nfs" in unit and "Options=vers=3,timeo=600,noresvport,nolock,tcp,_netdev" in unit
+
+
+def test_the_shipped_stack_shares_a_turbo_between_two_nodes_and_passes_every_policy(stack_plan):
+    plan = stack_plan("huaweicloud-shared")
+    doc = plan.as_json()
+    assert doc["policy"] == [] and doc["summary"]["sharedStorage"]["retain"] is True
+    assert one(plan, "Sfs/turbo:Turbo")["inputs"]["cryptKeyId"] == "<id of hw-shared-huaweicloud-key>"
+    for index in (0, 1):
+        env = user_data_files(plan, index)["/etc/gpu-cluster/mounts.env"]
+        assert 'MOUNT_SOURCE="<export location of hw-shared-huaweicloud-shared>"' in env
+    # plain user data (no gzip on Huawei): the mount keeps the nodes' boot document under the 32 KB limit
+    assert all(len(r["inputs"]["userData"].encode()) <= 32768 for r in doc["resources"] if "userData" in r["inputs"])
