@@ -47,7 +47,7 @@ IMAGES = {
 # The next size each shipped filesystem may grow to (the sizes the catalog allows: components/catalog/storage/):
 # FSx EFA-enabled at 1000 MB/s/TiB in 4800 GiB steps, Azure Managed Lustre at 500 in 4096, GCP Managed Lustre at
 # 1000 in 9000, Filestore Zonal in 256 GiB steps.
-GROWN_GB = {4800: 9600, 8192: 12288, 18000: 27000, 2560: 2816}
+GROWN_GB = {4800: 9600, 8192: 12288, 18000: 27000, 2560: 2816, 500: 1000}
 HEAD = re.compile(r"-head$")  # the Slurm head node (components/<cloud>/slurm.py)
 LOGIN = re.compile(r"-login$")  # a login VM (components/<cloud>/access.py): it runs no jobs
 COMPUTE_SIDE = (

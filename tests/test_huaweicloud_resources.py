@@ -165,7 +165,7 @@ def test_zone_lookup_when_unset():
         ({"spot": True}, "gpu-cluster:cluster.spot"),
         ({"nodeGroup": "managed"}, "gpu-cluster:cluster.nodeGroup"),
         ({"scheduler": "slurm"}, "gpu-cluster:cluster.scheduler"),
-        ({"storage": {"shared": {}}}, "gpu-cluster:cluster.storage.shared.kind"),
+        # storage.shared is built (SFS Turbo): tests/test_huaweicloud_storage.py
     ],
 )
 def test_what_is_not_built_is_refused_by_key(cluster, key):

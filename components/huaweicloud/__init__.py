@@ -2,9 +2,9 @@
 
 Decisions (server group, subnet range, image, DEW key, user data) are made in `components.layout.huaweicloud`; this
 package turns them into resources, one module per concern: `network` (VPC, subnet, NAT gateway + SNAT on an EIP,
-security group), `encryption` (the DEW key), `identity` (the nodes' IAM agency), `access` (key pair, login node) and
-`nodes` (server group, image, N ECS instances). Every resource is parented to `CloudCluster`, so URNs do not depend
-on which module registers it.
+security group), `encryption` (the DEW key), `identity` (the nodes' IAM agency), `access` (key pair, login node),
+`storage` (the SFS Turbo filesystem) and `nodes` (server group, image, N ECS instances). Every resource is parented
+to `CloudCluster`, so URNs do not depend on which module registers it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ with warnings.catch_warnings():
 
 from ..layout.huaweicloud import HuaweiLayout
 from . import access, encryption, identity, kubernetes, monitoring, network, nodes
+from .storage import build_shared
 
 TYPE = "gpu-cluster:huaweicloud:Cluster"
 
@@ -43,6 +44,8 @@ class CloudCluster(pulumi.ComponentResource):
         self.access = access.build(self, name, layout)
         key_pair = self.access.key_pair.name if self.access.key_pair else None
         agency = self.identity.agency_name
+        self.shared = build_shared(self, name, layout, self.network, kms_key_id, tags)
+        mount_source = self.shared.source if self.shared else None
         # scheduler kubernetes: the GPU nodes are a CCE node pool, not ECS instances
         self.kubernetes = (
             kubernetes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags)
@@ -50,7 +53,7 @@ class CloudCluster(pulumi.ComponentResource):
             else None
         )
         self.nodes = (
-            nodes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags)
+            nodes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags, mount_source)
             if self.kubernetes is None
             else None
         )
@@ -85,4 +88,6 @@ class CloudCluster(pulumi.ComponentResource):
         if self.kubernetes is not None:
             self.outputs["kubernetes"] = self.kubernetes.output(layout)
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig
+        if self.shared is not None and layout.shared is not None:
+            self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         self.register_outputs(self.outputs)

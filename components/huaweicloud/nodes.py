@@ -12,7 +12,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_huaweicloud as huaweicloud
 
+from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..layout.huaweicloud import HuaweiLayout
+from ..resources import fill
 from .network import Network
 
 
@@ -32,6 +34,7 @@ def build(
     agency: pulumi.Output[str],
     kms_key_id: pulumi.Output[str],
     tags: Mapping[str, str],
+    mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
@@ -54,8 +57,10 @@ def build(
     node_opts = (
         pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])) if tracked else child
     )
+    # plain text (ecs.Instance user_data), with the shared filesystem's mount source once it is known
+    user_data = fill(layout.user_data, {SOURCE_PLACEHOLDER: mount_source})
     instances = [
-        _instance(name, i, layout, network, image_id, group, key_pair, agency, kms_key_id, tags, node_opts)
+        _instance(name, i, layout, network, image_id, group, key_pair, agency, kms_key_id, tags, node_opts, user_data)
         for i in range(spec.nodes)
     ]
     return Nodes(group, image_id, instances)
@@ -91,6 +96,7 @@ def _instance(
     kms_key_id: pulumi.Output[str],
     tags: Mapping[str, str],
     child: pulumi.ResourceOptions,
+    user_data: pulumi.Input[str],
 ) -> huaweicloud.ecs.Instance:
     spec = layout.spec
     scratch = layout.scratch
@@ -126,7 +132,7 @@ def _instance(
         delete_disks_on_termination=not scratch.retain,
         key_pair=key_pair,
         agency_name=agency,
-        user_data=layout.user_data,
+        user_data=user_data,
         tags={**tags, "Name": f"{spec.name}-node-{index}"},
         opts=child,
     )

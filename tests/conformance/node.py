@@ -192,6 +192,8 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     # VM mode on Alibaba with a login node: Prometheus, Grafana and the target list's timer are its whole user data
     # (alicloud_prometheus_targets.sh; the Slurm stacks get them after the login node's Slurm parts by `auto`)
     "alicloud-vm-login-prometheus": ("alicloud-a100", {"login": {}, "monitoring": {"prometheus": "selfHosted"}}),
+    # storage.shared on Huawei: SFS Turbo mounted over NFSv3 (mounts.sh with Huawei's options) in plain user data
+    "huaweicloud-sfs-turbo": ("huaweicloud-dev", {"storage": {"shared": {"retain": True}, "scratch": "disk"}}),
 }
 
 _HEADERS = (b"#cloud-config", b"#!", b"MIME-Version:", b"Content-Type:")

@@ -509,6 +509,7 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-kubernetes-scratch-disk", f"{C}.storage.scratch", {**CCE, "storage.scratch": "disk"}),
         ("huaweicloud-kubernetes-image", f"{C}.image", {**CCE, "image": "0b30658a-ed1a-4922-b8f7-a673ca9c1234"}),
         ("huaweicloud-kubernetes-min-zero", f"{C}.minNodes", {**CCE, "minNodes": 0, "maxNodes": 3}),
+        ("huaweicloud-kubernetes-shared", f"{C}.storage.shared", {**CCE, "storage.shared": {"kind": "nfs"}}),
         ("huaweicloud-kubernetes-logs", f"{C}.monitoring.logs", {**CCE, "monitoring": {"logs": {"enabled": True}}}),
         ("huaweicloud-nvme", f"{C}.storage.scratch", {"storage.scratch": "nvme"}),
         ("huaweicloud-fabric-required", f"{C}.fabric", {"fabric": "required"}),
@@ -599,7 +600,10 @@ SHARED_STORAGE: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("shared-not-built", f"{C}.{S}.kind", {S: {}}),
     ],
     "huaweicloud": [
-        ("shared-not-built", f"{C}.{S}.kind", {S: {}}),
+        ("shared-size-below", f"{C}.{S}.sizeGb", {S: {"sizeGb": 400}}),
+        ("shared-lustre-lacking", f"{C}.{S}.kind", {S: {"kind": "lustre"}}),
+        ("shared-throughput-none", f"{C}.{S}.throughput", {S: {"throughput": 250}}),
+        ("shared-existing-empty", f"{C}.{S}.existing", {S: {"kind": "existing"}}),
     ],
 }
 

@@ -5,6 +5,8 @@ resource: `placement: spread` becomes an anti-affinity `ecs.Servergroup` (the on
 warned and not applied. Nodes are `ecs.Instance`s (capabilities `nodeGroups`: no AS group yet), their EVS disks
 encrypted with one DEW key (encryption.py), their identity an IAM agency delegated to ECS.
 
+`storage.shared` is an SFS Turbo filesystem in the nodes' subnet on the same DEW key, mounted by every node over NFSv3.
+
 One module per concern (network, nodes, identity, access, encryption), plus `data` and `proof` (`count_wired_gbps`).
 This module holds only `HuaweiLayout` and `plan()`, which composes them: a refused config raises here, before any
 resource is registered.
@@ -23,6 +25,7 @@ from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
 from .. import Scratch, image_for, scratch_for
 from ..node import node_parts
+from ..shared import Shared, shared_for
 from .access import Access, LoginNode
 from .data import huawei_data, node_group_why
 from .encryption import DewKey, HuaweiEncryption
@@ -78,6 +81,7 @@ class HuaweiLayout:
     fabric_usability: FabricUsability
     monitoring: HuaweiMonitoring | None = None  # the login node's Prometheus and Grafana (monitoring.py)
     kubernetes: CceLayout | None = None  # scheduler kubernetes (CCE); None builds the nodes as ECS instances
+    shared: Shared | None = None  # storage.shared: SFS Turbo (catalog/storage/huaweicloud.yaml) or an existing one
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -95,7 +99,8 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     warnings: list[str] = []
     key = CLUSTER_KEY
     scratch = scratch_for(spec, NVME_GLOBS, DISK_GLOBS)
-    parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=())
+    shared = shared_for(spec)
+    parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=(), mounts=shared.mount if shared else None)
     user_data = bootstrap.cloud_init(parts)
     refuse(node_problems(spec, user_data))
     cce = spec.scheduler == "kubernetes"
@@ -173,4 +178,5 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         fabric_usability=FabricUsability(False, ("no fabric wired",)),
         monitoring=monitoring,
         kubernetes=kubernetes,
+        shared=shared,
     )

@@ -103,6 +103,13 @@ def cce_problems(spec: ClusterSpec, scratch: Scratch) -> Iterator[ConfigError]:
             "runtime and kubelet, and a second disk stays ours only through cce.NodePool `storage` selectors, not "
             "built here; use storage.scratch: none",
         )
+    if spec.storage.shared is not None:
+        yield ConfigError(
+            f"{k}.storage.shared",
+            "with scheduler kubernetes on huaweicloud: SFS Turbo is mounted by the ECS nodes' bootstrap, and the CCE "
+            "pools would reach it through the everest CSI add-on's PersistentVolumes, not built here; remove "
+            "storage.shared or use scheduler none",
+        )
     if spec.image not in (releases_catalog.AUTO, releases_catalog.LATEST):
         yield ConfigError(
             f"{k}.image",

@@ -77,6 +77,8 @@ def key_missing(res: Resource) -> Iterator[str]:
         if not props.get("systemDiskKmsKeyId"):
             yield "system disk has no systemDiskKmsKeyId"
         yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
+    elif kind == "huaweicloud:Sfs/turbo:Turbo" and not props.get("cryptKeyId"):
+        yield "is not encrypted with a DEW key (no cryptKeyId)"
     elif kind == "tencentcloud:Instance/instance:Instance":
         # capabilities/tencentcloud.yaml encryption: provider only (the toolkit takes no Tencent KMS key)
         yield "disks use Tencent Cloud's managed keys (the toolkit takes encryption.key provider only here)"
