@@ -4,10 +4,11 @@
 service key). `auto` creates one KMS default key per cluster, rotated and deletion-protected; a key id is used as
 given. The key goes on every ESSD the stack creates: the nodes' (ECS instances or the ESS scaling configuration)
 and the ACK pools' system and data disks, the login and Slurm head nodes' system disks, and the General-purpose NAS
-the stack creates (`encrypt_type` 2 with the key: `nas_encrypt_type`). SM4 (`algorithm: sm4`, with `kmsInstance`): the key is an Aliyun_SM4 key created in that
-existing KMS instance and the system disks' own cipher is SM4-128; the spec refuses what has no SM4 path (ACK pools,
-launch templates, data disks). Facts: capabilities `encryption:` (`sm4:`); `components/alicloud/encryption.py` maps
-this.
+the stack creates (`encrypt_type` 2 with the key: `nas_encrypt_type`). SM4 (`algorithm: sm4`, with `kmsInstance`):
+the key is an Aliyun_SM4 key created in that existing KMS instance and the system disks' own cipher is SM4-128; the
+spec refuses what has no SM4 path (ACK pools, launch templates, data disks); the NAS is given the SM4 key with a
+warning (NAS's acceptance of an SM4 key is unsourced). Facts: capabilities `encryption:` (`sm4:`, `nas:`);
+`components/alicloud/encryption.py` maps this.
 """
 
 from __future__ import annotations
