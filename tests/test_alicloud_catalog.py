@@ -163,6 +163,7 @@ EXPECTED = {
     "alicloud-a100": True,  # gn7e-c16g1.32xlarge in cn-beijing
     "alicloud-a100-cmk": True,
     "alicloud-mlps3-sm4": True,  # gn7e-c16g1.32xlarge in cn-beijing, as alicloud-a100
+    "alicloud-mlps3-nas": True,  # as alicloud-mlps3-sm4
     "alicloud-dev": True,  # T4:1 -> gn6i-c4g1.xlarge in cn-hangzhou
     "alicloud-erdma": None,  # ebmgn8v: not in the source
     "alicloud-ack-erdma": None,

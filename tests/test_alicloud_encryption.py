@@ -1,6 +1,7 @@
 """Customer-managed keys on Alibaba Cloud (`encryption.key`) as registered with Pulumi's mocks: the KMS key, its use
 on every ESSD (ECS instances, the ESS scaling configuration, ACK pools, head and login nodes), an existing key used as
-given, what takes no key (NAS, the account's ECS role) said in the plan, SM4 refused, the diff's DATA LOSS."""
+given, the General-purpose NAS on the key, what the plan says (the account's ECS role, NAS's service-linked role), SM4
+refused, the diff's DATA LOSS."""
 
 from __future__ import annotations
 
@@ -77,7 +78,10 @@ def test_the_scaling_configuration_head_and_login_disks_use_the_key(cmk):
     assert any(w.startswith(ECS_ROLE) for w in cmk.warnings())
 
 
-def test_instances_disks_use_the_key_and_nas_says_it_cannot():
+NAS_ROLE = "storage.shared (General-purpose NAS) is encrypted with the cluster's KMS key (encrypt_type 2)"
+
+
+def test_instances_disks_and_the_nas_use_the_key():
     plan = plan_values(ali_values(encryption={"key": "auto"}, storage={"scratch": "disk", "shared": {}}))
     key = "<id of test-alicloud-kms>"
     nodes = resources_of(plan, "ecs/instance:Instance")
@@ -85,11 +89,44 @@ def test_instances_disks_use_the_key_and_nas_says_it_cannot():
     assert all(n["inputs"]["systemDiskKmsKeyId"] == key for n in nodes)
     assert all([d["kmsKeyId"] for d in n["inputs"]["dataDisks"]] == [key] for n in nodes)
     nas = one(plan, "nas/fileSystem:FileSystem")["inputs"]
-    assert nas["encryptType"] == 1 and "kmsKeyId" not in nas  # General-purpose NAS: the NAS-managed key only
-    assert any(
-        w.startswith("storage.shared (General-purpose NAS) stays encrypted with the NAS-managed key")
-        for w in plan.warnings()
-    )
+    # CreateFileSystem EncryptType 2 "Custom key. Supported when FileSystemType is set to standard or extreme"
+    assert (nas["fileSystemType"], nas["encryptType"], nas["kmsKeyId"]) == ("standard", 2, key)
+    assert any(w.startswith(NAS_ROLE) and "AliyunServiceRoleForNasEncryption" in w for w in plan.warnings())
+    assert not any("SM4" in w for w in plan.warnings())
+    # access stays the node vSwitch's CIDR, not the VPC's
+    rule = one(plan, "nas/accessRule:AccessRule")["inputs"]
+    vswitches = {v["inputs"]["cidrBlock"] for v in resources_of(plan, "vpc/switch:Switch")}
+    vpc = one(plan, "vpc/network:Network")["inputs"]["cidrBlock"]
+    assert rule["sourceCidrIp"] in vswitches and rule["sourceCidrIp"] != vpc
+
+
+def test_an_existing_key_reaches_the_nas_as_given():
+    plan = plan_values(ali_values(encryption={"key": KEY_ID}, storage={"scratch": "none", "shared": {}}))
+    nas = one(plan, "nas/fileSystem:FileSystem")["inputs"]
+    assert (nas["encryptType"], nas["kmsKeyId"]) == (2, KEY_ID)
+
+
+def test_without_a_key_the_nas_keeps_the_nas_managed_key():
+    plan = plan_values(ali_values(storage={"scratch": "none", "shared": {}}))
+    nas = one(plan, "nas/fileSystem:FileSystem")["inputs"]
+    assert nas["encryptType"] == 1 and "kmsKeyId" not in nas
+    assert not any(w.startswith(NAS_ROLE) for w in plan.warnings())
+
+
+def test_an_existing_filesystem_gets_no_nas_note():
+    shared = {"kind": "existing", "existing": "0a1b2c3d4e-abc12.cn-beijing.nas.aliyuncs.com:/"}
+    plan = plan_values(ali_values(encryption={"key": "auto"}, storage={"scratch": "none", "shared": shared}))
+    assert not resources_of(plan, "nas/fileSystem:FileSystem")
+    assert not any(w.startswith(NAS_ROLE) for w in plan.warnings())
+
+
+def test_diff_names_data_loss_of_the_nas_when_the_key_comes():
+    values = ali_values(storage={"scratch": "none", "shared": {}})
+    old = plan_json(plan_values(values))
+    keyed = {**values, "gpu-cluster:cluster": {**values["gpu-cluster:cluster"], "encryption": {"key": "auto"}}}
+    new = plan_json(plan_values(keyed))
+    d = diff_plans(old, new)
+    assert any(w.startswith("DATA LOSS") and "nas/fileSystem:FileSystem" in w for w in d.warnings), d.warnings
 
 
 def test_ack_pools_disks_use_the_key():
@@ -130,7 +167,12 @@ def test_sm4_is_refused_by_its_key_with_the_source():
 
 
 @pytest.mark.parametrize(
-    "stack", [s for s in shipped_stacks("alicloud") if s not in ("alicloud-a100-cmk", "alicloud-mlps3-sm4")]
+    "stack",
+    [
+        s
+        for s in shipped_stacks("alicloud")
+        if s not in ("alicloud-a100-cmk", "alicloud-mlps3-sm4", "alicloud-mlps3-nas")
+    ],
 )
 def test_key_provider_plans_exactly_as_before(stack):
     shipped = plan_stack(stack)

@@ -201,10 +201,12 @@ def test_tencent_disks_fail_customer_managed_keys_with_no_fix_to_offer() -> None
     assert violation.level == "mandatory" and violation.fix == ""
 
 
-def test_a_nas_the_key_cannot_reach_names_the_storage_setting_not_the_key() -> None:
-    nas = _res("alicloud:nas/fileSystem:FileSystem", {"encryptType": 1})
-    [violation] = [v for v in evaluate([_cluster("mlps3"), nas]) if v.rule == "customer-managed-keys"]
-    assert "storage.shared" in violation.fix and "encryption.key" not in violation.fix
+def test_a_nas_without_the_key_names_the_key_setting() -> None:
+    # General-purpose NAS takes the cluster's key (encryptType 2 + kmsKeyId: capabilities/alicloud.yaml encryption.nas)
+    for props in ({"encryptType": 1}, {"encryptType": 2}):  # the NAS-managed key; a KMS key type without the key
+        nas = _res("alicloud:nas/fileSystem:FileSystem", props)
+        [violation] = [v for v in evaluate([_cluster("mlps3"), nas]) if v.rule == "customer-managed-keys"]
+        assert violation.fix == "set gpu-cluster:cluster.encryption.key auto", props
     disk = _res("alicloud:ecs/instance:Instance", {"systemDiskEncrypted": True})
     [violation] = [v for v in evaluate([_cluster("mlps3"), disk]) if v.rule == "customer-managed-keys"]
     assert violation.fix == "set gpu-cluster:cluster.encryption.key auto"

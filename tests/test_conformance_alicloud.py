@@ -193,6 +193,28 @@ def test_nas_descriptions_are_in_the_nas_character_set():
     assert any("does not match" in p for p in verdict(old))
 
 
+def test_a_nas_on_the_cluster_key_sends_encrypt_type_2_with_the_key_and_the_rules_judge_it():
+    plan = feature_plan("slurm-nas-cmk")  # encryption.key auto with storage.shared
+    fs = one(plan, "nas/fileSystem:FileSystem")["inputs"]
+    assert (fs["fileSystemType"], fs["encryptType"], fs["kmsKeyId"]) == (
+        "standard",
+        2,
+        "<id of slurm-nas-alicloud-kms>",
+    )
+    model = _model("nas:CreateFileSystem")
+    base = {"FileSystemType": "standard", "ProtocolType": "NFS", "StorageType": "Performance", "EncryptType": "2"}
+    ok = Call("nas:CreateFileSystem", model, {**base, "KmsKeyId": "0b30658a-ed1a-4922-b8f7-a673ca9c1234"}, "t")
+    assert verdict(ok) == []
+    assert "test: KmsKeyId must be sent where EncryptType is 2" in verdict(
+        Call("nas:CreateFileSystem", model, base, "t")
+    )
+    cpfs = {**base, "FileSystemType": "cpfs", "ProtocolType": "cpfs", "StorageType": "advance_100", "KmsKeyId": "k"}
+    assert any(
+        "FileSystemType = 'cpfs': not one of standard, extreme" in p
+        for p in verdict(Call("nas:CreateFileSystem", model, cpfs, "t"))
+    )
+
+
 def test_ack_cluster_tags_are_kubernetes_labels():
     # ACK puts the cluster's tags on its nodes as labels: gpu-cluster:cluster (':' is no label character) is refused
     inputs = one(plan_stack("alicloud-ack-erdma"), "managedKubernetes:ManagedKubernetes")["inputs"]
@@ -240,7 +262,7 @@ def test_an_erdma_type_in_a_managed_group_registers_no_eri_and_top_level_groups(
 
 
 def test_no_rule_is_written_twice():
-    keys = [(r.api, r.path, r.quote, r.when, r.absent_if, r.pattern) for r in RULES]
+    keys = [(r.api, r.path, r.quote, r.when, r.absent_if, r.present_if, r.pattern) for r in RULES]
     assert len(set(keys)) == len(keys)
 
 

@@ -91,7 +91,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.identity = identity.build(self, name, layout, tags)
         self.access = access.build(self, name, layout, tags)
         key_pair, role_name = self.access.key_pair, self.identity.role_name
-        self.shared = build_shared(self, name, layout, self.network, tags)
+        self.shared = build_shared(self, name, layout, self.network, tags, kms_key)
         mount_source = self.shared.source if self.shared else None
         # what every instance below (GPU nodes, ACK pools, login node, Slurm head) is built with
         ctx = Context(self, name, layout, self.network, key_pair, role_name, tags, kms_key)

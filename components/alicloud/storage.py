@@ -2,8 +2,9 @@
 
 Who may mount is a NAS permission group, not an ECS security group: the cluster's own group has one
 rule, read-write from the node vSwitch's CIDR, and the mount target uses it (the default VPC group
-would admit the whole VPC). Encrypted at rest with the NAS-managed key (`encrypt_type` 1). `retain: true`
-sets `protect` and `retainOnDelete` on the filesystem.
+would admit the whole VPC). Encrypted at rest with the NAS-managed key (`encrypt_type` 1), or, when the cluster has
+a customer-managed key (`encryption.key`), with that key (`encrypt_type` 2 and `kms_key_id`: the layout's
+`encryption.nas_encrypt_type`). `retain: true` sets `protect` and `retainOnDelete` on the filesystem.
 
 NAS descriptions (CreateFileSystem, CreateAccessGroup) start with a letter and hold letters, digits, ':', '_' and
 '-' only, 2 to 128 characters (alibabacloud_nas20170626 models, the Description members): no spaces, so the words
@@ -23,7 +24,12 @@ from .network import Network
 
 
 def build_shared(
-    parent: pulumi.Resource, name: str, layout: AlicloudLayout, net: Network, tags: Mapping[str, str]
+    parent: pulumi.Resource,
+    name: str,
+    layout: AlicloudLayout,
+    net: Network,
+    tags: Mapping[str, str],
+    kms_key: pulumi.Input[str] | None = None,
 ) -> SharedFilesystem | None:
     shared = layout.shared
     if shared is None:
@@ -32,12 +38,16 @@ def build_shared(
         return SharedFilesystem(None, shared.source_form)
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
+    nas_encrypt_type = layout.encryption.nas_encrypt_type if layout.encryption else None
+    # None: the NAS-managed key, and no kms_key_id input, as before
+    cluster_key = kms_key if nas_encrypt_type is not None else None
     fs = alicloud.nas.FileSystem(
         f"{name}-shared",
         file_system_type="standard",
         protocol_type="NFS",
         storage_type="Performance",
-        encrypt_type=1,  # NAS-managed key (0: none, 2: a KMS key)
+        encrypt_type=nas_encrypt_type if cluster_key is not None else 1,  # 1: the NAS-managed key, 2: a KMS key
+        kms_key_id=cluster_key,
         zone_id=net.zone,
         description=f"gpu-cluster:{spec.name}:shared-filesystem",
         tags={**tags, "Name": f"{spec.name}-shared"},

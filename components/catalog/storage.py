@@ -7,7 +7,7 @@ spec's cross-field rule and every cloud's layout call these two, so `plan` and `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -110,6 +110,7 @@ class Service:
 class StorageCatalog:
     auto: Literal["lustre", "nfs"]
     services: dict[str, Service]
+    not_built: dict[str, str] = field(default_factory=dict)  # a kind the cloud has but the toolkit does not build: why
 
     def service(self, kind: str) -> Service | None:
         return self.services.get(self.auto if kind == "auto" else kind)
@@ -164,7 +165,8 @@ def load(cloud: str) -> StorageCatalog | None:
         return None
     data: dict[str, Any] = load_yaml(path)
     services = {kind: _service(kind, raw) for kind, raw in (data.get("services") or {}).items()}
-    return StorageCatalog(data["auto"], services)
+    not_built = {str(kind): _text(why) for kind, why in (data.get("notBuilt") or {}).items()}
+    return StorageCatalog(data["auto"], services, not_built)
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,8 @@ def problems(
         out.append(("existing", f"set, but kind is {kind}; use kind: existing to mount it, or drop existing"))
     service = data.service(kind)
     if service is None:
-        out.append(("kind", f"{kind}: {cloud} offers {', '.join(data.services)} here"))
+        why = data.not_built.get(kind)
+        out.append(("kind", f"{kind}: {cloud} offers {', '.join(data.services)} here{f'; {why}' if why else ''}"))
         return out
     if service.regions is not None and service.regions_complete and region not in service.regions:
         out.append(

@@ -5,7 +5,8 @@ list on the way applies the rest to every item) and what the SDK's documentation
 `length: [min, max]` (characters), `pattern` (the whole value), `enum`, `forbidPrefix`/`forbidContains`,
 `maxItems` (a list), `maxBytes` (`raw`: after base64 decoding), `range: [min, max]` (a number), `ignoreCase` (for
 `enum`); `when: {sibling: value}` applies the rule only where the value's siblings match, and `absentIf: {path:
-value}` says the parameter must be left out of a request where `path` holds `value`. Every rule carries `quote`,
+value}` says the parameter must be left out of a request where `path` holds `value`, `presentIf: {path: value}` that
+it must be sent there. Every rule carries `quote`,
 text that must be in that parameter's documentation in the installed SDK (tests check it), so a rule cannot drift
 from its source.
 
@@ -47,6 +48,7 @@ class Rule:
     ignore_case: bool = False
     when: tuple[tuple[str, str], ...] = ()  # siblings of the value that must match
     absent_if: tuple[str, str] | None = None  # (path, value): then `path` of this rule must be absent
+    present_if: tuple[str, str] | None = None  # (path, value): then `path` of this rule must be sent
     why: str = ""
 
     @staticmethod
@@ -68,6 +70,7 @@ class Rule:
             ignore_case=bool(row.get("ignoreCase", False)),
             when=tuple((str(k), str(v)) for k, v in (row.get("when") or {}).items()),
             absent_if=tuple(next(iter(row["absentIf"].items()))) if "absentIf" in row else None,  # type: ignore[arg-type]
+            present_if=tuple(next(iter(row["presentIf"].items()))) if "presentIf" in row else None,  # type: ignore[arg-type]
             why=str(row.get("why", "")),
         )
 
@@ -112,6 +115,13 @@ def judge(rule: Rule, request: Mapping[str, Any], verdict: Verdict, label: str) 
                 for where, value, _ in values_at(request, rule.path)
                 if value not in (None, [], "")
             )
+        return
+    if rule.present_if is not None:
+        path, expected = rule.present_if
+        if any(str(v) == expected for _, v, _ in values_at(request, path)) and all(
+            value in (None, [], "") for _, value, _ in values_at(request, rule.path)
+        ):
+            verdict.problems.append(f"{label}: {rule.path} must be sent where {path} is {expected}")
         return
     for where, value, parent in values_at(request, rule.path):
         if value is None or any(str(parent.get(k)) != v for k, v in rule.when):

@@ -70,8 +70,8 @@ def key_missing(res: Resource) -> Iterator[str]:
         if not props.get("systemDiskKmsKey"):
             yield "system disk has no systemDiskKmsKey"
         yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
-    elif kind == "alicloud:nas/fileSystem:FileSystem" and props.get("encryptType") != 2:
-        yield "is not encrypted with a KMS key of the account (encryptType is not 2)"
+    elif kind == "alicloud:nas/fileSystem:FileSystem" and (props.get("encryptType") != 2 or not props.get("kmsKeyId")):
+        yield "is not encrypted with a KMS key of the account (encryptType is not 2 with a kmsKeyId)"
     elif kind == "huaweicloud:Ecs/instance:Instance":
         # every EVS disk takes the cluster's DEW key (capabilities/huaweicloud.yaml encryption)
         if not props.get("systemDiskKmsKeyId"):
@@ -85,14 +85,9 @@ def key_missing(res: Resource) -> Iterator[str]:
 
 
 # Resources encryption.key does not reach (the key is set, the resource cannot take it): the fix names what the user
-# can change instead. General-purpose NAS: encrypt_type 2 (a KMS key) "only when FileSystemType = extreme"
-# (pulumi-alicloud 4.0.0 nas/file_system.py; capabilities/alicloud.yaml encryption.nasNote).
-KEY_UNREACHABLE_FIX = {
-    "alicloud:nas/fileSystem:FileSystem": (
-        f"remove {CONFIG}.storage.shared, or set {CONFIG}.storage.shared.kind existing with a file system encrypted "
-        "with your KMS key (General-purpose NAS takes the NAS-managed key only)"
-    ),
-}
+# can change instead. None today: General-purpose NAS takes the cluster's key (capabilities/alicloud.yaml
+# encryption.nas), and Alibaba's CPFS, which takes none, is not built.
+KEY_UNREACHABLE_FIX: dict[str, str] = {}
 
 
 def customer_managed_keys(res: Resource, facts: Facts) -> Iterator[str | Issue]:
