@@ -19,11 +19,12 @@ def build(
 ) -> pulumi.Output[str] | None:
     """The key id the data disks take; None with the CBS-managed key (encryption.key provider)."""
     enc = layout.encryption
-    if enc.key_id is not None:
+    if enc is None:
+        return None
+    if enc.create is None:
+        assert enc.key_id is not None
         return pulumi.Output.from_input(enc.key_id)
     key = enc.create
-    if key is None:
-        return None
     created = tencentcloud.kms.Key(
         f"{name}-key",
         alias=key.alias,

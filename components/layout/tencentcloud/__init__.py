@@ -90,7 +90,7 @@ class TencentLayout:
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability
     logs: TencentLogs | None = None  # monitoring.logs: the CLS topic and LogListener on every node
-    encryption: TencentEncryption = TencentEncryption(None, None)  # the data disks' KMS key (encryption.key)
+    encryption: TencentEncryption | None = None  # the data disks' KMS key (encryption.key); None: the CBS-managed key
     audit: TencentAudit | None = None  # compliance mlps3: the CloudAudit tracking set to a CLS topic
 
     @property

@@ -31,18 +31,15 @@ class KmsKey:
 
 @dataclass(frozen=True)
 class TencentEncryption:
-    create: KmsKey | None  # None: an existing key or the CBS-managed key
-    key_id: str | None  # the given key id; None with create (known at deploy) or with provider
-
-    @property
-    def customer_key(self) -> bool:
-        return self.create is not None or self.key_id is not None
+    create: KmsKey | None  # None: an existing key
+    key_id: str | None  # the given key id; None with create (known at deploy)
 
 
-def plan(spec: ClusterSpec, warnings: list[str]) -> TencentEncryption:
+def plan(spec: ClusterSpec, warnings: list[str]) -> TencentEncryption | None:
+    """None with `provider`: the disks keep the CBS-managed key."""
     key = spec.encryption_key
     if key == "provider":
-        return TencentEncryption(None, None)
+        return None
     data: dict[str, Any] = tencent_data()["encryption"]
     warnings.append(f"{CLUSTER_KEY}.encryption.key: {key}: {one_line(data['systemDiskNote'])}")
     if key != "auto":
