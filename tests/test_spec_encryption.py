@@ -79,9 +79,8 @@ def test_tencent_takes_auto_and_a_kms_key_id_and_refuses_another_form():
     given = "23e80852-1e38-11e9-b129-5cb9019b4b01"
     assert build_spec(_tencent(key=given), "t").encryption_key == given
     hint = capability_data("tencentcloud")["encryption"]["keyHint"]
-    assert errors_of(_tencent(key=KEYS["aws"])) == [
-        ("gpu-cluster:cluster.encryption.key", f"got {KEYS['aws']!r}; allowed: provider, auto or {hint}")
-    ]
+    [(key, message)] = errors_of(_tencent(key=KEYS["aws"]))
+    assert key == "gpu-cluster:cluster.encryption.key" and message.endswith(f"; allowed: provider, auto or {hint}")
     assert errors_of(_tencent(key="auto", algorithm="sm4")) == [
         ("gpu-cluster:cluster.encryption.algorithm", "sm4 is an Alibaba Cloud KMS key spec; tencentcloud has none")
     ]
