@@ -24,7 +24,8 @@ from .alicloud_requests import Inputs, drop_none
 
 SRC = "tencentcloud/services/"
 Request = tuple[str, type, dict[str, Any], str]  # api, model, request, source
-KMS_ORIGIN_TENCENT_KMS = 1  # KMS_ORIGIN_TYPE[KMS_ORIGIN_TENCENT_KMS], by meaning: CreateKey Type "1表示默认类型，由KMS创建CMK密钥"
+# KMS_ORIGIN_TYPE[KMS_ORIGIN_TENCENT_KMS], by meaning: CreateKey Type 1, the default type, a key KMS creates
+KMS_ORIGIN_TENCENT_KMS = 1
 ENCRYPT_DECRYPT = "ENCRYPT_DECRYPT"  # the schema's key_usage Default
 
 
