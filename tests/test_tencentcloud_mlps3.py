@@ -82,6 +82,19 @@ def test_the_track_delivers_every_event_to_a_protected_cls_topic_kept_180_days(p
     assert plan.as_json()["outputs"]["audit"]["retentionDays"] == 180
 
 
+def test_no_grant_of_the_stack_reaches_the_audit_records(plan):
+    # least privilege: the nodes' LogListener pushes to the nodes' topic only; nothing the stack grants names the audit
+    # logset or topic (CloudAudit delivers with its own service authorization)
+    documents = [r["inputs"]["document"] for r in resources_of(plan, "Cam/policy:Policy")]
+    assert documents and not [d for d in documents if "audit" in d]
+    push = next(d for d in documents if "cls:pushLog" in d)
+    assert "topic/<id of tc-mlps3-tencentcloud-logs-topic>" in push
+    assert not resources_of(plan, "Cam/rolePolicyAttachmentByName:RolePolicyAttachmentByName") or all(
+        "Audit" not in r["inputs"]["policyName"]
+        for r in resources_of(plan, "Cam/rolePolicyAttachmentByName:RolePolicyAttachmentByName")
+    )
+
+
 def test_without_mlps3_or_a_key_neither_is_built_and_the_rules_say_what_to_set():
     plan = plan_stack_with(STACK, compliance="none", encryption={"key": "provider"})
     assert not resources_of(plan, TRACK) and not resources_of(plan, KEY)
