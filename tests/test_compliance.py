@@ -36,9 +36,13 @@ from policy.pack import stack_policies
 from .conftest import ROOT, plan_values, shipped_stacks
 
 SHIPPED = shipped_stacks()
-# The shipped stacks with customer-managed keys (encryption.key auto), one per cloud that offers them; Tencent
-# Cloud takes provider-managed keys only (capabilities), so no Tencent stack can pass mlps3.
-MLPS3_STACKS = [s for s in ("aws-h100-cmk", "gcp-h100-cmk", "azure-h100-cmk", "alicloud-a100-cmk") if s in SHIPPED]
+# The shipped stacks with customer-managed keys (encryption.key auto), one per cloud that offers them (Tencent's
+# tencentcloud-mlps3 sets mlps3 itself: its KMS key is on the data disks, its CloudAudit trail goes to CLS).
+MLPS3_STACKS = [
+    s
+    for s in ("aws-h100-cmk", "gcp-h100-cmk", "azure-h100-cmk", "alicloud-a100-cmk", "tencentcloud-mlps3")
+    if s in SHIPPED
+]
 
 
 def _with_profile(stack: str, profile: str) -> Plan:
@@ -195,10 +199,10 @@ def test_customer_managed_keys_per_cloud(kind: str, good: dict[str, Any], bad: d
     assert len(_found("customer-managed-keys", _res(kind, bad))) == 1
 
 
-def test_tencent_disks_fail_customer_managed_keys_with_no_fix_to_offer() -> None:
+def test_tencent_data_disks_without_the_key_fail_customer_managed_keys_and_name_the_key_setting() -> None:
     res = _res("tencentcloud:Instance/instance:Instance", {"dataDisks": [{"encrypt": True}]})
     [violation] = [v for v in evaluate([_cluster("mlps3"), res]) if v.rule == "customer-managed-keys"]
-    assert violation.level == "mandatory" and violation.fix == ""
+    assert violation.level == "mandatory" and violation.fix == "set gpu-cluster:cluster.encryption.key auto"
 
 
 def test_a_nas_without_the_key_names_the_key_setting() -> None:

@@ -68,11 +68,13 @@ def test_every_price_names_its_source_region_and_date_and_every_gap_says_why(clo
 def test_every_cloud_has_an_entry_for_every_item_the_bill_asks_for(cloud):
     asked = {"natGateway", "publicIp", "controlPlane", "bootDisk", "scratchDisk", "encryptionKey", "loadBalancer",
              "accountingDatabase", "accountingDatabaseStorage"}  # fmt: skip
-    # Alibaba only: a key in an existing KMS instance (encryption.kmsInstance) and the mlps3 audit trail; GCP only: the
+    # Alibaba only: a key in an existing KMS instance (encryption.kmsInstance); Alibaba and Tencent: the mlps3 audit
+    # trail; GCP only: the
     # internal Application Load Balancer of a private serve endpoint with TLS or requestsPerNode; AWS only: the
     # Application Load Balancer of serve.requestsPerNode
     only = {
         "alicloud": {"encryptionKeyInInstance", "auditTrail"},
+        "tencentcloud": {"auditTrail"},
         "gcp": {"loadBalancerInternalProxy"},
         "aws": {"applicationLoadBalancer"},
     }.get(cloud, set())

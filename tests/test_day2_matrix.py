@@ -264,7 +264,8 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
     "logs-retention": (
         "cluster.monitoring.logs.retentionDays",
         _logs_on,
-        _monitoring(logs=lambda m: {**m["logs"], "retentionDays": 60}),
+        # twice the retention (60 days from the default 30; an mlps3 stack's 180 becomes 360: it refuses under 180)
+        _monitoring(logs=lambda m: {**m["logs"], "retentionDays": m["logs"].get("retentionDays", 30) * 2}),
     ),
     "logs-off": ("cluster.monitoring.logs.enabled", _logs_on, _monitoring(logs={"enabled": False})),
     # the DCGM exporter off on a Slurm cluster: its GPU nodes lose it and the job map (bootstrap/slurm_jobmap.py)

@@ -67,12 +67,22 @@ def test_sm4_is_alibabas(cloud):
     ]
 
 
-def test_tencent_keeps_provider_keys():
-    vals = {"gpu-cluster:cloud": "tencentcloud", "tencentcloud:region": "ap-guangzhou",
+def _tencent(**encryption):
+    return {"gpu-cluster:cloud": "tencentcloud", "tencentcloud:region": "ap-guangzhou",
             "gpu-cluster:cluster": {"instanceType": "HCCG5v.24XLARGE384", "nodes": 2, "nodeGroup": "instances",
-                                    "zone": "ap-guangzhou-3", "encryption": {"key": "auto"}}}  # fmt: skip
-    assert errors_of(vals) == [
-        ("gpu-cluster:cluster.encryption.key", "customer-managed keys are not built on tencentcloud; allowed: provider")
+                                    "zone": "ap-guangzhou-3", "encryption": encryption}}  # fmt: skip
+
+
+def test_tencent_takes_auto_and_a_kms_key_id_and_refuses_another_form():
+    # Tencent KMS key ids are UUIDs like Alibaba's (so it is not in KEYS' cross-cloud refusals)
+    assert build_spec(_tencent(key="auto"), "t").encryption_key == "auto"
+    given = "23e80852-1e38-11e9-b129-5cb9019b4b01"
+    assert build_spec(_tencent(key=given), "t").encryption_key == given
+    hint = capability_data("tencentcloud")["encryption"]["keyHint"]
+    [(key, message)] = errors_of(_tencent(key=KEYS["aws"]))
+    assert key == "gpu-cluster:cluster.encryption.key" and message.endswith(f"; allowed: provider, auto or {hint}")
+    assert errors_of(_tencent(key="auto", algorithm="sm4")) == [
+        ("gpu-cluster:cluster.encryption.algorithm", "sm4 is an Alibaba Cloud KMS key spec; tencentcloud has none")
     ]
 
 

@@ -41,6 +41,12 @@ def logs(cloud: str) -> dict[str, Any] | None:
     return entry
 
 
+def logs_retention_floor(compliance: str) -> dict[str, Any] | None:
+    """`logsRetentionByCompliance.<profile>`: the least days a compliance profile keeps the nodes' logs, and why."""
+    entry: dict[str, Any] | None = (data().get("logsRetentionByCompliance") or {}).get(compliance)
+    return entry
+
+
 def logs_not_built_why(cloud: str) -> str | None:
     """`logsNotBuilt.<cloud>.why`: why a cloud with a layout ships no logs yet."""
     entry = (data().get("logsNotBuilt") or {}).get(cloud)

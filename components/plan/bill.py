@@ -61,6 +61,10 @@ class BillItem:
         }
 
 
+# compliance mlps3's trail as the bill names it, per cloud that builds one
+AUDIT_TRAILS = {"alicloud": "audit trail (ActionTrail to SLS)", "tencentcloud": "audit trail (CloudAudit to CLS)"}
+
+
 def _unpriced(item: str, name: str, count: int, per: Per, price: Price, why: str) -> BillItem:
     return BillItem(item, name, count, per, None, "", price.currency, price.region, price.date, None, why)
 
@@ -256,8 +260,9 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         # a key in an existing KMS instance (Alibaba encryption.kmsInstance) is billed with that instance
         which = "encryptionKeyInInstance" if spec.encryption_kms_instance else "encryptionKey"
         items.append(_priced(which, "the cluster's encryption key", 1, "stack", prices.item(which)))
-    if getattr(layout, "audit", None) is not None:  # Alibaba compliance mlps3: the ActionTrail trail and its project
-        items.append(_priced("auditTrail", "audit trail (ActionTrail to SLS)", 1, "stack", prices.item("auditTrail")))
+    if getattr(layout, "audit", None) is not None:  # compliance mlps3: the trail and the log store it delivers to
+        trail = AUDIT_TRAILS.get(spec.cloud, "audit trail")
+        items.append(_priced("auditTrail", trail, 1, "stack", prices.item("auditTrail")))
     if spec.monitoring.logs.enabled:  # the nodes' logs in the cloud's log service: billed by what they send and keep
         items.append(_priced("logs", "node logs (monitoring.logs)", 1, "stack", prices.item("logs")))
     items += _bastion(layout, prices)

@@ -116,9 +116,13 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
 
 
 def _delivering_trail(res: Resource) -> bool:
-    """An ActionTrail trail that is on and delivers somewhere that keeps the events (SLS or OSS: pulumi-alicloud
-    actiontrail/trail.py sls_project_arn, oss_bucket_name, status Enable | Disable)."""
+    """A trail that is on and delivers somewhere that keeps the events: an ActionTrail trail to SLS or OSS
+    (pulumi-alicloud actiontrail/trail.py sls_project_arn, oss_bucket_name, status Enable | Disable), a CloudAudit
+    tracking set to CLS or COS."""
     props = res.props
+    if res.type == "tencentcloud:Audit/track:Track":
+        # tencentcloud-iac-pulumi 0.2.3 audit/track.py: status 1 Open; storage cos or cls, storage_name the target
+        return props.get("status") == 1 and bool((props.get("storage") or {}).get("storageName"))
     return (
         res.type == "alicloud:actiontrail/trail:Trail"
         and props.get("status", "Enable") != "Disable"

@@ -41,7 +41,7 @@ class Facts:
     cloud: str | None = None
     compliance: str = "none"  # the stack's profile (profiles.yaml): its levels override the rules' defaults
     plain_transit: frozenset[str] = frozenset()  # filesystem types that could refuse plain NFS and do not (transit)
-    audit_trail: bool = False  # the stack builds an enabled trail of the account's API events (Alibaba ActionTrail)
+    audit_trail: bool = False  # the stack builds an enabled trail of the account's API events (ActionTrail, CloudAudit)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from ..layout.tencentcloud import TencentLayout
-from . import access, identity, logs, monitoring, network, nodes
+from . import access, audit, encryption, identity, logs, monitoring, network, nodes
 
 TYPE = "gpu-cluster:tencentcloud:Cluster"
 
@@ -35,12 +35,14 @@ class CloudCluster(pulumi.ComponentResource):
         self.access = access.build(self, name, layout, tags)
         key_ids = [self.access.key_pair.id] if self.access.key_pair else None
         role = self.identity.role_name
-        self.nodes = nodes.build(self, name, layout, self.network, key_ids, role, tags)
+        kms_key_id = encryption.build(self, name, layout, tags)  # encryption.key: the data disks' KMS key
+        self.nodes = nodes.build(self, name, layout, self.network, key_ids, role, tags, kms_key_id)
         self.login = access.build_login(self, name, layout, self.network, key_ids, role, tags)
         scrapes = monitoring.scrape_ingress(layout, self.login)
         network.node_rules(self, name, layout, self.network.security_group, scrapes)
         monitoring.build(self, name, layout, role)
         self.logs = logs.build(self, name, layout, role, tags)  # monitoring.logs: CLS; LogListener is in the user data
+        self.audit = audit.build(self, name, layout, tags)  # compliance mlps3: the CloudAudit tracking set
         instances = self.nodes.instances
         self.outputs = {
             "vpcId": self.network.vpc.id,
@@ -61,4 +63,8 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if self.logs is not None and layout.logs is not None:
             self.outputs["logs"] = self.logs.output(layout.logs)
+        if kms_key_id is not None:
+            self.outputs["kmsKeyId"] = kms_key_id
+        if self.audit is not None:
+            self.outputs["audit"] = self.audit.output(layout)
         self.register_outputs(self.outputs)

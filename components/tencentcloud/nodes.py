@@ -36,6 +36,7 @@ def build(
     key_ids: Sequence[pulumi.Input[str]] | None,
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
+    kms_key_id: pulumi.Output[str] | None = None,
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
@@ -62,7 +63,7 @@ def build(
         pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])) if tracked else child
     )
     instances = [
-        _instance(name, i, layout, network, image_id, hpc, group, key_ids, role_name, tags, node_opts)
+        _instance(name, i, layout, network, image_id, hpc, group, key_ids, role_name, tags, node_opts, kms_key_id)
         for i in range(spec.nodes)
     ]
     return Nodes(hpc, group, image_id, instances)
@@ -94,6 +95,7 @@ def _instance(
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
     child: pulumi.ResourceOptions,
+    kms_key_id: pulumi.Output[str] | None,
 ) -> tencentcloud.instance.Instance:
     spec = layout.spec
     scratch = layout.scratch
@@ -104,6 +106,7 @@ def _instance(
                 data_disk_size=int(scratch.device_gb or 0),
                 data_disk_name=f"{spec.name}-scratch",
                 encrypt=True,
+                kms_key_id=kms_key_id,  # None: the CBS-managed key (encryption.key provider)
                 # never true on spot: the provider refuses it but for POSTPAID_BY_HOUR (layout: spotDataDisks)
                 delete_with_instance=layout.scratch_delete_with_instance,
             )

@@ -28,6 +28,7 @@ from tencentcloud.vpc.v20170312 import models as vpc
 
 from . import _rules, _tcsdk
 from .alicloud_requests import Inputs, drop_none
+from .tencentcloud_audit import REQUESTS as AUDIT_REQUESTS
 from .tencentcloud_cls import REQUESTS as CLS_REQUESTS
 
 PROVIDER = "tencentcloudstack/terraform-provider-tencentcloud@f6970a90"
@@ -106,6 +107,7 @@ def _instance(i: Inputs) -> list[Call]:
                     # schema Default true: sent as true unless set false
                     "DeleteWithInstance": d.get("deleteWithInstance", True),
                     "Encrypt": d.get("encrypt"),
+                    "KmsKeyId": d.get("kmsKeyId") or None,
                 }
             )
         )
@@ -301,6 +303,11 @@ TRANSLATIONS: dict[str, Translation] = {
     **{
         token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
         for token, (terraform, build) in CLS_REQUESTS.items()
+    },
+    # encryption.key auto and compliance mlps3: the KMS key and the CloudAudit tracking set (tencentcloud_audit.py)
+    **{
+        token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
+        for token, (terraform, build) in AUDIT_REQUESTS.items()
     },
 }
 

@@ -492,6 +492,14 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.monitoring.logs.retentionDays",
             {"monitoring": {"logs": {"enabled": True, "retentionDays": 3601}}},
         ),
+        # encryption.key: a KMS key id is a UUID (capabilities/tencentcloud.yaml encryption.keyPattern)
+        ("tencentcloud-kms-key-malformed", f"{C}.encryption.key", {"encryption": {"key": "kms-1234"}}),
+        # compliance mlps3 keeps the nodes' logs at least 180 days (catalog/monitoring.yaml logsRetentionByCompliance)
+        (
+            "tencentcloud-mlps3-logs-short",
+            f"{C}.monitoring.logs.retentionDays",
+            {"compliance": "mlps3", "monitoring": {"logs": {"enabled": True, "retentionDays": 30}}},
+        ),
     ],
     "huaweicloud": [
         ("aws-type-on-huaweicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),

@@ -32,7 +32,11 @@ from ...text import one_line
 from .. import Scratch, image_for, scratch_for
 from ..node import node_parts
 from .access import Access, LoginNode
+from .audit import TencentAudit
+from .audit import plan as audit_plan
 from .data import tencent_data
+from .encryption import KmsKey, TencentEncryption
+from .encryption import plan as encryption_plan
 from .fabric import fabric_usability
 from .identity import NodeIdentity, node_identity
 from .logs import TencentLogs
@@ -46,8 +50,11 @@ from .proof import count_wired_gbps
 __all__ = [
     "Access",
     "Image",
+    "KmsKey",
     "LoginNode",
     "NodeIdentity",
+    "TencentAudit",
+    "TencentEncryption",
     "TencentLayout",
     "count_wired_gbps",
     "plan",
@@ -83,6 +90,8 @@ class TencentLayout:
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability
     logs: TencentLogs | None = None  # monitoring.logs: the CLS topic and LogListener on every node
+    encryption: TencentEncryption | None = None  # the data disks' KMS key (encryption.key); None: the CBS-managed key
+    audit: TencentAudit | None = None  # compliance mlps3: the CloudAudit tracking set to a CLS topic
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -159,6 +168,7 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         nvme_globs=NVME_GLOBS if nvme else (),
         fabric=fabric,
     )
+    encryption = encryption_plan(spec, warnings)
     logs = logs_plan(spec)
     user_data = bootstrap.cloud_init((*parts, *((logs.part,) if logs else ())))  # LogListener on the GPU nodes
     login = None
@@ -197,4 +207,6 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         warnings=tuple(warnings),
         fabric_usability=fabric_usability(spec, hpc_cluster),
         logs=logs,
+        encryption=encryption,
+        audit=audit_plan(spec),
     )

@@ -114,7 +114,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "audit-trail",
-        "Alibaba: an ActionTrail trail delivers the account's API events to SLS or OSS (compliance mlps3 builds one)",
+        "Alibaba, Tencent: a trail delivers the account's API events to a log store (compliance mlps3 builds one)",
         "disabled",
         audit_trail,
     ),

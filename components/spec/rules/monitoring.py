@@ -122,6 +122,13 @@ def _logs(ctx: Context) -> Iterator[ConfigError]:
             f"got {logs.retention_days}; {entry['service']} keeps logs for {allowed} days "
             f"({one_line(entry['source'])})",
         )
+    floor = data.logs_retention_floor(ctx.cfg.compliance)
+    if allowed is None and floor is not None and logs.retention_days < int(floor["days"]):
+        yield ConfigError(
+            f"{k}.retentionDays",
+            f"got {logs.retention_days}; compliance {ctx.cfg.compliance} keeps the nodes' logs at least "
+            f"{floor['days']} days ({one_line(floor['source'])}): set {floor['days']} or more",
+        )
 
 
 def _notify(ctx: Context) -> Iterator[ConfigError]:
