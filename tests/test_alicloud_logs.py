@@ -269,7 +269,7 @@ def test_a_failed_download_fails_the_unit_and_writes_no_identity(tmp_path):
 def test_the_bill_names_the_logs_as_not_counted(plan):
     costs = plan.summary()["costs"]
     text = json.dumps(costs)
-    assert "node logs (monitoring.logs)" in text and "Simple Log Service bills by use" in text
+    assert "the nodes' logs in Simple Log Service (SLS)" in text and "Simple Log Service bills by use" in text
 
 
 def _diff(old, new):

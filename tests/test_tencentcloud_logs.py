@@ -351,7 +351,7 @@ def test_a_failed_download_fails_the_unit_before_any_init(tmp_path):
 
 def test_the_bill_names_the_logs_as_not_counted(plan):
     text = json.dumps(plan.summary()["costs"])
-    assert "node logs (monitoring.logs)" in text and "Cloud Log Service bills by use" in text
+    assert "the nodes' logs in Cloud Log Service (CLS)" in text and "Cloud Log Service bills by use" in text
 
 
 def _diff(old, new):

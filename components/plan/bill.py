@@ -263,8 +263,6 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
     if getattr(layout, "audit", None) is not None:  # compliance mlps3: the trail and the log store it delivers to
         trail = AUDIT_TRAILS.get(spec.cloud, "audit trail")
         items.append(_priced("auditTrail", trail, 1, "stack", prices.item("auditTrail")))
-    if spec.monitoring.logs.enabled:  # the nodes' logs in the cloud's log service: billed by what they send and keep
-        items.append(_priced("logs", "node logs (monitoring.logs)", 1, "stack", prices.item("logs")))
     items += _bastion(layout, prices)
     items += _shared(shared)
     items += _monitoring(spec, prices)
