@@ -42,6 +42,7 @@ from .monitoring import plan as monitoring_plan
 from .network import NAT_BANDWIDTH_MBPS, subnet_cidr
 from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, is_hcc, node_problems
 from .proof import count_wired_gbps
+from .slurm import TencentSlurm, slurm_compute_parts, tencent_slurm
 
 __all__ = [
     "Access",
@@ -49,6 +50,7 @@ __all__ = [
     "LoginNode",
     "NodeIdentity",
     "TencentLayout",
+    "TencentSlurm",
     "count_wired_gbps",
     "plan",
 ]
@@ -83,6 +85,7 @@ class TencentLayout:
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability
     logs: TencentLogs | None = None  # monitoring.logs: the CLS topic and LogListener on every node
+    slurm: TencentSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key and configuration in SSM
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -160,7 +163,21 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         fabric=fabric,
     )
     logs = logs_plan(spec)
-    user_data = bootstrap.cloud_init((*parts, *((logs.part,) if logs else ())))  # LogListener on the GPU nodes
+    loglistener = (logs.part,) if logs else ()
+    slurm = None
+    if spec.scheduler == "slurm":
+        monitoring = monitoring_plan(spec)
+        switch = f"{spec.name}-hpc" if hpc_cluster else (f"{spec.name}-pg" if group_type == "SW" else None)
+        slurm = tencent_slurm(spec, entry["osName"], switch, loglistener, monitoring.parts if monitoring else ())
+        assert slurm is not None
+        parts = (*parts, *slurm_compute_parts(spec, slurm, switch))
+        if hcc:
+            warnings.append(
+                f"{key}.scheduler: slurm on {row.instanceType} (HCC): a job's NCCL reaches the HCC RDMA fabric only "
+                f"with {' and '.join(tencent_data()['hcc']['needs'])}, which are not installed "
+                f"({tencent_data()['hcc']['source']}); multi-node jobs run over TCP"
+            )
+    user_data = bootstrap.cloud_init((*parts, *loglistener))  # LogListener on the GPU nodes
     login = None
     if spec.login is not None:
         assert spec.login.instance_type is not None
@@ -197,4 +214,5 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         warnings=tuple(warnings),
         fabric_usability=fabric_usability(spec, hpc_cluster),
         logs=logs,
+        slurm=slurm,
     )
