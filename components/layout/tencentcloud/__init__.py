@@ -26,7 +26,7 @@ from typing import Any
 from ... import bootstrap
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
 from ...catalog import releases
-from ...errors import CLUSTER_KEY, refuse
+from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
 from ...text import one_line
 from .. import Scratch, image_for, scratch_for
@@ -40,7 +40,7 @@ from .logs import plan as logs_plan
 from .monitoring import TencentMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import NAT_BANDWIDTH_MBPS, subnet_cidr
-from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, is_hcc, node_problems
+from .nodes import DISK_GLOBS, NVME_GLOBS, USER_DATA_MAX, Image, Placement, applied_placement, is_hcc, node_problems
 from .proof import count_wired_gbps
 from .slurm import TencentSlurm, slurm_compute_parts, tencent_slurm
 
@@ -112,6 +112,21 @@ def gzip_b64(text: str) -> str:
     return base64.b64encode(gzip.compress(text.encode(), compresslevel=9, mtime=0)).decode()
 
 
+def _slurm_size_problems(user_data: str, slurm: TencentSlurm) -> list[ConfigError]:
+    """Each node kind's user data within Tencent's 16 KB of Base64 (nodes.py USER_DATA_MAX; the head's address,
+    filled in at deploy, is shorter than its placeholder)."""
+    texts = {"GPU nodes'": user_data, "Slurm head's": slurm.head_user_data, "login node's": slurm.login_user_data}
+    return [
+        ConfigError(
+            f"{CLUSTER_KEY}.slurm",
+            f"the {who} user data is {size} bytes (gzip, Base64), over Tencent's {USER_DATA_MAX} (instance.Instance "
+            "user_data); drop slurm.containers, slurm.mps or slurm.users, or monitoring.logs",
+        )
+        for who, text in texts.items()
+        if (size := len(gzip_b64(text))) > USER_DATA_MAX
+    ]
+
+
 def plan(spec: ClusterSpec) -> TencentLayout:
     row = spec.instance
     hcc = is_hcc(spec)
@@ -170,7 +185,10 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         switch = f"{spec.name}-hpc" if hpc_cluster else (f"{spec.name}-pg" if group_type == "SW" else None)
         slurm = tencent_slurm(spec, entry["osName"], switch, loglistener, monitoring.parts if monitoring else ())
         assert slurm is not None
-        parts = (*parts, *slurm_compute_parts(spec, slurm, switch))
+        # Tencent takes 16 KB of user data (gzip, then Base64): Slurm's scripts and LogListener's go without their
+        # comments, as the node parts do (layout/node.py); nodes without Slurm keep their user data byte for byte
+        parts = (*parts, *bootstrap.without_comments((*slurm_compute_parts(spec, slurm, switch), *loglistener)))
+        loglistener = ()
         if hcc:
             warnings.append(
                 f"{key}.scheduler: slurm on {row.instanceType} (HCC): a job's NCCL reaches the HCC RDMA fabric only "
@@ -178,6 +196,8 @@ def plan(spec: ClusterSpec) -> TencentLayout:
                 f"({tencent_data()['hcc']['source']}); multi-node jobs run over TCP"
             )
     user_data = bootstrap.cloud_init((*parts, *loglistener))  # LogListener on the GPU nodes
+    if slurm is not None:
+        refuse(_slurm_size_problems(user_data, slurm))
     login = None
     if spec.login is not None:
         assert spec.login.instance_type is not None
