@@ -189,6 +189,15 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     # VM mode on Alibaba with a login node: Prometheus, Grafana and the target list's timer are its whole user data
     # (alicloud_prometheus_targets.sh; the Slurm stacks get them after the login node's Slurm parts by `auto`)
     "alicloud-vm-login-prometheus": ("alicloud-a100", {"login": {}, "monitoring": {"prometheus": "selfHosted"}}),
+    # Slurm on Tencent with monitoring.logs (LogListener beside the SSM hooks, tccli's venv shared), slurm.users and
+    # slurm.mps: the largest user data Tencent's 16 KB takes (tencentcloud-slurm ships the plain cluster)
+    "tencentcloud-slurm-logs-users": (
+        "tencentcloud-slurm",
+        {
+            "monitoring": {"logs": {"enabled": True}},
+            "slurm": {"users": [{"name": "ana", "uid": 2001}], "mps": True},
+        },
+    ),
 }
 
 _HEADERS = (b"#cloud-config", b"#!", b"MIME-Version:", b"Content-Type:")
