@@ -126,7 +126,7 @@ def test_the_gpu_and_login_nodes_learn_the_heads_address_at_deploy(doc):
     for node in ("login", "node-0", "node-1"):
         text = json.dumps(files_of(got[f"{P}-{node}"]["userData"]))
         assert HEAD_PLACEHOLDER not in text
-        assert f"HEAD_ADDRESS=\\\"<private ip of {P}-head>\\\"" in text
+        assert f'HEAD_ADDRESS=\\"<private ip of {P}-head>\\"' in text
 
 
 def ingress(doc: dict[str, Any], name: str) -> list[tuple[str, str, str]]:
@@ -304,5 +304,5 @@ def test_the_hooks_are_shellcheck_clean_as_written_and_as_rendered(tmp_path, nam
     assert_shellcheck_clean(BOOTSTRAP / name)
     rendered = tmp_path / name
     rendered.write_text(bootstrap.script(name))
-    assert "tencentcloud_ssm.sh\"" not in rendered.read_text()
+    assert 'tencentcloud_ssm.sh"' not in rendered.read_text()
     assert_shellcheck_clean(rendered)
