@@ -110,6 +110,7 @@ def test_the_nodes_role_may_read_exactly_the_two_secrets(doc):
     }
     attachment = got[f"{P}-role-slurm-secrets"]
     assert attachment == {"policyName": policy["name"], "roleName": got[f"{P}-role"]["name"]}
+    assert policy["name"] == f"{P}-slurm-slurm-secrets-read" and policy["name"] in doc["outputs"]["identity"]["grants"]
 
 
 def test_the_compute_side_configuration_is_an_ssm_version_within_its_limit(doc):

@@ -92,7 +92,7 @@ def build(
     account = tencentcloud.user.get_info_output(opts=invoke_options(parent))
     policy = tencentcloud.cam.Policy(
         f"{name}-slurm-secrets-policy",
-        name=f"{plan.munge_secret[: -len('munge-key')]}secrets-read"[:128],
+        name=plan.policy_name,
         document=pulumi.Output.all(account.owner_uin, account.uin).apply(
             lambda a: plan.node_policy(spec.region, str(a[0]), str(a[1]))
         ),

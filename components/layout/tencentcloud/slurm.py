@@ -39,6 +39,7 @@ class TencentSlurm(CloudSlurm):
     munge_secret: str
     conf_secret: str
     secret_version: str
+    policy_name: str  # the nodes' role's custom policy reading the two secrets
     head_user_data: str  # the head's address is its own: no placeholder
     login_user_data: str  # HEAD_PLACEHOLDER until deploy (as the GPU nodes' user data)
 
@@ -115,6 +116,7 @@ def tencent_slurm(
         munge_secret=key_env["MUNGE_SECRET"],
         conf_secret=secret_name(spec, "compute-conf"),
         secret_version=key_env["MUNGE_SECRET_VERSION"],
+        policy_name=secret_name(spec, "secrets-read"),
         # Tencent takes 16 KB of user data (gzip, then Base64): the scripts go without their comments, as the GPU
         # nodes' do (layout/node.py)
         head_user_data=bootstrap.cloud_init(bootstrap.without_comments((*head, *extra_parts))),
