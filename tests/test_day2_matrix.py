@@ -296,6 +296,11 @@ DERIVED: dict[tuple[str, str], str] = {
     ("aws-dev", "nodes+1"): "DISRUPTION: instance type g4dn.xlarge -> g4dn.8xlarge",
     ("aws-dev", "maxNodes-up"): "DISRUPTION: instance type g4dn.xlarge -> g4dn.8xlarge",
     ("gcp-dev", "nodes+1"): "DISRUPTION: placement none -> cluster",
+    # a Slurm stack's login node is there without `login:`; dropping the block drops publicIp: true, and CVM gives an
+    # instance its public IP only at creation (tencentcloud.yaml Instance: replace allocatePublicIp)
+    ("tencentcloud-slurm", "login-on-off"): (
+        "DATA LOSS: replaces tencentcloud:Instance/instance:Instance `tc-slurm-tencentcloud-login` (`allocatePublicIp`)"
+    ),
 }
 # Changes the spec refuses for a stack (they are not day-2 changes it can make); each cell checks that it is refused.
 TWO_NODES_NEED_FABRIC = "two single-T4 nodes have no fabric NCCL can use (spec rule since issue 26)"
@@ -327,6 +332,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("alicloud-slurm-elastic", "nodes+1"): "elastic partitions size the cluster: nodes must be 0",
     ("alicloud-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
     # catalog/accounting.yaml clouds.<cloud>.notBuilt
+    ("tencentcloud-slurm", "accounting-on"): "no database for slurmdbd is built on Tencent Cloud",
     ("alicloud-inference-fleet", "serve-requests-on"): "ESS target tracking on CLB metrics is not built",
 }
 

@@ -21,6 +21,7 @@ from components.diff import diff_plans
 from .conftest import aws_values, gcp_values, plan_json, plan_values
 from .test_azure_resources import azure_values
 from .test_layout_alicloud import ali_values
+from .test_tencentcloud_slurm import slurm_values as tencent_slurm_values
 
 # cloud -> (base values, the channel's resource name, the input holding the text, the head's resource name)
 BASES: dict[str, tuple[dict[str, Any], str, str, str]] = {
@@ -43,6 +44,13 @@ BASES: dict[str, tuple[dict[str, Any], str, str, str]] = {
         "value",
         "test-alicloud-head",
     ),
+    # instances mode (Tencent builds no managed group yet): the new nodes are new instances, the head stays
+    "tencentcloud": (
+        tencent_slurm_values(nodes=2),
+        "test-tencentcloud-slurm-compute-conf-v1",
+        "secretString",
+        "test-tencentcloud-head",
+    ),
 }
 # another GPU type of the same cloud: what the GPU nodes are changes, the head does not
 OTHER_TYPE = {
@@ -50,6 +58,7 @@ OTHER_TYPE = {
     "gcp": "g2-standard-24",
     "azure": "Standard_ND96asr_v4",
     "alicloud": "ecs.gn7i-c32g1.32xlarge",
+    "tencentcloud": "GN7.5XLARGE80",
 }
 CHANGES = {
     "nodes+2": lambda base: {"nodes": base["nodes"] + 2},
@@ -100,8 +109,18 @@ def channel_text(cloud: str, doc: dict[str, Any]) -> str:
     return str(value)
 
 
-@pytest.mark.parametrize("change", sorted(CHANGES))
-@pytest.mark.parametrize("cloud", sorted(BASES))
+# Tencent runs the GPU nodes as instances (no managed group yet): maxNodes does not apply, spot is a new instance per
+# node (spotMaxPrice is ForceNew, and needs maxHourlyUsd: the day-2 matrix), and more nodes are more instances
+INSTANCES_ONLY = {"tencentcloud"}
+CELLS = [
+    (cloud, change)
+    for cloud in sorted(BASES)
+    for change in sorted(CHANGES)
+    if not (cloud in INSTANCES_ONLY and change in ("maxNodes up", "spot"))
+]
+
+
+@pytest.mark.parametrize(("cloud", "change"), CELLS)
 def test_a_compute_side_change_leaves_the_head_and_login_alone_and_updates_the_channel_in_place(cloud, change):
     before, after = planned(cloud, None), planned(cloud, change)
     _, channel, _, head = BASES[cloud]
@@ -122,7 +141,12 @@ def test_a_compute_side_change_leaves_the_head_and_login_alone_and_updates_the_c
         assert verdicts[channel] == "update"
     # nothing of the head or the login node is replaced, restarted or even updated (but the channel on Azure)
     assert [n for n in verdicts if ("-head" in n or "-login" in n) and n != channel] == []
-    assert diff.created == [] and diff.deleted == []
+    # instances mode: the added GPU nodes are the only new resources
+    new_node = "Instance::test-tencentcloud-node-"
+    added = [urn for urn in diff.created if not (cloud in INSTANCES_ONLY and new_node in urn)]
+    assert added == [] and diff.deleted == []
+    if cloud in INSTANCES_ONLY and change == "nodes+2":
+        assert len(diff.created) == 2
 
 
 @pytest.mark.parametrize("cloud", sorted(BASES))
@@ -130,11 +154,17 @@ def test_the_channel_holds_the_text_within_the_clouds_limit(cloud):
     """catalog/slurm.yaml computeConfig: SSM Standard 4 KB, a metadata value 256 KiB, userData 64 KB (base64), an OOS
     value 4096 characters with a name of 2-180 letters, digits, '-', '_' not starting with ALIYUN, ACS, ... (the
     provider's schema)."""
-    doc = planned(cloud, "maxNodes up")
+    doc = planned(cloud, "nodes+2" if cloud in INSTANCES_ONLY else "maxNodes up")
     _, name, key, _ = BASES[cloud]
     value = str(by_name(doc)[name]["inputs"][key])
     rule = cloud_data(cloud)["computeConfig"]
-    limit = {"aws": "maxValueBytes", "gcp": "maxValueBytes", "azure": "maxUserDataBytes", "alicloud": "maxValueChars"}
+    limit = {
+        "aws": "maxValueBytes",
+        "gcp": "maxValueBytes",
+        "azure": "maxUserDataBytes",
+        "alicloud": "maxValueChars",
+        "tencentcloud": "maxValueBytes",
+    }
     assert 0 < len(value.encode()) <= int(rule[limit[cloud]])
     if cloud == "alicloud":
         inputs = by_name(doc)[name]["inputs"]

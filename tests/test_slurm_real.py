@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from components.bootstrap.slurm_conf import SlurmLayout
-from components.layout import alicloud, aws, azure, gcp
+from components.layout import alicloud, aws, azure, gcp, tencentcloud
 from components.layout.slurm import slurm_layout
 from components.spec import build_spec
 
@@ -41,9 +41,10 @@ PLANS: dict[str, Callable[[Any], Any]] = {
     "alicloud": alicloud.plan,
     "gcp": gcp.plan,
     "azure": azure.plan,
+    "tencentcloud": tencentcloud.plan,
 }
 # the shipped stacks with scheduler slurm (README, Shipped stacks)
-SHIPPED = ("aws-slurm-h100", "aws-h100-cmk", "alicloud-a100-cmk")
+SHIPPED = ("aws-slurm-h100", "aws-h100-cmk", "alicloud-a100-cmk", "tencentcloud-slurm")
 
 
 def stack_spec(stack: str) -> Any:

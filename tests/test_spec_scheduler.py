@@ -13,6 +13,7 @@ from components.spec import build_spec
 from components.spec.rules import scheduler as scheduler_rules
 
 from .conftest import aws_values
+from .test_tencentcloud_resources import tencent_values
 
 OFFER = offers.KubernetesOffer(
     service="EKS",
@@ -144,7 +145,8 @@ def test_a_cloud_that_does_not_build_a_scheduler_names_what_it_builds():
     }  # fmt: skip
     got = errors_of(values)
     assert [key for key, _ in got] == ["gpu-cluster:cluster.scheduler"]
-    assert got[0][1].startswith("kubernetes is not built on tencentcloud (") and got[0][1].endswith("allowed: none")
+    assert got[0][1].startswith("kubernetes is not built on tencentcloud (")
+    assert got[0][1].endswith("allowed: none, slurm")
 
 
 def test_an_unquoted_version_is_explained(eks):
@@ -203,9 +205,11 @@ def test_accounting_is_built_on_the_four_slurm_clouds_and_refused_with_the_data_
         assert refusal(cloud) is None
         spec = build_spec(values(scheduler="slurm", slurm={"accounting": True}), "test")
         assert spec.slurm is not None and spec.slurm.accounting
-    # Tencent has no Slurm, and the data says so
+    # Tencent builds Slurm but no database for slurmdbd, and the data says so
     reason = refusal("tencentcloud")
-    assert reason is not None and reason.startswith("scheduler slurm is not built on tencentcloud")
+    assert reason is not None and reason.startswith("no database for slurmdbd (TencentDB for MySQL)")
+    got = errors_of(tencent_values(scheduler="slurm", slurm={"accounting": True}))
+    assert got == [("gpu-cluster:cluster.slurm.accounting", f"true on tencentcloud, but {reason}")]
 
 
 def test_every_slurm_problem_has_its_whole_message():

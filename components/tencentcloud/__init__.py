@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from ..layout.tencentcloud import TencentLayout
-from . import access, audit, encryption, identity, logs, monitoring, network, nodes
+from . import access, audit, encryption, identity, logs, monitoring, network, nodes, slurm
 
 TYPE = "gpu-cluster:tencentcloud:Cluster"
 
@@ -35,11 +35,20 @@ class CloudCluster(pulumi.ComponentResource):
         self.access = access.build(self, name, layout, tags)
         key_ids = [self.access.key_pair.id] if self.access.key_pair else None
         role = self.identity.role_name
+        # scheduler: slurm: the head before the GPU and login nodes, whose user data holds its address
+        self.slurm = slurm.build(self, name, layout, self.network, key_ids, role, tags)
+        nodes_sg = self.network.security_group
+        head = self.slurm.address if self.slurm else None
         kms_key_id = encryption.build(self, name, layout, tags)  # encryption.key: the data disks' KMS key
-        self.nodes = nodes.build(self, name, layout, self.network, key_ids, role, tags, kms_key_id)
-        self.login = access.build_login(self, name, layout, self.network, key_ids, role, tags)
+        self.nodes = nodes.build(self, name, layout, self.network, key_ids, role, tags, kms_key_id, head)
+        self.login = access.build_login(
+            self, name, layout, self.network, key_ids, role, tags,
+            self.slurm.login_user_data() if self.slurm else None, slurm.login_ingress(self.slurm, nodes_sg),
+        )  # fmt: skip
+        login_sg = self.login.security_group if self.login else None
         scrapes = monitoring.scrape_ingress(layout, self.login)
-        network.node_rules(self, name, layout, self.network.security_group, scrapes)
+        network.node_rules(self, name, layout, nodes_sg, [*scrapes, *slurm.node_ingress(self.slurm, login_sg)])
+        slurm.head_rules(self, name, self.slurm, nodes_sg, login_sg)
         monitoring.build(self, name, layout, role)
         self.logs = logs.build(self, name, layout, role, tags)  # monitoring.logs: CLS; LogListener is in the user data
         self.audit = audit.build(self, name, layout, tags)  # compliance mlps3: the CloudAudit tracking set
@@ -54,13 +63,15 @@ class CloudCluster(pulumi.ComponentResource):
             "hpcClusterId": self.nodes.hpc_cluster.id if self.nodes.hpc_cluster else None,
             "gpuDriver": None,  # not managed: see the image warning (docs/tencentcloud.md)
             "identity": self.identity.output(layout),
-            "access": access.output(layout, self.login),
+            "access": (access_out := access.output(layout, self.login)),
             "monitoring": monitoring.output(layout, self.login),
             "placementApplied": layout.placement_applied,
             "fabricUsable": layout.fabric_usability.describe(),
             # a hostfile for mpirun / torchrun
             "privateIps": pulumi.Output.all(*[inst.private_ip for inst in instances]),
         }
+        if self.slurm is not None:
+            self.outputs["slurm"] = slurm.output(self.slurm, access_out)
         if self.logs is not None and layout.logs is not None:
             self.outputs["logs"] = self.logs.output(layout.logs)
         if kms_key_id is not None:

@@ -58,6 +58,8 @@ def build_login(
     key_ids: Sequence[pulumi.Input[str]] | None,
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
+    slurm_user_data: pulumi.Input[str] | None = None,  # scheduler: slurm: the client parts, LogListener, monitoring
+    slurm_ingress: Sequence[tencentcloud.security.GroupRuleSetIngressArgs] = (),  # srun's ports from the cluster
 ) -> Login | None:
     login = layout.login
     if login is None:
@@ -75,16 +77,18 @@ def build_login(
                 action="ACCEPT", cidr_block=cidr, protocol="TCP", port="22", description="SSH to the login node"
             )
             for cidr in login.ssh_cidrs
-        ],
+        ]
+        + list(slurm_ingress),
         # a rule set without egress rules rejects all outbound traffic (Tencent's security group overview,
         # 213/18197): the login node's Prometheus installs from the internet, calls the CVM API and scrapes the nodes,
-        # LogListener reaches the mirror, CLS and SSM; with either the login node gets the nodes' egress (network.py)
+        # LogListener reaches the mirror, CLS and SSM, Slurm's client installs its packages and reads the MUNGE key;
+        # with any of them the login node gets the nodes' egress (network.py)
         egresses=[
             tencentcloud.security.GroupRuleSetEgressArgs(
                 action="ACCEPT", cidr_block="0.0.0.0/0", protocol="ALL", port="all", description="egress"
             )
         ]
-        if layout.monitoring is not None or layout.logs is not None
+        if layout.monitoring is not None or layout.logs is not None or layout.slurm is not None
         else None,
         opts=child,
     )
@@ -115,7 +119,8 @@ def build_login(
         system_disk_type=DISK_TYPE,
         key_ids=key_ids,
         cam_role_name=role_name,
-        user_data=layout.login_user_data_b64,  # LogListener, then Prometheus and Grafana; none without either
+        # LogListener, then Prometheus and Grafana; none without either (with Slurm's client parts first)
+        user_data=slurm_user_data if slurm_user_data is not None else layout.login_user_data_b64,
         tags={**tags, "Name": f"{spec.name}-login"},
         # the newest public image, resolved at creation: a newer one must not reinstall the login node later
         opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])),

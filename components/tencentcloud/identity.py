@@ -29,6 +29,7 @@ class Identity:
         ident = layout.identity
         # the custom policy the login node's Prometheus needs (monitoring.py) is attached to this role too
         custom = [layout.monitoring.policy_name] if layout.monitoring is not None else []
+        custom += [layout.slurm.policy_name] if layout.slurm is not None else []  # the Slurm secrets' read
         return {
             "kind": "cam-role",
             "name": self.role_name,

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from ..layout.tencentcloud import TencentLayout
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
+from ..layout.tencentcloud import TencentLayout, gzip_b64
 from ..layout.tencentcloud.nodes import DISK_TYPE
-from ..resources import invoke_options
+from ..resources import fill, invoke_options
 from .network import Network
 
 
@@ -37,6 +38,7 @@ def build(
     role_name: pulumi.Output[str],
     tags: Mapping[str, str],
     kms_key_id: pulumi.Output[str] | None = None,
+    head_address: pulumi.Input[str] | None = None,  # scheduler: slurm: the head's private address
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
@@ -62,8 +64,11 @@ def build(
     node_opts = (
         pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])) if tracked else child
     )
+    user_data = fill(layout.user_data, {HEAD_PLACEHOLDER: head_address}, gzip_b64)
     instances = [
-        _instance(name, i, layout, network, image_id, hpc, group, key_ids, role_name, tags, node_opts, kms_key_id)
+        _instance(
+            name, i, layout, network, image_id, hpc, group, key_ids, role_name, tags, node_opts, kms_key_id, user_data
+        )
         for i in range(spec.nodes)
     ]
     return Nodes(hpc, group, image_id, instances)
@@ -96,6 +101,7 @@ def _instance(
     tags: Mapping[str, str],
     child: pulumi.ResourceOptions,
     kms_key_id: pulumi.Output[str] | None,
+    user_data: pulumi.Input[str],
 ) -> tencentcloud.instance.Instance:
     spec = layout.spec
     scratch = layout.scratch
@@ -138,7 +144,7 @@ def _instance(
         data_disks=disks,
         key_ids=key_ids,
         cam_role_name=role_name,
-        user_data=layout.user_data_b64,
+        user_data=user_data,
         tags={**tags, "Name": f"{spec.name}-node-{index}"},
         opts=child,
     )

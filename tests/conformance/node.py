@@ -194,6 +194,15 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "alicloud-vm-login-prometheus": ("alicloud-a100", {"login": {}, "monitoring": {"prometheus": "selfHosted"}}),
     # storage.shared on Huawei: SFS Turbo mounted over NFSv3 (mounts.sh with Huawei's options) in plain user data
     "huaweicloud-sfs-turbo": ("huaweicloud-dev", {"storage": {"shared": {"retain": True}, "scratch": "disk"}}),
+    # Slurm on Tencent with monitoring.logs (LogListener beside the SSM hooks, tccli's venv shared), slurm.users and
+    # slurm.mps: the largest user data Tencent's 16 KB takes (tencentcloud-slurm ships the plain cluster)
+    "tencentcloud-slurm-logs-users": (
+        "tencentcloud-slurm",
+        {
+            "monitoring": {"logs": {"enabled": True}},
+            "slurm": {"users": [{"name": "ana", "uid": 2001}], "mps": True},
+        },
+    ),
 }
 
 _HEADERS = (b"#cloud-config", b"#!", b"MIME-Version:", b"Content-Type:")

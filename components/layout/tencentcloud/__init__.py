@@ -26,7 +26,7 @@ from typing import Any
 from ... import bootstrap
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
 from ...catalog import releases
-from ...errors import CLUSTER_KEY, refuse
+from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
 from ...text import one_line
 from .. import Scratch, image_for, scratch_for
@@ -44,8 +44,9 @@ from .logs import plan as logs_plan
 from .monitoring import TencentMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import NAT_BANDWIDTH_MBPS, subnet_cidr
-from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, is_hcc, node_problems
+from .nodes import DISK_GLOBS, NVME_GLOBS, USER_DATA_MAX, Image, Placement, applied_placement, is_hcc, node_problems
 from .proof import count_wired_gbps
+from .slurm import TencentSlurm, slurm_compute_parts, tencent_slurm
 
 __all__ = [
     "Access",
@@ -56,6 +57,7 @@ __all__ = [
     "TencentAudit",
     "TencentEncryption",
     "TencentLayout",
+    "TencentSlurm",
     "count_wired_gbps",
     "plan",
 ]
@@ -92,6 +94,7 @@ class TencentLayout:
     logs: TencentLogs | None = None  # monitoring.logs: the CLS topic and LogListener on every node
     encryption: TencentEncryption | None = None  # the data disks' KMS key (encryption.key); None: the CBS-managed key
     audit: TencentAudit | None = None  # compliance mlps3: the CloudAudit tracking set to a CLS topic
+    slurm: TencentSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key and configuration in SSM
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -116,6 +119,21 @@ class TencentLayout:
 
 def gzip_b64(text: str) -> str:
     return base64.b64encode(gzip.compress(text.encode(), compresslevel=9, mtime=0)).decode()
+
+
+def _slurm_size_problems(user_data: str, slurm: TencentSlurm) -> list[ConfigError]:
+    """Each node kind's user data within Tencent's 16 KB of Base64 (nodes.py USER_DATA_MAX; the head's address,
+    filled in at deploy, is shorter than its placeholder)."""
+    texts = {"GPU nodes'": user_data, "Slurm head's": slurm.head_user_data, "login node's": slurm.login_user_data}
+    return [
+        ConfigError(
+            f"{CLUSTER_KEY}.slurm",
+            f"the {who} user data is {size} bytes (gzip, Base64), over Tencent's {USER_DATA_MAX} (instance.Instance "
+            "user_data); drop slurm.containers, slurm.mps or slurm.users, or monitoring.logs",
+        )
+        for who, text in texts.items()
+        if (size := len(gzip_b64(text))) > USER_DATA_MAX
+    ]
 
 
 def plan(spec: ClusterSpec) -> TencentLayout:
@@ -170,7 +188,26 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     )
     encryption = encryption_plan(spec, warnings)
     logs = logs_plan(spec)
-    user_data = bootstrap.cloud_init((*parts, *((logs.part,) if logs else ())))  # LogListener on the GPU nodes
+    loglistener = (logs.part,) if logs else ()
+    slurm = None
+    if spec.scheduler == "slurm":
+        monitoring = monitoring_plan(spec)
+        switch = f"{spec.name}-hpc" if hpc_cluster else (f"{spec.name}-pg" if group_type == "SW" else None)
+        slurm = tencent_slurm(spec, entry["osName"], switch, loglistener, monitoring.parts if monitoring else ())
+        assert slurm is not None
+        # Tencent takes 16 KB of user data (gzip, then Base64): Slurm's scripts and LogListener's go without their
+        # comments, as the node parts do (layout/node.py); nodes without Slurm keep their user data byte for byte
+        parts = (*parts, *bootstrap.without_comments((*slurm_compute_parts(spec, slurm, switch), *loglistener)))
+        loglistener = ()
+        if hcc:
+            warnings.append(
+                f"{key}.scheduler: slurm on {row.instanceType} (HCC): a job's NCCL reaches the HCC RDMA fabric only "
+                f"with {' and '.join(tencent_data()['hcc']['needs'])}, which are not installed "
+                f"({tencent_data()['hcc']['source']}); multi-node jobs run over TCP"
+            )
+    user_data = bootstrap.cloud_init((*parts, *loglistener))  # LogListener on the GPU nodes
+    if slurm is not None:
+        refuse(_slurm_size_problems(user_data, slurm))
     login = None
     if spec.login is not None:
         assert spec.login.instance_type is not None
@@ -209,4 +246,5 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         logs=logs,
         encryption=encryption,
         audit=audit_plan(spec),
+        slurm=slurm,
     )
