@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from ..layout.tencentcloud import TencentLayout
-from . import access, identity, logs, monitoring, network, nodes
+from . import access, identity, kubernetes, logs, monitoring, network, nodes
 
 TYPE = "gpu-cluster:tencentcloud:Cluster"
 
@@ -35,21 +35,24 @@ class CloudCluster(pulumi.ComponentResource):
         self.access = access.build(self, name, layout, tags)
         key_ids = [self.access.key_pair.id] if self.access.key_pair else None
         role = self.identity.role_name
-        self.nodes = nodes.build(self, name, layout, self.network, key_ids, role, tags)
+        # scheduler kubernetes: the GPU nodes are the TKE GPU pool's, no CVM instances of their own
+        tke = layout.kubernetes is not None
+        self.nodes = None if tke else nodes.build(self, name, layout, self.network, key_ids, role, tags)
+        self.kubernetes = kubernetes.build(self, name, layout, self.network, key_ids, role, tags) if tke else None
         self.login = access.build_login(self, name, layout, self.network, key_ids, role, tags)
         scrapes = monitoring.scrape_ingress(layout, self.login)
         network.node_rules(self, name, layout, self.network.security_group, scrapes)
         monitoring.build(self, name, layout, role)
         self.logs = logs.build(self, name, layout, role, tags)  # monitoring.logs: CLS; LogListener is in the user data
-        instances = self.nodes.instances
+        instances = self.nodes.instances if self.nodes else []
         self.outputs = {
             "vpcId": self.network.vpc.id,
             "subnetIds": pulumi.Output.all(self.network.subnet.id),
             "securityGroupId": self.network.security_group.id,
-            "imageId": self.nodes.image_id,
+            "imageId": self.nodes.image_id if self.nodes else None,
             "instanceIds": pulumi.Output.all(*[inst.id for inst in instances]),
-            "placementGroup": self.nodes.placement_group.id if self.nodes.placement_group else None,
-            "hpcClusterId": self.nodes.hpc_cluster.id if self.nodes.hpc_cluster else None,
+            "placementGroup": self.nodes.placement_group.id if self.nodes and self.nodes.placement_group else None,
+            "hpcClusterId": self.nodes.hpc_cluster.id if self.nodes and self.nodes.hpc_cluster else None,
             "gpuDriver": None,  # not managed: see the image warning (docs/tencentcloud.md)
             "identity": self.identity.output(layout),
             "access": access.output(layout, self.login),
@@ -59,6 +62,9 @@ class CloudCluster(pulumi.ComponentResource):
             # a hostfile for mpirun / torchrun
             "privateIps": pulumi.Output.all(*[inst.private_ip for inst in instances]),
         }
+        if self.kubernetes is not None:
+            self.outputs["kubernetes"] = self.kubernetes.output(layout)
+            self.outputs["kubeconfig"] = self.kubernetes.kubeconfig  # a secret
         if self.logs is not None and layout.logs is not None:
             self.outputs["logs"] = self.logs.output(layout.logs)
         self.register_outputs(self.outputs)

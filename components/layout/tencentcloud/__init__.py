@@ -35,6 +35,7 @@ from .access import Access, LoginNode
 from .data import tencent_data
 from .fabric import fabric_usability
 from .identity import NodeIdentity, node_identity
+from .kubernetes import TkeLayout, tke_layout, tke_problems
 from .logs import TencentLogs
 from .logs import plan as logs_plan
 from .monitoring import TencentMonitoring
@@ -49,6 +50,7 @@ __all__ = [
     "LoginNode",
     "NodeIdentity",
     "TencentLayout",
+    "TkeLayout",
     "count_wired_gbps",
     "plan",
 ]
@@ -83,6 +85,7 @@ class TencentLayout:
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability
     logs: TencentLogs | None = None  # monitoring.logs: the CLS topic and LogListener on every node
+    kubernetes: TkeLayout | None = None  # scheduler: kubernetes (TKE); None builds the nodes as instances
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -112,7 +115,8 @@ def gzip_b64(text: str) -> str:
 def plan(spec: ClusterSpec) -> TencentLayout:
     row = spec.instance
     hcc = is_hcc(spec)
-    refuse(node_problems(spec, hcc))
+    tke = spec.scheduler == "kubernetes"
+    refuse([*node_problems(spec, hcc), *(tke_problems(spec) if tke else ())])
     warnings: list[str] = []
     key = CLUSTER_KEY
     hpc_cluster = hcc and spec.fabric_wired
@@ -125,14 +129,16 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     entry: dict[str, Any] = image_for("tencentcloud", row.instanceType)
     if releases.choice("tencentcloud", entry, spec.image) is not None:  # auto or latest: no release is pinned
         image = Image(None, entry["osName"], entry["description"])
-        warnings.append(
-            f"{key}.image: {spec.image} is {entry['osName']} without an NVIDIA driver: tencentcloud-iac-pulumi 0.2.3 "
-            "has no argument for Tencent's automatic GPU driver installation; set image to a GPU image id "
-            "(docs/tencentcloud.md)"
-        )
+        if not tke:  # TKE's GPU nodes boot its node OS; the GPU operator installs the driver
+            warnings.append(
+                f"{key}.image: {spec.image} is {entry['osName']} without an NVIDIA driver: "
+                "tencentcloud-iac-pulumi 0.2.3 has no argument for Tencent's automatic GPU driver installation; "
+                "set image to a GPU image id "
+                "(docs/tencentcloud.md)"
+            )
     else:
         image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
-    if spec.health_action == "replace":
+    if spec.health_action == "replace" and not tke:
         warnings.append(
             f"{key}.health.action: replace acts as report on tencentcloud: no node group here replaces an instance; "
             "the health check writes /var/lib/gpu-cluster/health.json and the journal"
@@ -160,6 +166,7 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         fabric=fabric,
     )
     logs = logs_plan(spec)
+    kubernetes = tke_layout(spec, scratch, delete_with_instance, warnings) if tke else None
     user_data = bootstrap.cloud_init((*parts, *((logs.part,) if logs else ())))  # LogListener on the GPU nodes
     login = None
     if spec.login is not None:
@@ -197,4 +204,5 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         warnings=tuple(warnings),
         fabric_usability=fabric_usability(spec, hpc_cluster),
         logs=logs,
+        kubernetes=kubernetes,
     )
