@@ -27,6 +27,8 @@ from .network import Network
 @dataclass(frozen=True)
 class Kubernetes:
     cluster: tencentcloud.kubernetes.Cluster
+    secrets_key: tencentcloud.kms.Key
+    encryption: tencentcloud.kubernetes.EncryptionProtection
     endpoint: tencentcloud.kubernetes.ClusterEndpoint
     api_security_group: tencentcloud.security.Group | None
     system_pool: tencentcloud.kubernetes.NodePool
@@ -103,6 +105,26 @@ def build(
         tags=dict(tags),
         opts=child,
     )
+    # the cluster's Secrets wrapped with a KMS key of its own before etcd (policy kubernetes-secrets-encryption)
+    key_data = tke.secrets_key
+    secrets_key = tencentcloud.kms.Key(
+        f"{name}-tke-secrets",
+        alias=f"{spec.name}-tke-secrets",
+        description=f"gpu-cluster {spec.name}: TKE Secrets encryption",
+        key_usage=str(key_data["keyUsage"]),
+        is_enabled=bool(key_data["isEnabled"]),
+        pending_delete_window_in_days=int(key_data["pendingDeleteWindowInDays"]),
+        tags=dict(tags),
+        opts=child,
+    )
+    encryption = tencentcloud.kubernetes.EncryptionProtection(
+        f"{name}-tke-secrets-encryption",
+        cluster_id=cluster.id,
+        kms_configuration=tencentcloud.kubernetes.EncryptionProtectionKmsConfigurationArgs(
+            key_id=secrets_key.id, kms_region=spec.region
+        ),
+        opts=child,
+    )
     pool = _Pool(layout, tke, cluster, network, key_ids, role_name, tags, child)
     system_pool = pool.build(
         f"{name}-system",
@@ -132,7 +154,7 @@ def build(
     config = endpoint.kube_config if tke.public_endpoint else endpoint.kube_config_intranet
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(config)
     in_cluster = incluster.install(name, kubeconfig, tke.releases, parent, depends_on=[endpoint, system_pool, gpu_pool])
-    return Kubernetes(cluster, endpoint, api_sg, system_pool, gpu_pool, kubeconfig, in_cluster)
+    return Kubernetes(cluster, secrets_key, encryption, endpoint, api_sg, system_pool, gpu_pool, kubeconfig, in_cluster)
 
 
 @dataclass(frozen=True)

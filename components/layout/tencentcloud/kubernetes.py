@@ -56,6 +56,7 @@ class TkeLayout:
     scratch_delete_with_node: bool
     public_cidrs: tuple[str, ...]  # the public endpoint's admitted ranges; empty: the API server stays private
     api_port: int
+    secrets_key: Mapping[str, Any]  # kms.Key arguments for the Secrets' EncryptionProtection (camelCase keys)
     releases: tuple[Release, ...]
 
     @property
@@ -173,5 +174,6 @@ def tke_layout(spec: ClusterSpec, scratch: Scratch, delete_scratch: bool, warnin
         scratch_delete_with_node=delete_scratch,
         public_cidrs=tuple(kube.public_cidrs) if kube.public_endpoint else (),
         api_port=int(data["apiPort"]),
+        secrets_key=dict(data["secretsKey"]),
         releases=releases(spec),
     )
