@@ -26,6 +26,8 @@ MODELS = {
     "cam": "tencentcloud.cam.v20190116.models",
     "cls": "tencentcloud.cls.v20201016.models",
     "ssm": "tencentcloud.ssm.v20190923.models",
+    "tke": "tencentcloud.tke.v20180525.models",
+    "kms": "tencentcloud.kms.v20190118.models",
 }
 RULES = _rules.load(conf.RULES)
 _PLANS: dict[str, object] = {}
