@@ -239,7 +239,7 @@ def test_auto_on_gke_keeps_the_managed_route_and_selfhosted_is_refused_saying_wh
     assert got[0][1].startswith(
         "selfHosted is not built with scheduler kubernetes on gcp: GKE's route is the managed one"
     )
-    assert got[0][1].endswith("(built on: aws, azure, alicloud)")
+    assert got[0][1].endswith("(built on: aws, azure, alicloud, tencentcloud)")
 
 
 def test_selfhosted_on_eks_needs_no_login_node():
@@ -269,6 +269,6 @@ def test_selfhosted_without_the_exporters_is_refused_once():
 
 def test_a_cloud_without_kubernetes_names_where_the_stack_is_built():
     raw = ClusterConfig.model_validate({"gpu": "H100:8", "nodes": 2, "scheduler": "kubernetes"})
-    assert _problems("tencentcloud", raw) == [
-        "is not built with scheduler kubernetes on tencentcloud (built on: aws, azure, alicloud); use none"
+    assert _problems("huaweicloud", raw) == [
+        "is not built with scheduler kubernetes on huaweicloud (built on: aws, azure, alicloud, tencentcloud); use none"
     ]
