@@ -243,7 +243,8 @@ def test_hcc_types_are_refused_in_a_node_pool():
     values = tke_values(instanceType="HCCG5v.24XLARGE384", fabric="auto", zone="ap-guangzhou-3")
     with pytest.raises(ConfigError) as info:
         plan_values(values)
-    assert "gpu-cluster:cluster.nodeGroup" in str(info.value) and "hpc_cluster_id" in str(info.value)
+    assert str(info.value).startswith("gpu-cluster:cluster.instanceType: HCCG5v.24XLARGE384 is an HCC type")
+    assert "hpc_cluster_id" in str(info.value) and "nodeGroup: managed" not in str(info.value)
 
 
 def test_vm_mode_still_refuses_a_managed_group_on_tencent():

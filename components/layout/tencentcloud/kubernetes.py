@@ -15,11 +15,13 @@ from typing import Any
 
 from ...catalog import kubernetes as kubernetes_offers
 from ...catalog import releases as catalog_releases
+from ...catalog.capabilities import capabilities
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
 from .. import Scratch
 from ..kubernetes import GPU_TAINT, Release, autoscaled, gpu_labels, releases
+from .nodes import is_hcc
 
 TKE_CLUSTER = "tencentcloud:Kubernetes/cluster:Cluster"
 TKE_ENDPOINT = "tencentcloud:Kubernetes/clusterEndpoint:ClusterEndpoint"
@@ -91,6 +93,17 @@ def tke_problems(spec: ClusterSpec) -> list[ConfigError]:
     if refused:
         problems.append(
             ConfigError(f"{CLUSTER_KEY}.kubernetes.gpuSoftware", f"{kube.gpu_software} on TKE: {one_line(refused)}")
+        )
+    if is_hcc(spec):
+        limit = capabilities("tencentcloud").managed_limit("hccCluster")
+        assert limit is not None
+        problems.append(
+            ConfigError(
+                f"{CLUSTER_KEY}.instanceType",
+                f"{spec.instance.instanceType} is an HCC type: a TKE node pool is an auto scaling group, which "
+                f"{one_line(limit.message).split('; use ')[0]}; use a non-HCC type, or scheduler none with "
+                "nodeGroup: instances",
+            )
         )
     if spec.image not in (catalog_releases.AUTO, catalog_releases.LATEST):
         problems.append(
