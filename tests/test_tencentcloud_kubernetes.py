@@ -47,7 +47,7 @@ def by_name(plan, suffix):
 def test_control_plane_is_managed_pinned_and_networked_beside_the_vpc(plan):
     cluster = one(plan, "Kubernetes/cluster:Cluster")["inputs"]
     assert cluster["clusterDeployType"] == "MANAGED_CLUSTER"
-    assert cluster["clusterVersion"] == "1.32.2"  # kubernetes.version 1.32, the patch of catalog/kubernetes
+    assert cluster["clusterVersion"] == "1.34.1"  # kubernetes.version 1.34, the patch of catalog/kubernetes
     assert cluster["vpcId"] == "<id of tc-tke-tencentcloud-vpc>"
     assert cluster["networkType"] == "GR" and cluster["containerRuntime"] == "containerd"
     # the VPC is 10.64.0.0/16: the first pod and service ranges of the data overlap neither it nor each other
@@ -139,7 +139,7 @@ def test_gpu_operator_installs_the_driver_and_waits_for_the_pools(plan):
     waits = {r["urn"] for r in (*resources_of(plan, POOL), one(plan, "Kubernetes/clusterEndpoint:ClusterEndpoint"))}
     assert waits <= set(depends)
     outputs = plan.run.outputs["kubernetes"]
-    assert outputs["service"] == "TKE" and outputs["version"] == "1.32.2"
+    assert outputs["service"] == "TKE" and outputs["version"] == "1.34.1"
     assert outputs["autoscaling"]["minNodes"] == 0 and outputs["autoscaling"]["maxNodes"] == 2
 
 
@@ -222,13 +222,12 @@ def test_what_tke_cannot_build_is_refused_with_its_key(cluster, key, words):
 
 
 def test_local_nvme_is_refused_on_tke_as_no_bootstrap_stripes_it():
-    # only HCC types have local NVMe on Tencent, and they are refused in a node pool first (below): the layout's own
-    # refusal is read on their spec
+    # only HCC types have local NVMe on Tencent, and they are refused in a node pool too (below): both are said
     values = tke_values(instanceType="HCCG5v.24XLARGE384", fabric="none", zone="ap-guangzhou-3")
     values["gpu-cluster:cluster"]["storage"] = {"scratch": "nvme"}
     problems = tke_problems(spec_of(values))
-    assert [p.key for p in problems] == ["gpu-cluster:cluster.storage.scratch"]
-    assert "nvme on TKE" in problems[0].message
+    assert [p.key for p in problems] == ["gpu-cluster:cluster.instanceType", "gpu-cluster:cluster.storage.scratch"]
+    assert "nvme on TKE" in problems[1].message
 
 
 def test_gpu_sharing_is_refused_on_tke_with_the_reason():
