@@ -26,6 +26,7 @@ MODELS = {
     "cam": "tencentcloud.cam.v20190116.models",
     "cls": "tencentcloud.cls.v20201016.models",
     "ssm": "tencentcloud.ssm.v20190923.models",
+    "tke": "tencentcloud.tke.v20180525.models",
     "kms": "tencentcloud.kms.v20190118.models",
     "cloudaudit": "tencentcloud.cloudaudit.v20190319.models",
 }
@@ -213,3 +214,18 @@ def test_a_name_tencent_would_refuse_in_host_names_never_plans_clean():
         return
     problems = report_of(plan).problems
     assert any("HostName = 'train--node-0'" in p for p in problems), problems
+
+
+def test_the_judge_refuses_a_tke_cluster_tencent_refuses():
+    from tencentcloud.tke.v20180525 import models as tke
+
+    request = {
+        "ClusterType": "MANAGED_CLUSTER",
+        "ClusterCIDRSettings": {"ClusterCIDR": "100.64.0.0/16", "ServiceCIDR": "172.21.0.0/20", "MaxNodePodNum": 512},
+        "ClusterBasicSettings": {"VpcId": "vpc-1", "Bogus": 1},
+    }
+    problems = verdict("tke:CreateCluster", tke.CreateClusterRequest, request)
+    assert any("Bogus" in p for p in problems)
+    assert any("ClusterCIDRSettings.ClusterCIDR" in p for p in problems)
+    assert any("ClusterCIDRSettings.MaxNodePodNum" in p for p in problems)
+    assert not any("ServiceCIDR" in p for p in problems)

@@ -313,6 +313,11 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("huaweicloud-cce", "image-bump"): "the CCE pools boot CCE's own OS (cce.NodePool os): image must stay auto",
     ("aws-eks-h100", "image-pin"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
     ("aws-eks-h100", "image-bump"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
+    ("tencentcloud-tke", "image-pin"): "TKE's pools boot its node OS (the GPU operator's driver): image must stay auto",
+    (
+        "tencentcloud-tke",
+        "image-bump",
+    ): "TKE's pools boot its node OS (the GPU operator's driver): image must stay auto",
     ("azure-aks-h100", "nodes-1"): "InfiniBand under AKS needs at least 2 nodes",
     ("gcp-dev", "maxNodes-up"): "a COLLOCATED placement policy fixes its VM count: maxNodes must equal nodes",
     ("alicloud-dev", "maxNodes-up"): TWO_NODES_NEED_FABRIC,

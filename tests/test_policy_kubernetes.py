@@ -45,6 +45,10 @@ AKS = "azure-native:containerservice:ManagedCluster"
 AKS_POOL = "azure-native:containerservice:AgentPool"
 ACK = "alicloud:cs/managedKubernetes:ManagedKubernetes"
 ACK_POOL = "alicloud:cs/nodePool:NodePool"
+TKE = "tencentcloud:Kubernetes/cluster:Cluster"
+TKE_POOL = "tencentcloud:Kubernetes/nodePool:NodePool"
+TKE_ENDPOINT = "tencentcloud:Kubernetes/clusterEndpoint:ClusterEndpoint"  # TKE's endpoints: a resource of their own
+TKE_SECRETS = "tencentcloud:Kubernetes/encryptionProtection:EncryptionProtection"  # and its Secrets' key
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
 SECURE: dict[str, dict[str, Any]] = {
@@ -299,10 +303,17 @@ def test_the_pack_reads_the_stacks_opt_in_from_the_component_as_the_plan_does() 
     assert [urn for _, urn in _pack_reports("kubernetes-workloads", [cluster(), bad])] == ["urn:rel"]
 
 
-KUBERNETES_STACKS = ["aws-eks-h100", "gcp-gke-a3mega", "gcp-gke-l4-shared", "azure-aks-h100", "alicloud-ack-erdma"]
+KUBERNETES_STACKS = [
+    "aws-eks-h100",
+    "gcp-gke-a3mega",
+    "gcp-gke-l4-shared",
+    "azure-aks-h100",
+    "alicloud-ack-erdma",
+    "tencentcloud-tke",
+]
 SHIPPED = [s for s in KUBERNETES_STACKS if (ROOT / "stacks" / f"Pulumi.{s}.yaml").exists()]
 CCE = "huaweicloud:Cce/cluster:Cluster"
-CONTROL_PLANES = {EKS, GKE, AKS, ACK, CCE}
+CONTROL_PLANES = {EKS, GKE, AKS, ACK, CCE, TKE}
 
 
 @pytest.mark.parametrize("stack", SHIPPED)
@@ -310,7 +321,7 @@ def test_a_shipped_kubernetes_stack_passes_every_rule(stack: str) -> None:
     plan = plan_stack(stack)
     kinds = {r.type for r in plan.resources}
     assert kinds & CONTROL_PLANES, "not a Kubernetes stack"
-    assert kinds & {EKS_POOL, GKE_POOL, AKS_POOL, ACK_POOL}
+    assert kinds & {EKS_POOL, GKE_POOL, AKS_POOL, ACK_POOL, TKE_POOL}
     assert plan.violations() == []
 
 
@@ -334,6 +345,10 @@ def test_a_shipped_control_plane_made_public_and_unencrypted_fails(stack: str) -
         elif r.type == ACK:
             props["slbInternetEnabled"] = True
             props.pop("encryptionProviderKey")
+        elif r.type == TKE_ENDPOINT:
+            props["clusterInternet"] = True
+        elif r.type == TKE_SECRETS:
+            continue
         broken.append(Resource(r.type, props, r.urn, r.name))
     rules = {v.rule for v in evaluate(broken)}
     assert rules == {"kubernetes-private-endpoint", "kubernetes-secrets-encryption"}

@@ -232,10 +232,14 @@ class Plan:
             return None
         outputs = self.run.outputs.get("kubernetes") or {}
         planes = [r for r in self.resources if control_plane_service(r.type)]
-        state = (
-            endpoint_state(Resource(planes[0].type, planes[0].inputs, planes[0].urn, planes[0].name))
-            if planes
-            else None
+        # the control plane's endpoint, or a resource of its own (TKE's ClusterEndpoint)
+        state = next(
+            (
+                found
+                for r in [*planes, *self.resources]
+                if (found := endpoint_state(Resource(r.type, r.inputs, r.urn, r.name))) is not None
+            ),
+            None,
         )
         releases = [
             {

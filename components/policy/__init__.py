@@ -45,7 +45,7 @@ from .profiles import (
     variant_levels,
 )
 from .rules import PROFILE_ONLY, RULES
-from .rules.kubernetes import control_plane_service, endpoint_state
+from .rules.kubernetes import control_plane_service, endpoint_state, secrets_companions
 from .transit import unenforced
 from .types import K8S_POOL_TYPES, NODE_TYPES, RELEASE_TYPE
 
@@ -112,6 +112,7 @@ def facts_from(resources: list[Resource], config: Mapping[str, Any]) -> Facts:
         compliance=str(cluster.get("compliance", "none")),
         plain_transit=unenforced(resources),
         audit_trail=any(_delivering_trail(r) for r in resources),
+        k8s_secrets_companions=secrets_companions(resources),
     )
 
 

@@ -37,6 +37,7 @@ class Facts:
     login_public_ip: bool = False  # the stack opted its login node (only) into a public IP
     k8s_public_endpoint: bool = False  # kubernetes.publicEndpoint: the API server may be public ...
     k8s_public_cidrs: tuple[str, ...] = ()  # ... from these ranges only (kubernetes.publicCidrs)
+    k8s_secrets_companions: frozenset[str] = frozenset()  # types of the stack's Secrets encryptions with a key (TKE)
     serve_public: bool = False  # serve.public: the stack's endpoint may face the internet
     cloud: str | None = None
     compliance: str = "none"  # the stack's profile (profiles.yaml): its levels override the rules' defaults

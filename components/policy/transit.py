@@ -37,6 +37,7 @@ _RANGE_KEYS = {
     "huaweicloud:Vpc/vpc:Vpc": "cidr",
     # the pods' overlay range is the cluster's too (AKS kubenet / overlay: networkProfile.podCidr)
     "azure-native:containerservice:ManagedCluster": "networkProfile.podCidr",
+    "tencentcloud:Kubernetes/cluster:Cluster": "clusterCidr",  # TKE GR: pods keep their cluster-CIDR addresses
 }
 _INSIDE_NAMES = {"virtualnetwork"}  # Azure's service tag for the VNet (and peered VNets)
 

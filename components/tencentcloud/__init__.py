@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from ..layout.tencentcloud import TencentLayout
-from . import access, audit, encryption, identity, logs, monitoring, network, nodes, slurm
+from . import access, audit, encryption, identity, kubernetes, logs, monitoring, network, nodes, slurm
 
 TYPE = "gpu-cluster:tencentcloud:Cluster"
 
@@ -40,7 +40,12 @@ class CloudCluster(pulumi.ComponentResource):
         nodes_sg = self.network.security_group
         head = self.slurm.address if self.slurm else None
         kms_key_id = encryption.build(self, name, layout, tags)  # encryption.key: the data disks' KMS key
-        self.nodes = nodes.build(self, name, layout, self.network, key_ids, role, tags, kms_key_id, head)
+        # scheduler kubernetes: the GPU nodes are the TKE GPU pool's, no CVM instances of their own
+        tke = layout.kubernetes is not None
+        self.nodes = (
+            None if tke else nodes.build(self, name, layout, self.network, key_ids, role, tags, kms_key_id, head)
+        )
+        self.kubernetes = kubernetes.build(self, name, layout, self.network, key_ids, role, tags) if tke else None
         self.login = access.build_login(
             self, name, layout, self.network, key_ids, role, tags,
             self.slurm.login_user_data() if self.slurm else None, slurm.login_ingress(self.slurm, nodes_sg),
@@ -52,15 +57,15 @@ class CloudCluster(pulumi.ComponentResource):
         monitoring.build(self, name, layout, role)
         self.logs = logs.build(self, name, layout, role, tags)  # monitoring.logs: CLS; LogListener is in the user data
         self.audit = audit.build(self, name, layout, tags)  # compliance mlps3: the CloudAudit tracking set
-        instances = self.nodes.instances
+        instances = self.nodes.instances if self.nodes else []
         self.outputs = {
             "vpcId": self.network.vpc.id,
             "subnetIds": pulumi.Output.all(self.network.subnet.id),
             "securityGroupId": self.network.security_group.id,
-            "imageId": self.nodes.image_id,
+            "imageId": self.nodes.image_id if self.nodes else None,
             "instanceIds": pulumi.Output.all(*[inst.id for inst in instances]),
-            "placementGroup": self.nodes.placement_group.id if self.nodes.placement_group else None,
-            "hpcClusterId": self.nodes.hpc_cluster.id if self.nodes.hpc_cluster else None,
+            "placementGroup": self.nodes.placement_group.id if self.nodes and self.nodes.placement_group else None,
+            "hpcClusterId": self.nodes.hpc_cluster.id if self.nodes and self.nodes.hpc_cluster else None,
             "gpuDriver": None,  # not managed: see the image warning (docs/tencentcloud.md)
             "identity": self.identity.output(layout),
             "access": (access_out := access.output(layout, self.login)),
@@ -72,6 +77,9 @@ class CloudCluster(pulumi.ComponentResource):
         }
         if self.slurm is not None:
             self.outputs["slurm"] = slurm.output(self.slurm, access_out)
+        if self.kubernetes is not None:
+            self.outputs["kubernetes"] = self.kubernetes.output(layout)
+            self.outputs["kubeconfig"] = self.kubernetes.kubeconfig  # a secret
         if self.logs is not None and layout.logs is not None:
             self.outputs["logs"] = self.logs.output(layout.logs)
         if kms_key_id is not None:

@@ -137,6 +137,20 @@ def node_rules(
             for cidr in layout.node_ssh_cidrs
         ],
         *scrapes,
+        # TKE's GR networking: pods reach pods on other nodes from the cluster CIDR, not from a node address
+        *(
+            [
+                tencentcloud.security.GroupRuleSetIngressArgs(
+                    action="ACCEPT",
+                    cidr_block=layout.kubernetes.pod_cidr,
+                    protocol="ALL",
+                    port="all",
+                    description="TKE pods",
+                )
+            ]
+            if layout.kubernetes
+            else []
+        ),
     ]
     egress = [
         tencentcloud.security.GroupRuleSetEgressArgs(

@@ -30,6 +30,7 @@ from . import _rules, _tcsdk
 from .alicloud_requests import Inputs, drop_none
 from .tencentcloud_audit import REQUESTS as AUDIT_REQUESTS
 from .tencentcloud_cls import REQUESTS as CLS_REQUESTS
+from .tencentcloud_tke import REQUESTS as TKE_REQUESTS
 
 PROVIDER = "tencentcloudstack/terraform-provider-tencentcloud@f6970a90"
 RULES = Path(__file__).with_name("tencentcloud_rules.yaml")
@@ -309,6 +310,17 @@ TRANSLATIONS: dict[str, Translation] = {
         token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
         for token, (terraform, build) in AUDIT_REQUESTS.items()
     },
+    # scheduler kubernetes: TKE, its endpoints, node pools and Secrets encryption (tencentcloud_tke.py)
+    **{
+        token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
+        for token, (terraform, build) in TKE_REQUESTS.items()
+    },
+}
+# Registered, but no Tencent Cloud call: the in-cluster releases talk to the Kubernetes API
+NOT_TENCENT = {
+    "kubernetes:helm.sh/v3:Release": "a Helm release inside the cluster (the Kubernetes API, not Tencent's)",
+    "pulumi:providers:kubernetes": "a Pulumi provider instance; no cloud call",
+    "random:index/randomBytes:RandomBytes": "the Slurm MUNGE key, made by the Pulumi random provider; no cloud call",
 }
 
 
@@ -324,6 +336,17 @@ def refusals(token: str, inputs: Mapping[str, Any]) -> list[str]:
                     f"provider: dataDisks[{n}]: param `delete_with_instance` only can be true when "
                     f"`instance_charge_type` is {POSTPAID} (got {charge})"
                 )
+    if token == "tencentcloud:Kubernetes/nodePool:NodePool":
+        # resource_tc_kubernetes_node_pool_extension.go composeParameterToAsScalingGroupParaSerial and
+        # composedKubernetesAsScalingConfigParaSerial refuse these before any request
+        low, high, desired = inputs.get("minSize"), inputs.get("maxSize"), inputs.get("desiredCapacity")
+        if low is not None and high is not None and (low > high or (desired and not low <= desired <= high)):
+            out.append("provider: constraints `min_size <= desired_capacity <= max_size` must be established")
+        config = inputs.get("autoScalingConfig") or {}
+        if config.get("securityGroupIds"):
+            out.append("provider: `security_group_ids` ... Please use `orderly_security_group_ids` instead")
+        if bool(config.get("keyIds")) == bool(config.get("password")):
+            out.append("provider: Parameters `key_ids` and `password` should be set one")
     if token == "tencentcloud:Cam/policy:Policy":
         # CamService.PolicyDocumentForceCheck (resource_tc_cam_policy.go create and update): `resource` and `action`
         # of every statement must be arrays, the form CAM returns
@@ -344,9 +367,6 @@ class Report:
 
 
 # Registered types that are not Tencent API calls (said in the report, judged by nobody here).
-NOT_TENCENT = {
-    "random:index/randomBytes:RandomBytes": "the Slurm MUNGE key, made by the Pulumi random provider; no cloud call",
-}
 
 
 def translate(resources: list[Mapping[str, Any]]) -> Report:
@@ -430,6 +450,25 @@ FEATURES: dict[str, tuple[str, dict[str, Any]]] = {
             sshPublicKey=_RSA,
             identity={"policies": ["QcloudCOSReadOnlyAccess"]},
             tags={"team": "ml", "cost-center": "gpu-42"},
+        ),
+    ),
+    # TKE with its API on the internet from one CIDR, a spot GPU pool of a fixed size and no scratch disk
+    "tke-public": (
+        "tc-tke-pub",
+        _values(
+            "ap-guangzhou",
+            10.0,
+            name="tc-tke-pub",
+            instanceType="GN7.2XLARGE32",
+            fabric="none",
+            nodes=2,
+            spot=True,
+            scheduler="kubernetes",
+            kubernetes={"version": "1.34", "publicEndpoint": True, "publicCidrs": ["203.0.113.0/24"]},
+            storage={"scratch": "none"},
+            network={"cidr": "172.20.0.0/16"},
+            sshPublicKey=_RSA,
+            tags={"environment": "test"},
         ),
     ),
     # a placement group (cluster: SW) for two V100 nodes, a custom image, a stack name with a period

@@ -39,6 +39,7 @@ from .encryption import KmsKey, TencentEncryption
 from .encryption import plan as encryption_plan
 from .fabric import fabric_usability
 from .identity import NodeIdentity, node_identity
+from .kubernetes import TkeLayout, tke_layout, tke_problems
 from .logs import TencentLogs
 from .logs import plan as logs_plan
 from .monitoring import TencentMonitoring
@@ -58,6 +59,7 @@ __all__ = [
     "TencentEncryption",
     "TencentLayout",
     "TencentSlurm",
+    "TkeLayout",
     "count_wired_gbps",
     "plan",
 ]
@@ -95,6 +97,7 @@ class TencentLayout:
     encryption: TencentEncryption | None = None  # the data disks' KMS key (encryption.key); None: the CBS-managed key
     audit: TencentAudit | None = None  # compliance mlps3: the CloudAudit tracking set to a CLS topic
     slurm: TencentSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key and configuration in SSM
+    kubernetes: TkeLayout | None = None  # scheduler: kubernetes (TKE); None builds the nodes as instances
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -139,7 +142,8 @@ def _slurm_size_problems(user_data: str, slurm: TencentSlurm) -> list[ConfigErro
 def plan(spec: ClusterSpec) -> TencentLayout:
     row = spec.instance
     hcc = is_hcc(spec)
-    refuse(node_problems(spec, hcc))
+    tke = spec.scheduler == "kubernetes"
+    refuse([*node_problems(spec, hcc), *(tke_problems(spec) if tke else ())])
     warnings: list[str] = []
     key = CLUSTER_KEY
     hpc_cluster = hcc and spec.fabric_wired
@@ -152,14 +156,16 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     entry: dict[str, Any] = image_for("tencentcloud", row.instanceType)
     if releases.choice("tencentcloud", entry, spec.image) is not None:  # auto or latest: no release is pinned
         image = Image(None, entry["osName"], entry["description"])
-        warnings.append(
-            f"{key}.image: {spec.image} is {entry['osName']} without an NVIDIA driver: tencentcloud-iac-pulumi 0.2.3 "
-            "has no argument for Tencent's automatic GPU driver installation; set image to a GPU image id "
-            "(docs/tencentcloud.md)"
-        )
+        if not tke:  # TKE's GPU nodes boot its node OS; the GPU operator installs the driver
+            warnings.append(
+                f"{key}.image: {spec.image} is {entry['osName']} without an NVIDIA driver: "
+                "tencentcloud-iac-pulumi 0.2.3 has no argument for Tencent's automatic GPU driver installation; "
+                "set image to a GPU image id "
+                "(docs/tencentcloud.md)"
+            )
     else:
         image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
-    if spec.health_action == "replace":
+    if spec.health_action == "replace" and not tke:
         warnings.append(
             f"{key}.health.action: replace acts as report on tencentcloud: no node group here replaces an instance; "
             "the health check writes /var/lib/gpu-cluster/health.json and the journal"
@@ -188,6 +194,7 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     )
     encryption = encryption_plan(spec, warnings)
     logs = logs_plan(spec)
+    kubernetes = tke_layout(spec, scratch, delete_with_instance, warnings) if tke else None
     loglistener = (logs.part,) if logs else ()
     slurm = None
     if spec.scheduler == "slurm":
@@ -247,4 +254,5 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         encryption=encryption,
         audit=audit_plan(spec),
         slurm=slurm,
+        kubernetes=kubernetes,
     )

@@ -52,7 +52,7 @@ def applied_placement(spec: ClusterSpec, hcc: bool, warnings: list[str]) -> tupl
 
 
 def node_problems(spec: ClusterSpec, hcc: bool) -> Iterator[ConfigError]:
-    if hcc and spec.node_group == "managed":
+    if hcc and spec.node_group == "managed" and spec.scheduler != "kubernetes":  # TKE's own: tke_problems
         limit = capabilities("tencentcloud").managed_limit("hccCluster")
         assert limit is not None
         yield ConfigError(f"{CLUSTER_KEY}.nodeGroup", f"managed {limit.message} ({spec.instance.instanceType})")

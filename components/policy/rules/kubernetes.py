@@ -110,6 +110,11 @@ def endpoint_state(res: Resource) -> tuple[bool, list[Any] | None, list[str]] | 
         access = props.get("apiServerAccessProfile") or {}
         public = not truthy(access.get("enablePrivateCluster"))
         return public, list(access.get("authorizedIPRanges") or ["0.0.0.0/0"]), []
+    if kind == "tencentcloud:Kubernetes/clusterEndpoint:ClusterEndpoint":
+        # TKE's endpoints (the cluster's own cluster_internet / cluster_intranet need worker_config, which node pools
+        # replace): clusterInternet opens a public CLB, whose allow-list is its security group, not an input here
+        found = [] if truthy(props.get("clusterIntranet")) else ["has no private API endpoint (clusterIntranet)"]
+        return truthy(props.get("clusterInternet")), None, found
     if kind == "alicloud:cs/managedKubernetes:ManagedKubernetes":
         # slbInternetEnabled: "Whether to create internet load balancer for API Server. Default to true."
         lbs = (props.get("controlPlaneEndpointsConfig") or {}).get("loadBalancersConfigs") or []
@@ -159,14 +164,18 @@ def secrets_encryption(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     rule = entry["secrets"]
     if "unavailable" in rule:  # the SDK cannot ask for it (kubernetes.yaml says why; the layout warns)
         return
-    block = at(res.props, rule["path"])
-    if isinstance(block, list):  # a block is one mapping in the SDK, a list of one in some serialisations
-        block = block[0] if block else None
     fix = f"set {rule['fix']} (see components/policy/kubernetes.yaml)"
     message = f"does not envelope-encrypt Kubernetes Secrets with a key ({entry['service']})"
     issue = Issue(
         message, "do not envelope-encrypt Kubernetes Secrets", "does not envelope-encrypt Kubernetes Secrets", fix
     )
+    if "companion" in rule:  # encrypted by a resource of its own (TKE EncryptionProtection)
+        if rule["companion"] not in facts.k8s_secrets_companions:
+            yield issue
+        return
+    block = at(res.props, rule["path"])
+    if isinstance(block, list):  # a block is one mapping in the SDK, a list of one in some serialisations
+        block = block[0] if block else None
     if not isinstance(block, Mapping) or not block:
         since = rule.get("defaultFromVersion")
         version = str(res.props.get("version") or "")
@@ -177,6 +186,16 @@ def secrets_encryption(res: Resource, facts: Facts) -> Iterator[str | Issue]:
         return
     if not _secrets_on(block, rule):
         yield issue
+
+
+def secrets_companions(resources: list[Resource]) -> frozenset[str]:
+    """The companion types (kubernetes.yaml `secrets.companion`) of which the stack holds one with a key."""
+    wanted = {
+        str(e["secrets"]["companion"]): str(e["secrets"]["keyPath"])
+        for e in _kubernetes_data().values()
+        if "companion" in e["secrets"]
+    }
+    return frozenset(r.type for r in resources if r.type in wanted and at(r.props, wanted[r.type]))
 
 
 def _secrets_on(block: Mapping[str, Any], rule: Mapping[str, Any]) -> bool:

@@ -28,7 +28,10 @@ def _node_counts(ctx: Context) -> Iterator[ConfigError]:
 
 def _node_group(ctx: Context) -> Iterator[ConfigError]:
     caps = capabilities(ctx.cloud)
-    if ctx.cfg.node_group not in caps.node_groups:
+    # with scheduler kubernetes the managed group is the Kubernetes service's node pool (catalog/kubernetes), not the
+    # VM mode's group the capabilities list (Tencent: TKE node pools, no VM-mode auto scaling group yet)
+    pool = ctx.cfg.scheduler == "kubernetes" and ctx.cfg.node_group == "managed"
+    if ctx.cfg.node_group not in caps.node_groups and not pool:
         yield ConfigError(
             f"{CLUSTER_KEY}.nodeGroup",
             f"{ctx.cfg.node_group} is not built on {ctx.cloud} ({caps.node_groups_why}); "
