@@ -42,7 +42,9 @@ RULES_YML = f"{CONF_DIR}/rules.yml"
 PASSWORD_FILE = "/etc/gpu-cluster/grafana-admin-password"
 DASHBOARD_DIR = "/var/lib/gpu-cluster/dashboards"
 PROMETHEUS_DIR = "/opt/prometheus"
-TSDB_DIR = "/var/lib/gpu-cluster/prometheus"  # the agent's write-ahead log too (managed)
+TSDB_DIR = "/var/lib/gpu-cluster/prometheus"
+# managed: the agent's write-ahead log, apart from a server's TSDB (a login node switched from selfHosted keeps that)
+AGENT_DIR = "/var/lib/gpu-cluster/prometheus-agent"
 # the filesystems the disk rule and panel leave out: in memory or read-only images, never "full" in a way to act on
 _FS_SELECTOR = 'fstype!~"tmpfs|overlay|squashfs|ramfs",mountpoint!=""'
 
@@ -291,7 +293,7 @@ def _storage_flags(m: Monitoring) -> str:
     """Where Prometheus keeps samples: its TSDB for `retention_days`, or (agent mode) only its write-ahead log until
     the remote end has them (the server's --storage.tsdb.* flags are refused in agent mode)."""
     if m.remote is not None:
-        return f"--enable-feature=agent --storage.agent.path={TSDB_DIR}"
+        return f"--enable-feature=agent --storage.agent.path={AGENT_DIR}"
     return f"--storage.tsdb.path={TSDB_DIR} --storage.tsdb.retention.time={m.retention_days}d"
 
 
@@ -353,7 +355,7 @@ def install_env(agent: bool = False) -> dict[str, str]:
         "PROMETHEUS_SHA256_ARM64": str(p["sha256"]["arm64"]),
         "PROMETHEUS_DIR": PROMETHEUS_DIR,
         "PROMETHEUS_CONFIG": PROMETHEUS_YML,
-        "TSDB_DIR": TSDB_DIR,
+        "TSDB_DIR": AGENT_DIR if agent else TSDB_DIR,
         "GRAFANA_VERSION": str(g["version"]),
         "GRAFANA_REPOSITORY": f"{g['repository']} {g['suite']} {g['component']}",
         "GRAFANA_KEY_URL": str(g["key"]),
