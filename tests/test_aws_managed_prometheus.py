@@ -146,9 +146,10 @@ def test_the_login_node_runs_an_agent_writing_to_the_workspace_and_grafana_readi
     (source,) = yaml.safe_load(files["/etc/grafana/provisioning/datasources/gpu-cluster.yaml"])["datasources"]
     assert source["url"] == ENDPOINT and source["uid"] == "prometheus"  # the dashboards' uid
     assert source["jsonData"] == {"sigV4Auth": True, "sigV4AuthType": "default", "sigV4Region": "us-east-1"}
-    assert "Environment=GF_AUTH_SIGV4_AUTH_ENABLED=true\n" in files[
-        "/etc/systemd/system/grafana-server.service.d/gpu-cluster.conf"
-    ]
+    assert (
+        "Environment=GF_AUTH_SIGV4_AUTH_ENABLED=true\n"
+        in files["/etc/systemd/system/grafana-server.service.d/gpu-cluster.conf"]
+    )
     assert any(path.startswith(monitoring.DASHBOARD_DIR) for path in files)
     assert WORKSPACE_PLACEHOLDER not in json.dumps(doc)
 
