@@ -223,3 +223,49 @@ def test_notify_with_managed_is_accepted_and_auto_never_picks_managed():
     plan = plan_values(aws_values(login={}, monitoring=NOTIFY))  # auto: selfHosted, as before
     assert not resources_of(plan, "amp/workspace:Workspace")
     assert one(plan, "sns/topic:Topic")
+
+
+def _shipped_with(stack: str, **monitoring_keys: Any) -> dict[str, Any]:
+    import copy
+
+    from components.plan import load_stack, make_plan
+    from components.plan.stackfile import StackFile
+
+    from .conftest import ROOT
+
+    shipped = load_stack(ROOT, stack)
+    values = copy.deepcopy(shipped.values)
+    values["gpu-cluster:cluster"]["monitoring"] = monitoring_keys
+    stack_file = StackFile(shipped.project, shipped.stack, shipped.path, values, shipped.secret_keys)
+    loaded: dict[str, Any] = json.loads(json.dumps(make_plan(ROOT, stack_file).as_json(), default=str))
+    return loaded
+
+
+def test_day2_self_hosted_to_managed_adds_beside_and_restarts_only_the_login_node(stack_plan):
+    from components.diff import diff_plans
+
+    new = json.loads(json.dumps(stack_plan("aws-h100-cmk").as_json(), default=str))
+    old = _shipped_with("aws-h100-cmk", notify=["ops@example.com"])  # selfHosted with its Alertmanager
+    d = diff_plans(old, new)
+    assert [c.key for c in d.spec_changes] == ["cluster.monitoring.prometheus"]
+    verdicts = {c.name: c.verdict for c in d.changed}
+    # the login VM stops and starts for its user data; the key policy gains AMP's statements in place
+    assert verdicts == {"h100-cmk-aws-login": "restart", "h100-cmk-aws-kms": "update"}
+    added = sorted(urn.rsplit("::", 1)[1] for urn in d.created)
+    assert added == [
+        "h100-cmk-aws-alerts-amp",
+        "h100-cmk-aws-amp",
+        "h100-cmk-aws-amp-alertmanager",
+        "h100-cmk-aws-amp-rules",
+        "h100-cmk-aws-node-role-amp",
+    ]
+    assert sorted(urn.rsplit("::", 1)[1] for urn in d.deleted) == ["h100-cmk-aws-node-role-alerts"]
+
+
+def test_day2_managed_back_to_self_hosted_names_the_workspaces_data_loss(stack_plan):
+    from components.diff import diff_plans
+
+    old = json.loads(json.dumps(stack_plan("aws-h100-cmk").as_json(), default=str))
+    new = _shipped_with("aws-h100-cmk", prometheus="selfHosted", notify=["ops@example.com"])
+    d = diff_plans(old, new)
+    assert any(w.startswith("DATA LOSS") and "h100-cmk-aws-amp" in w for w in d.warnings), d.warnings
