@@ -269,3 +269,33 @@ def test_day2_managed_back_to_self_hosted_names_the_workspaces_data_loss(stack_p
     new = _shipped_with("aws-h100-cmk", prometheus="selfHosted", notify=["ops@example.com"])
     d = diff_plans(old, new)
     assert any(w.startswith("DATA LOSS") and "h100-cmk-aws-amp" in w for w in d.warnings), d.warnings
+
+
+def test_the_workspace_key_pattern_is_botocores_and_a_multi_region_key_is_refused():
+    from botocore.session import get_session
+
+    from components.catalog import monitoring as catalog_monitoring
+
+    shape = get_session().get_service_model("amp").shape_for("KmsKeyArn")
+    entry = catalog_monitoring.managed("aws")
+    assert entry is not None and entry["kmsKeyPattern"] == shape.metadata["pattern"]
+    (error,) = _errors(
+        login={},
+        encryption={"key": "arn:aws:kms:us-east-1:111122223333:key/mrk-1234abcd12ab34cd56ef1234567890ab"},
+        monitoring=MANAGED,
+    )
+    assert error.key == "gpu-cluster:cluster.monitoring.prometheus" and "multi-Region" in error.message
+
+
+def test_an_existing_single_region_key_encrypts_the_workspace_and_the_plan_says_what_its_policy_needs():
+    from components.layout.aws import encryption
+    from components.spec import build_spec
+
+    arn = "arn:aws:kms:us-east-1:123456789012:key/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
+    values = aws_values(login={}, encryption={"key": arn}, monitoring=MANAGED | NOTIFY)
+    planned = encryption.plan(build_spec(values, "test"))
+    assert planned is not None and planned.amp and planned.create is None
+    assert any("aps.us-east-1.amazonaws.com" in n and "aps.amazonaws.com publishing" in n for n in planned.notes)
+    plan = plan_values(values)
+    assert one(plan, "amp/workspace:Workspace")["inputs"]["kmsKeyArn"] == arn
+    assert not resources_of(plan, "kms/key:Key")

@@ -17,6 +17,7 @@ scrapes the exporters the cluster already runs. GKE keeps its managed route (Man
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -107,6 +108,13 @@ def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
         )
     if not cfg.monitoring.dcgm_exporter:
         problems.append("has nothing to scrape with monitoring.dcgmExporter false; set it true or use none")
+    key, pattern = cfg.encryption.key, entry.get("kmsKeyPattern")
+    if pattern and key not in ("provider", "auto") and re.fullmatch(str(pattern), key) is None:
+        problems.append(
+            f"cannot encrypt its workspace with encryption.key {key}: {entry['service']} takes a key ARN matching "
+            f"{pattern} (botocore amp KmsKeyArn; a multi-Region key is not one); use a single-Region key, auto or "
+            "provider"
+        )
     if cfg.network.egress != "nat" and cfg.scheduler != "kubernetes":
         problems.append(
             f"needs network.egress nat, got {cfg.network.egress}: the Prometheus agent and Grafana are installed at "
