@@ -45,7 +45,7 @@ def _tarball(tmp_path: Path) -> Path:
     return path
 
 
-def _run(tmp_path: Path, sha256: str | None = None, agent: bool = False):
+def _run(tmp_path: Path, sha256: str | None = None):
     tarball = _tarball(tmp_path)
     log = tmp_path / "log"
     log.touch()
@@ -66,7 +66,7 @@ def _run(tmp_path: Path, sha256: str | None = None, agent: bool = False):
     script = tmp_path / "gpu-cluster-monitoring"
     script.write_text(bootstrap.script("monitoring.sh"))
     env = {
-        **install_env(agent),
+        **install_env(),
         "PROMETHEUS_SHA256_AMD64": sha256 or hashlib.sha256(tarball.read_bytes()).hexdigest(),
         "PROMETHEUS_DIR": str(tmp_path / "opt"),
         "PROMETHEUS_CONFIG": str(tmp_path / "prometheus.yml"),
@@ -102,14 +102,6 @@ def test_a_matching_checksum_installs_both_pins_and_starts_them(tmp_path):
     assert (tmp_path / "grafana.list").read_text().startswith(f"deb [signed-by={env['KEYRING']}] https://apt.grafana")
     password = Path(env["PASSWORD_FILE"])
     assert len(password.read_text()) >= 32 and stat.S_IMODE(password.stat().st_mode) == 0o640
-    assert log[-1] == "systemctl restart gpu-cluster-prometheus.service grafana-server.service"
-
-
-def test_agent_mode_checks_the_config_as_an_agents(tmp_path):
-    """prometheus managed: promtool refuses rule_files in agent mode only when told it is one (--agent)."""
-    run, log, env = _run(tmp_path, agent=True)
-    assert run.returncode == 0, run.stderr
-    assert any(line == f"promtool check config --agent {env['PROMETHEUS_CONFIG']}" for line in log)
     assert log[-1] == "systemctl restart gpu-cluster-prometheus.service grafana-server.service"
 
 

@@ -346,7 +346,9 @@ def _grafana_files(remote: RemoteWrite | None) -> tuple[File, ...]:
 
 
 def install_env(agent: bool = False) -> dict[str, str]:
-    """The install script's settings (monitoring.env); `agent`: promtool checks the configuration as agent mode's."""
+    """The install script's settings (monitoring.env); `agent`: the agent's write-ahead log directory. (The script's
+    `promtool check config` needs no --agent: the agent's configuration has no rule_files or alerting, so it is a
+    valid server configuration too, and monitoring.sh stays byte-identical for every self-hosted login node.)"""
     p, g = versions()["prometheus"], versions()["grafana"]
     return {
         "PROMETHEUS_VERSION": str(p["version"]),
@@ -360,7 +362,6 @@ def install_env(agent: bool = False) -> dict[str, str]:
         "GRAFANA_REPOSITORY": f"{g['repository']} {g['suite']} {g['component']}",
         "GRAFANA_KEY_URL": str(g["key"]),
         "PASSWORD_FILE": PASSWORD_FILE,
-        **({"PROMTOOL_CHECK_FLAGS": "--agent"} if agent else {}),
     }
 
 

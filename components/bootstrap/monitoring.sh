@@ -8,7 +8,7 @@
 #
 # Environment (/etc/gpu-cluster/monitoring.env): PROMETHEUS_VERSION, PROMETHEUS_URL (with {arch}),
 # PROMETHEUS_SHA256_AMD64/ARM64, PROMETHEUS_DIR, PROMETHEUS_CONFIG, TSDB_DIR, GRAFANA_VERSION, GRAFANA_REPOSITORY,
-# GRAFANA_KEY_URL, PASSWORD_FILE, PROMTOOL_CHECK_FLAGS (--agent in agent mode, else unset); KEYRING and APT_LIST (the tests point them elsewhere).
+# GRAFANA_KEY_URL, PASSWORD_FILE; KEYRING and APT_LIST (the tests point them elsewhere).
 set -euo pipefail
 
 ENV_FILE="${ENV_FILE:-/etc/gpu-cluster/monitoring.env}"
@@ -40,8 +40,7 @@ if [ "$(cat "$PROMETHEUS_DIR/VERSION" 2>/dev/null)" != "$PROMETHEUS_VERSION" ]; 
 fi
 id prometheus >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin prometheus
 install -d -o prometheus -g prometheus -m 0750 "$TSDB_DIR"
-# shellcheck disable=SC2086 # PROMTOOL_CHECK_FLAGS: empty, or --agent (monitoring.prometheus managed)
-"$PROMETHEUS_DIR/promtool" check config ${PROMTOOL_CHECK_FLAGS:-} "$PROMETHEUS_CONFIG" >/dev/null
+"$PROMETHEUS_DIR/promtool" check config "$PROMETHEUS_CONFIG" >/dev/null
 
 if [ "$(dpkg-query -W -f='${Version}' grafana 2>/dev/null)" != "$GRAFANA_VERSION" ]; then
   install_grafana

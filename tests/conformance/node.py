@@ -117,7 +117,7 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         "aws-inference-fleet",
         {"login": {}, "monitoring": {"logs": {"enabled": True}, "notify": ["ops@example.com"]}},
     ),
-    # prometheus managed in VM mode: the login node's Prometheus agent (promtool check config --agent) and Grafana
+    # prometheus managed in VM mode: the login node's Prometheus agent and Grafana
     # reading the AMP workspace (aws-h100-cmk ships it with Slurm)
     "aws-vm-managed-prometheus": (
         "aws-h100",
