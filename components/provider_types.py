@@ -246,6 +246,10 @@ class PrometheusMode(Enum):
     """selfHosted where built (catalog/monitoring.yaml) with a login node and egress nat, else none."""
     SELF_HOSTED = "selfHosted"
     """Prometheus and Grafana on the login node, private, from pinned releases."""
+    MANAGED = "managed"
+    """The cloud's managed Prometheus stores and alerts (catalog/monitoring.yaml managed); the login node's Prometheus
+    agent scrapes and writes to it, its Grafana reads it.
+    """
     NONE = "none"
     """Nothing scrapes the exporters (scrape them from your own Prometheus)."""
 
@@ -284,7 +288,7 @@ class Monitoring(TypedDict, total=False):
     dcgm_exporter: bool
     """The DCGM and node exporters, scraped from inside the network (default true)."""
     prometheus: PrometheusMode
-    """auto (default), selfHosted or none."""
+    """auto (default), selfHosted, managed or none."""
     retention_days: int
     """How long the self-hosted Prometheus keeps samples (default 15, Prometheus' own default)."""
     alerts: Alerts

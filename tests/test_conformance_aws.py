@@ -155,6 +155,14 @@ FEATURES: dict[str, dict[str, Any]] = {
         network={"existing": {"vpcId": "vpc-0123456789abcdef0", "subnetIds": ["subnet-0123456789abcdef0"]}},
         serve={"port": 9000, "protocol": "tcp", "idleTimeoutSeconds": 3600},
     ),
+    # monitoring.prometheus managed: the AMP workspace under the cluster's key, its rules, its alert manager to the
+    # SNS topic and the topic's policy for AMP
+    "slurm-amp-cmk-notify": _config(
+        "feat-amp",
+        scheduler="slurm",
+        encryption={"key": "auto"},
+        monitoring={"prometheus": "managed", "notify": ["ops@example.com"]},
+    ),
     # instances mode into a Capacity Block, EFS, a customer key, the longest cluster name
     "instances-efs-capacity-block": _config(
         LONGEST_NAME,

@@ -78,8 +78,13 @@ def test_every_cloud_has_an_entry_for_every_item_the_bill_asks_for(cloud):
         "gcp": {"loadBalancerInternalProxy"},
         "aws": {"applicationLoadBalancer"},
     }.get(cloud, set())
-    # every cloud that builds monitoring.logs / notify names its log service and alert path (billed by use)
-    usage = {item for item, section in (("logs", "logs"), ("alerts", "notify")) if cloud in monitoring.built(section)}
+    # every cloud that builds monitoring.logs / notify / prometheus managed names its log service, alert path and
+    # managed Prometheus (billed by use)
+    usage = {
+        item
+        for item, section in (("logs", "logs"), ("alerts", "notify"), ("managedPrometheus", "managed"))
+        if cloud in monitoring.built(section)
+    }
     assert set(fixed_prices.load(cloud).items) == asked | only | usage
 
 

@@ -280,6 +280,12 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
         lambda c: bool(c.get("monitoring", {}).get("notify")),
         _monitoring(notify=lambda m: [*m["notify"], "oncall@example.com"]),
     ),
+    # prometheus managed (AWS): a threshold lives in the workspace's rule groups namespace, not on the login node
+    "managed-threshold": (
+        "cluster.monitoring.alerts.gpuIdlePercent",
+        lambda c: c.get("monitoring", {}).get("prometheus") == "managed",
+        _monitoring(alerts={"gpuIdlePercent": 10}),
+    ),
 }  # fmt: skip
 # the old side of a cell, when it is not the shipped stack: image-bump goes from one pinned image to another; a
 # Kubernetes upgrade goes from the cloud's previous minor to the shipped one

@@ -16,7 +16,8 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `serve`: the Network Load Balancer in front of the managed group (`serve:`);
 - `encryption`: the customer-managed KMS key (`encryption.key`) the others read from `Context.kms_key`;
 - `logs`: the CloudWatch Logs group every node's agent ships to (`monitoring.logs`) and the role's writes into it;
-- `monitoring`: the SNS topic the login node's Alertmanager publishes to (`monitoring.notify`) and its emails.
+- `monitoring`: the SNS topic the login node's Alertmanager publishes to (`monitoring.notify`) and its emails;
+- `amp`: the Amazon Managed Service for Prometheus workspace, its rules and alert manager (`prometheus: managed`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ import pulumi_aws as aws
 
 from ..catalog.capabilities import capabilities
 from ..layout.aws import AwsLayout
-from ..layout.aws.monitoring import TOPIC_PLACEHOLDER
+from ..layout.aws.monitoring import TOPIC_PLACEHOLDER, WORKSPACE_PLACEHOLDER
 from ..layout.kubernetes import LABEL_PREFIX
 from ..resources import fill
 from .access import access_output, build_endpoints, build_key_pair, build_login, monitoring_output
+from .amp import build_workspace, build_workspace_policy
 from .budget import build_budget
 from .eks_logs import eks_logs_output
 from .encryption import build_key
@@ -89,6 +91,9 @@ class CloudCluster(pulumi.ComponentResource):
         self.log_group = build_log_group(ctx)
         self.alerts = build_alerts(ctx)
         topic_arn = self.alerts[0].arn if self.alerts else None
+        # prometheus managed: the workspace before the login node, whose agent and Grafana name its endpoint
+        self.amp = build_workspace(ctx, self.alerts[0] if self.alerts else None)
+        workspace = self.amp.workspace.prometheus_endpoint if self.amp else None
 
         net = build_network(ctx)
         self.vpc, self.subnet, self.route_table = net.vpc, net.subnet, net.route_table
@@ -102,9 +107,13 @@ class CloudCluster(pulumi.ComponentResource):
         self.slurm = build_head(ctx, net, self.identity, key_pair, source)
         if self.slurm is not None and self.slurm.identity is not self.identity:  # the head's own role ships too
             build_logs_policy(ctx, self.slurm.identity, self.log_group, label="head-role")
-        login_data = login_user_data(ctx, self.slurm, source, topic_arn)
+        login_data = login_user_data(ctx, self.slurm, source, topic_arn, workspace)
         if login_data is None and layout.vm_login_user_data is not None:  # VM mode: monitoring, the logs' agent
-            login_data = fill(layout.vm_login_user_data, {TOPIC_PLACEHOLDER: topic_arn}, layout.user_data_b64_for)
+            login_data = fill(
+                layout.vm_login_user_data,
+                {TOPIC_PLACEHOLDER: topic_arn, WORKSPACE_PLACEHOLDER: workspace},
+                layout.user_data_b64_for,
+            )
         self.login = build_login(ctx, net, self.identity, key_pair, login_data)
         if layout.slurm is None:
             self.shared = build_shared(ctx, net)
@@ -149,9 +158,14 @@ class CloudCluster(pulumi.ComponentResource):
         self.logs_policy = build_logs_policy(ctx, self.identity, self.log_group)
         if self.logs_policy:
             inline = [*(inline or []), self.logs_policy[1]]
-        self.alerts_policy = build_alerts_policy(ctx, self.identity, self.alerts[0] if self.alerts else None)
+        # managed: the workspace's alert manager publishes, as AMP; the login node's role does not
+        local_topic = self.alerts[0] if self.alerts and self.amp is None else None
+        self.alerts_policy = build_alerts_policy(ctx, self.identity, local_topic)
         if self.alerts_policy:
             inline = [*(inline or []), self.alerts_policy[1]]
+        self.amp_policy = build_workspace_policy(ctx, self.identity, self.amp)
+        if self.amp_policy:
+            inline = [*(inline or []), self.amp_policy[1]]
         self.serving = build_serving(ctx, net, nodes.group) if nodes.group is not None else None
         if self.serving is not None and nodes.group is not None:  # serve.requestsPerNode: the ALB's request policy
             s = self.serving
@@ -174,7 +188,7 @@ class CloudCluster(pulumi.ComponentResource):
             "access": access,
             "placementApplied": layout.placement_applied,
             "metrics": metrics_output(layout, access["nodes"]),
-            "monitoring": {**monitoring_output(ctx, self.login), **self._shipping(layout)},
+            "monitoring": {**monitoring_output(ctx, self.login, workspace), **self._shipping(layout)},
         }
         if layout.gpu_driver is not None:  # a vGPU slice installs its GRID driver at boot
             self.outputs["gpuDriver"] = layout.gpu_driver
@@ -213,7 +227,12 @@ class CloudCluster(pulumi.ComponentResource):
                 f"CloudWatch Logs {layout.logs.group_name} ({layout.logs.retention_days} days{key}), one stream "
                 "per node and file"
             )
-        if layout.monitoring is not None and layout.monitoring.notify:
+        if layout.monitoring is not None and layout.monitoring.notify and layout.monitoring.managed is not None:
+            out["alerts"] = (
+                f"{layout.monitoring.managed.service}'s alert manager to SNS, email to "
+                f"{', '.join(layout.monitoring.notify)} (each address confirms SNS's subscription mail first)"
+            )
+        elif layout.monitoring is not None and layout.monitoring.notify:
             out["alerts"] = (
                 f"Alertmanager on the login node to SNS, email to {', '.join(layout.monitoring.notify)} (each "
                 "address confirms SNS's subscription mail first)"

@@ -234,7 +234,9 @@ def access_output(
     return {"method": method, "command": command, "nodes": nodes}
 
 
-def monitoring_output(ctx: Context, login: LoginNode | None) -> dict[str, Any]:
+def monitoring_output(
+    ctx: Context, login: LoginNode | None, workspace: pulumi.Input[str] | None = None
+) -> dict[str, Any]:
     """`monitoring`: where Prometheus and Grafana run and the exact command that forwards Grafana to this machine."""
     layout = ctx.layout
     if layout.monitoring is None or login is None:
@@ -255,4 +257,13 @@ def monitoring_output(ctx: Context, login: LoginNode | None) -> dict[str, Any]:
     else:
         forward = NO_PATH
     m = layout.monitoring
-    return login_summary(forward, port, m.password_file, m.prometheus_listen)
+    summary = login_summary(forward, port, m.password_file, m.prometheus_listen)
+    if m.managed is not None:  # the agent writes there; the rules and alerts live there
+        summary.update(
+            prometheus="managed",
+            service=m.managed.service,
+            workspace=m.managed.alias,
+            endpoint=workspace,
+            grafanaNote=m.managed.grafana_note,
+        )
+    return summary

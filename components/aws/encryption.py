@@ -54,7 +54,7 @@ def build_key(ctx: Context) -> tuple[Context, Encryption | None]:
     # names them by the name's pattern (Pulumi's auto-name: the logical name, a dash and a random suffix)
     logs_group = enc.logs_group.replace(EKS_CLUSTER, f"{ctx.name}-eks-*") if enc.logs_group else None
     policy = pulumi.Output.all(partition, caller.account_id).apply(
-        lambda v: key_policy(create, str(v[0]), str(v[1]), region, logs_group, enc.sns)
+        lambda v: key_policy(create, str(v[0]), str(v[1]), region, logs_group, enc.sns, enc.amp)
     )
     key = aws.kms.Key(
         f"{ctx.name}-kms",

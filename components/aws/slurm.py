@@ -26,7 +26,7 @@ from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import DB_HOST_PLACEHOLDER, HEAD_PLACEHOLDER, launch_placeholder
 from ..catalog.slurm import cloud_data
 from ..layout.aws import AwsSlurm
-from ..layout.aws.monitoring import TOPIC_PLACEHOLDER
+from ..layout.aws.monitoring import TOPIC_PLACEHOLDER, WORKSPACE_PLACEHOLDER
 from ..resources import fill, invoke_options
 from .access import SSH_PORT, LoginNode
 from .accounting import Database, build_database
@@ -272,13 +272,20 @@ def login_user_data(
     head: SlurmHead | None,
     mount_source: pulumi.Input[str] | None = None,
     topic_arn: pulumi.Input[str] | None = None,
+    workspace: pulumi.Input[str] | None = None,
 ) -> pulumi.Input[str] | None:
-    """`topic_arn`: monitoring.notify's SNS topic, the login node's Alertmanager receiver."""
+    """`topic_arn`: monitoring.notify's SNS topic, the login node's Alertmanager receiver; `workspace`: managed, the
+    AMP workspace's endpoint the login node's Prometheus agent writes to and its Grafana reads."""
     if head is None:
         return None
     return fill(
         head.plan.login_user_data,
-        {HEAD_PLACEHOLDER: head.address, SOURCE_PLACEHOLDER: mount_source, TOPIC_PLACEHOLDER: topic_arn},
+        {
+            HEAD_PLACEHOLDER: head.address,
+            SOURCE_PLACEHOLDER: mount_source,
+            TOPIC_PLACEHOLDER: topic_arn,
+            WORKSPACE_PLACEHOLDER: workspace,
+        },
         ctx.layout.user_data_b64_for,
     )
 

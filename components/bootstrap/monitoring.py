@@ -12,6 +12,11 @@ source and the dashboards of bootstrap/monitoring/ (every query names only metri
 tests/test_monitoring.py). Its admin password is generated on the node at first boot (openssl rand) into a file only
 root and grafana read, handed to Grafana by GF_SECURITY_ADMIN_PASSWORD__FILE: it is never in user data, an input,
 an output or the state, and needs no secret store nor grant; anonymous access stays off.
+
+monitoring.prometheus managed (`RemoteWrite`): the same Prometheus runs in agent mode (--enable-feature=agent: it
+scrapes and writes every sample to the cloud's workspace, keeps only its write-ahead log, and evaluates no rules:
+the workspace's rule service does, from the same `rule_list`); Grafana reads the workspace instead, signing as the
+cloud tells it (AWS: sigv4 with the instance role), with the same dashboards.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ PASSWORD_FILE = "/etc/gpu-cluster/grafana-admin-password"
 DASHBOARD_DIR = "/var/lib/gpu-cluster/dashboards"
 PROMETHEUS_DIR = "/opt/prometheus"
 TSDB_DIR = "/var/lib/gpu-cluster/prometheus"
+# managed: the agent's write-ahead log, apart from a server's TSDB (a login node switched from selfHosted keeps that)
+AGENT_DIR = "/var/lib/gpu-cluster/prometheus-agent"
 # the filesystems the disk rule and panel leave out: in memory or read-only images, never "full" in a way to act on
 _FS_SELECTOR = 'fstype!~"tmpfs|overlay|squashfs|ramfs",mountpoint!=""'
 
@@ -74,6 +81,17 @@ class Discovery:
 
 
 @dataclass(frozen=True)
+class RemoteWrite:
+    """monitoring.prometheus managed: where the agent writes and how Grafana reads the cloud's workspace."""
+
+    url: str  # the remote_write URL (the cloud package may fill a placeholder at deploy)
+    auth: Mapping[str, Any]  # <remote_write>'s authentication block, e.g. {"sigv4": {"region": ...}}
+    query_url: str  # Grafana's data source URL (the workspace's Prometheus-compatible query endpoint)
+    datasource_auth: Mapping[str, Any]  # the data source's jsonData authentication settings
+    grafana_env: Mapping[str, str]  # GF_* settings the data source's authentication needs
+
+
+@dataclass(frozen=True)
 class Thresholds:
     """monitoring.alerts as the rules take them (the spec's AlertsConfig, field by field)."""
 
@@ -96,6 +114,7 @@ class Monitoring:
     partition: str | None = None  # scheduler slurm: the GPU partition, a label on every series
     gpu_metrics: bool = True  # NVIDIA GPUs: the DCGM exporter runs (other vendors' nodes run the node exporter only)
     notify: am.Receiver | None = None  # monitoring.notify: an Alertmanager beside Prometheus sends to this receiver
+    remote: RemoteWrite | None = None  # managed: agent mode, writing to the cloud's workspace (no rules, no notify)
 
 
 def prometheus_config(m: Monitoring) -> str:
@@ -127,12 +146,19 @@ def prometheus_config(m: Monitoring) -> str:
                 "relabel_configs": relabel,
             }
         )
-    body = {
-        "global": {"scrape_interval": interval, "evaluation_interval": interval},
-        **({"alerting": am.prometheus_alerting()} if m.notify else {}),
-        "rule_files": [RULES_YML],
-        "scrape_configs": jobs,
-    }
+    if m.remote is not None:  # agent mode: no rule_files, alerting nor evaluation (promtool check config --agent)
+        body: dict[str, Any] = {
+            "global": {"scrape_interval": interval},
+            "scrape_configs": jobs,
+            "remote_write": [{"url": m.remote.url, **m.remote.auth}],
+        }
+    else:
+        body = {
+            "global": {"scrape_interval": interval, "evaluation_interval": interval},
+            **({"alerting": am.prometheus_alerting()} if m.notify else {}),
+            "rule_files": [RULES_YML],
+            "scrape_configs": jobs,
+        }
     # a copy without shared objects: the YAML stays plain (no &anchors for the jobs' common filters)
     return yaml.safe_dump(json.loads(json.dumps(body)), sort_keys=False, width=1000)
 
@@ -149,9 +175,12 @@ def _rule(name: str, expr: str, minutes: int, severity: str, summary: str) -> di
 
 def alert_rules(m: Monitoring) -> str:
     """rules.yml: the alerts of docs/monitoring.md, thresholds from monitoring.alerts."""
-    return yaml.safe_dump(
-        {"groups": [{"name": "gpu-cluster", "rules": rule_list(m.alerts)}]}, sort_keys=False, width=1000
-    )
+    return alert_rules_text(m.alerts)
+
+
+def alert_rules_text(a: Thresholds) -> str:
+    """The rule file (Prometheus' format: what `promtool check rules` and AMP's rule groups namespaces take)."""
+    return yaml.safe_dump({"groups": [{"name": "gpu-cluster", "rules": rule_list(a)}]}, sort_keys=False, width=1000)
 
 
 def rule_list(a: Thresholds) -> list[dict[str, Any]]:
@@ -236,8 +265,7 @@ After=network-online.target
 [Service]
 User=prometheus
 Group=prometheus
-ExecStart={bin}/prometheus --config.file={config} --storage.tsdb.path={tsdb} --storage.tsdb.retention.time={days}d \
---web.listen-address={listen}
+ExecStart={bin}/prometheus --config.file={config} {storage} --web.listen-address={listen}
 Restart=always
 RestartSec=10
 
@@ -261,23 +289,28 @@ WantedBy=multi-user.target
 """
 
 
-def _grafana_files() -> tuple[File, ...]:
+def _storage_flags(m: Monitoring) -> str:
+    """Where Prometheus keeps samples: its TSDB for `retention_days`, or (agent mode) only its write-ahead log until
+    the remote end has them (the server's --storage.tsdb.* flags are refused in agent mode)."""
+    if m.remote is not None:
+        return f"--enable-feature=agent --storage.agent.path={AGENT_DIR}"
+    return f"--storage.tsdb.path={TSDB_DIR} --storage.tsdb.retention.time={m.retention_days}d"
+
+
+def _grafana_files(remote: RemoteWrite | None) -> tuple[File, ...]:
     g = versions()["grafana"]
-    prometheus_url = f"http://{versions()['prometheus']['listen']}"
-    datasource = {
-        "apiVersion": 1,
-        "datasources": [
-            {
-                "name": "Prometheus",
-                "type": "prometheus",
-                "uid": "prometheus",  # the dashboards' datasource uid
-                "access": "proxy",
-                "url": prometheus_url,
-                "isDefault": True,
-                "editable": False,
-            }
-        ],
+    source: dict[str, Any] = {
+        "name": "Prometheus",
+        "type": "prometheus",
+        "uid": "prometheus",  # the dashboards' datasource uid
+        "access": "proxy",
+        "url": f"http://{versions()['prometheus']['listen']}" if remote is None else remote.query_url,
+        "isDefault": True,
+        "editable": False,
     }
+    if remote is not None:
+        source["jsonData"] = dict(remote.datasource_auth)
+    datasource = {"apiVersion": 1, "datasources": [source]}
     provider = {
         "apiVersion": 1,
         "providers": [
@@ -299,6 +332,7 @@ def _grafana_files() -> tuple[File, ...]:
         "Environment=GF_USERS_ALLOW_SIGN_UP=false\n"
         "Environment=GF_ANALYTICS_REPORTING_ENABLED=false\n"
         f"Environment=GF_SECURITY_ADMIN_PASSWORD__FILE={PASSWORD_FILE}\n"
+        + "".join(f"Environment={k}={v}\n" for k, v in (remote.grafana_env if remote else {}).items())
     )
     return (
         File("/etc/grafana/provisioning/datasources/gpu-cluster.yaml", yaml.safe_dump(datasource, sort_keys=False)),
@@ -311,8 +345,10 @@ def _grafana_files() -> tuple[File, ...]:
     )
 
 
-def install_env() -> dict[str, str]:
-    """The install script's settings (monitoring.env)."""
+def install_env(agent: bool = False) -> dict[str, str]:
+    """The install script's settings (monitoring.env); `agent`: the agent's write-ahead log directory. (The script's
+    `promtool check config` needs no --agent: the agent's configuration has no rule_files or alerting, so it is a
+    valid server configuration too, and monitoring.sh stays byte-identical for every self-hosted login node.)"""
     p, g = versions()["prometheus"], versions()["grafana"]
     return {
         "PROMETHEUS_VERSION": str(p["version"]),
@@ -321,7 +357,7 @@ def install_env() -> dict[str, str]:
         "PROMETHEUS_SHA256_ARM64": str(p["sha256"]["arm64"]),
         "PROMETHEUS_DIR": PROMETHEUS_DIR,
         "PROMETHEUS_CONFIG": PROMETHEUS_YML,
-        "TSDB_DIR": TSDB_DIR,
+        "TSDB_DIR": AGENT_DIR if agent else TSDB_DIR,
         "GRAFANA_VERSION": str(g["version"]),
         "GRAFANA_REPOSITORY": f"{g['repository']} {g['suite']} {g['component']}",
         "GRAFANA_KEY_URL": str(g["key"]),
@@ -333,33 +369,42 @@ def monitoring_part(m: Monitoring | None) -> Part:
     """The login node's part: the files, and the install unit started without blocking the boot."""
     if m is None:
         return Part("monitoring")
-    p = versions()["prometheus"]
+    p, grafana = versions()["prometheus"], versions()["grafana"]
     unit = PROMETHEUS_UNIT.format(
-        listen=p["listen"], bin=PROMETHEUS_DIR, config=PROMETHEUS_YML, tsdb=TSDB_DIR, days=m.retention_days
+        listen=p["listen"], bin=PROMETHEUS_DIR, config=PROMETHEUS_YML, storage=_storage_flags(m)
     )
-    grafana = versions()["grafana"]
-    return Part(
-        "monitoring",
-        files=(
-            File("/usr/local/sbin/gpu-cluster-monitoring", script("monitoring.sh"), "0755"),
-            File("/etc/gpu-cluster/monitoring.env", env_file(install_env())),
-            File("/etc/systemd/system/gpu-cluster-monitoring.service", INSTALL_UNIT),
-            File("/etc/systemd/system/gpu-cluster-prometheus.service", unit),
-            File(PROMETHEUS_YML, prometheus_config(m)),
-            File(RULES_YML, alert_rules(m)),
-            *_grafana_files(),
-            *(am.files(m.cluster, m.notify) if m.notify else ()),
-        ),
-        commands=(
-            ("systemctl", "daemon-reload"),
-            ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-monitoring.service"),
-            *(am.COMMANDS if m.notify else ()),
-        ),
-        summary=f"runs Prometheus {p['version']} ({p['listen']}) and Grafana {grafana['version']} "
-        f"({grafana['listen']}:{grafana['port']}), private, scraping the GPU nodes' exporters"
-        + (
-            f"; Alertmanager {am.pin()['version']} ({am.pin()['listen']}) sends the alerts to {m.notify.kind}."
-            if m.notify
-            else "."
-        ),
+    agent = m.remote is not None
+    # managed: the workspace evaluates the rules and sends the alerts, so neither rules.yml nor Alertmanager is here
+    local_alerts = m.notify if not agent else None
+    files = (
+        File("/usr/local/sbin/gpu-cluster-monitoring", script("monitoring.sh"), "0755"),
+        File("/etc/gpu-cluster/monitoring.env", env_file(install_env(agent))),
+        File("/etc/systemd/system/gpu-cluster-monitoring.service", INSTALL_UNIT),
+        File("/etc/systemd/system/gpu-cluster-prometheus.service", unit),
+        File(PROMETHEUS_YML, prometheus_config(m)),
+        *(() if agent else (File(RULES_YML, alert_rules(m)),)),
+        *_grafana_files(m.remote),
+        *(am.files(m.cluster, local_alerts) if local_alerts else ()),
     )
+    commands = (
+        ("systemctl", "daemon-reload"),
+        ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-monitoring.service"),
+        *(am.COMMANDS if local_alerts else ()),
+    )
+    grafana_at = f"Grafana {grafana['version']} ({grafana['listen']}:{grafana['port']})"
+    if agent:
+        summary = (
+            f"runs a Prometheus {p['version']} agent ({p['listen']}) scraping the GPU nodes' exporters and writing "
+            f"every sample to the managed workspace, and {grafana_at} reading it, private."
+        )
+    else:
+        summary = (
+            f"runs Prometheus {p['version']} ({p['listen']}) and {grafana_at}, private, scraping the GPU nodes' "
+            + (
+                f"exporters; Alertmanager {am.pin()['version']} ({am.pin()['listen']}) sends the alerts to "
+                f"{local_alerts.kind}."
+                if local_alerts
+                else "exporters."
+            )
+        )
+    return Part("monitoring", files=files, commands=commands, summary=summary)

@@ -35,6 +35,18 @@ def not_built_why(cloud: str) -> str | None:
     return None if entry is None else str(entry["why"])
 
 
+def managed(cloud: str) -> dict[str, Any] | None:
+    """`managed.<cloud>`: the managed Prometheus and the login node's grants, None where `managed` is not built."""
+    entry: dict[str, Any] | None = (data().get("managed") or {}).get(cloud)
+    return entry
+
+
+def managed_not_built_why(cloud: str) -> str | None:
+    """`managedNotBuilt.<cloud>.why`: why `managed` is not built on a cloud yet."""
+    entry = (data().get("managedNotBuilt") or {}).get(cloud)
+    return str(entry["why"]) if entry else None
+
+
 def logs(cloud: str) -> dict[str, Any] | None:
     """`logs.<cloud>`: the log service and the retention it takes, None where shipping is not built."""
     entry: dict[str, Any] | None = (data().get("logs") or {}).get(cloud)
@@ -60,7 +72,7 @@ def notify(cloud: str) -> dict[str, Any] | None:
 
 
 def built(section: str) -> tuple[str, ...]:
-    """The clouds with an entry under `logs` or `notify`."""
+    """The clouds with an entry under `logs`, `notify` or `managed`."""
     return tuple(data().get(section) or {})
 
 

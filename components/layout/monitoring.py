@@ -7,7 +7,7 @@ from typing import Any
 
 from ..bootstrap import Part
 from ..bootstrap.alertmanager import Receiver
-from ..bootstrap.monitoring import Discovery, Monitoring, Thresholds, monitoring_part
+from ..bootstrap.monitoring import Discovery, Monitoring, RemoteWrite, Thresholds, monitoring_part
 from ..spec import ClusterSpec
 
 
@@ -17,9 +17,12 @@ def login_hosted(spec: ClusterSpec) -> bool:
     return spec.prometheus == "selfHosted" and spec.kubernetes is None
 
 
-def login_part(spec: ClusterSpec, discovery: Discovery, notify: Receiver | None = None) -> Part:
+def login_part(
+    spec: ClusterSpec, discovery: Discovery, notify: Receiver | None = None, remote: RemoteWrite | None = None
+) -> Part:
     """The login node's monitoring part: the spec's retention and alert thresholds, the Slurm partition to label by,
-    the DCGM metrics only on NVIDIA GPUs; `notify`: an Alertmanager sending the alerts to the cloud's receiver."""
+    the DCGM metrics only on NVIDIA GPUs; `notify`: an Alertmanager sending the alerts to the cloud's receiver;
+    `remote`: managed, Prometheus in agent mode writing to the cloud's workspace, Grafana reading it."""
     return monitoring_part(
         Monitoring(
             cluster=spec.name,
@@ -29,6 +32,7 @@ def login_part(spec: ClusterSpec, discovery: Discovery, notify: Receiver | None 
             partition=spec.slurm.partition if spec.slurm is not None else None,
             gpu_metrics=spec.instance.gpu_vendor == "nvidia",
             notify=notify,
+            remote=remote,
         )
     )
 

@@ -270,12 +270,16 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
 
 
 def _monitoring(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> list[BillItem]:
-    """monitoring.logs and .notify: the cloud's log service and alert path bill by use (GB ingested, samples written,
-    notifications sent), so they are named and never counted (prices/<cloud>.yaml says why)."""
+    """monitoring.logs, .notify and prometheus managed: the cloud's log service, alert path and workspace bill by use
+    (GB ingested, samples written, notifications sent), so they are named and never counted (prices/<cloud>.yaml
+    says why)."""
     items = []
     logs = catalog_monitoring.logs(spec.cloud)
     if spec.monitoring.logs.enabled and logs is not None:
         items.append(_priced("logs", f"the nodes' logs in {logs['service']}", 1, "stack", prices.item("logs")))
+    managed = catalog_monitoring.managed(spec.cloud)
+    if spec.prometheus == "managed" and managed is not None:
+        items.append(_priced("managedPrometheus", managed["service"], 1, "stack", prices.item("managedPrometheus")))
     notify = catalog_monitoring.notify(spec.cloud)
     if spec.monitoring.notify and notify is not None:
         items.append(_priced("alerts", f"alert delivery: {notify['service']}", 1, "stack", prices.item("alerts")))

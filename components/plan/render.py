@@ -202,10 +202,16 @@ def monitoring_text(s: dict[str, Any]) -> str:
         namespace = str(charts()[chart]["namespace"])
         access = grafana_text(stack["name"], namespace)
         return f"{chart} in the cluster (namespace {namespace}, not exposed); Grafana: {access}" + shipping
-    if m.get("prometheus") != "selfHosted" or not grafana:
+    if m.get("prometheus") not in ("selfHosted", "managed") or not grafana:
         return (
             "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"
             + shipping
+        )
+    if m.get("prometheus") == "managed":  # the cloud's workspace stores and alerts; the login node scrapes and shows
+        return (
+            f"{m.get('service')} (workspace {m.get('workspace')}); a Prometheus agent and Grafana on the "
+            f"{m.get('host')} (private); Grafana: {grafana['forward']}, then {grafana['url']} as {grafana['user']} "
+            f"({grafana['password']}); {m.get('grafanaNote')}" + shipping
         )
     return (
         f"Prometheus and Grafana on the {m.get('host')} (private); Grafana: {grafana['forward']}, then "

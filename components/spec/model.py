@@ -196,13 +196,15 @@ class HealthConfig(_Model):
 
 
 PrometheusMode = Annotated[
-    Literal["auto", "selfHosted", "none"],
+    Literal["auto", "selfHosted", "managed", "none"],
     Choice(
         "PrometheusMode",
         "Who scrapes the nodes' exporters (docs/monitoring.md).",
         {
             "auto": "selfHosted where built (catalog/monitoring.yaml) with a login node and egress nat, else none.",
             "selfHosted": "Prometheus and Grafana on the login node, private, from pinned releases.",
+            "managed": "The cloud's managed Prometheus stores and alerts (catalog/monitoring.yaml managed); the login "
+            "node's Prometheus agent scrapes and writes to it, its Grafana reads it.",
             "none": "Nothing scrapes the exporters (scrape them from your own Prometheus).",
         },
     ),
@@ -242,7 +244,7 @@ class MonitoringConfig(_Model):
     dcgm_exporter: bool = True
     """The DCGM and node exporters, scraped from inside the network (default true)."""
     prometheus: PrometheusMode = "auto"
-    """auto (default), selfHosted or none."""
+    """auto (default), selfHosted, managed or none."""
     retention_days: int = Field(15, ge=1, le=3650)
     """How long the self-hosted Prometheus keeps samples (default 15, Prometheus' own default)."""
     alerts: AlertsConfig = AlertsConfig()

@@ -167,7 +167,7 @@ class ClusterSpec:
     dcgm_exporter: bool = False
     # monitoring.prometheus resolved (auto: spec/rules/monitoring.py; selfHosted runs on the login node); monitoring
     # as written, for the retention and the alert thresholds
-    prometheus: Literal["selfHosted", "none"] = "none"
+    prometheus: Literal["selfHosted", "managed", "none"] = "none"
     monitoring: MonitoringConfig = field(default_factory=MonitoringConfig)
     # MIG: the profile and how many instances of it fill one GPU
     gpu_partition: tuple[str, int] | None = None

@@ -18,10 +18,22 @@ from botocore.exceptions import UnknownServiceError
 from .aws_api import PLACEHOLDER, is_unknown, service_model
 
 SOURCE = "IAM JSON policy reference (Version, Statement, Effect, Action, Resource); botocore service models"
+# IAM prefixes that differ from botocore's service name (the value), read from the model's metadata
+# (endpointPrefix and signingName "aps" for botocore's "amp")
+PREFIX_SERVICES: dict[str, str] = {"aps": "amp"}
+_AMP_HTTP = (
+    "Amazon Managed Service for Prometheus User Guide, AMP-APIReference-Prometheus-Compatible-Apis: the workspace's "
+    "Prometheus-compatible HTTP API (remote write, query, series, labels, metadata), signed with sigv4 and authorized "
+    "by this permission; not an operation of the AWS SDK's amp model"
+)
 # Actions that are permissions without an operation of their name (the value: where AWS says so).
 PERMISSION_ONLY: dict[str, str] = {
     "iam:PassRole": "IAM User Guide id_roles_use_passrole: the PassRole permission, checked when a role is passed to "
     "a service (EC2 RunInstances with an instance profile), not an API operation",
+    **{
+        f"aps:{name}": _AMP_HTTP
+        for name in ("RemoteWrite", "QueryMetrics", "GetSeries", "GetLabels", "GetMetricMetadata")
+    },
 }
 
 
@@ -36,7 +48,7 @@ def _action_problems(action: Any) -> list[str]:
     if action in PERMISSION_ONLY:
         return []
     try:
-        model = service_model(prefix)
+        model = service_model(PREFIX_SERVICES.get(prefix, prefix))
     except UnknownServiceError:
         return [f"action {action}: no AWS service {prefix!r}"]
     if "*" in name or name in model.operation_names:
@@ -51,7 +63,9 @@ def _resource_problems(resource: Any, actions: list[str]) -> list[str]:
     if len(parts) != 6 or parts[0] != "arn" or not parts[1] or not parts[5]:
         return [f"resource {resource!r} is not arn:partition:service:region:account:resource"]
     problems: list[str] = []
-    services = {a.split(":")[0] for a in actions if ":" in a}
+    services = {PREFIX_SERVICES.get(p, p) for p in (a.split(":")[0] for a in actions if ":" in a)} | {
+        a.split(":")[0] for a in actions if ":" in a
+    }
     if services and parts[2] not in services:
         problems.append(f"resource {resource} is of service {parts[2]}, the actions of {sorted(services)}")
     for action in actions:

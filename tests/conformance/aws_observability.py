@@ -55,3 +55,46 @@ def _subscription(r: Resource) -> None:
         "ReturnSubscriptionArn": True,
     }
     r.call("sns", "Subscribe", params, "sns/topic_subscription.go resourceTopicSubscriptionCreate")
+
+
+@translates("aws:sns/topicPolicy:TopicPolicy")
+def _topic_policy(r: Resource) -> None:
+    """sns/topic_policy.go resourceTopicPolicyUpsert: SetTopicAttributes Policy (the document normalized)."""
+    i = r.inputs
+    params = {"TopicArn": i.get("arn"), "AttributeName": "Policy", "AttributeValue": i.get("policy")}
+    r.call("sns", "SetTopicAttributes", params, "sns/topic_policy.go resourceTopicPolicyUpsert")
+
+
+@translates("aws:amp/workspace:Workspace")
+def _amp_workspace(r: Resource) -> None:
+    """amp/workspace.go resourceWorkspaceCreate: CreateWorkspace with the alias, the KMS key and the tags (no logging
+    configuration is set: no CreateLoggingConfiguration)."""
+    i = r.inputs
+    params = {"alias": i.get("alias"), "kmsKeyArn": i.get("kmsKeyArn"), "tags": i.get("tags")}
+    r.call("amp", "CreateWorkspace", params, "amp/workspace.go resourceWorkspaceCreate")
+
+
+@translates("aws:amp/ruleGroupNamespace:RuleGroupNamespace")
+def _amp_rules(r: Resource) -> None:
+    """amp/rule_group_namespace.go resourceRuleGroupNamespaceCreate: CreateRuleGroupsNamespace (data as bytes)."""
+    i = r.inputs
+    params = {
+        "workspaceId": i.get("workspaceId"),
+        "name": i.get("name"),
+        "data": (i.get("data") or "").encode(),
+        "tags": i.get("tags"),
+    }
+    r.call("amp", "CreateRuleGroupsNamespace", params, "amp/rule_group_namespace.go resourceRuleGroupNamespaceCreate")
+
+
+@translates("aws:amp/alertManagerDefinition:AlertManagerDefinition")
+def _amp_alert_manager(r: Resource) -> None:
+    """amp/alert_manager_definition.go resourceAlertManagerDefinitionCreate: CreateAlertManagerDefinition."""
+    i = r.inputs
+    params = {"workspaceId": i.get("workspaceId"), "data": (i.get("definition") or "").encode()}
+    r.call(
+        "amp",
+        "CreateAlertManagerDefinition",
+        params,
+        "amp/alert_manager_definition.go resourceAlertManagerDefinitionCreate",
+    )

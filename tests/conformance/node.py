@@ -120,6 +120,12 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         "aws-inference-fleet",
         {"login": {}, "monitoring": {"logs": {"enabled": True}, "notify": ["ops@example.com"]}},
     ),
+    # prometheus managed in VM mode: the login node's Prometheus agent and Grafana
+    # reading the AMP workspace (aws-h100-cmk ships it with Slurm)
+    "aws-vm-managed-prometheus": (
+        "aws-h100",
+        {"login": {}, "monitoring": {"prometheus": "managed", "notify": ["ops@example.com"]}},
+    ),
     # MIG (mig.sh) on every H100, with EFS
     "aws-efs-mig": (
         "aws-h100",

@@ -212,6 +212,22 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.monitoring.notify",
             {"login": {}, "monitoring.prometheus": "none", "monitoring.notify": ["ops@example.com"]},
         ),
+        # prometheus managed: not on EKS, needs the login node its agent runs on, no multi-Region key (AMP's kmsKeyArn)
+        (
+            "aws-prometheus-managed-eks",
+            f"{C}.monitoring.prometheus",
+            {"scheduler": "kubernetes", "monitoring.prometheus": "managed"},
+        ),
+        ("aws-prometheus-managed-no-login", f"{C}.monitoring.prometheus", {"monitoring.prometheus": "managed"}),
+        (
+            "aws-prometheus-managed-mrk-key",
+            f"{C}.monitoring.prometheus",
+            {
+                "login": {},
+                "encryption.key": "arn:aws:kms:us-east-1:111122223333:key/mrk-1234abcd12ab34cd56ef1234567890ab",
+                "monitoring.prometheus": "managed",
+            },
+        ),
         ("aws-count-not-sold", f"{C}.gpu", {"gpu": "H100:4"}),
         ("aws-gpu-type-disagree", f"{C}.gpu", {"gpu": "H100:8", "instanceType": "p4d.24xlarge"}),
         ("aws-fabric-required-t4", f"{C}.fabric", {"instanceType": "g4dn.xlarge", "gpu": DROP, "fabric": "required"}),
@@ -280,6 +296,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-with-azure-options", f"{C}.azure", {"azure": {"resourceGroup": "rg"}}),
     ],
     "azure": [
+        # prometheus managed is built on AWS only (catalog/monitoring.yaml managedNotBuilt.azure)
+        ("azure-prometheus-managed", f"{C}.monitoring.prometheus", {"login": {}, "monitoring.prometheus": "managed"}),
         ("aws-type-on-azure", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("azure-unknown-size", f"{C}.instanceType", {"instanceType": "Standard_ND96isr_H900_v9"}),
         ("azure-gpu-type-disagree", f"{C}.gpu", {"gpu": "A100:8"}),
@@ -321,6 +339,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "gcp": [
+        # prometheus managed is built on AWS only (catalog/monitoring.yaml managedNotBuilt.gcp)
+        ("gcp-prometheus-managed", f"{C}.monitoring.prometheus", {"login": {}, "monitoring.prometheus": "managed"}),
         ("aws-type-on-gcp", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("gcp-unknown-machine", f"{C}.instanceType", {"instanceType": "a9-hypergpu-8g"}),
         ("gcp-gpu-type-disagree", f"{C}.gpu", {"gpu": "H200:8"}),
@@ -382,6 +402,12 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "alicloud": [
+        # prometheus managed is built on AWS only (catalog/monitoring.yaml managedNotBuilt.alicloud)
+        (
+            "alicloud-prometheus-managed",
+            f"{C}.monitoring.prometheus",
+            {"login": {}, "monitoring.prometheus": "managed"},
+        ),
         # a vGPU slice (vgn7i-vws) on ACK: its node pools install the Tesla driver, a slice takes GRID
         # (layout/alicloud/nodes.py image_drivers)
         ("slice-on-ack", f"{C}.gpu", {"gpu": "A10:1/6", "instanceType": DROP, "scheduler": "kubernetes"}),

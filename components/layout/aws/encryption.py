@@ -42,6 +42,7 @@ class AwsEncryption:
     # components/aws fills with the EKS name's pattern)
     logs_group: str | None = None
     sns: bool = False  # monitoring.notify: the alert topic is encrypted with the key
+    amp: bool = False  # monitoring.prometheus managed: the AMP workspace is encrypted with the key
 
 
 # CloudWatch Logs User Guide, encrypt-log-data-kms ("Step 2: Set permissions on the KMS key"): the regional service
@@ -49,6 +50,11 @@ class AwsEncryption:
 # publisher to an encrypted topic needs kms:GenerateDataKey* and kms:Decrypt on its key
 LOGS_ACTIONS = ("kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*")
 SNS_PUBLISH_ACTIONS = ("kms:GenerateDataKey*", "kms:Decrypt")
+# AMP encryption-at-rest-Amazon-Service-Prometheus: AMP uses a customer managed key through grants it creates for the
+# workspace's callers (kms:CreateGrant, kms:DescribeKey, kms:Decrypt, kms:GenerateDataKey via aps.<region>); SNS
+# Developer Guide, sns-key-management (AWS services publishing to an encrypted topic): the service principal needs
+# kms:GenerateDataKey* and kms:Decrypt on the topic's key
+AMP_PRINCIPAL = "aps.amazonaws.com"
 
 
 def plan(spec: ClusterSpec, logs_group: str | None = None) -> AwsEncryption | None:
@@ -59,14 +65,17 @@ def plan(spec: ClusterSpec, logs_group: str | None = None) -> AwsEncryption | No
     nvme = scratch_for(spec, (), ()).kind == "nvme"
     notes = (one_line(data["instanceStoreNote"]),) if nvme else ()
     sns = bool(spec.monitoring.notify) and spec.kubernetes is None
+    amp = spec.prometheus == "managed" and spec.kubernetes is None
     if spec.encryption_key != "auto":
         users = [
             *([f"CloudWatch Logs (logs.{spec.region}.amazonaws.com, for {logs_group})"] if logs_group else []),
-            *(["the node role publishing to the alert topic through SNS"] if sns else []),
+            *(["the node role publishing to the alert topic through SNS"] if sns and not amp else []),
+            *([f"Amazon Managed Service for Prometheus (aps.{spec.region}.amazonaws.com)"] if amp else []),
+            *([f"{AMP_PRINCIPAL} publishing to the alert topic"] if sns and amp else []),
         ]
         if users:  # a key we did not create: its policy is its owner's to extend
             notes = (*notes, f"the given key's policy must let {' and '.join(users)} use it (docs/aws.md)")
-        return AwsEncryption(None, spec.encryption_key, notes, logs_group, sns)
+        return AwsEncryption(None, spec.encryption_key, notes, logs_group, sns, amp)
     auto = data["auto"]
     key = AwsKey(
         description=f"gpu-cluster {spec.name}: disks and filesystems of the cluster",
@@ -77,11 +86,17 @@ def plan(spec: ClusterSpec, logs_group: str | None = None) -> AwsEncryption | No
         use_actions=tuple(auto["useActions"]),
         autoscaling_role=str(auto["autoScalingRole"]),
     )
-    return AwsEncryption(key, None, notes, logs_group, sns)
+    return AwsEncryption(key, None, notes, logs_group, sns, amp)
 
 
 def key_policy(
-    key: AwsKey, partition: str, account: str, region: str, logs_group: str | None = None, sns: bool = False
+    key: AwsKey,
+    partition: str,
+    account: str,
+    region: str,
+    logs_group: str | None = None,
+    sns: bool = False,
+    amp: bool = False,
 ) -> str:
     """The key policy (statements and their sources: capabilities `encryption.auto`; CloudWatch Logs and SNS only
     when monitoring.logs / monitoring.notify use the key, so other clusters' policies stay as they were)."""
@@ -146,7 +161,31 @@ def key_policy(
                 },
             }
         )
-    if sns:
+    if amp:
+        statements.append(
+            {
+                "Sid": "AccountUsesTheKeyThroughAmp",
+                "Effect": "Allow",
+                "Principal": {"AWS": "*"},
+                "Action": [*use, "kms:CreateGrant"],
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {"kms:CallerAccount": account, "kms:ViaService": f"aps.{region}.amazonaws.com"}
+                },
+            }
+        )
+    if sns and amp:  # the workspace's alert manager publishes to the encrypted topic as the service
+        statements.append(
+            {
+                "Sid": "AmpPublishesToTheAlertTopic",
+                "Effect": "Allow",
+                "Principal": {"Service": AMP_PRINCIPAL},
+                "Action": list(SNS_PUBLISH_ACTIONS),
+                "Resource": "*",
+                "Condition": {"StringEquals": {"aws:SourceAccount": account}},
+            }
+        )
+    elif sns:
         statements.append(
             {
                 "Sid": "AccountPublishesToTheAlertTopic",

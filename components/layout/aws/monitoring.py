@@ -9,6 +9,14 @@ action with no resource type (Resource "*"): the only grant added.
 monitoring.notify: an Alertmanager beside Prometheus publishes the firing alerts to the cluster's SNS topic (one email
 subscription per address), signing with the login node's instance role (sigv4); the topic's ARN is known at deploy
 (`TOPIC_PLACEHOLDER` in the login node's user data), and the role may sns:Publish to that topic only.
+
+monitoring.prometheus managed (`AwsManaged`; catalog/monitoring.yaml managed.aws): an Amazon Managed Service for
+Prometheus workspace stores the samples and evaluates the same alert rules (a rule groups namespace from
+bootstrap/monitoring.py rule_list); with notify its alert manager publishes to the SNS topic (the topic's policy
+lets aps.amazonaws.com publish for this workspace only), so the login node runs no Alertmanager. The login node's
+Prometheus runs in agent mode, discovering the nodes as above and remote-writing with sigv4 (the instance role) to
+the workspace, whose endpoint is known at deploy (`WORKSPACE_PLACEHOLDER`); its Grafana reads the workspace with
+sigv4 too. The role gets aps:RemoteWrite and the four query actions on this workspace's ARN only.
 """
 
 from __future__ import annotations
@@ -17,14 +25,33 @@ from dataclasses import dataclass
 
 from ... import bootstrap
 from ...bootstrap import Part
-from ...bootstrap.alertmanager import Receiver
-from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
+from ...bootstrap.alertmanager import Receiver, alertmanager_config
+from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, RemoteWrite, Thresholds, alert_rules_text, versions
 from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
-from ..monitoring import login_hosted, login_part
+from ...text import one_line
+from ..monitoring import login_part
 
 TOPIC_PLACEHOLDER = "@@GPU_CLUSTER_ALERT_TOPIC@@"  # the SNS topic's ARN, known at deploy
 PUBLISH_ACTION = "sns:Publish"
+# the workspace's Prometheus endpoint (https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>/), known at deploy
+WORKSPACE_PLACEHOLDER = "@@GPU_CLUSTER_AMP_ENDPOINT@@"
+# AMP-alertmanager-receiver: the topic's access policy lets the service publish and read the topic's attributes
+AMP_TOPIC_ACTIONS = ("sns:Publish", "sns:GetTopicAttributes")
+AMP_PRINCIPAL = "aps.amazonaws.com"
+RULES_NAMESPACE = "gpu-cluster"
+
+
+@dataclass(frozen=True)
+class AwsManaged:
+    """monitoring.prometheus managed: the workspace, its rules and alert manager, and the login node's grants."""
+
+    alias: str  # the workspace's alias (not unique in AMP: the id is; the alias says whose it is)
+    rules: str  # the rule groups namespace's data: Prometheus' rule file format, bootstrap/monitoring.py rule_list
+    alert_manager: str | None  # the alert manager definition (monitoring.notify), TOPIC_PLACEHOLDER for the topic
+    role_actions: tuple[str, ...]  # the login node's role on this workspace's ARN: remote write and the queries
+    service: str  # catalog/monitoring.yaml managed.aws service
+    grafana_note: str  # where the dashboards live, and why not Amazon Managed Grafana
 
 
 @dataclass(frozen=True)
@@ -36,6 +63,7 @@ class AwsMonitoring:
     prometheus_listen: str
     password_file: str
     notify: tuple[str, ...] = ()  # monitoring.notify: the SNS topic's email subscriptions
+    managed: AwsManaged | None = None  # monitoring.prometheus managed: AMP stores, evaluates and alerts
 
 
 def discovery(spec: ClusterSpec) -> Discovery:
@@ -56,14 +84,51 @@ def discovery(spec: ClusterSpec) -> Discovery:
     return Discovery("ec2", {"region": spec.region, "filters": filters}, "__meta_ec2_private_ip", relabel)
 
 
+def _remote(spec: ClusterSpec) -> RemoteWrite:
+    """The agent's remote write and Grafana's data source: the workspace's endpoint, sigv4 with the instance role."""
+    return RemoteWrite(
+        url=f"{WORKSPACE_PLACEHOLDER}api/v1/remote_write",
+        auth={"sigv4": {"region": spec.region}},
+        query_url=WORKSPACE_PLACEHOLDER,
+        # Grafana's "AWS SDK Default" provider: the instance role through the default credentials chain
+        datasource_auth={"sigV4Auth": True, "sigV4AuthType": "default", "sigV4Region": spec.region},
+        grafana_env={"GF_AUTH_SIGV4_AUTH_ENABLED": "true"},
+    )
+
+
+def _managed(spec: ClusterSpec) -> AwsManaged:
+    entry = catalog_monitoring.managed("aws")
+    assert entry is not None  # the spec refuses managed where catalog/monitoring.yaml does not build it
+    receiver = Receiver("sns", {"topic_arn": TOPIC_PLACEHOLDER, "sigv4": {"region": spec.region}})
+    return AwsManaged(
+        alias=f"gpu-cluster-{spec.name}-{spec.stack}"[:100],
+        rules=alert_rules_text(Thresholds(**spec.monitoring.alerts.model_dump())),
+        alert_manager=alertmanager_config(spec.name, receiver) if spec.monitoring.notify else None,
+        role_actions=(*entry["writeActions"], *entry["queryActions"]),
+        service=str(entry["service"]),
+        grafana_note=one_line(str(entry["grafanaPlan"])),
+    )
+
+
+def hosted(spec: ClusterSpec) -> bool:
+    """The login node runs Prometheus (selfHosted) or its agent (managed): not with scheduler kubernetes."""
+    return spec.prometheus in ("selfHosted", "managed") and spec.kubernetes is None
+
+
 def plan(spec: ClusterSpec) -> AwsMonitoring | None:
-    if not login_hosted(spec):
+    if not hosted(spec):
         return None
     grant = catalog_monitoring.self_hosted("aws")
     assert grant is not None  # the spec refuses selfHosted where catalog/monitoring.yaml does not build it
     notify = tuple(spec.monitoring.notify)
-    receiver = Receiver("sns", {"topic_arn": TOPIC_PLACEHOLDER, "sigv4": {"region": spec.region}}) if notify else None
-    part = login_part(spec, discovery(spec), receiver)
+    managed = _managed(spec) if spec.prometheus == "managed" else None
+    if managed is not None:  # the workspace's alert manager sends to the topic: no Alertmanager on the login node
+        part = login_part(spec, discovery(spec), remote=_remote(spec))
+    else:
+        receiver = (
+            Receiver("sns", {"topic_arn": TOPIC_PLACEHOLDER, "sigv4": {"region": spec.region}}) if notify else None
+        )
+        part = login_part(spec, discovery(spec), receiver)
     return AwsMonitoring(
         part,
         bootstrap.cloud_init((part,)),
@@ -72,4 +137,5 @@ def plan(spec: ClusterSpec) -> AwsMonitoring | None:
         prometheus_listen=str(versions()["prometheus"]["listen"]),
         password_file=PASSWORD_FILE,
         notify=notify,
+        managed=managed,
     )

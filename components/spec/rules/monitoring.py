@@ -6,6 +6,9 @@ there would stop the queue, where on the login node it stops no job; the login n
 is where people already are. VM mode without a login node has nowhere private to put it: `auto` is then none and
 `selfHosted` is refused, naming what would give it a host.
 
+`managed` (catalog/monitoring.yaml `managed`): the cloud's managed Prometheus stores the samples and evaluates the
+rules, the login node's Prometheus only scrapes (agent mode) and writes to it; refused by key where not built.
+
 Scheduler kubernetes: selfHosted is the kube-prometheus-stack release on the system pool (catalog/monitoring.yaml
 `kubernetes`), on the clouds whose `releases:` install it. `auto` takes it where it can be built: the cluster pulls
 the chart and its images (quay.io, registry.k8s.io, docker.io) through its NAT like the GPU operator's, and it
@@ -14,6 +17,7 @@ scrapes the exporters the cluster already runs. GKE keeps its managed route (Man
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -83,8 +87,46 @@ def _problems(cloud: str, cfg: ClusterConfig) -> list[str]:
     return problems
 
 
-def resolve_prometheus(cloud: str, cfg: ClusterConfig) -> Literal["selfHosted", "none"]:
-    """`auto`: selfHosted wherever it can be built, else none; the explicit choices as written."""
+def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
+    """Why `managed` cannot be built for this config (empty: it can): a cloud with an entry under
+    catalog/monitoring.yaml `managed`, outside Kubernetes there, and the login node its agent runs on."""
+    entry = data.managed(cloud)
+    if entry is None:
+        why = data.managed_not_built_why(cloud)
+        reason = f": {one_line(why)}" if why else ""
+        return [
+            f"is not built on {cloud} yet{reason} (built on: {', '.join(data.built('managed'))}); use selfHosted or "
+            "none"
+        ]
+    problems: list[str] = []
+    if cfg.scheduler == "kubernetes" and entry.get("kubernetesWhy"):
+        problems.append(f"is not built with scheduler kubernetes: {one_line(entry['kubernetesWhy'])}")
+    elif not has_host(cfg):
+        problems.append(
+            "needs a host for the Prometheus agent that scrapes the nodes and writes to "
+            f"{entry['service']}: add a login node (login: {{}}; scheduler slurm has one)"
+        )
+    if not cfg.monitoring.dcgm_exporter:
+        problems.append("has nothing to scrape with monitoring.dcgmExporter false; set it true or use none")
+    key, pattern = cfg.encryption.key, entry.get("kmsKeyPattern")
+    if pattern and key not in ("provider", "auto") and re.fullmatch(str(pattern), key) is None:
+        problems.append(
+            f"cannot encrypt its workspace with encryption.key {key}: {entry['service']} takes a key ARN matching "
+            f"{pattern} (botocore amp KmsKeyArn; a multi-Region key is not one); use a single-Region key, auto or "
+            "provider"
+        )
+    if cfg.network.egress != "nat" and cfg.scheduler != "kubernetes":
+        problems.append(
+            f"needs network.egress nat, got {cfg.network.egress}: the Prometheus agent and Grafana are installed at "
+            f"boot from github.com and apt.grafana.com (components/bootstrap/monitoring.yaml) and write to and read "
+            f"{entry['service']}'s public endpoint"
+        )
+    return problems
+
+
+def resolve_prometheus(cloud: str, cfg: ClusterConfig) -> Literal["selfHosted", "managed", "none"]:
+    """`auto`: selfHosted wherever it can be built, else none (never managed: it bills per sample, so a cluster asks
+    for it); the explicit choices as written."""
     mode = cfg.monitoring.prometheus
     if mode == "auto":
         return "none" if _problems(cloud, cfg) else "selfHosted"
@@ -153,7 +195,7 @@ def _notify(ctx: Context) -> Iterator[ConfigError]:
             "in-cluster kube-prometheus-stack's Alertmanager has no receiver: its alerts show in its UI and Grafana); "
             "remove notify",
         )
-    elif entry.get("needs") == "selfHosted" and resolve_prometheus(ctx.cloud, ctx.cfg) != "selfHosted":
+    elif entry.get("needs") == "selfHosted" and resolve_prometheus(ctx.cloud, ctx.cfg) == "none":
         yield ConfigError(
             k,
             f"on {ctx.cloud} the login node's Prometheus evaluates the alert rules, and monitoring.prometheus "
@@ -166,5 +208,8 @@ def _monitoring(ctx: Context) -> Iterator[ConfigError]:
     if ctx.cfg.monitoring.prometheus == "selfHosted":
         for problem in _problems(ctx.cloud, ctx.cfg):
             yield ConfigError(f"{CLUSTER_KEY}.monitoring.prometheus", f"selfHosted {problem}")
+    elif ctx.cfg.monitoring.prometheus == "managed":
+        for problem in _managed_problems(ctx.cloud, ctx.cfg):
+            yield ConfigError(f"{CLUSTER_KEY}.monitoring.prometheus", f"managed {problem}")
     yield from _logs(ctx)
     yield from _notify(ctx)
