@@ -50,7 +50,7 @@ class CloudCluster(pulumi.ComponentResource):
             "instanceIds": pulumi.Output.all(*[inst.id for inst in instances]),
             "placementGroup": self.nodes.placement_group.id if self.nodes.placement_group else None,
             "hpcClusterId": self.nodes.hpc_cluster.id if self.nodes.hpc_cluster else None,
-            "gpuDriver": None,  # not managed: see the image warning (docs/tencentcloud.md)
+            "gpuDriver": layout.gpu_driver,  # None with an explicit image: it brings its own
             "identity": self.identity.output(layout),
             "access": access.output(layout, self.login),
             "monitoring": monitoring.output(layout, self.login),

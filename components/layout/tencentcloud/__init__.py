@@ -25,6 +25,7 @@ from typing import Any
 
 from ... import bootstrap
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
+from ...bootstrap.tencentcloud_driver import driver_summary, tencentcloud_driver_part
 from ...catalog import releases
 from ...errors import CLUSTER_KEY, refuse
 from ...spec import ClusterSpec
@@ -83,6 +84,7 @@ class TencentLayout:
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability
     logs: TencentLogs | None = None  # monitoring.logs: the CLS topic and LogListener on every node
+    gpu_driver: str | None = None  # the plan's line for the driver the node installs at boot (None: the image's own)
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -125,12 +127,9 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     entry: dict[str, Any] = image_for("tencentcloud", row.instanceType)
     if releases.choice("tencentcloud", entry, spec.image) is not None:  # auto or latest: no release is pinned
         image = Image(None, entry["osName"], entry["description"])
-        warnings.append(
-            f"{key}.image: {spec.image} is {entry['osName']} without an NVIDIA driver: tencentcloud-iac-pulumi 0.2.3 "
-            "has no argument for Tencent's automatic GPU driver installation; set image to a GPU image id "
-            "(docs/tencentcloud.md)"
-        )
+        driver = entry.get("gpuDriver")
     else:
+        driver = None
         image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
     if spec.health_action == "replace":
         warnings.append(
@@ -147,7 +146,8 @@ def plan(spec: ClusterSpec) -> TencentLayout:
             f"{key}.spot: {one_line(spot_disks['message']).format(disk=f'{spec.name}-scratch')}; set "
             f"{key}.storage.retainScratch: true to say so, or use scratch: none"
         )
-    fabric = []
+    # the driver's unit first: the NCCL environment, MIG, the health check and the metrics all need it
+    fabric = [tencentcloud_driver_part(driver)]
     if hpc_cluster:
         hcc_data = tencent_data()["hcc"]
         env = {str(k): str(v) for k, v in hcc_data["ncclEnv"].items()}
@@ -197,4 +197,5 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         warnings=tuple(warnings),
         fabric_usability=fabric_usability(spec, hpc_cluster),
         logs=logs,
+        gpu_driver=driver_summary(driver) if driver else None,
     )
