@@ -1,6 +1,7 @@
 """The Tencent GPU driver part: Ubuntu's NVIDIA server driver branch, installed at boot from Tencent's private-network
 Ubuntu mirror on `image: auto` (catalog/tencentcloud.yaml images.default `gpuDriver`), before the health check and the
-GPU metrics need it. Apart from grid_driver.py: no runfile is published for it, the archive's packages are the source."""
+GPU metrics need it. Apart from grid_driver.py: no runfile is published for it; the archive's packages are the
+source."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from ...spec import ClusterSpec
 from ...text import one_line
 from .. import Scratch, image_for, scratch_for
 from ..node import node_parts
-from .access import Access, LoginNode
+from .access import Access, LoginNode, access_problems
 from .data import tencent_data
 from .fabric import fabric_usability
 from .identity import NodeIdentity, node_identity
@@ -114,7 +114,7 @@ def gzip_b64(text: str) -> str:
 def plan(spec: ClusterSpec) -> TencentLayout:
     row = spec.instance
     hcc = is_hcc(spec)
-    refuse(node_problems(spec, hcc))
+    refuse([*node_problems(spec, hcc), *access_problems(spec)])
     warnings: list[str] = []
     key = CLUSTER_KEY
     hpc_cluster = hcc and spec.fabric_wired
