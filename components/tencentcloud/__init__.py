@@ -47,7 +47,12 @@ class CloudCluster(pulumi.ComponentResource):
             "subnetIds": pulumi.Output.all(self.network.subnet.id),
             "securityGroupId": self.network.security_group.id,
             "imageId": self.nodes.image_id,
-            "instanceIds": pulumi.Output.all(*[inst.id for inst in instances]),
+            # a managed group's nodes come and go: its id, as Alibaba's managed groups report theirs
+            **(
+                {"nodeGroup": self.nodes.group.id}
+                if self.nodes.group is not None
+                else {"instanceIds": pulumi.Output.all(*[inst.id for inst in instances])}
+            ),
             "placementGroup": self.nodes.placement_group.id if self.nodes.placement_group else None,
             "hpcClusterId": self.nodes.hpc_cluster.id if self.nodes.hpc_cluster else None,
             "gpuDriver": layout.gpu_driver,  # None with an explicit image: it brings its own
@@ -57,7 +62,7 @@ class CloudCluster(pulumi.ComponentResource):
             "placementApplied": layout.placement_applied,
             "fabricUsable": layout.fabric_usability.describe(),
             # a hostfile for mpirun / torchrun
-            "privateIps": pulumi.Output.all(*[inst.private_ip for inst in instances]),
+            "privateIps": pulumi.Output.all(*[inst.private_ip for inst in instances]) if instances else None,
         }
         if self.logs is not None and layout.logs is not None:
             self.outputs["logs"] = self.logs.output(layout.logs)

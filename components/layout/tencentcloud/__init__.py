@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import gzip
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ... import bootstrap
@@ -41,13 +41,25 @@ from .logs import plan as logs_plan
 from .monitoring import TencentMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import NAT_BANDWIDTH_MBPS, subnet_cidr
-from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, is_hcc, node_problems
+from .nodes import (
+    DISK_GLOBS,
+    NVME_GLOBS,
+    Image,
+    ManagedGroup,
+    Placement,
+    applied_placement,
+    is_hcc,
+    managed_group,
+    managed_scratch,
+    node_problems,
+)
 from .proof import count_wired_gbps
 
 __all__ = [
     "Access",
     "Image",
     "LoginNode",
+    "ManagedGroup",
     "NodeIdentity",
     "TencentLayout",
     "count_wired_gbps",
@@ -85,6 +97,7 @@ class TencentLayout:
     fabric_usability: FabricUsability
     logs: TencentLogs | None = None  # monitoring.logs: the CLS topic and LogListener on every node
     gpu_driver: str | None = None  # the plan's line for the driver the node installs at boot (None: the image's own)
+    group: ManagedGroup | None = None  # nodeGroup: managed (an auto scaling group); None: one instance per node
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -117,6 +130,8 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     refuse([*node_problems(spec, hcc), *access_problems(spec)])
     warnings: list[str] = []
     key = CLUSTER_KEY
+    if spec.scratch == "disk" and not managed_scratch(spec, warnings):
+        spec = replace(spec, scratch="none")  # what the summary, the cost and the bootstrap see from here on
     hpc_cluster = hcc and spec.fabric_wired
     placement, group_type = applied_placement(spec, hcc, warnings)
     if spec.zone is None:
@@ -133,7 +148,8 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
     if spec.health_action == "replace":
         warnings.append(
-            f"{key}.health.action: replace acts as report on tencentcloud: no node group here replaces an instance; "
+            f"{key}.health.action: replace acts as report on tencentcloud: nothing here marks an instance unhealthy "
+            "for its group to replace; "
             "the health check writes /var/lib/gpu-cluster/health.json and the journal"
         )
     nvme = spec.scratch == "nvme"
@@ -198,4 +214,5 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         fabric_usability=fabric_usability(spec, hpc_cluster),
         logs=logs,
         gpu_driver=driver_summary(driver) if driver else None,
+        group=managed_group(spec),
     )
