@@ -24,6 +24,9 @@ USER_DATA_MAX = 16 * 1024  # user_data "Must be base64 encoded and up to 16 KB" 
 # @2f241606 resource_tc_as_scaling_group.go max_size ValidateIntegerInRange(0, 2000))
 GROUP_ROOT_GB = (50, 500)
 GROUP_MAX_SIZE = 2000
+# AS CreateLaunchConfiguration InstanceTags "最多支持指定10个标签" (tencentcloud-sdk-python-autoscaling 3.1.169): the
+# cluster's tags and the node's Name
+GROUP_INSTANCE_TAGS = 10
 
 
 Placement = Literal["cluster", "spread", "none"]
@@ -127,6 +130,13 @@ def _managed_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
     if spec.max_nodes > GROUP_MAX_SIZE:
         yield ConfigError(
             f"{k}.maxNodes", f"{spec.max_nodes}: a Tencent auto scaling group holds at most {GROUP_MAX_SIZE} instances"
+        )
+    if len(spec.base_tags) + 1 > GROUP_INSTANCE_TAGS:
+        yield ConfigError(
+            f"{k}.tags",
+            f"{len(spec.base_tags)} tags with the toolkit's own, and a Tencent launch configuration gives its nodes "
+            f"at most {GROUP_INSTANCE_TAGS} (with Name); remove {len(spec.base_tags) + 1 - GROUP_INSTANCE_TAGS}, "
+            "or use nodeGroup: instances",
         )
     if spec.scaling is not None:
         yield ConfigError(

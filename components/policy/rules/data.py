@@ -77,7 +77,7 @@ def key_missing(res: Resource) -> Iterator[str]:
         if not props.get("systemDiskKmsKeyId"):
             yield "system disk has no systemDiskKmsKeyId"
         yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
-    elif kind == "tencentcloud:Instance/instance:Instance":
+    elif kind in ("tencentcloud:Instance/instance:Instance", "tencentcloud:As/scalingConfig:ScalingConfig"):
         # capabilities/tencentcloud.yaml encryption: provider only (the toolkit takes no Tencent KMS key)
         yield "disks use Tencent Cloud's managed keys (the toolkit takes encryption.key provider only here)"
 
