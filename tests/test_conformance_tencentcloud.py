@@ -139,7 +139,12 @@ def test_the_sdk_warns_on_unknown_members_and_the_judge_says_where():
             {"InstanceTags": [{"Key": f"k{n}", "Value": "v"} for n in range(11)]},
             "11 items, at most 10",
         ),
-        ("as:CreateAutoScalingGroup", autoscaling.CreateAutoScalingGroupRequest, {"MaxSize": 2001}, "outside 0 to 2000"),
+        (
+            "as:CreateAutoScalingGroup",
+            autoscaling.CreateAutoScalingGroupRequest,
+            {"MaxSize": 2001},
+            "outside 0 to 2000",
+        ),
     ],
 )
 def test_documented_constraints_are_refused(api, model, request_, expected):
