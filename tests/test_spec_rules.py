@@ -153,8 +153,9 @@ def test_spot_says_what_an_eviction_does_on_each_cloud(values, needle):
 
 def test_a_node_group_the_cloud_does_not_build_is_refused_not_replaced_by_another():
     values = {
-        "gpu-cluster:cloud": "tencentcloud",
-        "tencentcloud:region": "ap-shanghai",
+        # Huawei builds instances only (Tencent, the example before, builds managed groups since issue 33)
+        "gpu-cluster:cloud": "huaweicloud",
+        "huaweicloud:region": "cn-north-4",
         "gpu-cluster:cluster": {"gpu": "T4:1"},  # nodeGroup defaults to managed
     }
     errors = errors_of(values)
