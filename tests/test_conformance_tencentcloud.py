@@ -10,6 +10,7 @@ import importlib
 import json
 
 import pytest
+from tencentcloud.autoscaling.v20180419 import models as autoscaling
 from tencentcloud.cam.v20190116 import models as cam
 from tencentcloud.cvm.v20170312 import models as cvm
 from tencentcloud.vpc.v20170312 import models as vpc
@@ -29,6 +30,7 @@ MODELS = {
     "tke": "tencentcloud.tke.v20180525.models",
     "kms": "tencentcloud.kms.v20190118.models",
     "cloudaudit": "tencentcloud.cloudaudit.v20190319.models",
+    "as": "tencentcloud.autoscaling.v20180419.models",
 }
 RULES = _rules.load(conf.RULES)
 _PLANS: dict[str, object] = {}
@@ -133,6 +135,18 @@ def test_the_sdk_warns_on_unknown_members_and_the_judge_says_where():
             vpc.ModifySecurityGroupPoliciesRequest,
             {"SecurityGroupPolicySet": {"Ingress": [{"Protocol": "ALL", "Port": "22", "Action": "ACCEPT"}]}},
             "Ingress.1.Port = '22': not one of all",
+        ),
+        (
+            "as:CreateLaunchConfiguration",
+            autoscaling.CreateLaunchConfigurationRequest,
+            {"InstanceTags": [{"Key": f"k{n}", "Value": "v"} for n in range(11)]},
+            "11 items, at most 10",
+        ),
+        (
+            "as:CreateAutoScalingGroup",
+            autoscaling.CreateAutoScalingGroupRequest,
+            {"MaxSize": 2001},
+            "outside 0 to 2000",
         ),
     ],
 )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from components.errors import ConfigError, ConfigErrors
 from components.spec import CROSS_RULES, build_spec, rsa_bits
+from components.spec.rules import nodes as node_rules
 
 from .conftest import aws_values, gcp_values, spec_of
 
@@ -151,10 +154,20 @@ def test_spot_says_what_an_eviction_does_on_each_cloud(values, needle):
     assert not any(w.startswith("gpu-cluster:cluster.spot:") for w in spec_of(values).warnings)
 
 
-def test_a_node_group_the_cloud_does_not_build_is_refused_not_replaced_by_another():
+def test_a_node_group_the_cloud_does_not_build_is_refused_not_replaced_by_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # every cloud builds a managed group now (Huawei: the CCE pool, refused by its layout without Kubernetes), so a
+    # cloud with instances only is the capabilities' `nodeGroups: [instances]`
+    real = node_rules.capabilities
+    monkeypatch.setattr(
+        node_rules,
+        "capabilities",
+        lambda cloud: replace(real(cloud), node_groups=("instances",), node_groups_why="no group is built yet"),
+    )
     values = {
-        "gpu-cluster:cloud": "tencentcloud",
-        "tencentcloud:region": "ap-shanghai",
+        "gpu-cluster:cloud": "huaweicloud",
+        "huaweicloud:region": "cn-north-4",
         "gpu-cluster:cluster": {"gpu": "T4:1"},  # nodeGroup defaults to managed
     }
     errors = errors_of(values)

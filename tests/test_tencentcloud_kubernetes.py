@@ -246,9 +246,19 @@ def test_hcc_types_are_refused_in_a_node_pool():
     assert "hpc_cluster_id" in str(info.value) and "nodeGroup: managed" not in str(info.value)
 
 
-def test_vm_mode_still_refuses_a_managed_group_on_tencent():
-    values = tke_values(scheduler="none", nodes=1)
+def test_without_kubernetes_a_managed_group_is_an_auto_scaling_group_not_a_pool():
+    values = tke_values(
+        nodes=1, storage={"scratch": "none"}, network={"cidr": "10.70.0.0/16", "sshCidrs": ["203.0.113.0/24"]}
+    )
     values["gpu-cluster:cluster"].pop("scheduler")
+    values["gpu-cluster:cluster"]["login"] = {"publicIp": True}
+    kinds = {r.type for r in plan_values(values).resources}
+    assert "tencentcloud:As/scalingGroup:ScalingGroup" in kinds
+    assert not {k for k in kinds if k.startswith("tencentcloud:Kubernetes/")}
+
+
+def test_slurm_takes_instances_not_a_managed_group_on_tencent():
+    values = tke_values(scheduler="slurm", nodes=2, storage={"scratch": "none"})
     with pytest.raises(ConfigError) as info:
         plan_values(values)
-    assert "gpu-cluster:cluster.nodeGroup: managed is not built on tencentcloud" in str(info.value)
+    assert "gpu-cluster:cluster.nodeGroup: managed with scheduler slurm on tencentcloud" in str(info.value)

@@ -63,17 +63,22 @@ class CloudCluster(pulumi.ComponentResource):
             "subnetIds": pulumi.Output.all(self.network.subnet.id),
             "securityGroupId": self.network.security_group.id,
             "imageId": self.nodes.image_id if self.nodes else None,
-            "instanceIds": pulumi.Output.all(*[inst.id for inst in instances]),
+            # a managed group's nodes come and go: its id, as Alibaba's managed groups report theirs
+            **(
+                {"nodeGroup": self.nodes.group.id}
+                if self.nodes is not None and self.nodes.group is not None
+                else {"instanceIds": pulumi.Output.all(*[inst.id for inst in instances])}
+            ),
             "placementGroup": self.nodes.placement_group.id if self.nodes and self.nodes.placement_group else None,
             "hpcClusterId": self.nodes.hpc_cluster.id if self.nodes and self.nodes.hpc_cluster else None,
-            "gpuDriver": None,  # not managed: see the image warning (docs/tencentcloud.md)
+            "gpuDriver": layout.gpu_driver,  # None with an image of your own, and on TKE (the GPU operator installs it)
             "identity": self.identity.output(layout),
             "access": (access_out := access.output(layout, self.login)),
             "monitoring": monitoring.output(layout, self.login),
             "placementApplied": layout.placement_applied,
             "fabricUsable": layout.fabric_usability.describe(),
             # a hostfile for mpirun / torchrun
-            "privateIps": pulumi.Output.all(*[inst.private_ip for inst in instances]),
+            "privateIps": pulumi.Output.all(*[inst.private_ip for inst in instances]) if instances else None,
         }
         if self.slurm is not None:
             self.outputs["slurm"] = slurm.output(self.slurm, access_out)

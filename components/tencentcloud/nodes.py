@@ -1,9 +1,10 @@
-"""The GPU nodes: an HPC cluster (HCC types) or a placement group, the image, and N CVM instances.
+"""The GPU nodes: an HPC cluster (HCC types) or a placement group, the image, and N CVM instances, or, with
+`nodeGroup: managed`, an auto scaling group launching them from one launch configuration.
 
-Instances mode only: HCC types must be in a `cvm.HpcCluster`, which the auto scaling configuration
-cannot name (the layout refuses managed mode for them); for other types managed mode is planned as
-instances too (see docs/tencentcloud.md, what is left). Disks are encrypted CBS cloud SSDs; spot nodes
-are `SPOTPAID` (`ONE-TIME`, the only type the SDK offers) for non-HCC types.
+HCC types must be in a `cvm.HpcCluster`, which the launch configuration cannot name (the layout refuses managed
+mode for them). Disks are encrypted CBS cloud SSDs (a managed group has no scratch disk: its data disks take no
+encrypt argument); spot nodes are `SPOTPAID` (`ONE-TIME`; `one-time` in the launch configuration, the only type
+either offers) for non-HCC types.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class Nodes:
     placement_group: tencentcloud.placement.Group | None
     image_id: pulumi.Output[str]
     instances: list[tencentcloud.instance.Instance]
+    group: tencentcloud.as_.ScalingGroup | None = None  # nodeGroup: managed
 
 
 def build(
@@ -64,6 +66,9 @@ def build(
     node_opts = (
         pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])) if tracked else child
     )
+    if layout.group is not None:
+        scaling = _group(name, layout, network, image_id, group, key_ids, role_name, tags, node_opts)
+        return Nodes(hpc, group, image_id, [], scaling)
     user_data = fill(layout.user_data, {HEAD_PLACEHOLDER: head_address}, gzip_b64)
     instances = [
         _instance(
@@ -72,6 +77,65 @@ def build(
         for i in range(spec.nodes)
     ]
     return Nodes(hpc, group, image_id, instances)
+
+
+def _group(
+    name: str,
+    layout: TencentLayout,
+    network: Network,
+    image_id: pulumi.Output[str],
+    group: tencentcloud.placement.Group | None,
+    key_ids: Sequence[pulumi.Input[str]] | None,
+    role_name: pulumi.Output[str],
+    tags: Mapping[str, str],
+    opts: pulumi.ResourceOptions,
+) -> tencentcloud.as_.ScalingGroup:
+    """The launch configuration and the group. A changed configuration reaches new nodes only (AS
+    ModifyLaunchConfigurationAttributes): the plan says how to roll the running ones (catalog/update.yaml)."""
+    spec, managed = layout.spec, layout.group
+    assert managed is not None
+    config = tencentcloud.as_.ScalingConfig(
+        f"{name}-config",
+        configuration_name=f"{spec.name}-nodes",
+        instance_types=[spec.instance.instanceType],
+        image_id=image_id,
+        security_group_ids=[network.security_group.id],
+        instance_charge_type="SPOTPAID" if layout.spot else "POSTPAID_BY_HOUR",
+        spot_instance_type="one-time" if layout.spot else None,  # the only value the provider validates
+        spot_max_price=layout.spot_max_price,
+        disaster_recover_group_ids=[group.id] if group else None,  # "Placement group ID. Only one is allowed."
+        public_ip_assigned=layout.public_ip,
+        internet_charge_type="TRAFFIC_POSTPAID_BY_HOUR" if layout.public_ip else None,
+        internet_max_bandwidth_out=100 if layout.public_ip else None,
+        system_disk_type=DISK_TYPE,
+        system_disk_size=layout.root_gb,
+        key_ids=key_ids,
+        cam_role_name=role_name,
+        user_data=layout.user_data_b64,
+        # UNIQUE: AS extends the prefix so no two nodes of the group share a host name
+        host_name_settings=tencentcloud.as_.ScalingConfigHostNameSettingsArgs(
+            host_name=f"{spec.name}-node", host_name_style="UNIQUE"
+        ),
+        instance_name_settings=tencentcloud.as_.ScalingConfigInstanceNameSettingsArgs(
+            instance_name=f"{spec.name}-node", instance_name_style="UNIQUE"
+        ),
+        # the nodes carry the cluster's tags: the login node's Prometheus and `tccli` find them by tag
+        instance_tags={**tags, "Name": f"{spec.name}-node"},
+        tags=dict(tags),
+        opts=opts,
+    )
+    return tencentcloud.as_.ScalingGroup(
+        f"{name}-group",
+        scaling_group_name=f"{spec.name}-nodes",
+        configuration_id=config.id,
+        vpc_id=network.vpc.id,
+        subnet_ids=[network.subnet.id],
+        min_size=managed.min_size,
+        max_size=managed.max_size,
+        desired_capacity=managed.desired,
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=opts.parent),
+    )
 
 
 def image(parent: pulumi.Resource, layout: TencentLayout) -> pulumi.Output[str]:

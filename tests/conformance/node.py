@@ -64,6 +64,8 @@ TRANSPORT: dict[tuple[str, str], str] = {
     ("alicloud:cs/nodePool:NodePool", "preUserData"): "base64",
     # tencentcloud-iac-pulumi 0.2.3 instance/instance.py `user_data`: "Must be base64 encoded and up to 16 KB"
     ("tencentcloud:Instance/instance:Instance", "userData"): "base64",
+    # as_/scaling_config.py `user_data`: "ase64-encoded User Data text, the length limit is 16KB"
+    ("tencentcloud:As/scalingConfig:ScalingConfig", "userData"): "base64",
     # pulumi-huaweicloud 0.0.12 ecs/instance.py `user_data`: "Text and text files can be injected. The content of
     # `user_data` can be plaint text or encoded with base64" (the layout hands it the cloud-config text)
     ("huaweicloud:Ecs/instance:Instance", "userData"): "plain",
@@ -209,6 +211,8 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
             "slurm": {"users": [{"name": "ana", "uid": 2001}], "mps": True},
         },
     ),
+    # Tencent's managed group: the launch configuration's user data (the driver, LogListener, no scratch disk)
+    "tencentcloud-managed": ("tencentcloud-dev", {"nodeGroup": "managed", "storage": {"scratch": "none"}}),
 }
 
 _HEADERS = (b"#cloud-config", b"#!", b"MIME-Version:", b"Content-Type:")

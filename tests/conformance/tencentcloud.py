@@ -28,6 +28,7 @@ from tencentcloud.vpc.v20170312 import models as vpc
 
 from . import _rules, _tcsdk
 from .alicloud_requests import Inputs, drop_none
+from .tencentcloud_as import REQUESTS as AS_REQUESTS
 from .tencentcloud_audit import REQUESTS as AUDIT_REQUESTS
 from .tencentcloud_cls import REQUESTS as CLS_REQUESTS
 from .tencentcloud_tke import REQUESTS as TKE_REQUESTS
@@ -315,6 +316,11 @@ TRANSLATIONS: dict[str, Translation] = {
         token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
         for token, (terraform, build) in TKE_REQUESTS.items()
     },
+    # nodeGroup: managed: the launch configuration and the auto scaling group (tencentcloud_as.py)
+    **{
+        token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
+        for token, (terraform, build) in AS_REQUESTS.items()
+    },
 }
 # Registered, but no Tencent Cloud call: the in-cluster releases talk to the Kubernetes API
 NOT_TENCENT = {
@@ -466,7 +472,8 @@ FEATURES: dict[str, tuple[str, dict[str, Any]]] = {
             scheduler="kubernetes",
             kubernetes={"version": "1.34", "publicEndpoint": True, "publicCidrs": ["203.0.113.0/24"]},
             storage={"scratch": "none"},
-            network={"cidr": "172.20.0.0/16"},
+            network={"cidr": "172.20.0.0/16", "sshCidrs": ["203.0.113.0/24"]},
+            login={"publicIp": True},
             sshPublicKey=_RSA,
             tags={"environment": "test"},
         ),
@@ -487,6 +494,28 @@ FEATURES: dict[str, tuple[str, dict[str, Any]]] = {
             network={"cidr": "172.16.0.0/16", "sshCidrs": ["203.0.113.0/24"], "publicIp": True},
             sshPublicKey=_RSA,
             tags={"team": "research"},
+        ),
+    ),
+    # nodeGroup managed (an auto scaling group from a launch configuration) of spot T4 nodes in a placement group,
+    # 1 to 3 nodes, a login node; scratch auto is none there
+    "managed-spot": (
+        "tc-managed",
+        _values(
+            "ap-guangzhou",
+            6.0,
+            name="tc-managed",
+            gpu="T4:1",
+            fabric="none",
+            nodes=2,
+            minNodes=1,
+            maxNodes=3,
+            nodeGroup="managed",
+            spot=True,
+            zone="ap-guangzhou-3",
+            network={"sshCidrs": ["203.0.113.0/24"]},
+            login={"publicIp": True},
+            sshPublicKey=_RSA,
+            tags={"team": "ml"},
         ),
     ),
 }

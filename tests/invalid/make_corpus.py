@@ -486,6 +486,11 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-type-on-tencentcloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("tencentcloud-unknown-type", f"{C}.instanceType", {"instanceType": "GN99.2XLARGE32"}),
         ("tencentcloud-hcc-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
+        (
+            "tencentcloud-slurm-managed",
+            f"{C}.nodeGroup",
+            {"scheduler": "slurm", "nodeGroup": "managed", "instanceType": "GN7.2XLARGE32", "storage.scratch": "none"},
+        ),
         ("tencentcloud-hcc-spot", f"{C}.spot", {"spot": True, "@gpu-cluster:maxHourlyUsd": 100}),
         ("tencentcloud-spot-no-cap", "gpu-cluster:maxHourlyUsd", {"spot": True, "instanceType": "GN7.2XLARGE32"}),
         ("tencentcloud-nvme-gn7", f"{C}.storage.scratch", {"storage.scratch": "nvme", "instanceType": "GN7.2XLARGE32"}),

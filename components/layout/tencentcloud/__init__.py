@@ -20,18 +20,19 @@ from __future__ import annotations
 import base64
 import gzip
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ... import bootstrap
 from ...bootstrap.fabric import FabricUsability, nccl_env_part
+from ...bootstrap.tencentcloud_driver import driver_summary, tencentcloud_driver_part
 from ...catalog import releases
 from ...errors import CLUSTER_KEY, ConfigError, refuse
 from ...spec import ClusterSpec
 from ...text import one_line
 from .. import Scratch, image_for, scratch_for
 from ..node import node_parts
-from .access import Access, LoginNode
+from .access import Access, LoginNode, access_problems
 from .audit import TencentAudit
 from .audit import plan as audit_plan
 from .data import tencent_data
@@ -45,7 +46,19 @@ from .logs import plan as logs_plan
 from .monitoring import TencentMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import NAT_BANDWIDTH_MBPS, subnet_cidr
-from .nodes import DISK_GLOBS, NVME_GLOBS, USER_DATA_MAX, Image, Placement, applied_placement, is_hcc, node_problems
+from .nodes import (
+    DISK_GLOBS,
+    NVME_GLOBS,
+    USER_DATA_MAX,
+    Image,
+    ManagedGroup,
+    Placement,
+    applied_placement,
+    is_hcc,
+    managed_group,
+    managed_scratch,
+    node_problems,
+)
 from .proof import count_wired_gbps
 from .slurm import TencentSlurm, slurm_compute_parts, tencent_slurm
 
@@ -54,6 +67,7 @@ __all__ = [
     "Image",
     "KmsKey",
     "LoginNode",
+    "ManagedGroup",
     "NodeIdentity",
     "TencentAudit",
     "TencentEncryption",
@@ -98,6 +112,8 @@ class TencentLayout:
     audit: TencentAudit | None = None  # compliance mlps3: the CloudAudit tracking set to a CLS topic
     slurm: TencentSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key and configuration in SSM
     kubernetes: TkeLayout | None = None  # scheduler: kubernetes (TKE); None builds the nodes as instances
+    gpu_driver: str | None = None  # the plan's line for the driver the node installs at boot (None: the image's own)
+    group: ManagedGroup | None = None  # nodeGroup: managed (an auto scaling group); None: one instance per node
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -143,9 +159,11 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     row = spec.instance
     hcc = is_hcc(spec)
     tke = spec.scheduler == "kubernetes"
-    refuse([*node_problems(spec, hcc), *(tke_problems(spec) if tke else ())])
+    refuse([*node_problems(spec, hcc), *access_problems(spec), *(tke_problems(spec) if tke else ())])
     warnings: list[str] = []
     key = CLUSTER_KEY
+    if spec.scratch == "disk" and not tke and not managed_scratch(spec, warnings):
+        spec = replace(spec, scratch="none")  # what the summary, the cost and the bootstrap see from here on
     hpc_cluster = hcc and spec.fabric_wired
     placement, group_type = applied_placement(spec, hcc, warnings)
     if spec.zone is None:
@@ -156,18 +174,14 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     entry: dict[str, Any] = image_for("tencentcloud", row.instanceType)
     if releases.choice("tencentcloud", entry, spec.image) is not None:  # auto or latest: no release is pinned
         image = Image(None, entry["osName"], entry["description"])
-        if not tke:  # TKE's GPU nodes boot its node OS; the GPU operator installs the driver
-            warnings.append(
-                f"{key}.image: {spec.image} is {entry['osName']} without an NVIDIA driver: "
-                "tencentcloud-iac-pulumi 0.2.3 has no argument for Tencent's automatic GPU driver installation; "
-                "set image to a GPU image id "
-                "(docs/tencentcloud.md)"
-            )
+        driver = None if tke else entry.get("gpuDriver")  # TKE: the GPU operator installs the driver
     else:
+        driver = None
         image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
     if spec.health_action == "replace" and not tke:
         warnings.append(
-            f"{key}.health.action: replace acts as report on tencentcloud: no node group here replaces an instance; "
+            f"{key}.health.action: replace acts as report on tencentcloud: nothing here marks an instance unhealthy "
+            "for its group to replace; "
             "the health check writes /var/lib/gpu-cluster/health.json and the journal"
         )
     nvme = spec.scratch == "nvme"
@@ -180,7 +194,8 @@ def plan(spec: ClusterSpec) -> TencentLayout:
             f"{key}.spot: {one_line(spot_disks['message']).format(disk=f'{spec.name}-scratch')}; set "
             f"{key}.storage.retainScratch: true to say so, or use scratch: none"
         )
-    fabric = []
+    # the driver's unit first: the NCCL environment, MIG, the health check and the metrics all need it
+    fabric = [tencentcloud_driver_part(driver)]
     if hpc_cluster:
         hcc_data = tencent_data()["hcc"]
         env = {str(k): str(v) for k, v in hcc_data["ncclEnv"].items()}
@@ -255,4 +270,6 @@ def plan(spec: ClusterSpec) -> TencentLayout:
         audit=audit_plan(spec),
         slurm=slurm,
         kubernetes=kubernetes,
+        gpu_driver=driver_summary(driver) if driver else None,
+        group=None if tke else managed_group(spec),
     )

@@ -79,7 +79,7 @@ def key_missing(res: Resource) -> Iterator[str]:
         yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
     elif kind == "huaweicloud:Sfs/turbo:Turbo" and not props.get("cryptKeyId"):
         yield "is not encrypted with a DEW key (no cryptKeyId)"
-    elif kind == "tencentcloud:Instance/instance:Instance":
+    elif kind in ("tencentcloud:Instance/instance:Instance", "tencentcloud:As/scalingConfig:ScalingConfig"):
         # the data disks take the cluster's KMS key; tencentcloud-iac-pulumi 0.2.3 has no system-disk key argument
         # (capabilities/tencentcloud.yaml encryption.systemDiskNote: the plan warns of it), so it is not checked
         yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))

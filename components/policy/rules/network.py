@@ -41,7 +41,15 @@ def no_public_ip(res: Resource, facts: Facts) -> Iterator[str]:
         for v in find(
             res.props,
             # AKS agent pools: enableNodePublicIP; ACK node pools: scalingConfig.isBondEip (an EIP per node)
-            {"associatePublicIpAddress", "mapPublicIpOnLaunch", "allocatePublicIp", "enableNodePublicIP", "isBondEip"},
+            # Tencent launch configurations: publicIpAssigned
+            {
+                "associatePublicIpAddress",
+                "mapPublicIpOnLaunch",
+                "allocatePublicIp",
+                "enableNodePublicIP",
+                "isBondEip",
+                "publicIpAssigned",
+            },
         )
     ):
         yield "assigns a public IP to nodes"

@@ -46,6 +46,9 @@ def encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
         for disk in props.get("dataDisks") or []:
             if not truthy(disk.get("encrypt")):
                 yield f"data disk {disk.get('dataDiskName') or ''} is not encrypted".replace("  ", " ")
+    elif kind == "tencentcloud:As/scalingConfig:ScalingConfig":
+        # as_.ScalingConfigDataDiskArgs has no encrypt argument: any data disk of a launch configuration is plain
+        yield from ("a launch configuration data disk cannot be encrypted" for _ in props.get("dataDisks") or [])
     elif kind == "huaweicloud:Ecs/instance:Instance":
         # an EVS disk is encrypted only with a KMS key id (pulumi-huaweicloud 0.0.12 ecs.Instance
         # system_disk_kms_key_id, InstanceDataDiskArgs kms_key_id)
@@ -81,7 +84,10 @@ def node_login(res: Resource, facts: Facts) -> Iterator[str]:
             kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration")
             and (props.get("password") or props.get("kmsEncryptedPassword") or truthy(props.get("passwordInherit")))
         )
-        or (kind == "tencentcloud:Instance/instance:Instance" and props.get("password"))
+        or (
+            kind in ("tencentcloud:Instance/instance:Instance", "tencentcloud:As/scalingConfig:ScalingConfig")
+            and props.get("password")
+        )
         or (kind == "huaweicloud:Ecs/instance:Instance" and props.get("adminPass"))
     ):
         yield "allows password login"

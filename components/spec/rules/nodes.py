@@ -82,7 +82,12 @@ def _node_group_default(ctx: Context) -> Iterator[ConfigError]:
         f"not set; instances, for all {row.fabricGbps:g} Gb/s of {row.instanceType}'s {row.fabric}: a managed group "
         "would apply less ("
         + "; ".join(f"{lim.feature}: {lim.applied}, {lim.source}" for lim in cut)
-        + (")" if "managed" not in caps.node_groups else "); set nodeGroup: managed to take that"),
+        # a limit applied as `refused` (Tencent HCC) leaves nothing to take: managed is refused for the type
+        + (
+            ")"
+            if "managed" not in caps.node_groups or any(lim.applied == "refused" for lim in cut)
+            else "); set nodeGroup: managed to take that"
+        ),
         "info",
     )
     yield from ()
