@@ -58,11 +58,12 @@ class CloudCluster(pulumi.ComponentResource):
         self.logs = logs.build(self, name, layout, role, tags)  # monitoring.logs: CLS; LogListener is in the user data
         self.audit = audit.build(self, name, layout, tags)  # compliance mlps3: the CloudAudit tracking set
         instances = self.nodes.instances if self.nodes else []
+        tke_os = f"TKE node OS {layout.kubernetes.node_os}" if layout.kubernetes else None
         self.outputs = {
             "vpcId": self.network.vpc.id,
             "subnetIds": pulumi.Output.all(self.network.subnet.id),
             "securityGroupId": self.network.security_group.id,
-            "imageId": self.nodes.image_id if self.nodes else None,
+            "imageId": self.nodes.image_id if self.nodes else tke_os,
             # a managed group's nodes come and go: its id, as Alibaba's managed groups report theirs
             **(
                 {"nodeGroup": self.nodes.group.id}
