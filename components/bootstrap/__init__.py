@@ -67,6 +67,16 @@ def env_file(values: Mapping[str, str]) -> str:
     return "".join(f"{k}={json.dumps(v)}\n" for k, v in values.items())
 
 
+# The units a driver part installs the driver before: MIG, the health check, the persistence daemon and the metrics
+# all open the GPUs (a driver part's `before=`)
+DRIVER_USERS = (
+    "gpu-cluster-mig.service",
+    "gpu-cluster-health.service",
+    "nvidia-persistenced.service",
+    "gpu-cluster-dcgm-exporter.service",
+)
+
+
 def oneshot_unit(
     description: str,
     *,

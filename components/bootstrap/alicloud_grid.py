@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import Part, oneshot_unit, script, service_part
+from . import DRIVER_USERS, Part, oneshot_unit, script, service_part
 
 NAME = "alicloud-grid-driver"
 
@@ -31,12 +31,7 @@ def alicloud_grid_driver_part(plugin: Mapping[str, Any] | None) -> Part:
             # aliyun.service: the Cloud Assistant Agent, whose acs-plugin-manager runs the plugin
             after=["network-online.target", "aliyun.service"],
             wants=["network-online.target"],
-            before=[
-                "gpu-cluster-mig.service",
-                "gpu-cluster-health.service",
-                "nvidia-persistenced.service",
-                "gpu-cluster-dcgm-exporter.service",
-            ],
+            before=DRIVER_USERS,
         ),
         summary=(
             f"installs the NVIDIA GRID (vGPU) guest driver ({version} per Alibaba's doc) with Alibaba's "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import Part, oneshot_unit, script, service_part
+from . import DRIVER_USERS, Part, oneshot_unit, script, service_part
 
 NAME = "tencentcloud-gpu-driver"
 
@@ -35,12 +35,7 @@ def tencentcloud_driver_part(driver: Mapping[str, Any] | None) -> Part:
             name=NAME,
             after=["network-online.target"],
             wants=["network-online.target"],
-            before=[
-                "gpu-cluster-mig.service",
-                "gpu-cluster-health.service",
-                "nvidia-persistenced.service",
-                "gpu-cluster-dcgm-exporter.service",
-            ],
+            before=DRIVER_USERS,
         ),
         summary=f"installs the NVIDIA driver ({branch} branch) from Ubuntu's archive through Tencent's mirror.",
     )

@@ -19,8 +19,9 @@ import tencentcloud_iac_pulumi as tencentcloud
 
 from ..layout.tencentcloud import TencentLayout
 from ..layout.tencentcloud.nodes import DISK_TYPE
-from ..resources import NO_LOGIN, from_config, invoke_options, ssh_command
+from ..resources import NO_LOGIN, from_config, ssh_command
 from .network import Network
+from .nodes import public_image
 
 
 @dataclass(frozen=True)
@@ -92,16 +93,7 @@ def build_login(
         else None,
         opts=child,
     )
-    image = (
-        tencentcloud.images.get_instance_output(
-            os_name=login.os_name,
-            image_types=["PUBLIC_IMAGE"],
-            instance_type=login.instance_type,
-            opts=invoke_options(parent),
-        )
-        .images[0]
-        .image_id
-    )
+    image = public_image(parent, login.os_name, login.instance_type)
     instance = tencentcloud.instance.Instance(
         f"{name}-login",
         instance_name=f"{spec.name}-login",

@@ -141,12 +141,13 @@ def _group(
 def image(parent: pulumi.Resource, layout: TencentLayout) -> pulumi.Output[str]:
     if layout.image.image_id:
         return pulumi.Output.from_input(layout.image.image_id)
-    # instance_type filters to images the type can boot
+    return public_image(parent, layout.image.os_name, layout.spec.instance.instanceType)
+
+
+def public_image(parent: pulumi.Resource, os_name: str | None, instance_type: str) -> pulumi.Output[str]:
+    """The newest public image of `os_name` that `instance_type` can boot (instance_type filters the answer)."""
     found = tencentcloud.images.get_instance_output(
-        os_name=layout.image.os_name,
-        image_types=["PUBLIC_IMAGE"],
-        instance_type=layout.spec.instance.instanceType,
-        opts=invoke_options(parent),
+        os_name=os_name, image_types=["PUBLIC_IMAGE"], instance_type=instance_type, opts=invoke_options(parent)
     )
     image_id: pulumi.Output[str] = found.images[0].image_id
     return image_id

@@ -26,6 +26,7 @@ from ..layout.tencentcloud import TencentLayout, TencentSlurm, gzip_b64
 from ..layout.tencentcloud.nodes import DISK_TYPE
 from ..resources import fill, invoke_options
 from .network import Network
+from .nodes import public_image
 
 SSH = 22
 NFS_WHO = ("nodes", "login")
@@ -105,16 +106,7 @@ def build(
     sg = tencentcloud.security.Group(
         f"{name}-head-sg", name=f"{spec.name}-slurm-head", description=f"gpu-cluster {spec.name} Slurm head", opts=child
     )
-    image = (
-        tencentcloud.images.get_instance_output(
-            os_name=plan.head_os_name,
-            image_types=["PUBLIC_IMAGE"],
-            instance_type=plan.head_instance_type,
-            opts=invoke_options(parent),
-        )
-        .images[0]
-        .image_id
-    )
+    image = public_image(parent, plan.head_os_name, plan.head_instance_type)
     instance = tencentcloud.instance.Instance(
         f"{name}-head",
         instance_name=f"{spec.name}-head",
