@@ -158,6 +158,18 @@ def test_without_the_encryption_the_secrets_rule_flags_the_cluster(plan):
     assert "EncryptionProtection" in found[0].fix
 
 
+def test_a_pool_data_disk_without_the_clusters_key_fails_customer_managed_keys_naming_the_scratch(plan):
+    resources = [Resource(r.type, r.inputs, r.urn, r.name) for r in plan.resources]
+    found = [
+        v
+        for v in evaluate(resources, {"customer-managed-keys": "mandatory"})
+        if v.rule == "customer-managed-keys" and "nodePool" in v.urn
+    ]
+    gpu_pool = by_name(plan, "-tencentcloud-gpu")
+    assert [v.urn for v in found] == [gpu_pool["urn"]]  # the system pool has no data disk
+    assert "a data disk has no kmsKeyId" in found[0].message and "storage.scratch none" in found[0].fix
+
+
 def test_public_endpoint_behind_a_group_admitting_the_public_cidrs_only():
     plan = plan_values(tke_values(kubernetes={"publicEndpoint": True, "publicCidrs": ["203.0.113.0/24"]}))
     endpoint = one(plan, "Kubernetes/clusterEndpoint:ClusterEndpoint")["inputs"]
@@ -213,6 +225,7 @@ def test_pod_range_moves_off_a_vpc_that_takes_the_first_one():
         ({"image": "img-9qrfy1xt"}, "image", "leave image at auto"),
         ({"monitoring": {"logs": {"enabled": True}}}, "monitoring.logs.enabled", "LogListener"),
         ({"name": "a-very-long-cluster-name"}, "name", "25 characters"),
+        ({"encryption": {"key": "auto"}}, "storage.scratch", "takes encrypt but no KMS key"),
     ],
 )
 def test_what_tke_cannot_build_is_refused_with_its_key(cluster, key, words):

@@ -129,6 +129,15 @@ def tke_problems(spec: ClusterSpec) -> list[ConfigError]:
                 "data disks only (NodePoolNodeConfigDataDiskArgs); use disk or none",
             )
         )
+    if spec.scratch == "disk" and spec.encryption_key != "provider":
+        problems.append(
+            ConfigError(
+                f"{CLUSTER_KEY}.storage.scratch",
+                f"disk on TKE with encryption.key {spec.encryption_key}: a TKE node pool's data disk takes encrypt but "
+                "no KMS key (tencentcloud-iac-pulumi 0.2.3 NodePoolAutoScalingConfigDataDiskArgs), so it would stay on "
+                "the CBS-managed key; use storage.scratch: none, or encryption.key: provider",
+            )
+        )
     if len(f"{spec.name}-system") > POOL_NAME_MAX:
         problems.append(
             ConfigError(

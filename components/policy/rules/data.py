@@ -83,12 +83,19 @@ def key_missing(res: Resource) -> Iterator[str]:
         # the data disks take the cluster's KMS key; tencentcloud-iac-pulumi 0.2.3 has no system-disk key argument
         # (capabilities/tencentcloud.yaml encryption.systemDiskNote: the plan warns of it), so it is not checked
         yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
+    elif kind == "tencentcloud:Kubernetes/nodePool:NodePool":
+        disks = (props.get("autoScalingConfig") or {}).get("dataDisks") or []
+        yield from ("a data disk has no kmsKeyId" for d in disks if not d.get("kmsKeyId"))
 
 
 # Resources encryption.key does not reach (the key is set, the resource cannot take it): the fix names what the user
-# can change instead. None today: General-purpose NAS takes the cluster's key (capabilities/alicloud.yaml
-# encryption.nas), and Alibaba's CPFS, which takes none, is not built.
-KEY_UNREACHABLE_FIX: dict[str, str] = {}
+# can change instead. General-purpose NAS takes the cluster's key (capabilities/alicloud.yaml encryption.nas), and
+# Alibaba's CPFS, which takes none, is not built.
+KEY_UNREACHABLE_FIX: dict[str, str] = {
+    # tencentcloud-iac-pulumi 0.2.3 NodePoolAutoScalingConfigDataDiskArgs: encrypt, but no KMS key
+    "tencentcloud:Kubernetes/nodePool:NodePool": f"set {CONFIG}.storage.scratch none (a TKE pool's data disk takes "
+    "no KMS key)",
+}
 
 
 def customer_managed_keys(res: Resource, facts: Facts) -> Iterator[str | Issue]:
