@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,46 +30,51 @@ def self_hosted(cloud: str) -> dict[str, Any] | None:
     return entry
 
 
+def _entry(section: str, cloud: str) -> dict[str, Any] | None:
+    """`<section>.<cloud>`, None where the section has no entry for the cloud."""
+    entry: dict[str, Any] | None = (data().get(section) or {}).get(cloud)
+    return entry
+
+
+def _why(entries: Mapping[str, Any] | None, cloud: str) -> str | None:
+    """`<cloud>.why` of a `notBuilt`-style map: why something is not built on the cloud (None: no reason recorded)."""
+    entry = (entries or {}).get(cloud)
+    return str(entry["why"]) if entry else None
+
+
 def not_built_why(cloud: str) -> str | None:
     """`notBuilt.<cloud>.why`: why selfHosted is not built there yet (None: no reason recorded)."""
-    entry = data().get("notBuilt", {}).get(cloud)
-    return None if entry is None else str(entry["why"])
+    return _why(data().get("notBuilt"), cloud)
 
 
 def managed(cloud: str) -> dict[str, Any] | None:
     """`managed.<cloud>`: the managed Prometheus and the login node's grants, None where `managed` is not built."""
-    entry: dict[str, Any] | None = (data().get("managed") or {}).get(cloud)
-    return entry
+    return _entry("managed", cloud)
 
 
 def managed_not_built_why(cloud: str) -> str | None:
     """`managedNotBuilt.<cloud>.why`: why `managed` is not built on a cloud yet."""
-    entry = (data().get("managedNotBuilt") or {}).get(cloud)
-    return str(entry["why"]) if entry else None
+    return _why(data().get("managedNotBuilt"), cloud)
 
 
 def logs(cloud: str) -> dict[str, Any] | None:
     """`logs.<cloud>`: the log service and the retention it takes, None where shipping is not built."""
-    entry: dict[str, Any] | None = (data().get("logs") or {}).get(cloud)
-    return entry
+    return _entry("logs", cloud)
 
 
 def logs_retention_floor(compliance: str) -> dict[str, Any] | None:
     """`logsRetentionByCompliance.<profile>`: the least days a compliance profile keeps the nodes' logs, and why."""
-    entry: dict[str, Any] | None = (data().get("logsRetentionByCompliance") or {}).get(compliance)
-    return entry
+    return _entry("logsRetentionByCompliance", compliance)
 
 
 def logs_not_built_why(cloud: str) -> str | None:
     """`logsNotBuilt.<cloud>.why`: why a cloud with a layout ships no logs yet."""
-    entry = (data().get("logsNotBuilt") or {}).get(cloud)
-    return str(entry["why"]) if entry else None
+    return _why(data().get("logsNotBuilt"), cloud)
 
 
 def notify(cloud: str) -> dict[str, Any] | None:
     """`notify.<cloud>`: how firing alerts reach people, None where it is not built."""
-    entry: dict[str, Any] | None = (data().get("notify") or {}).get(cloud)
-    return entry
+    return _entry("notify", cloud)
 
 
 def built(section: str) -> tuple[str, ...]:
@@ -83,5 +89,4 @@ def kubernetes_chart() -> str:
 
 def kubernetes_not_built_why(cloud: str) -> str | None:
     """`kubernetes.notBuilt.<cloud>.why`: why a cloud with Kubernetes does not install that chart (None: unrecorded)."""
-    entry = (data()["kubernetes"].get("notBuilt") or {}).get(cloud)
-    return None if entry is None else str(entry["why"])
+    return _why(data()["kubernetes"].get("notBuilt"), cloud)
