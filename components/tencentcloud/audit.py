@@ -13,6 +13,7 @@ import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
 from ..layout.tencentcloud import TencentLayout
+from .logs import logset_topic
 
 
 @dataclass(frozen=True)
@@ -38,15 +39,14 @@ def build(parent: pulumi.Resource, name: str, layout: TencentLayout, tags: Mappi
     if plan is None:
         return None
     kept = pulumi.ResourceOptions(parent=parent, protect=True, retain_on_delete=True)
-    logset = tencentcloud.cls.Logset(f"{name}-audit", logset_name=plan.logset, tags=dict(tags), opts=kept)
-    topic = tencentcloud.cls.Topic(
-        f"{name}-audit-topic",
-        logset_id=logset.id,
-        topic_name=plan.topic,
-        period=plan.retention_days,
-        describes=f"gpu-cluster {layout.spec.name}: CloudAudit records of the account (MLPS level 3)",
-        tags=dict(tags),
-        opts=kept,
+    logset, topic = logset_topic(
+        f"{name}-audit",
+        plan.logset,
+        plan.topic,
+        plan.retention_days,
+        f"gpu-cluster {layout.spec.name}: CloudAudit records of the account (MLPS level 3)",
+        tags,
+        kept,
     )
     track = tencentcloud.audit.Track(
         f"{name}-audit-track",

@@ -39,6 +39,29 @@ class Logs:
         }
 
 
+def logset_topic(
+    resource: str,
+    logset_name: str,
+    topic_name: str,
+    retention_days: int,
+    describes: str,
+    tags: Mapping[str, str],
+    opts: pulumi.ResourceOptions,
+) -> tuple[tencentcloud.cls.Logset, tencentcloud.cls.Topic]:
+    """A CLS logset and its one topic kept `retention_days` (the nodes' logs, compliance mlps3's audit records)."""
+    logset = tencentcloud.cls.Logset(resource, logset_name=logset_name, tags=dict(tags), opts=opts)
+    topic = tencentcloud.cls.Topic(
+        f"{resource}-topic",
+        logset_id=logset.id,
+        topic_name=topic_name,
+        period=retention_days,
+        describes=describes,
+        tags=dict(tags),
+        opts=opts,
+    )
+    return logset, topic
+
+
 def build(
     parent: pulumi.Resource, name: str, layout: TencentLayout, role_name: pulumi.Output[str], tags: Mapping[str, str]
 ) -> Logs | None:
@@ -47,15 +70,14 @@ def build(
         return None
     region = layout.spec.region
     child = pulumi.ResourceOptions(parent=parent)
-    logset = tencentcloud.cls.Logset(f"{name}-logs", logset_name=plan.logset, tags=dict(tags), opts=child)
-    topic = tencentcloud.cls.Topic(
-        f"{name}-logs-topic",
-        logset_id=logset.id,
-        topic_name=plan.topic,
-        period=plan.retention_days,
-        describes=f"gpu-cluster {layout.spec.name}: the nodes' logs (monitoring.logs)",
-        tags=dict(tags),
-        opts=child,
+    logset, topic = logset_topic(
+        f"{name}-logs",
+        plan.logset,
+        plan.topic,
+        plan.retention_days,
+        f"gpu-cluster {layout.spec.name}: the nodes' logs (monitoring.logs)",
+        tags,
+        child,
     )
     group = tencentcloud.cls.MachineGroup(
         f"{name}-logs-group",
