@@ -81,7 +81,9 @@ def test_cpfs_is_refused_once_on_the_kind_with_both_reasons_and_kind_nfs(cluster
     assert [e.key for e in info.value.errors if e.key.startswith(KEY)] == [f"{KEY}.kind"]
     assert "EncryptType 1 or 2) on standard and extreme" in line and "mlps3 could not pass" in line
     assert "gives no export domain" in line and "Ubuntu 20.04 and older" in line
-    assert line.endswith("use kind nfs, General-purpose NAS, encrypted with the cluster's key when encryption.key is set")
+    assert line.endswith(
+        "use kind nfs, General-purpose NAS, encrypted with the cluster's key when encryption.key is set"
+    )
 
 
 def test_a_storage_type_change_replaces_the_nas_first_as_data_loss(nas):

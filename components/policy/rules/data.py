@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from ..model import CLUSTER_TYPE, CONFIG, Facts, Issue, Resource
 from ..types import DATA_TYPES
 
-
 ALI_NAS = "alicloud:nas/fileSystem:FileSystem"
 # Alibaba's CPFS file system types: no key reaches them (catalog/storage/alicloud.yaml, the sources read)
 CPFS_TYPES = ("cpfs", "cpfsse")
