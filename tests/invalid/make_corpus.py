@@ -467,11 +467,18 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.serve.certificate",
             {"nodeGroup": "managed", "maxNodes": 4, "serve": {"public": True, "allowedCidrs": ["203.0.113.0/24"]}},
         ),
-        # mlps3 with CPFS (kind lustre): not built (no customer key on CPFS in CreateFileSystem); the line names nfs
+        # mlps3 with CPFS (kind lustre): not built (no customer key on CPFS in CreateFileSystem, no sourced mount);
+        # the line names nfs
         (
             "alicloud-mlps3-shared-lustre",
             f"{C}.storage.shared.kind",
             {"compliance": "mlps3", "encryption": {"key": "auto"}, "storage": {"shared": {"kind": "lustre"}}},
+        ),
+        # the cluster's key without mlps3: CPFS still takes no key (a silent key-less filesystem is not built either)
+        (
+            "alicloud-key-shared-lustre",
+            f"{C}.storage.shared.kind",
+            {"encryption": {"key": "auto"}, "storage": {"shared": {"kind": "lustre"}}},
         ),
         # built on Alibaba now, but VM mode without a login node has nowhere to run it
         ("alicloud-prometheus-no-login", f"{C}.monitoring.prometheus", {"monitoring": {"prometheus": "selfHosted"}}),
