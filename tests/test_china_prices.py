@@ -105,9 +105,9 @@ def test_the_tke_fee_is_not_counted_and_says_which_levels_cost_what():
 def test_the_hcc_stack_names_its_unpriced_node_and_still_totals_its_fixed_costs():
     summary, got = costs_of("tencentcloud-hcc")
     assert got["gpuNode"]["hourly"] is None and "lists no HCC type" in got["gpuNode"]["unpriced"]
-    assert summary["costs"]["totals"]["CNY"]["fixedHourly"] == price_table("tencentcloud")["items"]["natGateway"][
-        "hourly"
-    ]
+    assert (
+        summary["costs"]["totals"]["CNY"]["fixedHourly"] == price_table("tencentcloud")["items"]["natGateway"]["hourly"]
+    )
     assert "GPU node HCCG5v.24XLARGE384" in total_text(summary)
 
 
