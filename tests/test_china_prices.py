@@ -128,3 +128,17 @@ def test_every_huawei_catalog_flavor_has_its_reason():
     for row in load_catalog("huaweicloud").types:
         why = prices.instance(row.instanceType, "cn-north-4").unpriced or ""
         assert why.startswith("a GPU ECS flavor: no list price found"), row.instanceType
+
+
+@pytest.mark.parametrize("stack", ["tencentcloud-tke", "alicloud-ack-erdma"])
+def test_the_kubernetes_secrets_key_is_billed_as_a_key_and_named_when_unpriced(stack):
+    # TKE and ACK wrap Secrets with a KMS key of their own (kms.Key in the plan): the bill lists it like the
+    # cluster's encryption key, at that key's price or with its reason
+    summary, got = costs_of(stack)
+    cloud = stack.split("-")[0]
+    assert any(r["type"].lower().endswith("kms/key:key") for r in plan_stack(stack).as_json()["resources"])
+    key = got["kubernetesSecretsKey"]
+    assert (key["per"], key["count"], key["hourly"]) == ("stack", 1, None)
+    assert key["unpriced"] == fixed_prices.load(cloud).item("encryptionKey").unpriced
+    assert "Secrets key" in key["unpriced"]
+    assert any(n.startswith("the Kubernetes Secrets' KMS key (") for n in summary["costs"]["notCounted"])
