@@ -252,7 +252,7 @@ case "$url" in
   {META}/openstack/latest/securitykey) [ -z "${{NO_AGENCY:-}}" ] || exit 22; cat "$CREDS" ;;
   {META}/openstack/latest/meta_data.json) echo '{{"uuid": "u", "project_id": "{PROJECT}"}}' ;;
   https://{ENDPOINT}/*)
-    python3 -c 'import json, sys; a = sys.argv[1:]; h = dict(l.split(": ", 1) for l in open(a[a.index("-H") + 1][1:]).read().splitlines()); print(json.dumps({{"headers": h, "url": a[-1]}}))' "$@" >>"$LOG"
+    python3 "$CALL_LOGGER" "$@" >>"$LOG"
     [ -z "${{DENY:-}}" ] || exit 22
     cat "$ANSWER" ;;
   *) exit 22 ;;
@@ -260,7 +260,17 @@ esac
 """
 
 
+# one request's headers (the -H @file) and url, as a JSON line
+CALL_LOGGER = """
+import json, sys
+args = sys.argv[1:]
+lines = open(args[args.index("-H") + 1][1:]).read().splitlines()
+print(json.dumps({"headers": dict(line.split(": ", 1) for line in lines), "url": args[-1]}))
+"""
+
+
 def run_csms_hook(tmp_path: Path, name: str, env_lines: str, secret: str, **env: str):
+    (tmp_path / "call_logger.py").write_text(CALL_LOGGER)
     (tmp_path / "creds.json").write_text(json.dumps(CREDS))
     answer = {"version": {"version_metadata": {"id": "v2", "secret_name": "x"}, "secret_string": secret}}
     (tmp_path / "answer.json").write_text(json.dumps(answer))
@@ -274,6 +284,7 @@ def run_csms_hook(tmp_path: Path, name: str, env_lines: str, secret: str, **env:
         "CREDS": str(tmp_path / "creds.json"),
         "ANSWER": str(tmp_path / "answer.json"),
         "LOG": str(log),
+        "CALL_LOGGER": str(tmp_path / "call_logger.py"),
         "TMPDIR": str(tmp_path),
         **env,
     }
