@@ -344,6 +344,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("alicloud-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
     # catalog/accounting.yaml clouds.<cloud>.notBuilt
     ("tencentcloud-slurm", "accounting-on"): "no database for slurmdbd is built on Tencent Cloud",
+    ("huaweicloud-slurm", "accounting-on"): "no database for slurmdbd is built on Huawei Cloud",
     ("alicloud-inference-fleet", "serve-requests-on"): "ESS target tracking on CLB metrics is not built",
 }
 
