@@ -20,8 +20,8 @@ from components.diff import diff_plans
 
 from .conftest import aws_values, gcp_values, plan_json, plan_values
 from .test_azure_resources import azure_values
-from .test_layout_alicloud import ali_values
 from .test_huaweicloud_slurm import slurm_values as huawei_slurm_values
+from .test_layout_alicloud import ali_values
 from .test_tencentcloud_slurm import slurm_values as tencent_slurm_values
 
 # cloud -> (base values, the channel's resource name, the input holding the text, the head's resource name)
@@ -118,8 +118,9 @@ def channel_text(cloud: str, doc: dict[str, Any]) -> str:
     return str(value)
 
 
-# Tencent and Huawei run the GPU nodes as instances (no managed group yet; Huawei refuses spot): maxNodes does not apply, spot is a new instance per
-# node (spotMaxPrice is ForceNew, and needs maxHourlyUsd: the day-2 matrix), and more nodes are more instances
+# Tencent and Huawei run the GPU nodes as instances (no managed group yet): maxNodes does not apply, spot is a new
+# instance per node on Tencent (spotMaxPrice is ForceNew, and needs maxHourlyUsd: the day-2 matrix) and refused on
+# Huawei, and more nodes are more instances
 INSTANCES_ONLY = {"tencentcloud", "huaweicloud"}
 CELLS = [
     (cloud, change)
