@@ -307,6 +307,10 @@ DERIVED: dict[tuple[str, str], str] = {
     ("tencentcloud-slurm", "login-on-off"): (
         "DATA LOSS: replaces tencentcloud:Instance/instance:Instance `tc-slurm-tencentcloud-login` (`allocatePublicIp`)"
     ),
+    # as on Huawei: an ECS gets its EIP only at creation (huaweicloud.yaml Instance: replace eipType, bandwidth)
+    ("huaweicloud-slurm", "login-on-off"): (
+        "DATA LOSS: replaces huaweicloud:Ecs/instance:Instance `hw-slurm-huaweicloud-login` (`bandwidth`, `eipType`)"
+    ),
 }
 # Changes the spec refuses for a stack (they are not day-2 changes it can make); each cell checks that it is refused.
 TWO_NODES_NEED_FABRIC = "two single-T4 nodes have no fabric NCCL can use (spec rule since issue 26)"
