@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +30,7 @@ from components.catalog.slurm import cloud_data
 from components.errors import ConfigError, ConfigErrors
 from components.layout import huaweicloud as hw
 from components.layout.huaweicloud.nodes import user_data_max
+from components.layout.huaweicloud.slurm import size_problems
 from components.spec import build_spec
 
 from .conftest import spec_of
@@ -105,6 +108,11 @@ def test_the_munge_key_is_a_random_secret_in_csms_never_in_user_data(doc):
         env = files_of(got[f"{P}-{node}"]["userData"])["/etc/gpu-cluster/munge-key.env"]
         assert f'MUNGE_SECRET="{SECRET}-munge-key"' in env and 'METADATA_URL="http://169.254.169.254"' in env
     assert "munge-key-bytes" not in json.dumps([unpacked(got[f"{P}-{n}"]["userData"]) for n in ("head", "node-0")])
+    for node in ("node-0", "login"):  # the GPU nodes and the login node carry the key's hook too
+        assert (
+            files_of(got[f"{P}-{node}"]["userData"])[KEY_HOOK_PATH]
+            == files_of(got[f"{P}-head"]["userData"])[KEY_HOOK_PATH]
+        )
 
 
 def test_the_agency_may_read_exactly_the_two_secrets_and_decrypt_with_the_clusters_key(doc, plan):
@@ -195,6 +203,18 @@ def test_the_slurm_output_names_the_secret_never_the_key(doc):
     out = doc["outputs"]["slurm"]
     assert out["mungeKey"]["store"] == "dew-csms-secret" and out["mungeKey"]["secret"] == f"{SECRET}-munge-key"
     assert out["computeConfig"] == f"{SECRET}-compute-conf" and out["headNode"]["privateIp"].endswith(f"{P}-head>")
+
+
+def test_a_head_or_login_user_data_over_32_kb_gzip_is_refused_by_key():
+    layout = hw.plan(spec_of(slurm_values()))
+    assert layout.slurm is not None and size_problems(layout.slurm) == []
+    noise = base64.b64encode(os.urandom(48 * 1024)).decode()  # does not compress below 32 KB
+    errors = size_problems(replace(layout.slurm, login_user_data=noise))
+    assert [e.key for e in errors] == ["gpu-cluster:cluster.slurm"]
+    assert (
+        errors[0].message.startswith("the login node's user data is ")
+        and "(gzip), over Huawei's 32768" in errors[0].message
+    )
 
 
 def errors_of(values: dict[str, Any]) -> dict[str, str]:
