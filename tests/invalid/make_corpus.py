@@ -490,6 +490,13 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "tencentcloud": [
+        # prometheus managed: TMP takes remote write with its instance token only, which the provider does not output
+        # (catalog/monitoring.yaml managedNotBuilt.tencentcloud)
+        (
+            "tencentcloud-prometheus-managed",
+            f"{C}.monitoring.prometheus",
+            {"login": {}, "network.egress": "nat", "monitoring.prometheus": "managed"},
+        ),
         ("aws-type-on-tencentcloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("tencentcloud-unknown-type", f"{C}.instanceType", {"instanceType": "GN99.2XLARGE32"}),
         ("tencentcloud-hcc-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
