@@ -544,7 +544,23 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-unknown-type", f"{C}.instanceType", {"instanceType": "pi9.2xlarge.4"}),
         ("huaweicloud-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
         ("huaweicloud-spot", f"{C}.spot", {"spot": True, "@gpu-cluster:maxHourlyUsd": 100}),
-        ("huaweicloud-slurm", f"{C}.scheduler", {"scheduler": "slurm"}),
+        # scheduler slurm: static nodes only (no AS group), no slurmdbd database, no elastic partitions
+        # (catalog/slurm.yaml and catalog/accounting.yaml clouds.huaweicloud)
+        ("huaweicloud-slurm-managed", f"{C}.nodeGroup", {"scheduler": "slurm", "nodeGroup": "managed"}),
+        (
+            "huaweicloud-slurm-accounting",
+            f"{C}.slurm.accounting",
+            {"scheduler": "slurm", "slurm": {"accounting": True}},
+        ),
+        (
+            "huaweicloud-slurm-partitions",
+            f"{C}.slurm.partitions",
+            {
+                "scheduler": "slurm",
+                "nodes": 0,
+                "slurm": {"partitions": [{"name": "t4", "instanceType": "pi2.2xlarge.4", "maxNodes": 4}]},
+            },
+        ),
         # scheduler kubernetes (CCE): what CCE or pulumi-huaweicloud 0.0.12's cce module cannot take
         ("huaweicloud-kubernetes-instances", f"{C}.nodeGroup", {**CCE, "nodeGroup": "instances"}),
         (

@@ -37,6 +37,7 @@ from .monitoring import plan as monitoring_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
 from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems
 from .proof import count_wired_gbps
+from .slurm import HuaweiSlurm, huawei_slurm, packed, size_problems, slurm_compute_parts
 
 __all__ = [
     "Access",
@@ -46,6 +47,7 @@ __all__ = [
     "HuaweiEncryption",
     "HuaweiLayout",
     "HuaweiMonitoring",
+    "HuaweiSlurm",
     "Image",
     "LoginNode",
     "Nat",
@@ -82,6 +84,7 @@ class HuaweiLayout:
     monitoring: HuaweiMonitoring | None = None  # the login node's Prometheus and Grafana (monitoring.py)
     kubernetes: CceLayout | None = None  # scheduler kubernetes (CCE); None builds the nodes as ECS instances
     shared: Shared | None = None  # storage.shared: SFS Turbo (catalog/storage/huaweicloud.yaml) or an existing one
+    slurm: HuaweiSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key and configuration in DEW CSMS
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -101,8 +104,16 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     scratch = scratch_for(spec, NVME_GLOBS, DISK_GLOBS)
     shared = shared_for(spec)
     parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=(), mounts=shared.mount if shared else None)
+    slurm = None
+    if spec.scheduler == "slurm":  # the login node's monitoring follows its Slurm parts
+        hosted = monitoring_plan(spec) if spec.login is not None else None
+        slurm = huawei_slurm(spec, shared, hosted.parts if hosted else ())
+        assert slurm is not None
+        parts = (*parts, *slurm_compute_parts(spec, slurm))
     user_data = bootstrap.cloud_init(parts)
-    refuse(node_problems(spec, user_data))
+    refuse(node_problems(spec, packed(user_data) if slurm else user_data))
+    if slurm is not None:
+        refuse(size_problems(slurm))
     cce = spec.scheduler == "kubernetes"
     if cce:
         refuse(cce_problems(spec, scratch))
@@ -152,6 +163,14 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
             f"the agency {identity.agency_name} {', '.join(monitoring.roles)} (this stack grants an existing agency "
             "nothing)"
         )
+    if slurm is not None and identity.create:
+        identity = replace(identity, roles=(*identity.roles, slurm.role_name))
+    elif slurm is not None:
+        warnings.append(
+            f"{key}.identity.existing: the nodes read the Slurm MUNGE key and configuration from DEW CSMS; grant the "
+            f"agency {identity.agency_name} csms:secretVersion:get on {slurm.munge_secret} and {slurm.conf_secret} "
+            "and decrypt with the cluster's key (this stack grants an existing agency nothing)"
+        )
     kubernetes = cce_layout(spec, scratch, warnings) if cce else None
     return HuaweiLayout(
         spec=spec,
@@ -179,4 +198,5 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         monitoring=monitoring,
         kubernetes=kubernetes,
         shared=shared,
+        slurm=slurm,
     )
