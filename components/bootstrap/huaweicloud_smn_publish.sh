@@ -40,10 +40,10 @@ fi
 head -c "$length" >"${work}/alerts.json"
 
 # PublishMessage's body: subject (at most SUBJECT_MAX_BYTES) and message (at most MESSAGE_MAX_BYTES), UTF-8
-if ! python3 - "$work" <<'PY'; then
+if ! python3 - "$work" "$SUBJECT_MAX_BYTES" "$MESSAGE_MAX_BYTES" <<'PY'; then
 import json, os, sys
 
-work = sys.argv[1]
+work, subject_max, message_max = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 doc = json.load(open(os.path.join(work, "alerts.json"), encoding="utf-8"))
 alerts = doc["alerts"]
 
@@ -60,8 +60,8 @@ for a in alerts:
     lines += ["  %s" % notes[k] for k in ("summary", "description") if notes.get(k)]
     lines.append("  " + ", ".join("%s=%s" % kv for kv in sorted(labels.items())))
 body = {
-    "subject": cut(subject, int(os.environ["SUBJECT_MAX_BYTES"])),
-    "message": cut("\n".join(lines) or "(no alerts)", int(os.environ["MESSAGE_MAX_BYTES"])),
+    "subject": cut(subject, subject_max),
+    "message": cut("\n".join(lines) or "(no alerts)", message_max),
 }
 with open(os.path.join(work, "body"), "w", encoding="utf-8") as f:
     json.dump(body, f, ensure_ascii=False)

@@ -592,6 +592,9 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-prometheus-no-login", f"{C}.monitoring.prometheus", {"monitoring": {"prometheus": "selfHosted"}}),
         ("huaweicloud-access-ssm", f"{C}.access", {"access": "ssm"}),
         ("huaweicloud-budget", f"{C}.budget", {"budget": {"monthly": 100, "notify": ["a@example.com"]}}),
+        # monitoring.notify: the login node's Prometheus evaluates the rules (none without a login node; CCE has none)
+        ("huaweicloud-notify-no-login", f"{C}.monitoring.notify", {"monitoring.notify": ["ops@example.com"]}),
+        ("huaweicloud-kubernetes-notify", f"{C}.monitoring.notify", {**CCE, "monitoring.notify": ["ops@example.com"]}),
         (
             "huaweicloud-sshkey-ed25519",
             f"{C}.sshPublicKey",
