@@ -366,7 +366,7 @@ def delivered(resources: Iterable[Any], source: str) -> tuple[list[Delivered], l
                     unknown.append(f"{source}:{res.name} {res.type} {path}")
                 continue
             if transport == "plain-or-base64":
-                transport = "plain" if _looks_like_boot_data(value) is None else "base64"
+                transport = "plain" if value.encode().startswith(_HEADERS) else "base64"
             data = base64.b64decode(value, validate=True) if transport == "base64" else value.encode()
             found.append(Delivered(source, res.name, res.type, path, data))
         found += _channel_bodies(res, source)
