@@ -293,3 +293,11 @@ def test_a_refused_publish_answers_500_so_alertmanager_retries(tmp_path):
 def test_what_is_not_a_webhook_post_answers_400_and_publishes_nothing(tmp_path, request_bytes):
     proc, calls = run_webhook(tmp_path, request_bytes)
     assert proc.stdout.startswith(b"HTTP/1.1 400 ") and calls == []
+
+
+def test_the_outputs_name_the_topic_and_the_plan_says_who_the_alerts_reach(vm_plan):
+    out = vm_plan.run.outputs
+    assert out["alerts"]["topic"] == URN and out["alerts"]["emails"] == EMAILS
+    said = out["monitoring"]["alerts"]
+    assert "SMN topic test-test-alerts" in said and "ops@example.com, ml@example.org" in said
+    assert "confirms SMN's subscription mail first" in said

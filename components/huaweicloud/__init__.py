@@ -105,6 +105,8 @@ class CloudCluster(pulumi.ComponentResource):
             # a hostfile for mpirun / torchrun
             "privateIps": pulumi.Output.all(*[inst.access_ip_v4 for inst in instances]),
         }
+        if (alerts := monitoring.alerts_output(layout, self.alerts)) is not None:
+            self.outputs["alerts"] = alerts
         if self.slurm is not None:
             self.outputs["slurm"] = slurm.output(self.slurm, access_out)
         if self.kubernetes is not None:

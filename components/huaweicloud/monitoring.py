@@ -94,4 +94,21 @@ def output(layout: HuaweiLayout, login: Login | None) -> dict[str, Any]:
     else:
         forward = NO_PATH
     targets = "the login node lists the GPU nodes every minute (ECS ListServersDetails, file_sd)"
-    return {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}
+    out = {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}
+    if plan.alerts is not None:  # the plan's monitoring row names who the alerts reach
+        out["alerts"] = (
+            f"Alertmanager on the login node to SMN topic {plan.alerts.topic_name} (a webhook publishing with the "
+            f"agency), email to {', '.join(plan.alerts.emails)} (each address confirms SMN's subscription mail first)"
+        )
+    return out
+
+
+def alerts_output(layout: HuaweiLayout, alerts: Alerts | None) -> dict[str, Any] | None:
+    """The `alerts` stack output: the topic, its addresses, and that each confirms first."""
+    if alerts is None or layout.monitoring is None or layout.monitoring.alerts is None:
+        return None
+    return {
+        "topic": alerts.topic.topic_urn,
+        "emails": list(layout.monitoring.alerts.emails),
+        "confirm": "each address gets a confirmation mail from SMN and receives alerts once it confirms",
+    }

@@ -493,6 +493,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-type-on-tencentcloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("tencentcloud-unknown-type", f"{C}.instanceType", {"instanceType": "GN99.2XLARGE32"}),
         ("tencentcloud-hcc-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
+        # monitoring.notify: no alarm notice a stack can point at an address (catalog/monitoring.yaml notifyNotBuilt)
+        ("tencentcloud-notify", f"{C}.monitoring.notify", {"login": {}, "monitoring.notify": ["ops@example.com"]}),
         (
             "tencentcloud-slurm-managed",
             f"{C}.nodeGroup",

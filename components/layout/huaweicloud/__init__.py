@@ -169,7 +169,7 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     elif alerts is not None:
         warnings.append(
             f"{key}.identity.existing: the login node publishes the alerts to SMN; grant the agency "
-            f"{identity.agency_name} smn:topic:publish on the topic {alerts.topic_name} (this stack grants an "
+            f"{identity.agency_name} {alerts.action} on the topic {alerts.topic_name} (this stack grants an "
             "existing agency nothing)"
         )
     if slurm is not None and identity.create:

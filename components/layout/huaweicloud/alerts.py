@@ -29,6 +29,7 @@ class HuaweiAlerts:
     role_name: str  # the agency's custom policy (iam.Role) publishing to the topic
     role_type: str
     role_policy: str  # its JSON document
+    action: str  # what it allows on the topic (an existing agency is told to grant it)
 
 
 def _entry() -> dict[str, Any]:
@@ -64,4 +65,5 @@ def plan(spec: ClusterSpec) -> HuaweiAlerts | None:
         role_name=_ROLE.sub("-", f"{spec.name}-{spec.stack}-alerts-publish")[:64],
         role_type=str(grant["roleType"]),
         role_policy=json.dumps({"Statement": [statement], "Version": "1.1"}, sort_keys=True),
+        action=str(grant["action"]),
     )
