@@ -23,11 +23,12 @@ from huaweicloudsdkcore.signer.signer import Signer
 from components import bootstrap
 from components.bootstrap import alertmanager
 from components.bootstrap import huaweicloud_smn as smn
+from components.diff import diff_plans
 from components.errors import ConfigErrors
 from components.layout import huaweicloud as hw
 from components.layout.huaweicloud.nodes import user_data_max
 
-from .conftest import plan_stack_with, plan_values, resources_of, spec_of
+from .conftest import plan_json, plan_stack_with, plan_values, resources_of, spec_of
 from .hook_helpers import assert_shellcheck_clean, stub_bin
 from .test_huaweicloud_resources import huawei_values
 
@@ -301,3 +302,21 @@ def test_the_outputs_name_the_topic_and_the_plan_says_who_the_alerts_reach(vm_pl
     said = out["monitoring"]["alerts"]
     assert "SMN topic test-test-alerts" in said and "ops@example.com, ml@example.org" in said
     assert "confirms SMN's subscription mail first" in said
+
+
+def test_day2_turning_it_on_adds_beside_and_names_the_login_nodes_possible_replacement():
+    old = plan_json(plan_stack_with("huaweicloud-dev"))
+    d = diff_plans(old, plan_json(plan_stack_with("huaweicloud-dev", monitoring={"notify": ["ops@example.com"]})))
+    changed = {(c.name, c.verdict, tuple(sorted({x.path.split(".")[0] for x in c.changes}))) for c in d.changed}
+    assert changed == {
+        ("hw-dev-huaweicloud-agency", "update", ("allResourcesRoles[1]",)),  # the policy's name added
+        ("hw-dev-huaweicloud-login", "may-replace", ("userData",)),  # gzip now; the SDK says nothing either way
+    }, changed
+    assert d.deleted == []
+    assert sorted(urn.rsplit("::", 1)[1] for urn in d.created) == [
+        "hw-dev-huaweicloud-alerts",
+        "hw-dev-huaweicloud-alerts-ops-example-com",
+        "hw-dev-huaweicloud-alerts-publish-role",
+    ]
+    said = {c.key: c for c in d.spec_changes}
+    assert said["cluster.monitoring.notify"].policy == "replace"  # spec/updates.yaml when cloud huaweicloud
