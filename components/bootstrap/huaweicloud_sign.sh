@@ -22,8 +22,9 @@ hw_credentials() {
   done
 }
 
-# hw_sign DIR METHOD HOST PATH [NAME=VALUE...]: DIR/url and DIR/headers (curl -H @file) of a request without a body,
-# signed as huaweicloudsdkcore's signer.Signer signs it; {project_id} in PATH is the node's project
+# hw_sign DIR METHOD HOST PATH [NAME=VALUE...]: DIR/url and DIR/headers (curl -H @file) of a request, signed as
+# huaweicloudsdkcore's signer.Signer signs it; {project_id} in PATH is the node's project. Its body is DIR/body when
+# that file exists (JSON: Content-Type is signed with it), else none.
 hw_sign() {
   python3 - "$@" <<'PY'
 import datetime, hashlib, hmac, json, os, sys
@@ -45,11 +46,15 @@ headers = {
     "X-Sdk-Date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"),
     "X-Security-Token": cred["securitytoken"],
 }
+body = b""
+if os.path.exists(os.path.join(work, "body")):
+    body = open(os.path.join(work, "body"), "rb").read()
+    headers["Content-Type"] = "application/json"
 signed = sorted(k.lower() for k in headers)
 canonical = "%s\n%s/\n%s\n%s\n%s\n%s" % (
     method, "/".join(enc(p) for p in path.split("/")), qs,
     "".join("%s:%s\n" % (k.lower(), v.strip()) for k, v in sorted(headers.items(), key=lambda kv: kv[0].lower())),
-    ";".join(signed), hashlib.sha256(b"").hexdigest())
+    ";".join(signed), hashlib.sha256(body).hexdigest())
 to_sign = "SDK-HMAC-SHA256\n%s\n%s" % (headers["X-Sdk-Date"], hashlib.sha256(canonical.encode()).hexdigest())
 signature = hmac.new(cred["secret"].encode(), to_sign.encode(), hashlib.sha256).hexdigest()
 headers["Authorization"] = "SDK-HMAC-SHA256 Access=%s, SignedHeaders=%s, Signature=%s" % (

@@ -85,6 +85,11 @@ def notify(cloud: str) -> dict[str, Any] | None:
     return _entry("notify", cloud)
 
 
+def notify_not_built_why(cloud: str) -> str | None:
+    """`notifyNotBuilt.<cloud>.why`: why alerts are not sent to people on a cloud yet (None: no reason recorded)."""
+    return _why(data().get("notifyNotBuilt"), cloud)
+
+
 def built(section: str) -> tuple[str, ...]:
     """The clouds with an entry under `logs`, `notify` or `managed`."""
     return tuple(data().get(section) or {})

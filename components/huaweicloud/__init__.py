@@ -42,7 +42,10 @@ class CloudCluster(pulumi.ComponentResource):
         kms_key_id = encryption.build(self, name, layout, tags)
         # scheduler: slurm: the secrets and the policy reading them, granted to the agency by name
         secrets = slurm.build_secrets(self, name, layout, kms_key_id, tags)
-        self.identity = identity.build(self, name, layout, [secrets.role] if secrets else [])
+        # monitoring.notify: the topic, its emails and the policy publishing to it, granted to the agency by name
+        self.alerts = monitoring.build_alerts(self, name, layout, tags)
+        roles_first = [*([secrets.role] if secrets else []), *([self.alerts.role] if self.alerts else [])]
+        self.identity = identity.build(self, name, layout, roles_first)
         self.access = access.build(self, name, layout)
         key_pair = self.access.key_pair.name if self.access.key_pair else None
         agency = self.identity.agency_name
@@ -66,7 +69,12 @@ class CloudCluster(pulumi.ComponentResource):
         )
         login = layout.login
         login_image = nodes.image(self, login.image_name_regex, login.flavor) if login else None
-        login_data = self.slurm.login_user_data(mount_source) if self.slurm else None
+        topic_urn = self.alerts.topic.topic_urn if self.alerts else None
+        login_data = (
+            self.slurm.login_user_data(mount_source, topic_urn)
+            if self.slurm
+            else monitoring.login_user_data(layout, topic_urn)
+        )
         self.login = (
             access.build_login(self, name, layout, self.network, key_pair, agency, kms_key_id, login_image, login_data)
             if login_image is not None
@@ -97,6 +105,8 @@ class CloudCluster(pulumi.ComponentResource):
             # a hostfile for mpirun / torchrun
             "privateIps": pulumi.Output.all(*[inst.access_ip_v4 for inst in instances]),
         }
+        if (alerts := monitoring.alerts_output(layout, self.alerts)) is not None:
+            self.outputs["alerts"] = alerts
         if self.slurm is not None:
             self.outputs["slurm"] = slurm.output(self.slurm, access_out)
         if self.kubernetes is not None:

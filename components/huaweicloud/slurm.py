@@ -22,6 +22,7 @@ import pulumi
 import pulumi_huaweicloud as huaweicloud
 import pulumi_random as random
 
+from ..bootstrap.huaweicloud_smn import TOPIC_PLACEHOLDER
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..catalog.slurm import cloud_data as slurm_cloud
@@ -56,9 +57,12 @@ class SlurmHead:
         ip: pulumi.Output[str] = self.instance.access_ip_v4
         return ip
 
-    def login_user_data(self, mount_source: pulumi.Input[str] | None) -> pulumi.Input[str]:
-        """The login node's: the Slurm client parts (then the monitoring) with the head's address."""
-        values = {HEAD_PLACEHOLDER: self.address, SOURCE_PLACEHOLDER: mount_source}
+    def login_user_data(
+        self, mount_source: pulumi.Input[str] | None, topic_urn: pulumi.Input[str] | None = None
+    ) -> pulumi.Input[str]:
+        """The login node's: the Slurm client parts (then the monitoring) with the head's address (and
+        monitoring.notify's SMN topic)."""
+        values = {HEAD_PLACEHOLDER: self.address, SOURCE_PLACEHOLDER: mount_source, TOPIC_PLACEHOLDER: topic_urn}
         return fill(self.plan.login_user_data, values, gzip_b64)
 
 

@@ -206,6 +206,9 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "huaweicloud-sfs-turbo": ("huaweicloud-dev", {"storage": {"shared": {"retain": True}, "scratch": "disk"}}),
     # Slurm on Huawei without storage.shared: the head exports /home over NFS (huaweicloud-slurm ships SFS Turbo)
     "huaweicloud-slurm-home-export": ("huaweicloud-slurm", {"storage": {"scratch": "disk", "scratchGb": 200}}),
+    # monitoring.notify on Huawei: the login node's Alertmanager and the SMN webhook (huaweicloud_smn_publish.sh, the
+    # signing inlined, a socket unit) in gzip user data
+    "huaweicloud-notify-login": ("huaweicloud-dev", {"monitoring": {"notify": ["ops@example.com"]}}),
     # Slurm on Tencent with monitoring.logs (LogListener beside the SSM hooks, tccli's venv shared), slurm.users and
     # slurm.mps: the largest user data Tencent's 16 KB takes (tencentcloud-slurm ships the plain cluster)
     "tencentcloud-slurm-logs-users": (

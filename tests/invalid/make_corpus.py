@@ -500,6 +500,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-type-on-tencentcloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("tencentcloud-unknown-type", f"{C}.instanceType", {"instanceType": "GN99.2XLARGE32"}),
         ("tencentcloud-hcc-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
+        # monitoring.notify: no alarm notice a stack can point at an address (catalog/monitoring.yaml notifyNotBuilt)
+        ("tencentcloud-notify", f"{C}.monitoring.notify", {"login": {}, "monitoring.notify": ["ops@example.com"]}),
         (
             "tencentcloud-slurm-managed",
             f"{C}.nodeGroup",
@@ -599,6 +601,9 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-prometheus-no-login", f"{C}.monitoring.prometheus", {"monitoring": {"prometheus": "selfHosted"}}),
         ("huaweicloud-access-ssm", f"{C}.access", {"access": "ssm"}),
         ("huaweicloud-budget", f"{C}.budget", {"budget": {"monthly": 100, "notify": ["a@example.com"]}}),
+        # monitoring.notify: the login node's Prometheus evaluates the rules (none without a login node; CCE has none)
+        ("huaweicloud-notify-no-login", f"{C}.monitoring.notify", {"monitoring.notify": ["ops@example.com"]}),
+        ("huaweicloud-kubernetes-notify", f"{C}.monitoring.notify", {**CCE, "monitoring.notify": ["ops@example.com"]}),
         (
             "huaweicloud-sshkey-ed25519",
             f"{C}.sshPublicKey",

@@ -163,6 +163,15 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
             f"the agency {identity.agency_name} {', '.join(monitoring.roles)} (this stack grants an existing agency "
             "nothing)"
         )
+    alerts = monitoring.alerts if monitoring is not None else None
+    if alerts is not None and identity.create:
+        identity = replace(identity, roles=(*identity.roles, alerts.role_name))
+    elif alerts is not None:
+        warnings.append(
+            f"{key}.identity.existing: the login node publishes the alerts to SMN; grant the agency "
+            f"{identity.agency_name} {alerts.action} on the topic {alerts.topic_name} (this stack grants an "
+            "existing agency nothing)"
+        )
     if slurm is not None and identity.create:
         identity = replace(identity, roles=(*identity.roles, slurm.role_name))
     elif slurm is not None:

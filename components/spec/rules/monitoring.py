@@ -228,10 +228,11 @@ def _notify(ctx: Context) -> Iterator[ConfigError]:
         return
     entry = data.notify(ctx.cloud)
     if entry is None:
+        why = data.notify_not_built_why(ctx.cloud)
         yield ConfigError(
             k,
             f"sending alerts is not built on {ctx.cloud} yet (built on: {', '.join(data.built('notify')) or 'none'}); "
-            "remove it and read the alerts in Grafana",
+            + (f"{one_line(why)}; remove it" if why else "remove it and read the alerts in Grafana"),
         )
         return
     most = entry.get("maxEmails")
