@@ -126,7 +126,7 @@ def test_the_agency_may_read_exactly_the_two_secrets_and_decrypt_with_the_cluste
                 "Effect": "Allow",
                 "Resource": [f"csms:*:*:secretName:{SECRET}-munge-key", f"csms:*:*:secretName:{SECRET}-compute-conf"],
             },
-            {"Action": ["kms:cmk:decryptDataKey"], "Effect": "Allow", "Resource": [f"kms:*:*:KeyId:<id of {P}-key>"]},
+            {"Action": ["kms:dek:crypto"], "Effect": "Allow", "Resource": [f"kms:*:*:KeyId:<id of {P}-key>"]},
         ],
         "Version": "1.1",
     }
