@@ -99,7 +99,9 @@ def _instance(i: Inputs) -> list[Call]:
                 }
             ),
             "data_volumes": [
-                drop_none({"volumetype": d.get("type"), "size": d.get("size"), "metadata": _encrypted(d.get("kmsKeyId"))})
+                drop_none(
+                    {"volumetype": d.get("type"), "size": d.get("size"), "metadata": _encrypted(d.get("kmsKeyId"))}
+                )
                 for d in i.ok("dataDisks") or []
             ]
             or None,
@@ -200,7 +202,9 @@ def _secgroup_rule(i: Inputs) -> list[Call]:
         }
     )
     src = f"{TF}/vpc/resource_huaweicloud_networking_secgroup_rule.go (v3 rules.Create)"
-    return [Call("vpc:CreateSecurityGroupRule", vpc3.CreateSecurityGroupRuleRequestBody, {"security_group_rule": rule}, src)]
+    return [
+        Call("vpc:CreateSecurityGroupRule", vpc3.CreateSecurityGroupRuleRequestBody, {"security_group_rule": rule}, src)
+    ]
 
 
 def _eip(i: Inputs) -> list[Call]:
@@ -252,9 +256,7 @@ def _snat(i: Inputs) -> list[Call]:
         }
     )
     src = f"{TF}/nat/resource_huaweicloud_nat_snat_rule.go resourcePublicSnatRuleCreate"
-    return [
-        Call("nat:CreateNatGatewaySnatRule", nat.CreateNatGatewaySnatRuleRequestOption, {"snat_rule": rule}, src)
-    ]
+    return [Call("nat:CreateNatGatewaySnatRule", nat.CreateNatGatewaySnatRuleRequestOption, {"snat_rule": rule}, src)]
 
 
 # --- DEW (KMS), IAM --------------------------------------------------------------------------------------------
@@ -276,9 +278,7 @@ def _kms_key(i: Inputs) -> list[Call]:
         calls.append(Call("kms:EnableKeyRotation", kms.OperateKeyRequestBody, {"key_id": key}, src))
         if i.ok("rotationInterval"):
             interval = {"key_id": key, "rotation_interval": i.get("rotationInterval")}
-            calls.append(
-                Call("kms:UpdateKeyRotationInterval", kms.UpdateKeyRotationIntervalRequestBody, interval, src)
-            )
+            calls.append(Call("kms:UpdateKeyRotationInterval", kms.UpdateKeyRotationIntervalRequestBody, interval, src))
     calls.extend(_tags_call("kms:BatchCreateKmsTags", kms.BatchCreateKmsTagsRequestBody, i, src))
     if i.ok("pendingDays"):  # sent when the key is deleted (resourceKmsKeyDelete), judged now
         pending = {"key_id": key, "pending_days": str(i.get("pendingDays"))}
@@ -333,7 +333,9 @@ def _cce_cluster(i: Inputs) -> list[Call]:
 
 
 def _volume(v: Mapping[str, Any]) -> dict[str, Any]:
-    return drop_none({"size": v.get("size"), "volumetype": v.get("volumetype"), "metadata": _encrypted(v.get("kmsKeyId"))})
+    return drop_none(
+        {"size": v.get("size"), "volumetype": v.get("volumetype"), "metadata": _encrypted(v.get("kmsKeyId"))}
+    )
 
 
 def _cce_node_pool(i: Inputs) -> list[Call]:
@@ -379,7 +381,10 @@ def _cce_addon(i: Inputs) -> list[Call]:
             "addonTemplateName": i.get("templateName"),
             # AddonValuesArgs: basic/custom maps, or basicJson/customJson text decoded into them
             "values": drop_none(
-                {"basic": values.get("basic") or _json(values.get("basicJson")), "custom": values.get("custom") or _json(values.get("customJson"))}
+                {
+                    "basic": values.get("basic") or _json(values.get("basicJson")),
+                    "custom": values.get("custom") or _json(values.get("customJson")),
+                }
             ),
         }
     )
