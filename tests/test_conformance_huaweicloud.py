@@ -275,3 +275,32 @@ def test_more_tags_than_a_cce_pool_takes_are_refused_by_key():
         plan_stack_with("huaweicloud-cce", tags={**tags, "d": "4"})
     (problem,) = str(refused.value).splitlines()
     assert problem.startswith("gpu-cluster:cluster.tags: 9 tags on each CCE node pool") and "at most 8" in problem
+
+
+def test_the_provider_dropping_extend_params_beside_a_top_level_postinstall_is_a_problem():
+    token = "huaweicloud:Cce/nodePool:NodePool"
+    both = {"postinstall": "#!/bin/bash\n", "extendParams": {"agencyName": "nodes"}}
+    (problem,) = conf.provider_problems(token, both)
+    assert "extendParams agencyName dropped" in problem and "top-level postinstall" in problem
+    # what the translation then sends: the script and no agency
+    (call,) = conf.TRANSLATIONS[token](conf.Inputs({**both, "name": "p", "initialNodeCount": 1}))
+    assert call.request["spec"]["nodeTemplate"]["extendParam"] == {
+        "alpha.cce/postInstall": base64.b64encode(b"#!/bin/bash\n").decode()
+    }
+    inside = {"extendParams": {"agencyName": "nodes", "postinstall": "#!/bin/bash\n"}}
+    assert conf.provider_problems(token, inside) == []
+    (call,) = conf.TRANSLATIONS[token](conf.Inputs({**inside, "name": "p", "initialNodeCount": 1}))
+    assert call.request["spec"]["nodeTemplate"]["extendParam"]["agency_name"] == "nodes"
+
+
+def test_the_gpu_pool_keeps_its_agency_and_its_script():
+    (gpu,) = [
+        r.as_json()["inputs"]
+        for r in plan_stack("huaweicloud-cce").resources
+        if r.type == "huaweicloud:Cce/nodePool:NodePool" and r.name.endswith("-gpu")
+    ]
+    assert conf.provider_problems("huaweicloud:Cce/nodePool:NodePool", gpu) == []
+    (call,) = conf.TRANSLATIONS["huaweicloud:Cce/nodePool:NodePool"](conf.Inputs(gpu))
+    extend = call.request["spec"]["nodeTemplate"]["extendParam"]
+    assert extend["agency_name"] == "hw-cce-huaweicloud-cce-nodes"
+    assert base64.b64decode(extend["alpha.cce/postInstall"]).decode() == gpu["extendParams"]["postinstall"]

@@ -3,10 +3,11 @@ Terraform huaweicloud provider sends, judged by Huawei's own SDK models (huaweic
 members and JSON types of `openapi_types`/`attribute_map`) and the constraints their documentation states
 (tests/conformance/huaweicloud_rules.yaml).
 
-Translation source: huaweicloud/terraform-provider-huaweicloud @000a2b2 (the newest stored) with chnsz/golangsdk's
-JSON forms. pulumi-huaweicloud 0.0.12 does not record the provider it bridges; its repository's provider/go.mod (at
-194e544) names terraform-provider-huaweicloud v1.42.0, older than the source read here: where the two may differ
-(the key pair's API), the translator says so. Each translator names its file and function.
+Translation source: huaweicloud/terraform-provider-huaweicloud v1.73.3, the provider pulumi-huaweicloud bridges
+(its provider/go.mod at v0.0.11 and at the repository's head after it, 6d73e96, which only edits the README; the
+PyPI 0.0.12 records no commit), with the chnsz/golangsdk JSON forms vendored in that tag. Each translator names
+its file and function (under huaweicloud/services/ unless said). The provider's own behaviour that no API model
+can see (a block it drops) is judged in `provider_problems`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from . import _hwsdk, _rules
 from .alicloud_requests import Inputs, drop_none
 
 RULES = Path(__file__).with_name("huaweicloud_rules.yaml")
-TF = "terraform-provider-huaweicloud huaweicloud/services"
+TF = "terraform-provider-huaweicloud@v1.73.3 huaweicloud/services"
 ACCOUNT = "<the account's user and domain ids, from the provider's credentials>"
 
 
@@ -120,7 +121,9 @@ def _instance(i: Inputs) -> list[Call]:
     src = f"{TF}/ecs/resource_huaweicloud_compute_instance.go resourceComputeInstanceCreate (cloudservers.Create)"
     calls = [Call("ecs:CreateServers", ecs.CreateServersRequestBody, {"server": server}, src)]
     if i.ok("hostname"):
-        # not a member of cloudservers.CreateOpts; the one ECS request member that sets it is UpdateServer's
+        # `hostname` is Optional+Computed but neither create nor update sends it (only Read sets it from the server):
+        # the guest's host name comes from the server name. Judged as UpdateServer's server.hostname, the one ECS
+        # request member that would take it, so a name the host-name rules refuse is still caught.
         calls.append(
             Call("ecs:UpdateServer", ecs.UpdateServerRequestBody, {"server": {"hostname": i.get("hostname")}}, src)
         )
@@ -128,10 +131,10 @@ def _instance(i: Inputs) -> list[Call]:
 
 
 def _keypair(i: Inputs) -> list[Call]:
-    # v1.42's huaweicloud_compute_keypair imports through Nova os-keypairs (name, public_key); newer providers
-    # call KPS, whose SDK is not installed: judged here as the Nova body
+    # huaweicloud_compute_keypair (Ecs/keypair) imports through Nova os-keypairs (compute v2 keypairs.CreateOpts:
+    # name, public_key); the KPS API is huaweicloud_kps_keypair's (Dew/keypair), not registered here
     body = {"keypair": drop_none({"name": i.get("name"), "public_key": i.ok("publicKey")})}
-    src = f"{TF}/ecs resource_huaweicloud_compute_keypair.go (v1.42: keypairs.Create, os-keypairs)"
+    src = "terraform-provider-huaweicloud@v1.73.3 huaweicloud/resource_huaweicloud_compute_keypair.go (keypairs.Create)"
     return [Call("ecs:NovaCreateKeypair", ecs.NovaCreateKeypairRequestBody, body, src)]
 
 
@@ -168,6 +171,12 @@ def _subnet(i: Inputs) -> list[Call]:
                 "vpc_id": i.get("vpcId"),
                 "availability_zone": i.ok("availabilityZone"),
                 "description": i.ok("description"),
+                "dhcp_enable": i.get("dhcpEnable", True),  # schema Default true, sent always (no omitempty)
+                "ipv6_enable": bool(i.get("ipv6Enable")),  # a *bool, always set
+                "primary_dns": i.ok("primaryDns"),
+                "secondary_dns": i.ok("secondaryDns"),
+                # dnsList: the region's default DNS servers when unset (buildSubnetDNSList), known at deploy
+                "dnsList": i.ok("dnsLists") or "<the region's DNS servers, from the provider's configuration>",
             }
         )
     }
@@ -179,11 +188,16 @@ def _subnet(i: Inputs) -> list[Call]:
 
 
 def _secgroup(i: Inputs) -> list[Call]:
-    body = {"security_group": drop_none({"name": i.get("name"), "description": i.ok("description")})}
-    # deleteDefaultRules: the provider deletes the default rules after create, no create member
+    # "Only name and enterprise project ID are supported" at create; the description follows by v3 Update
+    body = {"security_group": {"name": i.get("name")}}
+    # deleteDefaultRules: the provider deletes the default rules after create (v3 rules.Delete), no body
     i.get("deleteDefaultRules")
-    src = f"{TF}/vpc/resource_huaweicloud_networking_secgroup.go (v3 groups.Create)"
-    return [Call("vpc:CreateSecurityGroup", vpc3.CreateSecurityGroupRequestBody, body, src)]
+    src = f"{TF}/vpc/resource_huaweicloud_networking_secgroup.go resourceNetworkingSecGroupCreate (v3 groups)"
+    calls = [Call("vpc:CreateSecurityGroup", vpc3.CreateSecurityGroupRequestBody, body, src)]
+    if i.ok("description"):
+        update = {"security_group": {"description": i.get("description")}}
+        calls.append(Call("vpc:UpdateSecurityGroup", vpc3.UpdateSecurityGroupRequestBody, update, src))
+    return calls
 
 
 def _secgroup_rule(i: Inputs) -> list[Call]:
@@ -198,10 +212,12 @@ def _secgroup_rule(i: Inputs) -> list[Call]:
             "remote_ip_prefix": i.ok("remoteIpPrefix"),
             "remote_group_id": i.ok("remoteGroupId"),
             "action": i.ok("action"),
-            "priority": i.get("priority", 1),  # schema Default 1
+            "priority": i.ok("priority"),  # Computed, no default: 0 is left out (omitempty)
         }
     )
-    src = f"{TF}/vpc/resource_huaweicloud_networking_secgroup_rule.go (v3 rules.Create)"
+    # ports, action, priority or remote_address_group_id select the v3 API; every rule of ours sets action.
+    # Without them the provider calls v1 (port_range_min/max), which no rule of ours does.
+    src = f"{TF}/vpc/resource_huaweicloud_networking_secgroup_rule.go resourceNetworkingSecGroupRuleCreateV3"
     return [
         Call("vpc:CreateSecurityGroupRule", vpc3.CreateSecurityGroupRuleRequestBody, {"security_group_rule": rule}, src)
     ]
@@ -293,7 +309,7 @@ def _agency(i: Inputs) -> list[Call]:
             "domain_id": ACCOUNT,
             "trust_domain_name": i.ok("delegatedServiceName") or i.ok("delegatedDomainName"),
             "description": i.ok("description"),
-            "duration": i.ok("duration") or "FOREVER",
+            "duration": i.ok("duration") or "FOREVER",  # schema Default "FOREVER" (buildAgencyDuration)
         }
     )
     src = f"{TF}/iam/resource_huaweicloud_identity_agency.go resourceIAMAgencyV3Create (agency.Create)"
@@ -313,22 +329,26 @@ def _agency(i: Inputs) -> list[Call]:
 
 def _cce_cluster(i: Inputs) -> list[Call]:
     charging = i.ok("chargingMode")
+    cidrs = [{"cidr": c} for c in str(i.ok("containerNetworkCidr") or "").split(",") if c]
     spec = drop_none(
         {
+            "type": i.ok("clusterType") or "VirtualMachine",  # schema Default
             "flavor": i.get("flavorId"),
             "version": i.ok("clusterVersion"),
             "description": i.ok("description"),
-            "hostNetwork": {"vpc": i.get("vpcId"), "subnet": i.get("subnetId")},
-            "containerNetwork": drop_none(
-                {"mode": i.get("containerNetworkType"), "cidr": i.ok("containerNetworkCidr")}
+            "hostNetwork": drop_none(
+                {"vpc": i.get("vpcId"), "subnet": i.get("subnetId"), "SecurityGroup": i.ok("securityGroupId")}
             ),
-            "kubernetesSvcIpRange": i.ok("serviceNetworkCidr"),
+            # buildContainerNetworkCidrsOpts: the comma-separated text as cidrs items
+            "containerNetwork": drop_none({"mode": i.get("containerNetworkType"), "cidrs": cidrs or None}),
+            "authentication": {"mode": i.ok("authenticationMode") or "rbac"},  # schema Default
             "billingMode": 1 if charging == "prePaid" else 0,
             "clusterTags": _tag_list(i) or None,
+            "serviceNetwork": {"IPv4CIDR": i.get("serviceNetworkCidr")} if i.ok("serviceNetworkCidr") else None,
         }
     )
     body = {"kind": "Cluster", "apiVersion": "v3", "metadata": {"name": i.get("name")}, "spec": spec}
-    src = f"{TF}/cce/resource_huaweicloud_cce_cluster.go resourceClusterCreate (clusters.Create)"
+    src = f"{TF}/cce/resource_huaweicloud_cce_cluster.go resourceClusterCreate (clusters.CreateOpts)"
     return [Call("cce:CreateCluster", cce.Cluster, body, src)]
 
 
@@ -338,13 +358,28 @@ def _volume(v: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
+# cce/common.go buildResourceNodeExtendParam: the top-level arguments that fill extendParam; when any is set the
+# provider sends these alone and drops the extend_params block (buildExtendParams "defaults to use extend_params"
+# only when the top-level map is empty)
+_TOP_EXTEND = {"postinstall": "alpha.cce/postInstall", "preinstall": "alpha.cce/preInstall", "maxPods": "maxPods"}
+_BLOCK_EXTEND = {
+    "postinstall": "alpha.cce/postInstall",
+    "preinstall": "alpha.cce/preInstall",
+    "maxPods": "maxPods",
+    "agencyName": "agency_name",
+    "dockerBaseSize": "dockerBaseSize",
+}
+
+
+def _extend_param(i: Inputs) -> dict[str, Any]:
+    top = {api: i.ok(key) for key, api in _TOP_EXTEND.items() if i.ok(key)}
+    block = {api: (i.ok("extendParams") or {}).get(key) for key, api in _BLOCK_EXTEND.items()}
+    chosen = top or {k: v for k, v in block.items() if v}
+    return {k: _b64(v) if k.startswith("alpha.cce/") else v for k, v in chosen.items()}
+
+
 def _cce_node_pool(i: Inputs) -> list[Call]:
-    extend = drop_none(
-        {
-            "alpha.cce/postInstall": _b64(i.ok("postinstall")),
-            "agency_name": (i.ok("extendParams") or {}).get("agencyName"),
-        }
-    )
+    extend = _extend_param(i)
     template = drop_none(
         {
             "flavor": i.get("flavorId"),
@@ -361,10 +396,28 @@ def _cce_node_pool(i: Inputs) -> list[Call]:
             "nodeNicSpec": {"primaryNic": {"subnetId": i.ok("subnetId")}} if i.ok("subnetId") else None,
         }
     )
-    spec = {"type": i.ok("type") or "vm", "initialNodeCount": i.get("initialNodeCount"), "nodeTemplate": template}
+    template["count"] = 1  # nodepools.CreateOpts NodeTemplate Count: 1
+    autoscaling = drop_none(
+        {
+            "enable": i.ok("scallEnable"),
+            "minNodeCount": i.ok("minNodeCount"),
+            "maxNodeCount": i.ok("maxNodeCount"),
+            "scaleDownCooldownTime": i.ok("scaleDownCooldownTime"),
+            "priority": i.ok("priority"),
+        }
+    )
+    spec = drop_none(
+        {
+            "type": i.ok("type") or "vm",
+            "initialNodeCount": i.get("initialNodeCount"),
+            "nodeTemplate": template,
+            "autoscaling": autoscaling or None,
+            "nodeManagement": {"serverGroupReference": i.ok("ecsGroupId")} if i.ok("ecsGroupId") else None,
+        }
+    )
     body = {"kind": "NodePool", "apiVersion": "v3", "metadata": {"name": i.get("name")}, "spec": spec}
     i.get("clusterId")  # the path: /api/v3/projects/{project_id}/clusters/{cluster_id}/nodepools
-    src = f"{TF}/cce/resource_huaweicloud_cce_node_pool.go resourceNodePoolCreate (nodepools.Create)"
+    src = f"{TF}/cce/resource_huaweicloud_cce_node_pool.go buildNodePoolCreateOpts, cce/common.go buildExtendParams"
     return [Call("cce:CreateNodePool", cce.NodePool, body, src)]
 
 
@@ -410,10 +463,12 @@ def _sfs_turbo(i: Inputs) -> list[Call]:
             "subnet_id": i.get("subnetId"),
             "security_group_id": i.get("securityGroupId"),
             "metadata": {"crypt_key_id": i.get("cryptKeyId")} if i.ok("cryptKeyId") else None,
-            "tags": _tag_list(i) or None,
         }
     )
-    src = f"{TF}/sfsturbo/resource_huaweicloud_sfs_turbo.go resourceSFSTurboCreate (shares.Create)"
+    # tags: the SFS Turbo tag API after create (POST .../sfs-turbo/{id}/tags/action); its SDK body documents no
+    # limits (not judged)
+    i.get("tags")
+    src = f"{TF}/sfsturbo/resource_huaweicloud_sfs_turbo.go buildTurboCreateOpts"
     return [Call("sfsturbo:CreateShare", sfs.CreateShareRequestBody, {"share": share}, src)]
 
 
@@ -443,6 +498,20 @@ NOT_HUAWEI = {
 }
 
 
+def provider_problems(token: str, inputs: Mapping[str, Any]) -> list[str]:
+    """What the provider itself does with these inputs that loses one, before any request (no API model sees it)."""
+    out: list[str] = []
+    if token == "huaweicloud:Cce/nodePool:NodePool":
+        top = sorted(key for key in _TOP_EXTEND if inputs.get(key))
+        block = sorted(key for key, value in (inputs.get("extendParams") or {}).items() if value)
+        if top and block:
+            out.append(
+                f"provider: extendParams {', '.join(block)} dropped: the top-level {', '.join(top)} fill the "
+                "request's extendParam and the extend_params block is then not read (cce/common.go buildExtendParams)"
+            )
+    return out
+
+
 @dataclass
 class Report:
     problems: list[str] = field(default_factory=list)
@@ -467,6 +536,7 @@ def translate(resources: list[Mapping[str, Any]]) -> Report:
             report.untranslated.append(f"{res['name']}: {token}")
             continue
         inputs = Inputs(res["inputs"])
+        report.problems.extend(f"{res['name']} {token}: {p}" for p in provider_problems(token, inputs))
         report.calls.extend((res["name"], call) for call in build(inputs))
         report.unread.extend(f"{res['name']} {token}: {k}" for k in sorted(set(res["inputs"]) - inputs.read))
     return report

@@ -69,9 +69,10 @@ TRANSPORT: dict[tuple[str, str], str] = {
     # pulumi-huaweicloud 0.0.12 ecs/instance.py `user_data`: "Text and text files can be injected. The content of
     # `user_data` can be plaint text or encoded with base64" (the layout hands it the cloud-config text)
     ("huaweicloud:Ecs/instance:Instance", "userData"): "plain",
-    # cce/node_pool.py `postinstall`: "The input value can be a Base64 encoded string or not" (the layout hands it the
-    # bash script; CCE runs it after its own components)
-    ("huaweicloud:Cce/nodePool:NodePool", "postinstall"): "plain",
+    # cce/node_pool.py extend_params `postinstall` (NodePoolExtendParamsArgs): the same text as the top-level
+    # `postinstall`, "The input value can be a Base64 encoded string or not" (the layout hands it the bash script;
+    # CCE runs it after its own components)
+    ("huaweicloud:Cce/nodePool:NodePool", "extendParams.postinstall"): "plain",
 }
 
 # Executables a unit we write runs that the node's image or a package brings, not our documents (stubbed in the
