@@ -8,6 +8,14 @@ Translation source: huaweicloud/terraform-provider-huaweicloud v1.73.3, the prov
 PyPI 0.0.12 records no commit), with the chnsz/golangsdk JSON forms vendored in that tag. Each translator names
 its file and function (under huaweicloud/services/ unless said). The provider's own behaviour that no API model
 can see (a block it drops) is judged in `provider_problems`.
+
+Not judged here (the models cannot, or no model is installed): whether an id, flavor, image, zone or CCE version
+exists (deploy-time values or free text); tag bodies of the VPC, subnet, EIP, KMS, NAT and SFS Turbo tag APIs (their
+models document no limits; ECS server_tags, CCE clusterTags and node pool userTags are judged); IAM role grants (a
+PUT without a body, after the provider resolves the role's display name); the CCE add-on's `values`
+(`dict(str, object)`: each template's own parameters); regional limits the docs only point to (EIP bandwidth per
+region, disk types a region sells); the ECS `hostname`, which the provider never sends (judged as UpdateServer's
+member, the strictest reading).
 """
 
 from __future__ import annotations
@@ -94,7 +102,7 @@ def _instance(i: Inputs) -> list[Call]:
             "availability_zone": i.ok("availabilityZone"),
             "root_volume": drop_none(
                 {
-                    "volumetype": i.ok("systemDiskType"),
+                    "volumetype": i.ok("systemDiskType") or "GPSSD",  # buildInstanceRootVolume: SystemDiskType
                     "size": i.ok("systemDiskSize"),
                     "metadata": _encrypted(i.ok("systemDiskKmsKeyId")),
                 }
