@@ -70,7 +70,9 @@ def test_gpu_pool_has_the_flavor_taint_labels_agency_and_disks_on_the_dew_key(pl
     assert gpu["labels"]["gpu-cluster.dev/gpu"] == "t4" and gpu["labels"]["gpu-cluster.dev/gpus"] == "1"
     assert gpu["rootVolume"] == {"size": 200, "volumetype": "GPSSD", "kmsKeyId": key}
     assert gpu["dataVolumes"] == [{"size": 100, "volumetype": "GPSSD", "kmsKeyId": key}]
-    assert gpu["extendParams"] == {"agencyName": "hw-cce-huaweicloud-cce-nodes"}
+    assert gpu["extendParams"]["agencyName"] == "hw-cce-huaweicloud-cce-nodes"
+    # the script beside the agency: a top-level postinstall makes the provider drop extend_params (agency and all)
+    assert "postinstall" not in gpu and gpu["extendParams"]["postinstall"].startswith("#!/bin/bash")
     assert gpu["keyPair"] == "hw-cce-huaweicloud-cce"
     assert gpu["tags"]["Name"] == "hw-cce-gpu" and gpu["tags"]["environment"] == "dev"
 
@@ -93,7 +95,7 @@ def test_gpu_addon_installs_ccess_recommended_driver(plan):
 
 
 def test_gpu_nodes_bootstrap_fits_cces_script_limit_without_driver_or_docker_exporter(plan):
-    script = pool(plan, "-gpu")["postinstall"]
+    script = pool(plan, "-gpu")["extendParams"]["postinstall"]
     assert len(base64.b64encode(script.encode())) <= int(cce_offer()["scriptMaxChars"])
     assert f"exec bash {CCE_BOOTSTRAP}" in script
     inner = cce_bootstrap(script)

@@ -178,10 +178,14 @@ class _Pool:
                     size=cce.runtime_disk_gb, volumetype=self.disk_type, kms_key_id=self.kms_key_id
                 )
             ],
-            extend_params=huaweicloud.cce.NodePoolExtendParamsArgs(agency_name=self.agency),
+            # the post-installation script inside extend_params, beside the agency: the provider sends the
+            # top-level postinstall/preinstall/max_pods and then drops the whole extend_params block, agency and all
+            # (terraform-provider-huaweicloud v1.73.3 huaweicloud/services/cce/common.go buildExtendParams)
+            extend_params=huaweicloud.cce.NodePoolExtendParamsArgs(
+                agency_name=self.agency, postinstall=cce.postinstall if gpu else None
+            ),
             labels=dict(cce.gpu_labels) if gpu else None,
             taints=[huaweicloud.cce.NodePoolTaintArgs(**cce.gpu_taint)] if gpu else None,
-            postinstall=cce.postinstall if gpu else None,
             tags=dict(tags),
             opts=self.child,
         )

@@ -71,9 +71,10 @@ TRANSPORT: dict[tuple[str, str], str] = {
     # `user_data` can be plaint text or encoded with base64" (the layout hands it the cloud-config text, or with
     # scheduler slurm its gzip in base64: layout/huaweicloud/slurm.py packed)
     ("huaweicloud:Ecs/instance:Instance", "userData"): "plain-or-base64",
-    # cce/node_pool.py `postinstall`: "The input value can be a Base64 encoded string or not" (the layout hands it the
-    # bash script; CCE runs it after its own components)
-    ("huaweicloud:Cce/nodePool:NodePool", "postinstall"): "plain",
+    # cce/node_pool.py extend_params `postinstall` (NodePoolExtendParamsArgs): the same text as the top-level
+    # `postinstall`, "The input value can be a Base64 encoded string or not" (the layout hands it the bash script;
+    # CCE runs it after its own components)
+    ("huaweicloud:Cce/nodePool:NodePool", "extendParams.postinstall"): "plain",
 }
 
 # Executables a unit we write runs that the node's image or a package brings, not our documents (stubbed in the

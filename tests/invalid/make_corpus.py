@@ -586,6 +586,18 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-kubernetes-scratch-disk", f"{C}.storage.scratch", {**CCE, "storage.scratch": "disk"}),
         ("huaweicloud-kubernetes-image", f"{C}.image", {**CCE, "image": "0b30658a-ed1a-4922-b8f7-a673ca9c1234"}),
         ("huaweicloud-kubernetes-min-zero", f"{C}.minNodes", {**CCE, "minNodes": 0, "maxNodes": 3}),
+        # CCE cluster names are 4 to 128 characters (huaweicloudsdkcce ClusterMetadata name)
+        ("huaweicloud-kubernetes-name-short", f"{C}.name", {**CCE, "name": "abc"}),
+        # a CCE node pool takes 8 tags (huaweicloudsdkcce NodeTemplate userTags); 6 here, gpu-cluster:cluster,
+        # gpu-cluster:stack and Name make 9 (10 on an ECS pass)
+        (
+            "huaweicloud-kubernetes-pool-tags",
+            f"{C}.tags",
+            {
+                **CCE,
+                "tags": {"environment": "test", "team": "ml", "project": "p", "owner": "o", "cost": "c", "app": "a"},
+            },
+        ),
         ("huaweicloud-kubernetes-shared", f"{C}.storage.shared", {**CCE, "storage.shared": {"kind": "nfs"}}),
         ("huaweicloud-kubernetes-logs", f"{C}.monitoring.logs", {**CCE, "monitoring": {"logs": {"enabled": True}}}),
         ("huaweicloud-nvme", f"{C}.storage.scratch", {"storage.scratch": "nvme"}),

@@ -124,6 +124,14 @@ def cce_problems(spec: ClusterSpec, scratch: Scratch) -> Iterator[ConfigError]:
             f"{spec.max_nodes} GPU nodes and {system} system nodes, but the CCE flavor "
             f"{data['clusterFlavor']} holds at most {most} nodes (pulumi-huaweicloud 0.0.12 cce/cluster.py flavor_id)",
         )
+    pool_tags = len({**spec.base_tags, "Name": ""})  # each pool's tags: the cluster's and its Name
+    if pool_tags > int(data["poolTagsMax"]):
+        yield ConfigError(
+            f"{k}.tags",
+            f"{pool_tags} tags on each CCE node pool (the cluster's tags and Name), but CCE takes at most "
+            f"{data['poolTagsMax']} on a pool ({one_line(data['poolTagsSource'])}); remove "
+            f"{pool_tags - int(data['poolTagsMax'])}",
+        )
     if autoscaled(spec) and spec.min_nodes < 1:
         yield ConfigError(
             f"{k}.minNodes",
