@@ -35,7 +35,7 @@ class AlertRule:
 
 @dataclass(frozen=True)
 class AzureAlerts:
-    emails: tuple[str, ...]
+    emails: tuple[str, ...]  # empty (managed without notify): no action group
     short_name: str  # the action group's groupShortName (at most 12 characters)
     interval: str  # the rule group's evaluation interval (ISO 8601)
     rules: tuple[AlertRule, ...]
@@ -83,8 +83,11 @@ def rules(spec: ClusterSpec, severity: dict[str, int]) -> tuple[AlertRule, ...]:
 
 
 def plan(spec: ClusterSpec) -> AzureAlerts | None:
-    """None without monitoring.notify; the spec refuses notify where the login node's Prometheus does not run."""
-    if not spec.monitoring.notify or spec.prometheus != "selfHosted":
+    """The workspace and its rule group: with monitoring.notify (the spec refuses it where the login node's
+    Prometheus does not run), and with prometheus managed, where the workspace stores the samples and evaluates the
+    rules (without notify: no action group, the rules fire into the workspace's alerts only)."""
+    managed = spec.prometheus == "managed" and spec.kubernetes is None
+    if not managed and (not spec.monitoring.notify or spec.prometheus != "selfHosted"):
         return None
     entry = _entry()
     return AzureAlerts(
