@@ -84,7 +84,8 @@ def build(ctx: Context, identity: Identity) -> Alerts | None:
         rule_id,
         subscription,
         "the login node's Prometheus remote-writes to the cluster's Azure Monitor workspace ("
-        + ("monitoring.prometheus managed)" if spec.prometheus == "managed" else "monitoring.notify)"),
+        # notify's text kept when it is set: a description change may replace the assignment
+        + ("monitoring.notify)" if plan.emails else "monitoring.prometheus managed)"),
     )
     group = _action_group(ctx, plan)
     actions = [azure.alertsmanagement.PrometheusRuleGroupActionArgs(action_group_id=group.id)] if group else None
