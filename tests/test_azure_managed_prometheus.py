@@ -227,3 +227,19 @@ def test_day2_removing_the_last_admin_names_the_grafanas_data_loss(slurm):
     d = diff_plans(plan_json(slurm), plan_json(plan_values(base)))
     assert any(w.startswith("DATA LOSS") and "test-azure-grafana" in w for w in d.warnings), d.warnings
     assert {c.name for c in d.changed} <= set()  # nothing else changes: no VM, node or job
+
+
+def test_azure_managed_grafana_is_judged_by_the_dashboard_sdk(slurm):
+    import copy
+
+    from .conformance import azure as conformance
+
+    resources = [r.as_json() for r in slurm.resources]
+    report = conformance.check_resources(resources)
+    assert not report.refusals, report.text()
+    assert report.checked["azure-native:dashboard:Grafana"] == 1  # azure-mgmt-dashboard 2.0.0 GrafanaOperations
+    bad = copy.deepcopy(resources)
+    (grafana,) = [r for r in bad if r["type"] == "azure-native:dashboard:Grafana"]
+    grafana["inputs"]["properties"]["zoneRedundancy"] = "Sometimes"
+    text = conformance.check_resources(bad).text()
+    assert "zoneRedundancy: 'Sometimes' is not one of the known values ['Disabled', 'Enabled']" in text
