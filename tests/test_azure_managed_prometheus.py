@@ -99,7 +99,9 @@ def test_the_login_node_runs_an_agent_writing_with_the_identity_and_grafana_read
     assert "rule_files" not in config and "alerting" not in config
     (remote,) = config["remote_write"]
     assert remote["azuread"] == {"cloud": "AzurePublic", "managed_identity": {"client_id": CLIENT_ID}}
-    assert "/dataCollectionRules/<resolved at deploy: immutable id of <default rule of the workspace>>/" in remote["url"]
+    assert (
+        "/dataCollectionRules/<resolved at deploy: immutable id of <default rule of the workspace>>/" in remote["url"]
+    )
     assert config["scrape_configs"][0]["azure_sd_configs"][0]["client_id"] == CLIENT_ID
     unit = files["/etc/systemd/system/gpu-cluster-prometheus.service"]
     assert f"--enable-feature=agent --storage.agent.path={monitoring.AGENT_DIR}" in unit and "tsdb" not in unit

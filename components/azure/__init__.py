@@ -28,8 +28,21 @@ from ..layout.azure.monitoring import (
 )
 from ..layout.monitoring import login_summary
 from ..resources import fill, invoke_options
-from . import access, alerts, budget, encryption, identity, kubernetes, logs, managed_grafana, network, nodes, scaling
-from . import serve, slurm
+from . import (
+    access,
+    alerts,
+    budget,
+    encryption,
+    identity,
+    kubernetes,
+    logs,
+    managed_grafana,
+    network,
+    nodes,
+    scaling,
+    serve,
+    slurm,
+)
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared

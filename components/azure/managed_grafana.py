@@ -91,4 +91,3 @@ def build(ctx: Context, identity: Identity, alerts: Alerts | None) -> ManagedGra
         for i, admin in enumerate(g.admins)
     ]
     return ManagedGrafana(grafana, reader, admins)
-

@@ -255,8 +255,8 @@ class MonitoringConfig(_Model):
     logs: LogsConfig = LogsConfig()
     """Shipping the nodes' logs."""
     grafana_admins: tuple[str, ...] = Field((), strict=False)
-    """prometheus managed on Azure: Microsoft Entra user object ids given Grafana Admin on an Azure Managed Grafana built
-    beside the workspace (default none: no Managed Grafana; the login node's Grafana shows the dashboards)."""
+    """prometheus managed on Azure: Microsoft Entra user object ids given Grafana Admin on an Azure Managed Grafana
+    built beside the workspace (default none: no Managed Grafana; the login node's Grafana shows the dashboards)."""
 
 
 GpuSharingMode = Annotated[

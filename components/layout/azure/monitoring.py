@@ -122,14 +122,18 @@ def _entry() -> dict[str, Any]:
 
 def _remote() -> RemoteWrite:
     """The agent's remote write (as monitoring.notify's, the nodes' identity) and Grafana's data source: the
-    workspace's query endpoint, Azure auth with the same identity (catalog/monitoring.yaml managed.azure grafanaAuth)."""
+    workspace's query endpoint, Azure auth with the same identity (catalog/monitoring.yaml managed.azure
+    grafanaAuth)."""
     auth = _entry()["grafanaAuth"]
     return RemoteWrite(
         url=INGESTION_URL_PLACEHOLDER,
         auth={"azuread": {"cloud": "AzurePublic", "managed_identity": {"client_id": CLIENT_ID_PLACEHOLDER}}},
         query_url=QUERY_URL_PLACEHOLDER,
         datasource_auth=auth["jsonData"],
-        grafana_env={**{str(k): str(v) for k, v in auth["env"].items()}, str(auth["clientIdEnv"]): CLIENT_ID_PLACEHOLDER},
+        grafana_env={
+            **{str(k): str(v) for k, v in auth["env"].items()},
+            str(auth["clientIdEnv"]): CLIENT_ID_PLACEHOLDER,
+        },
     )
 
 
