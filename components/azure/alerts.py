@@ -1,6 +1,7 @@
 """Alerts to people (layout.alerts, decided in components/layout/azure/alerts.py): the Azure Monitor workspace the
-login node's Prometheus remote-writes to, the publisher role on its own data collection rule, the action group with
-the email receivers, and the Prometheus rule group that fires it."""
+login node's Prometheus remote-writes to (monitoring.notify, or prometheus managed: its agent), the publisher role on
+its own data collection rule, the action group with the email receivers (notify only), and the Prometheus rule group
+that fires it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Alerts to people on Azure (monitoring.notify), pure: an action group with one email receiver per address, an Azure
+"""Alerts to people on Azure (monitoring.notify), and the workspace prometheus managed writes to, pure: an action group with one email receiver per address, an Azure
 Monitor workspace the login node's Prometheus remote-writes to, and a Prometheus rule group there evaluating the same
 rules as the login node (bootstrap/monitoring.py rule_list) that fires the action group (catalog/monitoring.yaml
 notify.azure).
