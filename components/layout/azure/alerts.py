@@ -1,7 +1,7 @@
-"""Alerts to people on Azure (monitoring.notify), and the workspace prometheus managed writes to, pure: an action group with one email receiver per address, an Azure
-Monitor workspace the login node's Prometheus remote-writes to, and a Prometheus rule group there evaluating the same
-rules as the login node (bootstrap/monitoring.py rule_list) that fires the action group (catalog/monitoring.yaml
-notify.azure).
+"""Alerts to people on Azure (monitoring.notify), and the workspace prometheus managed writes to, pure: an action
+group with one email receiver per address (notify only), an Azure Monitor workspace the login node's Prometheus (or
+its agent) remote-writes to, and a Prometheus rule group there evaluating the same rules as the login node
+(bootstrap/monitoring.py rule_list) that fires the action group (catalog/monitoring.yaml notify.azure).
 
 The remote write authenticates with the nodes' user-assigned identity, which the login node carries; its only grant
 for it is Monitoring Metrics Publisher on the workspace's own data collection rule (the login node shares that
