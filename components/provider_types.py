@@ -318,6 +318,10 @@ class Monitoring(TypedDict, total=False):
     """
     logs: Logs
     """Shipping the nodes' logs."""
+    grafana_admins: list[str]
+    """prometheus managed on Azure: Microsoft Entra user object ids given Grafana Admin on an Azure Managed Grafana
+    built beside the workspace (default none: no Managed Grafana; the login node's Grafana shows the dashboards).
+    """
 
 
 class Scheduler(Enum):

@@ -81,6 +81,11 @@ FEATURES: dict[str, dict[str, Any]] = {
     "logs-slurm-scale-set": {"scheduler": "slurm", "monitoring": {"logs": {"enabled": True, "retentionDays": 730}}},
     # monitoring.notify: the action group, the Azure Monitor workspace and its rule group, the publisher grant
     "notify-login": {"nodeGroup": "instances", "login": {}, "monitoring": {"notify": ["ops@example.com"]}},
+    # monitoring.prometheus managed: the workspace's reader grant, Azure Managed Grafana and its admin's grant
+    "managed-grafana": {
+        "scheduler": "slurm",
+        "monitoring": {"prometheus": "managed", "grafanaAdmins": ["0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"]},
+    },
     "long-name-logs-notify": {
         "name": LONG_NAME,
         "scheduler": "slurm",

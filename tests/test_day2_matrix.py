@@ -280,7 +280,7 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
         lambda c: bool(c.get("monitoring", {}).get("notify")),
         _monitoring(notify=lambda m: [*m["notify"], "oncall@example.com"]),
     ),
-    # prometheus managed (AWS): a threshold lives in the workspace's rule groups namespace, not on the login node
+    # prometheus managed (AWS, Azure): a threshold lives in the workspace's rules, not on the login node
     "managed-threshold": (
         "cluster.monitoring.alerts.gpuIdlePercent",
         lambda c: c.get("monitoring", {}).get("prometheus") == "managed",
@@ -355,8 +355,13 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
 
 # Cells whose change is milder than the key's stated policy, the worst case of another change of the same key: on
 # Azure turning notify on or off creates the login node again (its prometheus.yml remote-writes), while a changed
-# address list only updates the action group in place
-MILDER: dict[tuple[str, str], str] = {("azure-slurm-elastic", "notify-add"): "in-place"}
+# address list only updates the action group in place; with prometheus managed on Azure a threshold lives in the
+# workspace's rule group (updated in place), not in the login node's custom data
+MILDER: dict[tuple[str, str], str] = {
+    ("azure-slurm-elastic", "notify-add"): "in-place",
+    ("azure-managed-prom", "notify-add"): "in-place",
+    ("azure-managed-prom", "managed-threshold"): "in-place",
+}
 # Cells that delete a data store whatever the key's policy for the nodes: the diff must say so first
 DELETES_DATA = {"logs-off"}
 

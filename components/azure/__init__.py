@@ -20,10 +20,29 @@ import pulumi_azure_native as azure
 
 from ..layout.azure import AzureLayout
 from ..layout.azure.alerts import INGESTION_URL_PLACEHOLDER
-from ..layout.azure.monitoring import CLIENT_ID_PLACEHOLDER, RESOURCE_GROUP_PLACEHOLDER, SUBSCRIPTION_PLACEHOLDER
+from ..layout.azure.monitoring import (
+    CLIENT_ID_PLACEHOLDER,
+    QUERY_URL_PLACEHOLDER,
+    RESOURCE_GROUP_PLACEHOLDER,
+    SUBSCRIPTION_PLACEHOLDER,
+)
 from ..layout.monitoring import login_summary
 from ..resources import fill, invoke_options
-from . import access, alerts, budget, encryption, identity, kubernetes, logs, network, nodes, scaling, serve, slurm
+from . import (
+    access,
+    alerts,
+    budget,
+    encryption,
+    identity,
+    kubernetes,
+    logs,
+    managed_grafana,
+    network,
+    nodes,
+    scaling,
+    serve,
+    slurm,
+)
 from .aliases import _is_api_version_alias, drop_api_version_aliases
 from .context import Context
 from .storage import build_shared
@@ -37,8 +56,8 @@ def monitoring_tokens(
     ctx: Context, ident: identity.Identity, alerting: alerts.Alerts | None = None
 ) -> dict[str, pulumi.Input[str] | None]:
     """What the login node's Prometheus needs from the deployed cluster (azure_sd): the subscription, the resource
-    group and the nodes' identity's client id; with monitoring.notify the remote-write URL; none unless
-    monitoring.prometheus is selfHosted."""
+    group and the nodes' identity's client id; with monitoring.notify or prometheus managed the remote-write URL,
+    with managed the workspace's query endpoint (Grafana's data source); none without the login node's Prometheus."""
     if ctx.layout.monitoring is None:
         return {}
     subscription = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component)).subscription_id
@@ -47,6 +66,7 @@ def monitoring_tokens(
         RESOURCE_GROUP_PLACEHOLDER: ctx.resource_group_name,
         CLIENT_ID_PLACEHOLDER: ident.client_id,
         INGESTION_URL_PLACEHOLDER: alerting.ingestion_url if alerting is not None else None,
+        QUERY_URL_PLACEHOLDER: alerting.query_url if alerting is not None else None,
     }
 
 
@@ -73,7 +93,9 @@ class CloudCluster(pulumi.ComponentResource):
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
         self.identity = identity.build(ctx)
         self.logs = logs.build(ctx)  # monitoring.logs.enabled: the workspace and its rule, before any VM names them
-        self.alerts = alerts.build(ctx, self.identity)  # monitoring.notify: before the login node, which writes to it
+        # monitoring.notify or prometheus managed: before the login node, which writes to it
+        self.alerts = alerts.build(ctx, self.identity)
+        self.grafana = managed_grafana.build(ctx, self.identity, self.alerts)  # managed: the reads, Managed Grafana
         tokens = monitoring_tokens(ctx, self.identity, self.alerts)
         vm_login = (
             fill(layout.monitoring.vm_custom_data, tokens, layout.custom_data_b64_for)
@@ -142,7 +164,7 @@ class CloudCluster(pulumi.ComponentResource):
             "accessHourlyUsd": layout.bastion.hourly_usd if layout.bastion else None,
             "placementApplied": layout.placement_applied,
             "metrics": _metrics_output(layout, self.resource_group_name, built),
-            "monitoring": _monitoring_output(layout, self.resource_group_name, self.access),
+            "monitoring": _monitoring_output(layout, self.resource_group_name, self.access, self.alerts, self.grafana),
         }
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
@@ -168,7 +190,7 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["encryption"] = self.key.output(layout.encryption)
         if self.logs is not None:
             self.outputs["logs"] = self.logs.output()
-        if self.alerts is not None:
+        if self.alerts is not None and self.alerts.output() is not None:
             self.outputs["alerts"] = self.alerts.output()
         self.register_outputs(self.outputs)
 
@@ -260,7 +282,13 @@ def _access_output(
     return out
 
 
-def _monitoring_output(layout: AzureLayout, rg: pulumi.Input[str], way: access.Access) -> dict[str, Any]:
+def _monitoring_output(
+    layout: AzureLayout,
+    rg: pulumi.Input[str],
+    way: access.Access,
+    alerting: alerts.Alerts | None = None,
+    grafana: managed_grafana.ManagedGrafana | None = None,
+) -> dict[str, Any]:
     """`monitoring`: where Prometheus and Grafana run and the commands that forward Grafana to this machine.
 
     Grafana listens on the login node's loopback, which a Bastion tunnel (to the VM's address) cannot reach: the
@@ -281,4 +309,14 @@ def _monitoring_output(layout: AzureLayout, rg: pulumi.Input[str], way: access.A
         forward = pulumi.Output.concat(f"ssh -i {key} -N -L {port}:127.0.0.1:{port} {user}@", way.login_ip.ip_address)
     else:
         forward = "none: no path to the login node is built (access)"
-    return login_summary(forward, port, plan.password_file, plan.prometheus_listen)
+    summary = login_summary(forward, port, plan.password_file, plan.prometheus_listen)
+    if plan.managed is not None and alerting is not None:  # the agent writes there; the rules and alerts live there
+        summary.update(
+            prometheus="managed",
+            service=plan.managed.service,
+            workspace=alerting.workspace.name,
+            endpoint=alerting.query_url,
+            grafanaNote=plan.managed.grafana_note,
+            managedGrafana=grafana.output() if grafana is not None else None,
+        )
+    return summary

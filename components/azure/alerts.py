@@ -1,6 +1,7 @@
 """Alerts to people (layout.alerts, decided in components/layout/azure/alerts.py): the Azure Monitor workspace the
-login node's Prometheus remote-writes to, the publisher role on its own data collection rule, the action group with
-the email receivers, and the Prometheus rule group that fires it."""
+login node's Prometheus remote-writes to (monitoring.notify, or prometheus managed: its agent), the publisher role on
+its own data collection rule, the action group with the email receivers (notify only), and the Prometheus rule group
+that fires it."""
 
 from __future__ import annotations
 
@@ -20,11 +21,14 @@ from .identity import Identity, role_assignment
 class Alerts:
     plan: AzureAlerts
     workspace: azure.monitor.AzureMonitorWorkspace
-    action_group: azure.monitor.ActionGroup
+    action_group: azure.monitor.ActionGroup | None  # None: prometheus managed without notify
     rule_group: azure.alertsmanagement.PrometheusRuleGroup
     ingestion_url: pulumi.Output[str]
+    query_url: pulumi.Output[str]  # the workspace's Prometheus query endpoint (managed: the login node's Grafana)
 
-    def output(self) -> dict[str, Any]:
+    def output(self) -> dict[str, Any] | None:
+        if self.action_group is None:
+            return None
         return {
             "service": "Azure Monitor action group (email)",
             "emails": list(self.plan.emails),
@@ -80,24 +84,12 @@ def build(ctx: Context, identity: Identity) -> Alerts | None:
         identity.principal_id or "",
         rule_id,
         subscription,
-        "the login node's Prometheus remote-writes to the cluster's Azure Monitor workspace (monitoring.notify)",
+        "the login node's Prometheus remote-writes to the cluster's Azure Monitor workspace ("
+        # notify's text kept when it is set: a description change may replace the assignment
+        + ("monitoring.notify)" if plan.emails else "monitoring.prometheus managed)"),
     )
-    group = azure.monitor.ActionGroup(
-        f"{ctx.name}-alerts",
-        resource_group_name=ctx.resource_group_name,
-        location="Global",  # action groups are global resources
-        group_short_name=plan.short_name,
-        enabled=True,
-        email_receivers=[
-            azure.monitor.MicrosoftCommonEmailReceiverArgs(
-                name=plan.receiver_name(i), email_address=email, use_common_alert_schema=True
-            )
-            for i, email in enumerate(plan.emails)
-        ],
-        tags=ctx.tagged("alerts"),
-        opts=ctx.opts,
-    )
-    action = azure.alertsmanagement.PrometheusRuleGroupActionArgs(action_group_id=group.id)
+    group = _action_group(ctx, plan)
+    actions = [azure.alertsmanagement.PrometheusRuleGroupActionArgs(action_group_id=group.id)] if group else None
     rules = azure.alertsmanagement.PrometheusRuleGroup(
         f"{ctx.name}-alert-rules",
         resource_group_name=ctx.resource_group_name,
@@ -115,11 +107,33 @@ def build(ctx: Context, identity: Identity) -> Alerts | None:
                 labels=r.labels,
                 annotations=r.annotations,
                 enabled=True,
-                actions=[action],
+                actions=actions,
             )
             for r in plan.rules
         ],
         tags=ctx.tagged("alert-rules"),
         opts=ctx.opts,
     )
-    return Alerts(plan, workspace, group, rules, url)
+    query = workspace.metrics.apply(lambda m: str(m.prometheus_query_endpoint if m is not None else ""))
+    return Alerts(plan, workspace, group, rules, url, query)
+
+
+def _action_group(ctx: Context, plan: AzureAlerts) -> azure.monitor.ActionGroup | None:
+    """monitoring.notify: one email receiver per address (none without notify)."""
+    if not plan.emails:
+        return None
+    return azure.monitor.ActionGroup(
+        f"{ctx.name}-alerts",
+        resource_group_name=ctx.resource_group_name,
+        location="Global",  # action groups are global resources
+        group_short_name=plan.short_name,
+        enabled=True,
+        email_receivers=[
+            azure.monitor.MicrosoftCommonEmailReceiverArgs(
+                name=plan.receiver_name(i), email_address=email, use_common_alert_schema=True
+            )
+            for i, email in enumerate(plan.emails)
+        ],
+        tags=ctx.tagged("alerts"),
+        opts=ctx.opts,
+    )

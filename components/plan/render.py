@@ -221,7 +221,14 @@ def monitoring_text(s: dict[str, Any]) -> str:
         return (
             f"{m.get('service')} (workspace {m.get('workspace')}); a Prometheus agent and Grafana on the "
             f"{m.get('host')} (private); Grafana: {grafana['forward']}, then {grafana['url']} as {grafana['user']} "
-            f"({grafana['password']}); {m.get('grafanaNote')}" + shipping
+            f"({grafana['password']}); {m.get('grafanaNote')}"
+            + (
+                f"; Azure Managed Grafana {m['managedGrafana']['endpoint']} for monitoring.grafanaAdmins (Entra "
+                "sign-in, public endpoint; its dashboards not provisioned)"
+                if m.get("managedGrafana")
+                else ""
+            )
+            + shipping
         )
     return (
         f"Prometheus and Grafana on the {m.get('host')} (private); Grafana: {grafana['forward']}, then "

@@ -263,6 +263,9 @@ class MonitoringConfig(_Model):
     notify; default none: the alerts show in Prometheus and Grafana only)."""
     logs: LogsConfig = LogsConfig()
     """Shipping the nodes' logs."""
+    grafana_admins: tuple[str, ...] = Field((), strict=False)
+    """prometheus managed on Azure: Microsoft Entra user object ids given Grafana Admin on an Azure Managed Grafana
+    built beside the workspace (default none: no Managed Grafana; the login node's Grafana shows the dashboards)."""
 
 
 GpuSharingMode = Annotated[

@@ -55,6 +55,8 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     # monitoring.notify: the Azure Monitor workspace and the action group
     "azure-native:monitor:AzureMonitorWorkspace": ("azure.mgmt.monitor", "AzureMonitorWorkspacesOperations", "create"),
     "azure-native:monitor:ActionGroup": ("azure.mgmt.monitor", "ActionGroupsOperations", "create_or_update"),
+    # monitoring.prometheus managed with grafanaAdmins: Azure Managed Grafana (azure-mgmt-dashboard 2.0.0)
+    "azure-native:dashboard:Grafana": ("azure.mgmt.dashboard", "GrafanaOperations", "begin_create"),
     "azure-native:monitor:DataCollectionRuleAssociation": (
         "azure.mgmt.monitor",
         "DataCollectionRuleAssociationsOperations",

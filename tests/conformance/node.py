@@ -144,6 +144,12 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     # slurm.accounting on Azure without elastic partitions (slurm_dbd.sh, azure_db_password.sh with the MUNGE key's read
     # inlined, StorageParameters for TLS; the head on an identity of its own)
     "azure-slurm-accounting": ("azure-h100", {"scheduler": "slurm", "login": {}, "slurm": {"accounting": True}}),
+    # prometheus managed on Azure with Slurm: the login node's Prometheus agent writing to the Azure Monitor
+    # workspace and Grafana reading it with the managed identity
+    "azure-slurm-managed-prometheus": (
+        "azure-h100",
+        {"scheduler": "slurm", "monitoring": {"prometheus": "managed", "notify": ["ops@example.com"]}},
+    ),
     # the GPU-utilisation metric Azure autoscale reads (azure_gpu_metric.sh)
     "azure-fleet-gpu-metric": (
         "azure-dev",

@@ -212,7 +212,17 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.monitoring.notify",
             {"login": {}, "monitoring.prometheus": "none", "monitoring.notify": ["ops@example.com"]},
         ),
-        # prometheus managed: not on EKS, needs the login node its agent runs on, no multi-Region key (AMP's kmsKeyArn)
+        # prometheus managed: not on EKS, needs the login node its agent runs on, no multi-Region key (AMP's kmsKeyArn);
+        # Azure Managed Grafana's admins are Azure's only
+        (
+            "aws-grafana-admins",
+            f"{C}.monitoring.grafanaAdmins",
+            {
+                "login": {},
+                "monitoring.prometheus": "managed",
+                "monitoring.grafanaAdmins": ["0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"],
+            },
+        ),
         (
             "aws-prometheus-managed-eks",
             f"{C}.monitoring.prometheus",
@@ -296,8 +306,23 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-with-azure-options", f"{C}.azure", {"azure": {"resourceGroup": "rg"}}),
     ],
     "azure": [
-        # prometheus managed is built on AWS only (catalog/monitoring.yaml managedNotBuilt.azure)
-        ("azure-prometheus-managed", f"{C}.monitoring.prometheus", {"login": {}, "monitoring.prometheus": "managed"}),
+        # prometheus managed: not on AKS (catalog/monitoring.yaml managed.azure kubernetesWhy); grafanaAdmins only
+        # with managed, and Entra object ids
+        (
+            "azure-prometheus-managed-aks",
+            f"{C}.monitoring.prometheus",
+            {"scheduler": "kubernetes", "monitoring.prometheus": "managed"},
+        ),
+        (
+            "azure-grafana-admins-self-hosted",
+            f"{C}.monitoring.grafanaAdmins",
+            {"login": {}, "monitoring.grafanaAdmins": ["0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"]},
+        ),
+        (
+            "azure-grafana-admins-not-object-id",
+            f"{C}.monitoring.grafanaAdmins[0]",
+            {"login": {}, "monitoring.prometheus": "managed", "monitoring.grafanaAdmins": ["ops@example.com"]},
+        ),
         ("aws-type-on-azure", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("azure-unknown-size", f"{C}.instanceType", {"instanceType": "Standard_ND96isr_H900_v9"}),
         ("azure-gpu-type-disagree", f"{C}.gpu", {"gpu": "A100:8"}),
@@ -339,7 +364,7 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "gcp": [
-        # prometheus managed is built on AWS only (catalog/monitoring.yaml managedNotBuilt.gcp)
+        # prometheus managed is built on AWS and Azure only (catalog/monitoring.yaml managedNotBuilt.gcp)
         ("gcp-prometheus-managed", f"{C}.monitoring.prometheus", {"login": {}, "monitoring.prometheus": "managed"}),
         ("aws-type-on-gcp", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("gcp-unknown-machine", f"{C}.instanceType", {"instanceType": "a9-hypergpu-8g"}),
@@ -402,7 +427,7 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "alicloud": [
-        # prometheus managed is built on AWS only (catalog/monitoring.yaml managedNotBuilt.alicloud)
+        # prometheus managed is built on AWS and Azure only (catalog/monitoring.yaml managedNotBuilt.alicloud)
         (
             "alicloud-prometheus-managed",
             f"{C}.monitoring.prometheus",

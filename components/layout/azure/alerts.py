@@ -1,7 +1,7 @@
-"""Alerts to people on Azure (monitoring.notify), pure: an action group with one email receiver per address, an Azure
-Monitor workspace the login node's Prometheus remote-writes to, and a Prometheus rule group there evaluating the same
-rules as the login node (bootstrap/monitoring.py rule_list) that fires the action group (catalog/monitoring.yaml
-notify.azure).
+"""Alerts to people on Azure (monitoring.notify), and the workspace prometheus managed writes to, pure: an action
+group with one email receiver per address (notify only), an Azure Monitor workspace the login node's Prometheus (or
+its agent) remote-writes to, and a Prometheus rule group there evaluating the same rules as the login node
+(bootstrap/monitoring.py rule_list) that fires the action group (catalog/monitoring.yaml notify.azure).
 
 The remote write authenticates with the nodes' user-assigned identity, which the login node carries; its only grant
 for it is Monitoring Metrics Publisher on the workspace's own data collection rule (the login node shares that
@@ -35,7 +35,7 @@ class AlertRule:
 
 @dataclass(frozen=True)
 class AzureAlerts:
-    emails: tuple[str, ...]
+    emails: tuple[str, ...]  # empty (managed without notify): no action group
     short_name: str  # the action group's groupShortName (at most 12 characters)
     interval: str  # the rule group's evaluation interval (ISO 8601)
     rules: tuple[AlertRule, ...]
@@ -83,8 +83,11 @@ def rules(spec: ClusterSpec, severity: dict[str, int]) -> tuple[AlertRule, ...]:
 
 
 def plan(spec: ClusterSpec) -> AzureAlerts | None:
-    """None without monitoring.notify; the spec refuses notify where the login node's Prometheus does not run."""
-    if not spec.monitoring.notify or spec.prometheus != "selfHosted":
+    """The workspace and its rule group: with monitoring.notify (the spec refuses it where the login node's
+    Prometheus does not run), and with prometheus managed, where the workspace stores the samples and evaluates the
+    rules (without notify: no action group, the rules fire into the workspace's alerts only)."""
+    managed = spec.prometheus == "managed" and spec.kubernetes is None
+    if not managed and (not spec.monitoring.notify or spec.prometheus != "selfHosted"):
         return None
     entry = _entry()
     return AzureAlerts(

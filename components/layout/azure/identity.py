@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from ...catalog import monitoring as catalog_monitoring
 from ...errors import CLUSTER_KEY
 from ...spec import ClusterSpec
-from ..monitoring import login_hosted
 from .data import read_storage_role
+from .monitoring import hosted
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def node_identity(spec: ClusterSpec) -> NodeIdentity:
     if spec.identity.read_storage:
         grants.append(RoleGrant(read_storage_role(), f"{CLUSTER_KEY}.identity.readStorage"))
     entry = catalog_monitoring.self_hosted("azure")
-    if login_hosted(spec) and entry is not None:  # azure_sd on the login node lists the VMs
+    if hosted(spec) and entry is not None:  # azure_sd on the login node (server or agent) lists the VMs
         grants += [RoleGrant(role, f"{CLUSTER_KEY}.monitoring.prometheus") for role in entry["grant"]]
     unique = tuple({g.role_definition_id.lower(): g for g in grants}.values())  # one assignment per role
     return NodeIdentity(spec.identity.existing, unique)

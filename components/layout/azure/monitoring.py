@@ -1,6 +1,14 @@
 """The self-hosted Prometheus and Grafana on Azure (monitoring.prometheus: selfHosted), pure: on the login node, finding
 the GPU nodes with azure_sd_configs and the nodes' user-assigned managed identity (catalog/monitoring.yaml).
 
+monitoring.prometheus managed (`AzureManaged`; catalog/monitoring.yaml managed.azure): the Azure Monitor workspace
+monitoring.notify builds (layout/azure/alerts.py, reused: its default data collection endpoint and rule, the
+publisher role on that rule only, the rules as its Prometheus rule group) stores the samples and evaluates the rules.
+The login node's Prometheus runs in agent mode, discovering the nodes as below and remote-writing with the nodes'
+user-assigned identity; its Grafana reads the workspace's query endpoint with the same identity (Monitoring Data
+Reader on this workspace only). With monitoring.grafanaAdmins, Azure Managed Grafana is built beside it
+(layout/azure/managed_grafana.py).
+
 azure_sd lists the virtual machines and scale-set VMs of the cluster's resource group; the login node and the Slurm
 head are dropped by their Name tag, and a VM tagged for another cluster (a shared, existing resource group) by its
 gpu-cluster:cluster tag. The subscription, the resource group's name and the identity's client id are known at
@@ -12,20 +20,37 @@ subnet reaches the exporters.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import yaml
 
 from ... import bootstrap
 from ...bootstrap import File, Part
-from ...bootstrap.monitoring import PASSWORD_FILE, PROMETHEUS_YML, Discovery, versions
+from ...bootstrap.monitoring import PASSWORD_FILE, PROMETHEUS_YML, Discovery, RemoteWrite, versions
+from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
-from ..monitoring import login_hosted, login_part
+from ...text import one_line
+from ..monitoring import login_part
 from .alerts import INGESTION_URL_PLACEHOLDER
+from .managed_grafana import AzureGrafana
+from .managed_grafana import plan as grafana_plan
 
 # filled at deploy (components/azure/__init__.py): what only the deployed cluster knows
 SUBSCRIPTION_PLACEHOLDER = "@GPU_CLUSTER_AZURE_SUBSCRIPTION@"
 RESOURCE_GROUP_PLACEHOLDER = "@GPU_CLUSTER_AZURE_RESOURCE_GROUP@"
 CLIENT_ID_PLACEHOLDER = "@GPU_CLUSTER_AZURE_CLIENT_ID@"
+# managed: the workspace's Prometheus query endpoint (metrics.prometheusQueryEndpoint), known at deploy
+QUERY_URL_PLACEHOLDER = "@GPU_CLUSTER_AZURE_PROMETHEUS_QUERY_URL@"
+
+
+@dataclass(frozen=True)
+class AzureManaged:
+    """monitoring.prometheus managed: the workspace's service, the login node's read grant, Managed Grafana."""
+
+    service: str  # catalog/monitoring.yaml managed.azure service
+    query_roles: tuple[str, ...]  # the nodes' identity on this workspace: the login node's Grafana reads it
+    grafana_note: str  # where the dashboards live, and why not in Azure Managed Grafana
+    grafana: AzureGrafana | None  # Azure Managed Grafana (monitoring.grafanaAdmins), None without admins
 
 
 @dataclass(frozen=True)
@@ -35,6 +60,12 @@ class AzureMonitoring:
     grafana_port: int
     prometheus_listen: str
     password_file: str
+    managed: AzureManaged | None = None  # monitoring.prometheus managed: the workspace stores, evaluates and alerts
+
+
+def hosted(spec: ClusterSpec) -> bool:
+    """The login node runs Prometheus (selfHosted) or its agent (managed): not with scheduler kubernetes."""
+    return spec.prometheus in ("selfHosted", "managed") and spec.kubernetes is None
 
 
 def discovery(spec: ClusterSpec) -> Discovery:
@@ -83,16 +114,54 @@ def remote_write(part: Part) -> Part:
     return replace(part, files=tuple(with_remote(f) for f in part.files))
 
 
+def _entry() -> dict[str, Any]:
+    entry = catalog_monitoring.managed("azure")
+    assert entry is not None, "catalog/monitoring.yaml managed.azure"
+    return entry
+
+
+def _remote() -> RemoteWrite:
+    """The agent's remote write (as monitoring.notify's, the nodes' identity) and Grafana's data source: the
+    workspace's query endpoint, Azure auth with the same identity (catalog/monitoring.yaml managed.azure
+    grafanaAuth)."""
+    auth = _entry()["grafanaAuth"]
+    return RemoteWrite(
+        url=INGESTION_URL_PLACEHOLDER,
+        auth={"azuread": {"cloud": "AzurePublic", "managed_identity": {"client_id": CLIENT_ID_PLACEHOLDER}}},
+        query_url=QUERY_URL_PLACEHOLDER,
+        datasource_auth=auth["jsonData"],
+        grafana_env={
+            **{str(k): str(v) for k, v in auth["env"].items()},
+            str(auth["clientIdEnv"]): CLIENT_ID_PLACEHOLDER,
+        },
+    )
+
+
+def _managed(spec: ClusterSpec) -> AzureManaged:
+    entry = _entry()
+    return AzureManaged(
+        service=str(entry["service"]),
+        query_roles=tuple(str(r) for r in entry["queryRoles"]),
+        grafana_note=one_line(str(entry["grafanaPlan"])),
+        grafana=grafana_plan(spec, entry),
+    )
+
+
 def plan(spec: ClusterSpec) -> AzureMonitoring | None:
-    if not login_hosted(spec):
+    if not hosted(spec):
         return None
-    part = login_part(spec, discovery(spec))
-    if spec.monitoring.notify:
-        part = remote_write(part)
+    managed = _managed(spec) if spec.prometheus == "managed" else None
+    if managed is not None:  # the workspace's rule group evaluates and alerts: no rules on the login node
+        part = login_part(spec, discovery(spec), remote=_remote())
+    else:
+        part = login_part(spec, discovery(spec))
+        if spec.monitoring.notify:
+            part = remote_write(part)
     return AzureMonitoring(
         part,
         bootstrap.cloud_init((part,)),
         grafana_port=int(versions()["grafana"]["port"]),
         prometheus_listen=str(versions()["prometheus"]["listen"]),
         password_file=PASSWORD_FILE,
+        managed=managed,
     )

@@ -262,3 +262,31 @@ def _monitoring(ctx: Context) -> Iterator[ConfigError]:
             yield ConfigError(f"{CLUSTER_KEY}.monitoring.prometheus", f"managed {problem}")
     yield from _logs(ctx)
     yield from _notify(ctx)
+    yield from _grafana_admins(ctx)
+
+
+_OBJECT_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _grafana_admins(ctx: Context) -> Iterator[ConfigError]:
+    """`monitoring.grafanaAdmins`: Entra object ids, for the Azure Managed Grafana built with prometheus managed."""
+    admins, k = ctx.cfg.monitoring.grafana_admins, f"{CLUSTER_KEY}.monitoring.grafanaAdmins"
+    if not admins:
+        return
+    entry = data.managed(ctx.cloud) or {}
+    if "managedGrafana" not in entry:
+        clouds = [c for c in data.built("managed") if "managedGrafana" in (data.managed(c) or {})]
+        yield ConfigError(
+            k, f"Azure Managed Grafana is built on {', '.join(clouds)} only, not {ctx.cloud}; remove grafanaAdmins"
+        )
+    elif ctx.cfg.monitoring.prometheus != "managed":
+        yield ConfigError(
+            k,
+            "names the admins of the Azure Managed Grafana built with monitoring.prometheus managed, got "
+            f"{ctx.cfg.monitoring.prometheus}; set prometheus managed or remove grafanaAdmins",
+        )
+    for i, admin in enumerate(admins):
+        if _OBJECT_ID.fullmatch(admin) is None:
+            yield ConfigError(
+                f"{k}[{i}]", f"must be a Microsoft Entra object id (a GUID, e.g. `az ad user show`'s id), got {admin!r}"
+            )
