@@ -119,6 +119,15 @@ FEATURES: dict[str, dict[str, Any]] = {
         "encryption": {"key": "auto"},
         "monitoring": {"logs": {"enabled": True, "retentionDays": 400}, "notify": ["ops@example.com"]},
     },
+    # monitoring.prometheus managed: the nodes' Ops Agent to Managed Service for Prometheus, the rules as alerting
+    # policies without channels, the Grafana boards as Cloud Monitoring dashboards; VM mode with no login node
+    "managed-prometheus": {**A3MEGA, "monitoring": {"prometheus": "managed"}},
+    "long-name-managed-prometheus-slurm": {
+        **A3MEGA,
+        "name": LONG_NAME,
+        "scheduler": "slurm",
+        "monitoring": {"prometheus": "managed", "notify": ["ops@example.com"]},
+    },
     "long-name-lustre": {**A3MEGA, "name": LONG_NAME, "storage": {"shared": {"kind": "lustre", "sizeGb": 18000}}},
     "long-name-gke": {**A3MEGA, "name": LONG_NAME, "scheduler": "kubernetes"},
 }

@@ -141,6 +141,16 @@ def monitoring_output(layout: GcpLayout, login: gcp.compute.Instance | None) -> 
     Grafana listens on the login node's loopback, which an IAP TCP tunnel (to the VM's address) cannot reach: the
     forward is an SSH local forward, through IAP with access iap."""
     plan = layout.monitoring
+    observe = layout.observe
+    if layout.spec.prometheus == "managed" and observe is not None and observe.dashboards:
+        # the GPU nodes' Ops Agent writes; the dashboards and rules live in Cloud Monitoring (no login node part)
+        return {
+            "prometheus": "managed",
+            "service": observe.managed_service,
+            "grafana": None,
+            "dashboards": [d.display_name for d in observe.dashboards],
+            "grafanaNote": observe.grafana_note,
+        }
     if plan is None or login is None:
         return {"prometheus": "none", "grafana": None}
     port, method = plan.grafana_port, layout.access.method

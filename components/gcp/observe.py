@@ -1,6 +1,8 @@
 """`monitoring.logs` and `monitoring.notify` on GCP: the cluster's log bucket and the sink routing its nodes' labelled
 entries there (the bucket under the cluster's key with `encryption`), and one alerting policy per rule with one email
-notification channel per address (decisions in `components.layout.gcp.observe`: `GcpLayout.observe`)."""
+notification channel per address; monitoring.prometheus managed: the same policies (channels only with notify) and
+the Grafana boards as Cloud Monitoring dashboards (decisions in `components.layout.gcp.observe`:
+`GcpLayout.observe`)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ class Observe:
     sink: gcp.logging.ProjectSink | None = None
     channels: list[gcp.monitoring.NotificationChannel] = field(default_factory=list)
     policies: list[gcp.monitoring.AlertPolicy] = field(default_factory=list)
+    dashboards: list[gcp.monitoring.Dashboard] = field(default_factory=list)
 
 
 def _logs(name: str, layout: GcpLayout, key: Key | None, parent: pulumi.Resource, out: Observe) -> None:
@@ -105,6 +108,21 @@ def _alerts(name: str, layout: GcpLayout, child: pulumi.ResourceOptions, out: Ob
         )
 
 
+def _dashboards(name: str, layout: GcpLayout, child: pulumi.ResourceOptions, out: Observe) -> None:
+    plan = layout.observe
+    if plan is None:
+        return
+    for board in plan.dashboards:
+        out.dashboards.append(
+            gcp.monitoring.Dashboard(
+                f"{name}-dashboard-{board.key}",
+                dashboard_json=board.dashboard_json,
+                project=layout.project or None,
+                opts=child,
+            )
+        )
+
+
 def build_observe(name: str, layout: GcpLayout, key: Key | None, parent: pulumi.Resource) -> Observe | None:
     if layout.observe is None:
         return None
@@ -112,4 +130,5 @@ def build_observe(name: str, layout: GcpLayout, key: Key | None, parent: pulumi.
     out = Observe()
     _logs(name, layout, key, parent, out)
     _alerts(name, layout, child, out)
+    _dashboards(name, layout, child, out)
     return out

@@ -212,6 +212,11 @@ def monitoring_text(s: dict[str, Any]) -> str:
         namespace = str(charts()[chart]["namespace"])
         access = grafana_text(stack["name"], namespace)
         return f"{chart} in the cluster (namespace {namespace}, not exposed); Grafana: {access}" + shipping
+    if m.get("prometheus") == "managed" and m.get("dashboards"):  # GCP: the nodes write, Cloud Monitoring shows
+        return (
+            f"{m.get('service')}, written by the GPU nodes' Ops Agent; dashboards in Cloud Monitoring: "
+            f"{', '.join(m['dashboards'])}; {m.get('grafanaNote')}" + shipping
+        )
     if m.get("prometheus") not in ("selfHosted", "managed") or not grafana:
         return (
             "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"

@@ -1,8 +1,10 @@
 """Registered `gcp:` inputs -> requests for the nodes' logs and the alerts (monitoring.logs, monitoring.notify): the
-log bucket, the sink and the alerting policies. File names are google-beta's `google-beta/services/<service>/...`."""
+log bucket, the sink and the alerting policies; monitoring.prometheus managed: the Cloud Monitoring dashboards.
+File names are google-beta's `google-beta/services/<service>/...`."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .gcp_requests import Context, Src, Translator
@@ -69,8 +71,22 @@ def alert_policy(i: dict[str, Any], ctx: Context) -> list[Request]:
     return [Request("monitoring.v3", method, params, body, "resource_monitoring_alert_policy.go")]
 
 
+def dashboard(i: dict[str, Any], ctx: Context) -> list[Request]:
+    """monitoring/resource_monitoring_dashboard.go: resourceMonitoringDashboardCreate: POST
+    v1/projects/{project}/dashboards with dashboard_json, parsed, as the body (the whole Dashboard: its every field
+    is judged by the v1 document)."""
+    s = Src(i, ctx)
+    body: dict[str, Any] = json.loads(s.pop("dashboardJson"))
+    params = {"parent": f"projects/{s.pop('project') or ctx.project}"}
+    s.drop("deletionPolicy")
+    s.done()
+    method = "monitoring.projects.dashboards.create"
+    return [Request("monitoring.v1", method, params, body, "resource_monitoring_dashboard.go")]
+
+
 OBSERVE_TRANSLATORS: dict[str, Translator] = {
     "gcp:logging/projectBucketConfig:ProjectBucketConfig": bucket,
     "gcp:logging/projectSink:ProjectSink": sink,
     "gcp:monitoring/alertPolicy:AlertPolicy": alert_policy,
+    "gcp:monitoring/dashboard:Dashboard": dashboard,
 }

@@ -195,6 +195,9 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
             "monitoring": {"logs": {"enabled": True}, "notify": ["ops@example.com"]},
         },
     ),
+    # prometheus managed on GCP in VM mode: only the GPU nodes' Ops Agent (its prometheus receiver keeping the rules'
+    # and dashboards' series); no login node, no self-hosted Prometheus part
+    "gcp-vm-managed-prometheus": ("gcp-dev", {"monitoring": {"prometheus": "managed"}}),
     # slurm.accounting on Alibaba without elastic partitions (slurm_dbd.sh and alicloud_db_password.sh on the head,
     # which gets a RAM role of its own; the password on the cluster's KMS key); alicloud-slurm-elastic has it with them
     "alicloud-slurm-accounting-cmk": ("alicloud-a100-cmk", {"login": {}, "slurm": {"accounting": True}}),

@@ -364,8 +364,18 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "gcp": [
-        # prometheus managed is built on AWS and Azure only (catalog/monitoring.yaml managedNotBuilt.gcp)
-        ("gcp-prometheus-managed", f"{C}.monitoring.prometheus", {"login": {}, "monitoring.prometheus": "managed"}),
+        # prometheus managed (catalog/monitoring.yaml managed.gcp): not on GKE (already managed there), not without
+        # the DCGM exporter the nodes' Ops Agent scrapes
+        (
+            "gcp-prometheus-managed-gke",
+            f"{C}.monitoring.prometheus",
+            {"scheduler": "kubernetes", "monitoring.prometheus": "managed"},
+        ),
+        (
+            "gcp-prometheus-managed-no-dcgm",
+            f"{C}.monitoring.prometheus",
+            {"monitoring.prometheus": "managed", "monitoring.dcgmExporter": False},
+        ),
         ("aws-type-on-gcp", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("gcp-unknown-machine", f"{C}.instanceType", {"instanceType": "a9-hypergpu-8g"}),
         ("gcp-gpu-type-disagree", f"{C}.gpu", {"gpu": "H200:8"}),

@@ -12,6 +12,9 @@ config gaining, per node kind:
 - alerts: a `prometheus` receiver scraping the node's own DCGM and node exporters (Managed Service for Prometheus,
   only the series the rules read), one alerting policy per rule of bootstrap.monitoring.rule_list (PromQL as
   written) and one email notification channel per address on every policy.
+- managed (monitoring.prometheus; catalog/monitoring.yaml managed.gcp): the same receiver and policies without
+  notify (no channels then: incidents show in Cloud Monitoring), keeping the dashboards' series too, and the Grafana
+  boards as Cloud Monitoring dashboards (dashboards.py); the login node runs no Prometheus.
 The node service account gets roles/logging.logWriter and roles/monitoring.metricWriter (both project-wide).
 Scheduler kubernetes: GKE ships its system and workload logs itself; the same bucket and sink take them, filtered
 on the GKE cluster's name and location. Alerts are not built there (notify is refused with its key).
@@ -30,9 +33,12 @@ import yaml
 from ...bootstrap import Part
 from ...bootstrap.metrics import endpoints
 from ...bootstrap.monitoring import Thresholds, rule_list
+from ...catalog import monitoring as catalog_monitoring
 from ...datafile import load_yaml
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
+from ...text import one_line
+from .dashboards import CloudDashboard, cloud_dashboards, dashboard_metrics
 from .labels import label_value
 from .scaling import autoscaler_port, ops_agent_body, ops_agent_part
 
@@ -78,12 +84,25 @@ class GcpObserve:
     emails: tuple[str, ...]
     roles: tuple[str, ...]  # granted to the nodes' service account (and the head's own, when it has one)
     rule_group: str
+    dashboards: tuple[CloudDashboard, ...] = ()  # monitoring.prometheus managed: the Grafana boards in Cloud Monitoring
+    managed_service: str | None = None  # managed: catalog/monitoring.yaml managed.gcp service
+    grafana_note: str = ""  # managed: where the dashboards live and why not Grafana (managed.gcp grafanaPlan)
+
+
+def managed(spec: ClusterSpec) -> bool:
+    """monitoring.prometheus managed: the nodes' Ops Agent writes to Managed Service for Prometheus (VM mode)."""
+    return spec.prometheus == "managed" and spec.scheduler != "kubernetes"
+
+
+def metrics(spec: ClusterSpec) -> bool:
+    """The alert rules evaluated in Cloud Monitoring: for notify, or as managed's rules."""
+    return bool(spec.monitoring.notify) or managed(spec)
 
 
 def enabled(spec: ClusterSpec) -> bool:
     """Anything of the Ops Agent's logs or alerts on a VM-mode cluster (GKE's nodes run Google's own agents)."""
     m = spec.monitoring
-    return spec.scheduler != "kubernetes" and (m.logs.enabled or bool(m.notify))
+    return spec.scheduler != "kubernetes" and (m.logs.enabled or metrics(spec))
 
 
 def roles(spec: ClusterSpec) -> tuple[str, ...]:
@@ -91,7 +110,7 @@ def roles(spec: ClusterSpec) -> tuple[str, ...]:
     if spec.scheduler == "kubernetes":
         return ()
     out = [d["logs"]["role"]] if m.logs.enabled else []
-    if m.notify:
+    if metrics(spec):
         out.append(d["alerts"]["role"])
     return tuple(out)
 
@@ -191,7 +210,7 @@ def plan(spec: ClusterSpec, gke_name: str | None = None) -> GcpObserve | None:
         return GcpObserve(_bucket(spec, gke_name), (), (), (), _name(spec, "alerts"))
     if not enabled(spec):
         return None
-    if notify and not spec.dcgm_exporter:
+    if metrics(spec) and not spec.dcgm_exporter:
         raise ConfigError(
             f"{CLUSTER_KEY}.monitoring.notify",
             "needs monitoring.dcgmExporter true on gcp: the alert rules read the nodes' DCGM and node exporters "
@@ -199,11 +218,20 @@ def plan(spec: ClusterSpec, gke_name: str | None = None) -> GcpObserve | None:
         )
     return GcpObserve(
         logs=_bucket(spec, None),
-        policies=policies(spec) if notify else (),
+        policies=policies(spec) if metrics(spec) else (),
         emails=tuple(notify),
         roles=roles(spec),
         rule_group=_name(spec, "alerts"),
+        dashboards=cloud_dashboards(spec, _job(spec)) if managed(spec) else (),
+        **_managed_texts(spec),
     )
+
+
+def _managed_texts(spec: ClusterSpec) -> dict[str, Any]:
+    entry = catalog_monitoring.managed("gcp") if managed(spec) else None
+    if entry is None:
+        return {}
+    return {"managed_service": str(entry["service"]), "grafana_note": one_line(str(entry["grafanaPlan"]))}
 
 
 def _log_config(spec: ClusterSpec, kind: NodeKind) -> dict[str, Any]:
@@ -250,6 +278,16 @@ def _log_config(spec: ClusterSpec, kind: NodeKind) -> dict[str, Any]:
     }
 
 
+def _keep(spec: ClusterSpec) -> str:
+    """The series the Ops Agent sends (GMP bills per sample): the rules' (catalog), with managed the dashboards' too;
+    notify alone keeps the catalog's list as deployed nodes already run it."""
+    keep = str(data()["alerts"]["keep"])
+    if not managed(spec):
+        return keep
+    ours = keep.split("|")
+    return "|".join(ours + [m for m in dashboard_metrics(_job(spec)) if m not in ours])
+
+
 def _alerts_receiver(spec: ClusterSpec, kind: NodeKind) -> dict[str, Any]:
     """The node's own exporters (GPU nodes: DCGM and node exporter; head and login: none of ours run there)."""
     a = data()["alerts"]
@@ -262,7 +300,7 @@ def _alerts_receiver(spec: ClusterSpec, kind: NodeKind) -> dict[str, Any]:
                     "job_name": _job(spec),
                     "scrape_interval": f"{a['scrapeIntervalSeconds']}s",
                     "static_configs": [{"targets": [f"localhost:{p}" for p in ports]}],
-                    "metric_relabel_configs": [{"source_labels": ["__name__"], "regex": a["keep"], "action": "keep"}],
+                    "metric_relabel_configs": [{"source_labels": ["__name__"], "regex": _keep(spec), "action": "keep"}],
                 }
             ]
         },
@@ -277,10 +315,10 @@ def agent_body(spec: ClusterSpec, kind: NodeKind, base: dict[str, Any] | None = 
     body: dict[str, Any] = {k: v for k, v in (base or {}).items()}
     if spec.monitoring.logs.enabled:
         body["logging"] = _log_config(spec, kind)
-    if spec.monitoring.notify and kind == "gpu" and spec.dcgm_exporter:
-        metrics = body.setdefault("metrics", {"receivers": {}, "service": {"pipelines": {}}})
-        metrics["receivers"]["gpu_cluster_alerts"] = _alerts_receiver(spec, kind)
-        metrics["service"]["pipelines"]["gpu_cluster_alerts"] = {"receivers": ["gpu_cluster_alerts"]}
+    if metrics(spec) and kind == "gpu" and spec.dcgm_exporter:
+        metrics_ = body.setdefault("metrics", {"receivers": {}, "service": {"pipelines": {}}})
+        metrics_["receivers"]["gpu_cluster_alerts"] = _alerts_receiver(spec, kind)
+        metrics_["service"]["pipelines"]["gpu_cluster_alerts"] = {"receivers": ["gpu_cluster_alerts"]}
     return body if body else None
 
 
@@ -295,8 +333,12 @@ def summary(spec: ClusterSpec, kind: NodeKind) -> str:
     if spec.monitoring.logs.enabled:
         # no retention here: it is the bucket's, changed in place without touching the nodes' boot data
         what.append("the node's logs to Cloud Logging (the cluster's log bucket)")
-    if spec.monitoring.notify and kind == "gpu" and spec.dcgm_exporter:
-        what.append("the alert rules' metrics to Managed Service for Prometheus")
+    if metrics(spec) and kind == "gpu" and spec.dcgm_exporter:
+        what.append(
+            "the alert rules' and dashboards' metrics to Managed Service for Prometheus"
+            if managed(spec)
+            else "the alert rules' metrics to Managed Service for Prometheus"
+        )
     return "; ".join(what)
 
 

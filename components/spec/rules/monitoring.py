@@ -7,7 +7,8 @@ is where people already are. VM mode without a login node has nowhere private to
 `selfHosted` is refused, naming what would give it a host.
 
 `managed` (catalog/monitoring.yaml `managed`): the cloud's managed Prometheus stores the samples and evaluates the
-rules, the login node's Prometheus only scrapes (agent mode) and writes to it; refused by key where not built.
+rules, the login node's Prometheus only scrapes (agent mode) and writes to it (GCP, `collector: nodes`: each GPU
+node's Ops Agent writes, so no login node is needed); refused by key where not built.
 
 Scheduler kubernetes: selfHosted is the kube-prometheus-stack release on the system pool (catalog/monitoring.yaml
 `kubernetes`), on the clouds whose `releases:` install it. `auto` takes it where it can be built: the cluster pulls
@@ -101,7 +102,7 @@ def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
     problems: list[str] = []
     if cfg.scheduler == "kubernetes" and entry.get("kubernetesWhy"):
         problems.append(f"is not built with scheduler kubernetes: {one_line(entry['kubernetesWhy'])}")
-    elif not has_host(cfg):
+    elif entry.get("collector") != "nodes" and not has_host(cfg):
         problems.append(
             "needs a host for the Prometheus agent that scrapes the nodes and writes to "
             f"{entry['service']}: add a login node (login: {{}}; scheduler slurm has one)"
@@ -116,11 +117,11 @@ def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
             "provider"
         )
     if cfg.network.egress != "nat" and cfg.scheduler != "kubernetes":
-        problems.append(
-            f"needs network.egress nat, got {cfg.network.egress}: the Prometheus agent and Grafana are installed at "
-            f"boot from github.com and apt.grafana.com (components/bootstrap/monitoring.yaml) and write to and read "
-            f"{entry['service']}'s public endpoint"
+        why = entry.get("egressWhy") or (
+            "the Prometheus agent and Grafana are installed at boot from github.com and apt.grafana.com "
+            f"(components/bootstrap/monitoring.yaml) and write to and read {entry['service']}'s public endpoint"
         )
+        problems.append(f"needs network.egress nat, got {cfg.network.egress}: {one_line(str(why))}")
     return problems
 
 
