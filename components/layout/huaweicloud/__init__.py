@@ -28,6 +28,8 @@ from .data import huawei_data
 from .encryption import DewKey, HuaweiEncryption
 from .encryption import plan as encryption_plan
 from .identity import NodeIdentity, node_identity
+from .logs import HuaweiLogs, logs_problems
+from .logs import plan as logs_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
 from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems
 from .proof import count_wired_gbps
@@ -70,10 +72,16 @@ class HuaweiLayout:
     tags: Mapping[str, str]
     warnings: tuple[str, ...]
     fabric_usability: FabricUsability
+    logs: HuaweiLogs | None = None  # monitoring.logs: the LTS group and ICAgent on every node
 
     @property
     def fabric_gbps_wired(self) -> float:
         return 0.0
+
+    @property
+    def login_user_data(self) -> str | None:
+        """The login node's user data: ICAgent's part with monitoring.logs, else none (as before)."""
+        return bootstrap.cloud_init((self.logs.part,)) if self.logs else None
 
 
 def plan(spec: ClusterSpec) -> HuaweiLayout:
@@ -82,8 +90,10 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     key = CLUSTER_KEY
     scratch = scratch_for(spec, NVME_GLOBS, DISK_GLOBS)
     parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=())
-    user_data = bootstrap.cloud_init(parts)
-    refuse(node_problems(spec, user_data))
+    log_problems = list(logs_problems(spec))
+    logs = None if log_problems else logs_plan(spec)
+    user_data = bootstrap.cloud_init((*parts, *((logs.part,) if logs else ())))  # ICAgent on the GPU nodes
+    refuse([*log_problems, *node_problems(spec, user_data)])
     placement, policy = applied_placement(spec, warnings)
     if spec.zone is None:
         warnings.append(
@@ -136,6 +146,7 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         login=login,
         user_data=user_data,
         tags=dict(spec.base_tags),
-        warnings=tuple(warnings),
+        warnings=(*warnings, *(logs.warnings if logs else ())),
         fabric_usability=FabricUsability(False, ("no fabric wired",)),
+        logs=logs,
     )
