@@ -24,6 +24,8 @@ done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 curl -fsSL --retry 5 --retry-delay 10 -o "$work/apm_agent_install.sh" "$INSTALLER_URL"
-(cd "$work" && REGION="$REGION" bash apm_agent_install.sh -region "$REGION" -accessip "$ACCESS_IP" \
+# the installer reads REGION from the environment too (the unit's environment file sets it)
+export REGION
+(cd "$work" && bash apm_agent_install.sh -region "$REGION" -accessip "$ACCESS_IP" \
   -accessdomain "$ACCESS_DOMAIN" -obsdomain "$OBS_DOMAIN")
 echo "gpu-cluster: ICAgent installed in $ICAGENT_DIR"
