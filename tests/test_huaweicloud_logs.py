@@ -157,7 +157,9 @@ def test_a_region_without_a_known_access_address_is_refused_with_one_keyed_error
 CURL = r"""
 out=""; url=""
 while [ $# -gt 0 ]; do
-  case "$1" in -o) out="$2"; shift 2 ;; --retry*|--connect-timeout|-m) shift 2 ;; -*) shift ;; *) url="$1"; shift ;; esac
+  case "$1" in
+    -o) out="$2"; shift 2 ;; --retry*|--connect-timeout|-m) shift 2 ;; -*) shift ;; *) url="$1"; shift ;;
+  esac
 done
 echo "$url" >> "$CURL_LOG"
 case "$url" in
@@ -224,7 +226,7 @@ def test_waits_for_the_agency_credentials(tmp_path):
 
 
 def test_a_failed_download_fails_the_unit_before_any_install(tmp_path):
-    failing = CURL.replace('printf \'#!/bin/bash', 'exit 22\nprintf \'#!/bin/bash')
+    failing = CURL.replace("printf '#!/bin/bash", "exit 22\nprintf '#!/bin/bash")
     proc, logs = run(tmp_path, curl=failing)
     assert proc.returncode != 0
     assert read(logs["install"]) == []
