@@ -90,6 +90,12 @@ def test_warnings_say_what_the_stack_does_not_do(plan):
     assert "not under the cluster's DEW key" in warnings[1]
 
 
+def test_without_nat_the_plan_says_reaching_obs_is_not_verified():
+    p = plan_stack_with(STACK, monitoring=LOGS_ON, network={"cidr": "10.63.0.0/16", "egress": "none"})
+    (warning,) = [w for w in p.as_json()["warnings"] if "network.egress none" in w]
+    assert "icagent-cn-north-4.obs.cn-north-4.myhuaweicloud.com" in warning and "not verified" in warning
+
+
 def test_an_existing_agency_is_told_to_carry_the_role():
     p = plan_stack_with(STACK, monitoring=LOGS_ON, identity={"existing": "ops-agency"})
     assert any("identity.existing ops-agency" in w and "APM Administrator" in w for w in p.as_json()["warnings"])

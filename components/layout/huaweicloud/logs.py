@@ -106,6 +106,12 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
             f"{key}: identity.existing {spec.identity.existing} is not this stack's: it must carry the role "
             f"{role} for ICAgent ({one_line(data()['credentials']['source'])})"
         )
+    if spec.network.egress != "nat":
+        warnings.append(
+            f"{key}: network.egress {spec.network.egress}: the nodes fetch ICAgent from OBS "
+            f"({data()['install']['script'].format(region=spec.region)}) and report to the LTS access address; "
+            "that these are reached without the NAT gateway is not verified here"
+        )
     # every Huawei cluster has a DEW key (encryption.py: provider and auto both plan one), which the logs miss
     warnings.append(
         f"{key}: the log group is not under the cluster's DEW key ({one_line(data()['encryption']['source'])}); "
