@@ -263,6 +263,8 @@ def test_day2_logs_on_adds_the_lts_resources_and_changes_the_agency_in_place(pla
     changed = {c.name: (c.verdict, {x.path for x in c.changes}) for c in d.changed}
     assert changed["hw-dev-huaweicloud-agency"] == ("update", {"allResourcesRoles"})
     # user_data on ecs.Instance: no docstring says either way, so the diff may not promise in place
+    assert changed["hw-dev-huaweicloud-node-0"] == ("may-replace", {"userData"})
+    assert changed["hw-dev-huaweicloud-login"] == ("may-replace", {"userData"})
     assert set(changed) == {"hw-dev-huaweicloud-agency", "hw-dev-huaweicloud-node-0", "hw-dev-huaweicloud-login"}
     assert {x for c in d.changed for x in (x.path for x in c.changes)} == {"allResourcesRoles", "userData"}
 
