@@ -21,7 +21,7 @@ with warnings.catch_warnings():
     import pulumi_huaweicloud  # noqa: F401
 
 from ..layout.huaweicloud import HuaweiLayout
-from . import access, encryption, identity, kubernetes, monitoring, network, nodes
+from . import access, encryption, identity, kubernetes, logs, monitoring, network, nodes
 from .storage import build_shared
 
 TYPE = "gpu-cluster:huaweicloud:Cluster"
@@ -41,6 +41,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.network = network.build(self, name, layout, tags)
         kms_key_id = encryption.build(self, name, layout, tags)
         self.identity = identity.build(self, name, layout)
+        self.logs = logs.build(self, name, layout, tags)  # monitoring.logs: LTS; ICAgent is in the user data
         self.access = access.build(self, name, layout)
         key_pair = self.access.key_pair.name if self.access.key_pair else None
         agency = self.identity.agency_name
@@ -90,4 +91,6 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
+        if self.logs is not None and layout.logs is not None:
+            self.outputs["logs"] = self.logs.output(layout.logs)
         self.register_outputs(self.outputs)

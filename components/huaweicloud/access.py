@@ -87,7 +87,7 @@ def build_login(
         system_disk_kms_key_id=kms_key_id,
         key_pair=key_pair,
         agency_name=agency,
-        user_data=layout.login_user_data,  # none without a self-hosted Prometheus (layout/huaweicloud/monitoring.py)
+        user_data=layout.login_user_data,  # Prometheus and Grafana, ICAgent with monitoring.logs, or none
         eip_type="5_bgp" if login.public_ip else None,
         bandwidth=huaweicloud.ecs.InstanceBandwidthArgs(share_type="PER", size=100, charge_mode="traffic")
         if login.public_ip

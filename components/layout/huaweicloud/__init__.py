@@ -34,6 +34,8 @@ from .identity import NodeIdentity, node_identity
 from .kubernetes import CceLayout, GpuAddon, cce_layout, cce_problems
 from .monitoring import HuaweiMonitoring
 from .monitoring import plan as monitoring_plan
+from .logs import HuaweiLogs, logs_problems
+from .logs import plan as logs_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
 from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems
 from .proof import count_wired_gbps
@@ -82,6 +84,7 @@ class HuaweiLayout:
     monitoring: HuaweiMonitoring | None = None  # the login node's Prometheus and Grafana (monitoring.py)
     kubernetes: CceLayout | None = None  # scheduler kubernetes (CCE); None builds the nodes as ECS instances
     shared: Shared | None = None  # storage.shared: SFS Turbo (catalog/storage/huaweicloud.yaml) or an existing one
+    logs: HuaweiLogs | None = None  # monitoring.logs: the LTS group and ICAgent on every node
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -89,9 +92,12 @@ class HuaweiLayout:
 
     @property
     def login_user_data(self) -> str | None:
+    @property
+    def login_user_data(self) -> str | None:
         """The login node's user data (plain cloud-config, as the nodes'): Prometheus and Grafana with a self-hosted
-        monitoring; none without it, as before."""
-        return bootstrap.cloud_init(self.monitoring.parts) if self.monitoring else None
+        monitoring, ICAgent with monitoring.logs; none without either, as before."""
+        parts = (*(self.monitoring.parts if self.monitoring else ()), *((self.logs.part,) if self.logs else ()))
+        return bootstrap.cloud_init(parts) if parts else None
 
 
 def plan(spec: ClusterSpec) -> HuaweiLayout:
@@ -101,8 +107,10 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     scratch = scratch_for(spec, NVME_GLOBS, DISK_GLOBS)
     shared = shared_for(spec)
     parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=(), mounts=shared.mount if shared else None)
-    user_data = bootstrap.cloud_init(parts)
-    refuse(node_problems(spec, user_data))
+    log_problems = list(logs_problems(spec))
+    logs = None if log_problems else logs_plan(spec)
+    user_data = bootstrap.cloud_init((*parts, *((logs.part,) if logs else ())))  # ICAgent on the GPU nodes
+    refuse([*log_problems, *node_problems(spec, user_data)])
     cce = spec.scheduler == "kubernetes"
     if cce:
         refuse(cce_problems(spec, scratch))
@@ -174,9 +182,10 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         login=login,
         user_data=user_data,
         tags=dict(spec.base_tags),
-        warnings=tuple(warnings),
+        warnings=(*warnings, *(logs.warnings if logs else ())),
         fabric_usability=FabricUsability(False, ("no fabric wired",)),
         monitoring=monitoring,
         kubernetes=kubernetes,
         shared=shared,
+        logs=logs,
     )
