@@ -1,25 +1,27 @@
-"""`monitoring.logs` (layout: `components.layout.huaweicloud.logs`): the cluster's LTS log group (its retention) and
-the nodes' stream in it. ICAgent is in the nodes' user data and uses their agency (the layout's); which files reach
-the stream is the console step the plan warns about (no host access configuration in pulumi-huaweicloud 0.0.12).
-Children of `CloudCluster`."""
+"""`monitoring.logs` (layout: `components.layout.huaweicloud.logs`): the cluster's LTS log group (its retention), the
+nodes' stream in it, and which files reach the stream (`lts_ingestion`: the host group of the cluster's instances and
+its access configuration, which pulumi-huaweicloud 0.0.12 lacks). ICAgent is in the nodes' user data and uses their
+agency (the layout's). Children of `CloudCluster`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_huaweicloud as huaweicloud
 
 from ..layout.huaweicloud import HuaweiLayout
-from ..layout.huaweicloud.logs import HuaweiLogs
+from ..layout.huaweicloud.logs import HuaweiLogs, data
+from .lts_ingestion import LtsIngestion, LtsIngestionProvider
 
 
-@dataclass(frozen=True)
+@dataclass
 class Logs:
     group: huaweicloud.lts.Group
     stream: huaweicloud.lts.Stream
+    ingestion: LtsIngestion | None = field(default=None)
 
     def output(self, plan: HuaweiLogs) -> dict[str, Any]:
         return {
@@ -31,7 +33,10 @@ class Logs:
             "retentionDays": plan.retention_days,
             "agencyRole": plan.role,
             "files": list(plan.files),
-            "todo": "bind the files to the stream once in the LTS console (see the plan's warning)",
+            "hostGroup": plan.host_group,
+            "hostGroupId": self.ingestion.hostGroupId if self.ingestion else None,
+            "accessConfig": plan.access_config,
+            "accessConfigId": self.ingestion.id if self.ingestion else None,
         }
 
 
@@ -48,3 +53,36 @@ def build(parent: pulumi.Resource, name: str, layout: HuaweiLayout, tags: Mappin
         f"{name}-logs-stream", group_id=group.id, stream_name=plan.stream, tags=dict(tags), opts=child
     )
     return Logs(group, stream)
+
+
+def ingest(
+    parent: pulumi.Resource,
+    name: str,
+    layout: HuaweiLayout,
+    logs: Logs,
+    instances: Sequence[huaweicloud.ecs.Instance],
+) -> LtsIngestion:
+    """The files on `instances` (every node kind's ECS instance) to the stream; after the instances, whose ids the
+    host group lists."""
+    plan = layout.logs
+    assert plan is not None  # logs are built only with a plan
+    ingestion = data()["ingestion"]
+    provider = LtsIngestionProvider(
+        group_type=str(ingestion["hostGroupType"]),
+        agent_access_type=str(ingestion["agentAccessType"]),
+        access_config_type=str(ingestion["accessConfigType"]),
+        wait_minutes=plan.host_wait_minutes,
+    )
+    props = {
+        "region": layout.spec.region,
+        "hostGroupName": plan.host_group,
+        "accessConfigName": plan.access_config,
+        "hostIds": pulumi.Output.all(*[inst.id for inst in instances]),
+        "logGroupId": logs.group.id,
+        "logStreamId": logs.stream.id,
+        "paths": list(plan.files),
+        "singleLineMode": plan.single_line_mode,
+        "tags": dict(plan.ingestion_tags),
+    }
+    logs.ingestion = LtsIngestion(f"{name}-logs-ingestion", provider, props, pulumi.ResourceOptions(parent=parent))
+    return logs.ingestion

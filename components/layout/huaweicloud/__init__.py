@@ -92,8 +92,6 @@ class HuaweiLayout:
 
     @property
     def login_user_data(self) -> str | None:
-    @property
-    def login_user_data(self) -> str | None:
         """The login node's user data (plain cloud-config, as the nodes'): Prometheus and Grafana with a self-hosted
         monitoring, ICAgent with monitoring.logs; none without either, as before."""
         parts = (*(self.monitoring.parts if self.monitoring else ()), *((self.logs.part,) if self.logs else ()))

@@ -4,15 +4,16 @@ One log group per cluster (kept `retentionDays`: the group's `ttl_in_days`) and 
 (the GPU nodes, the login node) gets the `icagent` part: ICAgent from Huawei's installer in its IAM-agency mode, so
 no key is in the boot data; the nodes' agency gets the role ICAgent needs (identity.py).
 
-pulumi-huaweicloud 0.0.12 has no host access configuration, so which files go to the stream is one console step the
-plan warns about; the group takes no key, so `encryption` does not reach the logs (warned too). Facts and their
+Which files go to the stream: an LTS host group of the cluster's instances and a host access configuration, which
+pulumi-huaweicloud 0.0.12 lacks, so `components/huaweicloud/lts_ingestion.py` makes them with a dynamic resource
+through Huawei's LTS SDK. The group takes no key, so `encryption` does not reach the logs (warned). Facts and their
 sources: catalog/logs/huaweicloud.yaml; `components/huaweicloud/logs.py` builds it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -48,15 +49,30 @@ class HuaweiLogs:
     group: str  # the log group's name (unique per account and region: cluster and stack)
     stream: str
     retention_days: int
-    files: tuple[str, ...]  # what the console's ingestion step binds to the stream
+    files: tuple[str, ...]  # what the host access configuration binds to the stream
+    host_group: str  # the LTS host group of the cluster's instances (unique per project, as the log group)
+    access_config: str  # the host access configuration's name
+    single_line_mode: str  # how LTS stamps each line (catalog ingestion.singleLineMode)
+    host_wait_minutes: int  # how long the ingestion waits for ICAgent to report every host
+    ingestion_tags: Mapping[str, str]  # the host group's and access configuration's tags (LTS takes at most 20)
     role: str  # the role the nodes' agency needs for ICAgent
     part: Part  # the nodes' bootstrap part
     warnings: tuple[str, ...]
 
 
 def logs_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
-    """ICAgent's agency mode needs the region's LTS access address: refused where none was read."""
-    if spec.monitoring.logs.enabled and spec.region not in data()["accessIps"]:
+    """ICAgent's agency mode needs the region's LTS access address: refused where none was read; CCE's pool nodes
+    are not ECS instances of this stack, so their LTS host ids are not known here."""
+    if not spec.monitoring.logs.enabled:
+        return
+    if spec.scheduler == "kubernetes":
+        yield ConfigError(
+            f"{CLUSTER_KEY}.monitoring.logs.enabled",
+            "true with scheduler kubernetes on huaweicloud: the LTS host group lists ECS instances by id, and a CCE "
+            "pool's nodes are CCE's, not this stack's (LTS's CCE ingestion, access_config_type K8S_CCE, is not "
+            "built here); turn logs off or use scheduler none",
+        )
+    if spec.region not in data()["accessIps"]:
         known = ", ".join(sorted(data()["accessIps"]))
         yield ConfigError(
             f"{CLUSTER_KEY}.monitoring.logs.enabled",
@@ -95,12 +111,18 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
     group = f"{base}-logs"
     files = tuple(str(s["path"]) for s in data()["sources"])
     role = str(data()["credentials"]["role"])
+    ingestion = data()["ingestion"]
     key = f"{CLUSTER_KEY}.monitoring.logs"
-    warnings = [
-        f"{key}: ICAgent runs on every node, but pulumi-huaweicloud 0.0.12 has no LTS host access configuration: "
-        f"bind {', '.join(files)} to log group {group}, stream {STREAM} once in the console "
-        f"({one_line(data()['consoleStep'])})",
-    ]
+    warnings: list[str] = []
+    most = int(ingestion["maxTags"])
+    tags = dict(sorted(spec.base_tags.items())[:most])
+    if len(spec.base_tags) > most:
+        dropped = sorted(spec.base_tags)[most:]
+        warnings.append(
+            f"{CLUSTER_KEY}.tags: the LTS host group and access configuration take at most {most} tags "
+            f"(catalog/logs/huaweicloud.yaml ingestion.maxTags); "
+            f"they go without {', '.join(dropped)}"
+        )
     if spec.identity.existing:
         warnings.append(
             f"{key}: identity.existing {spec.identity.existing} is not this stack's: it must carry the role "
@@ -122,6 +144,11 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         stream=STREAM,
         retention_days=logs.retention_days,
         files=files,
+        host_group=f"{base}-hosts",
+        access_config=f"{base}-nodes",
+        single_line_mode=str(ingestion["singleLineMode"]),
+        host_wait_minutes=int(ingestion["hostWaitMinutes"]),
+        ingestion_tags=tags,
         role=role,
         part=icagent_part(spec.region),
         warnings=tuple(warnings),
