@@ -1,7 +1,7 @@
 """`monitoring.logs` on Huawei Cloud: the LTS group and stream as registered with the mocks, the agency's role for
 ICAgent, the ICAgent part on every node kind (GPU nodes, the login node) under the 32 KB user data limit, the
-warnings (no host access configuration in the SDK, no DEW key on LTS), the script run against stubbed commands, the
-refusals, the bill and the day-2 diff on the shipped stack."""
+warning (no DEW key on LTS), the script run against stubbed commands, the refusals, the bill and the day-2 diff on
+the shipped stack. The host group and access configuration: tests/test_huaweicloud_lts_ingestion.py."""
 
 from __future__ import annotations
 
@@ -72,9 +72,9 @@ def test_retention_reaches_the_group():
 
 def test_the_agency_gets_the_role_icagent_takes_its_credentials_with(plan):
     agency = one(plan, "Iam/agency:Agency")["inputs"]
-    assert agency["allResourcesRoles"] == ["APM Administrator"] == [data()["credentials"]["role"]]
+    assert agency["allResourcesRoles"][0] == "APM Administrator" == data()["credentials"]["role"]
     off = one(plan_stack_with(STACK, monitoring={}), "Iam/agency:Agency")["inputs"]
-    assert "allResourcesRoles" not in off  # least privilege: no role without logs
+    assert "APM Administrator" not in off.get("allResourcesRoles", [])  # least privilege: no role without logs
 
 
 def test_no_key_is_in_any_user_data(plan):
@@ -85,9 +85,9 @@ def test_no_key_is_in_any_user_data(plan):
 
 def test_warnings_say_what_the_stack_does_not_do(plan):
     warnings = [w for w in plan.as_json()["warnings"] if ".monitoring.logs" in w]
-    assert len(warnings) == 2, warnings
-    assert "no LTS host access configuration" in warnings[0] and "/var/log/syslog" in warnings[0]
-    assert "not under the cluster's DEW key" in warnings[1]
+    assert len(warnings) == 1, warnings  # no console step: the files are bound by the stack
+    assert "not under the cluster's DEW key" in warnings[0] and "create_log_group_params" in warnings[0]
+    assert not [w for w in plan.as_json()["warnings"] if "console" in w]
 
 
 def test_without_nat_the_plan_says_reaching_obs_is_not_verified():
@@ -111,7 +111,8 @@ def test_the_stack_output_names_the_group_stream_and_files(plan):
 def test_logs_off_builds_nothing_and_no_part():
     p = plan_stack_with(STACK, monitoring={})
     assert not [r for r in p.as_json()["resources"] if r["type"].startswith("huaweicloud:Lts/")]
-    assert "userData" not in by_name(p, "hw-dev-huaweicloud-login")["inputs"]  # as shipped
+    assert not [r for r in p.as_json()["resources"] if "LtsIngestion" in r["type"]]
+    assert ENV not in files_of(by_name(p, "hw-dev-huaweicloud-login")["inputs"]["userData"])  # Prometheus only
     assert ENV not in files_of(by_name(p, "hw-dev-huaweicloud-node-0")["inputs"]["userData"])
 
 
@@ -243,7 +244,7 @@ def test_a_failed_download_fails_the_unit_before_any_install(tmp_path):
 
 def test_the_bill_names_the_logs_as_not_counted(plan):
     text = json.dumps(plan.summary()["costs"])
-    assert "node logs (monitoring.logs)" in text and "Log Tank Service bills by use" in text
+    assert "the nodes' logs in Log Tank Service (LTS)" in text and "Log Tank Service bills by use" in text
 
 
 def _diff(old, new):
@@ -258,15 +259,16 @@ def test_day2_retention_changes_only_the_group_in_place(plan):
 def test_day2_logs_on_adds_the_lts_resources_and_changes_the_agency_in_place(plan):
     d = _diff(plan_stack_with(STACK, monitoring={}), plan)
     added = sorted(urn.split("::")[-2].split("$")[-1].split(":")[-1] for urn in d.created)
-    assert added == ["Group", "Stream"]
+    assert added == ["Group", "LtsIngestion", "Stream"]
     assert not d.deleted
     changed = {c.name: (c.verdict, {x.path for x in c.changes}) for c in d.changed}
-    assert changed["hw-dev-huaweicloud-agency"] == ("update", {"allResourcesRoles"})
+    assert changed["hw-dev-huaweicloud-agency"][0] == "update"
     # user_data on ecs.Instance: no docstring says either way, so the diff may not promise in place
     assert changed["hw-dev-huaweicloud-node-0"] == ("may-replace", {"userData"})
     assert changed["hw-dev-huaweicloud-login"] == ("may-replace", {"userData"})
     assert set(changed) == {"hw-dev-huaweicloud-agency", "hw-dev-huaweicloud-node-0", "hw-dev-huaweicloud-login"}
-    assert {x for c in d.changed for x in (x.path for x in c.changes)} == {"allResourcesRoles", "userData"}
+    paths = {x.path.split("[")[0] for c in d.changed for x in c.changes}
+    assert paths == {"allResourcesRoles", "userData"}
 
 
 def test_day2_logs_off_says_data_loss_first(plan):

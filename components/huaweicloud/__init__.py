@@ -68,7 +68,9 @@ class CloudCluster(pulumi.ComponentResource):
         monitoring.build(self, name, layout, self.network, self.login)
         instances = self.nodes.instances if self.nodes else []
         if self.logs is not None:  # which files reach LTS: the host group lists every instance, login included
-            logs.ingest(self, name, layout, self.logs, [*instances, *([self.login.instance] if self.login else [])])
+            logs.ingest(
+                self, name, layout, self.logs, [*instances, *([self.login.instance] if self.login else [])], tags
+            )
         self.outputs = {
             "vpcId": self.network.vpc.id,
             "subnetIds": pulumi.Output.all(self.network.subnet.id),

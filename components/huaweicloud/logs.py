@@ -61,6 +61,7 @@ def ingest(
     layout: HuaweiLayout,
     logs: Logs,
     instances: Sequence[huaweicloud.ecs.Instance],
+    tags: Mapping[str, str],
 ) -> LtsIngestion:
     """The files on `instances` (every node kind's ECS instance) to the stream; after the instances, whose ids the
     host group lists."""
@@ -82,7 +83,7 @@ def ingest(
         "logStreamId": logs.stream.id,
         "paths": list(plan.files),
         "singleLineMode": plan.single_line_mode,
-        "tags": dict(plan.ingestion_tags),
+        "tags": dict(tags),  # 10 at most (catalog/tags.yaml), under LTS's 20
     }
     logs.ingestion = LtsIngestion(f"{name}-logs-ingestion", provider, props, pulumi.ResourceOptions(parent=parent))
     return logs.ingestion

@@ -28,6 +28,7 @@ ACCESS_INPUTS = ("accessConfigName", "paths", "singleLineMode", "tags")
 _CONFIG = {"accessKey": "HW_ACCESS_KEY", "secretKey": "HW_SECRET_KEY", "securityToken": "HW_SECURITY_TOKEN"}
 _CONFIG_MORE = {"region": "HW_REGION_NAME", "projectId": "HW_PROJECT_ID"}
 POLL_SECONDS = 15
+_sleep: Callable[[float], None] = time.sleep  # replaced in the tests
 
 
 class LtsClient(Protocol):
@@ -176,21 +177,19 @@ class LtsIngestionProvider(ResourceProvider):
     def api(self, region: str) -> LtsApi:
         return LtsApi(sdk_client(region, self.settings))
 
-    def wait_for_hosts(self, api: LtsApi, host_ids: Sequence[str], sleep: Callable[[float], None] = time.sleep) -> None:
+    def wait_for_hosts(self, api: LtsApi, host_ids: Sequence[str]) -> None:
         """Until LTS lists every host (ICAgent installed and reporting), or fail naming the missing ones."""
-        deadline = self.wait_minutes * 60
-        waited = 0.0
-        while True:
+        polls = max(1, self.wait_minutes * 60 // POLL_SECONDS)
+        for poll in range(polls + 1):
             missing = sorted(set(host_ids) - api.known_hosts(host_ids))
             if not missing:
                 return
-            if waited >= deadline:
-                raise RuntimeError(
-                    f"LTS ingestion: after {self.wait_minutes} minutes LTS lists no ICAgent on {', '.join(missing)}: "
-                    "see the instance's journal (gpu-cluster-icagent) for the install; pulumi up again retries"
-                )
-            sleep(POLL_SECONDS)
-            waited += POLL_SECONDS
+            if poll < polls:
+                _sleep(POLL_SECONDS)
+        raise RuntimeError(
+            f"LTS ingestion: after {self.wait_minutes} minutes LTS lists no ICAgent on {', '.join(missing)}: see "
+            "the instance's journal (gpu-cluster-icagent) for the install; pulumi up again retries"
+        )
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         api = self.api(props["region"])

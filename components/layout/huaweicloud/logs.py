@@ -13,7 +13,7 @@ sources: catalog/logs/huaweicloud.yaml; `components/huaweicloud/logs.py` builds 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -54,7 +54,6 @@ class HuaweiLogs:
     access_config: str  # the host access configuration's name
     single_line_mode: str  # how LTS stamps each line (catalog ingestion.singleLineMode)
     host_wait_minutes: int  # how long the ingestion waits for ICAgent to report every host
-    ingestion_tags: Mapping[str, str]  # the host group's and access configuration's tags (LTS takes at most 20)
     role: str  # the role the nodes' agency needs for ICAgent
     part: Part  # the nodes' bootstrap part
     warnings: tuple[str, ...]
@@ -114,15 +113,6 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
     ingestion = data()["ingestion"]
     key = f"{CLUSTER_KEY}.monitoring.logs"
     warnings: list[str] = []
-    most = int(ingestion["maxTags"])
-    tags = dict(sorted(spec.base_tags.items())[:most])
-    if len(spec.base_tags) > most:
-        dropped = sorted(spec.base_tags)[most:]
-        warnings.append(
-            f"{CLUSTER_KEY}.tags: the LTS host group and access configuration take at most {most} tags "
-            f"(catalog/logs/huaweicloud.yaml ingestion.maxTags); "
-            f"they go without {', '.join(dropped)}"
-        )
     if spec.identity.existing:
         warnings.append(
             f"{key}: identity.existing {spec.identity.existing} is not this stack's: it must carry the role "
@@ -148,7 +138,6 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         access_config=f"{base}-nodes",
         single_line_mode=str(ingestion["singleLineMode"]),
         host_wait_minutes=int(ingestion["hostWaitMinutes"]),
-        ingestion_tags=tags,
         role=role,
         part=icagent_part(spec.region),
         warnings=tuple(warnings),
