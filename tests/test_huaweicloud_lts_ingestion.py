@@ -198,7 +198,7 @@ def test_hosts_that_never_report_fail_the_create_naming_them_and_make_nothing(mo
 
 def test_a_failed_access_configuration_removes_the_new_host_group(monkeypatch):
     client = StubClient(fail_access=True)
-    with pytest.raises(RuntimeError, match="LTS.0201"):
+    with pytest.raises(RuntimeError, match=r"LTS\.0201"):
         provider_with(client, monkeypatch).create(dict(PROPS))
     assert names(client)[-1] == "delete_host_group"
     assert client.calls[-1][1] == {"host_group_id_list": ["hg-1"]}

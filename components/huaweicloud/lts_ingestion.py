@@ -150,9 +150,9 @@ def sdk_client(region: str, settings: Mapping[str, str | None]) -> LtsClient:
     token = settings.get("securityToken")
     if token:
         credentials = credentials.with_security_token(token)
-    client: LtsClient = SdkClient.new_builder().with_credentials(credentials).with_region(
-        LtsRegion.value_of(region)
-    ).build()
+    client: LtsClient = (
+        SdkClient.new_builder().with_credentials(credentials).with_region(LtsRegion.value_of(region)).build()
+    )
     return client
 
 
@@ -206,9 +206,7 @@ class LtsIngestionProvider(ResourceProvider):
         changed = [k for k in (*REPLACES, *HOST_GROUP_INPUTS, *ACCESS_INPUTS) if olds.get(k) != news.get(k)]
         changed = list(dict.fromkeys(changed))
         replaces = [k for k in changed if k in REPLACES]
-        return DiffResult(
-            changes=bool(changed), replaces=replaces, stables=["hostGroupId"], delete_before_replace=True
-        )
+        return DiffResult(changes=bool(changed), replaces=replaces, stables=["hostGroupId"], delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         api = self.api(news["region"])
@@ -229,7 +227,7 @@ class LtsIngestionProvider(ResourceProvider):
 class LtsIngestion(pulumi.dynamic.Resource, module="huaweicloud", name="LtsIngestion"):
     """The nodes' files to the stream: `hostGroupId` and the access configuration's id (the resource's id)."""
 
-    hostGroupId: pulumi.Output[str]  # noqa: N815 (the output's name in the state, as Pulumi sets the attribute)
+    hostGroupId: pulumi.Output[str]
 
     def __init__(
         self,

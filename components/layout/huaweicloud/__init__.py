@@ -32,10 +32,10 @@ from .encryption import DewKey, HuaweiEncryption
 from .encryption import plan as encryption_plan
 from .identity import NodeIdentity, node_identity
 from .kubernetes import CceLayout, GpuAddon, cce_layout, cce_problems
-from .monitoring import HuaweiMonitoring
-from .monitoring import plan as monitoring_plan
 from .logs import HuaweiLogs, logs_problems
 from .logs import plan as logs_plan
+from .monitoring import HuaweiMonitoring
+from .monitoring import plan as monitoring_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
 from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems
 from .proof import count_wired_gbps
