@@ -589,6 +589,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.monitoring.logs.enabled",
             {"@huaweicloud:region": "cn-east-3", "zone": "cn-east-3a", "monitoring": {"logs": {"enabled": True}}},
         ),
+        # the LTS host group lists this stack's ECS instances: CCE's pool nodes are not (layout/huaweicloud/logs.py)
+        ("huaweicloud-logs-cce", f"{C}.monitoring.logs.enabled", {**CCE, "monitoring": {"logs": {"enabled": True}}}),
     ],
 }
 
