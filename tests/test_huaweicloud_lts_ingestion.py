@@ -252,7 +252,7 @@ def test_credentials_come_from_the_stack_config_then_the_environment(monkeypatch
     raw = {"huaweicloud:accessKey": "cfg-ak", "huaweicloud:region": "cn-north-4"}
     provider.configure(ConfigureRequest(Config(raw, "gpu-cluster")))
     assert provider.settings["accessKey"] == "cfg-ak" and provider.settings["secretKey"] == "env-sk"
-    assert provider.settings["region"] == "cn-north-4" and provider.settings["securityToken"] is None
+    assert provider.settings["securityToken"] is None and "region" not in provider.settings  # the resource's input
     assert set(provider.settings) == set(data()["providerCredentials"]["config"])
 
 

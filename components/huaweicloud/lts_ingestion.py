@@ -25,8 +25,13 @@ from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ResourceP
 REPLACES = ("region", "logGroupId", "logStreamId")
 HOST_GROUP_INPUTS = ("hostGroupName", "hostIds", "tags")
 ACCESS_INPUTS = ("accessConfigName", "paths", "singleLineMode", "tags")
-_CONFIG = {"accessKey": "HW_ACCESS_KEY", "secretKey": "HW_SECRET_KEY", "securityToken": "HW_SECURITY_TOKEN"}
-_CONFIG_MORE = {"region": "HW_REGION_NAME", "projectId": "HW_PROJECT_ID"}
+# the huaweicloud: config key and the environment variable pulumi-huaweicloud reads instead (the region is an input)
+_CONFIG = {
+    "accessKey": "HW_ACCESS_KEY",
+    "secretKey": "HW_SECRET_KEY",
+    "securityToken": "HW_SECURITY_TOKEN",
+    "projectId": "HW_PROJECT_ID",
+}
 POLL_SECONDS = 15
 _sleep: Callable[[float], None] = time.sleep  # replaced in the tests
 
@@ -171,7 +176,7 @@ class LtsIngestionProvider(ResourceProvider):
         self.settings: dict[str, str | None] = {}
 
     def configure(self, req: ConfigureRequest) -> None:
-        for key, env in {**_CONFIG, **_CONFIG_MORE}.items():
+        for key, env in _CONFIG.items():
             self.settings[key] = req.config.get(f"huaweicloud:{key}") or os.environ.get(env)
 
     def api(self, region: str) -> LtsApi:
@@ -220,7 +225,7 @@ class LtsIngestionProvider(ResourceProvider):
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         api = self.api(props["region"])
-        api.delete_access_config(_id)  # first: a host group in use by a configuration is not LTS's to drop
+        api.delete_access_config(_id)  # first: it names the host group
         api.delete_host_group(str(props["hostGroupId"]))
 
 
