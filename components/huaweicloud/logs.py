@@ -68,6 +68,14 @@ def ingest(
     plan = layout.logs
     assert plan is not None  # logs are built only with a plan
     ingestion = data()["ingestion"]
+    # a dynamic resource is served by Pulumi's own provider: an explicit huaweicloud Provider's keys do not reach it
+    if parent.get_provider("huaweicloud:lts/group:Group") is not None:
+        pulumi.log.warn(
+            "gpu-cluster:cluster.monitoring.logs: an explicit huaweicloud Provider is given, but the LTS host group "
+            "and access configuration are made with the stack's huaweicloud:accessKey/secretKey or HW_ACCESS_KEY/"
+            "HW_SECRET_KEY (components/huaweicloud/lts_ingestion.py): set those for the same account",
+            resource=parent,
+        )
     provider = LtsIngestionProvider(
         group_type=str(ingestion["hostGroupType"]),
         agent_access_type=str(ingestion["agentAccessType"]),
