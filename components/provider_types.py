@@ -271,6 +271,21 @@ class Alerts(TypedDict, total=False):
     """A node's exporter unreachable this long (default 5)."""
 
 
+class ControlPlaneLog(Enum):
+    """A Kubernetes control plane log type (EKS: botocore eks LogType)."""
+
+    API = "api"
+    """The API server's own log."""
+    AUDIT = "audit"
+    """Who did what through the API, request by request."""
+    AUTHENTICATOR = "authenticator"
+    """The IAM authenticator: which IAM principal became which Kubernetes user."""
+    CONTROLLER_MANAGER = "controllerManager"
+    """The controller manager (node, replication, service account controllers)."""
+    SCHEDULER = "scheduler"
+    """The scheduler: where each pod was placed and why."""
+
+
 class Logs(TypedDict, total=False):
     """The nodes' logs in the cloud's log service (catalog/monitoring.yaml logs: which service per cloud)."""
 
@@ -280,6 +295,10 @@ class Logs(TypedDict, total=False):
     """
     retention_days: int
     """How long the log service keeps them (default 30; the values each cloud takes: catalog/monitoring.yaml logs)."""
+    control_plane: list[ControlPlaneLog]
+    """The Kubernetes control plane's log types shipped to the same service with the same retention and key (EKS: api,
+    audit, authenticator, controllerManager, scheduler; default none; needs kubernetes.clusterName).
+    """
 
 
 class Monitoring(TypedDict, total=False):
@@ -364,6 +383,10 @@ class Kubernetes(TypedDict, total=False):
     """A ServiceMonitor for the DCGM exporter (needs the Prometheus operator's CRDs)."""
     gpu_sharing: GpuSharing
     """How pods share the GPU pool's GPUs: none (default), timeSlicing, mps or mig."""
+    cluster_name: str
+    """The control plane's name at the cloud (AWS only; default: generated at deploy). A deployed cluster keeps its name
+    when this is the one its outputs show (kubernetes.clusterName); any other name replaces the cluster.
+    """
 
 
 class SlurmPartition(TypedDict, total=False):

@@ -8,11 +8,14 @@
 - `fill`: a boot document with the values known only at deploy (a filesystem's address, the Slurm head's) put in
   place of their tokens, then encoded as the cloud takes it: the one way every cloud fills its user data.
 - `Joined`: a network resource of `network.existing`, which the cluster joins but does not manage.
+- `email_suffixes`: the logical-name suffix of each alert email's subscription (monitoring.notify).
 - `serve_output`: the `serve` stack output every cloud's load-balanced endpoint gives the same way.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -115,3 +118,12 @@ def serve_output(
         "from": reach,
         **behind,
     }
+
+
+def email_suffixes(emails: tuple[str, ...]) -> list[str]:
+    """A logical-name suffix per address, stable when others are added or removed (not its position)."""
+    slugs = [re.sub(r"[^a-z0-9]+", "-", e.lower()).strip("-") for e in emails]
+    return [
+        s if slugs.count(s) == 1 else f"{s}-{hashlib.sha256(e.encode()).hexdigest()[:8]}"
+        for s, e in zip(slugs, emails, strict=True)
+    ]

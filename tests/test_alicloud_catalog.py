@@ -199,4 +199,5 @@ def test_a_shipped_alicloud_plan_shows_no_price():
     summary = plan_json(plan_stack("alicloud-a100"))["summary"]
     assert summary["hourlyUsd"] is None
     assert summary["hourlyUsdVerified"] is None
-    assert cost_text(summary).startswith("unknown (no public price)")
+    # no USD figure: the node's CNY price (the bill's gpuNode) is shown as it is, never converted
+    assert cost_text(summary).startswith("no USD price; ") and " CNY/h per node" in cost_text(summary)

@@ -64,6 +64,28 @@ def test_lustre_and_sizes_are_refused_with_the_key():
     assert "alicloud offers nfs here" in found[f"{KEY}.kind"]
 
 
+@pytest.mark.parametrize(
+    "cluster",
+    [
+        {},
+        {"encryption": {"key": "auto"}},
+        {"compliance": "mlps3", "encryption": {"key": "auto"}},
+    ],
+    ids=["plain", "key", "mlps3"],
+)
+def test_cpfs_is_refused_once_on_the_kind_with_both_reasons_and_kind_nfs(cluster):
+    # CPFS (kind lustre): no key reaches it and no mount is sourced (catalog/storage/alicloud.yaml notBuilt)
+    with pytest.raises(ConfigErrors) as info:
+        spec_of(ali_values(storage={"shared": {"kind": "lustre"}}, **cluster))
+    [line] = [e.message for e in info.value.errors if e.key.startswith(KEY)]
+    assert [e.key for e in info.value.errors if e.key.startswith(KEY)] == [f"{KEY}.kind"]
+    assert "EncryptType 1 or 2) on standard and extreme" in line and "mlps3 could not pass" in line
+    assert "gives no export domain" in line and "Ubuntu 20.04 and older" in line
+    assert line.endswith(
+        "use kind nfs, General-purpose NAS, encrypted with the cluster's key when encryption.key is set"
+    )
+
+
 def test_a_storage_type_change_replaces_the_nas_first_as_data_loss(nas):
     old = plan_json(nas)
     new = copy.deepcopy(old)

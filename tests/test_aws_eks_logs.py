@@ -15,9 +15,10 @@ from components.catalog import monitoring as catalog_monitoring
 from components.diff import diff_plans
 from components.diff.spec_changes import mode_of
 from components.layout import aws as aws_layout
+from components.plan import load_stack
 from components.spec.updates import update_policies
 
-from .conftest import aws_values, plan_json, plan_stack_with, plan_values, resources_of, spec_of
+from .conftest import ROOT, aws_values, plan_json, plan_stack_with, plan_values, resources_of, spec_of
 
 LOGS = {"logs": {"enabled": True, "retentionDays": 14}}
 BROAD = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"
@@ -175,3 +176,115 @@ def test_the_plan_says_where_the_logs_go_and_names_their_usage_bill(eks_plan):
     )
     unpriced = {i["item"]: i["unpriced"] for i in summary["costs"]["items"] if i["unpriced"]}
     assert unpriced["logs"].startswith("usage-based: CloudWatch Logs")
+
+
+# monitoring.logs.controlPlane: EKS's own group, created before the cluster under the written EKS name
+NAMED = {**EKS, "kubernetes": {"systemNodes": 2, "clusterName": "llm-eks-prod"}}
+PLANE = {"logs": {"enabled": True, "retentionDays": 14, "controlPlane": ["scheduler", "audit", "api", "audit"]}}
+
+
+@pytest.fixture(scope="module")
+def plane_plan() -> Any:
+    return plan_values(aws_values(**NAMED, encryption={"key": "auto"}, monitoring=PLANE))
+
+
+def test_the_control_plane_group_is_created_first_with_retention_and_the_key(plane_plan):
+    group = _named(plane_plan, "cloudwatch/logGroup:LogGroup", "test-aws-logs-control-plane")
+    # EKS's group for every log type: /aws/eks/<cluster name>/cluster (EKS User Guide, control-plane-logs)
+    assert group["inputs"]["name"] == "/aws/eks/llm-eks-prod/cluster"
+    assert group["inputs"]["retentionInDays"] == 14
+    assert group["inputs"]["kmsKeyId"] == "<arn of test-aws-kms>"
+    cluster = next(r for r in plane_plan.resources if r.name == "test-aws-eks")
+    # the cluster waits for the group: EKS would otherwise create it, never expiring and without the key
+    assert group["urn"] in cluster.dependencies
+
+
+def test_the_cluster_takes_the_written_name_and_the_types_as_a_set(plane_plan):
+    inputs = _named(plane_plan, "eks/cluster:Cluster", "test-aws-eks")["inputs"]
+    assert inputs["name"] == "llm-eks-prod"
+    assert inputs["enabledClusterLogTypes"] == ["api", "audit", "scheduler"]  # botocore eks LogType values
+    # the Container Insights groups and the add-on follow the written name too
+    names = sorted(r["inputs"]["name"] for r in resources_of(plane_plan, "cloudwatch/logGroup:LogGroup"))
+    assert names == ["/aws/containerinsights/llm-eks-prod/" + g for g in GROUPS] + ["/aws/eks/llm-eks-prod/cluster"]
+
+
+def test_the_key_names_the_control_plane_group_beside_the_container_insights_ones(plane_plan):
+    key = _named(plane_plan, "kms/key:Key", "test-aws-kms")["inputs"]
+    statement = {s["Sid"]: s for s in json.loads(key["policy"])["Statement"]}["CloudWatchLogsEncryptsTheClusterGroup"]
+    prefix = "arn:<partition of us-east-1>:logs:us-east-1:<account id>:log-group:"
+    assert statement["Condition"] == {
+        "ArnLike": {
+            "kms:EncryptionContext:aws:logs:arn": [
+                f"{prefix}/aws/containerinsights/llm-eks-prod/*",
+                f"{prefix}/aws/eks/llm-eks-prod/cluster",
+            ]
+        }
+    }
+
+
+def test_the_plan_and_outputs_name_the_control_plane_group(plane_plan):
+    out = plane_plan.as_json()
+    assert out["outputs"]["logs"]["controlPlane"] == {
+        "group": "/aws/eks/llm-eks-prod/cluster",
+        "types": ["api", "audit", "scheduler"],
+    }
+    assert out["summary"]["monitoring"]["logs"].endswith(
+        "; the control plane's api, audit, scheduler to /aws/eks/llm-eks-prod/cluster"
+    )
+
+
+def test_without_types_the_cluster_has_no_log_input_and_no_group():
+    plan = plan_values(aws_values(**NAMED, monitoring=LOGS))
+    inputs = _named(plan, "eks/cluster:Cluster", "test-aws-eks")["inputs"]
+    assert "enabledClusterLogTypes" not in inputs and inputs["name"] == "llm-eks-prod"
+    assert not [r for r in resources_of(plan, "cloudwatch/logGroup:LogGroup") if "control-plane" in r["name"]]
+
+
+def test_an_existing_key_is_told_about_the_control_plane_group():
+    arn = "arn:aws:kms:us-east-1:123456789012:key/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
+    planned = aws_layout.plan(spec_of(aws_values(**NAMED, encryption={"key": arn}, monitoring=PLANE))).encryption
+    assert planned is not None and planned.create is None
+    assert any("/aws/containerinsights/llm-eks-prod/* and /aws/eks/llm-eks-prod/cluster" in n for n in planned.notes)
+
+
+def test_the_shipped_eks_cluster_keeps_its_inputs_without_the_new_keys(shipped):
+    cluster = next(r for r in shipped["resources"] if r["type"] == "aws:eks/cluster:Cluster")
+    # no name input (Pulumi's auto-name, as deployed) and no logging input: no diff for a deployed cluster
+    assert "name" not in cluster["inputs"] and "enabledClusterLogTypes" not in cluster["inputs"]
+
+
+NAMED_LOGS = {"logs": {"enabled": True, "retentionDays": 14}}
+
+
+def load_kube(stack: str) -> dict[str, Any]:
+    return dict(load_stack(ROOT, stack).values["gpu-cluster:cluster"]["kubernetes"])
+
+
+def _named_eks(monitoring: dict[str, Any]) -> dict[str, Any]:
+    kube = {**load_kube("aws-eks-h100"), "clusterName": "llm-eks-aws-eks-1a2b3c4"}
+    return plan_json(plan_stack_with("aws-eks-h100", kubernetes=kube, monitoring=monitoring))
+
+
+def test_day2_turning_the_control_plane_logs_on_updates_the_cluster_in_place():
+    before = _named_eks(NAMED_LOGS)
+    after = _named_eks({"logs": {**NAMED_LOGS["logs"], "controlPlane": ["audit"]}})
+    d = diff_plans(before, after)
+    policy = update_policies()["cluster.monitoring.logs.controlPlane"].effect(mode_of(after))
+    assert {c.key: c.policy for c in d.spec_changes} == {"cluster.monitoring.logs.controlPlane": "in-place"}
+    assert policy.policy == "in-place"
+    # the cluster: enabledClusterLogTypes in place (UpdateClusterConfig logging); the key policy gains the group
+    assert {c.name: c.verdict for c in d.changed} == {"llm-eks-aws-eks": "update"}
+    assert [urn.rsplit("::", 1)[1] for urn in d.created] == ["llm-eks-aws-logs-control-plane"]
+    assert not d.deleted
+    # and off again: the group and its logs go, said first
+    back = diff_plans(after, before)
+    assert {c.name: c.verdict for c in back.changed} == {"llm-eks-aws-eks": "update"}
+    assert any(w.startswith("DATA LOSS: deletes") and "control-plane" in w for w in back.warnings)
+
+
+def test_day2_writing_a_cluster_name_is_counted_as_a_replacement_offline(shipped):
+    # the offline diff cannot read the deployed auto-name; the update policy says what `pulumi preview` shows
+    named = plan_json(plan_stack_with("aws-eks-h100", kubernetes={**load_kube("aws-eks-h100"), "clusterName": "x1"}))
+    d = diff_plans(shipped, named)
+    assert {c.key: c.policy for c in d.spec_changes} == {"cluster.kubernetes.clusterName": "replace"}
+    assert {c.name: c.verdict for c in d.changed}["llm-eks-aws-eks"] == "replace"

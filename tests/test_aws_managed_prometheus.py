@@ -208,7 +208,10 @@ def _errors(**cluster: Any) -> list[ConfigError]:
 def test_managed_with_eks_is_refused_by_key_with_the_reason():
     (error,) = _errors(scheduler="kubernetes", monitoring=MANAGED)
     assert error.key == "gpu-cluster:cluster.monitoring.prometheus"
-    assert error.message.startswith("managed is not built with scheduler kubernetes: on EKS the scraper would be")
+    assert error.message.startswith(
+        "managed is not built with scheduler kubernetes: on EKS the samples would come from AMP's managed collector"
+    )
+    assert "use selfHosted (the in-cluster kube-prometheus-stack) or none" in error.message
 
 
 def test_managed_without_a_login_node_or_a_way_out_is_one_line_each():

@@ -216,6 +216,20 @@ def test_a_nas_without_the_key_names_the_key_setting() -> None:
     assert violation.fix == "set gpu-cluster:cluster.encryption.key auto"
 
 
+def test_a_cpfs_fails_customer_managed_keys_whatever_its_inputs_and_the_fix_names_kind_nfs() -> None:
+    # CreateFileSystem takes EncryptType 1 and 2 on standard and extreme only (catalog/storage/alicloud.yaml): the key
+    # cannot fix a CPFS, even one sent with encryptType 2 and a key; General-purpose NAS can
+    for fs_type in ("cpfs", "cpfsse"):
+        for props in ({}, {"encryptType": 2, "kmsKeyId": KEY}):
+            cpfs = _res("alicloud:nas/fileSystem:FileSystem", {"fileSystemType": fs_type, **props})
+            [violation] = [v for v in evaluate([_cluster("mlps3"), cpfs]) if v.rule == "customer-managed-keys"]
+            assert violation.level == "mandatory", (fs_type, props)
+            assert violation.fix.startswith("set gpu-cluster:cluster.storage.shared.kind nfs"), (fs_type, props)
+            assert "is a CPFS" in violation.message, violation.message
+    nas = _res("alicloud:nas/fileSystem:FileSystem", {"fileSystemType": "standard", "encryptType": 2, "kmsKeyId": KEY})
+    assert _found("customer-managed-keys", nas) == []
+
+
 def test_metadata_protection_on_alibaba_and_gke() -> None:
     assert _found("metadata-protection", _res("alicloud:ecs/instance:Instance", {"httpTokens": "required"})) == []
     assert _found("metadata-protection", _res("alicloud:ecs/instance:Instance", {"httpTokens": "optional"}))

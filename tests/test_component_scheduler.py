@@ -37,7 +37,7 @@ def test_the_schema_takes_the_scheduler_and_its_blocks(schema: dict[str, Any]) -
     kube = schema["types"][inputs["kubernetes"]["$ref"].removeprefix("#/types/")]["properties"]
     assert set(kube) == {
         "version", "publicEndpoint", "publicCidrs", "gpuSoftware", "systemInstanceType", "systemNodes",
-        "serviceMonitor", "gpuSharing",
+        "serviceMonitor", "gpuSharing", "clusterName",
     }  # fmt: skip
     assert kube["publicCidrs"]["type"] == "array"
     sharing = schema["types"][kube["gpuSharing"]["$ref"].removeprefix("#/types/")]["properties"]

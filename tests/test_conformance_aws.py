@@ -77,6 +77,21 @@ FEATURES: dict[str, dict[str, Any]] = {
         kubernetes={"systemNodes": 2},
         monitoring={"logs": {"enabled": True, "retentionDays": 3653}},
     ),
+    # monitoring.logs.controlPlane under a key with the longest EKS name EKS takes (100): the cluster's
+    # logging.clusterLogging with every type, its /aws/eks/<name>/cluster group (CreateLogGroup's 512-character name)
+    "eks-cmk-control-plane-logs-longest-name": _config(
+        LONGEST_NAME,
+        scheduler="kubernetes",
+        encryption={"key": "auto"},
+        kubernetes={"systemNodes": 2, "clusterName": "e" * 100},
+        monitoring={
+            "logs": {
+                "enabled": True,
+                "retentionDays": 3653,
+                "controlPlane": ["api", "audit", "authenticator", "controllerManager", "scheduler"],
+            }
+        },
+    ),
     # Slurm with EFS and a customer key: the largest user data (15.5 KB of EC2's 16 KB after gzip; measured)
     "slurm-efs-cmk-longest-name": _config(
         LONGEST_NAME,

@@ -307,6 +307,10 @@ DERIVED: dict[tuple[str, str], str] = {
     ("tencentcloud-slurm", "login-on-off"): (
         "DATA LOSS: replaces tencentcloud:Instance/instance:Instance `tc-slurm-tencentcloud-login` (`allocatePublicIp`)"
     ),
+    # as on Huawei: an ECS gets its EIP only at creation (huaweicloud.yaml Instance: replace eipType, bandwidth)
+    ("huaweicloud-slurm", "login-on-off"): (
+        "DATA LOSS: replaces huaweicloud:Ecs/instance:Instance `hw-slurm-huaweicloud-login` (`bandwidth`, `eipType`)"
+    ),
 }
 # Changes the spec refuses for a stack (they are not day-2 changes it can make); each cell checks that it is refused.
 TWO_NODES_NEED_FABRIC = "two single-T4 nodes have no fabric NCCL can use (spec rule since issue 26)"
@@ -344,6 +348,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("alicloud-slurm-elastic", "maxNodes-up"): "elastic partitions size the cluster: maxNodes is per partition",
     # catalog/accounting.yaml clouds.<cloud>.notBuilt
     ("tencentcloud-slurm", "accounting-on"): "no database for slurmdbd is built on Tencent Cloud",
+    ("huaweicloud-slurm", "accounting-on"): "no database for slurmdbd is built on Huawei Cloud",
     ("alicloud-inference-fleet", "serve-requests-on"): "ESS target tracking on CLB metrics is not built",
 }
 

@@ -168,8 +168,9 @@ def test_zone_lookup_when_unset():
     [
         ({"spot": True}, "gpu-cluster:cluster.spot"),
         ({"nodeGroup": "managed"}, "gpu-cluster:cluster.nodeGroup"),
-        ({"scheduler": "slurm"}, "gpu-cluster:cluster.scheduler"),
-        # storage.shared is built (SFS Turbo): tests/test_huaweicloud_storage.py
+        ({"scheduler": "slurm", "slurm": {"accounting": True}}, "gpu-cluster:cluster.slurm.accounting"),
+        # storage.shared is built (SFS Turbo): tests/test_huaweicloud_storage.py; scheduler slurm too (static nodes):
+        # tests/test_huaweicloud_slurm.py
     ],
 )
 def test_what_is_not_built_is_refused_by_key(cluster, key):
@@ -197,7 +198,8 @@ def test_huawei_plan_imports_only_the_huawei_sdk():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "['pulumi_huaweicloud']"
+    # pulumi_random (the Slurm MUNGE key, components/huaweicloud/slurm.py) is no cloud's SDK
+    assert proc.stdout.strip().splitlines()[-1] == "['pulumi_huaweicloud', 'pulumi_random']"
     assert "pkg_resources" not in proc.stderr  # the SDK's deprecation warning is silenced at its import
 
 

@@ -20,6 +20,7 @@ from components.diff import diff_plans
 
 from .conftest import aws_values, gcp_values, plan_json, plan_values
 from .test_azure_resources import azure_values
+from .test_huaweicloud_slurm import slurm_values as huawei_slurm_values
 from .test_layout_alicloud import ali_values
 from .test_tencentcloud_slurm import slurm_values as tencent_slurm_values
 
@@ -51,6 +52,13 @@ BASES: dict[str, tuple[dict[str, Any], str, str, str]] = {
         "secretString",
         "test-tencentcloud-head",
     ),
+    # Huawei too: the configuration is a CSMS secret's text (a new version in place)
+    "huaweicloud": (
+        huawei_slurm_values(nodes=2),
+        "test-huaweicloud-slurm-compute-conf",
+        "secretText",
+        "test-huaweicloud-head",
+    ),
 }
 # another GPU type of the same cloud: what the GPU nodes are changes, the head does not
 OTHER_TYPE = {
@@ -59,6 +67,7 @@ OTHER_TYPE = {
     "azure": "Standard_ND96asr_v4",
     "alicloud": "ecs.gn7i-c32g1.32xlarge",
     "tencentcloud": "GN7.5XLARGE80",
+    "huaweicloud": "pi2.3xlarge.4",
 }
 CHANGES = {
     "nodes+2": lambda base: {"nodes": base["nodes"] + 2},
@@ -109,9 +118,10 @@ def channel_text(cloud: str, doc: dict[str, Any]) -> str:
     return str(value)
 
 
-# Tencent runs the GPU nodes as instances (no managed group yet): maxNodes does not apply, spot is a new instance per
-# node (spotMaxPrice is ForceNew, and needs maxHourlyUsd: the day-2 matrix), and more nodes are more instances
-INSTANCES_ONLY = {"tencentcloud"}
+# Tencent and Huawei run the GPU nodes as instances (no managed group yet): maxNodes does not apply, spot is a new
+# instance per node on Tencent (spotMaxPrice is ForceNew, and needs maxHourlyUsd: the day-2 matrix) and refused on
+# Huawei, and more nodes are more instances
+INSTANCES_ONLY = {"tencentcloud", "huaweicloud"}
 CELLS = [
     (cloud, change)
     for cloud in sorted(BASES)
@@ -142,7 +152,7 @@ def test_a_compute_side_change_leaves_the_head_and_login_alone_and_updates_the_c
     # nothing of the head or the login node is replaced, restarted or even updated (but the channel on Azure)
     assert [n for n in verdicts if ("-head" in n or "-login" in n) and n != channel] == []
     # instances mode: the added GPU nodes are the only new resources
-    new_node = "Instance::test-tencentcloud-node-"
+    new_node = f"Instance::test-{cloud}-node-"
     added = [urn for urn in diff.created if not (cloud in INSTANCES_ONLY and new_node in urn)]
     assert added == [] and diff.deleted == []
     if cloud in INSTANCES_ONLY and change == "nodes+2":
@@ -164,6 +174,7 @@ def test_the_channel_holds_the_text_within_the_clouds_limit(cloud):
         "azure": "maxUserDataBytes",
         "alicloud": "maxValueChars",
         "tencentcloud": "maxValueBytes",
+        "huaweicloud": "maxValueBytes",
     }
     assert 0 < len(value.encode()) <= int(rule[limit[cloud]])
     if cloud == "alicloud":

@@ -98,9 +98,10 @@ def test_power_saving_keys_without_partitions_and_scaling_with_them_are_refused(
 def test_the_resume_program_is_built_on_every_cloud_that_runs_slurm_and_a_not_built_note_refuses(monkeypatch):
     clouds = slurm_catalog.data()["clouds"]
     noted_clouds = sorted(c for c, d in clouds.items() if "powerSave" in d)
-    assert noted_clouds == ["alicloud", "aws", "azure", "gcp", "tencentcloud"]
-    # Tencent runs Slurm on static nodes only: its entry says why (tests/test_tencentcloud_slurm.py)
-    assert [c for c in clouds if slurm_catalog.power_save_refusal(c) is not None] == ["tencentcloud"]
+    assert noted_clouds == ["alicloud", "aws", "azure", "gcp", "huaweicloud", "tencentcloud"]
+    # Tencent and Huawei run Slurm on static nodes only: their entries say why (tests/test_<cloud>_slurm.py)
+    refused = sorted(c for c in clouds if slurm_catalog.power_save_refusal(c) is not None)
+    assert refused == ["huaweicloud", "tencentcloud"]
     # a cloud whose catalog entry says why it is not built (the next cloud's first step) is refused with that reason
     noted = copy.deepcopy(slurm_catalog.data())
     noted["clouds"]["alicloud"]["powerSave"] = {"notBuilt": "the resume program is not written yet"}

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from components.bootstrap.slurm_conf import SlurmLayout
-from components.layout import alicloud, aws, azure, gcp, tencentcloud
+from components.layout import alicloud, aws, azure, gcp, huaweicloud, tencentcloud
 from components.layout.slurm import slurm_layout
 from components.spec import build_spec
 
@@ -42,9 +42,10 @@ PLANS: dict[str, Callable[[Any], Any]] = {
     "gcp": gcp.plan,
     "azure": azure.plan,
     "tencentcloud": tencentcloud.plan,
+    "huaweicloud": huaweicloud.plan,
 }
 # the shipped stacks with scheduler slurm (README, Shipped stacks)
-SHIPPED = ("aws-slurm-h100", "aws-h100-cmk", "alicloud-a100-cmk", "tencentcloud-slurm")
+SHIPPED = ("aws-slurm-h100", "aws-h100-cmk", "alicloud-a100-cmk", "tencentcloud-slurm", "huaweicloud-slurm")
 
 
 def stack_spec(stack: str) -> Any:

@@ -277,6 +277,11 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["monitoring"] = {
                 "logs": f"CloudWatch Logs /aws/containerinsights/<EKS cluster>/{{{','.join(eks_logs.groups)}}} "
                 f"({eks_logs.retention_days} days{key}) from the EKS add-on {eks_logs.addon} (Fluent Bit)"
+                + (
+                    f"; the control plane's {', '.join(eks_logs.control_plane)} to {eks_logs.control_plane_group}"
+                    if eks_logs.control_plane_group
+                    else ""
+                )
             }
         if self.encryption is not None:
             self.outputs["encryption"] = self.encryption.output()

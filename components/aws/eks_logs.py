@@ -25,10 +25,31 @@ class EksLogging:
     groups: dict[str, aws.cloudwatch.LogGroup]
     policy: aws.iam.RolePolicy
     addon: aws.eks.Addon
+    control_plane: aws.cloudwatch.LogGroup | None = None  # monitoring.logs.controlPlane: /aws/eks/<name>/cluster
+
+
+def build_control_plane_group(ctx: Context, logs: EksLogs) -> aws.cloudwatch.LogGroup | None:
+    """The group EKS writes the control plane's logs to, before the cluster (which depends on it): EKS would create
+    it itself, never expiring and without a key. Its name is the written EKS name's (the layout filled it in)."""
+    if logs.control_plane_group is None:
+        return None
+    return aws.cloudwatch.LogGroup(
+        f"{ctx.name}-logs-control-plane",
+        name=logs.control_plane_group,
+        retention_in_days=logs.retention_days,
+        kms_key_id=ctx.kms_key,
+        tags=ctx.tagged("logs-control-plane"),
+        opts=ctx.child,
+    )
 
 
 def build_eks_logs(
-    ctx: Context, logs: EksLogs, cluster: aws.eks.Cluster, identity: Identity, node_groups: list[aws.eks.NodeGroup]
+    ctx: Context,
+    logs: EksLogs,
+    cluster: aws.eks.Cluster,
+    identity: Identity,
+    node_groups: list[aws.eks.NodeGroup],
+    control_plane: aws.cloudwatch.LogGroup | None = None,
 ) -> EksLogging:
     assert identity.role is not None  # EKS refuses identity.existing
     groups = {
@@ -70,14 +91,16 @@ def build_eks_logs(
             ctx.child, pulumi.ResourceOptions(depends_on=[*groups.values(), policy, *node_groups])
         ),
     )
-    return EksLogging(groups, policy, addon)
+    return EksLogging(groups, policy, addon, control_plane)
 
 
 def eks_logs_output(logging: EksLogging, logs: EksLogs) -> dict[str, Any]:
     first = next(iter(logging.groups.values()))
+    plane = logging.control_plane
     return {
         "service": "CloudWatch Logs",
         "groups": [g.name for g in logging.groups.values()],
+        **({"controlPlane": {"group": plane.name, "types": list(logs.control_plane)}} if plane is not None else {}),
         "retentionDays": logs.retention_days,
         "shipper": f"EKS add-on {logs.addon} {logs.version} (Fluent Bit; its metrics off)",
         "streams": "<node name>-<source>, one per node and container or journal source",

@@ -51,10 +51,13 @@ def build_key(ctx: Context) -> tuple[Context, Encryption | None]:
     caller = aws.get_caller_identity_output(opts=invoke_options(ctx.parent))
     partition = aws.get_partition_output(opts=invoke_options(ctx.parent)).partition
     # EKS's Container Insights groups carry the cluster's EKS name, generated at deploy after the key: the key
-    # names them by the name's pattern (Pulumi's auto-name: the logical name, a dash and a random suffix)
+    # names them by the name's pattern (Pulumi's auto-name: the logical name, a dash and a random suffix), or by the
+    # name itself where kubernetes.clusterName writes it (the layout filled it in)
     logs_group = enc.logs_group.replace(EKS_CLUSTER, f"{ctx.name}-eks-*") if enc.logs_group else None
     policy = pulumi.Output.all(partition, caller.account_id).apply(
-        lambda v: key_policy(create, str(v[0]), str(v[1]), region, logs_group, enc.sns, enc.amp)
+        lambda v: key_policy(
+            create, str(v[0]), str(v[1]), region, logs_group, enc.sns, enc.amp, enc.control_plane_group
+        )
     )
     key = aws.kms.Key(
         f"{ctx.name}-kms",

@@ -22,7 +22,7 @@ from ..layout.aws import EksPool
 from ..layout.aws.kubernetes import EksAutoscaler, policy_document
 from ..resources import invoke_options
 from .access import LoginNode
-from .eks_logs import EksLogging, build_eks_logs
+from .eks_logs import EksLogging, build_control_plane_group, build_eks_logs
 from .identity import Identity, service_role
 from .launch_template import build_launch_template, network_interfaces
 from .naming import Context
@@ -55,7 +55,8 @@ def build_kubernetes(
     eks = ctx.layout.kubernetes
     assert eks is not None and identity.role is not None  # the layout refuses identity.existing
     subnet = _control_plane_subnet(ctx, net)
-    cluster = _cluster(ctx, net, subnet)
+    control_plane_logs = build_control_plane_group(ctx, eks.logs) if eks.logs is not None else None
+    cluster = _cluster(ctx, net, subnet, control_plane_logs)
     if login is not None:
         # The private endpoint answers only what its security group admits: the login node is where kubectl runs
         # (EKS User Guide, cluster-endpoint "Amazon EC2 bastion host": allow ingress on 443 from the bastion).
@@ -140,7 +141,11 @@ def build_kubernetes(
         at_deploy=at_deploy,
         after=after,
     )
-    logging = build_eks_logs(ctx, eks.logs, cluster, identity, list(groups.values())) if eks.logs is not None else None
+    logging = (
+        build_eks_logs(ctx, eks.logs, cluster, identity, list(groups.values()), control_plane_logs)
+        if eks.logs is not None
+        else None
+    )
     return Eks(cluster, subnet, placement_group, templates, groups, kubeconfig, in_cluster, logging)
 
 
@@ -216,7 +221,9 @@ def _control_plane_subnet(ctx: Context, net: Network) -> aws.ec2.Subnet:
     return subnet
 
 
-def _cluster(ctx: Context, net: Network, subnet: aws.ec2.Subnet) -> aws.eks.Cluster:
+def _cluster(
+    ctx: Context, net: Network, subnet: aws.ec2.Subnet, control_plane_logs: aws.cloudwatch.LogGroup | None
+) -> aws.eks.Cluster:
     eks = ctx.layout.kubernetes
     assert eks is not None
     name, spec = ctx.name, ctx.layout.spec
@@ -234,8 +241,11 @@ def _cluster(ctx: Context, net: Network, subnet: aws.ec2.Subnet) -> aws.eks.Clus
         )
         for arn in eks.cluster_policies
     ]
+    logs = eks.logs
     return aws.eks.Cluster(
         f"{name}-eks",
+        # kubernetes.clusterName, else Pulumi's auto-name (None: the input stays as deployed clusters have it)
+        name=eks.cluster_name,
         role_arn=role.arn,
         version=eks.version,
         vpc_config=aws.eks.ClusterVpcConfigArgs(
@@ -253,9 +263,17 @@ def _cluster(ctx: Context, net: Network, subnet: aws.ec2.Subnet) -> aws.eks.Clus
         access_config=aws.eks.ClusterAccessConfigArgs(
             authentication_mode=eks.authentication_mode, bootstrap_cluster_creator_admin_permissions=False
         ),
+        # monitoring.logs.controlPlane; None without types, as deployed clusters have it (no diff)
+        enabled_cluster_log_types=list(logs.control_plane) if logs is not None and logs.control_plane else None,
         tags=ctx.tagged("eks"),
-        # EKS cleans up its network interfaces with the role's permissions (pulumi-aws eks/cluster.py role_arn)
-        opts=pulumi.ResourceOptions.merge(ctx.child, pulumi.ResourceOptions(depends_on=attachments)),
+        # EKS cleans up its network interfaces with the role's permissions (pulumi-aws eks/cluster.py role_arn); the
+        # control plane's group first, or EKS creates it without retention or key
+        opts=pulumi.ResourceOptions.merge(
+            ctx.child,
+            pulumi.ResourceOptions(
+                depends_on=[*attachments, *([control_plane_logs] if control_plane_logs is not None else [])]
+            ),
+        ),
     )
 
 

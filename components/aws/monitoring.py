@@ -8,25 +8,15 @@ use it through SNS: layout/aws/encryption.py). An email subscription stays pendi
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from typing import Any
 
 import pulumi_aws as aws
 
 from ..layout.aws.monitoring import PUBLISH_ACTION
+from ..resources import email_suffixes
 from .identity import Identity
 from .naming import Context
-
-
-def _suffixes(emails: tuple[str, ...]) -> list[str]:
-    """A logical-name suffix per address, stable when others are added or removed (not its position)."""
-    slugs = [re.sub(r"[^a-z0-9]+", "-", e.lower()).strip("-") for e in emails]
-    return [
-        s if slugs.count(s) == 1 else f"{s}-{hashlib.sha256(e.encode()).hexdigest()[:8]}"
-        for s, e in zip(slugs, emails, strict=True)
-    ]
 
 
 def build_alerts(ctx: Context) -> tuple[aws.sns.Topic, list[aws.sns.TopicSubscription]] | None:
@@ -44,7 +34,7 @@ def build_alerts(ctx: Context) -> tuple[aws.sns.Topic, list[aws.sns.TopicSubscri
         aws.sns.TopicSubscription(
             f"{ctx.name}-alerts-{suffix}", topic=topic.arn, protocol="email", endpoint=email, opts=ctx.child
         )
-        for email, suffix in zip(plan.notify, _suffixes(plan.notify), strict=True)
+        for email, suffix in zip(plan.notify, email_suffixes(plan.notify), strict=True)
     ]
     return topic, subscriptions
 

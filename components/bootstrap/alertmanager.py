@@ -32,10 +32,19 @@ RECEIVER = "cluster-alerts"
 
 @dataclass(frozen=True)
 class Receiver:
-    """Where the alerts go: `<kind>_configs` of Alertmanager's receiver (kind sns: topic_arn and sigv4)."""
+    """Where the alerts go: `<kind>_configs` of Alertmanager's receiver (kind sns: topic_arn and sigv4; kind webhook:
+    the url of a handler the cloud installs beside Alertmanager, its `files` and `commands`)."""
 
     kind: str
     config: Mapping[str, Any]
+    label: str = ""  # how the login node's summary names it (default: the kind)
+    files: tuple[File, ...] = ()
+    commands: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def titled(self) -> bool:
+        """Whether its configs take a `subject` (sns_configs does; webhook_configs has none: amtool refuses it)."""
+        return self.kind != "webhook"
 
 
 @cache
@@ -65,7 +74,9 @@ def alertmanager_config(cluster: str, receiver: Receiver) -> str:
         "receivers": [
             {
                 "name": RECEIVER,
-                f"{receiver.kind}_configs": [{**receiver.config, "subject": subject, "send_resolved": True}],
+                f"{receiver.kind}_configs": [
+                    {**receiver.config, **({"subject": subject} if receiver.titled else {}), "send_resolved": True}
+                ],
             }
         ],
     }
@@ -120,6 +131,7 @@ def files(cluster: str, receiver: Receiver) -> tuple[File, ...]:
         File(f"/etc/systemd/system/{INSTALL}", INSTALL_UNIT),
         File(ALERTMANAGER_YML, alertmanager_config(cluster, receiver)),
         File("/etc/systemd/system/gpu-cluster-alertmanager.service", unit),
+        *receiver.files,
     )
 
 

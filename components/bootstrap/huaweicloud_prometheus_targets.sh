@@ -8,7 +8,7 @@
 # __meta_huaweicloud_* labels the scrape jobs relabel (the job adds the exporter's port).
 # Atomic: a temporary file beside it, renamed over it only when complete and changed; on any error the old list stays
 # (Prometheus keeps scraping it) and the status is non-zero, the API's answer on stderr.
-# Signing and JSON with python3 (in every Ubuntu image; jq is not).
+# Signing (huaweicloud_sign.sh) and JSON with python3 (in every Ubuntu image; jq is not).
 # Environment: ECS_ENDPOINT, METADATA_URL, CLUSTER, CLUSTER_TAG, STACK, STACK_TAG, SKIP_NAMES, TARGETS_FILE.
 set -euo pipefail
 
@@ -17,59 +17,15 @@ work=$(mktemp -d)
 tmp=$(mktemp "${TARGETS_FILE}.XXXXXX")
 trap 'rm -rf "$work" "$tmp"' EXIT
 
-# the metadata session token where the service hands one out (huaweicloudsdkcore MetadataAccessor: optional)
-: >"${work}/meta-headers"
-if token=$(curl -fsS --max-time 5 -X PUT -H "X-Metadata-Token-Ttl-Seconds: 21600" \
-  "${METADATA_URL}/meta-data/latest/api/token"); then
-  echo "X-Metadata-Token: ${token}" >"${work}/meta-headers"
-fi
-for doc in securitykey meta_data.json; do
-  if ! curl -fsS --max-time 5 -H "@${work}/meta-headers" "${METADATA_URL}/openstack/latest/${doc}" \
-    >"${work}/${doc}"; then
-    echo "ListServersDetails: ${doc} could not be read from the metadata service (no agency on this node?)" >&2
-    exit 1
-  fi
-done
+# shellcheck source=huaweicloud_sign.sh
+. "${BASH_SOURCE[0]%/*}/huaweicloud_sign.sh"
 
-# the request of one page: ${work}/url and ${work}/headers (curl -H @file), signed as huaweicloudsdkcore's
-# signer.Signer signs a GET without a body
+hw_credentials "$work" || { echo "ListServersDetails: no credentials; ${TARGETS_FILE} unchanged" >&2; exit 1; }
+
+# the request of one page: ${work}/url and ${work}/headers
 sign() {
-  python3 - "$work" "$1" <<'PY'
-import datetime, hashlib, hmac, json, os, sys
-from urllib.parse import quote
-
-work, page = sys.argv[1], sys.argv[2]
-cred = json.load(open(os.path.join(work, "securitykey")))
-cred = cred.get("credential") or cred
-project = json.load(open(os.path.join(work, "meta_data.json"))).get("project_id")
-if not (cred.get("access") and cred.get("secret") and project):
-    sys.exit("the metadata service gave no agency credentials or project_id")
-env = os.environ
-host = env["ECS_ENDPOINT"]
-path = "/v1/%s/cloudservers/detail" % project
-query = {"limit": "100", "offset": page, "status": "ACTIVE", "tags": "%s=%s" % (env["CLUSTER_TAG"], env["CLUSTER"])}
-enc = lambda s: quote(s, safe="~")
-qs = "&".join("%s=%s" % (enc(k), enc(v)) for k, v in sorted(query.items()))
-headers = {
-    "Host": host,
-    "X-Project-Id": project,
-    "X-Sdk-Date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"),
-    "X-Security-Token": cred["securitytoken"],
-}
-signed = sorted(k.lower() for k in headers)
-canonical = "GET\n%s/\n%s\n%s\n%s\n%s" % (
-    "/".join(enc(p) for p in path.split("/")), qs,
-    "".join("%s:%s\n" % (k.lower(), v.strip()) for k, v in sorted(headers.items(), key=lambda kv: kv[0].lower())),
-    ";".join(signed), hashlib.sha256(b"").hexdigest())
-to_sign = "SDK-HMAC-SHA256\n%s\n%s" % (headers["X-Sdk-Date"], hashlib.sha256(canonical.encode()).hexdigest())
-signature = hmac.new(cred["secret"].encode(), to_sign.encode(), hashlib.sha256).hexdigest()
-headers["Authorization"] = "SDK-HMAC-SHA256 Access=%s, SignedHeaders=%s, Signature=%s" % (
-    cred["access"], ";".join(signed), signature)
-with open(os.path.join(work, "url"), "w") as f:
-    f.write("https://%s%s?%s" % (host, path, qs))
-with open(os.path.join(work, "headers"), "w") as f:
-    f.write("".join("%s: %s\n" % kv for kv in headers.items()))
-PY
+  hw_sign "$work" GET "$ECS_ENDPOINT" "/v1/{project_id}/cloudservers/detail" limit=100 "offset=$1" status=ACTIVE \
+    "tags=${CLUSTER_TAG}=${CLUSTER}"
 }
 
 page=1 n=0

@@ -389,7 +389,7 @@ def monitoring_part(m: Monitoring | None) -> Part:
     commands = (
         ("systemctl", "daemon-reload"),
         ("systemctl", "enable", "--now", "--no-block", "gpu-cluster-monitoring.service"),
-        *(am.COMMANDS if local_alerts else ()),
+        *((*local_alerts.commands, *am.COMMANDS) if local_alerts else ()),
     )
     grafana_at = f"Grafana {grafana['version']} ({grafana['listen']}:{grafana['port']})"
     if agent:
@@ -402,7 +402,7 @@ def monitoring_part(m: Monitoring | None) -> Part:
             f"runs Prometheus {p['version']} ({p['listen']}) and {grafana_at}, private, scraping the GPU nodes' "
             + (
                 f"exporters; Alertmanager {am.pin()['version']} ({am.pin()['listen']}) sends the alerts to "
-                f"{local_alerts.kind}."
+                f"{local_alerts.label or local_alerts.kind}."
                 if local_alerts
                 else "exporters."
             )

@@ -5,7 +5,8 @@ Each cloud's file names its currency, the region and date its prices were read f
 `perGbMonth`, `perGbHour` or `tiers` (a disk billed per size tier: each tier's size and monthly price) and its source,
 or `hourly: null` with `unpriced: <why>`; `sku` names the SKU, tier or disk type a price is for (the bill prices an
 item only when the layout chose that one), and the on-demand prices of the non-GPU instance types the stacks run
-(Slurm head, login node, Kubernetes system pool) with their source, and `instances.unpriced` the reason a type has
+(Slurm head, login node, Kubernetes system pool; GPU types too where the catalog has no USD price) with their source,
+`instances.region` where they hold when that is not the file's region, and `instances.unpriced` the reason a type has
 none. Pure and cached; the plan's bill reads it.
 """
 
@@ -83,6 +84,7 @@ class CloudPrices:
     instances_source: str | None
     instances_by_region: dict[str, dict[str, float]]  # where the source prices per region (Alibaba)
     instances_unpriced: dict[str, str] = field(default_factory=dict)  # a type searched for and not found: why
+    instances_region: str | None = None  # where the instance table's prices hold, when not the file's region
 
     def item(self, name: str) -> Price:
         found = self.items.get(name)
@@ -98,7 +100,7 @@ class CloudPrices:
         if region is not None and region in self.instances_by_region:
             hourly, where = self.instances_by_region[region].get(instance_type), region
         else:
-            hourly, where = self.instances.get(instance_type), self.region
+            hourly, where = self.instances.get(instance_type), self.instances_region or self.region
         if hourly is None:
             why = self.instances_unpriced.get(instance_type) or (
                 f"no sourced on-demand price for {instance_type} in prices/{self.cloud}.yaml"
@@ -160,4 +162,5 @@ def load(cloud: Cloud) -> CloudPrices:
         raise ValueError(f"prices/{cloud}.yaml: instances: prices without a source")
     source = None if instances.get("source") is None else " ".join(str(instances["source"]).split())
     unpriced = {str(k): " ".join(str(v).split()) for k, v in (instances.get("unpriced") or {}).items()}
-    return CloudPrices(cloud, currency, region, date, items, table, source, by_region, unpriced)
+    where = None if instances.get("region") is None else str(instances["region"])
+    return CloudPrices(cloud, currency, region, date, items, table, source, by_region, unpriced, where)

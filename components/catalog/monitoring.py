@@ -62,6 +62,14 @@ def logs(cloud: str) -> dict[str, Any] | None:
     return _entry("logs", cloud)
 
 
+def control_plane_logs(cloud: str) -> dict[str, Any] | None:
+    """`logs.<cloud>.kubernetes.controlPlane`: the control plane's log group and types, None where not built."""
+    entry = logs(cloud)
+    kube = entry.get("kubernetes") if entry else None
+    plane = kube.get("controlPlane") if isinstance(kube, dict) else None
+    return plane if isinstance(plane, dict) else None
+
+
 def logs_retention_floor(compliance: str) -> dict[str, Any] | None:
     """`logsRetentionByCompliance.<profile>`: the least days a compliance profile keeps the nodes' logs, and why."""
     return _entry("logsRetentionByCompliance", compliance)
@@ -75,6 +83,11 @@ def logs_not_built_why(cloud: str) -> str | None:
 def notify(cloud: str) -> dict[str, Any] | None:
     """`notify.<cloud>`: how firing alerts reach people, None where it is not built."""
     return _entry("notify", cloud)
+
+
+def notify_not_built_why(cloud: str) -> str | None:
+    """`notifyNotBuilt.<cloud>.why`: why alerts are not sent to people on a cloud yet (None: no reason recorded)."""
+    return _why(data().get("notifyNotBuilt"), cloud)
 
 
 def built(section: str) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ with warnings.catch_warnings():
     import pulumi_huaweicloud  # noqa: F401
 
 from ..layout.huaweicloud import HuaweiLayout
-from . import access, encryption, identity, kubernetes, logs, monitoring, network, nodes
+from . import access, encryption, identity, kubernetes, logs, monitoring, network, nodes, slurm
 from .storage import build_shared
 
 TYPE = "gpu-cluster:huaweicloud:Cluster"
@@ -40,13 +40,23 @@ class CloudCluster(pulumi.ComponentResource):
             pulumi.log.warn(message, resource=self)
         self.network = network.build(self, name, layout, tags)
         kms_key_id = encryption.build(self, name, layout, tags)
-        self.identity = identity.build(self, name, layout)
+        # scheduler: slurm: the secrets and the policy reading them, granted to the agency by name
+        secrets = slurm.build_secrets(self, name, layout, kms_key_id, tags)
+        # monitoring.notify: the topic, its emails and the policy publishing to it, granted to the agency by name
+        self.alerts = monitoring.build_alerts(self, name, layout, tags)
+        roles_first = [*([secrets.role] if secrets else []), *([self.alerts.role] if self.alerts else [])]
+        self.identity = identity.build(self, name, layout, roles_first)
         self.logs = logs.build(self, name, layout, tags)  # monitoring.logs: LTS; ICAgent is in the user data
         self.access = access.build(self, name, layout)
         key_pair = self.access.key_pair.name if self.access.key_pair else None
         agency = self.identity.agency_name
         self.shared = build_shared(self, name, layout, self.network, kms_key_id, tags)
         mount_source = self.shared.source if self.shared else None
+        # the head before the GPU and login nodes, whose user data holds its address
+        self.slurm = slurm.build_head(
+            self, name, layout, self.network, secrets, key_pair, agency, kms_key_id, mount_source
+        )
+        head = self.slurm.address if self.slurm else None
         # scheduler kubernetes: the GPU nodes are a CCE node pool, not ECS instances
         self.kubernetes = (
             kubernetes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags)
@@ -54,18 +64,28 @@ class CloudCluster(pulumi.ComponentResource):
             else None
         )
         self.nodes = (
-            nodes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags, mount_source)
+            nodes.build(self, name, layout, self.network, key_pair, agency, kms_key_id, tags, mount_source, head)
             if self.kubernetes is None
             else None
         )
         login = layout.login
         login_image = nodes.image(self, login.image_name_regex, login.flavor) if login else None
+        topic_urn = self.alerts.topic.topic_urn if self.alerts else None
+        login_data = (
+            self.slurm.login_user_data(mount_source, topic_urn)
+            if self.slurm
+            else monitoring.login_user_data(layout, topic_urn)
+        )
         self.login = (
-            access.build_login(self, name, layout, self.network, key_pair, agency, kms_key_id, login_image)
+            access.build_login(self, name, layout, self.network, key_pair, agency, kms_key_id, login_image, login_data)
             if login_image is not None
             else None
         )
         monitoring.build(self, name, layout, self.network, self.login)
+        login_sg = self.login.security_group if self.login else None
+        filesystem = self.shared.resource if self.shared else None
+        shared_ports = layout.shared.ports if layout.shared else ()
+        slurm.rules(self, name, self.slurm, self.network.security_group, login_sg, filesystem, shared_ports)
         instances = self.nodes.instances if self.nodes else []
         if self.logs is not None:  # which files reach LTS: the host group lists every instance, login included
             logs.ingest(
@@ -83,13 +103,17 @@ class CloudCluster(pulumi.ComponentResource):
             # not managed on ECS nodes (see the image warning, docs/huaweicloud.md); CCE's add-on installs it
             "gpuDriver": self.kubernetes.output(layout)["gpuDriver"] if self.kubernetes else None,
             "identity": self.identity.output(layout),
-            "access": access.output(layout, self.login),
+            "access": (access_out := access.output(layout, self.login)),
             "monitoring": monitoring.output(layout, self.login),
             "placementApplied": layout.placement_applied,
             "fabricUsable": layout.fabric_usability.describe(),
             # a hostfile for mpirun / torchrun
             "privateIps": pulumi.Output.all(*[inst.access_ip_v4 for inst in instances]),
         }
+        if (alerts := monitoring.alerts_output(layout, self.alerts)) is not None:
+            self.outputs["alerts"] = alerts
+        if self.slurm is not None:
+            self.outputs["slurm"] = slurm.output(self.slurm, access_out)
         if self.kubernetes is not None:
             self.outputs["kubernetes"] = self.kubernetes.output(layout)
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig

@@ -54,6 +54,7 @@ def build_login(
     agency: pulumi.Output[str],
     kms_key_id: pulumi.Output[str],
     image_id: pulumi.Input[str],
+    slurm_user_data: pulumi.Input[str] | None = None,  # scheduler: slurm: the client parts, then the monitoring
 ) -> Login | None:
     login = layout.login
     if login is None:
@@ -87,7 +88,8 @@ def build_login(
         system_disk_kms_key_id=kms_key_id,
         key_pair=key_pair,
         agency_name=agency,
-        user_data=layout.login_user_data,  # Prometheus and Grafana, ICAgent with monitoring.logs, or none
+        # Slurm's parts, else Prometheus and Grafana, ICAgent with monitoring.logs, or none
+        user_data=slurm_user_data if slurm_user_data is not None else layout.login_user_data,
         eip_type="5_bgp" if login.public_ip else None,
         bandwidth=huaweicloud.ecs.InstanceBandwidthArgs(share_type="PER", size=100, charge_mode="traffic")
         if login.public_ip

@@ -8,6 +8,7 @@ created and nothing is granted by this stack: pulumi-huaweicloud 0.0.12 grants r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +34,10 @@ class Identity:
         }
 
 
-def build(parent: pulumi.Resource, name: str, layout: HuaweiLayout) -> Identity:
+def build(
+    parent: pulumi.Resource, name: str, layout: HuaweiLayout, roles_first: Sequence[pulumi.Resource] = ()
+) -> Identity:
+    """`roles_first`: the custom policies the agency is granted by name (scheduler slurm's), created before it."""
     ident = layout.identity
     if not ident.create:
         return Identity(None, pulumi.Output.from_input(ident.agency_name))
@@ -43,6 +47,6 @@ def build(parent: pulumi.Resource, name: str, layout: HuaweiLayout) -> Identity:
         delegated_service_name=ident.delegated_service,
         description=f"gpu-cluster {layout.spec.name} nodes (ECS agency)",
         all_resources_roles=list(ident.roles) or None,
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(roles_first) or None),
     )
     return Identity(agency, agency.name)

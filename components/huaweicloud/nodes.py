@@ -13,7 +13,9 @@ import pulumi
 import pulumi_huaweicloud as huaweicloud
 
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
+from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.huaweicloud import HuaweiLayout
+from ..layout.huaweicloud.slurm import gzip_b64
 from ..resources import fill
 from .network import Network
 
@@ -35,6 +37,7 @@ def build(
     kms_key_id: pulumi.Output[str],
     tags: Mapping[str, str],
     mount_source: pulumi.Input[str] | None = None,  # the shared filesystem's, known at deploy
+    head_address: pulumi.Input[str] | None = None,  # scheduler: slurm: the head's private address
 ) -> Nodes:
     spec = layout.spec
     child = pulumi.ResourceOptions(parent=parent)
@@ -57,8 +60,11 @@ def build(
     node_opts = (
         pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["imageId"])) if tracked else child
     )
-    # plain text (ecs.Instance user_data), with the shared filesystem's mount source once it is known
-    user_data = fill(layout.user_data, {SOURCE_PLACEHOLDER: mount_source})
+    # plain text (ecs.Instance user_data), with the shared filesystem's mount source and the Slurm head's address
+    # once they are known
+    # (gzip, Base64 with Slurm: layout/huaweicloud/slurm.py packed)
+    encode = gzip_b64 if layout.slurm else str
+    user_data = fill(layout.user_data, {SOURCE_PLACEHOLDER: mount_source, HEAD_PLACEHOLDER: head_address}, encode)
     instances = [
         _instance(name, i, layout, network, image_id, group, key_pair, agency, kms_key_id, tags, node_opts, user_data)
         for i in range(spec.nodes)

@@ -3,10 +3,11 @@
 `bill_items(spec, layout, shared)` reads the spec and the layout (what the cloud package is told to build), not the
 registered resources: the GPU nodes (catalog/<cloud>.yaml), their boot and scratch disks, the Slurm head and login
 VMs, the Kubernetes control plane and system pool, the NAT gateway and its public address, the serving load
-balancer, the cluster's encryption key, Azure Bastion and the shared filesystem, priced from
-catalog/prices/<cloud>.yaml. Traffic (per GB) is not counted: it depends on use, not on the plan. `totals(items,
-...)` adds them per currency: fixed costs apart from per-node costs, per hour and per month (730 h) at nodes,
-minNodes and maxNodes; an item without a sourced price is never added and is listed by name in `notCounted`.
+balancer, the cluster's encryption key and a Kubernetes Secrets key, Azure Bastion and the shared filesystem,
+priced from catalog/prices/<cloud>.yaml. Traffic (per GB) is not counted: it depends on use, not on the plan.
+`totals(items, ...)` adds them per currency: fixed costs apart from per-node costs, per hour and per month (730 h)
+at nodes, minNodes and maxNodes; an item without a sourced price is never added and is listed by name in
+`notCounted`.
 """
 
 from __future__ import annotations
@@ -260,6 +261,10 @@ def bill_items(spec: ClusterSpec, layout: Any, shared: dict[str, Any] | None) ->
         # a key in an existing KMS instance (Alibaba encryption.kmsInstance) is billed with that instance
         which = "encryptionKeyInInstance" if spec.encryption_kms_instance else "encryptionKey"
         items.append(_priced(which, "the cluster's encryption key", 1, "stack", prices.item(which)))
+    if spec.kubernetes is not None and getattr(getattr(layout, "kubernetes", None), "secrets_key", None):
+        # ACK and TKE wrap the cluster's Secrets with a KMS key of its own, made beside any encryption.key
+        items.append(_priced("kubernetesSecretsKey", "the Kubernetes Secrets' KMS key", 1, "stack",
+                             prices.item("encryptionKey")))  # fmt: skip
     if getattr(layout, "audit", None) is not None:  # compliance mlps3: the trail and the log store it delivers to
         trail = AUDIT_TRAILS.get(spec.cloud, "audit trail")
         items.append(_priced("auditTrail", trail, 1, "stack", prices.item("auditTrail")))

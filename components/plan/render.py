@@ -63,6 +63,15 @@ def gpus_text(s: dict[str, Any]) -> str:
     )
 
 
+def _local_node_price(s: dict[str, Any]) -> str | None:
+    """The GPU node's price in the cloud's own currency where the bill has one (Alibaba, Tencent: CNY), never
+    converted to USD; None where it has none."""
+    for item in (s.get("costs") or {}).get("items", ()):
+        if item.get("item") == "gpuNode" and item.get("hourly") is not None and item.get("currency") != "USD":
+            return f"{item['hourly']:,.2f} {item['currency']}/h"
+    return None
+
+
 def cost_text(s: dict[str, Any]) -> str:
     """The cost row: now and, for a group that can grow, at maxNodes (an elastic fleet: at minNodes, the target and
     maxNodes); with the price's caveats."""
@@ -75,7 +84,8 @@ def cost_text(s: dict[str, Any]) -> str:
             "every partition at maxNodes (nodes run only while jobs need them)"
         )
     if s["hourlyUsdPerNode"] is None:
-        text = "unknown (no public price)"
+        local = _local_node_price(s)
+        text = "unknown (no public price)" if local is None else f"no USD price; {local} per node (in est. total)"
         return text + (f"; the ceiling ${ceiling:,.2f}/h cannot be checked" if ceiling is not None else "")
     text = f"${s['hourlyUsd']:,.2f}/h"
     low = s.get("minNodes", s["nodes"])

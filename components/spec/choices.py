@@ -29,6 +29,20 @@ HealthAction = Annotated[Literal["auto", "replace", "report"], Choice("HealthAct
 SlurmContainers = Annotated[
     Literal["none", "pyxis"], Choice("SlurmContainers", "Containers in Slurm jobs (pyxis: NVIDIA's enroot and pyxis).")
 ]
+ControlPlaneLog = Annotated[
+    Literal["api", "audit", "authenticator", "controllerManager", "scheduler"],
+    Choice(
+        "ControlPlaneLog",
+        "A Kubernetes control plane log type (EKS: botocore eks LogType).",
+        {
+            "api": "The API server's own log.",
+            "audit": "Who did what through the API, request by request.",
+            "authenticator": "The IAM authenticator: which IAM principal became which Kubernetes user.",
+            "controllerManager": "The controller manager (node, replication, service account controllers).",
+            "scheduler": "The scheduler: where each pod was placed and why.",
+        },
+    ),
+]
 GpuSoftware = Annotated[
     Literal["operator", "device-plugin"],
     Choice(

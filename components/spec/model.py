@@ -23,6 +23,7 @@ from .choices import (
     Access,
     BudgetCurrency,
     Compliance,
+    ControlPlaneLog,
     Egress,
     EncryptionAlgorithm,
     Fabric,
@@ -236,6 +237,14 @@ class LogsConfig(_Model):
     changes every node's boot data, so a deployed cluster opts in)."""
     retention_days: int = Field(30, ge=1, le=3653)
     """How long the log service keeps them (default 30; the values each cloud takes: catalog/monitoring.yaml logs)."""
+    control_plane: tuple[ControlPlaneLog, ...] = Field((), strict=False)
+    """The Kubernetes control plane's log types shipped to the same service with the same retention and key (EKS:
+    api, audit, authenticator, controllerManager, scheduler; default none; needs kubernetes.clusterName)."""
+
+    @field_validator("control_plane")
+    @classmethod
+    def _control_plane(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted(set(value)))  # EKS takes them as a set
 
 
 class MonitoringConfig(_Model):
@@ -301,6 +310,9 @@ class KubernetesConfig(_Model):
     """A ServiceMonitor for the DCGM exporter (needs the Prometheus operator's CRDs)."""
     gpu_sharing: GpuSharingConfig = GpuSharingConfig()
     """How pods share the GPU pool's GPUs: none (default), timeSlicing, mps or mig."""
+    cluster_name: str | None = Field(None, pattern=r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$")
+    """The control plane's name at the cloud (AWS only; default: generated at deploy). A deployed cluster keeps its
+    name when this is the one its outputs show (kubernetes.clusterName); any other name replaces the cluster."""
 
     @field_validator("public_cidrs")
     @classmethod

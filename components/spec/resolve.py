@@ -166,6 +166,7 @@ def _kubernetes_spec(cloud: Cloud, cfg: ClusterConfig) -> KubernetesSpec | None:
         system_nodes=kube.system_nodes,
         service_monitor=kube.service_monitor,
         gpu_sharing=kube.gpu_sharing,
+        cluster_name=kube.cluster_name,
     )
 
 

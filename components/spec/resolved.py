@@ -65,6 +65,7 @@ class KubernetesSpec:
     service_monitor: bool
     # how pods share the GPU pool's GPUs (mode none: they do not)
     gpu_sharing: GpuSharingConfig = field(default_factory=GpuSharingConfig)
+    cluster_name: str | None = None  # the control plane's name at the cloud (None: generated at deploy)
 
 
 @dataclass(frozen=True)

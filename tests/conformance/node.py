@@ -36,7 +36,8 @@ from typing import Any
 import yaml
 
 # (type token, input path) -> how the cloud hands the value to the node: "base64" (the API takes base64 and the node
-# gets the decoded bytes) or "plain" (the node gets the text as is). From the provider SDKs' own docstrings:
+# gets the decoded bytes), "plain" (the node gets the text as is) or "plain-or-base64" (the provider takes either:
+# base64 when the value decodes as a boot document). From the provider SDKs' own docstrings:
 TRANSPORT: dict[tuple[str, str], str] = {
     # pulumi-aws 7.51.1 ec2/launch_template.py `user_data`: "The base64-encoded user data to provide when launching"
     ("aws:ec2/launchTemplate:LaunchTemplate", "userData"): "base64",
@@ -67,8 +68,9 @@ TRANSPORT: dict[tuple[str, str], str] = {
     # as_/scaling_config.py `user_data`: "ase64-encoded User Data text, the length limit is 16KB"
     ("tencentcloud:As/scalingConfig:ScalingConfig", "userData"): "base64",
     # pulumi-huaweicloud 0.0.12 ecs/instance.py `user_data`: "Text and text files can be injected. The content of
-    # `user_data` can be plaint text or encoded with base64" (the layout hands it the cloud-config text)
-    ("huaweicloud:Ecs/instance:Instance", "userData"): "plain",
+    # `user_data` can be plaint text or encoded with base64" (the layout hands it the cloud-config text, or with
+    # scheduler slurm its gzip in base64: layout/huaweicloud/slurm.py packed)
+    ("huaweicloud:Ecs/instance:Instance", "userData"): "plain-or-base64",
     # cce/node_pool.py `postinstall`: "The input value can be a Base64 encoded string or not" (the layout hands it the
     # bash script; CCE runs it after its own components)
     ("huaweicloud:Cce/nodePool:NodePool", "postinstall"): "plain",
@@ -204,6 +206,11 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "alicloud-vm-login-prometheus": ("alicloud-a100", {"login": {}, "monitoring": {"prometheus": "selfHosted"}}),
     # storage.shared on Huawei: SFS Turbo mounted over NFSv3 (mounts.sh with Huawei's options) in plain user data
     "huaweicloud-sfs-turbo": ("huaweicloud-dev", {"storage": {"shared": {"retain": True}, "scratch": "disk"}}),
+    # Slurm on Huawei without storage.shared: the head exports /home over NFS (huaweicloud-slurm ships SFS Turbo)
+    "huaweicloud-slurm-home-export": ("huaweicloud-slurm", {"storage": {"scratch": "disk", "scratchGb": 200}}),
+    # monitoring.notify on Huawei: the login node's Alertmanager and the SMN webhook (huaweicloud_smn_publish.sh, the
+    # signing inlined, a socket unit) in gzip user data
+    "huaweicloud-notify-login": ("huaweicloud-dev", {"monitoring": {"notify": ["ops@example.com"]}}),
     # Slurm on Tencent with monitoring.logs (LogListener beside the SSM hooks, tccli's venv shared), slurm.users and
     # slurm.mps: the largest user data Tencent's 16 KB takes (tencentcloud-slurm ships the plain cluster)
     "tencentcloud-slurm-logs-users": (
@@ -360,6 +367,8 @@ def delivered(resources: Iterable[Any], source: str) -> tuple[list[Delivered], l
                 if _looks_like_boot_data(value) is not None:
                     unknown.append(f"{source}:{res.name} {res.type} {path}")
                 continue
+            if transport == "plain-or-base64":
+                transport = "plain" if value.encode().startswith(_HEADERS) else "base64"
             data = base64.b64decode(value, validate=True) if transport == "base64" else value.encode()
             found.append(Delivered(source, res.name, res.type, path, data))
         found += _channel_bodies(res, source)

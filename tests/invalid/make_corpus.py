@@ -467,11 +467,18 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.serve.certificate",
             {"nodeGroup": "managed", "maxNodes": 4, "serve": {"public": True, "allowedCidrs": ["203.0.113.0/24"]}},
         ),
-        # mlps3 with CPFS (kind lustre): not built (no customer key on CPFS in CreateFileSystem); the line names nfs
+        # mlps3 with CPFS (kind lustre): not built (no customer key on CPFS in CreateFileSystem, no sourced mount);
+        # the line names nfs
         (
             "alicloud-mlps3-shared-lustre",
             f"{C}.storage.shared.kind",
             {"compliance": "mlps3", "encryption": {"key": "auto"}, "storage": {"shared": {"kind": "lustre"}}},
+        ),
+        # the cluster's key without mlps3: CPFS still takes no key (a silent key-less filesystem is not built either)
+        (
+            "alicloud-key-shared-lustre",
+            f"{C}.storage.shared.kind",
+            {"encryption": {"key": "auto"}, "storage": {"shared": {"kind": "lustre"}}},
         ),
         # built on Alibaba now, but VM mode without a login node has nowhere to run it
         ("alicloud-prometheus-no-login", f"{C}.monitoring.prometheus", {"monitoring": {"prometheus": "selfHosted"}}),
@@ -483,9 +490,18 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "tencentcloud": [
+        # prometheus managed: TMP takes remote write with its instance token only, which the provider does not output
+        # (catalog/monitoring.yaml managedNotBuilt.tencentcloud)
+        (
+            "tencentcloud-prometheus-managed",
+            f"{C}.monitoring.prometheus",
+            {"login": {}, "network.egress": "nat", "monitoring.prometheus": "managed"},
+        ),
         ("aws-type-on-tencentcloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("tencentcloud-unknown-type", f"{C}.instanceType", {"instanceType": "GN99.2XLARGE32"}),
         ("tencentcloud-hcc-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
+        # monitoring.notify: no alarm notice a stack can point at an address (catalog/monitoring.yaml notifyNotBuilt)
+        ("tencentcloud-notify", f"{C}.monitoring.notify", {"login": {}, "monitoring.notify": ["ops@example.com"]}),
         (
             "tencentcloud-slurm-managed",
             f"{C}.nodeGroup",
@@ -537,7 +553,23 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-unknown-type", f"{C}.instanceType", {"instanceType": "pi9.2xlarge.4"}),
         ("huaweicloud-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
         ("huaweicloud-spot", f"{C}.spot", {"spot": True, "@gpu-cluster:maxHourlyUsd": 100}),
-        ("huaweicloud-slurm", f"{C}.scheduler", {"scheduler": "slurm"}),
+        # scheduler slurm: static nodes only (no AS group), no slurmdbd database, no elastic partitions
+        # (catalog/slurm.yaml and catalog/accounting.yaml clouds.huaweicloud)
+        ("huaweicloud-slurm-managed", f"{C}.nodeGroup", {"scheduler": "slurm", "nodeGroup": "managed"}),
+        (
+            "huaweicloud-slurm-accounting",
+            f"{C}.slurm.accounting",
+            {"scheduler": "slurm", "slurm": {"accounting": True}},
+        ),
+        (
+            "huaweicloud-slurm-partitions",
+            f"{C}.slurm.partitions",
+            {
+                "scheduler": "slurm",
+                "nodes": 0,
+                "slurm": {"partitions": [{"name": "t4", "instanceType": "pi2.2xlarge.4", "maxNodes": 4}]},
+            },
+        ),
         # scheduler kubernetes (CCE): what CCE or pulumi-huaweicloud 0.0.12's cce module cannot take
         ("huaweicloud-kubernetes-instances", f"{C}.nodeGroup", {**CCE, "nodeGroup": "instances"}),
         (
@@ -569,6 +601,9 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-prometheus-no-login", f"{C}.monitoring.prometheus", {"monitoring": {"prometheus": "selfHosted"}}),
         ("huaweicloud-access-ssm", f"{C}.access", {"access": "ssm"}),
         ("huaweicloud-budget", f"{C}.budget", {"budget": {"monthly": 100, "notify": ["a@example.com"]}}),
+        # monitoring.notify: the login node's Prometheus evaluates the rules (none without a login node; CCE has none)
+        ("huaweicloud-notify-no-login", f"{C}.monitoring.notify", {"monitoring.notify": ["ops@example.com"]}),
+        ("huaweicloud-kubernetes-notify", f"{C}.monitoring.notify", {**CCE, "monitoring.notify": ["ops@example.com"]}),
         (
             "huaweicloud-sshkey-ed25519",
             f"{C}.sshPublicKey",
@@ -591,6 +626,12 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
         # the LTS host group lists this stack's ECS instances: CCE's pool nodes are not (layout/huaweicloud/logs.py)
         ("huaweicloud-logs-cce", f"{C}.monitoring.logs.enabled", {**CCE, "monitoring": {"logs": {"enabled": True}}}),
+        # the Slurm head's user data carries no ICAgent (layout/huaweicloud/logs.py)
+        (
+            "huaweicloud-logs-slurm",
+            f"{C}.monitoring.logs.enabled",
+            {"scheduler": "slurm", "monitoring": {"logs": {"enabled": True}}},
+        ),
     ],
 }
 

@@ -188,9 +188,15 @@ def _partitions(spec: ClusterSpec, slurm: AwsSlurm | None) -> tuple[AwsPartition
 
 def _logs_group(spec: ClusterSpec, logs: AwsLogs | None) -> str | None:
     """The log group(s) the key encrypts: the VM mode's group, or EKS's Container Insights groups as a pattern whose
-    `{cluster}` components/aws fills (the EKS name is generated at deploy)."""
+    `{cluster}` components/aws fills where the EKS name is generated at deploy."""
     eks = eks_logs_plan(spec)
     return logs.group_name if logs else eks.key_pattern if eks else None
+
+
+def _control_plane_group(spec: ClusterSpec) -> str | None:
+    """EKS's control plane group (monitoring.logs.controlPlane), encrypted with the key too."""
+    eks = eks_logs_plan(spec)
+    return eks.control_plane_group if eks else None
 
 
 def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
@@ -265,7 +271,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         slurm=slurm,
         scaling=scaling,
         # the key is decided here, with every other refusal, before components/aws registers a resource
-        encryption=encryption_plan(spec, _logs_group(spec, logs)),
+        encryption=encryption_plan(spec, _logs_group(spec, logs), _control_plane_group(spec)),
         refresh=refresh,
         drain_hook=drain_hook,
         partitions=_partitions(spec, slurm),

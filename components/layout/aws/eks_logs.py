@@ -10,7 +10,10 @@ The groups are created by the stack with the spec's retention and the cluster's 
 is known at deploy, so their names are filled there (`{cluster}`). The metrics parts of the add-on stay off: the
 in-cluster kube-prometheus-stack and the GPU operator's DCGM exporter already collect them.
 
-The control plane's own logs are not shipped (catalog: controlPlane.why).
+The control plane's own logs (monitoring.logs.controlPlane) go to /aws/eks/<EKS cluster name>/cluster, which EKS
+creates itself, never expiring and without a key, unless it exists first: the stack creates it before the cluster
+with the same retention and key, which needs the EKS name written (kubernetes.clusterName; the spec refuses the types
+without it: catalog/monitoring.yaml logs.aws.kubernetes.controlPlane).
 """
 
 from __future__ import annotations
@@ -35,14 +38,19 @@ class EksLogs:
     retention_days: int
     actions: tuple[str, ...]  # the node role's writes, on these groups and their streams only
     replaces_policy: str  # the managed policy the scoped grant stands in for
+    cluster_name: str | None = None  # kubernetes.clusterName: the EKS name, known before the cluster
+    control_plane: tuple[str, ...] = ()  # the control plane's log types (EKS enabledClusterLogTypes)
+    control_plane_group: str | None = None  # /aws/eks/<cluster_name>/cluster, with control_plane
 
     def group_name(self, cluster: str, group: str) -> str:
         return self.group_prefix.replace(CLUSTER, cluster) + group
 
     @property
     def key_pattern(self) -> str:
-        """The groups' names with `{cluster}` still in it and `*` for the group: what the key policy names."""
-        return f"{self.group_prefix}*"
+        """The groups' names and `*` for the group: what the key policy names (`{cluster}` still in it where the EKS
+        name is generated at deploy)."""
+        prefix = self.group_prefix.replace(CLUSTER, self.cluster_name) if self.cluster_name else self.group_prefix
+        return f"{prefix}*"
 
 
 def plan(spec: ClusterSpec) -> EksLogs | None:
@@ -51,6 +59,8 @@ def plan(spec: ClusterSpec) -> EksLogs | None:
     entry: dict[str, Any] | None = catalog_monitoring.logs("aws")
     assert entry is not None  # the spec refuses logs where catalog/monitoring.yaml has no entry
     kube = entry["kubernetes"]
+    name = spec.kubernetes.cluster_name
+    types = spec.monitoring.logs.control_plane
     return EksLogs(
         addon=str(kube["addon"]),
         version=str(kube["version"]),
@@ -60,4 +70,8 @@ def plan(spec: ClusterSpec) -> EksLogs | None:
         retention_days=spec.monitoring.logs.retention_days,
         actions=tuple(entry["grant"]),
         replaces_policy=str(entry["replacesPolicy"]),
+        cluster_name=name,
+        # the spec refuses types without a name: the group is created before the cluster, named after it
+        control_plane=types if name else (),
+        control_plane_group=str(kube["controlPlane"]["group"]).replace(CLUSTER, name) if types and name else None,
     )

@@ -43,6 +43,7 @@ class AwsEncryption:
     logs_group: str | None = None
     sns: bool = False  # monitoring.notify: the alert topic is encrypted with the key
     amp: bool = False  # monitoring.prometheus managed: the AMP workspace is encrypted with the key
+    control_plane_group: str | None = None  # monitoring.logs.controlPlane: EKS's /aws/eks/<name>/cluster group
 
 
 # CloudWatch Logs User Guide, encrypt-log-data-kms ("Step 2: Set permissions on the KMS key"): the regional service
@@ -57,8 +58,11 @@ SNS_PUBLISH_ACTIONS = ("kms:GenerateDataKey*", "kms:Decrypt")
 AMP_PRINCIPAL = "aps.amazonaws.com"
 
 
-def plan(spec: ClusterSpec, logs_group: str | None = None) -> AwsEncryption | None:
-    """`logs_group`: monitoring.logs' group (layout/aws/logs.py), encrypted with the key too."""
+def plan(
+    spec: ClusterSpec, logs_group: str | None = None, control_plane_group: str | None = None
+) -> AwsEncryption | None:
+    """`logs_group`: monitoring.logs' group (layout/aws/logs.py), encrypted with the key too; `control_plane_group`:
+    EKS's control plane group (layout/aws/eks_logs.py), too."""
     if spec.encryption_key == "provider":
         return None
     data = capabilities.encryption()
@@ -68,14 +72,18 @@ def plan(spec: ClusterSpec, logs_group: str | None = None) -> AwsEncryption | No
     amp = spec.prometheus == "managed" and spec.kubernetes is None
     if spec.encryption_key != "auto":
         users = [
-            *([f"CloudWatch Logs (logs.{spec.region}.amazonaws.com, for {logs_group})"] if logs_group else []),
+            *(
+                [f"CloudWatch Logs (logs.{spec.region}.amazonaws.com, for {_and(logs_group, control_plane_group)})"]
+                if logs_group
+                else []
+            ),
             *(["the node role publishing to the alert topic through SNS"] if sns and not amp else []),
             *([f"Amazon Managed Service for Prometheus (aps.{spec.region}.amazonaws.com)"] if amp else []),
             *([f"{AMP_PRINCIPAL} publishing to the alert topic"] if sns and amp else []),
         ]
         if users:  # a key we did not create: its policy is its owner's to extend
             notes = (*notes, f"the given key's policy must let {' and '.join(users)} use it (docs/aws.md)")
-        return AwsEncryption(None, spec.encryption_key, notes, logs_group, sns, amp)
+        return AwsEncryption(None, spec.encryption_key, notes, logs_group, sns, amp, control_plane_group)
     auto = data["auto"]
     key = AwsKey(
         description=f"gpu-cluster {spec.name}: disks and filesystems of the cluster",
@@ -86,7 +94,11 @@ def plan(spec: ClusterSpec, logs_group: str | None = None) -> AwsEncryption | No
         use_actions=tuple(auto["useActions"]),
         autoscaling_role=str(auto["autoScalingRole"]),
     )
-    return AwsEncryption(key, None, notes, logs_group, sns, amp)
+    return AwsEncryption(key, None, notes, logs_group, sns, amp, control_plane_group)
+
+
+def _and(logs_group: str, control_plane_group: str | None) -> str:
+    return f"{logs_group} and {control_plane_group}" if control_plane_group else logs_group
 
 
 def key_policy(
@@ -97,6 +109,7 @@ def key_policy(
     logs_group: str | None = None,
     sns: bool = False,
     amp: bool = False,
+    control_plane_group: str | None = None,
 ) -> str:
     """The key policy (statements and their sources: capabilities `encryption.auto`; CloudWatch Logs and SNS only
     when monitoring.logs / monitoring.notify use the key, so other clusters' policies stay as they were)."""
@@ -145,6 +158,8 @@ def key_policy(
         },
     ]
     if logs_group is not None:
+        groups = [logs_group, *([control_plane_group] if control_plane_group else [])]
+        arns = [f"arn:{partition}:logs:{region}:{account}:log-group:{g}" for g in groups]
         statements.append(
             {
                 "Sid": "CloudWatchLogsEncryptsTheClusterGroup",
@@ -154,9 +169,9 @@ def key_policy(
                 "Resource": "*",
                 "Condition": {
                     # EKS's groups are a pattern (their cluster's generated name, each group): ArnLike matches it
-                    ("ArnLike" if "*" in logs_group else "ArnEquals"): {
-                        "kms:EncryptionContext:aws:logs:arn": f"arn:{partition}:logs:{region}:{account}:log-group:"
-                        f"{logs_group}"
+                    ("ArnLike" if any("*" in g for g in groups) else "ArnEquals"): {
+                        # one group: the string as before (a deployed key's policy stays byte-identical)
+                        "kms:EncryptionContext:aws:logs:arn": arns[0] if len(arns) == 1 else arns
                     }
                 },
             }

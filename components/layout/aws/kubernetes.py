@@ -93,6 +93,7 @@ class EksLayout:
     gpu_user_data: str  # MIME multi-part: EKS adds its nodeadm part to it
     autoscaler: EksAutoscaler | None = None  # when the GPU pool can grow or shrink
     logs: EksLogs | None = None  # monitoring.logs: the CloudWatch Observability add-on's Fluent Bit and its groups
+    cluster_name: str | None = None  # kubernetes.clusterName (None: Pulumi's auto-name, drawn at deploy)
 
     @property
     def gpu_user_data_b64(self) -> str:
@@ -280,6 +281,7 @@ def plan(
         gpu_user_data=mime_user_data(bootstrap.cloud_init(parts)),
         autoscaler=_autoscaler(ca) if scales else None,
         logs=logs,
+        cluster_name=kube.cluster_name,
     )
     return EksPlan(
         eks=eks,

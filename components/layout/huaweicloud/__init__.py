@@ -39,6 +39,7 @@ from .monitoring import plan as monitoring_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
 from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems
 from .proof import count_wired_gbps
+from .slurm import HuaweiSlurm, huawei_slurm, packed, size_problems, slurm_compute_parts
 
 __all__ = [
     "Access",
@@ -48,6 +49,7 @@ __all__ = [
     "HuaweiEncryption",
     "HuaweiLayout",
     "HuaweiMonitoring",
+    "HuaweiSlurm",
     "Image",
     "LoginNode",
     "Nat",
@@ -85,6 +87,7 @@ class HuaweiLayout:
     kubernetes: CceLayout | None = None  # scheduler kubernetes (CCE); None builds the nodes as ECS instances
     shared: Shared | None = None  # storage.shared: SFS Turbo (catalog/storage/huaweicloud.yaml) or an existing one
     logs: HuaweiLogs | None = None  # monitoring.logs: the LTS group and ICAgent on every node
+    slurm: HuaweiSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key and configuration in DEW CSMS
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -107,8 +110,18 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=(), mounts=shared.mount if shared else None)
     log_problems = list(logs_problems(spec))
     logs = None if log_problems else logs_plan(spec)
-    user_data = bootstrap.cloud_init((*parts, *((logs.part,) if logs else ())))  # ICAgent on the GPU nodes
-    refuse([*log_problems, *node_problems(spec, user_data)])
+    if logs is not None:  # ICAgent on the GPU nodes (logs are refused with Slurm: logs_problems)
+        parts = (*parts, logs.part)
+    slurm = None
+    if spec.scheduler == "slurm":  # the login node's monitoring follows its Slurm parts
+        hosted = monitoring_plan(spec) if spec.login is not None else None
+        slurm = huawei_slurm(spec, shared, hosted.parts if hosted else ())
+        assert slurm is not None
+        parts = (*parts, *slurm_compute_parts(spec, slurm))
+    user_data = bootstrap.cloud_init(parts)
+    refuse([*log_problems, *node_problems(spec, packed(user_data) if slurm else user_data)])
+    if slurm is not None:
+        refuse(size_problems(slurm))
     cce = spec.scheduler == "kubernetes"
     if cce:
         refuse(cce_problems(spec, scratch))
@@ -158,6 +171,23 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
             f"the agency {identity.agency_name} {', '.join(monitoring.roles)} (this stack grants an existing agency "
             "nothing)"
         )
+    alerts = monitoring.alerts if monitoring is not None else None
+    if alerts is not None and identity.create:
+        identity = replace(identity, roles=(*identity.roles, alerts.role_name))
+    elif alerts is not None:
+        warnings.append(
+            f"{key}.identity.existing: the login node publishes the alerts to SMN; grant the agency "
+            f"{identity.agency_name} {alerts.action} on the topic {alerts.topic_name} (this stack grants an "
+            "existing agency nothing)"
+        )
+    if slurm is not None and identity.create:
+        identity = replace(identity, roles=(*identity.roles, slurm.role_name))
+    elif slurm is not None:
+        warnings.append(
+            f"{key}.identity.existing: the nodes read the Slurm MUNGE key and configuration from DEW CSMS; grant the "
+            f"agency {identity.agency_name} csms:secretVersion:get on {slurm.munge_secret} and {slurm.conf_secret} "
+            "and decrypt with the cluster's key (this stack grants an existing agency nothing)"
+        )
     kubernetes = cce_layout(spec, scratch, warnings) if cce else None
     return HuaweiLayout(
         spec=spec,
@@ -186,4 +216,5 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         kubernetes=kubernetes,
         shared=shared,
         logs=logs,
+        slurm=slurm,
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...bootstrap import Part
+from ...bootstrap.huaweicloud_smn import receiver
 from ...bootstrap.metrics import endpoints
 from ...bootstrap.monitoring import PASSWORD_FILE, Discovery, versions
 from ...catalog import monitoring as catalog_monitoring
@@ -25,6 +26,8 @@ from ...spec import ClusterSpec
 from .. import file_sd
 from ..file_sd import targets_file
 from ..monitoring import login_hosted, login_part
+from . import alerts as alerts_layout
+from .alerts import HuaweiAlerts
 
 TARGETS_FILE = targets_file("huaweicloud")
 
@@ -37,6 +40,7 @@ class HuaweiMonitoring:
     grafana_port: int
     prometheus_listen: str
     password_file: str
+    alerts: HuaweiAlerts | None = None  # monitoring.notify: the SMN topic, its emails, the agency's publish policy
 
 
 def discovery() -> Discovery:
@@ -76,8 +80,10 @@ def plan(spec: ClusterSpec) -> HuaweiMonitoring | None:
         return None
     grant = catalog_monitoring.self_hosted("huaweicloud")
     assert grant is not None  # the spec refuses selfHosted where catalog/monitoring.yaml does not build it
+    alerts = alerts_layout.plan(spec)
+    notify = receiver(alerts_layout.webhook(spec)) if alerts else None
     return HuaweiMonitoring(
-        (login_part(spec, discovery()), targets_part(spec)),
+        (login_part(spec, discovery(), notify), targets_part(spec)),
         tuple(grant["grant"]),
         # the jobs prometheus.yml has (bootstrap/monitoring.py: no DCGM job on other vendors' GPUs)
         tuple(
@@ -86,4 +92,5 @@ def plan(spec: ClusterSpec) -> HuaweiMonitoring | None:
         grafana_port=int(versions()["grafana"]["port"]),
         prometheus_listen=str(versions()["prometheus"]["listen"]),
         password_file=PASSWORD_FILE,
+        alerts=alerts,
     )

@@ -49,7 +49,8 @@ def applied_placement(spec: ClusterSpec, warnings: list[str]) -> tuple[Placement
     return "spread", str(data["spread"])
 
 
-def node_problems(spec: ClusterSpec, user_data: str) -> Iterator[ConfigError]:
+def node_problems(spec: ClusterSpec, user_data: str | bytes) -> Iterator[ConfigError]:
+    """`user_data`: as the nodes get it (bytes: gzip-compressed, scheduler slurm's)."""
     if spec.spot:
         yield ConfigError(
             f"{CLUSTER_KEY}.spot",
@@ -59,10 +60,12 @@ def node_problems(spec: ClusterSpec, user_data: str) -> Iterator[ConfigError]:
         )
     if spec.login is not None and not capabilities("huaweicloud").login:
         yield ConfigError(f"{CLUSTER_KEY}.login", "no login node is built on huaweicloud")
-    size = len(user_data.encode())
+    packed = isinstance(user_data, bytes)
+    size = len(user_data if isinstance(user_data, bytes) else user_data.encode())
     if size > user_data_max():
         yield ConfigError(
             CLUSTER_KEY,
-            f"the nodes' bootstrap is {size} bytes, over Huawei's {user_data_max()}-byte user data limit "
+            f"the nodes' bootstrap is {size} bytes{' (gzip)' if packed else ''}, over Huawei's {user_data_max()}-byte "
+            "user data limit "
             f"({one_line(huawei_data()['userData']['source'])}); turn off a node part (health, dcgmExporter)",
         )

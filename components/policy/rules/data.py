@@ -8,6 +8,10 @@ from collections.abc import Iterator
 from ..model import CLUSTER_TYPE, CONFIG, Facts, Issue, Resource
 from ..types import DATA_TYPES
 
+ALI_NAS = "alicloud:nas/fileSystem:FileSystem"
+# Alibaba's CPFS file system types: no key reaches them (catalog/storage/alicloud.yaml, the sources read)
+CPFS_TYPES = ("cpfs", "cpfsse")
+
 
 # Where each cloud's disks and filesystems name a customer-managed key (the provider SDKs' input names).
 def key_missing(res: Resource) -> Iterator[str]:
@@ -70,7 +74,9 @@ def key_missing(res: Resource) -> Iterator[str]:
         if not props.get("systemDiskKmsKey"):
             yield "system disk has no systemDiskKmsKey"
         yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
-    elif kind == "alicloud:nas/fileSystem:FileSystem" and (props.get("encryptType") != 2 or not props.get("kmsKeyId")):
+    elif kind == ALI_NAS and props.get("fileSystemType") in CPFS_TYPES:
+        yield "is a CPFS, which CreateFileSystem puts on no KMS key (EncryptType 1 and 2: standard and extreme only)"
+    elif kind == ALI_NAS and (props.get("encryptType") != 2 or not props.get("kmsKeyId")):
         yield "is not encrypted with a KMS key of the account (encryptType is not 2 with a kmsKeyId)"
     elif kind == "huaweicloud:Ecs/instance:Instance":
         # every EVS disk takes the cluster's DEW key (capabilities/huaweicloud.yaml encryption)
@@ -89,8 +95,8 @@ def key_missing(res: Resource) -> Iterator[str]:
 
 
 # Resources encryption.key does not reach (the key is set, the resource cannot take it): the fix names what the user
-# can change instead. General-purpose NAS takes the cluster's key (capabilities/alicloud.yaml encryption.nas), and
-# Alibaba's CPFS, which takes none, is not built.
+# can change instead. General-purpose NAS takes the cluster's key (capabilities/alicloud.yaml encryption.nas);
+# Alibaba's CPFS takes none and is not built: a CPFS in a stack the pack judges is fixed by kind nfs, not by the key.
 KEY_UNREACHABLE_FIX: dict[str, str] = {
     # tencentcloud-iac-pulumi 0.2.3 NodePoolAutoScalingConfigDataDiskArgs: encrypt, but no KMS key
     "tencentcloud:Kubernetes/nodePool:NodePool": f"set {CONFIG}.storage.scratch none (a TKE pool's data disk takes "
@@ -99,6 +105,11 @@ KEY_UNREACHABLE_FIX: dict[str, str] = {
 
 
 def customer_managed_keys(res: Resource, facts: Facts) -> Iterator[str | Issue]:
+    if res.type == ALI_NAS and res.props.get("fileSystemType") in CPFS_TYPES:
+        fix = f"set {CONFIG}.storage.shared.kind nfs (General-purpose NAS takes the cluster's key; CPFS takes none)"
+        for message in key_missing(res):
+            yield Issue(message, "are CPFS, on no customer key", "is a CPFS, on no customer key", fix)
+        return
     fix = KEY_UNREACHABLE_FIX.get(res.type, f"set {CONFIG}.encryption.key auto")
     for message in key_missing(res):
         yield Issue(message, "use a provider-managed key", "uses a provider-managed key", fix)

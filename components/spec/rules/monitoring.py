@@ -142,9 +142,57 @@ def _retention_problem(days: int, allowed: dict[str, Any]) -> str | None:
     return None if low <= days <= high else f"{low} to {high}"
 
 
+def _control_plane(ctx: Context) -> Iterator[ConfigError]:
+    """`monitoring.logs.controlPlane`: a Kubernetes cluster on a cloud that ships them, with logs on and the control
+    plane's name written (its log group is created before it, named after it)."""
+    cfg, k = ctx.cfg, f"{CLUSTER_KEY}.monitoring.logs.controlPlane"
+    if not cfg.monitoring.logs.control_plane:
+        return
+    plane = data.control_plane_logs(ctx.cloud)
+    if plane is None or cfg.scheduler != "kubernetes":
+        yield ConfigError(
+            k,
+            f"the control plane's logs are shipped with scheduler kubernetes on {_control_plane_clouds()} only, got "
+            f"scheduler {cfg.scheduler} on {ctx.cloud}; remove it",
+        )
+        return
+    if not cfg.monitoring.logs.enabled:
+        yield ConfigError(k, "needs monitoring.logs.enabled: true (its retention and key are the logs' own)")
+    if _cluster_name_of(cfg) is None:
+        group = str(plane["group"]).replace("{cluster}", "<cluster name>")
+        yield ConfigError(
+            k,
+            f"needs kubernetes.clusterName: EKS creates {group} itself, with no retention and no key, unless "
+            "it exists first, and a generated name is known only after the cluster; on a deployed cluster write the "
+            "name its outputs show (kubernetes.clusterName: no change), on a new one any name",
+        )
+
+
+def _cluster_name(ctx: Context) -> Iterator[ConfigError]:
+    """`kubernetes.clusterName`: the EKS name, written only where it is built."""
+    cfg = ctx.cfg
+    built = data.control_plane_logs(ctx.cloud) is not None and cfg.scheduler == "kubernetes"
+    if _cluster_name_of(cfg) is not None and not built:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.kubernetes.clusterName",
+            f"is built with scheduler kubernetes on {_control_plane_clouds()} only (where the control plane's logs "
+            f"need the name first), got scheduler {cfg.scheduler} on {ctx.cloud}; remove it",
+        )
+
+
+def _cluster_name_of(cfg: ClusterConfig) -> str | None:
+    return cfg.kubernetes.cluster_name if cfg.kubernetes is not None else None
+
+
+def _control_plane_clouds() -> str:
+    return ", ".join(c for c in data.built("logs") if data.control_plane_logs(c) is not None) or "none"
+
+
 def _logs(ctx: Context) -> Iterator[ConfigError]:
     """`monitoring.logs`: a cloud that ships them, and a retention its log service takes."""
     logs, k = ctx.cfg.monitoring.logs, f"{CLUSTER_KEY}.monitoring.logs"
+    yield from _cluster_name(ctx)
+    yield from _control_plane(ctx)
     if not logs.enabled:
         return
     entry = data.logs(ctx.cloud)
@@ -180,10 +228,11 @@ def _notify(ctx: Context) -> Iterator[ConfigError]:
         return
     entry = data.notify(ctx.cloud)
     if entry is None:
+        why = data.notify_not_built_why(ctx.cloud)
         yield ConfigError(
             k,
             f"sending alerts is not built on {ctx.cloud} yet (built on: {', '.join(data.built('notify')) or 'none'}); "
-            "remove it and read the alerts in Grafana",
+            + (f"{one_line(why)}; remove it" if why else "remove it and read the alerts in Grafana"),
         )
         return
     most = entry.get("maxEmails")
