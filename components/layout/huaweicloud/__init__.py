@@ -37,9 +37,9 @@ from .logs import plan as logs_plan
 from .monitoring import HuaweiMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
-from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems
+from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems, user_data_max
 from .proof import count_wired_gbps
-from .slurm import HuaweiSlurm, huawei_slurm, packed, size_problems, slurm_compute_parts
+from .slurm import HuaweiSlurm, gzip_b64, huawei_slurm, packed, size_problems, slurm_compute_parts
 
 __all__ = [
     "Access",
@@ -95,10 +95,15 @@ class HuaweiLayout:
 
     @property
     def login_user_data(self) -> str | None:
-        """The login node's user data (plain cloud-config, as the nodes'): Prometheus and Grafana with a self-hosted
-        monitoring, ICAgent with monitoring.logs; none without either, as before."""
+        """The login node's user data: Prometheus and Grafana with a self-hosted monitoring, ICAgent with
+        monitoring.logs; none without either, as before."""
         parts = (*(self.monitoring.parts if self.monitoring else ()), *((self.logs.part,) if self.logs else ()))
-        return bootstrap.cloud_init(parts) if parts else None
+        if not parts:
+            return None
+        text = bootstrap.cloud_init(parts)
+        # Prometheus, Grafana and ICAgent pass Huawei's 32 KB plain: gzip as Slurm clusters do (slurm.py packed);
+        # without logs the login node keeps its plain user data, as deployed
+        return gzip_b64(text) if self.logs and len(text.encode()) > user_data_max() else text
 
 
 def plan(spec: ClusterSpec) -> HuaweiLayout:
