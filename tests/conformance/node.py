@@ -69,7 +69,7 @@ TRANSPORT: dict[tuple[str, str], str] = {
     ("tencentcloud:As/scalingConfig:ScalingConfig", "userData"): "base64",
     # pulumi-huaweicloud 0.0.12 ecs/instance.py `user_data`: "Text and text files can be injected. The content of
     # `user_data` can be plaint text or encoded with base64" (the layout hands it the cloud-config text, or with
-    # scheduler slurm its gzip in base64: layout/huaweicloud/slurm.py packed)
+    # scheduler slurm, or the login node with monitoring.logs, its gzip in base64: layout/huaweicloud/slurm.py packed)
     ("huaweicloud:Ecs/instance:Instance", "userData"): "plain-or-base64",
     # cce/node_pool.py `postinstall`: "The input value can be a Base64 encoded string or not" (the layout hands it the
     # bash script; CCE runs it after its own components)
