@@ -142,8 +142,10 @@ def test_the_agency_gets_ecs_read_only_next_to_its_other_roles(dev):
     (agency,) = resources_of(dev, "Iam/agency:Agency")
     assert agency["inputs"]["allResourcesRoles"] == ["ECS ReadOnlyAccess"]
     p3 = plan_stack_with("huaweicloud-p3")
+    # readStorage, ICAgent's role (monitoring.logs, shipped on), then the Prometheus target list
     assert resources_of(p3, "Iam/agency:Agency")[0]["inputs"]["allResourcesRoles"] == [
         "OBS ReadOnlyAccess",
+        "APM Administrator",
         "ECS ReadOnlyAccess",
     ]
     off = plan_stack_with("huaweicloud-dev", monitoring={"prometheus": "none"})

@@ -52,8 +52,12 @@ def test_training_stack_spreads_two_a100_nodes(stack_plan):
     assert [n["inputs"]["flavorId"] for n in wired] == ["p3.16xlarge.8"] * 2
     assert {n["inputs"]["schedulerHints"][0]["group"] for n in wired} == {f"<id of {group['name']}>"}
     assert [d["size"] for n in wired for d in n["inputs"]["dataDisks"]] == [2000, 2000]
-    # readStorage, then the login node's Prometheus target list (monitoring auto: test_huaweicloud_monitoring.py)
-    assert one(p3, "Iam/agency:Agency")["inputs"]["allResourcesRoles"] == ["OBS ReadOnlyAccess", "ECS ReadOnlyAccess"]
+    # readStorage, ICAgent's (monitoring.logs), then the Prometheus target list (test_huaweicloud_monitoring.py)
+    roles = ["OBS ReadOnlyAccess", "APM Administrator", "ECS ReadOnlyAccess"]
+    assert one(p3, "Iam/agency:Agency")["inputs"]["allResourcesRoles"] == roles
+    assert one(p3, ":LtsIngestion")["inputs"]["hostIds"] == [f"<id of {n['name']}>" for n in wired] + [
+        "<id of hw-p3-huaweicloud-login>"
+    ]
 
 
 def test_node_inputs(dev):

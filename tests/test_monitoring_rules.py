@@ -16,7 +16,7 @@ from .test_budget import values as budget_values
 
 K = "gpu-cluster:cluster.monitoring"
 CLOUDS = ("aws", "gcp", "azure", "alicloud", "tencentcloud")
-# the cloud that ships no logs (catalog/monitoring.yaml logsNotBuilt), with them asked for
+# a cloud with logs asked for; every cloud ships them now, so the refusal is tested with Huawei's entry taken away
 HUAWEI = {
     "gpu-cluster:cloud": "huaweicloud",
     "huaweicloud:region": "cn-north-4",
@@ -104,15 +104,27 @@ def test_retention_problem_reads_values_and_ranges():
     assert _retention_problem(3, {"min": 4, "max": 730}) == "4 to 730"
 
 
-def test_logs_where_not_built_are_refused_with_the_reason_and_where_they_are():
-    # every cloud of CLOUDS ships logs now; Huawei is the one that does not (catalog/monitoring.yaml logsNotBuilt)
+def test_huawei_logs_are_built():
+    assert data.logs("huaweicloud") is not None and data.logs_not_built_why("huaweicloud") is None
+    assert build_spec(HUAWEI, "test").monitoring.logs.enabled
+
+
+def _without_huawei_logs(monkeypatch, why: str | None) -> None:
+    logs = data.logs
+    monkeypatch.setattr(data, "logs", lambda cloud: None if cloud == "huaweicloud" else logs(cloud))
+    monkeypatch.setattr(data, "built", lambda section: ("aws", "gcp", "azure", "alicloud", "tencentcloud"))
+    monkeypatch.setattr(data, "logs_not_built_why", lambda cloud: why)
+
+
+def test_logs_where_not_built_are_refused_with_the_reason_and_where_they_are(monkeypatch):
+    _without_huawei_logs(monkeypatch, "no host access configuration")
     got = errors_of(HUAWEI)
     assert [key for key, _ in got] == [f"{K}.logs.enabled"]
-    assert "not built on huaweicloud yet: pulumi-huaweicloud 0.0.12 has LTS log groups" in got[0][1]
+    assert "not built on huaweicloud yet: no host access configuration" in got[0][1]
     assert "(built on: aws, gcp, azure, alicloud, tencentcloud); use false" in got[0][1]
 
 
 def test_a_cloud_without_a_stated_reason_is_refused_naming_where_logs_are_built(monkeypatch):
-    monkeypatch.setattr(data, "logs_not_built_why", lambda cloud: None)
+    _without_huawei_logs(monkeypatch, None)
     got = errors_of(HUAWEI)
     assert got[0][1].startswith("shipping logs is not built on huaweicloud yet (built on: aws, gcp,")

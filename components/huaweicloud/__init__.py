@@ -21,7 +21,7 @@ with warnings.catch_warnings():
     import pulumi_huaweicloud  # noqa: F401
 
 from ..layout.huaweicloud import HuaweiLayout
-from . import access, encryption, identity, kubernetes, monitoring, network, nodes, slurm
+from . import access, encryption, identity, kubernetes, logs, monitoring, network, nodes, slurm
 from .storage import build_shared
 
 TYPE = "gpu-cluster:huaweicloud:Cluster"
@@ -46,6 +46,7 @@ class CloudCluster(pulumi.ComponentResource):
         self.alerts = monitoring.build_alerts(self, name, layout, tags)
         roles_first = [*([secrets.role] if secrets else []), *([self.alerts.role] if self.alerts else [])]
         self.identity = identity.build(self, name, layout, roles_first)
+        self.logs = logs.build(self, name, layout, tags)  # monitoring.logs: LTS; ICAgent is in the user data
         self.access = access.build(self, name, layout)
         key_pair = self.access.key_pair.name if self.access.key_pair else None
         agency = self.identity.agency_name
@@ -86,6 +87,10 @@ class CloudCluster(pulumi.ComponentResource):
         shared_ports = layout.shared.ports if layout.shared else ()
         slurm.rules(self, name, self.slurm, self.network.security_group, login_sg, filesystem, shared_ports)
         instances = self.nodes.instances if self.nodes else []
+        if self.logs is not None:  # which files reach LTS: the host group lists every instance, login included
+            logs.ingest(
+                self, name, layout, self.logs, [*instances, *([self.login.instance] if self.login else [])], tags
+            )
         self.outputs = {
             "vpcId": self.network.vpc.id,
             "subnetIds": pulumi.Output.all(self.network.subnet.id),
@@ -114,4 +119,6 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["kubeconfig"] = self.kubernetes.kubeconfig
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
+        if self.logs is not None and layout.logs is not None:
+            self.outputs["logs"] = self.logs.output(layout.logs)
         self.register_outputs(self.outputs)

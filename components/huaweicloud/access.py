@@ -88,7 +88,7 @@ def build_login(
         system_disk_kms_key_id=kms_key_id,
         key_pair=key_pair,
         agency_name=agency,
-        # none without a self-hosted Prometheus (layout/huaweicloud/monitoring.py) or Slurm
+        # Slurm's parts, else Prometheus and Grafana, ICAgent with monitoring.logs, or none
         user_data=slurm_user_data if slurm_user_data is not None else layout.login_user_data,
         eip_type="5_bgp" if login.public_ip else None,
         bandwidth=huaweicloud.ecs.InstanceBandwidthArgs(share_type="PER", size=100, charge_mode="traffic")

@@ -69,7 +69,7 @@ TRANSPORT: dict[tuple[str, str], str] = {
     ("tencentcloud:As/scalingConfig:ScalingConfig", "userData"): "base64",
     # pulumi-huaweicloud 0.0.12 ecs/instance.py `user_data`: "Text and text files can be injected. The content of
     # `user_data` can be plaint text or encoded with base64" (the layout hands it the cloud-config text, or with
-    # scheduler slurm its gzip in base64: layout/huaweicloud/slurm.py packed)
+    # scheduler slurm, or the login node with monitoring.logs, its gzip in base64: layout/huaweicloud/slurm.py packed)
     ("huaweicloud:Ecs/instance:Instance", "userData"): "plain-or-base64",
     # cce/node_pool.py extend_params `postinstall` (NodePoolExtendParamsArgs): the same text as the top-level
     # `postinstall`, "The input value can be a Base64 encoded string or not" (the layout hands it the bash script;
@@ -209,6 +209,8 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         "alicloud-a100-cmk",
         {"storage": {"shared": {"kind": "auto"}, "scratch": "disk", "scratchGb": 2000}, "login": {}},
     ),
+    # monitoring.logs on Huawei (huaweicloud_icagent.sh): the GPU nodes and the login node, whose only boot data it is
+    "huaweicloud-logs-login": ("huaweicloud-dev", {"monitoring": {"logs": {"enabled": True}}}),
     # VM mode on Alibaba with a login node: Prometheus, Grafana and the target list's timer are its whole user data
     # (alicloud_prometheus_targets.sh; the Slurm stacks get them after the login node's Slurm parts by `auto`)
     "alicloud-vm-login-prometheus": ("alicloud-a100", {"login": {}, "monitoring": {"prometheus": "selfHosted"}}),

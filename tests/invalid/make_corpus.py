@@ -659,6 +659,26 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("huaweicloud-tag-slash", f"{C}.tags.team/ml", {"tags": {"team/ml": "x", "environment": "test"}}),
         ("huaweicloud-tag-key-long", f"{C}.tags.{'k' * 37}", {"tags": {"k" * 37: "x", "environment": "test"}}),
         ("huaweicloud-name-trailing-hyphen", f"{C}.name", {"name": "corpus-"}),
+        # monitoring.logs: an LTS group keeps 1 to 365 days (catalog/monitoring.yaml logs.huaweicloud)
+        (
+            "huaweicloud-logs-retention-over",
+            f"{C}.monitoring.logs.retentionDays",
+            {"monitoring": {"logs": {"enabled": True, "retentionDays": 366}}},
+        ),
+        # ICAgent's agency mode needs the region's LTS access address (catalog/logs/huaweicloud.yaml accessIps)
+        (
+            "huaweicloud-logs-region-unknown-access",
+            f"{C}.monitoring.logs.enabled",
+            {"@huaweicloud:region": "cn-east-3", "zone": "cn-east-3a", "monitoring": {"logs": {"enabled": True}}},
+        ),
+        # the LTS host group lists this stack's ECS instances: CCE's pool nodes are not (layout/huaweicloud/logs.py)
+        ("huaweicloud-logs-cce", f"{C}.monitoring.logs.enabled", {**CCE, "monitoring": {"logs": {"enabled": True}}}),
+        # the Slurm head's user data carries no ICAgent (layout/huaweicloud/logs.py)
+        (
+            "huaweicloud-logs-slurm",
+            f"{C}.monitoring.logs.enabled",
+            {"scheduler": "slurm", "monitoring": {"logs": {"enabled": True}}},
+        ),
     ],
 }
 

@@ -32,12 +32,14 @@ from .encryption import DewKey, HuaweiEncryption
 from .encryption import plan as encryption_plan
 from .identity import NodeIdentity, node_identity
 from .kubernetes import CceLayout, GpuAddon, cce_layout, cce_problems
+from .logs import HuaweiLogs, logs_problems
+from .logs import plan as logs_plan
 from .monitoring import HuaweiMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
-from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems
+from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems, user_data_max
 from .proof import count_wired_gbps
-from .slurm import HuaweiSlurm, huawei_slurm, packed, size_problems, slurm_compute_parts
+from .slurm import HuaweiSlurm, gzip_b64, huawei_slurm, packed, size_problems, slurm_compute_parts
 
 __all__ = [
     "Access",
@@ -84,6 +86,7 @@ class HuaweiLayout:
     monitoring: HuaweiMonitoring | None = None  # the login node's Prometheus and Grafana (monitoring.py)
     kubernetes: CceLayout | None = None  # scheduler kubernetes (CCE); None builds the nodes as ECS instances
     shared: Shared | None = None  # storage.shared: SFS Turbo (catalog/storage/huaweicloud.yaml) or an existing one
+    logs: HuaweiLogs | None = None  # monitoring.logs: the LTS group and ICAgent on every node
     slurm: HuaweiSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key and configuration in DEW CSMS
 
     @property
@@ -92,9 +95,15 @@ class HuaweiLayout:
 
     @property
     def login_user_data(self) -> str | None:
-        """The login node's user data (plain cloud-config, as the nodes'): Prometheus and Grafana with a self-hosted
-        monitoring; none without it, as before."""
-        return bootstrap.cloud_init(self.monitoring.parts) if self.monitoring else None
+        """The login node's user data: Prometheus and Grafana with a self-hosted monitoring, ICAgent with
+        monitoring.logs; none without either, as before."""
+        parts = (*(self.monitoring.parts if self.monitoring else ()), *((self.logs.part,) if self.logs else ()))
+        if not parts:
+            return None
+        text = bootstrap.cloud_init(parts)
+        # Prometheus, Grafana and ICAgent pass Huawei's 32 KB plain: gzip as Slurm clusters do (slurm.py packed);
+        # without logs the login node keeps its plain user data, as deployed
+        return gzip_b64(text) if self.logs and len(text.encode()) > user_data_max() else text
 
 
 def plan(spec: ClusterSpec) -> HuaweiLayout:
@@ -104,6 +113,10 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     scratch = scratch_for(spec, NVME_GLOBS, DISK_GLOBS)
     shared = shared_for(spec)
     parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=(), mounts=shared.mount if shared else None)
+    log_problems = list(logs_problems(spec))
+    logs = None if log_problems else logs_plan(spec)
+    if logs is not None:  # ICAgent on the GPU nodes (logs are refused with Slurm: logs_problems)
+        parts = (*parts, logs.part)
     slurm = None
     if spec.scheduler == "slurm":  # the login node's monitoring follows its Slurm parts
         hosted = monitoring_plan(spec) if spec.login is not None else None
@@ -111,7 +124,7 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         assert slurm is not None
         parts = (*parts, *slurm_compute_parts(spec, slurm))
     user_data = bootstrap.cloud_init(parts)
-    refuse(node_problems(spec, packed(user_data) if slurm else user_data))
+    refuse([*log_problems, *node_problems(spec, packed(user_data) if slurm else user_data)])
     if slurm is not None:
         refuse(size_problems(slurm))
     cce = spec.scheduler == "kubernetes"
@@ -202,10 +215,11 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         login=login,
         user_data=user_data,
         tags=dict(spec.base_tags),
-        warnings=tuple(warnings),
+        warnings=(*warnings, *(logs.warnings if logs else ())),
         fabric_usability=FabricUsability(False, ("no fabric wired",)),
         monitoring=monitoring,
         kubernetes=kubernetes,
         shared=shared,
+        logs=logs,
         slurm=slurm,
     )

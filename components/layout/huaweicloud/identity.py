@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ...spec import ClusterSpec
 from .data import huawei_data
+from .logs import data as logs_data
 
 AGENCY_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -24,6 +25,8 @@ def node_identity(spec: ClusterSpec) -> NodeIdentity:
     wanted = [*data["defaultPolicies"], *spec.identity.policies]
     if spec.identity.read_storage:
         wanted.append(data["readStoragePolicy"])
+    if spec.monitoring.logs.enabled:  # ICAgent takes the agency's credentials (catalog/logs/huaweicloud.yaml)
+        wanted.append(logs_data()["credentials"]["role"])
     roles = tuple(dict.fromkeys(wanted))
     service = str(data["delegatedService"])
     if spec.identity.existing:

@@ -1,0 +1,150 @@
+"""`monitoring.logs` on Huawei Cloud (pure): the nodes' logs to Log Tank Service (LTS).
+
+One log group per cluster (kept `retentionDays`: the group's `ttl_in_days`) and one stream in it. Every node kind
+(the GPU nodes, the login node) gets the `icagent` part: ICAgent from Huawei's installer in its IAM-agency mode, so
+no key is in the boot data; the nodes' agency gets the role ICAgent needs (identity.py).
+
+Which files go to the stream: an LTS host group of the cluster's instances and a host access configuration, which
+pulumi-huaweicloud 0.0.12 lacks, so `components/huaweicloud/lts_ingestion.py` makes them with a dynamic resource
+through Huawei's LTS SDK. The group takes no key, so `encryption` does not reach the logs (warned). Facts and their
+sources: catalog/logs/huaweicloud.yaml; `components/huaweicloud/logs.py` builds it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ... import bootstrap
+from ...bootstrap import Part
+from ...datafile import load_yaml
+from ...errors import CLUSTER_KEY, ConfigError
+from ...spec import ClusterSpec
+from ...text import one_line
+
+_DATA = Path(__file__).resolve().parents[2] / "catalog" / "logs" / "huaweicloud.yaml"
+STREAM = "nodes"
+_NAME = re.compile(r"[^A-Za-z0-9_.-]")  # LTS group and stream names: letters, digits, '_', '-' and '.'
+UNIT = bootstrap.oneshot_unit(
+    "gpu-cluster: ICAgent ships this node's logs to the cluster's LTS log group",
+    name="icagent",
+    after=["network-online.target"],
+    wants=["network-online.target"],
+)
+
+
+@cache
+def data() -> dict[str, Any]:
+    """catalog/logs/huaweicloud.yaml."""
+    loaded: dict[str, Any] = load_yaml(_DATA)
+    return loaded
+
+
+@dataclass(frozen=True)
+class HuaweiLogs:
+    group: str  # the log group's name (unique per account and region: cluster and stack)
+    stream: str
+    retention_days: int
+    files: tuple[str, ...]  # what the host access configuration binds to the stream
+    host_group: str  # the LTS host group of the cluster's instances (unique per project, as the log group)
+    access_config: str  # the host access configuration's name
+    single_line_mode: str  # how LTS stamps each line (catalog ingestion.singleLineMode)
+    host_wait_minutes: int  # how long the ingestion waits for ICAgent to report every host
+    role: str  # the role the nodes' agency needs for ICAgent
+    part: Part  # the nodes' bootstrap part
+    warnings: tuple[str, ...]
+
+
+def logs_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
+    """ICAgent's agency mode needs the region's LTS access address: refused where none was read; CCE's pool nodes
+    are not ECS instances of this stack, so their LTS host ids are not known here."""
+    if not spec.monitoring.logs.enabled:
+        return
+    if spec.scheduler == "kubernetes":
+        yield ConfigError(
+            f"{CLUSTER_KEY}.monitoring.logs.enabled",
+            "true with scheduler kubernetes on huaweicloud: the LTS host group lists ECS instances by id, and a CCE "
+            "pool's nodes are CCE's, not this stack's (LTS's CCE ingestion, access_config_type K8S_CCE, is not "
+            "built here); turn logs off or use scheduler none",
+        )
+    if spec.scheduler == "slurm":
+        yield ConfigError(
+            f"{CLUSTER_KEY}.monitoring.logs.enabled",
+            "true with scheduler slurm on huaweicloud: not built yet: the Slurm head's user data "
+            "(layout/huaweicloud/slurm.py) carries no ICAgent and the LTS host group would miss it; turn logs off",
+        )
+    if spec.region not in data()["accessIps"]:
+        known = ", ".join(sorted(data()["accessIps"]))
+        yield ConfigError(
+            f"{CLUSTER_KEY}.monitoring.logs.enabled",
+            f"true, but ICAgent's LTS access address for {spec.region} is not known here (catalog/logs/"
+            f"huaweicloud.yaml accessIps: {known}; {one_line(data()['accessIpsSource'])}); turn logs off there",
+        )
+
+
+def icagent_part(region: str) -> Part:
+    """ICAgent installed once in agency mode; tested on stubs."""
+    install = data()["install"]
+    env = {
+        "REGION": region,
+        "INSTALLER_URL": str(install["script"]).format(region=region),
+        "ACCESS_IP": str(data()["accessIps"][region]),
+        "ACCESS_DOMAIN": str(install["accessDomain"]).format(region=region),
+        "OBS_DOMAIN": str(install["obsDomain"]).format(region=region),
+        "ICAGENT_DIR": str(install["dir"]),
+    }
+    return bootstrap.service_part(
+        "icagent",
+        script_text=bootstrap.script("huaweicloud_icagent.sh"),
+        env=env,
+        unit=UNIT,
+        summary="installs ICAgent, LTS's collector, with the node's IAM agency (monitoring.logs).",
+        no_block=True,
+    )
+
+
+def plan(spec: ClusterSpec) -> HuaweiLogs | None:
+    """None with logs off; call after `logs_problems` found nothing."""
+    logs = spec.monitoring.logs
+    if not logs.enabled:
+        return None
+    base = _NAME.sub("-", f"{spec.name}-{spec.stack}")[:58]  # lts.Group group_name: at most 64 characters
+    group = f"{base}-logs"
+    files = tuple(str(s["path"]) for s in data()["sources"])
+    role = str(data()["credentials"]["role"])
+    ingestion = data()["ingestion"]
+    key = f"{CLUSTER_KEY}.monitoring.logs"
+    warnings: list[str] = []
+    if spec.identity.existing:
+        warnings.append(
+            f"{key}: identity.existing {spec.identity.existing} is not this stack's: it must carry the role "
+            f"{role} for ICAgent ({one_line(data()['credentials']['source'])})"
+        )
+    if spec.network.egress != "nat":
+        warnings.append(
+            f"{key}: network.egress {spec.network.egress}: the nodes fetch ICAgent from OBS "
+            f"({data()['install']['script'].format(region=spec.region)}) and report to the LTS access address; "
+            "that these are reached without the NAT gateway is not verified here"
+        )
+    # every Huawei cluster has a DEW key (encryption.py: provider and auto both plan one), which the logs miss
+    warnings.append(
+        f"{key}: the log group is not under the cluster's DEW key ({one_line(data()['encryption']['source'])}); "
+        "LTS keeps the logs in its own storage"
+    )
+    return HuaweiLogs(
+        group=group,
+        stream=STREAM,
+        retention_days=logs.retention_days,
+        files=files,
+        host_group=f"{base}-hosts",
+        access_config=f"{base}-nodes",
+        single_line_mode=str(ingestion["singleLineMode"]),
+        host_wait_minutes=int(ingestion["hostWaitMinutes"]),
+        role=role,
+        part=icagent_part(spec.region),
+        warnings=tuple(warnings),
+    )

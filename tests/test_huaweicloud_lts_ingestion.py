@@ -1,0 +1,273 @@
+"""`monitoring.logs` on Huawei Cloud, which files LTS collects: the `LtsIngestion` dynamic resource as registered with
+the mocks (the cluster's instances, the stream, the files), and its provider's create, diff, update and delete
+against a stubbed huaweicloudsdklts client that records the SDK's own request models; credentials from the stack's
+config or the HW_* environment; the wait for ICAgent's hosts; the provider pickled as Pulumi does; refusals (CCE)
+and the SDK kept out of every plan."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from typing import Any
+
+import dill
+import pytest
+from huaweicloudsdklts.v2 import model
+from pulumi.dynamic import ConfigureRequest
+from pulumi.dynamic.config import Config
+from pulumi.dynamic.dynamic import serialize_provider
+
+from components.diff import diff_plans
+from components.errors import ConfigError
+from components.huaweicloud import lts_ingestion
+from components.huaweicloud.lts_ingestion import LtsApi, LtsIngestionProvider
+from components.layout.huaweicloud.logs import data
+
+from .conftest import ROOT, one, plan_json, plan_stack_with
+
+STACK = "huaweicloud-dev"
+LOGS_ON = {"logs": {"enabled": True}}
+TYPE = "pulumi-python:dynamic/huaweicloud:LtsIngestion"
+NODE, LOGIN = "3f1c2a9e-0000-4000-8000-000000000001", "3f1c2a9e-0000-4000-8000-000000000002"
+PROPS: dict[str, Any] = {
+    "region": "cn-north-4",
+    "hostGroupName": "hw-dev-huaweicloud-dev-hosts",
+    "accessConfigName": "hw-dev-huaweicloud-dev-nodes",
+    "hostIds": [NODE, LOGIN],
+    "logGroupId": "group-1",
+    "logStreamId": "stream-1",
+    "paths": ["/var/log/cloud-init.log", "/var/log/syslog"],
+    "singleLineMode": "system",
+    "tags": {"environment": "dev"},
+}
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return plan_stack_with(STACK, monitoring=LOGS_ON)
+
+
+# --- registered with the mocks --------------------------------------------------------------------------------
+
+
+def test_the_ingestion_binds_the_files_on_every_instance_to_the_stream(plan):
+    ingestion = one(plan, ":LtsIngestion")
+    assert ingestion["type"] == TYPE
+    inputs = ingestion["inputs"]
+    assert inputs["hostIds"] == ["<id of hw-dev-huaweicloud-node-0>", "<id of hw-dev-huaweicloud-login>"]
+    assert inputs["logGroupId"] == "<id of hw-dev-huaweicloud-logs>"
+    assert inputs["logStreamId"] == "<id of hw-dev-huaweicloud-logs-stream>"
+    assert inputs["paths"] == [str(s["path"]) for s in data()["sources"]]
+    assert inputs["region"] == "cn-north-4" and inputs["singleLineMode"] == "system"
+    assert inputs["hostGroupName"] == "hw-dev-huaweicloud-dev-hosts"
+    assert inputs["accessConfigName"] == "hw-dev-huaweicloud-dev-nodes"
+    assert inputs["tags"]["gpu-cluster:cluster"] == "hw-dev"
+    # the provider is pickled by reference with plain settings: no credential in the inputs
+    provider = dill.loads(base64.b64decode(inputs["__provider"]))
+    assert isinstance(provider, LtsIngestionProvider) and provider.settings == {}
+    assert (provider.group_type, provider.agent_access_type, provider.access_config_type) == ("linux", "IP", "AGENT")
+    assert provider.wait_minutes == data()["ingestion"]["hostWaitMinutes"]
+    assert not [k for k in inputs if "key" in k.lower() or "secret" in k.lower()]
+
+
+def test_the_stack_output_names_the_host_group_and_access_configuration(plan):
+    out = plan.as_json()["outputs"]["logs"]
+    assert out["hostGroup"] == "hw-dev-huaweicloud-dev-hosts"
+    assert out["accessConfig"] == "hw-dev-huaweicloud-dev-nodes"
+    assert out["accessConfigId"] == "<id of hw-dev-huaweicloud-logs-ingestion>"
+
+
+def test_day2_more_nodes_update_the_ingestion_in_place(plan):
+    bigger = plan_stack_with(STACK, monitoring=LOGS_ON, nodes=2, fabric="none")
+    d = diff_plans(plan_json(plan), plan_json(bigger))
+    (change,) = [c for c in d.changed if c.name == "hw-dev-huaweicloud-logs-ingestion"]
+    assert change.verdict == "update" and {x.path.split("[")[0] for x in change.changes} == {"hostIds"}
+
+
+def test_with_cce_logs_are_refused_with_one_keyed_error():
+    with pytest.raises(ConfigError) as err:
+        plan_stack_with("huaweicloud-cce", monitoring=LOGS_ON)
+    assert str(err.value).startswith("gpu-cluster:cluster.monitoring.logs.enabled")
+    assert "scheduler kubernetes" in str(err.value) and "K8S_CCE" in str(err.value)
+
+
+def test_no_plan_loads_the_lts_sdk():
+    code = (
+        "import sys; from pathlib import Path; from components.plan import load_stack, make_plan; "
+        "from tests.conftest import plan_stack_with; "
+        f"plan_stack_with('{STACK}', monitoring={LOGS_ON!r}); "
+        "make_plan(Path('.'), load_stack(Path('.'), 'tencentcloud-dev')); "
+        "print(sorted(m for m in sys.modules if m.startswith('huaweicloudsdk')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"  # only the provider process talks to LTS
+
+
+# --- the provider against a stubbed SDK client ----------------------------------------------------------------
+
+
+class StubClient:
+    """huaweicloudsdklts.v2.LtsClient's calls: records each request as the SDK serialises it, answers with the
+    SDK's response models; `reporting` is which hosts ICAgent has reported so far."""
+
+    def __init__(self, reporting: list[set[str]] | None = None, fail_access: bool = False) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.reporting = reporting or [{NODE, LOGIN}]
+        self.fail_access = fail_access
+
+    def _record(self, name: str, request: Any) -> None:
+        self.calls.append((name, request.body.to_dict()))
+
+    def list_host(self, request: Any) -> Any:
+        self._record("list_host", request)
+        seen = self.reporting.pop(0) if len(self.reporting) > 1 else self.reporting[0]
+        return model.ListHostResponse(result=[model.GetHostListInfo(host_id=h) for h in sorted(seen)])
+
+    def create_host_group(self, request: Any) -> Any:
+        self._record("create_host_group", request)
+        return model.CreateHostGroupResponse(host_group_id="hg-1")
+
+    def update_host_group(self, request: Any) -> Any:
+        self._record("update_host_group", request)
+        return model.UpdateHostGroupResponse()
+
+    def delete_host_group(self, request: Any) -> Any:
+        self._record("delete_host_group", request)
+        return model.DeleteHostGroupResponse()
+
+    def create_access_config(self, request: Any) -> Any:
+        self._record("create_access_config", request)
+        if self.fail_access:
+            raise RuntimeError("LTS.0201 access config name exists")
+        return model.CreateAccessConfigResponse(access_config_id="ac-1")
+
+    def update_access_config(self, request: Any) -> Any:
+        self._record("update_access_config", request)
+        return model.UpdateAccessConfigResponse()
+
+    def delete_access_config(self, request: Any) -> Any:
+        self._record("delete_access_config", request)
+        return model.DeleteAccessConfigResponse()
+
+
+def provider_with(client: StubClient, monkeypatch: pytest.MonkeyPatch) -> LtsIngestionProvider:
+    provider = LtsIngestionProvider("linux", "IP", "AGENT", 1)
+    monkeypatch.setattr(provider, "api", lambda region: LtsApi(client))
+    monkeypatch.setattr(lts_ingestion, "_sleep", lambda seconds: None)
+    return provider
+
+
+def names(client: StubClient) -> list[str]:
+    return [name for name, _ in client.calls]
+
+
+def test_create_groups_the_hosts_then_binds_the_files_to_the_stream(monkeypatch):
+    client = StubClient()
+    result = provider_with(client, monkeypatch).create(dict(PROPS))
+    assert names(client) == ["list_host", "create_host_group", "create_access_config"]
+    assert client.calls[0][1]["host_id_list"] == [NODE, LOGIN]
+    group = client.calls[1][1]
+    assert group["host_group_name"] == "hw-dev-huaweicloud-dev-hosts"
+    assert (group["host_group_type"], group["agent_access_type"]) == ("linux", "IP")
+    assert group["host_id_list"] == [NODE, LOGIN]
+    assert group["host_group_tag"] == [{"key": "environment", "value": "dev"}]
+    access = client.calls[2][1]
+    assert access["access_config_name"] == "hw-dev-huaweicloud-dev-nodes"
+    assert access["access_config_type"] == "AGENT"
+    assert access["access_config_detail"]["paths"] == PROPS["paths"]
+    assert access["access_config_detail"]["format"]["single"]["mode"] == "system"
+    assert access["log_info"] == {"log_group_id": "group-1", "log_stream_id": "stream-1"}
+    assert access["host_group_info"] == {"host_group_id_list": ["hg-1"]}
+    assert result.id == "ac-1" and result.outs["hostGroupId"] == "hg-1"
+
+
+def test_create_waits_until_icagent_reported_every_host(monkeypatch):
+    client = StubClient(reporting=[set(), {NODE}, {NODE, LOGIN}])
+    provider_with(client, monkeypatch).create(dict(PROPS))
+    assert names(client) == ["list_host"] * 3 + ["create_host_group", "create_access_config"]
+
+
+def test_hosts_that_never_report_fail_the_create_naming_them_and_make_nothing(monkeypatch):
+    client = StubClient(reporting=[{NODE}])
+    with pytest.raises(RuntimeError, match=f"after 1 minutes LTS lists no ICAgent on {LOGIN}"):
+        provider_with(client, monkeypatch).create(dict(PROPS))
+    assert names(client) == ["list_host"] * (60 // lts_ingestion.POLL_SECONDS + 1)  # a poll every 15 s
+
+
+def test_a_failed_access_configuration_removes_the_new_host_group(monkeypatch):
+    client = StubClient(fail_access=True)
+    with pytest.raises(RuntimeError, match=r"LTS\.0201"):
+        provider_with(client, monkeypatch).create(dict(PROPS))
+    assert names(client)[-1] == "delete_host_group"
+    assert client.calls[-1][1] == {"host_group_id_list": ["hg-1"]}
+
+
+OLDS = {**PROPS, "hostGroupId": "hg-1", "accessConfigId": "ac-1"}
+
+
+def test_diff_replaces_on_a_new_stream_and_updates_the_rest(monkeypatch):
+    provider = LtsIngestionProvider("linux", "IP", "AGENT", 1)
+    same = provider.diff("ac-1", OLDS, dict(PROPS))
+    assert same.changes is False and not same.replaces
+    moved = provider.diff("ac-1", OLDS, {**PROPS, "logStreamId": "stream-2"})
+    assert moved.changes is True and moved.replaces == ["logStreamId"] and moved.delete_before_replace
+    more = provider.diff("ac-1", OLDS, {**PROPS, "hostIds": [NODE, LOGIN, "x"], "paths": ["/var/log/syslog"]})
+    assert more.changes is True and not more.replaces
+
+
+def test_update_changes_only_what_moved(monkeypatch):
+    client = StubClient(reporting=[{NODE, LOGIN, "3f1c2a9e-0000-4000-8000-000000000003"}])
+    provider = provider_with(client, monkeypatch)
+    news = {**PROPS, "hostIds": [NODE, LOGIN, "3f1c2a9e-0000-4000-8000-000000000003"]}
+    result = provider.update("ac-1", OLDS, news)
+    assert names(client) == ["list_host", "update_host_group"]
+    assert client.calls[1][1]["host_group_id"] == "hg-1" and len(client.calls[1][1]["host_id_list"]) == 3
+    assert result.outs is not None and result.outs["hostGroupId"] == "hg-1"
+    client.calls.clear()
+    provider.update("ac-1", OLDS, {**PROPS, "paths": ["/var/log/syslog"]})
+    assert names(client) == ["update_access_config"]
+    body = client.calls[0][1]
+    assert body["access_config_id"] == "ac-1" and body["access_config_detail"]["paths"] == ["/var/log/syslog"]
+    assert body["host_group_info"] == {"host_group_id_list": ["hg-1"]}
+
+
+def test_delete_removes_the_configuration_then_the_group(monkeypatch):
+    client = StubClient()
+    provider_with(client, monkeypatch).delete("ac-1", OLDS)
+    assert client.calls == [
+        ("delete_access_config", {"access_config_id_list": ["ac-1"]}),
+        ("delete_host_group", {"host_group_id_list": ["hg-1"]}),
+    ]
+
+
+# --- credentials and pickling ---------------------------------------------------------------------------------
+
+
+def test_credentials_come_from_the_stack_config_then_the_environment(monkeypatch):
+    monkeypatch.setenv("HW_SECRET_KEY", "env-sk")
+    monkeypatch.delenv("HW_ACCESS_KEY", raising=False)
+    provider = LtsIngestionProvider("linux", "IP", "AGENT", 1)
+    raw = {"huaweicloud:accessKey": "cfg-ak", "huaweicloud:region": "cn-north-4"}
+    provider.configure(ConfigureRequest(Config(raw, "gpu-cluster")))
+    assert provider.settings["accessKey"] == "cfg-ak" and provider.settings["secretKey"] == "env-sk"
+    assert provider.settings["securityToken"] is None and "region" not in provider.settings  # the resource's input
+    assert set(provider.settings) == set(data()["providerCredentials"]["config"])
+
+
+def test_without_credentials_the_client_fails_saying_what_to_set():
+    with pytest.raises(RuntimeError, match="huaweicloud:accessKey and huaweicloud:secretKey"):
+        lts_ingestion.sdk_client("cn-north-4", {})
+
+
+def test_the_sdk_client_is_built_for_the_region_with_the_keys():
+    client = lts_ingestion.sdk_client("cn-north-4", {"accessKey": "ak", "secretKey": "sk", "projectId": "p1"})
+    assert type(client).__name__ == "LtsClient"
+
+
+def test_the_provider_pickles_as_pulumi_serialises_it():
+    provider = LtsIngestionProvider("linux", "IP", "AGENT", 20)
+    again = dill.loads(base64.b64decode(serialize_provider(provider)))
+    assert again.__dict__ == provider.__dict__
+    assert serialize_provider(provider) == serialize_provider(again)  # stable: no diff from the pickle alone
