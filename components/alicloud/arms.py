@@ -177,6 +177,6 @@ def output(managed: AlicloudManaged, arms: Arms | None) -> dict[str, pulumi.Inpu
         "instance": arms.instance.cluster_id,
         "collection": "the ARMS collector federates the login node's Prometheus (no key, no grant on the nodes)",
         "rules": [r.name for r in managed.rules],
-        "grafana": managed.grafana_note,
+        "dashboards": managed.grafana_note,
         "notify": list(managed.notify.emails) if managed.notify else [],
     }

@@ -73,4 +73,9 @@ def output(layout: AlicloudLayout, login: CpuNode | None, managed: Arms | None =
     if plan.managed is None:
         return hosted
     # managed: the login node's Prometheus and Grafana stay (the dashboards), ARMS stores and alerts
-    return {**hosted, **arms_output(plan.managed, managed), "host": "login node (federated by ARMS)"}
+    return {
+        **hosted,
+        **arms_output(plan.managed, managed),
+        "host": "login node (federated by ARMS)",
+        "prometheusListen": plan.managed.federate_listen,
+    }

@@ -79,7 +79,8 @@ class AlicloudManaged:
     grafana_instance: str  # catalog: free (the shared Grafana)
     payment_type: str
     federate_job: str  # arms.PrometheusMonitoring customJob config_yaml, LOGIN_PLACEHOLDER for the login node
-    federate_port: int  # the login node's Prometheus port the collector's group is admitted to
+    federate_listen: str  # where the login node's Prometheus listens for the collector (catalog federateListen)
+    federate_port: int  # its port, the one the collector's group is admitted to
     rules: tuple[ArmsRule, ...]
     notify: ArmsNotify | None
     service: str
@@ -195,6 +196,7 @@ def _managed(spec: ClusterSpec) -> AlicloudManaged:
         grafana_instance=str(entry["grafanaInstance"]),
         payment_type=str(entry["paymentType"]),
         federate_job=federate_job(spec, entry),
+        federate_listen=str(entry["federateListen"]),
         federate_port=int(str(entry["federateListen"]).rpartition(":")[2]),
         rules=rules,
         notify=_notify(spec, rules),
