@@ -17,7 +17,8 @@ from components.bootstrap import monitoring
 from components.diff import diff_plans
 from components.layout import alicloud as ali
 from components.layout.alicloud import monitoring as ali_monitoring
-from components.spec import SpecError, build_spec
+from components.errors import ConfigError, ConfigErrors
+from components.spec import build_spec
 
 from .conftest import ROOT, load_stack, plan_json, plan_stack_with, plan_values, resources_of, spec_of
 from .test_alicloud_slurm import files_of
@@ -47,9 +48,10 @@ def _named(plan, suffix):
 
 
 def _errors(values):
-    with pytest.raises(SpecError) as caught:
+    with pytest.raises((ConfigError, ConfigErrors)) as caught:
         build_spec(values, "test")
-    return {e.key: e.message for e in caught.value.errors}
+    errors = getattr(caught.value, "errors", [caught.value])
+    return {e.key.removeprefix("gpu-cluster:"): e.message for e in errors}
 
 
 # --- the spec ------------------------------------------------------------------------------------------------------
@@ -75,7 +77,7 @@ def test_notify_needs_managed_on_alibaba():
     values = ali_values(login={}, network={"egress": "nat"}, monitoring={"notify": EMAILS})
     message = _errors(values)["cluster.monitoring.notify"]
     assert "set it to managed" in message and "ARMS" in message
-    assert spec_of(managed(notify=EMAILS)).monitoring.notify == EMAILS
+    assert list(spec_of(managed(notify=EMAILS)).monitoring.notify) == EMAILS
 
 
 # --- the layout ------------------------------------------------------------------------------------------------------
