@@ -15,9 +15,9 @@ import yaml
 
 from components.bootstrap import monitoring
 from components.diff import diff_plans
+from components.errors import ConfigError, ConfigErrors
 from components.layout import alicloud as ali
 from components.layout.alicloud import monitoring as ali_monitoring
-from components.errors import ConfigError, ConfigErrors
 from components.spec import build_spec
 
 from .conftest import ROOT, load_stack, plan_json, plan_stack_with, plan_values, resources_of, spec_of

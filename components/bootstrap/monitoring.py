@@ -1,8 +1,9 @@
 """The self-hosted monitoring part (monitoring.prometheus: selfHosted): Prometheus and Grafana on the login node.
 
 Private: both listen on 127.0.0.1 only (Prometheus :9090, Grafana :3000), so nothing but the login node itself
-reaches them (Alibaba's managed route excepted: there Prometheus listens on the VPC for ARMS' collector, which
-only the collector's security group may reach); people reach Grafana through the cloud's access path with port forwarding (docs/monitoring.md).
+reaches them (Alibaba's managed route excepted: there Prometheus listens on the VPC for ARMS' collector, which only
+the collector's security group may reach); people reach Grafana through the cloud's access path with port
+forwarding (docs/monitoring.md).
 Installed at every boot, idempotently, from pinned upstream releases (monitoring.yaml): the Prometheus tarball
 checked against its sha256, Grafana from its apt repository at one version, held.
 
@@ -401,13 +402,10 @@ def monitoring_part(m: Monitoring | None) -> Part:
             f"every sample to the managed workspace, and {grafana_at} reading it, private."
         )
     else:
-        summary = (
-            f"runs Prometheus {p['version']} ({listen}) and {grafana_at}, private, scraping the GPU nodes' "
-            + (
-                f"exporters; Alertmanager {am.pin()['version']} ({am.pin()['listen']}) sends the alerts to "
-                f"{local_alerts.kind}."
-                if local_alerts
-                else "exporters."
-            )
+        summary = f"runs Prometheus {p['version']} ({listen}) and {grafana_at}, private, scraping the GPU nodes' " + (
+            f"exporters; Alertmanager {am.pin()['version']} ({am.pin()['listen']}) sends the alerts to "
+            f"{local_alerts.kind}."
+            if local_alerts
+            else "exporters."
         )
     return Part("monitoring", files=files, commands=commands, summary=summary)
