@@ -1,5 +1,5 @@
-"""monitoring.prometheus managed on Alibaba Cloud: the ARMS Prometheus instance for ECS, its collector's security
-group (admitted to the login node's Prometheus port only), the federation job naming the login node's address, one
+"""monitoring.prometheus managed on Alibaba Cloud: the ARMS ECS environment bound to the cluster's VPC (admitted to
+the login node's Prometheus port from the VPC's CIDR only), the federation job naming the login node's address, one
 ARMS alert rule per rule of bootstrap/monitoring.py, monitoring.notify as ARMS contacts, a contact group and a
 dispatch rule; no AccessKey and no new RAM grant; the refusals; what turning it on changes in a deployed stack."""
 
@@ -65,7 +65,7 @@ def test_managed_is_accepted_with_a_login_node_and_nat_and_auto_never_picks_it()
 def test_managed_on_ack_is_refused_naming_the_container_route():
     values = ali_values(scheduler="kubernetes", network={"egress": "nat"}, monitoring={"prometheus": "managed"})
     message = _errors(values)["cluster.monitoring.prometheus"]
-    assert "scheduler kubernetes" in message and "aliyun-cs" in message
+    assert "scheduler kubernetes" in message and "environment of type CS" in message
 
 
 def test_managed_without_a_login_node_is_refused():
@@ -136,29 +136,28 @@ def test_the_federation_job_passes_promtool(promtool, tmp_path):
 # --- the resources registered with the mocks -----------------------------------------------------------------------
 
 
-def test_the_instance_is_for_ecs_in_the_clusters_vpc_with_its_own_group(vm):
-    instance = _named(vm, "-alicloud-arms")
-    assert instance["clusterType"] == "ecs" and instance["grafanaInstanceId"] == "free"
-    assert instance["paymentType"] == "POSTPAY_GB"
-    assert instance["vpcId"] == "<id of vm-alicloud-vpc>" and instance["vswitchId"] == "<id of vm-alicloud-nodes>"
-    assert instance["securityGroupId"] == "<id of vm-alicloud-arms-sg>"
-    assert instance["tags"]["gpu-cluster:cluster"] == "vm"
-    group = _named(vm, "-alicloud-arms-sg")
-    assert group["vpcId"] == "<id of vm-alicloud-vpc>" and "innerAccessPolicy" not in group
+def test_the_environment_is_an_ecs_environment_bound_to_the_clusters_vpc(vm):
+    env = _named(vm, "-alicloud-arms")
+    assert env["environmentType"] == "ECS" and env["environmentSubType"] == "ECS"
+    assert env["bindResourceId"] == "<id of vm-alicloud-vpc>"
+    assert env["environmentName"] == "gpu-cluster-vm-vm" and env["tags"]["gpu-cluster:cluster"] == "vm"
+    # not CreatePrometheusInstance's cluster_type ecs, which the ARMS API no longer takes (conformance judges it)
+    assert not resources_of(vm, "arms/prometheus:Prometheus")
 
 
-def test_only_the_collectors_group_reaches_the_login_nodes_prometheus(vm):
+def test_only_the_vpc_reaches_the_login_nodes_prometheus(vm):
     rules = [r["inputs"] for r in resources_of(vm, "SecurityGroupRule") if "<id of vm-alicloud-login-sg>" in str(r)]
     federate = [r for r in rules if r["portRange"] == "9090/9090"]
     assert len(federate) == 1
-    assert federate[0]["sourceSecurityGroupId"] == "<id of vm-alicloud-arms-sg>" and "cidrIp" not in federate[0]
+    assert federate[0]["cidrIp"] == vm.layout.spec.network.cidr and "sourceSecurityGroupId" not in federate[0]
     assert federate[0]["type"] == "ingress" and federate[0]["policy"] == "accept"
+    assert federate[0]["nicType"] == "intranet"
 
 
 def test_the_custom_job_federates_the_login_nodes_address(vm):
     job = _named(vm, "-alicloud-arms-federate")
-    assert job["type"] == "customJob" and job["status"] == "run"
-    assert job["clusterId"] == "<ARMS Prometheus instance id of vm-alicloud-arms>"
+    assert job["environmentId"] == "<id of vm-alicloud-arms>" and job["status"] == "run"
+    assert job["envCustomJobName"] == ali_monitoring.FEDERATE_JOB
     config = yaml.safe_load(job["configYaml"])
     assert config["scrape_configs"][0]["static_configs"][0]["targets"] == ["<private ip of vm-alicloud-login>:9090"]
 
@@ -169,7 +168,7 @@ def test_one_arms_rule_per_rule_in_the_alert_center_without_notify(vm):
     assert len(rules) == len(ali_monitoring.arms_rules(spec))
     for r in rules:
         inputs = r["inputs"]
-        assert inputs["clusterId"] == "<ARMS Prometheus instance id of vm-alicloud-arms>"
+        assert inputs["clusterId"].startswith("<resolved at deploy: the Prometheus instance of")
         assert inputs["notifyType"] == "ALERT_MANAGER" and "dispatchRuleId" not in inputs
         assert inputs["type"] == "101" and inputs["duration"].endswith("m")
     assert not resources_of(vm, "arms/dispatchRule:DispatchRule")
@@ -217,7 +216,7 @@ def test_no_accesskey_and_no_new_grant(elastic):
 def test_the_output_names_the_instance_and_keeps_the_grafana_path(elastic):
     out = elastic.run.outputs["monitoring"]
     assert out["prometheus"] == "managed" and out["service"].startswith("Managed Service for Prometheus (ARMS)")
-    assert out["instance"] == "<ARMS Prometheus instance id of slurm-elastic-alicloud-arms>"
+    assert out["environment"] == "<id of slurm-elastic-alicloud-arms>"
     assert out["grafana"]["url"] == "http://localhost:3000" and out["prometheusListen"] == "0.0.0.0:9090"
     assert out["notify"] == EMAILS
 
@@ -238,7 +237,6 @@ def test_turning_it_on_restarts_only_the_login_node_and_adds_the_arms_resources(
         "slurm-elastic-alicloud-arms-rule-DiskNearlyFull",
         "slurm-elastic-alicloud-arms-rule-FabricLinkDown",
     ]
-    assert "slurm-elastic-alicloud-arms-sg" in created
     assert "slurm-elastic-alicloud-login-sg-federate-from-arms" in created
     assert {c.key: c for c in d.spec_changes}["cluster.monitoring.prometheus"].policy == "in-place"
 

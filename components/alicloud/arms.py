@@ -1,11 +1,11 @@
 """monitoring.prometheus managed on Alibaba Cloud (layout/alicloud/monitoring.py `AlicloudManaged` decides it): the
-ARMS Prometheus instance for ECS in the cluster's VPC, its collector's own security group, the custom job that
-federates the login node's Prometheus, one ARMS alert rule per rule of bootstrap/monitoring.py, and with
-monitoring.notify the email contacts, their contact group and the dispatch rule the alert rules name.
+ARMS ECS environment bound to the cluster's VPC, the custom job that federates the login node's Prometheus, one ARMS
+alert rule per rule of bootstrap/monitoring.py on the environment's Prometheus instance, and with monitoring.notify
+the email contacts, their contact group and the dispatch rule the alert rules name.
 
-The collector sits in the nodes' vSwitch with a security group of its own, and the login node's group admits it on
-the Prometheus port only: nothing else in the VPC reaches the login node's Prometheus. No AccessKey and no RAM grant:
-ARMS pulls from inside the VPC, the login node pushes nothing.
+The environment's collector runs in the VPC (CreateEnvironment takes the VPC and no narrower placement), so the login
+node's group admits the Prometheus port from the VPC's CIDR only. No AccessKey and no RAM grant: ARMS pulls from
+inside the VPC, the login node pushes nothing.
 """
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..layout.alicloud.monitoring import LOGIN_PLACEHOLDER, AlicloudManaged, ArmsNotify
+from ..resources import invoke_options
 from .context import Context
 from .cpu_node import CpuNode
 from .network import ingress_rule
 
-CUSTOM_JOB = "customJob"  # arms.PrometheusMonitoring type
-PROMETHEUS_RULE_TYPE = "101"  # CreatePrometheusAlertRule Type: "101: Prometheus 告警" (99: custom)
+PROMETHEUS_RULE_TYPE = "101"  # CreatePrometheusAlertRule Type: "101: Prometheus Service alert" (99: custom)
 
 
 @dataclass(frozen=True)
 class Arms:
-    instance: alicloud.arms.Prometheus
-    collector_group: alicloud.ecs.SecurityGroup
-    federate: alicloud.arms.PrometheusMonitoring
+    environment: alicloud.arms.Environment
+    prometheus_id: pulumi.Output[str]  # the environment's Prometheus instance (the alert rules' cluster_id)
+    federate: alicloud.arms.EnvCustomJob
     rules: list[alicloud.arms.PrometheusAlertRule]
     dispatch: alicloud.arms.DispatchRule | None
 
@@ -38,60 +38,51 @@ def build(ctx: Context, login: CpuNode | None) -> Arms | None:
     managed = plan.managed if plan is not None else None
     if managed is None or login is None:
         return None
-    spec = ctx.layout.spec
-    group = alicloud.ecs.SecurityGroup(
-        f"{ctx.name}-arms-sg",
-        vpc_id=ctx.network.vpc.id,
-        security_group_name=f"{spec.name}-arms-collector",
-        description=f"gpu-cluster {spec.name}: the ARMS Prometheus collector (federates the login node)",
-        tags=dict(ctx.tags),
-        opts=ctx.child,
-    )
     port = managed.federate_port
     ingress_rule(
         f"{ctx.name}-login-sg-federate-from-arms",
         login.security_group.id,
         f"{port}/{port}",
-        "the ARMS collector federates the login node's Prometheus",
+        "the ARMS environment's collector (in the VPC) federates the login node's Prometheus",
         ctx.child,
-        source_group_id=group.id,
+        cidr=managed.vpc_cidr,
     )
-    instance = alicloud.arms.Prometheus(
+    environment = alicloud.arms.Environment(
         f"{ctx.name}-arms",
-        cluster_type=managed.cluster_type,
-        cluster_name=managed.cluster_name,
-        grafana_instance_id=managed.grafana_instance,
-        payment_type=managed.payment_type,
-        vpc_id=ctx.network.vpc.id,
-        vswitch_id=ctx.network.vswitch.id,
-        security_group_id=group.id,
+        environment_type=managed.environment_type,
+        environment_sub_type=managed.environment_sub_type,
+        environment_name=managed.environment_name,
+        bind_resource_id=ctx.network.vpc.id,
         tags=dict(ctx.tags),
         opts=ctx.child,
     )
+    found = alicloud.arms.get_environments_output(ids=[environment.id], opts=invoke_options(ctx.parent))
+    prometheus_id = found.environments.apply(lambda envs: str(envs[0].prometheus_instance_id))
     job = managed.federate_job
-    federate = alicloud.arms.PrometheusMonitoring(
+    federate = alicloud.arms.EnvCustomJob(
         f"{ctx.name}-arms-federate",
-        cluster_id=instance.cluster_id,
-        type=CUSTOM_JOB,
+        environment_id=environment.id,
+        env_custom_job_name=managed.federate_job_name,
         status="run",
         config_yaml=login.instance.private_ip.apply(lambda ip: job.replace(LOGIN_PLACEHOLDER, ip)),
+        aliyun_lang="en",
         opts=ctx.child,
     )
     dispatch = _dispatch(ctx, managed.notify) if managed.notify else None
-    return Arms(instance, group, federate, _rules(ctx, managed, instance, dispatch), dispatch)
+    return Arms(environment, prometheus_id, federate, _rules(ctx, managed, prometheus_id, dispatch), dispatch)
 
 
 def _rules(
     ctx: Context,
     managed: AlicloudManaged,
-    instance: alicloud.arms.Prometheus,
+    prometheus_id: pulumi.Output[str],
     dispatch: alicloud.arms.DispatchRule | None,
 ) -> list[alicloud.arms.PrometheusAlertRule]:
     """One ARMS alert rule per rule; with notify each names the dispatch rule (else ARMS' alert center shows it)."""
     return [
         alicloud.arms.PrometheusAlertRule(
             f"{ctx.name}-arms-rule-{rule.alert}",
-            cluster_id=instance.cluster_id,
+            cluster_id=prometheus_id,
             prometheus_alert_rule_name=rule.name,
             expression=rule.expression,
             duration=rule.duration,
@@ -174,8 +165,9 @@ def output(managed: AlicloudManaged, arms: Arms | None) -> dict[str, pulumi.Inpu
     return {
         "prometheus": "managed",
         "service": managed.service,
-        "instance": arms.instance.cluster_id,
-        "collection": "the ARMS collector federates the login node's Prometheus (no key, no grant on the nodes)",
+        "environment": arms.environment.id,
+        "instance": arms.prometheus_id,
+        "collection": "the ARMS environment's collector federates the login node's Prometheus (no key, no grant)",
         "rules": [r.name for r in managed.rules],
         "dashboards": managed.grafana_note,
         "notify": list(managed.notify.emails) if managed.notify else [],

@@ -8,11 +8,11 @@ writes them, without the login node and the Slurm head, as one target group per 
 it changes. The role needs ecs:DescribeInstances, an action with no resource scope (Resource "*"): the only grant
 added. The login node carries the nodes' role (cpu_node.py), so the grant is on that role, as on AWS.
 
-monitoring.prometheus managed (`AlicloudManaged`; catalog/monitoring.yaml managed.alicloud): an ARMS Prometheus
-instance for ECS in the cluster's VPC stores the samples and evaluates the alert rules (one ARMS alert rule per
+monitoring.prometheus managed (`AlicloudManaged`; catalog/monitoring.yaml managed.alicloud): an ARMS ECS environment
+bound to the cluster's VPC stores the samples in its Prometheus instance and evaluates the alert rules (one ARMS alert rule per
 bootstrap/monitoring.py rule_list entry). Its collector federates the login node's Prometheus, which keeps discovering
-and scraping the nodes as above and listens on the VPC for it (only the collector's own security group may reach
-it): ARMS remote write and ARMS' ECS discovery both take a long-lived AccessKey pair, which no node is given, so
+and scraping the nodes as above and listens on the VPC for it (the login node's group admits that port from the VPC's CIDR
+only): ARMS remote write and ARMS' ECS discovery both take a long-lived AccessKey pair, which no node is given, so
 the login node writes nothing and its role gains nothing. With monitoring.notify the rules name a dispatch rule that
 mails a contact group of one ARMS contact per address.
 """
@@ -72,15 +72,16 @@ class ArmsNotify:
 
 @dataclass(frozen=True)
 class AlicloudManaged:
-    """monitoring.prometheus managed: the ARMS instance, its federation job and rules, and the notify path."""
+    """monitoring.prometheus managed: the ARMS environment, its federation job and rules, and the notify path."""
 
-    cluster_name: str  # arms.Prometheus cluster_name
-    cluster_type: str  # catalog: ecs
-    grafana_instance: str  # catalog: free (the shared Grafana)
-    payment_type: str
-    federate_job: str  # arms.PrometheusMonitoring customJob config_yaml, LOGIN_PLACEHOLDER for the login node
+    environment_name: str  # arms.Environment environment_name
+    environment_type: str  # catalog: ECS
+    environment_sub_type: str  # catalog: ECS
+    federate_job_name: str  # arms.EnvCustomJob env_custom_job_name
+    federate_job: str  # its config_yaml, LOGIN_PLACEHOLDER for the login node
     federate_listen: str  # where the login node's Prometheus listens for the collector (catalog federateListen)
-    federate_port: int  # its port, the one the collector's group is admitted to
+    federate_port: int  # its port, the one the VPC's CIDR is admitted to on the login node's group
+    vpc_cidr: str  # where the collector runs (the API names no narrower address)
     rules: tuple[ArmsRule, ...]
     notify: ArmsNotify | None
     service: str
@@ -191,13 +192,14 @@ def _managed(spec: ClusterSpec) -> AlicloudManaged:
     assert entry is not None  # the spec refuses managed where catalog/monitoring.yaml does not build it
     rules = arms_rules(spec)
     return AlicloudManaged(
-        cluster_name=f"gpu-cluster-{spec.name}-{spec.stack}",
-        cluster_type=str(entry["clusterType"]),
-        grafana_instance=str(entry["grafanaInstance"]),
-        payment_type=str(entry["paymentType"]),
+        environment_name=f"gpu-cluster-{spec.name}-{spec.stack}",
+        environment_type=str(entry["environmentType"]),
+        environment_sub_type=str(entry["environmentSubType"]),
+        federate_job_name=FEDERATE_JOB,
         federate_job=federate_job(spec, entry),
         federate_listen=str(entry["federateListen"]),
         federate_port=int(str(entry["federateListen"]).rpartition(":")[2]),
+        vpc_cidr=spec.network.cidr,
         rules=rules,
         notify=_notify(spec, rules),
         service=str(entry["service"]),
