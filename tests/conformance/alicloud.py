@@ -118,10 +118,8 @@ TRANSLATIONS: dict[str, Translation] = {
         "alicloud_logtail_attachment", sls.logtail_attachment
     ),
     # monitoring.prometheus managed and monitoring.notify (components/alicloud/arms.py)
-    "alicloud:arms/prometheus:Prometheus": Translation("alicloud_arms_prometheus", arms.prometheus),
-    "alicloud:arms/prometheusMonitoring:PrometheusMonitoring": Translation(
-        "alicloud_arms_prometheus_monitoring", arms.prometheus_monitoring
-    ),
+    "alicloud:arms/environment:Environment": Translation("alicloud_arms_environment", arms.environment),
+    "alicloud:arms/envCustomJob:EnvCustomJob": Translation("alicloud_arms_env_custom_job", arms.env_custom_job),
     "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": Translation(
         "alicloud_arms_prometheus_alert_rule", arms.prometheus_alert_rule
     ),

@@ -1,13 +1,12 @@
 """Alibaba Cloud requests, part 6: ARMS (`monitoring.prometheus: managed`, components/alicloud/arms.py): the
-Prometheus instance for ECS, its custom job, the alert rules, and with monitoring.notify the contacts, the contact
+ECS environment, its custom job, the alert rules, and with monitoring.notify the contacts, the contact
 group and the dispatch rule, as the provider sends them (see alicloud_requests), judged by the ARMS Tea models
 (alibabacloud_arms20190808, API 2019-08-08; all RPC).
 
-Sources: aliyun/terraform-provider-alicloud alicloud/resource_alicloud_arms_prometheus.go
-(resourceAliCloudArmsPrometheusCreate: CreatePrometheusInstance with AllSubClustersSuccess true, the optional
-members by d.GetOk; tags after it through SetResourceTags, resource type PROMETHEUS), the stored copies predate
-payment_type, which pulumi-alicloud 4.0.0 has and CreatePrometheusInstanceRequest names PaymentType;
-resource_alicloud_arms_prometheus_monitoring.go (CreatePrometheusMonitoring: ClusterId, Type, ConfigYaml, Status);
+Sources: aliyun/terraform-provider-alicloud alicloud/resource_alicloud_arms_environment.go
+(resourceAliCloudArmsEnvironmentCreate: CreateEnvironment, tags by ConvertTags, then InitEnvironment with the new
+EnvironmentId); resource_alicloud_arms_env_custom_job.go (CreateEnvCustomJob: EnvironmentId, CustomJobName,
+ConfigYaml; the status by UpdateEnvCustomJob in the Update the Create ends with);
 resource_alicloud_arms_prometheus_alert_rule.go (CreatePrometheusAlertRule: Labels and Annotations as JSON arrays of
 {name, value}, AlertName from prometheus_alert_rule_name); resource_alicloud_arms_alert_contact.go
 (CreateAlertContact: ContactName, Email, SystemNoc by GetOkExists); resource_alicloud_arms_alert_contact_group.go
@@ -23,49 +22,54 @@ from typing import Any
 
 from alibabacloud_arms20190808 import models as arms
 
-from .alicloud_requests import Call, Inputs, drop_none, tag_resources, tags_of
+from .alicloud_requests import Call, Inputs, drop_none, tags_of
 
 SRC = "alicloud/resource_alicloud_arms_"
 
 
-def prometheus(i: Inputs, region: str) -> list[Call]:
+def environment(i: Inputs, region: str) -> list[Call]:
+    """CreateEnvironment (its tags as Key/Value pairs, ConvertTags), then InitEnvironment on the new environment."""
+    tags = tags_of(i)
     request = drop_none(
         {
             "RegionId": region,
-            "ClusterType": i.get("clusterType"),
-            "GrafanaInstanceId": i.get("grafanaInstanceId"),
-            "AllSubClustersSuccess": True,
-            "VpcId": i.ok("vpcId"),
-            "VSwitchId": i.ok("vswitchId"),
-            "SecurityGroupId": i.ok("securityGroupId"),
-            "ClusterId": i.ok("clusterId"),
-            "ClusterName": i.ok("clusterName"),
-            "SubClustersJson": i.ok("subClustersJson"),
             "ResourceGroupId": i.ok("resourceGroupId"),
-            "PaymentType": i.ok("paymentType"),
-            "Duration": i.ok("duration"),
-            "ArchiveDuration": i.ok("archiveDuration"),
+            "EnvironmentName": i.ok("environmentName"),
+            "Tags": [{"Key": k, "Value": v} for k, v in tags] or None,
+            "EnvironmentType": i.get("environmentType"),
+            "BindResourceId": i.ok("bindResourceId"),
+            "EnvironmentSubType": i.get("environmentSubType"),
+            "AliyunLang": i.ok("aliyunLang"),
+            "ManagedType": i.ok("managedType"),
         }
     )
-    src = f"{SRC}prometheus.go resourceAliCloudArmsPrometheusCreate"
-    calls = [Call("arms:CreatePrometheusInstance", arms.CreatePrometheusInstanceRequest, request, src)]
-    if tags := tags_of(i):
-        calls.append(tag_resources("arms", arms.TagResourcesRequest, "PROMETHEUS", "<new instance>", tags, src))
-    return calls
-
-
-def prometheus_monitoring(i: Inputs, region: str) -> list[Call]:
-    request = drop_none(
+    i.get("dropMetrics")  # UpdateEnvironment's, only on a change; none of ours sets it
+    src = f"{SRC}environment.go resourceAliCloudArmsEnvironmentCreate"
+    init = drop_none(
         {
             "RegionId": region,
-            "ClusterId": i.get("clusterId"),
-            "Type": i.get("type"),
-            "ConfigYaml": i.get("configYaml"),
-            "Status": i.ok("status"),
+            "EnvironmentId": "<new environment>",
+            "AliyunLang": i.ok("aliyunLang"),
+            "ManagedType": i.ok("managedType"),
         }
     )
-    src = f"{SRC}prometheus_monitoring.go resourceAliCloudArmsPrometheusMonitoringCreate"
-    return [Call("arms:CreatePrometheusMonitoring", arms.CreatePrometheusMonitoringRequest, request, src)]
+    return [
+        Call("arms:CreateEnvironment", arms.CreateEnvironmentRequest, request, src, tags=tags),
+        Call("arms:InitEnvironment", arms.InitEnvironmentRequest, init, src),
+    ]
+
+
+def env_custom_job(i: Inputs, region: str) -> list[Call]:
+    """CreateEnvCustomJob, then UpdateEnvCustomJob with the status when one is set (the provider's Update)."""
+    base = {"RegionId": region, "EnvironmentId": i.get("environmentId"), "CustomJobName": i.get("envCustomJobName")}
+    request = drop_none({**base, "ConfigYaml": i.get("configYaml"), "AliyunLang": i.ok("aliyunLang")})
+    src = f"{SRC}env_custom_job.go resourceAliCloudArmsEnvCustomJobCreate"
+    calls = [Call("arms:CreateEnvCustomJob", arms.CreateEnvCustomJobRequest, request, src)]
+    if status := i.ok("status"):
+        update = {**request, "Status": status}
+        src = f"{SRC}env_custom_job.go resourceAliCloudArmsEnvCustomJobUpdate"
+        calls.append(Call("arms:UpdateEnvCustomJob", arms.UpdateEnvCustomJobRequest, update, src))
+    return calls
 
 
 def _pairs(items: Any) -> str | None:

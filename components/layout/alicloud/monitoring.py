@@ -8,13 +8,13 @@ writes them, without the login node and the Slurm head, as one target group per 
 it changes. The role needs ecs:DescribeInstances, an action with no resource scope (Resource "*"): the only grant
 added. The login node carries the nodes' role (cpu_node.py), so the grant is on that role, as on AWS.
 
-monitoring.prometheus managed (`AlicloudManaged`; catalog/monitoring.yaml managed.alicloud): an ARMS ECS environment
-bound to the cluster's VPC stores the samples in its Prometheus instance and evaluates the alert rules (one ARMS alert rule per
-bootstrap/monitoring.py rule_list entry). Its collector federates the login node's Prometheus, which keeps discovering
-and scraping the nodes as above and listens on the VPC for it (the login node's group admits that port from the VPC's CIDR
-only): ARMS remote write and ARMS' ECS discovery both take a long-lived AccessKey pair, which no node is given, so
-the login node writes nothing and its role gains nothing. With monitoring.notify the rules name a dispatch rule that
-mails a contact group of one ARMS contact per address.
+monitoring.prometheus managed (`AlicloudManaged`; catalog/monitoring.yaml managed.alicloud): an ARMS ECS
+environment bound to the cluster's VPC stores the samples in its Prometheus instance and evaluates the alert rules
+(one ARMS alert rule per bootstrap/monitoring.py rule_list entry). Its collector federates the login node's
+Prometheus, which keeps discovering and scraping the nodes as above and listens on the VPC for it (the login node's
+group admits that port from the VPC's CIDR only): ARMS remote write and ARMS' ECS discovery both take a long-lived
+AccessKey pair, which no node is given, so the login node writes nothing and its role gains nothing. With
+monitoring.notify the rules name a dispatch rule that mails a contact group of one ARMS contact per address.
 """
 
 from __future__ import annotations
