@@ -244,3 +244,25 @@ def test_turning_it_on_restarts_only_the_login_node_and_adds_the_arms_resources(
 def test_the_login_nodes_user_data_stays_under_16_kb(elastic):
     login = _named(elastic, "-alicloud-login")
     assert len(base64.b64decode(login["userData"])) < 16 * 1024
+
+
+def test_the_arms_api_no_longer_takes_prometheus_for_ecs_so_the_environment_is_used():
+    # why arms.Environment and not arms.Prometheus(cluster_type="ecs"): the ARMS API model says so
+    from alibabacloud_arms20190808 import models as arms_models
+
+    from .conformance import _tea
+
+    cluster_type = _tea.members(arms_models.CreatePrometheusInstanceRequest)["ClusterType"].doc
+    assert "ecs (no longer supported)" in cluster_type
+    environment = _tea.members(arms_models.CreateEnvironmentRequest)
+    assert "ECS" in environment["EnvironmentType"].doc and "VPC ID" in environment["BindResourceId"].doc
+
+
+def test_the_managed_plan_is_what_the_arms_api_and_the_provider_accept(elastic):
+    from .conformance import alicloud as conformance
+
+    report = conformance.check([r.as_json() for r in elastic.resources], elastic.spec.region)
+    apis = {call.api for _, call in report.calls}
+    assert {"arms:CreateEnvironment", "arms:CreateEnvCustomJob", "arms:CreatePrometheusAlertRule"} <= apis
+    assert {"arms:CreateAlertContact", "arms:CreateAlertContactGroup", "arms:CreateDispatchRule"} <= apis
+    assert report.problems == [] and report.untranslated == [] and report.unread == []
