@@ -110,8 +110,9 @@ def test_the_login_nodes_prometheus_listens_on_the_vpc_only_when_managed(vm):
     files = files_of(_named(vm, "-alicloud-login")["userData"])
     unit = files["/etc/systemd/system/gpu-cluster-prometheus.service"]
     assert "--web.listen-address=0.0.0.0:9090" in unit
-    # it stays a server (rules, local storage for the dashboards), not an agent
-    assert monitoring.RULES_YML in files and "--enable-feature=agent" not in unit
+    # it stays a server (local storage for the dashboards), not an agent; ARMS evaluates the rules, so none here
+    assert monitoring.RULES_YML not in files and "--enable-feature=agent" not in unit
+    assert "rule_files" not in yaml.safe_load(files[monitoring.PROMETHEUS_YML])
     hosted = plan_values(ali_values(login={}, network={"egress": "nat"}), "hosted")
     hosted_files = files_of(_named(hosted, "-alicloud-login")["userData"])
     assert "--web.listen-address=127.0.0.1:9090" in hosted_files["/etc/systemd/system/gpu-cluster-prometheus.service"]

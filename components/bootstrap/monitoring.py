@@ -120,6 +120,9 @@ class Monitoring:
     # managed by federation (Alibaba): the address Prometheus listens on so the cloud's collector can federate it
     # (None: the pinned private listen address, 127.0.0.1)
     listen: str | None = None
+    # False: the cloud's managed Prometheus evaluates the rules (Alibaba's federated route), so none here and the
+    # thresholds stay out of the login node's boot data
+    local_rules: bool = True
 
 
 def prometheus_config(m: Monitoring) -> str:
@@ -161,7 +164,7 @@ def prometheus_config(m: Monitoring) -> str:
         body = {
             "global": {"scrape_interval": interval, "evaluation_interval": interval},
             **({"alerting": am.prometheus_alerting()} if m.notify else {}),
-            "rule_files": [RULES_YML],
+            **({"rule_files": [RULES_YML]} if m.local_rules else {}),
             "scrape_configs": jobs,
         }
     # a copy without shared objects: the YAML stays plain (no &anchors for the jobs' common filters)
@@ -386,7 +389,7 @@ def monitoring_part(m: Monitoring | None) -> Part:
         File("/etc/systemd/system/gpu-cluster-monitoring.service", INSTALL_UNIT),
         File("/etc/systemd/system/gpu-cluster-prometheus.service", unit),
         File(PROMETHEUS_YML, prometheus_config(m)),
-        *(() if agent else (File(RULES_YML, alert_rules(m)),)),
+        *(() if agent or not m.local_rules else (File(RULES_YML, alert_rules(m)),)),
         *_grafana_files(m.remote),
         *(am.files(m.cluster, local_alerts) if local_alerts else ()),
     )
