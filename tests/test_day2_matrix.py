@@ -280,7 +280,8 @@ CHANGES: dict[str, tuple[str, Callable[[Cluster], bool], Edit]] = {
         lambda c: bool(c.get("monitoring", {}).get("notify")),
         _monitoring(notify=lambda m: [*m["notify"], "oncall@example.com"]),
     ),
-    # prometheus managed (AWS, Azure): a threshold lives in the workspace's rules, not on the login node
+    # prometheus managed (AWS, Azure, Alibaba): a threshold lives in the workspace's rules (AMP's rule groups
+    # namespace, Azure's rule group, ARMS' alert rules), not on the login node
     "managed-threshold": (
         "cluster.monitoring.alerts.gpuIdlePercent",
         lambda c: c.get("monitoring", {}).get("prometheus") == "managed",
@@ -316,6 +317,7 @@ DERIVED: dict[tuple[str, str], str] = {
 TWO_NODES_NEED_FABRIC = "two single-T4 nodes have no fabric NCCL can use (spec rule since issue 26)"
 NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("alicloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
+    ("alicloud-arms", "nodes+1"): TWO_NODES_NEED_FABRIC,
     ("azure-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
     ("tencentcloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
     ("huaweicloud-dev", "nodes+1"): TWO_NODES_NEED_FABRIC,
@@ -331,6 +333,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("azure-aks-h100", "nodes-1"): "InfiniBand under AKS needs at least 2 nodes",
     ("gcp-dev", "maxNodes-up"): "a COLLOCATED placement policy fixes its VM count: maxNodes must equal nodes",
     ("alicloud-dev", "maxNodes-up"): TWO_NODES_NEED_FABRIC,
+    ("alicloud-arms", "maxNodes-up"): TWO_NODES_NEED_FABRIC,
     ("azure-dev", "maxNodes-up"): TWO_NODES_NEED_FABRIC,
     ("azure-a10-slice", "nodes+1"): "two vGPU slices (1/6 of an A10 each) have no fabric NCCL can use",
     ("azure-a10-slice", "maxNodes-up"): "two vGPU slices (1/6 of an A10 each) have no fabric NCCL can use",

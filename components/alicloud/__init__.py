@@ -23,6 +23,7 @@ from ..layout.alicloud import AlicloudLayout
 from ..resources import fill
 from . import (
     access,
+    arms,
     audit,
     encryption,
     health,
@@ -136,6 +137,7 @@ class CloudCluster(pulumi.ComponentResource):
             login_data = layout.user_data_b64_for(layout.monitoring.vm_user_data)
         self.login = access.build_login(ctx, user_data=login_data)
         self.monitoring = monitoring.build(ctx, self.login)  # selfHosted: the login node lists and scrapes the nodes
+        self.arms = arms.build(ctx, self.login)  # managed: the ARMS instance federating the login node's Prometheus
         slurm.connect(ctx, head, self.login.security_group if self.login else None)
         self.health = health.build(ctx, self.group)
         self.schedule = scaling.build(self, name, layout, self.group)  # ESS scheduled tasks (metric schedule)
@@ -160,7 +162,7 @@ class CloudCluster(pulumi.ComponentResource):
             "placementApplied": layout.placement_applied,
             "health": health.output(layout, self.health),
             "metrics": metrics_output(layout),
-            "monitoring": monitoring.output(layout, self.login),
+            "monitoring": monitoring.output(layout, self.login, self.arms),
         }
         if (fleet := scaling.output(layout)) is not None:
             self.outputs["scaling"] = fleet

@@ -16,6 +16,8 @@ import pulumi
 from ..layout.alicloud import AlicloudLayout
 from ..layout.alicloud.data import alicloud_data
 from ..layout.monitoring import NO_PATH, login_summary, ssh_forward
+from .arms import Arms
+from .arms import output as arms_output
 from .context import Context
 from .cpu_node import CpuNode
 from .identity import CustomGrant, allow_document, custom_grant, ram_policy_name
@@ -48,7 +50,7 @@ def build(ctx: Context, login: CpuNode | None) -> CustomGrant | None:
     )
 
 
-def output(layout: AlicloudLayout, login: CpuNode | None) -> dict[str, Any]:
+def output(layout: AlicloudLayout, login: CpuNode | None, managed: Arms | None = None) -> dict[str, Any]:
     """`monitoring`: where Prometheus and Grafana run and the command that forwards Grafana to this machine."""
     plan = layout.monitoring
     if plan is None or login is None:
@@ -67,4 +69,13 @@ def output(layout: AlicloudLayout, login: CpuNode | None) -> dict[str, Any]:
     else:
         forward = NO_PATH
     targets = "the login node lists the GPU nodes every minute (ECS DescribeInstances, file_sd)"
-    return {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}
+    hosted = {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}
+    if plan.managed is None:
+        return hosted
+    # managed: the login node's Prometheus and Grafana stay (the dashboards), ARMS stores and alerts
+    return {
+        **hosted,
+        **arms_output(plan.managed, managed),
+        "host": "login node (federated by ARMS)",
+        "prometheusListen": plan.managed.federate_listen,
+    }

@@ -1,7 +1,9 @@
 """The self-hosted monitoring part (monitoring.prometheus: selfHosted): Prometheus and Grafana on the login node.
 
 Private: both listen on 127.0.0.1 only (Prometheus :9090, Grafana :3000), so nothing but the login node itself
-reaches them; people reach Grafana through the cloud's access path with port forwarding (docs/monitoring.md).
+reaches them (Alibaba's managed route excepted: there Prometheus listens on the VPC for ARMS' collector, which only
+the collector's security group may reach); people reach Grafana through the cloud's access path with port
+forwarding (docs/monitoring.md).
 Installed at every boot, idempotently, from pinned upstream releases (monitoring.yaml): the Prometheus tarball
 checked against its sha256, Grafana from its apt repository at one version, held.
 
@@ -115,6 +117,12 @@ class Monitoring:
     gpu_metrics: bool = True  # NVIDIA GPUs: the DCGM exporter runs (other vendors' nodes run the node exporter only)
     notify: am.Receiver | None = None  # monitoring.notify: an Alertmanager beside Prometheus sends to this receiver
     remote: RemoteWrite | None = None  # managed: agent mode, writing to the cloud's workspace (no rules, no notify)
+    # managed by federation (Alibaba): the address Prometheus listens on so the cloud's collector can federate it
+    # (None: the pinned private listen address, 127.0.0.1)
+    listen: str | None = None
+    # False: the cloud's managed Prometheus evaluates the rules (Alibaba's federated route), so none here and the
+    # thresholds stay out of the login node's boot data
+    local_rules: bool = True
 
 
 def prometheus_config(m: Monitoring) -> str:
@@ -156,7 +164,7 @@ def prometheus_config(m: Monitoring) -> str:
         body = {
             "global": {"scrape_interval": interval, "evaluation_interval": interval},
             **({"alerting": am.prometheus_alerting()} if m.notify else {}),
-            "rule_files": [RULES_YML],
+            **({"rule_files": [RULES_YML]} if m.local_rules else {}),
             "scrape_configs": jobs,
         }
     # a copy without shared objects: the YAML stays plain (no &anchors for the jobs' common filters)
@@ -370,9 +378,8 @@ def monitoring_part(m: Monitoring | None) -> Part:
     if m is None:
         return Part("monitoring")
     p, grafana = versions()["prometheus"], versions()["grafana"]
-    unit = PROMETHEUS_UNIT.format(
-        listen=p["listen"], bin=PROMETHEUS_DIR, config=PROMETHEUS_YML, storage=_storage_flags(m)
-    )
+    listen = m.listen or str(p["listen"])
+    unit = PROMETHEUS_UNIT.format(listen=listen, bin=PROMETHEUS_DIR, config=PROMETHEUS_YML, storage=_storage_flags(m))
     agent = m.remote is not None
     # managed: the workspace evaluates the rules and sends the alerts, so neither rules.yml nor Alertmanager is here
     local_alerts = m.notify if not agent else None
@@ -382,7 +389,7 @@ def monitoring_part(m: Monitoring | None) -> Part:
         File("/etc/systemd/system/gpu-cluster-monitoring.service", INSTALL_UNIT),
         File("/etc/systemd/system/gpu-cluster-prometheus.service", unit),
         File(PROMETHEUS_YML, prometheus_config(m)),
-        *(() if agent else (File(RULES_YML, alert_rules(m)),)),
+        *(() if agent or not m.local_rules else (File(RULES_YML, alert_rules(m)),)),
         *_grafana_files(m.remote),
         *(am.files(m.cluster, local_alerts) if local_alerts else ()),
     )
@@ -398,13 +405,10 @@ def monitoring_part(m: Monitoring | None) -> Part:
             f"every sample to the managed workspace, and {grafana_at} reading it, private."
         )
     else:
-        summary = (
-            f"runs Prometheus {p['version']} ({p['listen']}) and {grafana_at}, private, scraping the GPU nodes' "
-            + (
-                f"exporters; Alertmanager {am.pin()['version']} ({am.pin()['listen']}) sends the alerts to "
-                f"{local_alerts.label or local_alerts.kind}."
-                if local_alerts
-                else "exporters."
-            )
+        summary = f"runs Prometheus {p['version']} ({listen}) and {grafana_at}, private, scraping the GPU nodes' " + (
+            f"exporters; Alertmanager {am.pin()['version']} ({am.pin()['listen']}) sends the alerts to "
+            f"{local_alerts.label or local_alerts.kind}."
+            if local_alerts
+            else "exporters."
         )
     return Part("monitoring", files=files, commands=commands, summary=summary)

@@ -18,11 +18,17 @@ def login_hosted(spec: ClusterSpec) -> bool:
 
 
 def login_part(
-    spec: ClusterSpec, discovery: Discovery, notify: Receiver | None = None, remote: RemoteWrite | None = None
+    spec: ClusterSpec,
+    discovery: Discovery,
+    notify: Receiver | None = None,
+    remote: RemoteWrite | None = None,
+    listen: str | None = None,
 ) -> Part:
     """The login node's monitoring part: the spec's retention and alert thresholds, the Slurm partition to label by,
     the DCGM metrics only on NVIDIA GPUs; `notify`: an Alertmanager sending the alerts to the cloud's receiver;
-    `remote`: managed, Prometheus in agent mode writing to the cloud's workspace, Grafana reading it."""
+    `remote`: managed, Prometheus in agent mode writing to the cloud's workspace, Grafana reading it; `listen`:
+    managed by federation, where Prometheus listens for the cloud's collector (and no local rules: the cloud
+    evaluates them)."""
     return monitoring_part(
         Monitoring(
             cluster=spec.name,
@@ -33,6 +39,8 @@ def login_part(
             gpu_metrics=spec.instance.gpu_vendor == "nvidia",
             notify=notify,
             remote=remote,
+            listen=listen,
+            local_rules=listen is None,  # federated by the cloud's managed Prometheus: it evaluates the rules
         )
     )
 

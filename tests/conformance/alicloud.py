@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _rules, _tea
+from . import alicloud_arms as arms
 from . import alicloud_rds as rds
 from . import alicloud_requests as req
 from . import alicloud_services as svc
@@ -116,6 +117,17 @@ TRANSLATIONS: dict[str, Translation] = {
     "alicloud:log/logTailAttachment:LogTailAttachment": Translation(
         "alicloud_logtail_attachment", sls.logtail_attachment
     ),
+    # monitoring.prometheus managed and monitoring.notify (components/alicloud/arms.py)
+    "alicloud:arms/environment:Environment": Translation("alicloud_arms_environment", arms.environment),
+    "alicloud:arms/envCustomJob:EnvCustomJob": Translation("alicloud_arms_env_custom_job", arms.env_custom_job),
+    "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": Translation(
+        "alicloud_arms_prometheus_alert_rule", arms.prometheus_alert_rule
+    ),
+    "alicloud:arms/alertContact:AlertContact": Translation("alicloud_arms_alert_contact", arms.alert_contact),
+    "alicloud:arms/alertContactGroup:AlertContactGroup": Translation(
+        "alicloud_arms_alert_contact_group", arms.alert_contact_group
+    ),
+    "alicloud:arms/dispatchRule:DispatchRule": Translation("alicloud_arms_dispatch_rule", arms.dispatch_rule),
 }
 
 # Registered types that are not Alibaba API calls: judged elsewhere or by nobody here (said in the report).
@@ -324,6 +336,17 @@ FEATURES: dict[str, dict[str, Any]] = {
         scheduler="kubernetes",
         sshPublicKey=_SSH_KEY,
         monitoring={"logs": {"enabled": True, "retentionDays": 30}},
+    ),
+    # monitoring.prometheus managed with notify: the ARMS instance, its federation job, rules, contacts and dispatch
+    "arms-managed-notify": _values(
+        "cn-beijing",
+        name="arms",
+        instanceType="ecs.gn6i-c4g1.xlarge",
+        nodes=1,
+        zone="cn-beijing-h",
+        login={},
+        network={"egress": "nat"},
+        monitoring={"prometheus": "managed", "notify": ["ops@example.com", "gpu@example.com"]},
     ),
     # an eRDMA type in a managed (ESS) group: what ESS can be given (no ERI)
     "erdma-managed": _values(

@@ -437,11 +437,18 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "alicloud": [
-        # prometheus managed is built on AWS and Azure only (catalog/monitoring.yaml managedNotBuilt.alicloud)
+        # prometheus managed on ACK: the aliyun-cs instance is not built (catalog/monitoring.yaml managed.alicloud
+        # kubernetesWhy)
         (
-            "alicloud-prometheus-managed",
+            "alicloud-prometheus-managed-ack",
             f"{C}.monitoring.prometheus",
-            {"login": {}, "monitoring.prometheus": "managed"},
+            {"scheduler": "kubernetes", "network.egress": "nat", "monitoring.prometheus": "managed"},
+        ),
+        # notify on Alibaba: the ARMS instance evaluates and sends the alerts, so it needs prometheus managed
+        (
+            "alicloud-notify-without-managed",
+            f"{C}.monitoring.notify",
+            {"login": {}, "network.egress": "nat", "monitoring.notify": ["ops@example.com"]},
         ),
         # a vGPU slice (vgn7i-vws) on ACK: its node pools install the Tesla driver, a slice takes GRID
         # (layout/alicloud/nodes.py image_drivers)

@@ -251,6 +251,13 @@ def _notify(ctx: Context) -> Iterator[ConfigError]:
             f"on {ctx.cloud} the login node's Prometheus evaluates the alert rules, and monitoring.prometheus "
             "resolves to none here; set it to selfHosted (see its errors) or remove notify",
         )
+    elif entry.get("needs") == "managed" and ctx.cfg.monitoring.prometheus != "managed":
+        yield ConfigError(
+            k,
+            f"on {ctx.cloud} the managed Prometheus evaluates the alert rules and sends them ({entry['service']}), "
+            f"and monitoring.prometheus is {ctx.cfg.monitoring.prometheus}; set it to managed (see its errors) or "
+            "remove notify",
+        )
 
 
 def _monitoring(ctx: Context) -> Iterator[ConfigError]:
