@@ -15,7 +15,8 @@ models document no limits; ECS server_tags, CCE clusterTags and node pool userTa
 PUT without a body, after the provider resolves the role's display name); the CCE add-on's `values`
 (`dict(str, object)`: each template's own parameters); regional limits the docs only point to (EIP bandwidth per
 region, disk types a region sells); the ECS `hostname`, which the provider never sends (judged as UpdateServer's
-member, the strictest reading).
+member, the strictest reading); the IAM custom policy's name, description and document size (its model documents no
+limits); whether an SMN email address exists (the subscription waits for its confirmation).
 """
 
 from __future__ import annotations
