@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 
 import pytest
 from huaweicloudsdkecs.v2 import model as ecs
@@ -16,12 +17,6 @@ from .conformance import huaweicloud as conf
 from .conftest import ROOT, load_stack, plan_stack, plan_values, shipped_stacks
 
 RULES = _rules.load(conf.RULES)
-# the body model of every API a rule names (the translations' calls carry the same)
-MODELS = {
-    call.api: call.model
-    for stack in shipped_stacks("huaweicloud")
-    for _, call in conf.translate([r.as_json() for r in plan_stack(stack).resources]).calls
-}
 
 
 def report_of(stack: str) -> conf.Report:
@@ -50,6 +45,14 @@ FEATURES = {
     "long-names-p3": ("huaweicloud-p3", "prod.p3-cluster", {"name": _LONG}),
     "shared-long-names": ("huaweicloud-shared", "production-shared-storage.v2", {"name": _LONG}),
     "cce-autoscaled": ("huaweicloud-cce", "prod.cce-2", {"name": _LONG, "minNodes": 1, "maxNodes": 4}),
+    # monitoring.notify (no shipped stack sends alerts): the SMN topic, its email subscriptions, the publish policy
+    "notify": ("huaweicloud-dev", "huaweicloud-dev", {"monitoring": {"notify": ["ops@example.com", "ml@example.org"]}}),
+    # the Slurm secrets' and policies' names at their longest, with notify's policy beside the secrets'
+    "slurm-notify-long-names": (
+        "huaweicloud-slurm",
+        "production-slurm-cluster.v2",
+        {"name": _LONG, "monitoring": {"notify": ["ops@example.com"]}},
+    ),
 }
 _FEATURE_PLANS: dict[str, object] = {}
 
@@ -63,6 +66,18 @@ def feature_plan(name: str):
     return _FEATURE_PLANS[name]
 
 
+def _all_plans():
+    return [plan_stack(stack) for stack in shipped_stacks("huaweicloud")] + [feature_plan(f) for f in sorted(FEATURES)]
+
+
+# the body model of every API a rule names (the translations' calls carry the same)
+MODELS = {
+    call.api: call.model
+    for plan in _all_plans()
+    for _, call in conf.translate([r.as_json() for r in plan.resources]).calls
+}
+
+
 @pytest.mark.parametrize("feature", sorted(FEATURES))
 def test_every_feature_config_is_what_huawei_accepts(feature):
     report = conf.check([r.as_json() for r in feature_plan(feature).resources])
@@ -70,8 +85,8 @@ def test_every_feature_config_is_what_huawei_accepts(feature):
     assert report.untranslated == [] and report.unread == []
 
 
-def test_the_shipped_stacks_reach_every_translation():
-    seen = {r.type for stack in shipped_stacks("huaweicloud") for r in plan_stack(stack).resources}
+def test_the_shipped_stacks_and_feature_configs_reach_every_translation():
+    seen = {r.type for plan in _all_plans() for r in plan.resources}
     assert set(conf.TRANSLATIONS) <= seen, set(conf.TRANSLATIONS) - seen
 
 
@@ -197,6 +212,43 @@ _BIG = base64.b64encode(b"x" * 32769).decode()
         ("sfsturbo:CreateShare", {"share": {"name": "fs"}}, "allowed 4 to 64"),
         ("sfsturbo:CreateShare", {"share": {"size": 100}}, "outside 500 to 32768"),
         ("sfsturbo:CreateShare", {"share": {"share_type": "HPC"}}, "not one of STANDARD"),
+        ("iam:CreateCloudServiceCustomPolicy", {"role": {"type": "AA"}}, "not one of AX, XA"),
+        ("iam:CreateCloudServiceCustomPolicy", {"role": {"policy": {"Version": "1.0"}}}, "not one of 1.1"),
+        (
+            "iam:CreateCloudServiceCustomPolicy",
+            {"role": {"policy": {"Statement": [{"Action": ["CSMS:secretVersion:get"]}]}}},
+            "does not match",
+        ),
+        (
+            "iam:CreateCloudServiceCustomPolicy",
+            {"role": {"policy": {"Statement": [{"Effect": "allow"}]}}},
+            "not one of Allow, Deny",
+        ),
+        (
+            "iam:CreateCloudServiceCustomPolicy",
+            {"role": {"policy": {"Statement": [{"Resource": ["csms:secretName:munge"]}]}}},
+            "does not match",
+        ),
+        ("csms:CreateSecret", {"name": "hw.slurm-munge-key"}, "does not match"),
+        ("csms:CreateSecret", {"name": "s" * 65}, "65 characters, allowed 1 to 64"),
+        ("csms:CreateSecret", {"description": "d" * 2049}, "2049 bytes, at most 2048"),
+        ("csms:CreateSecret", {"secret_string": "x" * 32769}, "32769 bytes, at most 32768"),
+        (
+            "csms:BatchCreateOrDeleteTags",
+            {"tags": [{"key": f"k{n}", "value": ""} for n in range(21)]},
+            "21 items, at most 20",
+        ),
+        ("csms:BatchCreateOrDeleteTags", {"tags": [{"key": "_sys_owner", "value": ""}]}, "starts with '_sys_'"),
+        ("csms:BatchCreateOrDeleteTags", {"tags": [{"key": "team ", "value": ""}]}, "does not match"),
+        ("csms:BatchCreateOrDeleteTags", {"tags": [{"key": "team", "value": "a,b"}]}, "does not match"),
+        ("smn:CreateTopic", {"name": "-alerts"}, "does not match"),
+        ("smn:CreateTopic", {"name": "t" * 256}, "256 characters, allowed 1 to 255"),
+        ("smn:CreateTopic", {"display_name": "告警" * 33}, "198 bytes, at most 192"),
+        ("smn:BatchCreateOrDeleteResourceTags", {"tags": [{"key": "", "value": ""}]}, "0 characters, allowed 1"),
+        ("smn:BatchCreateOrDeleteResourceTags", {"tags": [{"key": "k", "value": "v" * 257}]}, "allowed 0 to 256"),
+        ("smn:AddSubscription", {"protocol": "mail"}, "not one of email"),
+        ("smn:AddSubscription", {"protocol": "email", "endpoint": "ops.example.com"}, "does not match"),
+        ("smn:AddSubscription", {"remark": "r" * 129}, "129 bytes, at most 128"),
     ],
 )
 def test_documented_constraints_are_refused(api, request_, expected):
@@ -333,3 +385,46 @@ def test_the_gpu_pool_keeps_its_agency_and_its_script():
     extend = call.request["spec"]["nodeTemplate"]["extendParam"]
     assert extend["agency_name"] == "hw-cce-huaweicloud-cce-nodes"
     assert base64.b64decode(extend["alpha.cce/postInstall"]).decode() == gpu["extendParams"]["postinstall"]
+
+
+# --- the Slurm secrets' names (issue 34: CSMS takes no '.', and a long name once made both secrets one) ----------
+
+
+def test_two_secrets_of_one_name_are_a_problem():
+    secret = {"type": "huaweicloud:Dew/secret:Secret", "inputs": {"name": "s", "secretText": "x"}}
+    report = conf.check([{**secret, "name": "a"}, {**secret, "name": "b"}])
+    assert report.problems == ["csms:CreateSecret: name 's' sent 2 times"]
+
+
+def test_the_longest_slurm_names_keep_two_secrets_apart_and_take_no_dot():
+    names = sorted(
+        r.as_json()["inputs"]["name"]
+        for r in feature_plan("slurm-notify-long-names").resources
+        if r.type == "huaweicloud:Dew/secret:Secret"
+    )
+    stem = _LONG + "-production-slurm-cluster-v2"  # the stack's '.' made '-'
+    assert names == [stem[:45] + "-slurm-compute-conf", stem[:48] + "-slurm-munge-key"]
+    assert all(len(n) <= 64 and "." not in n for n in names)
+
+
+def test_the_shipped_slurm_stack_keeps_its_secret_names():
+    names = sorted(
+        r.as_json()["inputs"]["name"]
+        for r in plan_stack("huaweicloud-slurm").resources
+        if r.type == "huaweicloud:Dew/secret:Secret"
+    )
+    assert names == ["hw-slurm-huaweicloud-slurm-slurm-compute-conf", "hw-slurm-huaweicloud-slurm-slurm-munge-key"]
+
+
+def test_a_policy_member_the_provider_drops_is_a_problem():
+    token = "huaweicloud:Iam/role:Role"
+    statement = {"Sid": "read", "Action": ["csms:secretVersion:get"], "Effect": "Allow", "Resource": ["csms:*:*:x:y"]}
+    policy = {"Version": "1.1", "Id": "p", "Statement": [statement]}
+    inputs = {"name": "r", "type": "XA", "description": "d", "policy": json.dumps(policy)}
+    (problem,) = conf.provider_problems(token, inputs)
+    assert "policy Id, Statement.1.Sid dropped" in problem
+    (call,) = conf.TRANSLATIONS[token](conf.Inputs(inputs))
+    assert call.request["role"]["policy"] == {
+        "Version": "1.1",
+        "Statement": [{k: statement[k] for k in statement if k != "Sid"}],
+    }

@@ -15,7 +15,8 @@ models document no limits; ECS server_tags, CCE clusterTags and node pool userTa
 PUT without a body, after the provider resolves the role's display name); the CCE add-on's `values`
 (`dict(str, object)`: each template's own parameters); regional limits the docs only point to (EIP bandwidth per
 region, disk types a region sells); the ECS `hostname`, which the provider never sends (judged as UpdateServer's
-member, the strictest reading).
+member, the strictest reading); the IAM custom policy's name, description and document size (its model documents no
+limits); whether an SMN email address exists (the subscription waits for its confirmation).
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from huaweicloudsdkcce.v3 import model as cce
+from huaweicloudsdkcsms.v1 import model as csms
 from huaweicloudsdkecs.v2 import model as ecs
 from huaweicloudsdkeip.v2 import model as eip
 from huaweicloudsdkiam.v3 import model as iam
 from huaweicloudsdkkms.v2 import model as kms
 from huaweicloudsdknat.v2 import model as nat
 from huaweicloudsdksfsturbo.v1 import model as sfs
+from huaweicloudsdksmn.v2 import model as smn
 from huaweicloudsdkvpc.v2 import model as vpc
 from huaweicloudsdkvpc.v3 import model as vpc3
 
@@ -332,6 +335,75 @@ def _agency(i: Inputs) -> list[Call]:
     return calls
 
 
+# golangsdk identity/v3.0/policies Policy and Statement: what json.Unmarshal keeps of the policy document (any other
+# member is dropped before the request: provider_problems says so)
+_POLICY_KEEPS = ("Version", "Statement")
+_STATEMENT_KEEPS = ("Action", "Effect", "Condition", "Resource")
+
+
+def _policy_document(i: Inputs) -> Any:
+    doc = _json(i.get("policy"))
+    if not isinstance(doc, dict):
+        return doc
+    statements = [
+        {k: s[k] for k in _STATEMENT_KEEPS if k in s} if isinstance(s, dict) else s for s in doc.get("Statement") or []
+    ]
+    return {**{k: doc[k] for k in _POLICY_KEEPS if k in doc}, "Statement": statements}
+
+
+def _role(i: Inputs) -> list[Call]:
+    # policies.CreateOpts under "role": display_name, type, description (all required, sent as given) and the policy
+    role = {
+        "display_name": i.get("name"),
+        "type": i.get("type"),
+        "description": i.get("description"),
+        "policy": _policy_document(i),
+    }
+    src = f"{TF}/iam/resource_huaweicloud_identity_role.go resourceIdentityRoleCreate (v3.0 policies.Create)"
+    # a service policy (Action service:resource:operation on Resource); an agency policy is iam:agencies:assume only
+    return [
+        Call("iam:CreateCloudServiceCustomPolicy", iam.CreateCloudServiceCustomPolicyRequestBody, {"role": role}, src)
+    ]
+
+
+def _csms_secret(i: Inputs) -> list[Call]:
+    body = drop_none(
+        {
+            "name": i.get("name"),
+            "kms_key_id": i.ok("kmsKeyId"),
+            "description": i.ok("description"),
+            "secret_type": i.ok("secretType"),
+            "secret_string": i.ok("secretText"),
+            "secret_binary": i.ok("secretBinary"),
+        }
+    )
+    src = f"{TF}/dew/resource_huaweicloud_csms_secret.go resourceSecretCreate (csms/v1 secrets.Create, then tags)"
+    return [
+        Call("csms:CreateSecret", csms.CreateSecretRequestBody, body, src),
+        *_tags_call("csms:BatchCreateOrDeleteTags", csms.BatchCreateOrDeleteTagsRequestBody, i, src),
+    ]
+
+
+# --- SMN (monitoring.notify) -----------------------------------------------------------------------------------
+
+
+def _smn_topic(i: Inputs) -> list[Call]:
+    body = drop_none({"name": i.get("name"), "display_name": i.ok("displayName")})
+    src = f"{TF}/smn/resource_huaweicloud_smn_topic.go resourceTopicCreate (topics.Create, then tags by name)"
+    return [
+        Call("smn:CreateTopic", smn.CreateTopicRequestBody, body, src),
+        *_tags_call("smn:BatchCreateOrDeleteResourceTags", smn.BatchCreateOrDeleteResourceTagsRequestBody, i, src),
+    ]
+
+
+def _smn_subscription(i: Inputs) -> list[Call]:
+    # subscriptions.CreateOps; the topic's URN is the path (/v2/{project_id}/notifications/topics/{topic_urn}/...)
+    i.get("topicUrn")
+    body = drop_none({"endpoint": i.get("endpoint"), "protocol": i.get("protocol"), "remark": i.ok("remark")})
+    src = f"{TF}/smn/resource_huaweicloud_smn_subscription.go resourceSubscriptionCreate (subscriptions.Create)"
+    return [Call("smn:AddSubscription", smn.AddSubscriptionRequestBody, body, src)]
+
+
 # --- CCE, SFS Turbo --------------------------------------------------------------------------------------------
 
 
@@ -493,6 +565,10 @@ TRANSLATIONS: dict[str, Callable[[Inputs], list[Call]]] = {
     "huaweicloud:Nat/snatRule:SnatRule": _snat,
     "huaweicloud:Dew/key:Key": _kms_key,
     "huaweicloud:Iam/agency:Agency": _agency,
+    "huaweicloud:Iam/role:Role": _role,
+    "huaweicloud:Dew/secret:Secret": _csms_secret,
+    "huaweicloud:Smn/topic:Topic": _smn_topic,
+    "huaweicloud:Smn/subscription:Subscription": _smn_subscription,
     "huaweicloud:Cce/cluster:Cluster": _cce_cluster,
     "huaweicloud:Cce/nodePool:NodePool": _cce_node_pool,
     "huaweicloud:Cce/addon:Addon": _cce_addon,
@@ -516,6 +592,18 @@ def provider_problems(token: str, inputs: Mapping[str, Any]) -> list[str]:
             out.append(
                 f"provider: extendParams {', '.join(block)} dropped: the top-level {', '.join(top)} fill the "
                 "request's extendParam and the extend_params block is then not read (cce/common.go buildExtendParams)"
+            )
+    if token == "huaweicloud:Iam/role:Role":
+        doc = _json(inputs.get("policy"))
+        statements = doc.get("Statement") if isinstance(doc, dict) else None
+        dropped = [k for k in doc if k not in _POLICY_KEEPS] if isinstance(doc, dict) else []
+        for n, statement in enumerate(statements if isinstance(statements, list) else []):
+            if isinstance(statement, dict):
+                dropped += [f"Statement.{n + 1}.{k}" for k in statement if k not in _STATEMENT_KEEPS]
+        if dropped:
+            out.append(
+                f"provider: policy {', '.join(dropped)} dropped: the document is read into golangsdk's policies.Policy "
+                "(Version, Statement of Action, Effect, Condition, Resource) before it is sent"
             )
     return out
 
@@ -559,9 +647,19 @@ def judge_call(call: Call, rules: list[_rules.Rule], label: str) -> _rules.Verdi
     return verdict
 
 
+def _same_names(calls: list[tuple[str, Call]]) -> list[str]:
+    # CSMS addresses a secret by its name (GET/PUT/DELETE /v1/{project_id}/secrets/{secret_name}, the provider's
+    # @API list): two secrets of one name in a plan are one secret, and the second create fails
+    names = [str(call.request.get("name")) for _, call in calls if call.api == "csms:CreateSecret"]
+    return [
+        f"csms:CreateSecret: name {n!r} sent {names.count(n)} times" for n in sorted(set(names)) if names.count(n) > 1
+    ]
+
+
 def check(resources: list[Mapping[str, Any]]) -> Report:
     rules = _rules.load(RULES)
     report = translate(resources)
+    report.problems.extend(_same_names(report.calls))
     for name, call in report.calls:
         verdict = judge_call(call, rules, f"{name} {call.api}")
         report.problems.extend(verdict.problems)

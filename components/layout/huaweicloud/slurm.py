@@ -35,7 +35,10 @@ from .nodes import user_data_max
 
 MUNGE_HOOK = "huaweicloud_munge_key.sh"
 CONF_HOOK = "huaweicloud_slurm_conf.sh"
-_NAME = re.compile(r"[^A-Za-z0-9_.-]")  # dew.Secret name: digits, letters, '_', '-' and '.', at most 64
+# CSMS CreateSecret name: "^[a-zA-Z0-9_-]{1,64}$" (huaweicloudsdkcsms 3.1.219 CreateSecretRequestBody.name; the
+# provider's docs also allow '.', the API does not)
+_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_NAME_MAX = 64
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,14 @@ def size_problems(slurm: HuaweiSlurm) -> list[ConfigError]:
 
 
 def secret_name(spec: ClusterSpec, what: str) -> str:
-    """One per cluster and stack (CSMS names are unique per project), at most 64 characters."""
-    return _NAME.sub("-", f"{spec.name}-{spec.stack}-slurm-{what}")[:64]
+    """One per cluster and stack (CSMS names are unique per project), at most 64 characters. A name that fits, or
+    keeps part of `what` when cut (munge-key, compute-conf and secrets-read differ from their first letter), is cut
+    at the end as before (the secrets keep their identity); a longer cluster and stack name is cut before
+    `-slurm-{what}` instead, so the two secrets' names never become one."""
+    stem, suffix = _NAME.sub("-", f"{spec.name}-{spec.stack}"), f"-slurm-{what}"
+    if len(stem) + len("-slurm-") < _NAME_MAX:
+        return (stem + suffix)[:_NAME_MAX]
+    return stem[: _NAME_MAX - len(suffix)] + suffix
 
 
 def _csms_env(spec: ClusterSpec) -> dict[str, str]:
