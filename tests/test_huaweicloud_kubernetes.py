@@ -154,7 +154,11 @@ def test_a_scaling_pool_gets_its_range_and_cces_autoscaler_for_its_version(kube,
     # the flavor is the template's own (CCE's answer at deploy), not a number made up here
     assert json.loads(inputs["values"]["flavorJson"]).startswith("<resolved at deploy: flavor1 of CCE add-on")
     doc = plan.as_json()
-    assert plan.run.outputs["kubernetes"]["autoscaling"] == {"minNodes": 1, "maxNodes": 4, "addon": f"autoscaler {addon_version}"}
+    assert plan.run.outputs["kubernetes"]["autoscaling"] == {
+        "minNodes": 1,
+        "maxNodes": 4,
+        "addon": f"autoscaler {addon_version}",
+    }
     warning = [w for w in doc["warnings"] if w.startswith("gpu-cluster:cluster.maxNodes: CCE's autoscaler add-on")]
     assert warning and "scale-in off" in warning[0] and "is not built" not in warning[0]
     assert not any("not built here" in w for w in doc["warnings"])
