@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from components.catalog import kubernetes as kubernetes_offers
 from components.errors import ConfigError, ConfigErrors
 from components.layout.huaweicloud.kubernetes import CCE_BOOTSTRAP, cce_bootstrap, cce_offer
 from components.layout.kubernetes import GPU_TAINT
@@ -163,6 +164,16 @@ def test_a_scaling_pool_gets_its_range_and_cces_autoscaler_for_its_version(kube,
     assert warning and "scale-in off" in warning[0] and "is not built" not in warning[0]
     assert not any("not built here" in w for w in doc["warnings"])
     assert not [w for w in doc["warnings"] if w.startswith("offline plan:")]  # both invokes answered
+
+
+def test_every_version_cce_creates_has_its_autoscaler_version():
+    # the spec admits the catalog's versions; the layout looks each up in autoscalerAddon.versions
+    data = kubernetes_offers.offer("huaweicloud")
+    assert data is not None
+    versions = cce_offer()["autoscalerAddon"]["versions"]
+    assert set(versions) == set(data.versions)
+    # CCE numbers the add-on by the cluster's minor version (cce_bulletin_0042)
+    assert all(v.startswith(f"{k}.") for k, v in versions.items())
 
 
 def test_the_plan_warns_that_secrets_are_not_envelope_encrypted(plan):
