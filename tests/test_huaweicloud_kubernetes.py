@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from components.catalog import kubernetes as kubernetes_offers
 from components.errors import ConfigError, ConfigErrors
 from components.layout.huaweicloud.kubernetes import CCE_BOOTSTRAP, cce_bootstrap, cce_offer
 from components.layout.kubernetes import GPU_TAINT
@@ -126,11 +127,53 @@ def test_placement_spread_puts_the_gpu_pool_in_a_server_group():
     assert "ecsGroupId" not in pool(plan, "-system")
 
 
-def test_a_scaling_pool_gets_its_range_and_a_warning():
-    plan = plan_values(cce_values(nodes=2, minNodes=1, maxNodes=4))
+def addons(plan):
+    return {r["inputs"]["templateName"]: r for r in resources_of(plan, "Cce/addon:Addon")}
+
+
+def test_the_shipped_fixed_pool_gets_no_autoscaler(plan):
+    assert set(addons(plan)) == {"gpu-beta"}
+    assert plan.run.outputs["kubernetes"]["autoscaling"] is None
+
+
+@pytest.mark.parametrize(("kube", "addon_version"), [("1.36", "1.36.2"), ("1.35", "1.35.29")])
+def test_a_scaling_pool_gets_its_range_and_cces_autoscaler_for_its_version(kube, addon_version):
+    plan = plan_values(cce_values(nodes=2, minNodes=1, maxNodes=4, kubernetes={"version": kube}))
     gpu = pool(plan, "-gpu")
     assert (gpu["scallEnable"], gpu["minNodeCount"], gpu["maxNodeCount"]) == (True, 1, 4)
-    assert any("CCE's autoscaler add-on" in w for w in plan.as_json()["warnings"])
+    autoscaler = addons(plan)["autoscaler"]
+    inputs = autoscaler["inputs"]
+    assert inputs["clusterId"] == "<id of test-huaweicloud-cce>" and inputs["version"] == addon_version
+    custom = json.loads(inputs["values"]["customJson"])
+    # the mandatory ids, and scale-in off: a GPU node running a pod is never drained
+    assert custom == {
+        "cluster_id": "<id of test-huaweicloud-cce>",
+        "tenant_id": "<id of project cn-north-4>",
+        "scaleDownEnabled": False,
+        "scaleUpUnscheduledPodEnabled": True,
+    }
+    # the flavor is the template's own (CCE's answer at deploy), not a number made up here
+    assert json.loads(inputs["values"]["flavorJson"]).startswith("<resolved at deploy: flavor1 of CCE add-on")
+    doc = plan.as_json()
+    assert plan.run.outputs["kubernetes"]["autoscaling"] == {
+        "minNodes": 1,
+        "maxNodes": 4,
+        "addon": f"autoscaler {addon_version}",
+    }
+    warning = [w for w in doc["warnings"] if w.startswith("gpu-cluster:cluster.maxNodes: CCE's autoscaler add-on")]
+    assert warning and "scale-in off" in warning[0] and "is not built" not in warning[0]
+    assert not any("not built here" in w for w in doc["warnings"])
+    assert not [w for w in doc["warnings"] if w.startswith("offline plan:")]  # both invokes answered
+
+
+def test_every_version_cce_creates_has_its_autoscaler_version():
+    # the spec admits the catalog's versions; the layout looks each up in autoscalerAddon.versions
+    data = kubernetes_offers.offer("huaweicloud")
+    assert data is not None
+    versions = cce_offer()["autoscalerAddon"]["versions"]
+    assert set(versions) == set(data.versions)
+    # CCE numbers the add-on by the cluster's minor version (cce_bulletin_0042)
+    assert all(v.startswith(f"{k}.") for k, v in versions.items())
 
 
 def test_the_plan_warns_that_secrets_are_not_envelope_encrypted(plan):

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_huaweicloud as huaweicloud
 
 from .. import incluster
-from ..layout.huaweicloud import CceLayout, HuaweiLayout
+from ..layout.huaweicloud import AutoscalerAddon, CceLayout, HuaweiLayout
 from .network import Network
 
 
@@ -31,6 +31,7 @@ class Kubernetes:
     addon: huaweicloud.cce.Addon
     kubeconfig: pulumi.Output[str]
     in_cluster: incluster.InCluster
+    autoscaler: huaweicloud.cce.Addon | None  # CCE's autoscaler add-on when the GPU pool has a range
 
     def output(self, layout: HuaweiLayout) -> dict[str, Any]:
         """The `kubernetes` stack output: what was built and how to reach it (the kubeconfig is its own secret
@@ -47,7 +48,11 @@ class Kubernetes:
             # the API server is private: from the login node (or anywhere in the VPC)
             "credentials": "pulumi stack output kubeconfig --show-secrets > ~/.kube/config",
             "gpuDriver": f"NVIDIA {cce.addon.driver_version} (installed by CCE's {cce.addon.template} add-on)",
-            "autoscaling": {"minNodes": cce.min_nodes, "maxNodes": cce.max_nodes} if cce.autoscaled else None,
+            "autoscaling": (
+                {"minNodes": cce.min_nodes, "maxNodes": cce.max_nodes, "addon": f"{a.template} {a.version}"}
+                if (a := cce.autoscaler)
+                else None
+            ),
             "releases": [
                 {"name": r.name, "chart": r.chart, "version": r.version, "namespace": r.namespace} for r in cce.releases
             ],
@@ -121,9 +126,44 @@ def build(
         # its pods run on the system pool; the driver installs on each GPU node as it joins
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[system_pool]),
     )
+    autoscaler = _autoscaler(parent, name, cce.autoscaler, cluster, spec.region, [system_pool, gpu_pool])
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(cluster.kube_config_raw)
     in_cluster = incluster.install(name, kubeconfig, cce.releases, parent, depends_on=[system_pool, gpu_pool, addon])
-    return Kubernetes(cluster, system_pool, gpu_pool, addon, kubeconfig, in_cluster)
+    return Kubernetes(cluster, system_pool, gpu_pool, addon, kubeconfig, in_cluster, autoscaler)
+
+
+def _autoscaler(
+    parent: pulumi.Resource,
+    name: str,
+    decided: AutoscalerAddon | None,
+    cluster: huaweicloud.cce.Cluster,
+    region: str,
+    pools: list[huaweicloud.cce.NodePool],
+) -> huaweicloud.cce.Addon | None:
+    """CCE's autoscaler add-on, its values as the provider's own example builds them: the template CCE returns for
+    this version gives the custom defaults and the flavor (mandatory), merged with cluster_id, tenant_id (the
+    region's project) and scale-in off."""
+    if decided is None:
+        return None
+    invoke = pulumi.InvokeOptions(parent=parent)
+    project_id = huaweicloud.iam.get_projects_output(name=region, opts=invoke).projects[0].id
+    template = huaweicloud.cce.get_addon_template_output(
+        cluster_id=cluster.id, name=decided.template, version=decided.version, opts=invoke
+    )
+    parameters = template.spec.apply(lambda spec: json.loads(spec)["parameters"])
+    flavor = parameters.apply(lambda p: json.dumps(p[decided.flavor_key], sort_keys=True))
+    custom = pulumi.Output.all(parameters, cluster.id, project_id).apply(
+        lambda a: json.dumps({**a[0].get("custom", {}), **decided.custom(a[1], a[2])}, sort_keys=True)
+    )
+    return huaweicloud.cce.Addon(
+        f"{name}-autoscaler-addon",
+        cluster_id=cluster.id,
+        template_name=decided.template,
+        version=decided.version,
+        values=huaweicloud.cce.AddonValuesArgs(custom_json=custom, flavor_json=flavor),
+        # its pods run on the system pool; it scales only pools that exist
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=pools),
+    )
 
 
 @dataclass(frozen=True)

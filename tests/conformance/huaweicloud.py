@@ -512,11 +512,12 @@ def _cce_addon(i: Inputs) -> list[Call]:
             "clusterID": i.get("clusterId"),
             "version": i.ok("version"),
             "addonTemplateName": i.get("templateName"),
-            # AddonValuesArgs: basic/custom maps, or basicJson/customJson text decoded into them
+            # AddonValuesArgs: basic/custom/flavor maps, or basicJson/customJson/flavorJson text decoded into them
             "values": drop_none(
                 {
                     "basic": values.get("basic") or _json(values.get("basicJson")),
                     "custom": values.get("custom") or _json(values.get("customJson")),
+                    "flavor": values.get("flavor") or _json(values.get("flavorJson")),
                 }
             ),
         }

@@ -31,7 +31,7 @@ from .data import huawei_data, node_group_why
 from .encryption import DewKey, HuaweiEncryption
 from .encryption import plan as encryption_plan
 from .identity import NodeIdentity, node_identity
-from .kubernetes import CceLayout, GpuAddon, cce_layout, cce_problems
+from .kubernetes import AutoscalerAddon, CceLayout, GpuAddon, cce_layout, cce_problems
 from .logs import HuaweiLogs, logs_problems
 from .logs import plan as logs_plan
 from .monitoring import HuaweiMonitoring
@@ -43,6 +43,7 @@ from .slurm import HuaweiSlurm, gzip_b64, huawei_slurm, packed, size_problems, s
 
 __all__ = [
     "Access",
+    "AutoscalerAddon",
     "CceLayout",
     "DewKey",
     "GpuAddon",

@@ -44,6 +44,21 @@ class GpuAddon:
 
 
 @dataclass(frozen=True)
+class AutoscalerAddon:
+    """CCE's Cluster Autoscaler add-on (cce.Addon template autoscaler) in the version CCE pairs with the cluster's
+    Kubernetes version: it moves the pools that have scall_enable between their min and max node counts."""
+
+    template: str
+    version: str
+    settings: Mapping[str, Any]  # custom values beside cluster_id and tenant_id (scale-in off)
+    flavor_key: str  # the template's flavor (parameters.<key>) that the add-on's mandatory flavor value takes
+
+    def custom(self, cluster_id: str, project_id: str) -> dict[str, Any]:
+        """The add-on's `custom` values (CCE API cce_02_0411): the template's defaults overridden by these."""
+        return {**self.settings, "cluster_id": cluster_id, "tenant_id": project_id}
+
+
+@dataclass(frozen=True)
 class CceLayout:
     """A CCE Standard cluster with a private API server, a CPU system pool and the GPU pool."""
 
@@ -64,7 +79,8 @@ class CceLayout:
     postinstall: str | None  # the GPU nodes' bootstrap, run by CCE after its own components
     min_nodes: int
     max_nodes: int
-    autoscaled: bool  # the pool's own range (scall_enable); CCE's autoscaler add-on is not built (warned)
+    autoscaled: bool  # the pool's own range (scall_enable)
+    autoscaler: AutoscalerAddon | None  # CCE's autoscaler add-on, which moves the pool in that range
 
 
 def cce_postinstall(script: str) -> str:
@@ -168,11 +184,13 @@ def cce_layout(spec: ClusterSpec, scratch: Scratch, warnings: list[str]) -> CceL
             "reaches it only from inside the VPC (a VPN or Direct Connect); add login: {} to run kubectl from"
         )
     scaling = autoscaled(spec)
-    if scaling:
+    autoscaler = _autoscaler(data["autoscalerAddon"], kube.version) if scaling else None
+    if autoscaler is not None:
         warnings.append(
-            f"{CLUSTER_KEY}.maxNodes: the CCE GPU pool may range over {spec.min_nodes}..{spec.max_nodes} nodes "
-            "(cce.NodePool scall_enable, min/max_node_count), but only CCE's autoscaler add-on moves it, and that "
-            "add-on is not built here: install it from the CCE console, or the pool stays at its initial size"
+            f"{CLUSTER_KEY}.maxNodes: CCE's autoscaler add-on {autoscaler.version} grows the GPU pool up to "
+            f"{spec.max_nodes} nodes for pending pods, with scale-in off, so it never drains a GPU node running a pod: "
+            f"the pool shrinks toward {spec.min_nodes} only when "
+            "you remove idle nodes (CCE console or kubectl drain and delete)"
         )
     return CceLayout(
         version=f"{data['versionPrefix']}{kube.version}",
@@ -193,4 +211,15 @@ def cce_layout(spec: ClusterSpec, scratch: Scratch, warnings: list[str]) -> CceL
         min_nodes=spec.min_nodes,
         max_nodes=spec.max_nodes,
         autoscaled=scaling,
+        autoscaler=autoscaler,
+    )
+
+
+def _autoscaler(data: Mapping[str, Any], kube_version: str) -> AutoscalerAddon:
+    # the spec only admits the versions this catalog lists (catalog versions), and each has an add-on version
+    return AutoscalerAddon(
+        template=str(data["template"]),
+        version=str(data["versions"][kube_version]),
+        settings=dict(data["custom"]),
+        flavor_key=str(data["flavorKey"]),
     )
