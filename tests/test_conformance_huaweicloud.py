@@ -323,8 +323,8 @@ def test_an_input_no_translation_reads_is_reported():
 
 
 def test_a_type_no_translation_knows_is_reported():
-    resource = {"type": "huaweicloud:Lts/group:Group", "name": "g", "inputs": {}}
-    assert conf.translate([resource]).untranslated == ["g: huaweicloud:Lts/group:Group"]
+    resource = {"type": "huaweicloud:Cbr/vault:Vault", "name": "g", "inputs": {}}
+    assert conf.translate([resource]).untranslated == ["g: huaweicloud:Cbr/vault:Vault"]
 
 
 # --- what it found, fixed (each refused before any resource, by key) ---------------------------------------------
@@ -428,3 +428,13 @@ def test_a_policy_member_the_provider_drops_is_a_problem():
         "Version": "1.1",
         "Statement": [{k: statement[k] for k in statement if k != "Sid"}],
     }
+
+
+def test_the_lts_ingestion_bodies_are_judged_and_a_bad_one_refused():
+    report = report_of("huaweicloud-p3")
+    bodies = {call.api: call for _, call in report.calls if call.api.startswith("lts:create_")}
+    assert set(bodies) == {"lts:create_host_group", "lts:create_access_config"}
+    group = bodies["lts:create_host_group"]
+    assert group.request["host_group_type"] == "linux" and len(group.request["host_id_list"]) == 3
+    bad = dict(group.request, host_id_list="not a list")
+    assert conf.judge_call(conf.Call(group.api, group.model, bad, "test"), RULES, "test").problems

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import base64
 import json
+import pickle
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from huaweicloudsdkcce.v3 import model as cce
@@ -34,6 +36,7 @@ from huaweicloudsdkecs.v2 import model as ecs
 from huaweicloudsdkeip.v2 import model as eip
 from huaweicloudsdkiam.v3 import model as iam
 from huaweicloudsdkkms.v2 import model as kms
+from huaweicloudsdklts.v2 import model as lts
 from huaweicloudsdknat.v2 import model as nat
 from huaweicloudsdksfsturbo.v1 import model as sfs
 from huaweicloudsdksmn.v2 import model as smn
@@ -553,6 +556,59 @@ def _sfs_turbo(i: Inputs) -> list[Call]:
     return [Call("sfsturbo:CreateShare", sfs.CreateShareRequestBody, {"share": share}, src)]
 
 
+def _lts_group(i: Inputs) -> list[Call]:
+    body = drop_none({"log_group_name": i.get("groupName"), "ttl_in_days": i.ok("ttlInDays")})
+    # tags: the LTS tag API after create (updateTags, POST /v1/{project_id}/groups/{id}/tags/action), not judged
+    i.get("tags")
+    src = f"{TF}/lts/resource_huaweicloud_lts_group.go buildCreateGroupBodyParams"
+    return [Call("lts:CreateLogGroup", lts.CreateLogGroupParams, body, src)]
+
+
+def _lts_stream(i: Inputs) -> list[Call]:
+    body = drop_none({"log_stream_name": i.get("streamName"), "ttl_in_days": i.ok("ttlInDays")})
+    i.get("groupId")  # the request's path (v2/{project_id}/groups/{log_group_id}/streams)
+    i.get("tags")  # the LTS tag API after create, as for the group
+    src = f"{TF}/lts/resource_huaweicloud_lts_stream.go buildCreateStreamBodyParams"
+    return [Call("lts:CreateLogStream", lts.CreateLogStreamParams, body, src)]
+
+
+class _Recorder:
+    """An LTS client that keeps each request the dynamic resource's own code builds, and answers with ids."""
+
+    def __init__(self) -> None:
+        self.bodies: list[tuple[str, Any]] = []
+
+    def __getattr__(self, api: str) -> Callable[[Any], Any]:
+        def call(request: Any) -> Any:
+            self.bodies.append((api, request.body))
+            return SimpleNamespace(host_group_id="<id of the new group>", access_config_id="<id of the new config>")
+
+        return call
+
+
+def _lts_ingestion(i: Inputs) -> list[Call]:
+    """Not the Terraform provider: components/huaweicloud/lts_ingestion.py's provider sends huaweicloudsdklts's own
+    request models; its create is replayed here with a recording client and each body judged like the others."""
+    from huaweicloudsdkcore.utils.http_utils import sanitize_for_serialization
+
+    from components.huaweicloud.lts_ingestion import LtsApi
+
+    provider = pickle.loads(base64.b64decode(i.get("__provider")))
+    props = {k: i.get(k) for k in ("hostGroupName", "hostIds", "tags", "accessConfigName", "paths",
+                                   "singleLineMode", "logGroupId", "logStreamId")}  # fmt: skip
+    i.get("region")  # the client's endpoint
+    recorder = _Recorder()
+    api = LtsApi(recorder)  # type: ignore[arg-type]
+    group = api.create_host_group(props, provider.group_type, provider.agent_access_type)
+    api.create_access_config(props, group, provider.access_config_type)
+    src = "components/huaweicloud/lts_ingestion.py LtsIngestionProvider.create"
+    models = {
+        "create_host_group": lts.CreateHostGroupRequestBody,
+        "create_access_config": lts.CreateAccessConfigRequestBody,
+    }
+    return [Call(f"lts:{name}", models[name], sanitize_for_serialization(body), src) for name, body in recorder.bodies]
+
+
 TRANSLATIONS: dict[str, Callable[[Inputs], list[Call]]] = {
     "huaweicloud:Ecs/instance:Instance": _instance,
     "huaweicloud:Ecs/keypair:Keypair": _keypair,
@@ -574,6 +630,9 @@ TRANSLATIONS: dict[str, Callable[[Inputs], list[Call]]] = {
     "huaweicloud:Cce/nodePool:NodePool": _cce_node_pool,
     "huaweicloud:Cce/addon:Addon": _cce_addon,
     "huaweicloud:Sfs/turbo:Turbo": _sfs_turbo,
+    "huaweicloud:Lts/group:Group": _lts_group,
+    "huaweicloud:Lts/stream:Stream": _lts_stream,
+    "pulumi-python:dynamic/huaweicloud:LtsIngestion": _lts_ingestion,
 }
 # Registered, but no Huawei Cloud call
 NOT_HUAWEI = {
@@ -622,7 +681,7 @@ def translate(resources: list[Mapping[str, Any]]) -> Report:
     report = Report()
     for res in resources:
         token = res["type"]
-        if not token.startswith("huaweicloud:"):
+        if not token.startswith("huaweicloud:") and token not in TRANSLATIONS:
             if token in NOT_HUAWEI:
                 report.not_judged.append(f"{res['name']}: {token}: {NOT_HUAWEI[token]}")
             elif not token.startswith("gpu-cluster:"):
