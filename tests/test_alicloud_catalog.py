@@ -170,6 +170,7 @@ EXPECTED = {
     "alicloud-inference-fleet": True,  # gn7i-c8g1.2xlarge in cn-hangzhou
     "alicloud-slurm-elastic": None,  # ebmgn8v (its cluster type): not in the source
     "alicloud-a10-slice": True,  # A10:1/6 -> vgn7i-vws-m4.xlarge in cn-beijing
+    "alicloud-arms": True,  # T4:1 -> gn6i-c4g1.xlarge in cn-beijing
 }
 
 

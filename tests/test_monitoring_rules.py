@@ -72,7 +72,9 @@ def test_notify_where_not_built_is_refused(cloud):
 
 @pytest.mark.parametrize("cloud", [c for c in CLOUDS if data.notify(c) is not None])
 def test_bad_and_repeated_addresses_are_each_one_line(cloud):
-    got = errors_of(values(cloud, prometheus="selfHosted", notify=["ops", "a@example.com", "a@example.com"]))
+    # the Prometheus notify needs (Alibaba: the managed one evaluates and sends), so only the addresses are wrong
+    prometheus = data.notify(cloud)["needs"] or "selfHosted"
+    got = errors_of(values(cloud, prometheus=prometheus, notify=["ops", "a@example.com", "a@example.com"]))
     keys = [k for k, _ in got]
     assert f"{K}.notify[0]" in keys and keys.count(f"{K}.notify") >= 1
     said = dict(got)

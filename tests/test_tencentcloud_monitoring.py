@@ -81,7 +81,7 @@ def test_managed_is_one_keyed_line_saying_why_tmp_is_not_built_and_registers_not
     assert error.key == "gpu-cluster:cluster.monitoring.prometheus"
     for said in ("TencentCloud Managed Service for Prometheus (TMP)", "token", "DescribePrometheusInstances"):
         assert said in error.message
-    assert error.message.endswith("(built on: aws); use selfHosted or none")
+    assert error.message.endswith("(built on: aws, azure, gcp, alicloud); use selfHosted or none")
     entry = catalog_monitoring.data()["managedNotBuilt"]["tencentcloud"]
     assert "tmp_instance.py" in entry["source"] and catalog_monitoring.managed("tencentcloud") is None
 
