@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import pulumi
 
+from .bootstrap.slurm_conf import SlurmLayout
 from .layout.shared import Shared
 from .spec import ClusterSpec
 
@@ -94,6 +95,27 @@ NO_LOGIN = "none: access is none, the plan builds no way to log in"
 def ssh_command(login_user: str, host: pulumi.Input[str] | None) -> pulumi.Output[str]:
     """What a user types to SSH to the login node: its public address once the cloud gives it."""
     return pulumi.Output.concat(f"ssh -i <private key> {login_user}@", "<public ip>" if host is None else host)
+
+
+def secret_slurm_output(
+    head: tuple[pulumi.Input[str], pulumi.Input[str]],  # the head's instance id and private address
+    layout: SlurmLayout,
+    login: pulumi.Input[str],  # the login command
+    munge_key: Mapping[str, Any],  # where the key is kept and who may read it (never the key)
+    compute_config: str,  # the secret holding the nodes' view
+) -> dict[str, Any]:
+    """`slurm` where the MUNGE key and the nodes' view live in the cloud's secret store (Tencent SSM, Huawei CSMS)."""
+    instance_id, address = head
+    return {
+        "headNode": {"instanceId": instance_id, "privateIp": address},
+        "partition": layout.partition,
+        "slurmVersion": layout.packages.version,
+        "gres": layout.node.gres,
+        "login": login,
+        "check": "sinfo -N -l",
+        "mungeKey": dict(munge_key),
+        "computeConfig": compute_config,
+    }
 
 
 def serve_output(

@@ -22,13 +22,13 @@ import pulumi
 import pulumi_huaweicloud as huaweicloud
 import pulumi_random as random
 
+from ..bootstrap import gzip_b64
 from ..bootstrap.huaweicloud_smn import TOPIC_PLACEHOLDER
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..catalog.slurm import cloud_data as slurm_cloud
 from ..layout.huaweicloud import HuaweiLayout, HuaweiSlurm
-from ..layout.huaweicloud.slurm import gzip_b64
-from ..resources import fill
+from ..resources import fill, secret_slurm_output
 from .network import Network, secgroup_rule, security_group
 from .nodes import image
 
@@ -209,18 +209,10 @@ def output(head: SlurmHead | None, access: Mapping[str, Any]) -> dict[str, Any] 
     """`slurm`: where the controller runs, how to submit and check, and where the key is kept (never the key)."""
     if head is None:
         return None
-    layout = head.plan.layout
-    return {
-        "headNode": {"instanceId": head.instance.id, "privateIp": head.address},
-        "partition": layout.partition,
-        "slurmVersion": layout.packages.version,
-        "gres": layout.node.gres,
-        "login": access["command"],
-        "check": "sinfo -N -l",
-        "mungeKey": {
-            "store": "dew-csms-secret",
-            "secret": head.plan.munge_secret,
-            "grant": f"{head.plan.role_name}: read that secret (and the configuration's) for the nodes' agency only",
-        },
-        "computeConfig": head.plan.conf_secret,
+    key = {
+        "store": "dew-csms-secret",
+        "secret": head.plan.munge_secret,
+        "grant": f"{head.plan.role_name}: read that secret (and the configuration's) for the nodes' agency only",
     }
+    layout, login = head.plan.layout, access["command"]
+    return secret_slurm_output((head.instance.id, head.address), layout, login, key, head.plan.conf_secret)

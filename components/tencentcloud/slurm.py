@@ -20,11 +20,12 @@ import pulumi
 import pulumi_random as random
 import tencentcloud_iac_pulumi as tencentcloud
 
+from ..bootstrap import gzip_b64
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..catalog.slurm import cloud_data as slurm_cloud
-from ..layout.tencentcloud import TencentLayout, TencentSlurm, gzip_b64
+from ..layout.tencentcloud import TencentLayout, TencentSlurm
 from ..layout.tencentcloud.nodes import DISK_TYPE
-from ..resources import fill, invoke_options
+from ..resources import fill, invoke_options, secret_slurm_output
 from .network import Network
 from .nodes import public_image
 
@@ -198,18 +199,10 @@ def output(head: SlurmHead | None, access: Mapping[str, Any]) -> dict[str, Any] 
     """`slurm`: where the controller runs, how to submit and check, and where the key is kept (never the key)."""
     if head is None:
         return None
-    layout = head.plan.layout
-    return {
-        "headNode": {"instanceId": head.instance.id, "privateIp": head.address},
-        "partition": layout.partition,
-        "slurmVersion": layout.packages.version,
-        "gres": layout.node.gres,
-        "login": access["command"],
-        "check": "sinfo -N -l",
-        "mungeKey": {
-            "store": "ssm-secret",
-            "secret": head.plan.munge_secret,
-            "grant": "ssm:GetSecretValue on that secret (and the configuration's) for the nodes' CAM role only",
-        },
-        "computeConfig": head.plan.conf_secret,
+    key = {
+        "store": "ssm-secret",
+        "secret": head.plan.munge_secret,
+        "grant": "ssm:GetSecretValue on that secret (and the configuration's) for the nodes' CAM role only",
     }
+    layout, login = head.plan.layout, access["command"]
+    return secret_slurm_output((head.instance.id, head.address), layout, login, key, head.plan.conf_secret)
