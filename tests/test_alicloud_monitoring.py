@@ -384,7 +384,7 @@ def test_turning_it_on_for_a_deployed_stack_restarts_only_the_login_node_and_add
 
 @pytest.mark.parametrize("stack", ["alicloud-slurm-elastic", "alicloud-a100-cmk", "alicloud-mlps3-sm4"])
 def test_the_login_nodes_user_data_stays_under_16_kb_with_the_monitoring_parts(stack):
-    # gzip, as the nodes' (layout/alicloud/nodes.py gzip_user_data: cloud-init's ~16384 bytes); about 13.2 KB today
+    # gzip, as the nodes' (bootstrap.gzipped: cloud-init's ~16384 bytes); about 13.2 KB today
     login = _by_name(plan_stack_with(stack), "-alicloud-login")
     assert file_sd.TARGETS_SCRIPT in files_of(login["inputs"]["userData"])
     assert len(base64.b64decode(login["inputs"]["userData"])) < 16 * 1024

@@ -14,11 +14,12 @@ from dataclasses import dataclass, replace
 import pulumi
 import pulumi_azure_native as azure
 
+from ..bootstrap import gzip_b64
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import CONF_DIR, HEAD_PLACEHOLDER, compute_config_text, launch_placeholder
 from ..catalog.slurm import cloud_data
 from ..layout.azure import AzureLayout, AzurePartition, AzureSlurm, body_text
-from ..layout.azure.partitions import CUSTOM_DATA, DISK_SET, IDENTITY, PPG, SCALE_SET, SUBNET, gzip_b64
+from ..layout.azure.partitions import CUSTOM_DATA, DISK_SET, IDENTITY, PPG, SCALE_SET, SUBNET
 from ..resources import fill, invoke_options
 from .context import Context
 from .identity import Identity

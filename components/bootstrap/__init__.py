@@ -12,6 +12,8 @@ Parts must be idempotent: they run again at every boot (local NVMe is wiped on s
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 import shlex
@@ -134,6 +136,18 @@ def service_part(
 
 def commands_part(name: str, commands: Iterable[Iterable[str]], summary: str = "") -> Part:
     return Part(name, commands=tuple(tuple(c) for c in commands), summary=summary)
+
+
+def gzipped(text: str) -> bytes:
+    """User data gzip-compressed, the same bytes at every plan (mtime 0): cloud-init uncompresses it ("Content found
+    to be gzip compressed will be uncompressed", canonical/cloud-init doc/rtd/topics/format.rst), and the clouds'
+    user-data limits (16 KB on EC2, Alibaba and Tencent, 32 KB on Huawei) count these bytes, not the text."""
+    return gzip.compress(text.encode(), compresslevel=9, mtime=0)
+
+
+def gzip_b64(text: str) -> str:
+    """`gzipped` in Base64, as the clouds' user-data arguments take binary content."""
+    return base64.b64encode(gzipped(text)).decode()
 
 
 def node_text(text: str) -> str:

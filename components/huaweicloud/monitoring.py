@@ -15,9 +15,9 @@ from typing import Any
 import pulumi
 import pulumi_huaweicloud as huaweicloud
 
+from ..bootstrap import gzip_b64
 from ..bootstrap.huaweicloud_smn import TOPIC_PLACEHOLDER
 from ..layout.huaweicloud import HuaweiLayout
-from ..layout.huaweicloud.slurm import gzip_b64
 from ..layout.monitoring import NO_PATH, login_summary, ssh_forward
 from ..resources import email_suffixes, fill
 from .access import Login

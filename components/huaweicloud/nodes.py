@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_huaweicloud as huaweicloud
 
+from ..bootstrap import gzip_b64
 from ..bootstrap.mounts import SOURCE_PLACEHOLDER
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ..layout.huaweicloud import HuaweiLayout
-from ..layout.huaweicloud.slurm import gzip_b64
 from ..resources import fill
 from .network import Network
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
+from ..bootstrap import gzip_b64
 from ..bootstrap.slurm_conf import HEAD_PLACEHOLDER
-from ..layout.tencentcloud import TencentLayout, gzip_b64
+from ..layout.tencentcloud import TencentLayout
 from ..layout.tencentcloud.nodes import DISK_TYPE
 from ..resources import fill, invoke_options
 from .network import Network

@@ -37,7 +37,6 @@ refused config raises here, before any resource is registered.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -99,7 +98,6 @@ from .nodes import (
     driver_mark_part,
     driver_script,
     ess_drain_hook,
-    gzip_user_data,
     image_drivers,
     size_problems,
     tag_problems,
@@ -211,7 +209,7 @@ class AlicloudLayout:
         return self.user_data_b64_for(self.user_data)
 
     def user_data_b64_for(self, user_data: str) -> str:
-        return base64.b64encode(gzip_user_data(user_data)).decode()
+        return bootstrap.gzip_b64(user_data)
 
 
 def _partitions(spec: ClusterSpec, slurm: AliSlurm | None, warnings: list[str]) -> tuple[AliPartition, ...]:

@@ -128,7 +128,7 @@ def ack_user_data(script: str) -> str:
     initialization), so it cannot be gzip user data itself; compressed inside, it stays far under the ECS
     16 KB user-data limit next to ACK's script (the whole bootstrap is about 14 KB as text).
     """
-    packed = base64.b64encode(gzip.compress(script.encode(), compresslevel=9, mtime=0)).decode()
+    packed = bootstrap.gzip_b64(script)
     lines = [packed[i : i + 76] for i in range(0, len(packed), 76)]
     # written to a file first: a script piped into bash would lose its rest to any command that reads stdin
     return "\n".join(

@@ -4,7 +4,6 @@ get (deployment set), and the user data as the nodes get it.
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -112,16 +111,6 @@ def image_drivers(entry: Mapping[str, Any], spec: ClusterSpec) -> tuple[GpuDrive
         return None, grid
     drv = entry["gpuDriver"]
     return GpuDriver(drv["driver"], drv["cuda"], drv["cudnn"], drv["scriptUrlPath"], drv["source"]), None
-
-
-def gzip_user_data(text: str) -> bytes:
-    """The user data as the nodes get it: gzip (fixed mtime, so a plan is reproducible), under Alibaba's 16 KB.
-
-    cloud-init: "Content found to be gzip compressed will be uncompressed ... useful because user-data is
-    limited to ~16384 bytes" (canonical/cloud-init doc/rtd/topics/format.rst, 20.2). The whole bootstrap
-    (scratch, eRDMA, health check, metrics, driver installer) is about 25 KB as text.
-    """
-    return gzip.compress(text.encode(), compresslevel=9, mtime=0)
 
 
 def driver_script(driver: GpuDriver) -> str:

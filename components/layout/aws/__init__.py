@@ -9,8 +9,6 @@ a refused config raises here, before any resource is registered.
 
 from __future__ import annotations
 
-import base64
-import gzip
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -175,7 +173,7 @@ class AwsLayout:
         return self.user_data_b64_for(self.user_data)
 
     def user_data_b64_for(self, user_data: str) -> str:
-        return base64.b64encode(gzip.compress(user_data.encode(), compresslevel=9, mtime=0)).decode()
+        return bootstrap.gzip_b64(user_data)
 
 
 def _partitions(spec: ClusterSpec, slurm: AwsSlurm | None) -> tuple[AwsPartition, ...]:

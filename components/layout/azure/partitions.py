@@ -12,9 +12,6 @@ replaced by the node's name on the head. The bodies travel in the head's userDat
 
 from __future__ import annotations
 
-import base64
-import gzip
-
 NODE_TOKEN = "@@GPU_CLUSTER_SLURM_NODE@@"
 # what the cloud package fills at deploy (components/azure/partitions.py)
 SUBNET = "@@GPU_CLUSTER_AZURE_SUBNET_ID@@"
@@ -24,13 +21,6 @@ PPG = "@@GPU_CLUSTER_AZURE_PPG_ID@@"
 CUSTOM_DATA = "@@GPU_CLUSTER_AZURE_CUSTOM_DATA@@"
 DISK_SET = "@@GPU_CLUSTER_AZURE_DISK_ENCRYPTION_SET_ID@@"
 BODY_PREFIX = "azure-launch-"  # a partition's VM body in the channel: azure-launch-<partition>.json
-
-
-def gzip_b64(text: str) -> str:
-    """customData as the VM body carries it: gzip (cloud-init unpacks gzip user data: cloudinit/user_data.py
-    convert_string, util.decomp_gzip) then base64 (the API's encoding), so two partitions' bodies fit the head's
-    64 KB userData."""
-    return base64.b64encode(gzip.compress(text.encode(), compresslevel=9, mtime=0)).decode()
 
 
 def vm_name(cluster: str, node: str) -> str:

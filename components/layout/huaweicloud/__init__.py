@@ -39,7 +39,7 @@ from .monitoring import plan as monitoring_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
 from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems, user_data_max
 from .proof import count_wired_gbps
-from .slurm import HuaweiSlurm, gzip_b64, huawei_slurm, packed, size_problems, slurm_compute_parts
+from .slurm import HuaweiSlurm, huawei_slurm, size_problems, slurm_compute_parts
 
 __all__ = [
     "Access",
@@ -104,7 +104,7 @@ class HuaweiLayout:
         text = bootstrap.cloud_init(parts)
         # Prometheus, Grafana and ICAgent pass Huawei's 32 KB plain: gzip as Slurm clusters do (slurm.py packed);
         # without logs the login node keeps its plain user data, as deployed
-        return gzip_b64(text) if self.logs and len(text.encode()) > user_data_max() else text
+        return bootstrap.gzip_b64(text) if self.logs and len(text.encode()) > user_data_max() else text
 
 
 def plan(spec: ClusterSpec) -> HuaweiLayout:
@@ -125,7 +125,7 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         assert slurm is not None
         parts = (*parts, *slurm_compute_parts(spec, slurm))
     user_data = bootstrap.cloud_init(parts)
-    refuse([*log_problems, *node_problems(spec, packed(user_data) if slurm else user_data)])
+    refuse([*log_problems, *node_problems(spec, bootstrap.gzipped(user_data) if slurm else user_data)])
     if slurm is not None:
         refuse(size_problems(slurm))
     cce = spec.scheduler == "kubernetes"

@@ -86,7 +86,7 @@ class CceLayout:
 def cce_postinstall(script: str) -> str:
     """The bootstrap as a small bash script carrying itself gzip-compressed: CCE counts the pre- and
     post-installation scripts together after Base64 against 10240 characters (catalog scriptMaxChars)."""
-    packed = base64.b64encode(gzip.compress(script.encode(), compresslevel=9, mtime=0)).decode()
+    packed = bootstrap.gzip_b64(script)
     lines = [packed[i : i + 76] for i in range(0, len(packed), 76)]
     # written to a file first: a script piped into bash would lose its rest to any command that reads stdin
     return "\n".join(

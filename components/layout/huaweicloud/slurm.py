@@ -12,14 +12,12 @@ the cluster's key) only (catalog/slurm.yaml clouds.huaweicloud): no key is in th
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 import re
 from dataclasses import dataclass
 
 from ... import bootstrap
-from ...bootstrap import Part
+from ...bootstrap import Part, gzipped
 from ...bootstrap.slurm import compute_parts, head_parts, login_parts
 from ...bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ...catalog import cpu_image
@@ -69,18 +67,6 @@ class HuaweiSlurm(CloudSlurm):
         return json.dumps({"Statement": statements, "Version": "1.1"}, sort_keys=True)
 
 
-def packed(text: str) -> bytes:
-    """The user data of every node of a Slurm cluster, gzip-compressed: cloud-init uncompresses it ("Content found to
-    be gzip compressed will be uncompressed", canonical/cloud-init doc/rtd/topics/format.rst), and Huawei counts the
-    injected content before its Base64 against 32 KB (capabilities userData): the Slurm parts do not fit plain."""
-    return gzip.compress(text.encode(), compresslevel=9, mtime=0)
-
-
-def gzip_b64(text: str) -> str:
-    """As ecs.Instance takes it ("plaint text or encoded with base64")."""
-    return base64.b64encode(packed(text)).decode()
-
-
 def size_problems(slurm: HuaweiSlurm) -> list[ConfigError]:
     """The head's and the login node's user data within Huawei's 32 KB (gzip; the addresses filled in at deploy are
     shorter than their placeholders). The GPU nodes' is `nodes.node_problems`."""
@@ -92,7 +78,7 @@ def size_problems(slurm: HuaweiSlurm) -> list[ConfigError]:
             f"({one_line(huawei_data()['userData']['source'])}); turn off monitoring or list fewer slurm.users",
         )
         for who, text in texts.items()
-        if (size := len(packed(text))) > user_data_max()
+        if (size := len(gzipped(text))) > user_data_max()
     ]
 
 

@@ -17,8 +17,6 @@ them: a refused config raises here, before any resource is registered.
 
 from __future__ import annotations
 
-import base64
-import gzip
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -126,18 +124,14 @@ class TencentLayout:
         The whole bootstrap is about 15 KB as text, 20 KB in Base64: over the 16 KB user_data limit.
         cloud-init uncompresses gzip user data (canonical/cloud-init doc/rtd/topics/format.rst).
         """
-        return gzip_b64(self.user_data)
+        return bootstrap.gzip_b64(self.user_data)
 
     @property
     def login_user_data_b64(self) -> str | None:
         """The login node's user data: LogListener's part with monitoring.logs, then Prometheus and Grafana with a
         self-hosted monitoring (layout/tencentcloud/monitoring.py); none without either."""
         parts = (*((self.logs.part,) if self.logs else ()), *(self.monitoring.parts if self.monitoring else ()))
-        return gzip_b64(bootstrap.cloud_init(parts)) if parts else None
-
-
-def gzip_b64(text: str) -> str:
-    return base64.b64encode(gzip.compress(text.encode(), compresslevel=9, mtime=0)).decode()
+        return bootstrap.gzip_b64(bootstrap.cloud_init(parts)) if parts else None
 
 
 def _slurm_size_problems(user_data: str, slurm: TencentSlurm) -> list[ConfigError]:
@@ -151,7 +145,7 @@ def _slurm_size_problems(user_data: str, slurm: TencentSlurm) -> list[ConfigErro
             "user_data); drop slurm.containers, slurm.mps or slurm.users, or monitoring.logs",
         )
         for who, text in texts.items()
-        if (size := len(gzip_b64(text))) > USER_DATA_MAX
+        if (size := len(bootstrap.gzip_b64(text))) > USER_DATA_MAX
     ]
 
 
