@@ -19,6 +19,13 @@ def data() -> dict[str, Any]:
     return loaded
 
 
+@cache
+def cloud_logs(cloud: str) -> dict[str, Any]:
+    """catalog/logs/<cloud>.yaml: the facts of a cloud's log agent that its layout (layout/<cloud>/logs.py) reads."""
+    loaded: dict[str, Any] = load_yaml(_DATA.parent / "logs" / f"{cloud}.yaml")
+    return loaded
+
+
 def self_hosted_clouds() -> tuple[str, ...]:
     """The clouds whose layouts build monitoring.prometheus: selfHosted."""
     return tuple(data()["selfHosted"])

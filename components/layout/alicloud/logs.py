@@ -19,18 +19,15 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from ... import bootstrap
 from ...bootstrap import Part
-from ...datafile import load_yaml
+from ...catalog import monitoring as catalog_monitoring
 from ...errors import CLUSTER_KEY
 from ...spec import ClusterSpec
 from ...text import one_line
 
-_DATA = Path(__file__).resolve().parents[2] / "catalog" / "logs" / "alicloud.yaml"
 LOGSTORE = "nodes"
 MACHINE_GROUP = "nodes"
 UNIT = bootstrap.oneshot_unit(
@@ -41,11 +38,9 @@ UNIT = bootstrap.oneshot_unit(
 )
 
 
-@cache
 def data() -> dict[str, Any]:
     """catalog/logs/alicloud.yaml."""
-    loaded: dict[str, Any] = load_yaml(_DATA)
-    return loaded
+    return catalog_monitoring.cloud_logs("alicloud")
 
 
 @dataclass(frozen=True)

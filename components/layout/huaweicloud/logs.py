@@ -15,18 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from ... import bootstrap
 from ...bootstrap import Part
-from ...datafile import load_yaml
+from ...catalog import monitoring as catalog_monitoring
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
 
-_DATA = Path(__file__).resolve().parents[2] / "catalog" / "logs" / "huaweicloud.yaml"
 STREAM = "nodes"
 _NAME = re.compile(r"[^A-Za-z0-9_.-]")  # LTS group and stream names: letters, digits, '_', '-' and '.'
 UNIT = bootstrap.oneshot_unit(
@@ -37,11 +34,9 @@ UNIT = bootstrap.oneshot_unit(
 )
 
 
-@cache
 def data() -> dict[str, Any]:
     """catalog/logs/huaweicloud.yaml."""
-    loaded: dict[str, Any] = load_yaml(_DATA)
-    return loaded
+    return catalog_monitoring.cloud_logs("huaweicloud")
 
 
 @dataclass(frozen=True)

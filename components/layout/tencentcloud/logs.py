@@ -17,17 +17,14 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ... import bootstrap
 from ...bootstrap import Part
-from ...datafile import load_yaml
+from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
 
-_DATA = Path(__file__).resolve().parents[2] / "catalog" / "logs" / "tencentcloud.yaml"
 TOPIC = "nodes"
 SECRET_VERSION = "v1"
 _NAME = re.compile(r"[^A-Za-z0-9_-]")  # SSM secret and CAM user names: letters, digits, '_' and '-'
@@ -39,11 +36,9 @@ UNIT = bootstrap.oneshot_unit(
 )
 
 
-@cache
 def data() -> dict[str, Any]:
     """catalog/logs/tencentcloud.yaml."""
-    loaded: dict[str, Any] = load_yaml(_DATA)
-    return loaded
+    return catalog_monitoring.cloud_logs("tencentcloud")
 
 
 @dataclass(frozen=True)
