@@ -60,7 +60,7 @@ from ..bootstrap.slurm_conf import (
 )
 from ..catalog import InstanceType
 from ..catalog import accounting as accounting_catalog
-from ..catalog.slurm import data
+from ..catalog.slurm import cloud_data, data
 from ..errors import CLUSTER_KEY, ConfigError, refuse
 from ..spec import ClusterSpec, PartitionSpec
 from ..spec.model import SlurmUser
@@ -269,3 +269,17 @@ def _with_conf(layout: SlurmLayout) -> SlurmLayout:
         nodes_conf=render_nodes_conf(layout),
         gres_conf=render_gres_conf(layout.elastic, layout.node.mps),
     )
+
+
+def refuse_oversized_compute_config(layout: SlurmLayout, cloud: str, store: str) -> None:
+    """The nodes' view (nodes.conf, users) travels in one value of the cloud's secret store (`store`, as the message
+    names it): refused by key when it outgrows catalog/slurm.yaml clouds.<cloud>.computeConfig.maxValueBytes."""
+    limit = int(cloud_data(cloud)["computeConfig"]["maxValueBytes"])
+    size = len(layout.compute_config.encode())
+    if size > limit:
+        raise ConfigError(
+            f"{CLUSTER_KEY}.slurm",
+            f"the GPU nodes' Slurm configuration (nodes.conf, users) is {size} bytes, over the {limit} of the {store} "
+            f"it travels in (catalog/slurm.yaml clouds.{cloud}.computeConfig); list fewer users, or drop their SSH "
+            "keys",
+        )

@@ -27,7 +27,7 @@ from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
 from ..shared import Shared
-from ..slurm import CloudSlurm, slurm_layout
+from ..slurm import CloudSlurm, refuse_oversized_compute_config, slurm_layout
 from .data import huawei_data
 from .nodes import user_data_max
 
@@ -122,15 +122,7 @@ def huawei_slurm(
     if layout is None:
         return None
     assert spec.slurm is not None and spec.slurm.head_instance_type is not None
-    limit = int(slurm_cloud("huaweicloud")["computeConfig"]["maxValueBytes"])
-    size = len(layout.compute_config.encode())
-    if size > limit:
-        raise ConfigError(
-            f"{CLUSTER_KEY}.slurm",
-            f"the GPU nodes' Slurm configuration (nodes.conf, users) is {size} bytes, over the {limit} of the CSMS "
-            "secret it travels in (catalog/slurm.yaml clouds.huaweicloud.computeConfig); list fewer users, or drop "
-            "their SSH keys",
-        )
+    refuse_oversized_compute_config(layout, "huaweicloud", "CSMS secret")
     key_hook, key_env = bootstrap.script(MUNGE_HOOK), _key_env(spec)
     mount = shared.mount if shared else None
     head = head_parts(layout, key_hook=key_hook, key_hook_env=key_env, conf_hook=bootstrap.script(CONF_HOOK),

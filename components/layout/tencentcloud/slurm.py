@@ -20,9 +20,8 @@ from ...bootstrap import Part
 from ...bootstrap.slurm import compute_parts, head_parts, login_parts
 from ...bootstrap.slurm_conf import HEAD_PLACEHOLDER
 from ...catalog.slurm import cloud_data as slurm_cloud
-from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
-from ..slurm import CloudSlurm, slurm_layout
+from ..slurm import CloudSlurm, refuse_oversized_compute_config, slurm_layout
 from .logs import data as logs_data
 
 MUNGE_HOOK = "tencentcloud_munge_key.sh"
@@ -96,15 +95,7 @@ def tencent_slurm(
     if layout is None:
         return None
     assert spec.slurm is not None and spec.slurm.head_instance_type is not None
-    limit = int(slurm_cloud("tencentcloud")["computeConfig"]["maxValueBytes"])
-    size = len(layout.compute_config.encode())
-    if size > limit:
-        raise ConfigError(
-            f"{CLUSTER_KEY}.slurm",
-            f"the GPU nodes' Slurm configuration (nodes.conf, users) is {size} bytes, over the {limit} of the SSM "
-            "secret version it travels in (catalog/slurm.yaml clouds.tencentcloud.computeConfig); list fewer users, "
-            "or drop their SSH keys",
-        )
+    refuse_oversized_compute_config(layout, "tencentcloud", "SSM secret version")
     key_hook, key_env = bootstrap.script(MUNGE_HOOK), _key_env(spec)
     head = head_parts(layout, key_hook=key_hook, key_hook_env=key_env, conf_hook=bootstrap.script(CONF_HOOK),
                       conf_hook_env=_conf_env(spec))  # fmt: skip
