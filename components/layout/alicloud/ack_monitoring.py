@@ -31,7 +31,10 @@ from .monitoring import ArmsNotify, ArmsRule, arms_notify, arms_rules
 POD_MONITOR = "gpu-cluster-dcgm-exporter"
 # the DCGM exporter's pod label, by who installs it (layout/kubernetes_monitoring.py DCGM_POD_LABELS: the GPU
 # operator's DaemonSet app=nvidia-dcgm-exporter, NVIDIA's chart app.kubernetes.io/name=dcgm-exporter)
-DCGM_SELECTOR = {"operator": ("app", "nvidia-dcgm-exporter"), "device-plugin": ("app.kubernetes.io/name", "dcgm-exporter")}
+DCGM_SELECTOR = {
+    "operator": ("app", "nvidia-dcgm-exporter"),
+    "device-plugin": ("app.kubernetes.io/name", "dcgm-exporter"),
+}
 # Prometheus' relabel_config keys as the Prometheus operator's RelabelConfig spells them (monitoring.coreos.com/v1)
 _CAMEL = {"source_labels": "sourceLabels", "target_label": "targetLabel"}
 
@@ -57,9 +60,7 @@ def pod_monitor(spec: ClusterSpec, entry: dict[str, Any]) -> str:
     VM clusters, relabelled as the in-cluster stack's job (reused, not copied) plus job=dcgm-exporter."""
     assert spec.kubernetes is not None  # scheduler kubernetes
     key, value = DCGM_SELECTOR[spec.kubernetes.gpu_software]
-    relabel = [
-        {_CAMEL.get(k, k): v for k, v in rule.items()} for rule in dcgm_scrape_job(spec.name)["relabel_configs"]
-    ]
+    relabel = [{_CAMEL.get(k, k): v for k, v in rule.items()} for rule in dcgm_scrape_job(spec.name)["relabel_configs"]]
     monitor = {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PodMonitor",
