@@ -6,9 +6,9 @@ group and the dispatch rule, as the provider sends them (see alicloud_requests),
 Sources: aliyun/terraform-provider-alicloud alicloud/resource_alicloud_arms_environment.go
 (resourceAliCloudArmsEnvironmentCreate: CreateEnvironment, tags by ConvertTags, then InitEnvironment with the new
 EnvironmentId); resource_alicloud_arms_env_custom_job.go (CreateEnvCustomJob: EnvironmentId, CustomJobName,
-ConfigYaml; the status by UpdateEnvCustomJob in the Update the Create ends with); resource_alicloud_arms_env_feature.go
-(InstallEnvironmentFeature: EnvironmentId, FeatureName, FeatureVersion, RegionId); resource_alicloud_arms_env_pod_monitor.go
-(CreateEnvPodMonitor: EnvironmentId, ConfigYaml, AliyunLang);
+ConfigYaml; the status by UpdateEnvCustomJob in the Update the Create ends with);
+resource_alicloud_arms_env_feature.go (InstallEnvironmentFeature: EnvironmentId, FeatureName, FeatureVersion,
+RegionId); resource_alicloud_arms_env_pod_monitor.go (CreateEnvPodMonitor: EnvironmentId, ConfigYaml, AliyunLang);
 resource_alicloud_arms_prometheus_alert_rule.go (CreatePrometheusAlertRule: Labels and Annotations as JSON arrays of
 {name, value}, AlertName from prometheus_alert_rule_name); resource_alicloud_arms_alert_contact.go
 (CreateAlertContact: ContactName, Email, SystemNoc by GetOkExists); resource_alicloud_arms_alert_contact_group.go
