@@ -62,12 +62,6 @@ def test_managed_is_accepted_with_a_login_node_and_nat_and_auto_never_picks_it()
     assert spec_of(ali_values(login={}, network={"egress": "nat"})).prometheus == "selfHosted"
 
 
-def test_managed_on_ack_is_refused_naming_the_container_route():
-    values = ali_values(scheduler="kubernetes", network={"egress": "nat"}, monitoring={"prometheus": "managed"})
-    message = _errors(values)["cluster.monitoring.prometheus"]
-    assert "scheduler kubernetes" in message and "environment of type CS" in message
-
-
 def test_managed_without_a_login_node_is_refused():
     values = ali_values(network={"egress": "nat"}, monitoring={"prometheus": "managed"})
     assert "add a login node" in _errors(values)["cluster.monitoring.prometheus"]

@@ -171,6 +171,7 @@ EXPECTED = {
     "alicloud-slurm-elastic": None,  # ebmgn8v (its cluster type): not in the source
     "alicloud-a10-slice": True,  # A10:1/6 -> vgn7i-vws-m4.xlarge in cn-beijing
     "alicloud-arms": True,  # T4:1 -> gn6i-c4g1.xlarge in cn-beijing
+    "alicloud-ack-arms": True,  # gn7i-c8g1.2xlarge in cn-hangzhou, as alicloud-inference-fleet
 }
 
 

@@ -137,7 +137,8 @@ class CloudCluster(pulumi.ComponentResource):
             login_data = layout.user_data_b64_for(layout.monitoring.vm_user_data)
         self.login = access.build_login(ctx, user_data=login_data)
         self.monitoring = monitoring.build(ctx, self.login)  # selfHosted: the login node lists and scrapes the nodes
-        self.arms = arms.build(ctx, self.login)  # managed: the ARMS instance federating the login node's Prometheus
+        # managed: the ARMS instance federating the login node's Prometheus (ACK: bound to the cluster)
+        self.arms = arms.build(ctx, self.login, self.kubernetes)
         slurm.connect(ctx, head, self.login.security_group if self.login else None)
         self.health = health.build(ctx, self.group)
         self.schedule = scaling.build(self, name, layout, self.group)  # ESS scheduled tasks (metric schedule)

@@ -6,6 +6,10 @@ the email contacts, their contact group and the dispatch rule the alert rules na
 The environment's collector runs in the VPC (CreateEnvironment takes the VPC and no narrower placement), so the login
 node's group admits the Prometheus port from the VPC's CIDR only. No AccessKey and no RAM grant: ARMS pulls from
 inside the VPC, the login node pushes nothing.
+
+With scheduler kubernetes (layout/alicloud/ack_monitoring.py `AckArms`): an ARMS container (CS) environment bound to
+the ACK cluster instead, its in-cluster Prometheus agent (the metric-agent feature) and the PodMonitor that has it
+scrape NVIDIA's DCGM exporter; the rules and the notify path are the same builders'.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ..layout.alicloud.monitoring import LOGIN_PLACEHOLDER, AlicloudManaged, ArmsNotify
+from ..layout.alicloud.ack_monitoring import AckArms
+from ..layout.alicloud.monitoring import LOGIN_PLACEHOLDER, AlicloudManaged, ArmsNotify, ArmsRule
 from ..resources import invoke_options
 from .context import Context
 from .cpu_node import CpuNode
+from .kubernetes import Kubernetes
 from .network import ingress_rule
 
 PROMETHEUS_RULE_TYPE = "101"  # CreatePrometheusAlertRule Type: "101: Prometheus Service alert" (99: custom)
@@ -28,12 +34,16 @@ PROMETHEUS_RULE_TYPE = "101"  # CreatePrometheusAlertRule Type: "101: Prometheus
 class Arms:
     environment: alicloud.arms.Environment
     prometheus_id: pulumi.Output[str]  # the environment's Prometheus instance (the alert rules' cluster_id)
-    federate: alicloud.arms.EnvCustomJob
+    federate: alicloud.arms.EnvCustomJob | None  # VM and Slurm: the login node's /federate
     rules: list[alicloud.arms.PrometheusAlertRule]
     dispatch: alicloud.arms.DispatchRule | None
+    agent: alicloud.arms.EnvFeature | None = None  # ACK: the in-cluster Prometheus agent
+    pod_monitor: alicloud.arms.EnvPodMonitor | None = None  # ACK: the DCGM exporter's pods
 
 
-def build(ctx: Context, login: CpuNode | None) -> Arms | None:
+def build(ctx: Context, login: CpuNode | None, ack: Kubernetes | None = None) -> Arms | None:
+    if ack is not None:
+        return build_ack(ctx, ack)
     plan = ctx.layout.monitoring
     managed = plan.managed if plan is not None else None
     if managed is None or login is None:
@@ -56,8 +66,7 @@ def build(ctx: Context, login: CpuNode | None) -> Arms | None:
         tags=dict(ctx.tags),
         opts=ctx.child,
     )
-    found = alicloud.arms.get_environments_output(ids=[environment.id], opts=invoke_options(ctx.parent))
-    prometheus_id = found.environments.apply(lambda envs: str(envs[0].prometheus_instance_id))
+    prometheus_id = _prometheus_id(ctx, environment)
     job = managed.federate_job
     federate = alicloud.arms.EnvCustomJob(
         f"{ctx.name}-arms-federate",
@@ -69,12 +78,54 @@ def build(ctx: Context, login: CpuNode | None) -> Arms | None:
         opts=ctx.child,
     )
     dispatch = _dispatch(ctx, managed.notify) if managed.notify else None
-    return Arms(environment, prometheus_id, federate, _rules(ctx, managed, prometheus_id, dispatch), dispatch)
+    return Arms(environment, prometheus_id, federate, _rules(ctx, managed.rules, prometheus_id, dispatch), dispatch)
+
+
+def build_ack(ctx: Context, ack: Kubernetes) -> Arms | None:
+    """ACK: the container environment bound to the cluster, its agent once the pools can run it, the DCGM
+    PodMonitor once the agent (and its PodMonitor CRD) is there, the rules and the notify path."""
+    plan = ctx.layout.kubernetes.arms if ctx.layout.kubernetes else None
+    if plan is None:
+        return None
+    environment = alicloud.arms.Environment(
+        f"{ctx.name}-arms",
+        environment_type=plan.environment_type,
+        environment_sub_type=plan.environment_sub_type,
+        environment_name=plan.environment_name,
+        bind_resource_id=ack.cluster.id,
+        tags=dict(ctx.tags),
+        opts=ctx.child,
+    )
+    agent = alicloud.arms.EnvFeature(
+        f"{ctx.name}-arms-agent",
+        environment_id=environment.id,
+        env_feature_name=plan.feature,
+        feature_version=plan.feature_version,
+        opts=pulumi.ResourceOptions(parent=ctx.parent, depends_on=[ack.system_pool]),
+    )
+    monitor = alicloud.arms.EnvPodMonitor(
+        f"{ctx.name}-arms-dcgm",
+        environment_id=environment.id,
+        config_yaml=plan.pod_monitor,
+        aliyun_lang="en",
+        opts=pulumi.ResourceOptions(parent=ctx.parent, depends_on=[agent]),
+    )
+    prometheus_id = _prometheus_id(ctx, environment)
+    dispatch = _dispatch(ctx, plan.notify) if plan.notify else None
+    rules = _rules(ctx, plan.rules, prometheus_id, dispatch)
+    return Arms(environment, prometheus_id, None, rules, dispatch, agent, monitor)
+
+
+def _prometheus_id(ctx: Context, environment: alicloud.arms.Environment) -> pulumi.Output[str]:
+    """The environment's Prometheus instance, which InitEnvironment created (the alert rules' cluster_id)."""
+    found = alicloud.arms.get_environments_output(ids=[environment.id], opts=invoke_options(ctx.parent))
+    instance: pulumi.Output[str] = found.environments.apply(lambda envs: str(envs[0].prometheus_instance_id))
+    return instance
 
 
 def _rules(
     ctx: Context,
-    managed: AlicloudManaged,
+    rules: tuple[ArmsRule, ...],
     prometheus_id: pulumi.Output[str],
     dispatch: alicloud.arms.DispatchRule | None,
 ) -> list[alicloud.arms.PrometheusAlertRule]:
@@ -94,7 +145,7 @@ def _rules(
             dispatch_rule_id=dispatch.id if dispatch is not None else None,
             opts=ctx.child,
         )
-        for rule in managed.rules
+        for rule in rules
     ]
 
 
@@ -171,4 +222,22 @@ def output(managed: AlicloudManaged, arms: Arms | None) -> dict[str, pulumi.Inpu
         "rules": [r.name for r in managed.rules],
         "dashboards": managed.grafana_note,
         "notify": list(managed.notify.emails) if managed.notify else [],
+    }
+
+
+def ack_output(plan: AckArms, arms: Arms | None) -> dict[str, pulumi.Input[object]]:
+    """The `monitoring` output on ACK: the instance, the in-cluster agent, what it scrapes, the rules."""
+    if arms is None:
+        return {"prometheus": "none", "grafana": None}
+    return {
+        "prometheus": "managed",
+        "service": plan.service,
+        "environment": arms.environment.id,
+        "instance": arms.prometheus_id,
+        "host": f"the ACK cluster (ARMS' Prometheus agent, {plan.feature} {plan.feature_version})",
+        "collection": f"the agent scrapes NVIDIA's DCGM exporter through the PodMonitor {plan.pod_monitor_name}",
+        "rules": [r.name for r in plan.rules],
+        "grafana": None,
+        "grafanaNote": "dashboards: the ARMS console's shared Grafana (no Grafana in the cluster or on a login node)",
+        "notify": list(plan.notify.emails) if plan.notify else [],
     }

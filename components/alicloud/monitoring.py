@@ -17,6 +17,7 @@ from ..layout.alicloud import AlicloudLayout
 from ..layout.alicloud.data import alicloud_data
 from ..layout.monitoring import NO_PATH, login_summary, ssh_forward
 from .arms import Arms
+from .arms import ack_output as arms_ack_output
 from .arms import output as arms_output
 from .context import Context
 from .cpu_node import CpuNode
@@ -53,6 +54,8 @@ def build(ctx: Context, login: CpuNode | None) -> CustomGrant | None:
 def output(layout: AlicloudLayout, login: CpuNode | None, managed: Arms | None = None) -> dict[str, Any]:
     """`monitoring`: where Prometheus and Grafana run and the command that forwards Grafana to this machine."""
     plan = layout.monitoring
+    if layout.kubernetes is not None and layout.kubernetes.arms is not None:  # ACK: ARMS' agent in the cluster
+        return arms_ack_output(layout.kubernetes.arms, managed)
     if plan is None or login is None:
         return {"prometheus": "none", "grafana": None}
     port, method = plan.grafana_port, layout.access.method

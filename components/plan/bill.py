@@ -284,7 +284,11 @@ def _monitoring(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> list[Bil
         items.append(_priced("logs", f"the nodes' logs in {logs['service']}", 1, "stack", prices.item("logs")))
     managed = catalog_monitoring.managed(spec.cloud)
     if spec.prometheus == "managed" and managed is not None:
-        items.append(_priced("managedPrometheus", managed["service"], 1, "stack", prices.item("managedPrometheus")))
+        # a Kubernetes cluster's own route where the cloud names one (Alibaba: a container environment on ACK)
+        service = (managed.get("kubernetes") or {}).get("service") if spec.kubernetes else None
+        items.append(
+            _priced("managedPrometheus", service or managed["service"], 1, "stack", prices.item("managedPrometheus"))
+        )
     notify = catalog_monitoring.notify(spec.cloud)
     if spec.monitoring.notify and notify is not None:
         items.append(_priced("alerts", f"alert delivery: {notify['service']}", 1, "stack", prices.item("alerts")))

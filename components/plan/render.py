@@ -212,6 +212,11 @@ def monitoring_text(s: dict[str, Any]) -> str:
         namespace = str(charts()[chart]["namespace"])
         access = grafana_text(stack["name"], namespace)
         return f"{chart} in the cluster (namespace {namespace}, not exposed); Grafana: {access}" + shipping
+    if m.get("prometheus") == "managed" and m.get("collection") and not grafana:  # ACK: ARMS' agent in the cluster
+        return (
+            f"{m.get('service')} (environment {m.get('environment')}); {m.get('host')}: {m.get('collection')}; "
+            f"{len(m.get('rules') or [])} alert rules; {m.get('grafanaNote')}" + shipping
+        )
     if m.get("prometheus") == "managed" and m.get("dashboards"):  # GCP: the nodes write, Cloud Monitoring shows
         return (
             f"{m.get('service')}, written by the GPU nodes' Ops Agent; dashboards in Cloud Monitoring: "

@@ -120,6 +120,8 @@ TRANSLATIONS: dict[str, Translation] = {
     # monitoring.prometheus managed and monitoring.notify (components/alicloud/arms.py)
     "alicloud:arms/environment:Environment": Translation("alicloud_arms_environment", arms.environment),
     "alicloud:arms/envCustomJob:EnvCustomJob": Translation("alicloud_arms_env_custom_job", arms.env_custom_job),
+    "alicloud:arms/envFeature:EnvFeature": Translation("alicloud_arms_env_feature", arms.env_feature),
+    "alicloud:arms/envPodMonitor:EnvPodMonitor": Translation("alicloud_arms_env_pod_monitor", arms.env_pod_monitor),
     "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": Translation(
         "alicloud_arms_prometheus_alert_rule", arms.prometheus_alert_rule
     ),
@@ -347,6 +349,16 @@ FEATURES: dict[str, dict[str, Any]] = {
         login={},
         network={"egress": "nat"},
         monitoring={"prometheus": "managed", "notify": ["ops@example.com", "gpu@example.com"]},
+    ),
+    # monitoring.prometheus managed on ACK with notify: the container environment, its agent, the DCGM PodMonitor
+    "ack-arms-notify": _values(
+        "cn-hangzhou",
+        name="ack-arms",
+        instanceType="ecs.gn7i-c8g1.2xlarge",
+        nodes=1,
+        zone="cn-hangzhou-k",
+        scheduler="kubernetes",
+        monitoring={"prometheus": "managed", "notify": ["ops@example.com"]},
     ),
     # an eRDMA type in a managed (ESS) group: what ESS can be given (no ERI)
     "erdma-managed": _values(

@@ -7,6 +7,8 @@ Sources: aliyun/terraform-provider-alicloud alicloud/resource_alicloud_arms_envi
 (resourceAliCloudArmsEnvironmentCreate: CreateEnvironment, tags by ConvertTags, then InitEnvironment with the new
 EnvironmentId); resource_alicloud_arms_env_custom_job.go (CreateEnvCustomJob: EnvironmentId, CustomJobName,
 ConfigYaml; the status by UpdateEnvCustomJob in the Update the Create ends with);
+resource_alicloud_arms_env_feature.go (InstallEnvironmentFeature: EnvironmentId, FeatureName, FeatureVersion,
+RegionId); resource_alicloud_arms_env_pod_monitor.go (CreateEnvPodMonitor: EnvironmentId, ConfigYaml, AliyunLang);
 resource_alicloud_arms_prometheus_alert_rule.go (CreatePrometheusAlertRule: Labels and Annotations as JSON arrays of
 {name, value}, AlertName from prometheus_alert_rule_name); resource_alicloud_arms_alert_contact.go
 (CreateAlertContact: ContactName, Email, SystemNoc by GetOkExists); resource_alicloud_arms_alert_contact_group.go
@@ -70,6 +72,32 @@ def env_custom_job(i: Inputs, region: str) -> list[Call]:
         src = f"{SRC}env_custom_job.go resourceAliCloudArmsEnvCustomJobUpdate"
         calls.append(Call("arms:UpdateEnvCustomJob", arms.UpdateEnvCustomJobRequest, update, src))
     return calls
+
+
+def env_feature(i: Inputs, region: str) -> list[Call]:
+    """InstallEnvironmentFeature (ACK: the in-cluster Prometheus agent), every member in the query."""
+    request = {
+        "RegionId": region,
+        "EnvironmentId": i.get("environmentId"),
+        "FeatureName": i.get("envFeatureName"),
+        "FeatureVersion": i.get("featureVersion"),
+    }
+    src = f"{SRC}env_feature.go resourceAliCloudArmsEnvFeatureCreate"
+    return [Call("arms:InstallEnvironmentFeature", arms.InstallEnvironmentFeatureRequest, request, src)]
+
+
+def env_pod_monitor(i: Inputs, region: str) -> list[Call]:
+    """CreateEnvPodMonitor (ACK: the DCGM exporter's PodMonitor)."""
+    request = drop_none(
+        {
+            "RegionId": region,
+            "EnvironmentId": i.get("environmentId"),
+            "ConfigYaml": i.get("configYaml"),
+            "AliyunLang": i.ok("aliyunLang"),
+        }
+    )
+    src = f"{SRC}env_pod_monitor.go resourceAliCloudArmsEnvPodMonitorCreate"
+    return [Call("arms:CreateEnvPodMonitor", arms.CreateEnvPodMonitorRequest, request, src)]
 
 
 def _pairs(items: Any) -> str | None:

@@ -437,12 +437,11 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "alicloud": [
-        # prometheus managed on ACK: the aliyun-cs instance is not built (catalog/monitoring.yaml managed.alicloud
-        # kubernetesWhy)
+        # prometheus managed on ACK scrapes NVIDIA's DCGM exporter (a PodMonitor): nothing to scrape without it
         (
-            "alicloud-prometheus-managed-ack",
+            "alicloud-prometheus-managed-ack-no-dcgm",
             f"{C}.monitoring.prometheus",
-            {"scheduler": "kubernetes", "network.egress": "nat", "monitoring.prometheus": "managed"},
+            {"scheduler": "kubernetes", "monitoring.prometheus": "managed", "monitoring.dcgmExporter": False},
         ),
         # notify on Alibaba: the ARMS instance evaluates and sends the alerts, so it needs prometheus managed
         (

@@ -23,6 +23,7 @@ from .. import Scratch
 from ..kubernetes import GPU_TAINT, Release, autoscaled, gpu_labels, gpu_sharing, releases
 from ..node import node_parts
 from ..shared import Shared
+from .ack_monitoring import AckArms, ack_arms
 from .data import ack_offer
 from .fabric import nccl_env
 
@@ -77,6 +78,7 @@ class AckLayout:
     cluster_tags: Mapping[str, str]  # the cluster's tags as ACK takes them: Kubernetes labels (`ack_tags`)
     autoscaler: AckAutoscaler | None = None  # the GPU pool autoscales (maxNodes > nodes or minNodes < nodes)
     gpu_share: AckGpuShare | None = None  # kubernetes.gpuSharing: ACK's shared GPU scheduling
+    arms: AckArms | None = None  # monitoring.prometheus managed: the ARMS container environment (ack_monitoring.py)
 
 
 @dataclass(frozen=True)
@@ -263,6 +265,7 @@ def ack_layout(spec: ClusterSpec, scratch: Scratch, eris: int, shared: Shared | 
         cluster_tags=ack_tags(spec)[0],
         autoscaler=autoscaler,
         gpu_share=share,
+        arms=ack_arms(spec),
     )
 
 

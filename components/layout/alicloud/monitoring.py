@@ -170,7 +170,8 @@ def arms_rules(spec: ClusterSpec) -> tuple[ArmsRule, ...]:
     return tuple(rules)
 
 
-def _notify(spec: ClusterSpec, rules: tuple[ArmsRule, ...]) -> ArmsNotify | None:
+def arms_notify(spec: ClusterSpec, rules: tuple[ArmsRule, ...]) -> ArmsNotify | None:
+    """monitoring.notify as ARMS takes it, for this cluster's rules (VM, Slurm and ACK alike)."""
     entry = catalog_monitoring.notify("alicloud")
     if not spec.monitoring.notify or entry is None:
         return None
@@ -201,7 +202,7 @@ def _managed(spec: ClusterSpec) -> AlicloudManaged:
         federate_port=int(str(entry["federateListen"]).rpartition(":")[2]),
         vpc_cidr=spec.network.cidr,
         rules=rules,
-        notify=_notify(spec, rules),
+        notify=arms_notify(spec, rules),
         service=str(entry["service"]),
         grafana_note=one_line(str(entry["grafanaPlan"])),
     )

@@ -102,7 +102,7 @@ def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
     problems: list[str] = []
     if cfg.scheduler == "kubernetes" and entry.get("kubernetesWhy"):
         problems.append(f"is not built with scheduler kubernetes: {one_line(entry['kubernetesWhy'])}")
-    elif entry.get("collector") != "nodes" and not has_host(cfg):
+    elif cfg.scheduler != "kubernetes" and entry.get("collector") != "nodes" and not has_host(cfg):
         problems.append(
             "needs a host for the Prometheus agent that scrapes the nodes and writes to "
             f"{entry['service']}: add a login node (login: {{}}; scheduler slurm has one)"
