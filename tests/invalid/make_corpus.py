@@ -233,7 +233,11 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         (
             "aws-eks-notify-self-hosted",
             f"{C}.monitoring.notify",
-            {"scheduler": "kubernetes", "monitoring.prometheus": "selfHosted", "monitoring.notify": ["ops@example.com"]},
+            {
+                "scheduler": "kubernetes",
+                "monitoring.prometheus": "selfHosted",
+                "monitoring.notify": ["ops@example.com"],
+            },
         ),
         ("aws-prometheus-managed-no-login", f"{C}.monitoring.prometheus", {"monitoring.prometheus": "managed"}),
         (
