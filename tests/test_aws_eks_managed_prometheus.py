@@ -14,6 +14,8 @@ import pytest
 import yaml
 
 from components.bootstrap.monitoring import Thresholds, rule_list
+from components.diff import load_rules
+from components.diff.rules import classify
 from components.errors import ConfigErrors
 from components.layout.kubernetes_monitoring import DCGM_POD_MATCH
 from components.plan.render import monitoring_text
@@ -215,3 +217,21 @@ def test_notify_on_eks_still_needs_managed():
 def test_nothing_to_scrape_is_refused():
     errors = _errors(**EKS, monitoring={"prometheus": "managed", "dcgmExporter": False})
     assert any(e.startswith(KEY) and "nothing to scrape" in e for e in errors)
+
+
+@pytest.mark.parametrize(
+    ("path", "verdict"),
+    [
+        ("scrapeConfiguration", "update"),  # UpdateScraper
+        ("alias", "update"),
+        ("destination.amp.workspaceArn", "update"),
+        ("source.eks.clusterArn", "replace"),  # a new source: deleted and created again
+        ("source.eks.subnetIds[1]", "replace"),
+        ("source.eks.securityGroupIds[0]", "replace"),
+    ],
+)
+def test_the_diff_updates_the_collector_in_place_and_replaces_it_for_a_new_source(path, verdict):
+    rules = load_rules()
+    assert classify(rules.rule("aws:amp/scraper:Scraper"), path) == verdict
+    assert rules.rule("aws:amp/scraper:Scraper").holds == "none"  # the samples are the workspace's (holds data)
+    assert rules.rule("aws:amp/workspace:Workspace").holds == "data"
