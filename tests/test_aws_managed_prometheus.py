@@ -205,13 +205,13 @@ def _errors(**cluster: Any) -> list[ConfigError]:
     return list(getattr(info.value, "errors", [info.value]))
 
 
-def test_managed_with_eks_is_refused_by_key_with_the_reason():
-    (error,) = _errors(scheduler="kubernetes", monitoring=MANAGED)
+def test_managed_with_eks_is_built_and_refused_only_under_a_customer_managed_key():
+    # built on EKS by AMP's managed collector (tests/test_aws_eks_managed_prometheus.py)
+    plan = plan_values(aws_values(scheduler="kubernetes", monitoring=MANAGED))
+    assert one(plan, "amp/scraper:Scraper") and one(plan, "amp/workspace:Workspace")
+    (error,) = _errors(scheduler="kubernetes", encryption={"key": "auto"}, monitoring=MANAGED)
     assert error.key == "gpu-cluster:cluster.monitoring.prometheus"
-    assert error.message.startswith(
-        "managed is not built with scheduler kubernetes: on EKS the samples would come from AMP's managed collector"
-    )
-    assert "use selfHosted (the in-cluster kube-prometheus-stack) or none" in error.message
+    assert error.message.startswith("managed cannot be built with encryption.key auto: AMP's managed collector")
 
 
 def test_managed_without_a_login_node_or_a_way_out_is_one_line_each():

@@ -327,6 +327,11 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("huaweicloud-cce", "image-bump"): "the CCE pools boot CCE's own OS (cce.NodePool os): image must stay auto",
     ("aws-eks-h100", "image-pin"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
     ("aws-eks-h100", "image-bump"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
+    ("aws-eks-managed-prom", "image-pin"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
+    ("aws-eks-managed-prom", "image-bump"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
+    ("aws-eks-managed-prom", "k8s-prometheus-off"): (
+        "its notify list is mailed by AMP's alert manager: prometheus none with notify is refused on EKS"
+    ),
     ("tencentcloud-tke", "image-pin"): "TKE's pools boot its node OS (the GPU operator's driver): image must stay auto",
     (
         "tencentcloud-tke",

@@ -35,6 +35,7 @@ from ..resources import fill
 from .access import access_output, build_endpoints, build_key_pair, build_login, monitoring_output
 from .amp import build_workspace, build_workspace_policy
 from .budget import build_budget
+from .eks_amp import build_scraper, collector_output
 from .eks_logs import eks_logs_output
 from .encryption import build_key
 from .identity import (
@@ -202,11 +203,7 @@ class CloudCluster(pulumi.ComponentResource):
         if logs is not None:
             self.outputs["logs"] = logs
         if self.alerts is not None:
-            self.outputs["alerts"] = {
-                "topic": self.alerts[0].arn,
-                "emails": list(layout.monitoring.notify) if layout.monitoring else [],
-                "confirm": "each address gets a confirmation mail from SNS and receives alerts once it confirms",
-            }
+            self.outputs["alerts"] = self._alerts_output(layout)
         if self.shared is not None and layout.shared is not None:
             self.outputs["sharedFilesystem"] = self.shared.output(layout.shared)
         if self.slurm is not None:
@@ -218,6 +215,14 @@ class CloudCluster(pulumi.ComponentResource):
             self.outputs["loginNode"] = self.login.output()
         self.register_outputs(self.outputs)
 
+    def _alerts_output(self, layout: AwsLayout) -> dict[str, Any]:
+        assert self.alerts is not None
+        return {
+            "topic": self.alerts[0].arn,
+            "emails": list(layout.notify),
+            "confirm": "each address gets a confirmation mail from SNS and receives alerts once it confirms",
+        }
+
     def _shipping(self, layout: AwsLayout) -> dict[str, Any]:
         """The plan's monitoring row: where the logs go and who the alerts reach (monitoring.logs, .notify)."""
         out: dict[str, Any] = {}
@@ -227,10 +232,10 @@ class CloudCluster(pulumi.ComponentResource):
                 f"CloudWatch Logs {layout.logs.group_name} ({layout.logs.retention_days} days{key}), one stream "
                 "per node and file"
             )
-        if layout.monitoring is not None and layout.monitoring.notify and layout.monitoring.managed is not None:
+        if layout.notify and layout.amp is not None:
             out["alerts"] = (
-                f"{layout.monitoring.managed.service}'s alert manager to SNS, email to "
-                f"{', '.join(layout.monitoring.notify)} (each address confirms SNS's subscription mail first)"
+                f"{layout.amp.service}'s alert manager to SNS, email to "
+                f"{', '.join(layout.notify)} (each address confirms SNS's subscription mail first)"
             )
         elif layout.monitoring is not None and layout.monitoring.notify:
             out["alerts"] = (
@@ -244,6 +249,7 @@ class CloudCluster(pulumi.ComponentResource):
         layout = ctx.layout
         assert layout.kubernetes is not None
         self.eks = build_kubernetes(ctx, net, self.identity, key_pair, self.login)
+        self.scraper = build_scraper(ctx, net, self.eks, self.amp)  # prometheus managed: AMP's collector
         self.placement_group = self.eks.placement_group
         self.group = None
         self.instances = []
@@ -283,6 +289,12 @@ class CloudCluster(pulumi.ComponentResource):
                     else ""
                 )
             }
+        collector = collector_output(ctx, self.amp, self.scraper)
+        if collector or self.alerts is not None:
+            alerts = {k: v for k, v in self._shipping(layout).items() if k == "alerts"}
+            self.outputs["monitoring"] = {**(self.outputs.get("monitoring") or {}), **collector, **alerts}
+        if self.alerts is not None:
+            self.outputs["alerts"] = self._alerts_output(layout)
         if self.encryption is not None:
             self.outputs["encryption"] = self.encryption.output()
         if self.login is not None:

@@ -31,9 +31,9 @@ class Amp:
 
 
 def build_workspace(ctx: Context, topic: aws.sns.Topic | None) -> Amp | None:
-    """The workspace and its rules; with monitoring.notify its alert manager and the topic's access policy."""
-    plan = ctx.layout.monitoring
-    managed = plan.managed if plan is not None else None
+    """The workspace and its rules; with monitoring.notify its alert manager and the topic's access policy. VM
+    mode's and EKS's alike (`layout.amp`: the login node's agent or AMP's collector writes; eks_amp.py)."""
+    managed = ctx.layout.amp
     if managed is None:
         return None
     workspace = aws.amp.Workspace(

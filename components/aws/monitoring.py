@@ -20,8 +20,8 @@ from .naming import Context
 
 
 def build_alerts(ctx: Context) -> tuple[aws.sns.Topic, list[aws.sns.TopicSubscription]] | None:
-    plan = ctx.layout.monitoring
-    if plan is None or not plan.notify:
+    notify = ctx.layout.notify  # the login node's Alertmanager or AMP's alert manager publishes
+    if not notify:
         return None
     topic = aws.sns.Topic(
         f"{ctx.name}-alerts",
@@ -34,7 +34,7 @@ def build_alerts(ctx: Context) -> tuple[aws.sns.Topic, list[aws.sns.TopicSubscri
         aws.sns.TopicSubscription(
             f"{ctx.name}-alerts-{suffix}", topic=topic.arn, protocol="email", endpoint=email, opts=ctx.child
         )
-        for email, suffix in zip(plan.notify, email_suffixes(plan.notify), strict=True)
+        for email, suffix in zip(notify, email_suffixes(notify), strict=True)
     ]
     return topic, subscriptions
 

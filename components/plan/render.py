@@ -208,6 +208,11 @@ def monitoring_text(s: dict[str, Any]) -> str:
     shipping = "".join(f"; {what}: {m[what]}" for what in ("logs", "alerts") if m.get(what))
     chart = catalog_monitoring.kubernetes_chart()
     stack = next((r for r in (s.get("kubernetes") or {}).get("releases") or () if r["chart"] == chart), None)
+    if m.get("prometheus") == "managed" and m.get("collector"):  # EKS: AMP's collector scrapes the cluster
+        return (
+            f"{m.get('service')} (workspace {m.get('workspace')}), scraped in the cluster by {m['collector']}; "
+            f"{m.get('grafanaNote')}" + shipping
+        )
     if stack is not None:  # scheduler kubernetes: the in-cluster release (layout.kubernetes_monitoring)
         namespace = str(charts()[chart]["namespace"])
         access = grafana_text(stack["name"], namespace)

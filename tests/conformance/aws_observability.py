@@ -98,3 +98,30 @@ def _amp_alert_manager(r: Resource) -> None:
         params,
         "amp/alert_manager_definition.go resourceAlertManagerDefinitionCreate",
     )
+
+
+@translates("aws:amp/scraper:Scraper")
+def _amp_scraper(r: Resource) -> None:
+    """amp/scraper.go resourceScraperCreate: CreateScraper with the alias, the scrape configuration as its blob, the
+    EKS source, the workspace destination and the tags (no role configuration: the workspace is this account's)."""
+    i = r.inputs
+    source = i.obj("source")
+    eks = source.obj("eks") if source else None
+    destination = i.obj("destination")
+    amp = destination.obj("amp") if destination else None
+    params = {
+        "alias": i.get("alias"),
+        "scrapeConfiguration": {"configurationBlob": (i.get("scrapeConfiguration") or "").encode()},
+        "source": {
+            "eksConfiguration": {
+                "clusterArn": eks.get("clusterArn"),
+                "subnetIds": eks.get("subnetIds"),
+                "securityGroupIds": eks.get("securityGroupIds"),
+            }
+        }
+        if eks
+        else None,
+        "destination": {"ampConfiguration": {"workspaceArn": amp.get("workspaceArn")}} if amp else None,
+        "tags": i.get("tags"),
+    }
+    r.call("amp", "CreateScraper", params, "amp/scraper.go resourceScraperCreate")

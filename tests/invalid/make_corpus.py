@@ -212,7 +212,7 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.monitoring.notify",
             {"login": {}, "monitoring.prometheus": "none", "monitoring.notify": ["ops@example.com"]},
         ),
-        # prometheus managed: not on EKS, needs the login node its agent runs on, no multi-Region key (AMP's kmsKeyArn);
+        # prometheus managed: needs the login node its agent runs on in VM mode, no multi-Region key (AMP's kmsKeyArn);
         # Azure Managed Grafana's admins are Azure's only
         (
             "aws-grafana-admins",
@@ -223,10 +223,21 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
                 "monitoring.grafanaAdmins": ["0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"],
             },
         ),
+        # on EKS AMP's managed collector cannot write to a workspace under a customer managed key (AMP-collector-how-to)
         (
-            "aws-prometheus-managed-eks",
+            "aws-prometheus-managed-eks-key",
             f"{C}.monitoring.prometheus",
-            {"scheduler": "kubernetes", "monitoring.prometheus": "managed"},
+            {"scheduler": "kubernetes", "encryption.key": "auto", "monitoring.prometheus": "managed"},
+        ),
+        # notify on EKS: only AMP's alert manager sends (the in-cluster Alertmanager has no receiver)
+        (
+            "aws-eks-notify-self-hosted",
+            f"{C}.monitoring.notify",
+            {
+                "scheduler": "kubernetes",
+                "monitoring.prometheus": "selfHosted",
+                "monitoring.notify": ["ops@example.com"],
+            },
         ),
         ("aws-prometheus-managed-no-login", f"{C}.monitoring.prometheus", {"monitoring.prometheus": "managed"}),
         (

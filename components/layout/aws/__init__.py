@@ -26,6 +26,8 @@ from ..shared import Shared, efa_note, shared_for
 from ..slurm import partition_spec
 from . import kubernetes as eks_plan
 from .access import Access, Login, access_plan
+from .eks_amp import EksAmp, collector_releases
+from .eks_amp import plan as eks_amp_plan
 from .eks_logs import EksLogs
 from .eks_logs import plan as eks_logs_plan
 from .encryption import AwsEncryption, AwsKey, key_policy
@@ -44,7 +46,7 @@ from .kubernetes import EksLayout, EksPool, kubernetes_problems
 from .logs import AwsLogs, NodeKind
 from .logs import plan as logs_plan
 from .logs import problems as logs_problems
-from .monitoring import AwsMonitoring
+from .monitoring import AwsManaged, AwsMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import Metrics, check_public_ip, metrics
 from .nodes import (
@@ -85,6 +87,7 @@ __all__ = [
     "AwsSlurm",
     "DrainHook",
     "DriverGrant",
+    "EksAmp",
     "EksLayout",
     "EksLogs",
     "EksPool",
@@ -149,6 +152,21 @@ class AwsLayout:
     serve: AwsServe | None = None  # serve: the Network Load Balancer in front of the group
     driver_grant: DriverGrant | None = None  # a vGPU slice: the node role reads its GRID driver from AWS's bucket
     gpu_driver: str | None = None  # the plan's line for a driver the node installs itself (None: the image's)
+    eks_amp: EksAmp | None = None  # prometheus managed on EKS: the AMP workspace and its managed collector
+
+    @property
+    def amp(self) -> AwsManaged | None:
+        """The AMP workspace to build: VM mode's (the login node's agent writes) or EKS's (the collector writes)."""
+        if self.monitoring is not None:
+            return self.monitoring.managed
+        return self.eks_amp.managed if self.eks_amp is not None else None
+
+    @property
+    def notify(self) -> tuple[str, ...]:
+        """monitoring.notify's addresses where something sends to them (the login node's or AMP's alert manager)."""
+        if self.monitoring is not None:
+            return self.monitoring.notify
+        return self.eks_amp.notify if self.eks_amp is not None else ()
 
     @property
     def driver_grants(self) -> tuple[DriverGrant, ...]:
@@ -291,6 +309,7 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         root_gb=layout.root_gb,
         identity=layout.identity,
     )
+    amp = eks_amp_plan(spec)
     return replace(
         layout,
         public_subnet_cidr=eks.public_subnet_cidr,
@@ -299,5 +318,6 @@ def plan(spec: ClusterSpec, extra_parts: tuple[Part, ...] = ()) -> AwsLayout:
         fabric_usability=eks.fabric_usability,
         health_hook=False,
         metrics=Metrics((), False),
-        kubernetes=eks.eks,
+        kubernetes=eks.eks if amp is None else replace(eks.eks, releases=collector_releases(eks.eks.releases)),
+        eks_amp=amp,
     )

@@ -139,3 +139,8 @@ def plan(spec: ClusterSpec) -> AwsMonitoring | None:
         notify=notify,
         managed=managed,
     )
+
+
+def workspace_plan(spec: ClusterSpec) -> AwsManaged:
+    """The workspace, its rules and alert manager as VM mode builds them: EKS's too (layout/aws/eks_amp.py)."""
+    return _managed(spec)

@@ -90,7 +90,8 @@ def _problems(cloud: str, cfg: ClusterConfig) -> list[str]:
 
 def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
     """Why `managed` cannot be built for this config (empty: it can): a cloud with an entry under
-    catalog/monitoring.yaml `managed`, outside Kubernetes there, and the login node its agent runs on."""
+    catalog/monitoring.yaml `managed`, in Kubernetes where it says how (AWS: EKS), and the login node its agent runs
+    on outside Kubernetes."""
     entry = data.managed(cloud)
     if entry is None:
         why = data.managed_not_built_why(cloud)
@@ -100,8 +101,14 @@ def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
             "none"
         ]
     problems: list[str] = []
+    kube = entry.get("kubernetes") or {}
+    key = cfg.encryption.key
+    # a managed collector in the cluster that cannot write to a workspace under the cluster's key (AWS: EKS)
+    key_refused = cfg.scheduler == "kubernetes" and bool(kube.get("keyWhy")) and key != "provider"
     if cfg.scheduler == "kubernetes" and entry.get("kubernetesWhy"):
         problems.append(f"is not built with scheduler kubernetes: {one_line(entry['kubernetesWhy'])}")
+    elif key_refused:
+        problems.append(f"cannot be built with encryption.key {key}: {one_line(kube['keyWhy'])}")
     elif cfg.scheduler != "kubernetes" and entry.get("collector") != "nodes" and not has_host(cfg):
         problems.append(
             "needs a host for the Prometheus agent that scrapes the nodes and writes to "
@@ -109,8 +116,8 @@ def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
         )
     if not cfg.monitoring.dcgm_exporter:
         problems.append("has nothing to scrape with monitoring.dcgmExporter false; set it true or use none")
-    key, pattern = cfg.encryption.key, entry.get("kmsKeyPattern")
-    if pattern and key not in ("provider", "auto") and re.fullmatch(str(pattern), key) is None:
+    pattern = entry.get("kmsKeyPattern")
+    if pattern and not key_refused and key not in ("provider", "auto") and re.fullmatch(str(pattern), key) is None:
         problems.append(
             f"cannot encrypt its workspace with encryption.key {key}: {entry['service']} takes a key ARN matching "
             f"{pattern} (botocore amp KmsKeyArn; a multi-Region key is not one); use a single-Region key, auto or "
@@ -238,7 +245,9 @@ def _notify(ctx: Context) -> Iterator[ConfigError]:
         return
     most = entry.get("maxEmails")
     yield from email_errors(notify, k, most, f"{entry['service']} takes at most {most}")
-    if entry.get("needs") == "selfHosted" and ctx.cfg.scheduler == "kubernetes":
+    # managed on Kubernetes: the cloud's managed Prometheus evaluates and sends (AWS: AMP's alert manager to SNS)
+    in_cluster = ctx.cfg.scheduler == "kubernetes" and ctx.cfg.monitoring.prometheus != "managed"
+    if entry.get("needs") == "selfHosted" and in_cluster:
         yield ConfigError(
             k,
             f"on {ctx.cloud} the login node's Prometheus sends the alerts, and a Kubernetes cluster has none (the "
