@@ -8,7 +8,8 @@ is where people already are. VM mode without a login node has nowhere private to
 
 `managed` (catalog/monitoring.yaml `managed`): the cloud's managed Prometheus stores the samples and evaluates the
 rules, the login node's Prometheus only scrapes (agent mode) and writes to it (GCP, `collector: nodes`: each GPU
-node's Ops Agent writes, so no login node is needed); refused by key where not built.
+node's Ops Agent writes, so no login node is needed); refused by key where not built. With scheduler kubernetes, where
+built (no `kubernetesWhy`: AKS), the cluster's own collector writes, so no login node is needed either.
 
 Scheduler kubernetes: selfHosted is the kube-prometheus-stack release on the system pool (catalog/monitoring.yaml
 `kubernetes`), on the clouds whose `releases:` install it. `auto` takes it where it can be built: the cluster pulls
@@ -102,7 +103,7 @@ def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
     problems: list[str] = []
     if cfg.scheduler == "kubernetes" and entry.get("kubernetesWhy"):
         problems.append(f"is not built with scheduler kubernetes: {one_line(entry['kubernetesWhy'])}")
-    elif entry.get("collector") != "nodes" and not has_host(cfg):
+    elif cfg.scheduler != "kubernetes" and entry.get("collector") != "nodes" and not has_host(cfg):
         problems.append(
             "needs a host for the Prometheus agent that scrapes the nodes and writes to "
             f"{entry['service']}: add a login node (login: {{}}; scheduler slurm has one)"
@@ -238,7 +239,9 @@ def _notify(ctx: Context) -> Iterator[ConfigError]:
         return
     most = entry.get("maxEmails")
     yield from email_errors(notify, k, most, f"{entry['service']} takes at most {most}")
-    if entry.get("needs") == "selfHosted" and ctx.cfg.scheduler == "kubernetes":
+    # managed with Kubernetes (where built: AKS): the workspace's rule group fires the action group, no login node
+    in_cluster = ctx.cfg.scheduler == "kubernetes" and ctx.cfg.monitoring.prometheus != "managed"
+    if entry.get("needs") == "selfHosted" and in_cluster:
         yield ConfigError(
             k,
             f"on {ctx.cloud} the login node's Prometheus sends the alerts, and a Kubernetes cluster has none (the "
