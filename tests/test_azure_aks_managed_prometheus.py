@@ -51,7 +51,10 @@ def _config_map(plan: Any) -> dict[str, Any]:
 def test_the_cluster_runs_the_managed_prometheus_add_on_and_no_kube_prometheus_stack(aks):
     cluster = one(aks, "containerservice:ManagedCluster")["inputs"]
     assert cluster["azureMonitorProfile"] == {
-        "metrics": {"enabled": True, "kubeStateMetrics": {"metricLabelsAllowlist": "", "metricAnnotationsAllowList": ""}}
+        "metrics": {
+            "enabled": True,
+            "kubeStateMetrics": {"metricLabelsAllowlist": "", "metricAnnotationsAllowList": ""},
+        }
     }
     charts = {r["inputs"]["chart"] for r in resources_of(aks, "helm.sh/v3:Release")}
     assert "kube-prometheus-stack" not in charts and "gpu-operator" in charts
@@ -102,7 +105,9 @@ def test_managed_grafana_reads_the_workspace_for_the_named_admin(shipped):
     assert grafana["properties"]["grafanaIntegrations"] == {
         "azureMonitorWorkspaceIntegrations": [{"azureMonitorWorkspaceResourceId": "<id of aks-prom-azure-metrics>"}]
     }
-    readers = [r["inputs"] for r in resources_of(shipped, "RoleAssignment") if DATA_READER in r["inputs"]["roleDefinitionId"]]
+    readers = [
+        r["inputs"] for r in resources_of(shipped, "RoleAssignment") if DATA_READER in r["inputs"]["roleDefinitionId"]
+    ]
     assert [(r["principalId"], r["scope"]) for r in readers] == [
         ("<principal id of aks-prom-azure-grafana>", "<id of aks-prom-azure-metrics>")
     ]

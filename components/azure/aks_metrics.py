@@ -1,21 +1,18 @@
 """monitoring.prometheus managed on AKS (decided in components/layout/azure/aks_metrics.py): the ManagedCluster's
 azureMonitorProfile (the add-on), the data collection endpoint and rule that carry its samples to the cluster's Azure
 Monitor workspace, the rule's association with the cluster, and the add-on's scrape ConfigMap for the DCGM exporter
-(through the cluster's Kubernetes provider, as the Helm releases are installed)."""
+(components/incluster.py, through the cluster's Kubernetes provider, as the Helm releases are installed)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_azure_native as azure
 
+from .. import incluster
 from ..layout.azure.aks_metrics import AksMetrics
 from .context import Context
-
-if TYPE_CHECKING:  # imported where an AKS stack builds the ConfigMap (components/incluster.py: issue 35)
-    import pulumi_kubernetes as k8s
 
 
 @dataclass(frozen=True)
@@ -94,15 +91,16 @@ def associate(
 
 
 def scrape_config_map(
-    ctx: Context, plan: AksMetrics, provider: k8s.Provider, after: list[pulumi.Resource]
-) -> k8s.core.v1.ConfigMap:
+    ctx: Context, plan: AksMetrics, software: incluster.InCluster, after: list[pulumi.Resource]
+) -> pulumi.Resource:
     """The add-on's custom scrape jobs (the DCGM exporter's pods) in the ConfigMap it reads from kube-system."""
-    import pulumi_kubernetes as k8s
-
     scrape = plan.scrape
-    return k8s.core.v1.ConfigMap(
+    return incluster.config_map(
         f"{ctx.name}-aks-scrape-config",
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=scrape.name, namespace=scrape.namespace),
-        data={scrape.key: scrape.content},
-        opts=pulumi.ResourceOptions(parent=ctx.component, provider=provider, depends_on=after),
+        software.provider,
+        scrape.name,
+        scrape.namespace,
+        {scrape.key: scrape.content},
+        ctx.component,
+        depends_on=after,
     )

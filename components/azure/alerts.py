@@ -35,7 +35,11 @@ class Alerts:
             "actionGroup": self.action_group.name,
             "rules": [r.alert for r in self.plan.rules],
             "evaluatedBy": "the Azure Monitor workspace's Prometheus rule group ("
-            + ("AKS's managed Prometheus add-on writes to it)" if self.plan.aks else "the login node remote-writes to it)"),
+            + (
+                "AKS's managed Prometheus add-on writes to it)"
+                if self.plan.aks
+                else "the login node remote-writes to it)"
+            ),
         }
 
 
@@ -76,7 +80,10 @@ def build(
 
 
 def _query(metrics: azure.monitor.AzureMonitorWorkspace) -> pulumi.Output[str]:
-    return metrics.metrics.apply(lambda m: str(m.prometheus_query_endpoint if m is not None else ""))
+    query: pulumi.Output[str] = metrics.metrics.apply(
+        lambda m: str(m.prometheus_query_endpoint if m is not None else "")
+    )
+    return query
 
 
 def _with_remote_write(
@@ -137,7 +144,11 @@ def _rule_group(
         resource_group_name=ctx.resource_group_name,
         location=ctx.location,
         description=f"gpu-cluster {spec.name}: "
-        + ("the GPU alert rules on the AKS cluster's metrics" if cluster is not None else "the login node's alert rules")
+        + (
+            "the GPU alert rules on the AKS cluster's metrics"
+            if cluster is not None
+            else "the login node's alert rules"
+        )
         + ", evaluated by Azure Monitor",
         scopes=[workspace.id, cluster.id] if cluster is not None else [workspace.id],
         cluster_name=cluster.name if cluster is not None else None,

@@ -295,5 +295,5 @@ def build(
         after={r.name: res for r, res in zip(aks.releases, software.releases, strict=True)},
     )
     if aks.metrics is not None:  # the DCGM exporter's scrape job, for the add-on's pods
-        aks_metrics.scrape_config_map(ctx, aks.metrics, software.provider, after=[gpu_pool, admin])
+        aks_metrics.scrape_config_map(ctx, aks.metrics, software, after=[gpu_pool, admin])
     return Kubernetes(cluster, gpu_pool, ppg, vault, key, api_subnet, control, kubeconfig, software)
