@@ -106,3 +106,23 @@ def apply(
         )
         for m in manifests
     ]
+
+
+def config_map(
+    resource_name: str,
+    provider: k8s.Provider,
+    name: str,
+    namespace: str,
+    data: Mapping[str, str],
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> k8s.core.v1.ConfigMap:
+    """A ConfigMap an add-on of the cloud's reads by its name (AKS's managed Prometheus: its scrape jobs)."""
+    import pulumi_kubernetes as k8s
+
+    return k8s.core.v1.ConfigMap(
+        resource_name,
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace),
+        data=dict(data),
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=list(depends_on)),
+    )

@@ -93,8 +93,11 @@ class CloudCluster(pulumi.ComponentResource):
         self.vnet, self.nsg, self.nat, self.subnet = net.vnet, net.nsg, net.nat, net.subnet
         self.identity = identity.build(ctx)
         self.logs = logs.build(ctx)  # monitoring.logs.enabled: the workspace and its rule, before any VM names them
-        # monitoring.notify or prometheus managed: before the login node, which writes to it
-        self.alerts = alerts.build(ctx, self.identity)
+        # prometheus managed on AKS: the workspace first (the cluster's collection rule names it), the rule group
+        # after the cluster (scoped to it); elsewhere all before the login node, which writes to the workspace
+        aks_metrics = layout.aks.metrics if layout.aks is not None else None
+        metrics = alerts.workspace(ctx) if aks_metrics is not None else None
+        self.alerts = alerts.build(ctx, self.identity) if aks_metrics is None else None
         self.grafana = managed_grafana.build(ctx, self.identity, self.alerts)  # managed: the reads, Managed Grafana
         tokens = monitoring_tokens(ctx, self.identity, self.alerts)
         vm_login = (
@@ -118,7 +121,10 @@ class CloudCluster(pulumi.ComponentResource):
         self.serving: serve.Serving | None = None
         if api is not None:
             # scheduler kubernetes: the GPU nodes are an AKS agent pool (no scale set, no VMs)
-            self.kubernetes = kubernetes.build(ctx, net, self.identity, api, self.logs)
+            self.kubernetes = kubernetes.build(ctx, net, self.identity, api, self.logs, metrics)
+            if aks_metrics is not None:
+                self.alerts = alerts.build(ctx, self.identity, metrics, self.kubernetes.cluster)
+                self.grafana = managed_grafana.build(ctx, self.identity, self.alerts, aks_metrics.managed)
             built = nodes.Nodes(self.kubernetes.ppg)
         elif layout.partitions:
             # elastic Slurm partitions: no GPU VM until the head's resume program creates one in a partition's scale set
@@ -294,6 +300,18 @@ def _monitoring_output(
     Grafana listens on the login node's loopback, which a Bastion tunnel (to the VM's address) cannot reach: the
     tunnel carries SSH, and SSH forwards the port."""
     plan = layout.monitoring
+    aks = layout.aks.metrics if layout.aks is not None else None
+    if aks is not None and alerting is not None:  # AKS: the add-on writes, no Grafana of ours in the cluster
+        return {
+            "prometheus": "managed",
+            "service": aks.managed.service,
+            "workspace": alerting.workspace.name,
+            "endpoint": alerting.query_url,
+            "collector": "AKS's managed Prometheus add-on (ama-metrics; the DCGM exporter by its scrape ConfigMap)",
+            "grafana": None,
+            "grafanaNote": aks.managed.grafana_note,
+            "managedGrafana": grafana.output() if grafana is not None else None,
+        }
     if plan is None or way.login_vm is None:
         return {"prometheus": "none", "grafana": None}
     port, user = plan.grafana_port, layout.admin_user

@@ -34,7 +34,12 @@ class Alerts:
             "emails": list(self.plan.emails),
             "actionGroup": self.action_group.name,
             "rules": [r.alert for r in self.plan.rules],
-            "evaluatedBy": "the Azure Monitor workspace's Prometheus rule group (the login node remote-writes to it)",
+            "evaluatedBy": "the Azure Monitor workspace's Prometheus rule group ("
+            + (
+                "AKS's managed Prometheus add-on writes to it)"
+                if self.plan.aks
+                else "the login node remote-writes to it)"
+            ),
         }
 
 
@@ -43,18 +48,48 @@ def _part(resource_id: Any, index: int) -> str:
     return str(resource_id).split("/")[index]
 
 
-def build(ctx: Context, identity: Identity) -> Alerts | None:
-    plan = ctx.layout.alerts
-    if plan is None:
-        return None
-    spec = ctx.layout.spec
-    workspace = azure.monitor.AzureMonitorWorkspace(
+def workspace(ctx: Context) -> azure.monitor.AzureMonitorWorkspace:
+    """The Azure Monitor workspace (AKS: built before the cluster, whose collection rule names it)."""
+    return azure.monitor.AzureMonitorWorkspace(
         f"{ctx.name}-metrics",
         resource_group_name=ctx.resource_group_name,
         location=ctx.location,
         tags=ctx.tagged("metrics"),
         opts=ctx.opts,
     )
+
+
+def build(
+    ctx: Context,
+    identity: Identity,
+    built: azure.monitor.AzureMonitorWorkspace | None = None,
+    cluster: azure.containerservice.ManagedCluster | None = None,
+) -> Alerts | None:
+    """`built`: the workspace when made already (AKS); `cluster`: AKS, whose data the rule group is scoped to."""
+    plan = ctx.layout.alerts
+    if plan is None:
+        return None
+    metrics = built if built is not None else workspace(ctx)
+    if plan.aks:
+        assert cluster is not None, "AKS: the rule group is scoped to the cluster"
+        group = _action_group(ctx, plan)
+        rules = _rule_group(ctx, plan, metrics, group, cluster)
+        # the add-on writes through the cluster's own rule (components/azure/aks_metrics.py): no ingestion URL
+        return Alerts(plan, metrics, group, rules, pulumi.Output.from_input(""), _query(metrics))
+    return _with_remote_write(ctx, identity, plan, metrics)
+
+
+def _query(metrics: azure.monitor.AzureMonitorWorkspace) -> pulumi.Output[str]:
+    query: pulumi.Output[str] = metrics.metrics.apply(
+        lambda m: str(m.prometheus_query_endpoint if m is not None else "")
+    )
+    return query
+
+
+def _with_remote_write(
+    ctx: Context, identity: Identity, plan: AzureAlerts, workspace: azure.monitor.AzureMonitorWorkspace
+) -> Alerts:
+    """The login node remote-writes to the workspace's default rule: its URL and the identity's publisher grant."""
     settings = workspace.default_ingestion_settings
     endpoint_id = settings.apply(lambda s: s.data_collection_endpoint_resource_id)
     rule_id = settings.apply(lambda s: s.data_collection_rule_resource_id)
@@ -89,13 +124,34 @@ def build(ctx: Context, identity: Identity) -> Alerts | None:
         + ("monitoring.notify)" if plan.emails else "monitoring.prometheus managed)"),
     )
     group = _action_group(ctx, plan)
+    rules = _rule_group(ctx, plan, workspace, group)
+    return Alerts(plan, workspace, group, rules, url, _query(workspace))
+
+
+def _rule_group(
+    ctx: Context,
+    plan: AzureAlerts,
+    workspace: azure.monitor.AzureMonitorWorkspace,
+    group: azure.monitor.ActionGroup | None,
+    cluster: azure.containerservice.ManagedCluster | None = None,
+) -> azure.alertsmanagement.PrometheusRuleGroup:
+    """The rules, evaluated by the workspace; with an AKS cluster scoped to it and to its data (clusterName: the
+    add-on's `cluster` label), as Microsoft's recommended rule groups for AKS are."""
+    spec = ctx.layout.spec
     actions = [azure.alertsmanagement.PrometheusRuleGroupActionArgs(action_group_id=group.id)] if group else None
-    rules = azure.alertsmanagement.PrometheusRuleGroup(
+    return azure.alertsmanagement.PrometheusRuleGroup(
         f"{ctx.name}-alert-rules",
         resource_group_name=ctx.resource_group_name,
         location=ctx.location,
-        description=f"gpu-cluster {spec.name}: the login node's alert rules, evaluated by Azure Monitor",
-        scopes=[workspace.id],
+        description=f"gpu-cluster {spec.name}: "
+        + (
+            "the GPU alert rules on the AKS cluster's metrics"
+            if cluster is not None
+            else "the login node's alert rules"
+        )
+        + ", evaluated by Azure Monitor",
+        scopes=[workspace.id, cluster.id] if cluster is not None else [workspace.id],
+        cluster_name=cluster.name if cluster is not None else None,
         enabled=True,
         interval=plan.interval,
         rules=[
@@ -114,8 +170,6 @@ def build(ctx: Context, identity: Identity) -> Alerts | None:
         tags=ctx.tagged("alert-rules"),
         opts=ctx.opts,
     )
-    query = workspace.metrics.apply(lambda m: str(m.prometheus_query_endpoint if m is not None else ""))
-    return Alerts(plan, workspace, group, rules, url, query)
 
 
 def _action_group(ctx: Context, plan: AzureAlerts) -> azure.monitor.ActionGroup | None:

@@ -22,7 +22,7 @@ import yaml
 from .. import incluster
 from ..layout.azure import Aks, AksPool
 from ..resources import Joined, invoke_options
-from . import logs
+from . import aks_metrics, logs
 from .context import Context
 from .identity import Identity, role_assignment
 from .network import Network
@@ -124,8 +124,14 @@ def api_subnet(ctx: Context, net: Network, after: list[pulumi.Resource]) -> azur
 
 
 def build(
-    ctx: Context, net: Network, identity: Identity, api: azure.network.Subnet, shipped: logs.Logs | None = None
+    ctx: Context,
+    net: Network,
+    identity: Identity,
+    api: azure.network.Subnet,
+    shipped: logs.Logs | None = None,
+    metrics: azure.monitor.AzureMonitorWorkspace | None = None,
 ) -> Kubernetes:
+    """`metrics`: prometheus managed, the Azure Monitor workspace the add-on sends to (aks_metrics.py)."""
     layout, name, rg = ctx.layout, ctx.name, ctx.resource_group_name
     aks = layout.aks
     assert aks is not None
@@ -187,6 +193,7 @@ def build(
         grants.append(control_role("des-reader", layout.encryption.aks_reader_role, ctx.key.des_id,
                                    "AKS control plane: reads the node disks' disk encryption set"))  # fmt: skip
     system = _profile(aks.system, aks, net.subnet.id, layout.encryption_at_host)
+    collected = aks_metrics.collection(ctx, aks.metrics, metrics) if aks.metrics and metrics else None
     cluster = azure.containerservice.ManagedCluster(
         f"{name}-aks",
         resource_group_name=rg,
@@ -238,10 +245,14 @@ def build(
         disk_encryption_set_id=ctx.key.des_id if ctx.key else None,
         # monitoring.logs: Container Insights to the cluster's workspace (None without: the inputs as before)
         addon_profiles=logs.addon_profiles(shipped),
+        # prometheus managed: AKS's managed Prometheus add-on (None without: the inputs as before)
+        azure_monitor_profile=aks_metrics.profile(aks.metrics),
         tags=ctx.tagged("aks"),
         opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=grants)),
     )
     logs.associate_cluster(ctx, shipped, cluster)
+    if collected is not None and aks.metrics is not None:
+        aks_metrics.associate(ctx, aks.metrics, collected, cluster)
     ppg = placement_group(ctx)
     gpu = _profile(aks.gpu, aks, net.subnet.id, layout.encryption_at_host)
     gpu_pool = azure.containerservice.AgentPool(
@@ -283,4 +294,6 @@ def build(
         ctx.component,
         after={r.name: res for r, res in zip(aks.releases, software.releases, strict=True)},
     )
+    if aks.metrics is not None:  # the DCGM exporter's scrape job, for the add-on's pods
+        aks_metrics.scrape_config_map(ctx, aks.metrics, software, after=[gpu_pool, admin])
     return Kubernetes(cluster, gpu_pool, ppg, vault, key, api_subnet, control, kubeconfig, software)

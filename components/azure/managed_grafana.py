@@ -10,6 +10,7 @@ from typing import Any
 
 import pulumi_azure_native as azure
 
+from ..layout.azure.monitoring import AzureManaged
 from ..resources import invoke_options
 from .alerts import Alerts
 from .context import Context
@@ -26,9 +27,12 @@ class ManagedGrafana:
         return {"name": self.grafana.name, "endpoint": self.grafana.properties.apply(lambda p: p.endpoint)}
 
 
-def build(ctx: Context, identity: Identity, alerts: Alerts | None) -> ManagedGrafana | None:
+def build(
+    ctx: Context, identity: Identity, alerts: Alerts | None, aks: AzureManaged | None = None
+) -> ManagedGrafana | None:
+    """`aks`: AKS's plan (no login node; layout/azure/aks_metrics.py), else the login node's (layout.monitoring)."""
     plan = ctx.layout.monitoring
-    managed = plan.managed if plan is not None else None
+    managed = aks if aks is not None else plan.managed if plan is not None else None
     if managed is None or alerts is None:
         return None
     subscription = azure.authorization.get_client_config_output(opts=invoke_options(ctx.component)).subscription_id

@@ -29,10 +29,11 @@ def _dcgm_port() -> int:
     return next(e.port for e in endpoints() if e.name == "dcgm-exporter")
 
 
-def dcgm_scrape_job(cluster: str) -> dict[str, Any]:
+def dcgm_scrape_job(cluster: str | None) -> dict[str, Any]:
     """A Prometheus scrape job (additionalScrapeConfigs) for the DCGM exporter's pods: no ServiceMonitor, so it needs
-    no CRD before the GPU software installs and no label on the exporter's Service."""
-    return {
+    no CRD before the GPU software installs and no label on the exporter's Service. `cluster` None: the collector
+    labels the series itself (AKS's managed Prometheus add-on: layout/azure/aks_metrics.py)."""
+    job: dict[str, Any] = {
         "job_name": "dcgm-exporter",
         "kubernetes_sd_configs": [{"role": "pod"}],
         "relabel_configs": [
@@ -43,9 +44,11 @@ def dcgm_scrape_job(cluster: str) -> dict[str, Any]:
                 "action": "keep",
             },
             {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
-            {"target_label": "cluster", "replacement": cluster},
         ],
     }
+    if cluster is not None:
+        job["relabel_configs"].append({"target_label": "cluster", "replacement": cluster})
+    return job
 
 
 def stack_values(spec: ClusterSpec) -> dict[str, Any]:

@@ -227,6 +227,16 @@ def monitoring_text(s: dict[str, Any]) -> str:
             f"{m.get('service')}, written by the GPU nodes' Ops Agent; dashboards in Cloud Monitoring: "
             f"{', '.join(m['dashboards'])}; {m.get('grafanaNote')}" + shipping
         )
+    if m.get("prometheus") == "managed" and m.get("collector"):  # a Kubernetes cluster's own collector writes
+        return (
+            f"{m.get('service')} (workspace {m.get('workspace')}), written by {m['collector']}; {m.get('grafanaNote')}"
+            + (
+                f"; Azure Managed Grafana {m['managedGrafana']['endpoint']} for monitoring.grafanaAdmins"
+                if m.get("managedGrafana")
+                else ""
+            )
+            + shipping
+        )
     if m.get("prometheus") not in ("selfHosted", "managed") or not grafana:
         return (
             "none: the exporters are not scraped (monitoring.prometheus; scrape :9400 and :9100 from your own)"

@@ -52,6 +52,12 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
         "begin_create_or_update",
     ),
     "azure-native:monitor:DataCollectionRule": ("azure.mgmt.monitor", "DataCollectionRulesOperations", "create"),
+    # monitoring.prometheus managed on AKS: the add-on's data collection endpoint
+    "azure-native:monitor:DataCollectionEndpoint": (
+        "azure.mgmt.monitor",
+        "DataCollectionEndpointsOperations",
+        "create",
+    ),
     # monitoring.notify: the Azure Monitor workspace and the action group
     "azure-native:monitor:AzureMonitorWorkspace": ("azure.mgmt.monitor", "AzureMonitorWorkspacesOperations", "create"),
     "azure-native:monitor:ActionGroup": ("azure.mgmt.monitor", "ActionGroupsOperations", "create_or_update"),

@@ -317,12 +317,12 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-with-azure-options", f"{C}.azure", {"azure": {"resourceGroup": "rg"}}),
     ],
     "azure": [
-        # prometheus managed: not on AKS (catalog/monitoring.yaml managed.azure kubernetesWhy); grafanaAdmins only
+        # prometheus managed on AKS: the add-on has no GPU metrics without the DCGM exporter; grafanaAdmins only
         # with managed, and Entra object ids
         (
-            "azure-prometheus-managed-aks",
+            "azure-prometheus-managed-aks-no-dcgm",
             f"{C}.monitoring.prometheus",
-            {"scheduler": "kubernetes", "monitoring.prometheus": "managed"},
+            {"scheduler": "kubernetes", "monitoring.prometheus": "managed", "monitoring.dcgmExporter": False},
         ),
         (
             "azure-grafana-admins-self-hosted",

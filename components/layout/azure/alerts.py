@@ -41,6 +41,9 @@ class AzureAlerts:
     rules: tuple[AlertRule, ...]
     publisher_role: str  # Monitoring Metrics Publisher, on the workspace's data collection rule
     ingestion_path: str  # after the data collection endpoint's metrics ingestion URL; {immutable_id} to fill
+    # AKS (prometheus managed): the add-on writes through the cluster's own collection rule, so the nodes' identity
+    # gets no publisher grant, and the rule group's scopes add the cluster, its clusterName the AKS cluster's name
+    aks: bool = False
 
     def receiver_name(self, i: int) -> str:
         return f"email-{i}"
@@ -85,8 +88,9 @@ def rules(spec: ClusterSpec, severity: dict[str, int]) -> tuple[AlertRule, ...]:
 def plan(spec: ClusterSpec) -> AzureAlerts | None:
     """The workspace and its rule group: with monitoring.notify (the spec refuses it where the login node's
     Prometheus does not run), and with prometheus managed, where the workspace stores the samples and evaluates the
-    rules (without notify: no action group, the rules fire into the workspace's alerts only)."""
-    managed = spec.prometheus == "managed" and spec.kubernetes is None
+    rules (without notify: no action group, the rules fire into the workspace's alerts only); on AKS the add-on
+    writes there (layout/azure/aks_metrics.py)."""
+    managed = spec.prometheus == "managed"
     if not managed and (not spec.monitoring.notify or spec.prometheus != "selfHosted"):
         return None
     entry = _entry()
@@ -97,4 +101,5 @@ def plan(spec: ClusterSpec) -> AzureAlerts | None:
         rules=rules(spec, {str(k): int(v) for k, v in entry["severity"].items()}),
         publisher_role=str(entry["publisherRole"]),
         ingestion_path=str(entry["ingestionPath"]),
+        aks=spec.kubernetes is not None,
     )

@@ -13,6 +13,8 @@ from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ..kubernetes import GPU_TAINT, Manifest, Release, autoscaled, gpu_labels, gpu_sharing, manifests, releases
 from .access import ACCESS_BLOCK_PREFIX
+from .aks_metrics import AksMetrics
+from .aks_metrics import plan as metrics_plan
 from .data import aks_data
 from .network import SecurityRule
 from .nodes import aks_upgrade
@@ -82,6 +84,7 @@ class Aks:
     infiniband_feature: str | None  # the subscription feature IB needs (None: no IB wired)
     releases: tuple[Release, ...]
     manifests: tuple[Manifest, ...]
+    metrics: AksMetrics | None = None  # monitoring.prometheus managed: AKS's managed Prometheus add-on
 
 
 def _free_range(candidates: list[str], taken: list[ipaddress.IPv4Network], key: str, what: str) -> str:
@@ -231,6 +234,7 @@ def aks(spec: ClusterSpec, node_cidr: str, ib: bool, warnings: list[str]) -> Aks
         infiniband_feature=str(ib_data["feature"]) if ib else None,
         releases=releases(spec),
         manifests=manifests(spec),
+        metrics=metrics_plan(spec),
     )
 
 

@@ -137,12 +137,13 @@ def _remote() -> RemoteWrite:
     )
 
 
-def _managed(spec: ClusterSpec) -> AzureManaged:
+def managed_plan(spec: ClusterSpec, login_grafana: bool = True) -> AzureManaged:
+    """`login_grafana` False (AKS: no login node's Grafana reads the workspace): no read grant for the nodes."""
     entry = _entry()
     return AzureManaged(
         service=str(entry["service"]),
-        query_roles=tuple(str(r) for r in entry["queryRoles"]),
-        grafana_note=one_line(str(entry["grafanaPlan"])),
+        query_roles=tuple(str(r) for r in entry["queryRoles"]) if login_grafana else (),
+        grafana_note=one_line(str(entry["grafanaPlan"] if login_grafana else entry["kubernetes"]["grafanaPlan"])),
         grafana=grafana_plan(spec, entry),
     )
 
@@ -150,7 +151,7 @@ def _managed(spec: ClusterSpec) -> AzureManaged:
 def plan(spec: ClusterSpec) -> AzureMonitoring | None:
     if not hosted(spec):
         return None
-    managed = _managed(spec) if spec.prometheus == "managed" else None
+    managed = managed_plan(spec) if spec.prometheus == "managed" else None
     if managed is not None:  # the workspace's rule group evaluates and alerts: no rules on the login node
         part = login_part(spec, discovery(spec), remote=_remote())
     else:

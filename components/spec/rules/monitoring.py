@@ -8,7 +8,8 @@ is where people already are. VM mode without a login node has nowhere private to
 
 `managed` (catalog/monitoring.yaml `managed`): the cloud's managed Prometheus stores the samples and evaluates the
 rules, the login node's Prometheus only scrapes (agent mode) and writes to it (GCP, `collector: nodes`: each GPU
-node's Ops Agent writes, so no login node is needed); refused by key where not built.
+node's Ops Agent writes, so no login node is needed); refused by key where not built. With scheduler kubernetes, where
+built (no `kubernetesWhy`: AKS), the cluster's own collector writes, so no login node is needed either.
 
 Scheduler kubernetes: selfHosted is the kube-prometheus-stack release on the system pool (catalog/monitoring.yaml
 `kubernetes`), on the clouds whose `releases:` install it. `auto` takes it where it can be built: the cluster pulls
@@ -245,7 +246,8 @@ def _notify(ctx: Context) -> Iterator[ConfigError]:
         return
     most = entry.get("maxEmails")
     yield from email_errors(notify, k, most, f"{entry['service']} takes at most {most}")
-    # managed on Kubernetes: the cloud's managed Prometheus evaluates and sends (AWS: AMP's alert manager to SNS)
+    # managed on Kubernetes: the cloud's managed Prometheus evaluates and sends (AWS: AMP's alert manager to SNS;
+    # AKS: the workspace's rule group fires the action group), no login node
     in_cluster = ctx.cfg.scheduler == "kubernetes" and ctx.cfg.monitoring.prometheus != "managed"
     if entry.get("needs") == "selfHosted" and in_cluster:
         yield ConfigError(
