@@ -130,7 +130,8 @@ class TencentLayout:
     def login_user_data_b64(self) -> str | None:
         """The login node's user data: LogListener's part with monitoring.logs, then Prometheus and Grafana with a
         self-hosted monitoring (layout/tencentcloud/monitoring.py); none without either."""
-        parts = (*((self.logs.part,) if self.logs else ()), *(self.monitoring.parts if self.monitoring else ()))
+        listener = (self.logs.part,) if self.logs is not None and self.logs.loglistener else ()
+        parts = (*listener, *(self.monitoring.parts if self.monitoring else ()))
         return bootstrap.gzip_b64(bootstrap.cloud_init(parts)) if parts else None
 
 
@@ -204,7 +205,7 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     encryption = encryption_plan(spec, warnings)
     logs = logs_plan(spec)
     kubernetes = tke_layout(spec, scratch, delete_with_instance, warnings) if tke else None
-    loglistener = (logs.part,) if logs else ()
+    loglistener = (logs.part,) if logs and not tke else ()  # TKE's pools run no boot data: TKE's agent ships
     slurm = None
     if spec.scheduler == "slurm":
         monitoring = monitoring_plan(spec)
