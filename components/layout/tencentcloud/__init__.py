@@ -40,6 +40,7 @@ from .fabric import fabric_usability
 from .identity import NodeIdentity, node_identity
 from .kubernetes import TkeLayout, tke_layout, tke_problems
 from .logs import TencentLogs
+from .logs import data as logs_data
 from .logs import plan as logs_plan
 from .monitoring import TencentMonitoring
 from .monitoring import plan as monitoring_plan
@@ -204,6 +205,8 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     )
     encryption = encryption_plan(spec, warnings)
     logs = logs_plan(spec)
+    if logs is not None and spec.encryption_key != "provider":
+        warnings.append(f"{key}.monitoring.logs: {one_line(logs_data()['encryption']['warning'])}")
     kubernetes = tke_layout(spec, scratch, delete_with_instance, warnings) if tke else None
     loglistener = (logs.part,) if logs and not tke else ()  # TKE's pools run no boot data: TKE's agent ships
     slurm = None
