@@ -56,7 +56,10 @@ def test_the_nodes_syslog_is_collected_from_the_host(plan):
     doc = json.loads(config["logConfig"])
     assert doc["apiVersion"] == "cls.cloud.tencent.com/v1" and doc["kind"] == "LogConfig"
     assert doc["metadata"] == {"name": "tc-k8s-syslog"}
-    assert doc["spec"]["inputDetail"] == {"type": "host_file", "hostFile": {"logPath": "/var/log", "filePattern": "syslog"}}
+    assert doc["spec"]["inputDetail"] == {
+        "type": "host_file",
+        "hostFile": {"logPath": "/var/log", "filePattern": "syslog"},
+    }
     cls = doc["spec"]["clsDetail"]
     # its own topic: TKE takes no topic another collection config uses
     assert cls == {"topicId": "<id of tc-k8s-tencentcloud-logs-tke-syslog>", "logType": "minimalist_log",

@@ -56,7 +56,8 @@ class CloudCluster(pulumi.ComponentResource):
         slurm.head_rules(self, name, self.slurm, nodes_sg, login_sg)
         monitoring.build(self, name, layout, role)
         cluster = self.kubernetes.cluster if self.kubernetes else None
-        self.logs = logs.build(self, name, layout, role, tags, cluster)  # monitoring.logs: CLS (LogListener, TKE's agent)
+        # monitoring.logs: CLS (LogListener in the user data; on TKE the cluster's log agent and LogConfigs)
+        self.logs = logs.build(self, name, layout, role, tags, cluster)
         self.audit = audit.build(self, name, layout, tags)  # compliance mlps3: the CloudAudit tracking set
         instances = self.nodes.instances if self.nodes else []
         tke_os = f"TKE node OS {layout.kubernetes.node_os}" if layout.kubernetes else None

@@ -238,7 +238,7 @@ def _log_config(i: Inputs) -> list[Request]:
             ),
         }
     )
-    src = "TKE tke-log-agent 说明 (cloud.tencent.com/document/product/457/91050: cls-provisioner syncs it to CLS; by meaning)"
+    src = "TKE tke-log-agent 说明 (cloud.tencent.com/document/product/457/91050: cls-provisioner syncs it; by meaning)"
     out.append(("cls:CreateConfigExtra", cls.CreateConfigExtraRequest, extra, src))
     return out
 
