@@ -223,7 +223,6 @@ def test_pod_range_moves_off_a_vpc_that_takes_the_first_one():
     [
         ({"kubernetes": {"gpuSoftware": "device-plugin"}}, "kubernetes.gpuSoftware", "TKE installs no NVIDIA driver"),
         ({"image": "img-9qrfy1xt"}, "image", "leave image at auto"),
-        ({"monitoring": {"logs": {"enabled": True}}}, "monitoring.logs.enabled", "LogListener"),
         ({"name": "a-very-long-cluster-name"}, "name", "25 characters"),
         ({"encryption": {"key": "auto"}}, "storage.scratch", "takes encrypt but no KMS key"),
     ],

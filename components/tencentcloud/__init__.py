@@ -55,7 +55,9 @@ class CloudCluster(pulumi.ComponentResource):
         network.node_rules(self, name, layout, nodes_sg, [*scrapes, *slurm.node_ingress(self.slurm, login_sg)])
         slurm.head_rules(self, name, self.slurm, nodes_sg, login_sg)
         monitoring.build(self, name, layout, role)
-        self.logs = logs.build(self, name, layout, role, tags)  # monitoring.logs: CLS; LogListener is in the user data
+        cluster = self.kubernetes.cluster if self.kubernetes else None
+        # monitoring.logs: CLS (LogListener in the user data; on TKE the cluster's log agent and LogConfigs)
+        self.logs = logs.build(self, name, layout, role, tags, cluster)
         self.audit = audit.build(self, name, layout, tags)  # compliance mlps3: the CloudAudit tracking set
         instances = self.nodes.instances if self.nodes else []
         tke_os = f"TKE node OS {layout.kubernetes.node_os}" if layout.kubernetes else None

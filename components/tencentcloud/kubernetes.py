@@ -70,6 +70,10 @@ class Kubernetes:
         }
 
 
+def _log_agent(layout: TencentLayout) -> bool:
+    return layout.logs is not None and layout.logs.tke is not None and layout.logs.tke.log_agent
+
+
 def credentials_command(cluster_id: str, region: str) -> str:
     """The kubeconfig (TKE DescribeClusterKubeconfig; its server is the VPC address without IsExtranet)."""
     return f"tccli tke DescribeClusterKubeconfig --region {region} --ClusterId {cluster_id} | jq -r .Kubeconfig"
@@ -102,6 +106,8 @@ def build(
         cluster_max_pod_num=tke.max_pods_per_node,
         cluster_max_service_num=tke.max_services,
         cluster_os=tke.node_os,
+        # monitoring.logs: TKE's log components (layout/tencentcloud/tke_logs.py); absent without, as before
+        log_agent=tencentcloud.kubernetes.ClusterLogAgentArgs(enabled=True) if _log_agent(layout) else None,
         tags=dict(tags),
         opts=child,
     )

@@ -1,7 +1,9 @@
 """`monitoring.logs` (layout: `components.layout.tencentcloud.logs`): the cluster's CLS logset and topic, the machine
 group of the nodes' label, one collection config per file attached to it, and LogListener's credentials: a CAM
 sub-user (API key only) allowed pushLog on this topic, its key in an SSM secret, and the nodes' role allowed to read
-that secret only. The nodes' LogListener part is in their user data (the layout's). Children of `CloudCluster`."""
+that secret only. The nodes' LogListener part is in their user data (the layout's). With scheduler kubernetes: one
+topic and one kubernetes.LogConfig per TKE source (the cluster's log_agent is kubernetes.py's). Children of
+`CloudCluster`."""
 
 from __future__ import annotations
 
@@ -19,24 +21,44 @@ from ..resources import invoke_options
 
 
 @dataclass(frozen=True)
-class Logs:
-    logset: tencentcloud.cls.Logset
+class Listener:
+    """LogListener's side (VM and Slurm nodes, a TKE cluster's login node): its topic, group, configs and key."""
+
     topic: tencentcloud.cls.Topic
     machine_group: tencentcloud.cls.MachineGroup
     configs: tuple[tencentcloud.cls.Config, ...]
     user: tencentcloud.cam.User
 
+
+@dataclass(frozen=True)
+class Logs:
+    logset: tencentcloud.cls.Logset
+    listener: Listener | None  # None on TKE without a login node
+    tke_topics: tuple[tencentcloud.cls.Topic, ...] = ()
+    tke_configs: tuple[tencentcloud.kubernetes.LogConfig, ...] = ()
+
     def output(self, plan: TencentLogs) -> dict[str, Any]:
-        return {
-            "service": "Cloud Log Service (CLS)",
-            "logset": plan.logset,
-            "topicId": self.topic.id,
-            "retentionDays": plan.retention_days,
-            "machineGroup": plan.machine_group,
-            "label": plan.label,
-            "credentials": {"camUser": plan.user, "ssmSecret": plan.secret},
-            "files": [s.path for s in plan.sources],
-        }
+        out: dict[str, Any] = {"service": "Cloud Log Service (CLS)", "logset": plan.logset}
+        if self.listener is not None:
+            out |= {
+                "topicId": self.listener.topic.id,
+                "retentionDays": plan.retention_days,
+                "machineGroup": plan.machine_group,
+                "label": plan.label,
+                "credentials": {"camUser": plan.user, "ssmSecret": plan.secret},
+                "files": [s.path for s in plan.sources],
+            }
+        if plan.tke is not None:
+            out["retentionDays"] = plan.retention_days
+            out["tke"] = {
+                "logAgent": plan.tke.log_agent,
+                "writer": f"TKE's log components with the service role {plan.tke.identity}",
+                "logConfigs": {
+                    c.name: {"topic": c.topic, "topicId": t.id, "input": c.input_detail}
+                    for c, t in zip(plan.tke.configs, self.tke_topics, strict=True)
+                },
+            }
+        return out
 
 
 def logset_topic(
@@ -63,22 +85,89 @@ def logset_topic(
 
 
 def build(
-    parent: pulumi.Resource, name: str, layout: TencentLayout, role_name: pulumi.Output[str], tags: Mapping[str, str]
+    parent: pulumi.Resource,
+    name: str,
+    layout: TencentLayout,
+    role_name: pulumi.Output[str],
+    tags: Mapping[str, str],
+    cluster: tencentcloud.kubernetes.Cluster | None = None,
 ) -> Logs | None:
+    """The logset; LogListener's topic, group, configs and key where a node runs it; TKE's LogConfigs on `cluster`."""
     plan = layout.logs
     if plan is None:
         return None
-    region = layout.spec.region
     child = pulumi.ResourceOptions(parent=parent)
-    logset, topic = logset_topic(
-        f"{name}-logs",
-        plan.logset,
-        plan.topic,
-        plan.retention_days,
-        f"gpu-cluster {layout.spec.name}: the nodes' logs (monitoring.logs)",
-        tags,
-        child,
-    )
+    if plan.loglistener:
+        logset, topic = logset_topic(
+            f"{name}-logs",
+            plan.logset,
+            plan.topic,
+            plan.retention_days,
+            f"gpu-cluster {layout.spec.name}: the nodes' logs (monitoring.logs)",
+            tags,
+            child,
+        )
+        listener = _listener(parent, name, layout, plan, topic, role_name, tags, child)
+    else:
+        logset = tencentcloud.cls.Logset(f"{name}-logs", logset_name=plan.logset, tags=dict(tags), opts=child)
+        listener = None
+    if plan.tke is None:
+        return Logs(logset, listener)
+    assert cluster is not None  # scheduler kubernetes: components/tencentcloud/kubernetes.py built it
+    topics, configs = _tke(name, layout, plan, logset, cluster, tags, child)
+    return Logs(logset, listener, topics, configs)
+
+
+def _tke(
+    name: str,
+    layout: TencentLayout,
+    plan: TencentLogs,
+    logset: tencentcloud.cls.Logset,
+    cluster: tencentcloud.kubernetes.Cluster,
+    tags: Mapping[str, str],
+    child: pulumi.ResourceOptions,
+) -> tuple[tuple[tencentcloud.cls.Topic, ...], tuple[tencentcloud.kubernetes.LogConfig, ...]]:
+    """One topic per LogConfig (TKE takes no topic another collection config uses), kept retentionDays."""
+    tke = plan.tke
+    assert tke is not None
+    region = layout.spec.region
+    topics, configs = [], []
+    for config in tke.configs:
+        topic = tencentcloud.cls.Topic(
+            f"{name}-logs-{config.topic}",
+            logset_id=logset.id,
+            topic_name=config.topic,
+            period=plan.retention_days,
+            describes=f"gpu-cluster {layout.spec.name}: TKE LogConfig {config.name} (monitoring.logs)",
+            tags=dict(tags),
+            opts=child,
+        )
+        log_config = tencentcloud.kubernetes.LogConfig(
+            f"{name}-logs-{config.topic}-config",
+            cluster_id=cluster.id,
+            cluster_type=tke.cluster_type,
+            log_config_name=config.name,
+            logset_id=logset.id,
+            log_config=topic.id.apply(lambda topic_id, c=config: c.body(region, topic_id)),
+            opts=child,
+        )
+        topics.append(topic)
+        configs.append(log_config)
+    return tuple(topics), tuple(configs)
+
+
+def _listener(
+    parent: pulumi.Resource,
+    name: str,
+    layout: TencentLayout,
+    plan: TencentLogs,
+    topic: tencentcloud.cls.Topic,
+    role_name: pulumi.Output[str],
+    tags: Mapping[str, str],
+    child: pulumi.ResourceOptions,
+) -> Listener:
+    """The machine group of the nodes' label, one collection config per file, and LogListener's key."""
+    region = layout.spec.region
     group = tencentcloud.cls.MachineGroup(
         f"{name}-logs-group",
         group_name=plan.machine_group,
@@ -104,7 +193,7 @@ def build(
         configs.append(config)
     account = tencentcloud.user.get_info_output(opts=invoke_options(parent))
     user = _credentials(name, plan, region, topic, account, role_name, tags, child)
-    return Logs(logset, topic, group, tuple(configs), user)
+    return Listener(topic, group, tuple(configs), user)
 
 
 def _credentials(

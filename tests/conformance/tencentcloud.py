@@ -478,6 +478,23 @@ FEATURES: dict[str, tuple[str, dict[str, Any]]] = {
             tags={"environment": "test"},
         ),
     ),
+    # TKE shipping its nodes' logs (monitoring.logs: the log agent and LogConfigs), no login node: no LogListener
+    "tke-logs": (
+        "tc-tke-logs",
+        _values(
+            "ap-guangzhou",
+            name="tc-tke-logs",
+            instanceType="GN7.2XLARGE32",
+            fabric="none",
+            nodes=1,
+            scheduler="kubernetes",
+            storage={"scratch": "none"},
+            network={"cidr": "10.72.0.0/16", "sshCidrs": ["203.0.113.0/24"]},
+            monitoring={"logs": {"enabled": True, "retentionDays": 180}},
+            sshPublicKey=_RSA,
+            tags={"environment": "test"},
+        ),
+    ),
     # a placement group (cluster: SW) for two V100 nodes, a custom image, a stack name with a period
     "placement-group": (
         "tc.prod-2",

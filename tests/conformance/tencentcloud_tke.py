@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from tencentcloud.cls.v20201016 import models as cls
 from tencentcloud.tke.v20180525 import models as tke
 
 from .alicloud_requests import Inputs, drop_none
@@ -33,6 +34,7 @@ from .alicloud_requests import Inputs, drop_none
 SRC = "tencentcloud/services/"
 Request = tuple[str, type, dict[str, Any], str]  # api, model, request, source
 SPOTPAID = "SPOTPAID"  # svcas.INSTANCE_CHARGE_TYPE_SPOTPAID
+CLUSTER_ID = "cls-00000000"  # the cluster's own id, known after CreateCluster
 
 
 def _tags(i: Inputs) -> list[dict[str, str]]:
@@ -78,7 +80,13 @@ def _cluster(i: Inputs) -> list[Request]:
         "ClusterCIDRSettings": cidr,
         "RunInstancesForNode": [],  # no worker_config: the node pools bring the nodes
     }
-    return [("tke:CreateCluster", tke.CreateClusterRequest, req, f"{SRC}tke/service_tencentcloud_tke.go CreateCluster")]
+    out = [("tke:CreateCluster", tke.CreateClusterRequest, req, f"{SRC}tke/service_tencentcloud_tke.go CreateCluster")]
+    agent = i.get("logAgent") or {}
+    if agent.get("enabled"):  # after the cluster: TkeService.SwitchLogAgent (monitoring.logs)
+        install = drop_none({"ClusterId": CLUSTER_ID, "KubeletRootDir": agent.get("kubeletRootDir") or None})
+        src = f"{SRC}tke/resource_tc_kubernetes_cluster_extension.go, service_tencentcloud_tke.go SwitchLogAgent"
+        out.append(("tke:InstallLogAgent", tke.InstallLogAgentRequest, install, src))
+    return out
 
 
 def _endpoint(i: Inputs) -> list[Request]:
@@ -198,7 +206,45 @@ def _encryption(i: Inputs) -> list[Request]:
     return [("tke:EnableEncryptionProtection", tke.EnableEncryptionProtectionRequest, req, src)]
 
 
+def _log_config(i: Inputs) -> list[Request]:
+    """CreateCLSLogConfig with the CRD as JSON, and the CLS collection config cls-provisioner makes of it, by meaning:
+    CLS CreateConfigExtra (the collection config of a Kubernetes agent: Type, HostFile, ContainerStdout, TopicId)."""
+    body = i.get("logConfig")
+    req = drop_none(
+        {
+            "ClusterId": i.get("clusterId"),
+            "LogConfig": body,
+            "LogsetId": i.ok("logsetId"),
+            "ClusterType": i.get("clusterType") or "tke",  # schema Default tke
+        }
+    )
+    i.get("logConfigName")  # the resource's id with cluster_id and cluster_type (no request member)
+    out: list[Request] = [
+        ("tke:CreateCLSLogConfig", tke.CreateCLSLogConfigRequest, req, f"{SRC}tke/resource_tc_kubernetes_log_config.go")
+    ]
+    doc = json.loads(body)
+    spec, detail = doc["spec"], doc["spec"]["inputDetail"]
+    stdout = detail.get("containerStdout")
+    host = detail.get("hostFile")
+    extra = drop_none(
+        {
+            "Name": doc["metadata"]["name"],
+            "TopicId": spec["clsDetail"]["topicId"],
+            "Type": detail["type"],
+            "LogType": spec["clsDetail"]["logType"],
+            "HostFile": {"LogPath": host["logPath"], "FilePattern": host["filePattern"]} if host else None,
+            "ContainerStdout": (
+                {"AllContainers": stdout["allContainers"], "Namespace": stdout["namespace"]} if stdout else None
+            ),
+        }
+    )
+    src = "TKE tke-log-agent 说明 (cloud.tencent.com/document/product/457/91050: cls-provisioner syncs it; by meaning)"
+    out.append(("cls:CreateConfigExtra", cls.CreateConfigExtraRequest, extra, src))
+    return out
+
+
 REQUESTS: dict[str, tuple[str, Callable[[Inputs], list[Request]]]] = {
+    "tencentcloud:Kubernetes/logConfig:LogConfig": ("tencentcloud_kubernetes_log_config", _log_config),
     "tencentcloud:Kubernetes/cluster:Cluster": ("tencentcloud_kubernetes_cluster", _cluster),
     "tencentcloud:Kubernetes/clusterEndpoint:ClusterEndpoint": ("tencentcloud_kubernetes_cluster_endpoint", _endpoint),
     "tencentcloud:Kubernetes/nodePool:NodePool": ("tencentcloud_kubernetes_node_pool", _node_pool),

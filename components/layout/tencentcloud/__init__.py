@@ -40,6 +40,7 @@ from .fabric import fabric_usability
 from .identity import NodeIdentity, node_identity
 from .kubernetes import TkeLayout, tke_layout, tke_problems
 from .logs import TencentLogs
+from .logs import data as logs_data
 from .logs import plan as logs_plan
 from .monitoring import TencentMonitoring
 from .monitoring import plan as monitoring_plan
@@ -130,7 +131,8 @@ class TencentLayout:
     def login_user_data_b64(self) -> str | None:
         """The login node's user data: LogListener's part with monitoring.logs, then Prometheus and Grafana with a
         self-hosted monitoring (layout/tencentcloud/monitoring.py); none without either."""
-        parts = (*((self.logs.part,) if self.logs else ()), *(self.monitoring.parts if self.monitoring else ()))
+        listener = (self.logs.part,) if self.logs is not None and self.logs.loglistener else ()
+        parts = (*listener, *(self.monitoring.parts if self.monitoring else ()))
         return bootstrap.gzip_b64(bootstrap.cloud_init(parts)) if parts else None
 
 
@@ -203,8 +205,10 @@ def plan(spec: ClusterSpec) -> TencentLayout:
     )
     encryption = encryption_plan(spec, warnings)
     logs = logs_plan(spec)
+    if logs is not None and spec.encryption_key != "provider":
+        warnings.append(f"{key}.monitoring.logs: {one_line(logs_data()['encryption']['warning'])}")
     kubernetes = tke_layout(spec, scratch, delete_with_instance, warnings) if tke else None
-    loglistener = (logs.part,) if logs else ()
+    loglistener = (logs.part,) if logs and not tke else ()  # TKE's pools run no boot data: TKE's agent ships
     slurm = None
     if spec.scheduler == "slurm":
         monitoring = monitoring_plan(spec)

@@ -113,14 +113,6 @@ def tke_problems(spec: ClusterSpec) -> list[ConfigError]:
                 "container is built for it); leave image at auto",
             )
         )
-    if spec.monitoring.logs.enabled:
-        problems.append(
-            ConfigError(
-                f"{CLUSTER_KEY}.monitoring.logs.enabled",
-                "true on TKE: the node pools run no gpu-cluster bootstrap to install LogListener, and TKE's own log "
-                "collection (kubernetes.LogConfig, the CLS log agent add-on) is not built here; set it false",
-            )
-        )
     if spec.scratch == "nvme":
         problems.append(
             ConfigError(

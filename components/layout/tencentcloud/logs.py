@@ -24,6 +24,8 @@ from ... import bootstrap
 from ...bootstrap import Part
 from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
+from .tke_logs import TkeLogs
+from .tke_logs import plan as tke_plan
 
 TOPIC = "nodes"
 SECRET_VERSION = "v1"
@@ -61,6 +63,8 @@ class TencentLogs:
     secret: str  # the SSM secret holding that key
     secret_version: str
     part: Part  # the nodes' bootstrap part
+    tke: TkeLogs | None = None  # scheduler kubernetes: TKE's log agent and LogConfigs (layout/tencentcloud/tke_logs.py)
+    loglistener: bool = True  # a node runs LogListener from our boot data (on TKE only a login node does)
 
     def user_policy(self, region: str, owner_uin: str, topic_id: str) -> str:
         """The sub-user's grant: pushLog on this topic; getConfig and agentHeartBeat on "*" (CLS scopes neither)."""
@@ -123,6 +127,7 @@ def plan(spec: ClusterSpec) -> TencentLogs | None:
     base = _NAME.sub("-", f"{spec.name}-{spec.stack}")
     node_label = label(spec)
     secret = f"{base}-loglistener"[:128]
+    tke = spec.scheduler == "kubernetes"
     return TencentLogs(
         logset=f"{base}-logs",
         topic=TOPIC,
@@ -134,4 +139,6 @@ def plan(spec: ClusterSpec) -> TencentLogs | None:
         secret=secret,
         secret_version=SECRET_VERSION,
         part=loglistener_part(spec, node_label, secret),
+        tke=tke_plan(spec) if tke else None,
+        loglistener=not tke or spec.login is not None,
     )
