@@ -680,12 +680,6 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
         # the LTS host group lists this stack's ECS instances: CCE's pool nodes are not (layout/huaweicloud/logs.py)
         ("huaweicloud-logs-cce", f"{C}.monitoring.logs.enabled", {**CCE, "monitoring": {"logs": {"enabled": True}}}),
-        # the Slurm head's user data carries no ICAgent (layout/huaweicloud/logs.py)
-        (
-            "huaweicloud-logs-slurm",
-            f"{C}.monitoring.logs.enabled",
-            {"scheduler": "slurm", "monitoring": {"logs": {"enabled": True}}},
-        ),
     ],
 }
 

@@ -1,8 +1,9 @@
 """`monitoring.logs` on Huawei Cloud (pure): the nodes' logs to Log Tank Service (LTS).
 
 One log group per cluster (kept `retentionDays`: the group's `ttl_in_days`) and one stream in it. Every node kind
-(the GPU nodes, the login node) gets the `icagent` part: ICAgent from Huawei's installer in its IAM-agency mode, so
-no key is in the boot data; the nodes' agency gets the role ICAgent needs (identity.py).
+(the GPU nodes, the Slurm head, the login node) gets the `icagent` part: ICAgent from Huawei's installer in its
+IAM-agency mode, so no key is in the boot data; the nodes' agency (the head's too) gets the role ICAgent needs
+(identity.py). With Slurm, slurmctld's and slurmd's files are collected as well (`slurm_files`).
 
 Which files go to the stream: an LTS host group of the cluster's instances and a host access configuration, which
 pulumi-huaweicloud 0.0.12 lacks, so `components/huaweicloud/lts_ingestion.py` makes them with a dynamic resource
@@ -19,6 +20,7 @@ from typing import Any
 
 from ... import bootstrap
 from ...bootstrap import Part
+from ...bootstrap.slurm_conf import SLURMCTLD_LOG, SLURMD_LOG, SLURMDBD_LOG
 from ...catalog import monitoring as catalog_monitoring
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
@@ -66,12 +68,6 @@ def logs_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
             "pool's nodes are CCE's, not this stack's (LTS's CCE ingestion, access_config_type K8S_CCE, is not "
             "built here); turn logs off or use scheduler none",
         )
-    if spec.scheduler == "slurm":
-        yield ConfigError(
-            f"{CLUSTER_KEY}.monitoring.logs.enabled",
-            "true with scheduler slurm on huaweicloud: not built yet: the Slurm head's user data "
-            "(layout/huaweicloud/slurm.py) carries no ICAgent and the LTS host group would miss it; turn logs off",
-        )
     if spec.region not in data()["accessIps"]:
         known = ", ".join(sorted(data()["accessIps"]))
         yield ConfigError(
@@ -79,6 +75,15 @@ def logs_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
             f"true, but ICAgent's LTS access address for {spec.region} is not known here (catalog/logs/"
             f"huaweicloud.yaml accessIps: {known}; {one_line(data()['accessIpsSource'])}); turn logs off there",
         )
+
+
+def slurm_files(spec: ClusterSpec) -> tuple[str, ...]:
+    """Slurm's own logs (bootstrap/slurm_conf.py, as the other clouds collect them): slurmctld's (and slurmdbd's) on the
+    head, slurmd's on the GPU nodes. One access configuration serves every host of the group, and ICAgent collects a
+    path only where the file exists, so the list is the union."""
+    if spec.scheduler != "slurm" or spec.slurm is None:
+        return ()
+    return (SLURMCTLD_LOG, *((SLURMDBD_LOG,) if spec.slurm.accounting else ()), SLURMD_LOG)
 
 
 def icagent_part(region: str) -> Part:
@@ -109,7 +114,7 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         return None
     base = _NAME.sub("-", f"{spec.name}-{spec.stack}")[:58]  # lts.Group group_name: at most 64 characters
     group = f"{base}-logs"
-    files = tuple(str(s["path"]) for s in data()["sources"])
+    files = (*(str(s["path"]) for s in data()["sources"]), *slurm_files(spec))
     role = str(data()["credentials"]["role"])
     ingestion = data()["ingestion"]
     key = f"{CLUSTER_KEY}.monitoring.logs"
