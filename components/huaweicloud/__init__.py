@@ -93,7 +93,8 @@ class CloudCluster(pulumi.ComponentResource):
                 *([self.slurm.instance] if self.slurm else []),
                 *([self.login.instance] if self.login else []),
             ]
-            logs.ingest(self, name, layout, self.logs, hosts, tags)
+            cluster = self.kubernetes.cluster if self.kubernetes else None  # CCE: its nodes, by their identifier
+            logs.ingest(self, name, layout, self.logs, [] if cluster else hosts, tags, cluster)
         self.outputs = {
             "vpcId": self.network.vpc.id,
             "subnetIds": pulumi.Output.all(self.network.subnet.id),

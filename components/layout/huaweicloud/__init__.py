@@ -98,7 +98,8 @@ class HuaweiLayout:
     def login_user_data(self) -> str | None:
         """The login node's user data: Prometheus and Grafana with a self-hosted monitoring, ICAgent with
         monitoring.logs; none without either, as before."""
-        parts = (*(self.monitoring.parts if self.monitoring else ()), *((self.logs.part,) if self.logs else ()))
+        logs = (self.logs.part,) if self.logs and self.logs.part else ()
+        parts = (*(self.monitoring.parts if self.monitoring else ()), *logs)
         if not parts:
             return None
         text = bootstrap.cloud_init(parts)
@@ -116,7 +117,7 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=(), mounts=shared.mount if shared else None)
     log_problems = list(logs_problems(spec))
     logs = None if log_problems else logs_plan(spec)
-    log_parts = (logs.part,) if logs is not None else ()
+    log_parts = (logs.part,) if logs is not None and logs.part is not None else ()
     parts = (*parts, *log_parts)  # ICAgent on the GPU nodes
     slurm = None
     if (
