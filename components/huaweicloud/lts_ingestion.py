@@ -80,7 +80,7 @@ class LtsApi:
         body = model.CreateHostGroupRequestBody(
             host_group_name=props["hostGroupName"],
             host_group_type=group_type,
-            host_id_list=list(props["hostIds"]),
+            host_id_list=list(props["hostIds"]) or None,  # a LABEL group (CCE) lists no host
             host_group_tag=_tags(model.HostGroupTag, props["tags"]),
             agent_access_type=access_type,
             labels=_labels(props),
@@ -93,7 +93,7 @@ class LtsApi:
         body = model.UpdateHostGroupRequestBody(
             host_group_id=host_group_id,
             host_group_name=props["hostGroupName"],
-            host_id_list=list(props["hostIds"]),
+            host_id_list=list(props["hostIds"]) or None,
             host_group_tag=_tags(model.HostGroupTag, props["tags"]),
             labels=_labels(props),
         )
