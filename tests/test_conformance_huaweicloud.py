@@ -47,6 +47,10 @@ FEATURES = {
     "cce-autoscaled": ("huaweicloud-cce", "prod.cce-2", {"name": _LONG, "minNodes": 1, "maxNodes": 4}),
     # monitoring.notify (no shipped stack sends alerts): the SMN topic, its email subscriptions, the publish policy
     "notify": ("huaweicloud-dev", "huaweicloud-dev", {"monitoring": {"notify": ["ops@example.com", "ml@example.org"]}}),
+    # monitoring.logs with CCE (LTS's CCE ingestion: a LABEL host group, a K8S_CCE access configuration) and with
+    # Slurm (the head in the IP host group)
+    "cce-logs": ("huaweicloud-cce", "huaweicloud-cce", {"monitoring": {"logs": {"enabled": True}}}),
+    "slurm-logs": ("huaweicloud-slurm", "huaweicloud-slurm", {"monitoring": {"logs": {"enabled": True}}}),
     # the Slurm secrets' and policies' names at their longest, with notify's policy beside the secrets'
     "slurm-notify-long-names": (
         "huaweicloud-slurm",

@@ -283,3 +283,71 @@ def test_day2_logs_on_adds_the_lts_resources_and_changes_the_agency_in_place(pla
 def test_day2_logs_off_says_data_loss_first(plan):
     d = _diff(plan, plan_stack_with(STACK, monitoring={}))
     assert any(w.startswith("DATA LOSS: deletes") and "hw-dev-huaweicloud-logs" in w for w in d.warnings), d.warnings
+
+
+# --- with Slurm: the head is an ECS like the others -------------------------------------------------------------
+
+SLURM = "huaweicloud-slurm"
+
+
+@pytest.fixture(scope="module")
+def slurm_plan():
+    return plan_stack_with(SLURM, monitoring=LOGS_ON)
+
+
+def unpacked(user_data: str) -> str:
+    packed = base64.b64decode(user_data)
+    assert len(packed) <= user_data_max()  # Huawei's 32 KB, gzip as every Slurm node's
+    return gzip.decompress(packed).decode()
+
+
+def test_with_slurm_the_head_the_gpu_nodes_and_the_login_node_get_icagent(slurm_plan):
+    for name in ("hw-slurm-huaweicloud-head", "hw-slurm-huaweicloud-node-0", "hw-slurm-huaweicloud-login"):
+        files = files_of(unpacked(by_name(slurm_plan, name)["inputs"]["userData"]))
+        assert files["/usr/local/sbin/gpu-cluster-icagent"] == bootstrap.script("huaweicloud_icagent.sh"), name
+        assert env_of(files)["ACCESS_IP"] == "100.125.12.150"
+    head = files_of(unpacked(by_name(slurm_plan, "hw-slurm-huaweicloud-head")["inputs"]["userData"]))
+    paths = list(head)
+    # the head's Slurm parts are still there, ICAgent after them
+    assert paths.index("/usr/local/sbin/gpu-cluster-slurm-head") < paths.index("/usr/local/sbin/gpu-cluster-icagent")
+
+
+def test_with_slurm_the_host_group_lists_the_head_and_slurms_logs_are_collected(slurm_plan):
+    inputs = one(slurm_plan, ":LtsIngestion")["inputs"]
+    assert inputs["hostIds"] == [
+        "<id of hw-slurm-huaweicloud-node-0>",
+        "<id of hw-slurm-huaweicloud-node-1>",
+        "<id of hw-slurm-huaweicloud-head>",
+        "<id of hw-slurm-huaweicloud-login>",
+    ]
+    # slurmctld's on the head, slurmd's on the GPU nodes (bootstrap/slurm_conf.py, as AWS and Alibaba collect them)
+    assert inputs["paths"] == [
+        "/var/log/cloud-init.log",
+        "/var/log/cloud-init-output.log",
+        "/var/log/syslog",
+        "/var/log/slurm/slurmctld.log",
+        "/var/log/slurm/slurmd.log",
+    ]
+    assert slurm_plan.as_json()["outputs"]["logs"]["files"] == inputs["paths"]
+
+
+def test_with_slurm_the_agency_the_head_carries_gets_icagents_role(slurm_plan):
+    head = by_name(slurm_plan, "hw-slurm-huaweicloud-head")["inputs"]
+    agency = one(slurm_plan, "Iam/agency:Agency")["inputs"]
+    assert head["agencyName"] == agency["name"]
+    assert "APM Administrator" in agency["allResourcesRoles"]
+
+
+def test_without_slurm_no_slurm_file_is_collected(plan):
+    assert not [p for p in one(plan, ":LtsIngestion")["inputs"]["paths"] if "slurm" in p]
+
+
+def test_day2_slurm_logs_on_adds_the_lts_resources_and_keeps_every_urn(slurm_plan):
+    d = _diff(plan_stack_with(SLURM, monitoring={}), slurm_plan)
+    added = sorted(urn.split("::")[-2].split("$")[-1].split(":")[-1] for urn in d.created)
+    assert added == ["Group", "LtsIngestion", "Stream"]
+    assert not d.deleted
+    changed = {c.name: (c.verdict, {x.path for x in c.changes}) for c in d.changed}
+    assert changed["hw-slurm-huaweicloud-agency"][0] == "update"
+    for node in ("head", "node-0", "node-1", "login"):
+        assert changed[f"hw-slurm-huaweicloud-{node}"] == ("may-replace", {"userData"}), node

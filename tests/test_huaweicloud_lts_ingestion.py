@@ -1,12 +1,13 @@
 """`monitoring.logs` on Huawei Cloud, which files LTS collects: the `LtsIngestion` dynamic resource as registered with
 the mocks (the cluster's instances, the stream, the files), and its provider's create, diff, update and delete
 against a stubbed huaweicloudsdklts client that records the SDK's own request models; credentials from the stack's
-config or the HW_* environment; the wait for ICAgent's hosts; the provider pickled as Pulumi does; refusals (CCE)
-and the SDK kept out of every plan."""
+config or the HW_* environment; the wait for ICAgent's hosts; the provider pickled as Pulumi does; with CCE the
+LABEL host group and K8S_CCE configuration of the cluster; and the SDK kept out of every plan."""
 
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import sys
 from typing import Any
@@ -19,12 +20,12 @@ from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 
 from components.diff import diff_plans
-from components.errors import ConfigError
 from components.huaweicloud import lts_ingestion
 from components.huaweicloud.lts_ingestion import LtsApi, LtsIngestionProvider
 from components.layout.huaweicloud.logs import data
+from components.plan import load_stack
 
-from .conftest import ROOT, one, plan_json, plan_stack_with
+from .conftest import ROOT, one, plan_json, plan_stack_with, plan_values
 
 STACK = "huaweicloud-dev"
 LOGS_ON = {"logs": {"enabled": True}}
@@ -85,11 +86,61 @@ def test_day2_more_nodes_update_the_ingestion_in_place(plan):
     assert change.verdict == "update" and {x.path.split("[")[0] for x in change.changes} == {"hostIds"}
 
 
-def test_with_cce_logs_are_refused_with_one_keyed_error():
-    with pytest.raises(ConfigError) as err:
-        plan_stack_with("huaweicloud-cce", monitoring=LOGS_ON)
-    assert str(err.value).startswith("gpu-cluster:cluster.monitoring.logs.enabled")
-    assert "scheduler kubernetes" in str(err.value) and "K8S_CCE" in str(err.value)
+# --- with CCE: LTS's CCE ingestion ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cce_plan():
+    return plan_stack_with("huaweicloud-cce", monitoring=LOGS_ON)
+
+
+def test_with_cce_the_ingestion_is_the_clusters_by_the_identifier_its_icagent_reports(cce_plan):
+    ingestion = one(cce_plan, ":LtsIngestion")["inputs"]
+    assert ingestion["clusterId"] == "<id of hw-cce-huaweicloud-cce>"
+    # LTS's CCE ingestion checks for a host group of the custom identifier k8s-log-<cluster id> (catalog kubernetes)
+    assert ingestion["labels"] == ["k8s-log-<id of hw-cce-huaweicloud-cce>"]
+    assert ingestion["hostIds"] == []  # the pool nodes are CCE's: none is listed by id, none waited for
+    assert ingestion["pathType"] == "host_file"
+    assert ingestion["paths"] == ["/var/log/messages", "/var/log/cce/kubernetes/kubelet.log"]
+    assert ingestion["logStreamId"] == "<id of hw-cce-huaweicloud-logs-stream>"
+    provider = dill.loads(base64.b64decode(ingestion["__provider"]))
+    assert (provider.group_type, provider.agent_access_type, provider.access_config_type) == (
+        "linux",
+        "LABEL",
+        "K8S_CCE",
+    )
+
+
+def test_with_cce_no_node_gets_icagent_of_ours_and_the_agency_no_role_for_it(cce_plan):
+    pools = [r for r in cce_plan.as_json()["resources"] if r["type"].endswith("nodePool:NodePool")]
+    assert pools and not any("icagent" in json.dumps(p["inputs"]) for p in pools)
+    login = [r for r in cce_plan.as_json()["resources"] if r["name"] == "hw-cce-huaweicloud-login"]
+    assert all("icagent" not in (r["inputs"].get("userData") or "") for r in login)
+    agency = one(cce_plan, "Iam/agency:Agency")["inputs"]
+    assert "APM Administrator" not in agency.get("allResourcesRoles", [])
+    out = cce_plan.as_json()["outputs"]["logs"]
+    assert out["agencyRole"] is None and out["hostGroupLabel"] == "k8s-log-{cluster_id}"
+
+
+def test_with_cce_the_plan_says_the_login_node_is_not_collected(cce_plan):
+    warnings = [w for w in cce_plan.as_json()["warnings"] if ".monitoring.logs" in w]
+    assert any("login node" in w and "not collected" in w for w in warnings)
+    assert not any("accessIps" in w or "network.egress" in w for w in warnings)
+
+
+def test_with_cce_a_region_without_an_icagent_access_address_is_not_refused():
+    values = load_stack(ROOT, "huaweicloud-cce").values
+    values = {**values, "huaweicloud:region": "cn-east-3", "gpu-cluster:cluster": dict(values["gpu-cluster:cluster"])}
+    values["gpu-cluster:cluster"] |= {"monitoring": LOGS_ON, "zone": "cn-east-3a"}
+    plan = plan_values(values, "huaweicloud-cce")  # CCE's ICAgent is CCE's: no access address of ours needed
+    assert one(plan, ":LtsIngestion")["inputs"]["region"] == "cn-east-3"
+
+
+def test_day2_cce_logs_on_adds_the_lts_resources_and_changes_nothing_deployed(cce_plan):
+    d = diff_plans(plan_json(plan_stack_with("huaweicloud-cce", monitoring={})), plan_json(cce_plan))
+    added = sorted(urn.split("::")[-2].split("$")[-1].split(":")[-1] for urn in d.created)
+    assert added == ["Group", "LtsIngestion", "Stream"]
+    assert not d.deleted and not d.changed  # the cluster, pools and agency as deployed
 
 
 def test_no_plan_loads_the_lts_sdk():
@@ -264,6 +315,58 @@ def test_without_credentials_the_client_fails_saying_what_to_set():
 def test_the_sdk_client_is_built_for_the_region_with_the_keys():
     client = lts_ingestion.sdk_client("cn-north-4", {"accessKey": "ak", "secretKey": "sk", "projectId": "p1"})
     assert type(client).__name__ == "LtsClient"
+
+
+CCE_PROPS: dict[str, Any] = {
+    **PROPS,
+    "hostIds": [],
+    "paths": ["/var/log/messages"],
+    "clusterId": "cce-1",
+    "labels": ["k8s-log-cce-1"],
+    "pathType": "host_file",
+}
+
+
+def cce_provider_with(client: StubClient, monkeypatch: pytest.MonkeyPatch) -> LtsIngestionProvider:
+    provider = LtsIngestionProvider("linux", "LABEL", "K8S_CCE", 1)
+    monkeypatch.setattr(provider, "api", lambda region: LtsApi(client))
+    monkeypatch.setattr(lts_ingestion, "_sleep", lambda seconds: None)
+    return provider
+
+
+def test_cce_create_makes_a_label_group_and_a_k8s_cce_configuration_without_waiting(monkeypatch):
+    client = StubClient()
+    result = cce_provider_with(client, monkeypatch).create(dict(CCE_PROPS))
+    assert names(client) == ["create_host_group", "create_access_config"]  # no host to wait for
+    group = client.calls[0][1]
+    assert (group["agent_access_type"], group["labels"]) == ("LABEL", ["k8s-log-cce-1"])
+    assert group.get("host_id_list") is None
+    access = client.calls[1][1]
+    assert (access["access_config_type"], access["cluster_id"]) == ("K8S_CCE", "cce-1")
+    assert access["access_config_detail"]["path_type"] == "host_file"
+    assert access["access_config_detail"]["paths"] == ["/var/log/messages"]
+    assert access["host_group_info"] == {"host_group_id_list": ["hg-1"]}
+    assert result.outs["clusterId"] == "cce-1"
+    # the SDK's own request models take every member sent (to_dict of the model it was built as)
+    assert set(access) <= set(model.CreateAccessConfigRequestBody.openapi_types)
+    assert set(group) <= set(model.CreateHostGroupRequestBody.openapi_types)
+
+
+def test_cce_diff_replaces_on_a_new_cluster_and_update_keeps_the_label_and_cluster(monkeypatch):
+    olds = {**CCE_PROPS, "hostGroupId": "hg-1", "accessConfigId": "ac-1"}
+    client = StubClient()
+    provider = cce_provider_with(client, monkeypatch)
+    moved = provider.diff("ac-1", olds, {**CCE_PROPS, "clusterId": "cce-2", "labels": ["k8s-log-cce-2"]})
+    assert moved.replaces == ["clusterId"] and moved.delete_before_replace
+    provider.update("ac-1", olds, {**CCE_PROPS, "paths": ["/var/log/messages", "/var/log/cce/kubernetes/kubelet.log"]})
+    assert names(client) == ["update_access_config"]
+    body = client.calls[0][1]
+    assert body["cluster_id"] == "cce-1" and body["access_config_detail"]["path_type"] == "host_file"
+    assert set(body) <= set(model.UpdateAccessConfigRequestBody.openapi_types)
+    client.calls.clear()
+    provider.update("ac-1", olds, {**CCE_PROPS, "tags": {"environment": "prod"}})
+    assert names(client) == ["update_host_group", "update_access_config"]  # tags on both, no host wait
+    assert client.calls[0][1]["labels"] == ["k8s-log-cce-1"]
 
 
 def test_the_provider_pickles_as_pulumi_serialises_it():

@@ -87,10 +87,14 @@ class CloudCluster(pulumi.ComponentResource):
         shared_ports = layout.shared.ports if layout.shared else ()
         slurm.rules(self, name, self.slurm, self.network.security_group, login_sg, filesystem, shared_ports)
         instances = self.nodes.instances if self.nodes else []
-        if self.logs is not None:  # which files reach LTS: the host group lists every instance, login included
-            logs.ingest(
-                self, name, layout, self.logs, [*instances, *([self.login.instance] if self.login else [])], tags
-            )
+        if self.logs is not None:  # which files reach LTS: the host group lists every instance, head and login included
+            hosts = [
+                *instances,
+                *([self.slurm.instance] if self.slurm else []),
+                *([self.login.instance] if self.login else []),
+            ]
+            cluster = self.kubernetes.cluster if self.kubernetes else None  # CCE: its nodes, by their identifier
+            logs.ingest(self, name, layout, self.logs, [] if cluster else hosts, tags, cluster)
         self.outputs = {
             "vpcId": self.network.vpc.id,
             "subnetIds": pulumi.Output.all(self.network.subnet.id),

@@ -1,7 +1,7 @@
 """`monitoring.logs` (layout: `components.layout.huaweicloud.logs`): the cluster's LTS log group (its retention), the
-nodes' stream in it, and which files reach the stream (`lts_ingestion`: the host group of the cluster's instances and
-its access configuration, which pulumi-huaweicloud 0.0.12 lacks). ICAgent is in the nodes' user data and uses their
-agency (the layout's). Children of `CloudCluster`."""
+nodes' stream in it, and which files reach the stream (`lts_ingestion`: the host group of the cluster's instances, or
+of the CCE cluster's nodes, and its access configuration, which pulumi-huaweicloud 0.0.12 lacks). ICAgent is in the
+ECS nodes' user data and uses their agency (the layout's); CCE's is CCE's own. Children of `CloudCluster`."""
 
 from __future__ import annotations
 
@@ -24,20 +24,23 @@ class Logs:
     ingestion: LtsIngestion | None = field(default=None)
 
     def output(self, plan: HuaweiLogs) -> dict[str, Any]:
-        return {
+        out = {
             "service": "Log Tank Service (LTS)",
             "logGroup": plan.group,
             "logGroupId": self.group.id,
             "logStream": plan.stream,
             "logStreamId": self.stream.id,
             "retentionDays": plan.retention_days,
-            "agencyRole": plan.role,
+            "agencyRole": None if plan.cce else plan.role,  # CCE's ICAgent is CCE's, not the agency's
             "files": list(plan.files),
             "hostGroup": plan.host_group,
             "hostGroupId": self.ingestion.hostGroupId if self.ingestion else None,
             "accessConfig": plan.access_config,
             "accessConfigId": self.ingestion.id if self.ingestion else None,
         }
+        if plan.cce is not None:  # CCE: the nodes join the host group by this identifier
+            out["hostGroupLabel"] = plan.cce.host_group_label
+        return out
 
 
 def build(parent: pulumi.Resource, name: str, layout: HuaweiLayout, tags: Mapping[str, str]) -> Logs | None:
@@ -62,12 +65,14 @@ def ingest(
     logs: Logs,
     instances: Sequence[huaweicloud.ecs.Instance],
     tags: Mapping[str, str],
+    cluster: huaweicloud.cce.Cluster | None = None,
 ) -> LtsIngestion:
     """The files on `instances` (every node kind's ECS instance) to the stream; after the instances, whose ids the
-    host group lists."""
+    host group lists. With CCE (`cluster`): the CCE nodes' files, by the custom identifier CCE's ICAgent reports."""
     plan = layout.logs
     assert plan is not None  # logs are built only with a plan
     ingestion = data()["ingestion"]
+    cce = plan.cce
     # a dynamic resource is served by Pulumi's own provider: an explicit huaweicloud Provider's keys do not reach it
     if parent.get_provider("huaweicloud:lts/group:Group") is not None:
         pulumi.log.warn(
@@ -78,11 +83,11 @@ def ingest(
         )
     provider = LtsIngestionProvider(
         group_type=str(ingestion["hostGroupType"]),
-        agent_access_type=str(ingestion["agentAccessType"]),
-        access_config_type=str(ingestion["accessConfigType"]),
+        agent_access_type=cce.agent_access_type if cce else str(ingestion["agentAccessType"]),
+        access_config_type=cce.access_config_type if cce else str(ingestion["accessConfigType"]),
         wait_minutes=plan.host_wait_minutes,
     )
-    props = {
+    props: dict[str, Any] = {
         "region": layout.spec.region,
         "hostGroupName": plan.host_group,
         "accessConfigName": plan.access_config,
@@ -93,5 +98,12 @@ def ingest(
         "singleLineMode": plan.single_line_mode,
         "tags": dict(tags),  # 10 at most (catalog/tags.yaml), under LTS's 20
     }
+    if cce is not None:  # only with CCE: the ECS stacks' inputs stay as deployed
+        assert cluster is not None  # the layout plans CCE logs only with scheduler kubernetes
+        props |= {
+            "clusterId": cluster.id,
+            "labels": cluster.id.apply(lambda cluster_id: [cce.label(cluster_id)]),
+            "pathType": cce.path_type,
+        }
     logs.ingestion = LtsIngestion(f"{name}-logs-ingestion", provider, props, pulumi.ResourceOptions(parent=parent))
     return logs.ingestion

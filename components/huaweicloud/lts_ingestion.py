@@ -4,7 +4,9 @@ pulumi-huaweicloud 0.0.12 has LTS log groups and streams but no host group and n
 `LtsIngestion` makes both through Huawei's LTS SDK (huaweicloudsdklts, the only module allowed to use it): an IP host
 group of the cluster's ECS instances (an instance's LTS host id is its server id) and an AGENT access configuration
 binding the files to the nodes' stream. ICAgent reports a host only once its user data installed it, so create and
-update wait for every host first. Facts and sources: catalog/logs/huaweicloud.yaml `ingestion`.
+update wait for every host first. With CCE (`clusterId` set) the group is a LABEL group of the custom identifier
+CCE's own ICAgent reports (`labels`, no host ids, nothing to wait for) and the configuration a K8S_CCE one of the
+cluster (`pathType`). Facts and sources: catalog/logs/huaweicloud.yaml `ingestion` and `kubernetes`.
 
 Credentials are the provider's: the stack's `huaweicloud:` config, else the HW_* environment variables
 (catalog `providerCredentials`). They arrive through `configure` in the provider process, never in the pickled
@@ -21,10 +23,11 @@ from typing import Any, Protocol
 import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ResourceProvider, UpdateResult
 
-# a new region, log group or stream is a new access configuration (UpdateAccessConfig takes no log_info)
-REPLACES = ("region", "logGroupId", "logStreamId")
-HOST_GROUP_INPUTS = ("hostGroupName", "hostIds", "tags")
-ACCESS_INPUTS = ("accessConfigName", "paths", "singleLineMode", "tags")
+# a new region, log group or stream is a new access configuration (UpdateAccessConfig takes no log_info), and so is a
+# new CCE cluster (terraform-provider-huaweicloud's lts_cce_access: cluster_id "Changing this creates a new resource")
+REPLACES = ("region", "logGroupId", "logStreamId", "clusterId")
+HOST_GROUP_INPUTS = ("hostGroupName", "hostIds", "labels", "tags")
+ACCESS_INPUTS = ("accessConfigName", "paths", "singleLineMode", "pathType", "tags")
 # the huaweicloud: config key and the environment variable pulumi-huaweicloud reads instead (the region is an input)
 _CONFIG = {
     "accessKey": "HW_ACCESS_KEY",
@@ -52,6 +55,12 @@ def _tags(model: Any, tags: Mapping[str, str]) -> list[Any]:
     return [model(key=k, value=v) for k, v in sorted(tags.items())]
 
 
+def _labels(props: Mapping[str, Any]) -> list[str] | None:
+    """A LABEL group's custom identifiers (CCE's); None for an IP group, as before."""
+    labels = props.get("labels")
+    return list(labels) if labels else None
+
+
 class LtsApi:
     """The host group and access configuration requests, as huaweicloudsdklts 3.1.219's models take them."""
 
@@ -71,9 +80,10 @@ class LtsApi:
         body = model.CreateHostGroupRequestBody(
             host_group_name=props["hostGroupName"],
             host_group_type=group_type,
-            host_id_list=list(props["hostIds"]),
+            host_id_list=list(props["hostIds"]) or None,  # a LABEL group (CCE) lists no host
             host_group_tag=_tags(model.HostGroupTag, props["tags"]),
             agent_access_type=access_type,
+            labels=_labels(props),
         )
         return str(self.client.create_host_group(model.CreateHostGroupRequest(body=body)).host_group_id)
 
@@ -83,8 +93,9 @@ class LtsApi:
         body = model.UpdateHostGroupRequestBody(
             host_group_id=host_group_id,
             host_group_name=props["hostGroupName"],
-            host_id_list=list(props["hostIds"]),
+            host_id_list=list(props["hostIds"]) or None,
             host_group_tag=_tags(model.HostGroupTag, props["tags"]),
+            labels=_labels(props),
         )
         self.client.update_host_group(model.UpdateHostGroupRequest(body=body))
 
@@ -105,7 +116,9 @@ class LtsApi:
                 format=model.AccessConfigFormatCreate(
                     single=model.AccessConfigFormatSingleCreate(mode=props["singleLineMode"], value=None)
                 ),
+                path_type=props.get("pathType"),
             ),
+            cluster_id=props.get("clusterId"),
             log_info=model.AccessConfigBaseLogInfoCreate(
                 log_group_id=props["logGroupId"], log_stream_id=props["logStreamId"]
             ),
@@ -125,7 +138,9 @@ class LtsApi:
                 format=model.AccessConfigFormatUpdate(
                     single=model.AccessConfigFormatSingle(mode=props["singleLineMode"], value=None)
                 ),
+                path_type=props.get("pathType"),
             ),
+            cluster_id=props.get("clusterId"),
             host_group_info=model.AccessConfigHostGroupIdList(host_group_id_list=[host_group_id]),
             access_config_tag=_tags(model.AccessConfigTag, props["tags"]),
         )
@@ -183,7 +198,10 @@ class LtsIngestionProvider(ResourceProvider):
         return LtsApi(sdk_client(region, self.settings))
 
     def wait_for_hosts(self, api: LtsApi, host_ids: Sequence[str]) -> None:
-        """Until LTS lists every host (ICAgent installed and reporting), or fail naming the missing ones."""
+        """Until LTS lists every host (ICAgent installed and reporting), or fail naming the missing ones. A LABEL group
+        (CCE) lists none: its nodes join by their identifier."""
+        if not host_ids:
+            return
         polls = max(1, self.wait_minutes * 60 // POLL_SECONDS)
         for poll in range(polls + 1):
             missing = sorted(set(host_ids) - api.known_hosts(host_ids))

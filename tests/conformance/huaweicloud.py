@@ -596,6 +596,8 @@ def _lts_ingestion(i: Inputs) -> list[Call]:
     provider = pickle.loads(base64.b64decode(i.get("__provider")))
     props = {k: i.get(k) for k in ("hostGroupName", "hostIds", "tags", "accessConfigName", "paths",
                                    "singleLineMode", "logGroupId", "logStreamId")}  # fmt: skip
+    # with CCE: the cluster, the custom identifier its ICAgent reports, the kind of files (absent on ECS stacks)
+    props |= {k: i.get(k) for k in ("clusterId", "labels", "pathType") if k in i}
     i.get("region")  # the client's endpoint
     recorder = _Recorder()
     api = LtsApi(recorder)  # type: ignore[arg-type]

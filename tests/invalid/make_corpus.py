@@ -651,7 +651,6 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             },
         ),
         ("huaweicloud-kubernetes-shared", f"{C}.storage.shared", {**CCE, "storage.shared": {"kind": "nfs"}}),
-        ("huaweicloud-kubernetes-logs", f"{C}.monitoring.logs", {**CCE, "monitoring": {"logs": {"enabled": True}}}),
         ("huaweicloud-nvme", f"{C}.storage.scratch", {"storage.scratch": "nvme"}),
         ("huaweicloud-fabric-required", f"{C}.fabric", {"fabric": "required"}),
         ("huaweicloud-region-missing", "huaweicloud:region", {"@huaweicloud:region": DROP}),
@@ -687,14 +686,6 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             "huaweicloud-logs-region-unknown-access",
             f"{C}.monitoring.logs.enabled",
             {"@huaweicloud:region": "cn-east-3", "zone": "cn-east-3a", "monitoring": {"logs": {"enabled": True}}},
-        ),
-        # the LTS host group lists this stack's ECS instances: CCE's pool nodes are not (layout/huaweicloud/logs.py)
-        ("huaweicloud-logs-cce", f"{C}.monitoring.logs.enabled", {**CCE, "monitoring": {"logs": {"enabled": True}}}),
-        # the Slurm head's user data carries no ICAgent (layout/huaweicloud/logs.py)
-        (
-            "huaweicloud-logs-slurm",
-            f"{C}.monitoring.logs.enabled",
-            {"scheduler": "slurm", "monitoring": {"logs": {"enabled": True}}},
         ),
     ],
 }

@@ -98,7 +98,8 @@ class HuaweiLayout:
     def login_user_data(self) -> str | None:
         """The login node's user data: Prometheus and Grafana with a self-hosted monitoring, ICAgent with
         monitoring.logs; none without either, as before."""
-        parts = (*(self.monitoring.parts if self.monitoring else ()), *((self.logs.part,) if self.logs else ()))
+        logs = (self.logs.part,) if self.logs and self.logs.part else ()
+        parts = (*(self.monitoring.parts if self.monitoring else ()), *logs)
         if not parts:
             return None
         text = bootstrap.cloud_init(parts)
@@ -116,12 +117,14 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=(), mounts=shared.mount if shared else None)
     log_problems = list(logs_problems(spec))
     logs = None if log_problems else logs_plan(spec)
-    if logs is not None:  # ICAgent on the GPU nodes (logs are refused with Slurm: logs_problems)
-        parts = (*parts, logs.part)
+    log_parts = (logs.part,) if logs is not None and logs.part is not None else ()
+    parts = (*parts, *log_parts)  # ICAgent on the GPU nodes
     slurm = None
-    if spec.scheduler == "slurm":  # the login node's monitoring follows its Slurm parts
+    if (
+        spec.scheduler == "slurm"
+    ):  # the login node's monitoring and ICAgent follow its Slurm parts, the head's ICAgent too
         hosted = monitoring_plan(spec) if spec.login is not None else None
-        slurm = huawei_slurm(spec, shared, hosted.parts if hosted else ())
+        slurm = huawei_slurm(spec, shared, (*(hosted.parts if hosted else ()), *log_parts), head_extra=log_parts)
         assert slurm is not None
         parts = (*parts, *slurm_compute_parts(spec, slurm))
     user_data = bootstrap.cloud_init(parts)

@@ -25,7 +25,8 @@ def node_identity(spec: ClusterSpec) -> NodeIdentity:
     wanted = [*data["defaultPolicies"], *spec.identity.policies]
     if spec.identity.read_storage:
         wanted.append(data["readStoragePolicy"])
-    if spec.monitoring.logs.enabled:  # ICAgent takes the agency's credentials (catalog/logs/huaweicloud.yaml)
+    # ICAgent takes the agency's credentials (catalog/logs/huaweicloud.yaml); CCE's own ICAgent does not
+    if spec.monitoring.logs.enabled and spec.scheduler != "kubernetes":
         wanted.append(logs_data()["credentials"]["role"])
     roles = tuple(dict.fromkeys(wanted))
     service = str(data["delegatedService"])

@@ -1,8 +1,11 @@
 """`monitoring.logs` on Huawei Cloud (pure): the nodes' logs to Log Tank Service (LTS).
 
 One log group per cluster (kept `retentionDays`: the group's `ttl_in_days`) and one stream in it. Every node kind
-(the GPU nodes, the login node) gets the `icagent` part: ICAgent from Huawei's installer in its IAM-agency mode, so
-no key is in the boot data; the nodes' agency gets the role ICAgent needs (identity.py).
+(the GPU nodes, the Slurm head, the login node) gets the `icagent` part: ICAgent from Huawei's installer in its
+IAM-agency mode, so no key is in the boot data; the nodes' agency (the head's too) gets the role ICAgent needs
+(identity.py). With Slurm, slurmctld's and slurmd's files are collected as well (`slurm_files`). With CCE the pool
+nodes run CCE's own ICAgent (the provider installs it with the cluster): LTS's CCE ingestion (`CceLogs`) binds their
+own files instead, and the nodes' agency needs no role for it.
 
 Which files go to the stream: an LTS host group of the cluster's instances and a host access configuration, which
 pulumi-huaweicloud 0.0.12 lacks, so `components/huaweicloud/lts_ingestion.py` makes them with a dynamic resource
@@ -19,6 +22,7 @@ from typing import Any
 
 from ... import bootstrap
 from ...bootstrap import Part
+from ...bootstrap.slurm_conf import SLURMCTLD_LOG, SLURMD_LOG, SLURMDBD_LOG
 from ...catalog import monitoring as catalog_monitoring
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
@@ -50,28 +54,30 @@ class HuaweiLogs:
     single_line_mode: str  # how LTS stamps each line (catalog ingestion.singleLineMode)
     host_wait_minutes: int  # how long the ingestion waits for ICAgent to report every host
     role: str  # the role the nodes' agency needs for ICAgent
-    part: Part  # the nodes' bootstrap part
+    part: Part | None  # the ECS nodes' bootstrap part; None with CCE, whose ICAgent is CCE's own
     warnings: tuple[str, ...]
+    cce: CceLogs | None = None  # scheduler kubernetes: LTS's CCE ingestion in place of the ECS hosts'
+
+
+@dataclass(frozen=True)
+class CceLogs:
+    """LTS's CCE ingestion: a host group of the custom identifier CCE's ICAgent reports and a K8S_CCE access
+    configuration of the cluster (catalog/logs/huaweicloud.yaml `kubernetes`)."""
+
+    agent_access_type: str  # LABEL
+    host_group_label: str  # "k8s-log-{cluster_id}", filled with the cce.Cluster's id at deploy
+    access_config_type: str  # K8S_CCE
+    path_type: str  # host_file: the nodes' own files
+
+    def label(self, cluster_id: str) -> str:
+        return self.host_group_label.format(cluster_id=cluster_id)
 
 
 def logs_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
-    """ICAgent's agency mode needs the region's LTS access address: refused where none was read; CCE's pool nodes
-    are not ECS instances of this stack, so their LTS host ids are not known here."""
-    if not spec.monitoring.logs.enabled:
+    """ICAgent's agency mode needs the region's LTS access address: refused where none was read (not with CCE, whose
+    ICAgent is CCE's own)."""
+    if not spec.monitoring.logs.enabled or spec.scheduler == "kubernetes":
         return
-    if spec.scheduler == "kubernetes":
-        yield ConfigError(
-            f"{CLUSTER_KEY}.monitoring.logs.enabled",
-            "true with scheduler kubernetes on huaweicloud: the LTS host group lists ECS instances by id, and a CCE "
-            "pool's nodes are CCE's, not this stack's (LTS's CCE ingestion, access_config_type K8S_CCE, is not "
-            "built here); turn logs off or use scheduler none",
-        )
-    if spec.scheduler == "slurm":
-        yield ConfigError(
-            f"{CLUSTER_KEY}.monitoring.logs.enabled",
-            "true with scheduler slurm on huaweicloud: not built yet: the Slurm head's user data "
-            "(layout/huaweicloud/slurm.py) carries no ICAgent and the LTS host group would miss it; turn logs off",
-        )
     if spec.region not in data()["accessIps"]:
         known = ", ".join(sorted(data()["accessIps"]))
         yield ConfigError(
@@ -79,6 +85,15 @@ def logs_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
             f"true, but ICAgent's LTS access address for {spec.region} is not known here (catalog/logs/"
             f"huaweicloud.yaml accessIps: {known}; {one_line(data()['accessIpsSource'])}); turn logs off there",
         )
+
+
+def slurm_files(spec: ClusterSpec) -> tuple[str, ...]:
+    """Slurm's own logs (bootstrap/slurm_conf.py, as the other clouds collect them): slurmctld's (and slurmdbd's) on the
+    head, slurmd's on the GPU nodes. One access configuration serves every host of the group, and ICAgent collects a
+    path only where the file exists, so the list is the union."""
+    if spec.scheduler != "slurm" or spec.slurm is None:
+        return ()
+    return (SLURMCTLD_LOG, *((SLURMDBD_LOG,) if spec.slurm.accounting else ()), SLURMD_LOG)
 
 
 def icagent_part(region: str) -> Part:
@@ -109,17 +124,24 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         return None
     base = _NAME.sub("-", f"{spec.name}-{spec.stack}")[:58]  # lts.Group group_name: at most 64 characters
     group = f"{base}-logs"
-    files = tuple(str(s["path"]) for s in data()["sources"])
+    cce = _cce() if spec.scheduler == "kubernetes" else None
+    sources = data()["kubernetes"]["sources"] if cce else data()["sources"]
+    files = (*(str(s["path"]) for s in sources), *slurm_files(spec))
     role = str(data()["credentials"]["role"])
     ingestion = data()["ingestion"]
     key = f"{CLUSTER_KEY}.monitoring.logs"
     warnings: list[str] = []
-    if spec.identity.existing:
+    if cce is not None and spec.login is not None:
+        warnings.append(
+            f"{key}: with scheduler kubernetes only the CCE nodes' files reach LTS (its CCE ingestion); the login "
+            "node is an ECS outside CCE's host group and runs no ICAgent of ours, so its logs are not collected"
+        )
+    if spec.identity.existing and cce is None:
         warnings.append(
             f"{key}: identity.existing {spec.identity.existing} is not this stack's: it must carry the role "
             f"{role} for ICAgent ({one_line(data()['credentials']['source'])})"
         )
-    if spec.network.egress != "nat":
+    if spec.network.egress != "nat" and cce is None:
         warnings.append(
             f"{key}: network.egress {spec.network.egress}: the nodes fetch ICAgent from OBS "
             f"({data()['install']['script'].format(region=spec.region)}) and report to the LTS access address; "
@@ -140,6 +162,17 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         single_line_mode=str(ingestion["singleLineMode"]),
         host_wait_minutes=int(ingestion["hostWaitMinutes"]),
         role=role,
-        part=icagent_part(spec.region),
+        part=None if cce else icagent_part(spec.region),
         warnings=tuple(warnings),
+        cce=cce,
+    )
+
+
+def _cce() -> CceLogs:
+    k = data()["kubernetes"]
+    return CceLogs(
+        agent_access_type=str(k["agentAccessType"]),
+        host_group_label=str(k["hostGroupLabel"]),
+        access_config_type=str(k["accessConfigType"]),
+        path_type=str(k["pathType"]),
     )

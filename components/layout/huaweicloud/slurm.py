@@ -115,7 +115,8 @@ def _conf_env(spec: ClusterSpec) -> dict[str, str]:
 def huawei_slurm(
     spec: ClusterSpec,
     shared: Shared | None,
-    login_extra: tuple[Part, ...] = (),  # after the login node's Slurm parts: the self-hosted monitoring
+    login_extra: tuple[Part, ...] = (),  # after the login node's Slurm parts: the self-hosted monitoring, ICAgent
+    head_extra: tuple[Part, ...] = (),  # after the head's Slurm parts: ICAgent with monitoring.logs
 ) -> HuaweiSlurm | None:
     """None unless `scheduler: slurm`. No switch: no catalog flavor has a fabric (the nodes talk over the VPC)."""
     layout = slurm_layout(spec, switches=())
@@ -136,7 +137,7 @@ def huawei_slurm(
         conf_secret=secret_name(spec, "compute-conf"),
         role_name=secret_name(spec, "secrets-read"),
         # Huawei takes 32 KB of user data: the Slurm parts go without their comments, as Tencent's (layout/tencentcloud)
-        head_user_data=bootstrap.cloud_init(bootstrap.without_comments(head)),
+        head_user_data=bootstrap.cloud_init((*bootstrap.without_comments(head), *head_extra)),
         login_user_data=bootstrap.cloud_init((*bootstrap.without_comments(login), *login_extra)),
     )
 
