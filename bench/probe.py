@@ -33,7 +33,7 @@ FLOOR_PACKAGES = (*SDKS, "pulumi_random", "pulumi_kubernetes", "pulumi_tls")
 
 
 def loaded_sdk_modules(packages: tuple[str, ...] = SDKS) -> list[str]:
-    """SDK packages and first-level submodules (`pulumi_aws.ec2`) really loaded by the plan.
+    """SDK packages and first-level submodules (an SDK's `ec2` or `compute`) really loaded by the plan.
 
     The SDKs register their submodules as lazy modules (importlib.util.LazyLoader) that load on
     first attribute access; those still lazy cost nothing and are left out.

@@ -19,7 +19,7 @@ class CloudEntry:
     cloud: Cloud
     package: str  # components/<package>/ and components/layout/<package>/
     sdk: str  # the provider SDK's module, imported only by components/<package>/
-    type_prefix: str  # how the SDK's resource type tokens begin ("aws:")
+    type_prefix: str  # how the SDK's resource type tokens begin: its Pulumi schema module and a colon
 
 
 @cache
