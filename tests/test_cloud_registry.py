@@ -33,22 +33,17 @@ ALLOWED: dict[str, frozenset[str]] = {
     "huaweicloud": NEW_CLOUD_FILES,
     "tencentcloud": NEW_CLOUD_FILES
     | {
-        "bench/__main__.py",
         "components/bootstrap/interruption.py",
-        "components/catalog/__init__.py",
         "components/cluster.py",
         "components/layout/huaweicloud/slurm.py",
         "components/plan/bill.py",
         "components/policy/__init__.py",
         "components/policy/rules/data.py",
         "components/provider.py",
-        "components/spec/resolve.py",
     },
     "alicloud": NEW_CLOUD_FILES
     | {
-        "bench/__main__.py",
         "components/bootstrap/interruption.py",
-        "components/catalog/__init__.py",
         "components/cli/browse.py",
         "components/cluster.py",
         "components/layout/tencentcloud/monitoring.py",
@@ -63,7 +58,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     },
     "gcp": NEW_CLOUD_FILES
     | {
-        "bench/__main__.py",
         "components/bootstrap/interruption.py",
         "components/bootstrap/mounts.py",
         "components/catalog/__init__.py",
@@ -85,7 +79,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     },
     "azure": NEW_CLOUD_FILES
     | {
-        "bench/__main__.py",
         "components/bootstrap/interruption.py",
         "components/bootstrap/monitoring.py",
         "components/catalog/__init__.py",
