@@ -93,8 +93,8 @@ def _rule_ports(row: Mapping[str, Any], rule: Mapping[str, Any]) -> list[Ports]:
     return [ports_of(p) for p in str(given).split(split)] if split else [ports_of(given)]
 
 
-def ingress_rules(kind: str, props: Mapping[str, Any]) -> Iterator[tuple[list[Ports], Any]]:
-    """(port ranges, source) of each inbound allow rule of a type the data describes; group sources are skipped."""
+def _admitting(kind: str, props: Mapping[str, Any]) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any], list[Any]]]:
+    """(the type's row, one inbound allow rule, its sources) for a type the data describes; group sources skipped."""
     row = INGRESS_RULES.get(kind)
     if row is None:
         return
@@ -102,10 +102,22 @@ def ingress_rules(kind: str, props: Mapping[str, Any]) -> Iterator[tuple[list[Po
     for rule in rules:
         if not _admits(row, rule) or any(rule.get(k) for k in row.get("groupSources") or []):
             continue
-        ports = _rule_ports(row, rule)
         sources = [rule.get(k) for k in row["sources"] if rule.get(k)]
         if not sources and row.get("sourceUnsetIsEverywhere"):
             by = row["everywhereBy"]
             sources = [by.get(str(rule.get(by["key"])), by["default"])]
+        yield row, rule, sources
+
+
+def ingress_sources(kind: str, props: Mapping[str, Any]) -> Iterator[Any]:
+    """The sources of each inbound allow rule (its ports not read: the open-ingress rule judges every port)."""
+    for _, _, sources in _admitting(kind, props):
+        yield from sources
+
+
+def ingress_rules(kind: str, props: Mapping[str, Any]) -> Iterator[tuple[list[Ports], Any]]:
+    """(port ranges, source) of each inbound allow rule of a type the data describes."""
+    for row, rule, sources in _admitting(kind, props):
+        ports = _rule_ports(row, rule)
         for source in sources:
             yield ports, source

@@ -57,7 +57,7 @@ POLICY_FUNCTIONS = (
     # the per-type facts the rules read from resource_types.yaml
     *(f"components.policy.readers.x_{name}__mutmut_*"
       for name in ("is_set", "unset_checks", "any_set", "api_endpoint", "ports_of", "_admits", "_rule_ports",
-                   "ingress_rules")),
+                   "_admitting", "ingress_sources", "ingress_rules")),
 )  # fmt: skip
 
 LAYOUT_AWS_FUNCTIONS = (

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...cidr import wide_public
 from ..model import CONFIG, Facts, Issue, Resource, find, truthy
-from ..readers import ingress_rules
+from ..readers import ingress_sources
 from ..types import LOAD_BALANCERS, NIC_TYPES, NODE_TYPES
 
 
@@ -78,7 +78,7 @@ def open_sources(res: Resource) -> Iterator[Any]:
         if str(props.get("direction", "INGRESS")).upper() == "INGRESS" and props.get("allows"):
             yield from props.get("sourceRanges") or []
     else:  # the plain rule shapes: resource_types.yaml ingressRules
-        yield from (source for _, source in ingress_rules(kind, props))
+        yield from ingress_sources(kind, props)
 
 
 def no_open_ingress(res: Resource, facts: Facts) -> Iterator[str | Issue]:
