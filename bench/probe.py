@@ -18,23 +18,22 @@ import contextlib  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-SDK_OF = {
-    "aws": "pulumi_aws",
-    "azure": "pulumi_azure_native",
-    "gcp": "pulumi_gcp",
-    "alicloud": "pulumi_alicloud",
-    "tencentcloud": "tencentcloud_iac_pulumi",
-    "huaweicloud": "pulumi_huaweicloud",
-}
+from components.datafile import load_yaml  # noqa: E402
+
+# Each cloud's provider SDK module, from the clouds' registry data: read as plain YAML (not through the catalog,
+# which loads pydantic), so the `--eager` baseline and the module census below stay the plan's own.
+CLOUDS_FILE = Path(__file__).resolve().parent.parent / "components" / "catalog" / "clouds.yaml"
+SDK_OF: dict[str, str] = {cloud: str(row["sdk"]) for cloud, row in load_yaml(CLOUDS_FILE)["clouds"].items()}
 SDKS = tuple(SDK_OF.values())
 # what a plan's floor imports besides `pulumi`: the provider SDKs the program may load (bench/floor.py)
 FLOOR_PACKAGES = (*SDKS, "pulumi_random", "pulumi_kubernetes", "pulumi_tls")
 
 
 def loaded_sdk_modules(packages: tuple[str, ...] = SDKS) -> list[str]:
-    """SDK packages and first-level submodules (`pulumi_aws.ec2`) really loaded by the plan.
+    """SDK packages and first-level submodules (an SDK's `ec2` or `compute`) really loaded by the plan.
 
     The SDKs register their submodules as lazy modules (importlib.util.LazyLoader) that load on
     first attribute access; those still lazy cost nothing and are left out.

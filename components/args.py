@@ -32,7 +32,7 @@ class GpuClusterArgs:
     """The inputs of one `GpuCluster`. Unset fields (None) take the defaults a stack file gets."""
 
     cloud: str
-    """aws, azure, gcp, alicloud, tencentcloud or huaweicloud (`gpu-cluster:cloud`)."""
+    """The cloud to build on (`gpu-cluster:cloud`): one of `catalog.CLOUDS`."""
     region: str | None = None
     """The region (`aws:region`, `azure-native:location`, `gcp:region`, `alicloud:region`, ...)."""
     project: str | None = None

@@ -1,15 +1,15 @@
 """The cloud contract: what every cloud package provides, and what each cloud can do, as data.
 
 It sits above the layouts and below the component: nothing under it imports it. A cloud is two halves behind one
-registry (`CLOUD_CONTRACTS`):
+registry (`contract(cloud)`, from the cloud's row in catalog/clouds.yaml):
 - pure (no provider SDK): its `Capabilities` (`catalog/capabilities.py`), its layout
   function (`layout.<cloud>.plan`, spec -> frozen dataclasses) and the counter that proves from
   the registered resources how much fabric is wired;
 - Pulumi: its `CloudCluster` component class, imported only when that cloud is built, so a plan
-  for AWS never loads the Azure, GCP or Alibaba SDKs (each costs seconds and hundreds of MB).
+  for one cloud never loads another cloud's SDK (each costs seconds and hundreds of MB).
 
-Adding a cloud: a capabilities file, a layout module, a package with `CloudCluster`, and one
-entry in `CLOUD_CONTRACTS` (docs/architecture.md).
+Adding a cloud: a capabilities file, a layout package, a package with `CloudCluster`, and its row in
+catalog/clouds.yaml (docs/architecture.md); this module names no cloud.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .bootstrap.fabric import FabricUsability
 from .bootstrap.scratch import Scratch
 from .catalog import Cloud
 from .catalog.capabilities import Capabilities, capabilities
+from .catalog.clouds import cloud_entry
 from .spec import ClusterSpec
 
 if TYPE_CHECKING:  # the SDK is loaded by the cloud packages; a catalog or recommend run needs none
@@ -73,63 +74,20 @@ class CloudContract:
         return capabilities(self.cloud)
 
 
-def _component(cloud: Cloud) -> Callable[[], CloudClusterClass]:
-    """Imports `components.<cloud>`, and so its provider SDK, only when that cloud is built."""
+def _component(package: str) -> Callable[[], CloudClusterClass]:
+    """Imports `components.<package>`, and so its provider SDK, only when that cloud is built."""
 
     def load() -> CloudClusterClass:
-        built: CloudClusterClass = importlib.import_module(f"{__package__}.{cloud}").CloudCluster
+        built: CloudClusterClass = importlib.import_module(f"{__package__}.{package}").CloudCluster
         return built
 
     return load
 
 
-# One entry per cloud. Lazy for cost only: a plan imports its own cloud's layout, not the other four.
-def _aws() -> CloudContract:
-    from .layout import aws as layout
-
-    return CloudContract("aws", layout.plan, layout.count_wired_gbps, _component("aws"))
-
-
-def _azure() -> CloudContract:
-    from .layout import azure as layout
-
-    return CloudContract("azure", layout.plan, layout.count_wired_gbps, _component("azure"))
-
-
-def _gcp() -> CloudContract:
-    from .layout import gcp as layout
-
-    return CloudContract("gcp", layout.plan, layout.count_wired_gbps, _component("gcp"))
-
-
-def _alicloud() -> CloudContract:
-    from .layout import alicloud as layout
-
-    return CloudContract("alicloud", layout.plan, layout.count_wired_gbps, _component("alicloud"))
-
-
-def _tencentcloud() -> CloudContract:
-    from .layout import tencentcloud as layout
-
-    return CloudContract("tencentcloud", layout.plan, layout.count_wired_gbps, _component("tencentcloud"))
-
-
-def _huaweicloud() -> CloudContract:
-    from .layout import huaweicloud as layout
-
-    return CloudContract("huaweicloud", layout.plan, layout.count_wired_gbps, _component("huaweicloud"))
-
-
-CLOUD_CONTRACTS: dict[Cloud, Callable[[], CloudContract]] = {
-    "aws": _aws,
-    "azure": _azure,
-    "gcp": _gcp,
-    "alicloud": _alicloud,
-    "tencentcloud": _tencentcloud,
-    "huaweicloud": _huaweicloud,
-}
-
-
 @cache
 def contract(cloud: Cloud) -> CloudContract:
-    return CLOUD_CONTRACTS[cloud]()
+    """The cloud's contract from its row in catalog/clouds.yaml. Lazy for cost only: a plan imports its own cloud's
+    layout, not the others' (the layouts sit below this module, so importing one by name goes down, not up)."""
+    package = cloud_entry(cloud).package
+    layout = importlib.import_module(f"{__package__}.layout.{package}")
+    return CloudContract(cloud, layout.plan, layout.count_wired_gbps, _component(package))

@@ -104,7 +104,7 @@ def secret_slurm_output(
     munge_key: Mapping[str, Any],  # where the key is kept and who may read it (never the key)
     compute_config: str,  # the secret holding the nodes' view
 ) -> dict[str, Any]:
-    """`slurm` where the MUNGE key and the nodes' view live in the cloud's secret store (Tencent SSM, Huawei CSMS)."""
+    """`slurm` where the MUNGE key and the nodes' view live in the cloud's secret store (its package names it)."""
     instance_id, address = head
     return {
         "headNode": {"instanceId": instance_id, "privateIp": address},

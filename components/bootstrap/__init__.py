@@ -141,7 +141,7 @@ def commands_part(name: str, commands: Iterable[Iterable[str]], summary: str = "
 def gzipped(text: str) -> bytes:
     """User data gzip-compressed, the same bytes at every plan (mtime 0): cloud-init uncompresses it ("Content found
     to be gzip compressed will be uncompressed", canonical/cloud-init doc/rtd/topics/format.rst), and the clouds'
-    user-data limits (16 KB on EC2, Alibaba and Tencent, 32 KB on Huawei) count these bytes, not the text."""
+    user-data limits (16 KB on EC2, for one; each cloud's in its capabilities file) count these bytes, not the text."""
     return gzip.compress(text.encode(), compresslevel=9, mtime=0)
 
 

@@ -157,7 +157,7 @@ def shutdown_script() -> str:
 
 def interruption_part(cloud: str, scheduler: str, *, managed: bool) -> Part:
     """The drain, the watcher of `cloud`'s notices and the shutdown drain; empty for Kubernetes nodes."""
-    if scheduler == "kubernetes" or cloud_data(cloud).get("watcher") is False:  # no notice to watch (Huawei)
+    if scheduler == "kubernetes" or cloud_data(cloud).get("watcher") is False:  # the cloud sends no notice to watch
         return Part(NAME)
     poll = str(cloud_data(cloud)["pollSeconds"])
     drain_env = {"SCHEDULER": "slurm" if scheduler == "slurm" else "none", "STEP_SECONDS": poll}

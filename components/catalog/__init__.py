@@ -207,7 +207,7 @@ def fabric_usable(row: InstanceType) -> tuple[bool, str]:
         if f"{entry.get('project')}/{entry.get('family')}" not in enable["images"]:
             return False, f"{row.fabric} enablement is sourced on {', '.join(enable['images'])}, not on {image}"
         return True, ""
-    if (entry.get("fabricSupport") or {}).get(row.fabric):  # alicloud, tencentcloud
+    if (entry.get("fabricSupport") or {}).get(row.fabric):  # the clouds whose images say it in their capabilities
         return True, ""
     return False, f"image {image}: no source that it brings what NCCL needs over {row.fabric} (its fabricSupport)"
 

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..datafile import load_yaml
 
 Cloud = Literal["aws", "azure", "gcp", "alicloud", "tencentcloud", "huaweicloud"]
-CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "gcp", "alicloud", "tencentcloud", "huaweicloud")
+CLOUDS: tuple[Cloud, ...] = get_args(Cloud)  # a new cloud: its value in `Cloud`, its row in clouds.yaml
 GpuVendor = Literal["nvidia", "amd"]
 # The host CPU architecture, named as the catalogs' sources name it (DLAMI SSM paths, `uname -m`): GB200 hosts
 # are NVIDIA Grace (arm64); every other row is x86_64. Debian's names (`dpkg --print-architecture`) in DEBIAN_ARCH.

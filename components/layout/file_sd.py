@@ -1,4 +1,4 @@
-"""The login node's target list where Prometheus has no discovery for the cloud (Alibaba, Tencent, Huawei): a systemd
+"""The login node's target list where Prometheus has no discovery for the cloud (catalog/monitoring.yaml): a systemd
 timer runs the cloud's listing script (bootstrap/<cloud>_prometheus_targets.sh: the cloud's API, signed with the
 login node's own role) and the script writes a file_sd list that Prometheus watches."""
 

@@ -19,26 +19,10 @@ from typing import Any
 
 from ..datafile import load_yaml
 from .model import Resource
+from .readers import CLUSTER_RANGES, Ports, ingress_rules, ports_of
 
 _FILE = Path(__file__).resolve().parent / "transit.yaml"
 
-# Where the cluster's own address ranges are registered (subnets / vSwitches), per SDK.
-_RANGE_KEYS = {
-    "aws:ec2/subnet:Subnet": "cidrBlock",
-    "aws:ec2/vpc:Vpc": "cidrBlock",
-    "gcp:compute/subnetwork:Subnetwork": "ipCidrRange",
-    "azure-native:network:Subnet": "addressPrefix",
-    "azure-native:network:VirtualNetwork": "addressSpace",
-    "alicloud:vpc/switch:Switch": "cidrBlock",
-    "alicloud:vpc/network:Network": "cidrBlock",
-    "tencentcloud:Subnet/subnet:Subnet": "cidrBlock",
-    "tencentcloud:Vpc/vpc:Vpc": "cidrBlock",
-    "huaweicloud:Vpc/subnet:Subnet": "cidr",
-    "huaweicloud:Vpc/vpc:Vpc": "cidr",
-    # the pods' overlay range is the cluster's too (AKS kubenet / overlay: networkProfile.podCidr)
-    "azure-native:containerservice:ManagedCluster": "networkProfile.podCidr",
-    "tencentcloud:Kubernetes/cluster:Cluster": "clusterCidr",  # TKE GR: pods keep their cluster-CIDR addresses
-}
 _INSIDE_NAMES = {"virtualnetwork"}  # Azure's service tag for the VNet (and peered VNets)
 
 
@@ -48,23 +32,11 @@ def data() -> dict[str, Any]:
     return loaded
 
 
-def _ports(spec: Any) -> tuple[int, int] | None:
-    """A port, a range `a-b` or `a/b`, or all (`*`, `all`, `-1`, `-1/-1`, missing): None means every port."""
-    text = str(spec).strip().lower() if spec is not None else "all"
-    if text in ("*", "all", "-1", "-1/-1", ""):
-        return None
-    for sep in ("-", "/"):
-        if sep in text:
-            low, high = text.split(sep, 1)
-            return int(low), int(high)
-    return int(text), int(text)
-
-
-def _covers(ports: tuple[int, int] | None, port: int) -> bool:
+def _covers(ports: Ports, port: int) -> bool:
     return ports is None or ports[0] <= port <= ports[1]
 
 
-def _ingress(res: Resource) -> Iterator[tuple[list[tuple[int, int] | None], Any]]:
+def _ingress(res: Resource) -> Iterator[tuple[list[Ports], Any]]:
     """(port ranges, source) of each inbound allow rule; a source that is a group or a tag is yielded as None."""
     props, kind = res.props, res.type
     if kind == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule":
@@ -83,10 +55,10 @@ def _ingress(res: Resource) -> Iterator[tuple[list[tuple[int, int] | None], Any]
                 yield ports, source
     elif kind == "gcp:compute/firewall:Firewall":
         if str(props.get("direction", "INGRESS")).upper() == "INGRESS":
-            ranges: list[tuple[int, int] | None] = []
+            ranges: list[Ports] = []
             for allow in props.get("allows") or []:
                 given = allow.get("ports") or []
-                ranges += [_ports(p) for p in given] if given else [None]
+                ranges += [ports_of(p) for p in given] if given else [None]
             for source in props.get("sourceRanges") or []:
                 yield ranges, source
     elif kind in ("azure-native:network:NetworkSecurityGroup", "azure-native:network:SecurityRule"):
@@ -95,36 +67,12 @@ def _ingress(res: Resource) -> Iterator[tuple[list[tuple[int, int] | None], Any]
             if str(rule.get("direction", "")).lower() != "inbound" or str(rule.get("access", "")).lower() != "allow":
                 continue
             given = rule.get("destinationPortRanges") or [rule.get("destinationPortRange")]
-            ports = [_ports(p) for p in given]
+            ports = [ports_of(p) for p in given]
             for source in [rule.get("sourceAddressPrefix"), *(rule.get("sourceAddressPrefixes") or [])]:
                 if source:
                     yield ports, source
-    elif kind == "alicloud:ecs/securityGroupRule:SecurityGroupRule":
-        if props.get("type") == "ingress" and props.get("policy", "accept") == "accept":
-            ports = [None if props.get("ipProtocol") == "all" else _ports(props.get("portRange"))]
-            for key in ("cidrIp", "ipv6CidrIp"):
-                if props.get(key):
-                    yield ports, props[key]
-    elif kind == "tencentcloud:Security/groupRuleSet:GroupRuleSet":
-        for rule in props.get("ingresses") or []:
-            if str(rule.get("action", "")).upper() != "ACCEPT":
-                continue
-            given = str(rule.get("port", "all"))
-            ports = [_ports(p) for p in given.split(",")]
-            for key in ("cidrBlock", "ipv6CidrBlock"):
-                if rule.get(key):
-                    yield ports, rule[key]
-    elif (
-        kind == "huaweicloud:Vpc/secgroupRule:SecgroupRule"
-        and props.get("direction") == "ingress"
-        and props.get("action", "allow") == "allow"
-    ):
-        given = props.get("ports")
-        ports = [_ports(p) for p in str(given).split(",")] if given and props.get("protocol") else [None]
-        # a group as the source is the cluster's own; remote_ip_prefix unset is every address
-        # (pulumi-huaweicloud 0.0.12 vpc/secgroup_rule.py)
-        if not (props.get("remoteGroupId") or props.get("remoteAddressGroupId")):
-            yield ports, props.get("remoteIpPrefix") or "0.0.0.0/0"
+    else:  # the plain rule shapes: resource_types.yaml ingressRules
+        yield from ingress_rules(kind, props)
 
 
 def _cluster_ranges(resources: list[Resource], extra: tuple[str, ...]) -> list[Any]:
@@ -132,7 +80,7 @@ def _cluster_ranges(resources: list[Resource], extra: tuple[str, ...]) -> list[A
     for text in extra:
         ranges.append(ipaddress.ip_network(text, strict=False))
     for res in resources:
-        key = _RANGE_KEYS.get(res.type)
+        key = CLUSTER_RANGES.get(res.type)  # resource_types.yaml clusterRanges
         if key is None:
             continue
         value: Any = res.props

@@ -21,3 +21,8 @@ LOAD_BALANCERS: dict[str, dict[str, Any]] = dict(_DATA["loadBalancers"])
 WILDCARD_POLICY_TYPES = frozenset(_DATA["wildcardPolicies"])
 TAG_PROPS = {kind: str(prop) for kind, prop in _DATA["tagProps"].items()}
 BUDGET_TYPES = frozenset(_DATA["budgets"])
+
+
+def resource_type_data(section: str) -> Any:
+    """One section of resource_types.yaml as written (the per-type facts policy/readers.py reads)."""
+    return _DATA[section]

@@ -70,7 +70,7 @@ def _placement(ctx: Context) -> Literal["cluster", "spread", "none"]:
             placement = "none"
             ctx.warn("placement", "auto resolves to none for a scaling fleet without a fabric", "info")
         elif cfg.spot.enabled and not capabilities(ctx.cloud).spot_with_placement:
-            # the layout would drop it anyway (alicloud/tencentcloud applied_placement); said here, as info
+            # the layout would drop it anyway (the cloud's applied_placement); said here, as info
             placement = "none"
             ctx.warn(
                 "placement",

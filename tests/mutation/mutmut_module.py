@@ -54,6 +54,10 @@ POLICY_FUNCTIONS = (
     *(f"components.policy.rules.tags.x_{name}__mutmut_*" for name in ("normal", "tag_keys", "required_tags")),
     *(f"components.policy.rules.cost.x_{name}__mutmut_*" for name in ("cost_ceiling", "cost_ceiling_unchecked")),
     *(f"components.policy.rules.identity.x_{name}__mutmut_*" for name in ("wildcard_statements", "no_admin_on_nodes")),
+    # the per-type facts the rules read from resource_types.yaml
+    *(f"components.policy.readers.x_{name}__mutmut_*"
+      for name in ("is_set", "unset_checks", "any_set", "api_endpoint", "ports_of", "_admits", "_rule_ports",
+                   "_admitting", "ingress_sources", "ingress_rules")),
 )  # fmt: skip
 
 LAYOUT_AWS_FUNCTIONS = (
@@ -161,7 +165,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "policy": (
         POLICY_FUNCTIONS,
-        ("tests/test_policy.py", "tests/test_mutation_policy.py"),
+        ("tests/test_policy.py", "tests/test_mutation_policy.py", "tests/test_policy_readers.py"),
     ),
     "layout-aws": (
         LAYOUT_AWS_FUNCTIONS,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model import CLUSTER_TYPE, CONFIG, Facts, Issue, Resource
+from ..readers import CUSTOMER_KEYS, KEY_UNREACHABLE_FIX, unset_checks
 from ..types import DATA_TYPES
 
 ALI_NAS = "alicloud:nas/fileSystem:FileSystem"
@@ -13,7 +14,8 @@ ALI_NAS = "alicloud:nas/fileSystem:FileSystem"
 CPFS_TYPES = ("cpfs", "cpfsse")
 
 
-# Where each cloud's disks and filesystems name a customer-managed key (the provider SDKs' input names).
+# Where each cloud's disks and filesystems name a customer-managed key (the provider SDKs' input names); the simple
+# shapes are data (resource_types.yaml customerKeys).
 def key_missing(res: Resource) -> Iterator[str]:
     props, kind = res.props, res.type
     if kind == "aws:ec2/launchTemplate:LaunchTemplate":
@@ -66,51 +68,26 @@ def key_missing(res: Resource) -> Iterator[str]:
         and str((props.get("encryption") or {}).get("keySource", "Microsoft.Storage")) != "Microsoft.Keyvault"
     ):
         yield "encrypts with a Microsoft-managed key (encryption.keySource is not Microsoft.Keyvault)"
-    elif kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration"):
-        if not props.get("systemDiskKmsKeyId"):
-            yield "system disk has no systemDiskKmsKeyId"
-        yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
-    elif kind == "alicloud:cs/nodePool:NodePool":
-        if not props.get("systemDiskKmsKey"):
-            yield "system disk has no systemDiskKmsKey"
-        yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
     elif kind == ALI_NAS and props.get("fileSystemType") in CPFS_TYPES:
         yield "is a CPFS, which CreateFileSystem puts on no KMS key (EncryptType 1 and 2: standard and extreme only)"
     elif kind == ALI_NAS and (props.get("encryptType") != 2 or not props.get("kmsKeyId")):
         yield "is not encrypted with a KMS key of the account (encryptType is not 2 with a kmsKeyId)"
-    elif kind == "huaweicloud:Ecs/instance:Instance":
-        # every EVS disk takes the cluster's DEW key (capabilities/huaweicloud.yaml encryption)
-        if not props.get("systemDiskKmsKeyId"):
-            yield "system disk has no systemDiskKmsKeyId"
-        yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
-    elif kind == "huaweicloud:Sfs/turbo:Turbo" and not props.get("cryptKeyId"):
-        yield "is not encrypted with a DEW key (no cryptKeyId)"
-    elif kind in ("tencentcloud:Instance/instance:Instance", "tencentcloud:As/scalingConfig:ScalingConfig"):
-        # the data disks take the cluster's KMS key; tencentcloud-iac-pulumi 0.2.3 has no system-disk key argument
-        # (capabilities/tencentcloud.yaml encryption.systemDiskNote: the plan warns of it), so it is not checked
-        yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
-    elif kind == "tencentcloud:Kubernetes/nodePool:NodePool":
-        disks = (props.get("autoScalingConfig") or {}).get("dataDisks") or []
-        yield from ("a data disk has no kmsKeyId" for d in disks if not d.get("kmsKeyId"))
+    else:  # the types whose key inputs are data (resource_types.yaml customerKeys)
+        yield from unset_checks(CUSTOMER_KEYS.get(kind), props)
 
 
 # Resources encryption.key does not reach (the key is set, the resource cannot take it): the fix names what the user
-# can change instead. General-purpose NAS takes the cluster's key (capabilities/alicloud.yaml encryption.nas);
-# Alibaba's CPFS takes none and is not built: a CPFS in a stack the pack judges is fixed by kind nfs, not by the key.
-KEY_UNREACHABLE_FIX: dict[str, str] = {
-    # tencentcloud-iac-pulumi 0.2.3 NodePoolAutoScalingConfigDataDiskArgs: encrypt, but no KMS key
-    "tencentcloud:Kubernetes/nodePool:NodePool": f"set {CONFIG}.storage.scratch none (a TKE pool's data disk takes "
-    "no KMS key)",
-}
-
-
+# can change instead (resource_types.yaml keyUnreachableFix). General-purpose NAS takes the cluster's key
+# (capabilities/alicloud.yaml encryption.nas); Alibaba's CPFS takes none and is not built: a CPFS in a stack the pack
+# judges is fixed by kind nfs, not by the key.
 def customer_managed_keys(res: Resource, facts: Facts) -> Iterator[str | Issue]:
     if res.type == ALI_NAS and res.props.get("fileSystemType") in CPFS_TYPES:
         fix = f"set {CONFIG}.storage.shared.kind nfs (General-purpose NAS takes the cluster's key; CPFS takes none)"
         for message in key_missing(res):
             yield Issue(message, "are CPFS, on no customer key", "is a CPFS, on no customer key", fix)
         return
-    fix = KEY_UNREACHABLE_FIX.get(res.type, f"set {CONFIG}.encryption.key auto")
+    unreachable = KEY_UNREACHABLE_FIX.get(res.type)
+    fix = f"set {CONFIG}.{unreachable or 'encryption.key auto'}"
     for message in key_missing(res):
         yield Issue(message, "use a provider-managed key", "uses a provider-managed key", fix)
 

@@ -12,6 +12,7 @@ from typing import Any
 from ...cidr import wide_public
 from ...datafile import load_yaml
 from ..model import CONFIG, Facts, Issue, Resource, at, find, truthy
+from ..readers import api_endpoint
 from ..types import K8S_UNCHECKABLE_TYPES, RELEASE_TYPE
 
 _HERE = Path(__file__).resolve().parent.parent
@@ -110,11 +111,6 @@ def endpoint_state(res: Resource) -> tuple[bool, list[Any] | None, list[str]] | 
         access = props.get("apiServerAccessProfile") or {}
         public = not truthy(access.get("enablePrivateCluster"))
         return public, list(access.get("authorizedIPRanges") or ["0.0.0.0/0"]), []
-    if kind == "tencentcloud:Kubernetes/clusterEndpoint:ClusterEndpoint":
-        # TKE's endpoints (the cluster's own cluster_internet / cluster_intranet need worker_config, which node pools
-        # replace): clusterInternet opens a public CLB, whose allow-list is its security group, not an input here
-        found = [] if truthy(props.get("clusterIntranet")) else ["has no private API endpoint (clusterIntranet)"]
-        return truthy(props.get("clusterInternet")), None, found
     if kind == "alicloud:cs/managedKubernetes:ManagedKubernetes":
         # slbInternetEnabled: "Whether to create internet load balancer for API Server. Default to true."
         lbs = (props.get("controlPlaneEndpointsConfig") or {}).get("loadBalancersConfigs") or []
@@ -123,10 +119,7 @@ def endpoint_state(res: Resource) -> tuple[bool, list[Any] | None, list[str]] | 
         )
         # the allow-list of an ACK public endpoint is an ACL on its load balancer, not a cluster input
         return public, None, []
-    if kind == "huaweicloud:Cce/cluster:Cluster":
-        # cce.Cluster eip: "the EIP address of the cluster" binds the API server to the internet; no allow-list input
-        return bool(props.get("eip")), None, []
-    return None
+    return api_endpoint(kind, props)  # the simple shapes: resource_types.yaml apiEndpoints
 
 
 def control_plane_service(kind: str) -> str | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ...cidr import wide_public
 from ..model import CONFIG, Facts, Issue, Resource, find, truthy
+from ..readers import ingress_sources
 from ..types import LOAD_BALANCERS, NIC_TYPES, NODE_TYPES
 
 
@@ -76,25 +77,8 @@ def open_sources(res: Resource) -> Iterator[Any]:
     elif kind == "gcp:compute/firewall:Firewall":
         if str(props.get("direction", "INGRESS")).upper() == "INGRESS" and props.get("allows"):
             yield from props.get("sourceRanges") or []
-    elif (
-        kind == "alicloud:ecs/securityGroupRule:SecurityGroupRule"
-        and props.get("type") == "ingress"
-        and props.get("policy", "accept") == "accept"
-    ):
-        yield from (props.get(k) for k in ("cidrIp", "ipv6CidrIp") if props.get(k))
-    elif kind == "tencentcloud:Security/groupRuleSet:GroupRuleSet":
-        for rule in props.get("ingresses") or []:
-            if str(rule.get("action", "")).upper() == "ACCEPT":
-                yield from (rule.get(k) for k in ("cidrBlock", "ipv6CidrBlock") if rule.get(k))
-    elif (
-        kind == "huaweicloud:Vpc/secgroupRule:SecgroupRule"
-        and props.get("direction") == "ingress"
-        and props.get("action", "allow") == "allow"
-        and not props.get("remoteGroupId")
-        and not props.get("remoteAddressGroupId")
-    ):
-        # pulumi-huaweicloud 0.0.12 vpc/secgroup_rule.py remote_ip_prefix: "the empty value means all IP addresses"
-        yield props.get("remoteIpPrefix") or ("::/0" if props.get("ethertype") == "IPv6" else "0.0.0.0/0")
+    else:  # the plain rule shapes: resource_types.yaml ingressRules
+        yield from ingress_sources(kind, props)
 
 
 def no_open_ingress(res: Resource, facts: Facts) -> Iterator[str | Issue]:

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model import CONFIG, Facts, Issue, Resource, find, truthy
+from ..readers import DISK_ENCRYPTION, PASSWORD_LOGIN, SPOT, any_set, unset_checks
 from ..types import NODE_TYPES
 
 
 def encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
     # Azure managed disks and GCP persistent disks are always encrypted at rest with
-    # platform-managed keys (server-side encryption cannot be turned off), so only AWS EBS
-    # and Alibaba ESSD, where encryption is a per-disk choice, are checked; so AKS agent pools and GKE
-    # node pools pass, EKS node groups through their launch template, ACK node pools by their own flags.
+    # platform-managed keys (server-side encryption cannot be turned off), so only AWS EBS and the
+    # disks the data describes, where encryption is a per-disk choice, are checked; so AKS agent pools and GKE
+    # node pools pass, EKS node groups through their launch template.
     props, kind = res.props, res.type
     if kind == "aws:ec2/launchTemplate:LaunchTemplate":
         for mapping in props.get("blockDeviceMappings") or []:
@@ -29,34 +30,8 @@ def encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
         # without a launch template, EKS builds the nodes' volume itself (diskSize) and nothing here
         # asks for encryption: the nodes' disks are encrypted only if the account's EBS default is
         yield "node disks are not encrypted (no launch template with encrypted EBS volumes)"
-    elif kind in (
-        "alicloud:ecs/instance:Instance",
-        "alicloud:ess/scalingConfiguration:ScalingConfiguration",
-        "alicloud:cs/nodePool:NodePool",
-    ):
-        if not truthy(props.get("systemDiskEncrypted")):
-            yield "system disk is not encrypted"
-        for disk in props.get("dataDisks") or []:
-            if not truthy(disk.get("encrypted")):
-                yield f"data disk {disk.get('name') or disk.get('device') or ''} is not encrypted".replace("  ", " ")
-    elif kind == "alicloud:ecs/ecsDisk:EcsDisk" and not truthy(props.get("encrypted")):
-        yield "disk is not encrypted"
-    elif kind == "tencentcloud:Instance/instance:Instance":
-        # tencentcloud-iac-pulumi 0.2.3 takes no system-disk encryption flag: data disks are checked
-        for disk in props.get("dataDisks") or []:
-            if not truthy(disk.get("encrypt")):
-                yield f"data disk {disk.get('dataDiskName') or ''} is not encrypted".replace("  ", " ")
-    elif kind == "tencentcloud:As/scalingConfig:ScalingConfig":
-        # as_.ScalingConfigDataDiskArgs has no encrypt argument: any data disk of a launch configuration is plain
-        yield from ("a launch configuration data disk cannot be encrypted" for _ in props.get("dataDisks") or [])
-    elif kind == "huaweicloud:Ecs/instance:Instance":
-        # an EVS disk is encrypted only with a KMS key id (pulumi-huaweicloud 0.0.12 ecs.Instance
-        # system_disk_kms_key_id, InstanceDataDiskArgs kms_key_id)
-        if not props.get("systemDiskKmsKeyId"):
-            yield "system disk is not encrypted (no systemDiskKmsKeyId)"
-        yield from (
-            "a data disk is not encrypted (no kmsKeyId)" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId")
-        )
+    else:  # the types whose disks' flags are data (resource_types.yaml diskEncryption)
+        yield from unset_checks(DISK_ENCRYPTION.get(kind), props)
 
 
 def node_login(res: Resource, facts: Facts) -> Iterator[str]:
@@ -79,17 +54,7 @@ def node_login(res: Resource, facts: Facts) -> Iterator[str]:
             yield "OS Login is not enabled (metadata enable-oslogin=TRUE)"
         if str(metadata.get("block-project-ssh-keys", "")).upper() != "TRUE":
             yield "project-wide SSH keys are not blocked (metadata block-project-ssh-keys=TRUE)"
-    elif (
-        (
-            kind in ("alicloud:ecs/instance:Instance", "alicloud:ess/scalingConfiguration:ScalingConfiguration")
-            and (props.get("password") or props.get("kmsEncryptedPassword") or truthy(props.get("passwordInherit")))
-        )
-        or (
-            kind in ("tencentcloud:Instance/instance:Instance", "tencentcloud:As/scalingConfig:ScalingConfig")
-            and props.get("password")
-        )
-        or (kind == "huaweicloud:Ecs/instance:Instance" and props.get("adminPass"))
-    ):
+    elif any_set(PASSWORD_LOGIN.get(kind), props):  # resource_types.yaml passwordLogin
         yield "allows password login"
 
 
@@ -108,11 +73,9 @@ def is_spot(res: Resource) -> bool:
     # EKS node groups: capacityType SPOT; AKS agent pools: scaleSetPriority Spot; GKE: nodeConfig.spot
     if any(str(v).lower() == "spot" for v in find(props, {"capacityType", "scaleSetPriority"})):
         return True
-    if res.type == "gcp:container/nodePool:NodePool" and truthy((props.get("nodeConfig") or {}).get("spot")):
+    if any_set(SPOT.get(res.type), props):  # a type's own spot input (resource_types.yaml spot)
         return True
     if any(v == "SPOTPAID" for v in find(props, {"instanceChargeType"})):
-        return True
-    if res.type == "huaweicloud:Ecs/instance:Instance" and props.get("chargingMode") == "spot":
         return True
     return any(v not in (None, "", "NoSpot") for v in find(props, {"spotStrategy"}))
 
