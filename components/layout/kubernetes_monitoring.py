@@ -32,7 +32,7 @@ def _dcgm_port() -> int:
 def dcgm_scrape_job(cluster: str | None) -> dict[str, Any]:
     """A Prometheus scrape job (additionalScrapeConfigs) for the DCGM exporter's pods: no ServiceMonitor, so it needs
     no CRD before the GPU software installs and no label on the exporter's Service. `cluster` None: the collector
-    labels the series itself (AKS's managed Prometheus add-on: layout/azure/aks_metrics.py)."""
+    labels the series itself (a cloud's managed collector that adds the cluster label on its own)."""
     job: dict[str, Any] = {
         "job_name": "dcgm-exporter",
         "kubernetes_sd_configs": [{"role": "pod"}],
