@@ -338,6 +338,8 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
         "image-bump",
     ): "TKE's pools boot its node OS (the GPU operator's driver): image must stay auto",
     ("azure-aks-h100", "nodes-1"): "InfiniBand under AKS needs at least 2 nodes",
+    # its notify and grafanaAdmins need prometheus managed on AKS (the rule group and Managed Grafana are managed's)
+    ("azure-aks-managed-prom", "k8s-prometheus-off"): "notify and grafanaAdmins need monitoring.prometheus managed",
     ("gcp-dev", "maxNodes-up"): "a COLLOCATED placement policy fixes its VM count: maxNodes must equal nodes",
     ("alicloud-dev", "maxNodes-up"): TWO_NODES_NEED_FABRIC,
     ("alicloud-arms", "maxNodes-up"): TWO_NODES_NEED_FABRIC,

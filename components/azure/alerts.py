@@ -1,7 +1,8 @@
 """Alerts to people (layout.alerts, decided in components/layout/azure/alerts.py): the Azure Monitor workspace the
 login node's Prometheus remote-writes to (monitoring.notify, or prometheus managed: its agent), the publisher role on
 its own data collection rule, the action group with the email receivers (notify only), and the Prometheus rule group
-that fires it."""
+that fires it. On AKS (prometheus managed) the add-on writes instead (aks_metrics.py): no publisher grant, and the
+rule group is scoped to the cluster too, so it is built after it."""
 
 from __future__ import annotations
 

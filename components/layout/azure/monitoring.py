@@ -7,7 +7,7 @@ publisher role on that rule only, the rules as its Prometheus rule group) stores
 The login node's Prometheus runs in agent mode, discovering the nodes as below and remote-writing with the nodes'
 user-assigned identity; its Grafana reads the workspace's query endpoint with the same identity (Monitoring Data
 Reader on this workspace only). With monitoring.grafanaAdmins, Azure Managed Grafana is built beside it
-(layout/azure/managed_grafana.py).
+(layout/azure/managed_grafana.py). On AKS no login node takes part: layout/azure/aks_metrics.py.
 
 azure_sd lists the virtual machines and scale-set VMs of the cluster's resource group; the login node and the Slurm
 head are dropped by their Name tag, and a VM tagged for another cluster (a shared, existing resource group) by its
