@@ -62,7 +62,9 @@ def test_the_workspace_role_is_trusted_by_grafana_here_and_queries_this_amp_work
     assert trust["Condition"]["StringLike"] == {
         "aws:SourceArn": "arn:<partition of us-east-1>:grafana:us-east-1:<account id>:/workspaces/*"
     }
-    policy = next(r for r in resources_of(plan, "iam/rolePolicy:RolePolicy") if r["name"] == "test-aws-grafana-role-amp")
+    policy = next(
+        r for r in resources_of(plan, "iam/rolePolicy:RolePolicy") if r["name"] == "test-aws-grafana-role-amp"
+    )
     assert policy["inputs"]["role"] == "<autoname:test-aws-grafana-role>"
     (statement,) = json.loads(policy["inputs"]["policy"])["Statement"]
     assert statement["Action"] == QUERIES and statement["Resource"] == "<arn of test-aws-amp>"
@@ -78,14 +80,20 @@ def test_every_named_user_is_an_admin_of_this_workspace(plan):
 
 def test_a_service_account_token_of_thirty_days_configures_the_explicit_grafana_provider(plan):
     account = one(plan, "grafana/workspaceServiceAccount:WorkspaceServiceAccount")["inputs"]
-    assert account == {"workspaceId": "<id of test-aws-grafana>", "grafanaRole": "ADMIN", "name": "gpu-cluster-provisioner"}
+    assert account == {
+        "workspaceId": "<id of test-aws-grafana>",
+        "grafanaRole": "ADMIN",
+        "name": "gpu-cluster-provisioner",
+    }
     token = one(plan, "grafana/workspaceServiceAccountToken:WorkspaceServiceAccountToken")["inputs"]
     assert token["secondsToLive"] == 2592000  # botocore: secondsToLive max 2592000 (30 days)
     assert token["serviceAccountId"] == "<service account id of test-aws-grafana-provisioner>"
     (provider,) = _registered(plan, "pulumi:providers:grafana")
     assert provider.inputs["url"] == "https://<endpoint of test-aws-grafana>"
     assert provider.inputs["auth"] == "[secret]"  # the token's key, kept secret in state
-    inside = _registered(plan, "grafana:oss/dataSource:DataSource") + _registered(plan, "grafana:oss/dashboard:Dashboard")
+    inside = _registered(plan, "grafana:oss/dataSource:DataSource") + _registered(
+        plan, "grafana:oss/dashboard:Dashboard"
+    )
     assert len(inside) == 1 + len(monitoring.dashboards())
     assert {r.provider.rsplit("::", 1)[0] for r in inside} == {provider.urn}  # opts.provider: ours, never a default one
 
@@ -188,7 +196,11 @@ def test_other_clouds_plans_never_import_the_grafana_provider():
         "print(sorted(m for m in sys.modules if m.startswith('pulumiverse_grafana')))\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code, "azure-managed-prom", "gcp-dev"], cwd=ROOT, capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", code, "azure-managed-prom", "gcp-dev"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"

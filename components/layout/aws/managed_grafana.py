@@ -19,6 +19,7 @@ from ...bootstrap.monitoring import dashboards
 from ...spec import ClusterSpec
 from ...text import one_line
 
+
 @dataclass(frozen=True)
 class AwsDashboard:
     file: str  # bootstrap/monitoring/<file>: also the resource's name suffix
@@ -92,7 +93,9 @@ def plan(spec: ClusterSpec, managed: dict[str, Any]) -> AwsGrafana | None:
             "sigV4Region": spec.region,
         },
         dashboards=tuple(
-            AwsDashboard(file, str(body["title"]), json.dumps(point_at(body, uid), separators=(",", ":"), sort_keys=True))
+            AwsDashboard(
+                file, str(body["title"]), json.dumps(point_at(body, uid), separators=(",", ":"), sort_keys=True)
+            )
             for file, body in dashboards().items()
         ),
     )
