@@ -146,6 +146,12 @@ def test_the_plan_names_the_endpoint_the_dashboards_and_the_admins_price(plan):
     assert item["hourly"] == pytest.approx(2 * 9 / 730, abs=0.01)
 
 
+def test_with_a_cluster_key_the_amp_workspace_is_under_it_and_the_grafana_workspace_is_not():
+    plan = plan_values(aws_values(login={}, encryption={"key": "auto"}, monitoring=GRAFANA))
+    assert one(plan, "amp/workspace:Workspace")["inputs"]["kmsKeyArn"] == "<arn of test-aws-kms>"
+    assert "kmsKeyId" not in one(plan, "grafana/workspace:Workspace")["inputs"]  # unsourced key policy: not set
+
+
 def test_without_admins_there_is_no_managed_grafana_and_the_note_says_what_it_needs():
     plan = plan_values(aws_values(login={}, monitoring={"prometheus": "managed"}))
     assert not [r for r in plan.resources if "grafana" in r.type]
