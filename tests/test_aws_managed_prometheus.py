@@ -189,12 +189,15 @@ def test_the_agent_config_and_the_workspaces_rules_pass_promtool(promtool, tmp_p
     assert subprocess.run([promtool, "check", "config", "--agent", str(config)], capture_output=True).returncode != 0
 
 
-def test_the_plan_names_the_workspace_the_unbuilt_managed_grafana_and_the_usage_price(slurm_plan):
+def test_the_plan_names_the_workspace_the_managed_grafana_it_needs_admins_for_and_the_usage_price(slurm_plan):
     summary = slurm_plan.summary()
     row = summary["monitoring"]
     assert row["prometheus"] == "managed" and row["service"] == "Amazon Managed Service for Prometheus"
     assert row["workspace"] == "gpu-cluster-test-test" and row["endpoint"] == ENDPOINT
-    assert row["grafanaNote"].startswith("Amazon Managed Grafana is not built")
+    assert row["grafanaNote"].startswith(
+        "dashboards on the login node's Grafana; Amazon Managed Grafana with them only"
+    )
+    assert "managedGrafana" not in row  # no grafanaAdmins: tests/test_aws_managed_grafana.py builds it
     bill = json.dumps(slurm_plan.as_json(), default=str)
     assert "its rate table is not in the stored text" in bill  # named, never counted
 

@@ -209,9 +209,10 @@ def test_grafana_admins_are_refused_without_managed_elsewhere_and_when_not_objec
     assert error.key == "gpu-cluster:cluster.monitoring.grafanaAdmins[0]" and "object id" in error.message
     from .test_aws_managed_prometheus import _errors as aws_errors
 
-    errors = aws_errors(login={}, monitoring=MANAGED | {"grafanaAdmins": [ADMIN]})
-    assert [e.key for e in errors] == ["gpu-cluster:cluster.monitoring.grafanaAdmins"]
-    assert "built on azure only, not aws" in errors[0].message
+    # AWS builds Amazon Managed Grafana with its own id form (IAM Identity Center user ids): an address is refused
+    errors = aws_errors(login={}, monitoring=MANAGED | {"grafanaAdmins": ["ops@example.com"]})
+    assert [e.key for e in errors] == ["gpu-cluster:cluster.monitoring.grafanaAdmins[0]"]
+    assert "on aws must be an IAM Identity Center user id" in errors[0].message
 
 
 def test_day2_self_hosted_to_managed_replaces_only_the_login_node_and_adds_beside():

@@ -72,6 +72,13 @@ def test_an_explicit_provider_is_used_by_every_resource_and_invoke(stack: str, t
     assert own or not in_cluster
     own_refs = tuple(f"{r.urn}::" for r in own)
     assert all(r.provider.startswith(own_refs) for r in in_cluster)
+    # monitoring.grafanaAdmins on AWS: the data source and dashboards inside Amazon Managed Grafana go through the
+    # grafana provider the cluster configures with the workspace's URL and token, which nothing outside can hand in
+    grafana = [r for r in run.resources if r.type == "pulumi:providers:grafana"]
+    inside = [r for r in run.resources if r.type.startswith("grafana:")]
+    assert bool(grafana) == bool(inside) == (spec.cloud == "aws" and bool(spec.monitoring.grafana_admins))
+    assert all(r.provider.startswith(tuple(f"{g.urn}::" for g in grafana)) for r in inside)
+    own, in_cluster = own + grafana, in_cluster + inside
     custom = [r for r in run.resources if r.custom and r is not provider and r not in own and r not in in_cluster]
     assert custom
     wrong = [

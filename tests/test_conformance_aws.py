@@ -171,12 +171,20 @@ FEATURES: dict[str, dict[str, Any]] = {
         serve={"port": 9000, "protocol": "tcp", "idleTimeoutSeconds": 3600},
     ),
     # monitoring.prometheus managed: the AMP workspace under the cluster's key, its rules, its alert manager to the
-    # SNS topic and the topic's policy for AMP
+    # SNS topic and the topic's policy for AMP; with grafanaAdmins Amazon Managed Grafana, its role association (an
+    # Identity Center id with and without its identity store prefix), service account and token
     "slurm-amp-cmk-notify": _config(
         "feat-amp",
         scheduler="slurm",
         encryption={"key": "auto"},
-        monitoring={"prometheus": "managed", "notify": ["ops@example.com"]},
+        monitoring={
+            "prometheus": "managed",
+            "notify": ["ops@example.com"],
+            "grafanaAdmins": [
+                "0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b",
+                "90670a1b2c-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5c",
+            ],
+        },
     ),
     # instances mode into a Capacity Block, EFS, a customer key, the longest cluster name
     "instances-efs-capacity-block": _config(
@@ -393,6 +401,26 @@ def test_the_documentation_constraints_are_read_from_botocore():
     pair = doc_rules("ec2", "UserIdGroupPair", "Description")
     assert any("Allowed characters" in r.text for r in pair)
     assert tag_rules().count == 50 and tag_rules().reserved_prefix == "aws:"
+
+
+def test_grafana_admin_ids_and_the_token_life_are_judged_by_the_grafana_model():
+    """The spec's Identity Center id pattern (catalog managed.aws.managedGrafana adminIdPattern) is botocore's SsoId
+    pattern, and the token's 30 days its secondsToLive maximum."""
+    from components.catalog import monitoring as catalog_monitoring
+
+    grafana = (catalog_monitoring.managed("aws") or {})["managedGrafana"]
+    assert grafana["tokenSecondsToLive"] == 2592000
+
+    def permissions(user: str) -> list[str]:
+        batch = [{"action": "ADD", "role": "ADMIN", "users": [{"id": user, "type": "SSO_USER"}]}]
+        return _problems(
+            "grafana", "UpdatePermissions", {"workspaceId": "g-0123456789", "updateInstructionBatch": batch}
+        )
+
+    assert permissions("90670a1b2c-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b") == []
+    assert permissions("ops@example.com")  # what the spec refuses by key, botocore refuses too
+    token = {"name": "t", "secondsToLive": 2592001, "serviceAccountId": "1", "workspaceId": "g-0123456789"}
+    assert _problems("grafana", "CreateWorkspaceServiceAccountToken", token)
 
 
 def test_a_budget_name_and_a_notification_are_judged_by_the_budgets_model():

@@ -71,12 +71,12 @@ def test_every_cloud_has_an_entry_for_every_item_the_bill_asks_for(cloud):
     # Alibaba only: a key in an existing KMS instance (encryption.kmsInstance); Alibaba and Tencent: the mlps3 audit
     # trail; GCP only: the
     # internal Application Load Balancer of a private serve endpoint with TLS or requestsPerNode; AWS only: the
-    # Application Load Balancer of serve.requestsPerNode
+    # Application Load Balancer of serve.requestsPerNode and Amazon Managed Grafana's admin licenses (grafanaAdmins)
     only = {
         "alicloud": {"encryptionKeyInInstance", "auditTrail"},
         "tencentcloud": {"auditTrail"},
         "gcp": {"loadBalancerInternalProxy"},
-        "aws": {"applicationLoadBalancer"},
+        "aws": {"applicationLoadBalancer", "managedGrafana"},
     }.get(cloud, set())
     # every cloud that builds monitoring.logs / notify / prometheus managed names its log service, alert path and
     # managed Prometheus (billed by use)

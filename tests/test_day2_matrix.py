@@ -304,6 +304,8 @@ NEW_IS_SHIPPED = {"k8s-version"}
 DERIVED: dict[tuple[str, str], str] = {
     ("aws-dev", "nodes+1"): "DISRUPTION: instance type g4dn.xlarge -> g4dn.8xlarge",
     ("aws-dev", "maxNodes-up"): "DISRUPTION: instance type g4dn.xlarge -> g4dn.8xlarge",
+    ("aws-managed-grafana", "nodes+1"): "DISRUPTION: instance type g4dn.xlarge -> g4dn.8xlarge",
+    ("aws-managed-grafana", "maxNodes-up"): "DISRUPTION: instance type g4dn.xlarge -> g4dn.8xlarge",
     ("gcp-dev", "nodes+1"): "DISRUPTION: placement none -> cluster",
     # a Slurm stack's login node is there without `login:`; dropping the block drops publicIp: true, and CVM gives an
     # instance its public IP only at creation (tencentcloud.yaml Instance: replace allocatePublicIp)

@@ -66,7 +66,8 @@ def test_every_cloud_is_registered_and_loads_no_other_sdk():
     code = (
         "import sys; from components.contract import contract; "
         "[contract(c).plan for c in sys.argv[1:]]; "
-        "print(sorted(m.split('.')[0] for m in sys.modules if m.startswith(('pulumi_', 'tencentcloud_'))))"
+        "sdks = ('pulumi_', 'pulumiverse_', 'tencentcloud_'); "
+        "print(sorted(m.split('.')[0] for m in sys.modules if m.startswith(sdks)))"
     )
     proc = subprocess.run([sys.executable, "-c", code, *CLOUDS], capture_output=True, text=True, cwd=ROOT, check=True)
     assert proc.stdout.strip() == "[]"  # layouts are pure: no provider SDK until a component is built

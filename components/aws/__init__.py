@@ -17,7 +17,8 @@ resource a child of `CloudCluster` (so URNs do not depend on how the code is spl
 - `encryption`: the customer-managed KMS key (`encryption.key`) the others read from `Context.kms_key`;
 - `logs`: the CloudWatch Logs group every node's agent ships to (`monitoring.logs`) and the role's writes into it;
 - `monitoring`: the SNS topic the login node's Alertmanager publishes to (`monitoring.notify`) and its emails;
-- `amp`: the Amazon Managed Service for Prometheus workspace, its rules and alert manager (`prometheus: managed`).
+- `amp`: the Amazon Managed Service for Prometheus workspace, its rules and alert manager (`prometheus: managed`);
+- `managed_grafana`: Amazon Managed Grafana beside it with the dashboards (`monitoring.grafanaAdmins`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from .identity import (
 )
 from .kubernetes import build_kubernetes, kubernetes_output
 from .logs import build_log_group, build_logs_policy, logs_output
+from .managed_grafana import build as build_managed_grafana
 from .monitoring import build_alerts, build_alerts_policy
 from .naming import Context
 from .network import Network, build_network
@@ -95,6 +97,7 @@ class CloudCluster(pulumi.ComponentResource):
         # prometheus managed: the workspace before the login node, whose agent and Grafana name its endpoint
         self.amp = build_workspace(ctx, self.alerts[0] if self.alerts else None)
         workspace = self.amp.workspace.prometheus_endpoint if self.amp else None
+        self.managed_grafana = build_managed_grafana(ctx, self.amp)  # with grafanaAdmins: the dashboards there too
 
         net = build_network(ctx)
         self.vpc, self.subnet, self.route_table = net.vpc, net.subnet, net.route_table
@@ -189,7 +192,11 @@ class CloudCluster(pulumi.ComponentResource):
             "access": access,
             "placementApplied": layout.placement_applied,
             "metrics": metrics_output(layout, access["nodes"]),
-            "monitoring": {**monitoring_output(ctx, self.login, workspace), **self._shipping(layout)},
+            "monitoring": {
+                **monitoring_output(ctx, self.login, workspace),
+                **self._shipping(layout),
+                **self._managed_grafana(layout),
+            },
         }
         if layout.gpu_driver is not None:  # a vGPU slice installs its GRID driver at boot
             self.outputs["gpuDriver"] = layout.gpu_driver
@@ -222,6 +229,13 @@ class CloudCluster(pulumi.ComponentResource):
             "emails": list(layout.notify),
             "confirm": "each address gets a confirmation mail from SNS and receives alerts once it confirms",
         }
+
+    def _managed_grafana(self, layout: AwsLayout) -> dict[str, Any]:
+        """With monitoring.grafanaAdmins: Amazon Managed Grafana's endpoint and dashboards (the plan's row)."""
+        managed = layout.monitoring.managed if layout.monitoring else None
+        if self.managed_grafana is None or managed is None or managed.grafana is None:
+            return {}
+        return {"managedGrafana": self.managed_grafana.output(managed.grafana)}
 
     def _shipping(self, layout: AwsLayout) -> dict[str, Any]:
         """The plan's monitoring row: where the logs go and who the alerts reach (monitoring.logs, .notify)."""

@@ -289,6 +289,11 @@ def _monitoring(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> list[Bil
         items.append(
             _priced("managedPrometheus", service or managed["service"], 1, "stack", prices.item("managedPrometheus"))
         )
+        grafana = managed.get("managedGrafana") or {}
+        if spec.monitoring.grafana_admins and "service" in grafana:  # AWS: billed per admin (prices/aws.yaml)
+            admins = len(spec.monitoring.grafana_admins)
+            name = f"{grafana['service']} (monitoring.grafanaAdmins: {admins} admin license(s))"
+            items.append(_priced("managedGrafana", name, admins, "stack", prices.item("managedGrafana")))
     notify = catalog_monitoring.notify(spec.cloud)
     if spec.monitoring.notify and notify is not None:
         items.append(_priced("alerts", f"alert delivery: {notify['service']}", 1, "stack", prices.item("alerts")))

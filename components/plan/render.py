@@ -247,17 +247,27 @@ def monitoring_text(s: dict[str, Any]) -> str:
             f"{m.get('service')} (workspace {m.get('workspace')}); a Prometheus agent and Grafana on the "
             f"{m.get('host')} (private); Grafana: {grafana['forward']}, then {grafana['url']} as {grafana['user']} "
             f"({grafana['password']}); {m.get('grafanaNote')}"
-            + (
-                f"; Azure Managed Grafana {m['managedGrafana']['endpoint']} for monitoring.grafanaAdmins (Entra "
-                "sign-in, public endpoint; its dashboards not provisioned)"
-                if m.get("managedGrafana")
-                else ""
-            )
+            + _managed_grafana_text(m.get("managedGrafana"))
             + shipping
         )
     return (
         f"Prometheus and Grafana on the {m.get('host')} (private); Grafana: {grafana['forward']}, then "
         f"{grafana['url']} as {grafana['user']} ({grafana['password']})" + shipping
+    )
+
+
+def _managed_grafana_text(g: dict[str, Any] | None) -> str:
+    """monitoring.grafanaAdmins: the cloud's managed Grafana beside the workspace (Azure: no dashboards inside)."""
+    if not g:
+        return ""
+    if g.get("signIn"):  # AWS: Amazon Managed Grafana with the dashboards provisioned in it
+        return (
+            f"; {g['service']} {g['endpoint']} for monitoring.grafanaAdmins ({g['signIn']}; dashboards: "
+            f"{', '.join(g['dashboards'])})"
+        )
+    return (
+        f"; Azure Managed Grafana {g['endpoint']} for monitoring.grafanaAdmins (Entra sign-in, public endpoint; its "
+        "dashboards not provisioned)"
     )
 
 

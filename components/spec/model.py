@@ -264,8 +264,10 @@ class MonitoringConfig(_Model):
     logs: LogsConfig = LogsConfig()
     """Shipping the nodes' logs."""
     grafana_admins: tuple[str, ...] = Field((), strict=False)
-    """prometheus managed on Azure: Microsoft Entra user object ids given Grafana Admin on an Azure Managed Grafana
-    built beside the workspace (default none: no Managed Grafana; the login node's Grafana shows the dashboards)."""
+    """prometheus managed: the users given the admin role on the cloud's managed Grafana built beside the workspace,
+    in the cloud's id form: Azure, Microsoft Entra user object ids (Azure Managed Grafana); AWS, IAM Identity Center
+    user ids (Amazon Managed Grafana, with the dashboards). Default none: no managed Grafana; the login node's Grafana
+    shows the dashboards."""
 
 
 GpuSharingMode = Annotated[

@@ -46,6 +46,11 @@ NOT_AWS_REQUESTS: dict[str, str] = {
     "kubernetes:helm.sh/v3:Release": "a Helm release applied to the cluster through the Kubernetes API, not AWS",
     "random:index/randomBytes:RandomBytes": "generated locally by pulumi-random: no AWS call",
     "random:index/randomPassword:RandomPassword": "generated locally by pulumi-random: no AWS call",
+    # monitoring.grafanaAdmins: the data source and dashboards go to the Amazon Managed Grafana workspace's own
+    # Grafana HTTP API with the service account token (pulumiverse-grafana), not to an AWS API
+    "pulumi:providers:grafana": "a Pulumi provider instance (the workspace's URL and token): no AWS call",
+    "grafana:oss/dataSource:DataSource": "Grafana's HTTP API inside the Amazon Managed Grafana workspace, not AWS",
+    "grafana:oss/dashboard:Dashboard": "Grafana's HTTP API inside the Amazon Managed Grafana workspace, not AWS",
 }
 
 

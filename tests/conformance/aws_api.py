@@ -243,6 +243,18 @@ def _rule_user_data(doc: str) -> Iterator[DocRule]:
     yield DocRule(m.group(0), check)
 
 
+def _rule_doc_pattern(doc: str) -> Iterator[DocRule]:
+    """ "Pattern: <code>^...$</code>" in a member's documentation (grafana User id, the Identity Center id form),
+    where the shape itself carries no `pattern`; a pattern Python cannot compile gives no rule."""
+    for m in re.finditer(r"Pattern:\s*<code>([^<]+)</code>", html.unescape(doc or "")):
+        try:
+            # the documentation doubles its backslashes; Java's \p{L} classes do not compile in Python: no rule
+            pattern = re.compile(m.group(1).replace("\\\\", "\\"))
+        except re.error:
+            continue
+        yield DocRule(m.group(0), lambda v, p=pattern: None if p.search(str(v)) else f"does not match {p.pattern}")
+
+
 DOC_RULES: tuple[Callable[[str], Iterator[DocRule]], ...] = (
     _rule_charset,
     _rule_length,
@@ -252,6 +264,7 @@ DOC_RULES: tuple[Callable[[str], Iterator[DocRule]], ...] = (
     _rule_ascii_range,
     _rule_value_range,
     _rule_user_data,
+    _rule_doc_pattern,
 )
 
 # Members whose own documentation omits a limit another member of the same model states for the same value.

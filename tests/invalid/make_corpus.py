@@ -213,15 +213,16 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             {"login": {}, "monitoring.prometheus": "none", "monitoring.notify": ["ops@example.com"]},
         ),
         # prometheus managed: needs the login node its agent runs on in VM mode, no multi-Region key (AMP's kmsKeyArn);
-        # Azure Managed Grafana's admins are Azure's only
+        # Amazon Managed Grafana's admins only with managed, and IAM Identity Center user ids
         (
-            "aws-grafana-admins",
+            "aws-grafana-admins-self-hosted",
             f"{C}.monitoring.grafanaAdmins",
-            {
-                "login": {},
-                "monitoring.prometheus": "managed",
-                "monitoring.grafanaAdmins": ["0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"],
-            },
+            {"login": {}, "monitoring.grafanaAdmins": ["0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"]},
+        ),
+        (
+            "aws-grafana-admins-not-identity-center-id",
+            f"{C}.monitoring.grafanaAdmins[0]",
+            {"login": {}, "monitoring.prometheus": "managed", "monitoring.grafanaAdmins": ["ops@example.com"]},
         ),
         # on EKS AMP's managed collector cannot write to a workspace under a customer managed key (AMP-collector-how-to)
         (

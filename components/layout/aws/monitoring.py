@@ -16,7 +16,8 @@ bootstrap/monitoring.py rule_list); with notify its alert manager publishes to t
 lets aps.amazonaws.com publish for this workspace only), so the login node runs no Alertmanager. The login node's
 Prometheus runs in agent mode, discovering the nodes as above and remote-writing with sigv4 (the instance role) to
 the workspace, whose endpoint is known at deploy (`WORKSPACE_PLACEHOLDER`); its Grafana reads the workspace with
-sigv4 too. The role gets aps:RemoteWrite and the four query actions on this workspace's ARN only.
+sigv4 too. The role gets aps:RemoteWrite and the four query actions on this workspace's ARN only. With
+monitoring.grafanaAdmins, Amazon Managed Grafana beside it shows the same dashboards (managed_grafana.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
 from ...text import one_line
 from ..monitoring import login_part
+from .managed_grafana import AwsGrafana
+from .managed_grafana import plan as grafana_plan
 
 TOPIC_PLACEHOLDER = "@@GPU_CLUSTER_ALERT_TOPIC@@"  # the SNS topic's ARN, known at deploy
 PUBLISH_ACTION = "sns:Publish"
@@ -51,7 +54,8 @@ class AwsManaged:
     alert_manager: str | None  # the alert manager definition (monitoring.notify), TOPIC_PLACEHOLDER for the topic
     role_actions: tuple[str, ...]  # the login node's role on this workspace's ARN: remote write and the queries
     service: str  # catalog/monitoring.yaml managed.aws service
-    grafana_note: str  # where the dashboards live, and why not Amazon Managed Grafana
+    grafana_note: str  # where the dashboards live (the login node; Amazon Managed Grafana with grafanaAdmins)
+    grafana: AwsGrafana | None = None  # Amazon Managed Grafana (monitoring.grafanaAdmins), None without admins
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ def _managed(spec: ClusterSpec) -> AwsManaged:
         role_actions=(*entry["writeActions"], *entry["queryActions"]),
         service=str(entry["service"]),
         grafana_note=one_line(str(entry["grafanaPlan"])),
+        grafana=grafana_plan(spec, entry),
     )
 
 

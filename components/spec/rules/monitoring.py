@@ -285,27 +285,32 @@ def _monitoring(ctx: Context) -> Iterator[ConfigError]:
 
 
 _OBJECT_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_OBJECT_ID_FORM = "a Microsoft Entra object id (a GUID, e.g. `az ad user show`'s id)"
 
 
 def _grafana_admins(ctx: Context) -> Iterator[ConfigError]:
-    """`monitoring.grafanaAdmins`: Entra object ids, for the Azure Managed Grafana built with prometheus managed."""
+    """`monitoring.grafanaAdmins`: who signs in to the cloud's managed Grafana built with prometheus managed, in the
+    cloud's id form (Azure: Entra object ids; AWS: IAM Identity Center user ids, catalog managed.aws.managedGrafana)."""
     admins, k = ctx.cfg.monitoring.grafana_admins, f"{CLUSTER_KEY}.monitoring.grafanaAdmins"
     if not admins:
         return
     entry = data.managed(ctx.cloud) or {}
-    if "managedGrafana" not in entry:
+    grafana = entry.get("managedGrafana")
+    if grafana is None:
         clouds = [c for c in data.built("managed") if "managedGrafana" in (data.managed(c) or {})]
         yield ConfigError(
-            k, f"Azure Managed Grafana is built on {', '.join(clouds)} only, not {ctx.cloud}; remove grafanaAdmins"
+            k, f"a managed Grafana is built on {', '.join(clouds)} only, not {ctx.cloud}; remove grafanaAdmins"
         )
-    elif ctx.cfg.monitoring.prometheus != "managed":
+        return
+    service = grafana.get("service", "Azure Managed Grafana")
+    if ctx.cfg.monitoring.prometheus != "managed":
         yield ConfigError(
             k,
-            "names the admins of the Azure Managed Grafana built with monitoring.prometheus managed, got "
+            f"names the admins of the {service} built with monitoring.prometheus managed, got "
             f"{ctx.cfg.monitoring.prometheus}; set prometheus managed or remove grafanaAdmins",
         )
+    pattern = re.compile(grafana["adminIdPattern"]) if "adminIdPattern" in grafana else _OBJECT_ID
+    form = one_line(grafana["adminIdForm"]) if "adminIdForm" in grafana else _OBJECT_ID_FORM
     for i, admin in enumerate(admins):
-        if _OBJECT_ID.fullmatch(admin) is None:
-            yield ConfigError(
-                f"{k}[{i}]", f"must be a Microsoft Entra object id (a GUID, e.g. `az ad user show`'s id), got {admin!r}"
-            )
+        if pattern.fullmatch(admin) is None:
+            yield ConfigError(f"{k}[{i}]", f"on {ctx.cloud} must be {form}, got {admin!r}")
