@@ -175,7 +175,8 @@ def test_the_plan_names_the_workspace_and_the_collector(plan):
     assert text.startswith(
         "Amazon Managed Service for Prometheus (workspace gpu-cluster-eks-amp-aws-eks-managed-prom), scraped in the "
         "cluster by AMP's managed collector gpu-cluster-eks-amp-aws-eks-managed-prom (jobs dcgm-exporter and "
-        "node-exporter); no Grafana on EKS with managed yet"
+        "node-exporter); no Grafana in the cluster: Amazon Managed Grafana with the dashboards only with "
+        "monitoring.grafanaAdmins"
     )
     assert (
         "alerts: Amazon Managed Service for Prometheus's alert manager to SNS, email to gpu-oncall@example.com" in text

@@ -210,3 +210,21 @@ def test_other_clouds_plans_never_import_the_grafana_provider():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_on_eks_the_collectors_workspace_gets_the_same_grafana_and_dashboards():
+    """EKS with managed has no Grafana in the cluster: with admins, Amazon Managed Grafana reads the workspace AMP's
+    collector writes, with the login node's dashboards (their labels node and cluster: layout/aws/eks_amp.py)."""
+    eks = {"scheduler": "kubernetes", "kubernetes": {"version": "1.36"}, "network": {"egress": "nat"}}
+    plan = plan_values(aws_values(**eks, monitoring=GRAFANA))
+    assert one(plan, "amp/scraper:Scraper")["inputs"]["destination"]["amp"]["workspaceArn"] == "<arn of test-aws-amp>"
+    policy = next(
+        r for r in resources_of(plan, "iam/rolePolicy:RolePolicy") if r["name"] == "test-aws-grafana-role-amp"
+    )
+    assert json.loads(policy["inputs"]["policy"])["Statement"][0]["Resource"] == "<arn of test-aws-amp>"
+    boards = resources_of(plan, "oss/dashboard:Dashboard")
+    assert len(boards) == len(monitoring.dashboards())
+    row = _json(plan)["outputs"]["monitoring"]
+    assert row["managedGrafana"]["endpoint"] == "https://<endpoint of test-aws-grafana>"
+    (item,) = [i for i in _json(plan)["summary"]["costs"]["items"] if i["item"] == "managedGrafana"]
+    assert item["count"] == 2

@@ -149,7 +149,7 @@ def test_the_plan_names_the_workspace_the_add_on_and_where_the_dashboards_go(shi
     assert row["endpoint"] == "https://<prometheus query endpoint of aks-prom-azure-metrics>"
     assert row["managedGrafana"]["endpoint"] == "https://<endpoint of aks-prom-azure-grafana>"
     text = monitoring_text(shipped.summary())
-    assert "written by AKS's managed Prometheus add-on" in text and "imported by hand" in text
+    assert "scraped in the cluster by AKS's managed Prometheus add-on" in text and "imported by hand" in text
     bill = json.dumps(shipped.as_json(), default=str)
     assert "Azure Monitor managed service for Prometheus" in bill
 

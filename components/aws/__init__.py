@@ -232,7 +232,7 @@ class CloudCluster(pulumi.ComponentResource):
 
     def _managed_grafana(self, layout: AwsLayout) -> dict[str, Any]:
         """With monitoring.grafanaAdmins: Amazon Managed Grafana's endpoint and dashboards (the plan's row)."""
-        managed = layout.monitoring.managed if layout.monitoring else None
+        managed = layout.amp
         if self.managed_grafana is None or managed is None or managed.grafana is None:
             return {}
         return {"managedGrafana": self.managed_grafana.output(managed.grafana)}
@@ -306,7 +306,12 @@ class CloudCluster(pulumi.ComponentResource):
         collector = collector_output(ctx, self.amp, self.scraper)
         if collector or self.alerts is not None:
             alerts = {k: v for k, v in self._shipping(layout).items() if k == "alerts"}
-            self.outputs["monitoring"] = {**(self.outputs.get("monitoring") or {}), **collector, **alerts}
+            self.outputs["monitoring"] = {
+                **(self.outputs.get("monitoring") or {}),
+                **collector,
+                **alerts,
+                **self._managed_grafana(layout),
+            }
         if self.alerts is not None:
             self.outputs["alerts"] = self._alerts_output(layout)
         if self.encryption is not None:

@@ -91,8 +91,8 @@ def _role(ctx: Context, g: AwsGrafana, amp: Amp) -> tuple[aws.iam.Role, aws.iam.
 
 
 def build(ctx: Context, amp: Amp | None) -> ManagedGrafana | None:
-    plan = ctx.layout.monitoring
-    g = plan.managed.grafana if plan is not None and plan.managed is not None else None
+    managed = ctx.layout.amp  # VM mode's workspace or EKS's: the same dashboards either way
+    g = managed.grafana if managed is not None else None
     if g is None or amp is None:
         return None
     role, role_policy = _role(ctx, g, amp)

@@ -208,10 +208,10 @@ def monitoring_text(s: dict[str, Any]) -> str:
     shipping = "".join(f"; {what}: {m[what]}" for what in ("logs", "alerts") if m.get(what))
     chart = catalog_monitoring.kubernetes_chart()
     stack = next((r for r in (s.get("kubernetes") or {}).get("releases") or () if r["chart"] == chart), None)
-    if m.get("prometheus") == "managed" and m.get("collector"):  # EKS: AMP's collector scrapes the cluster
+    if m.get("prometheus") == "managed" and m.get("collector"):  # EKS, AKS: the cloud's collector in the cluster
         return (
             f"{m.get('service')} (workspace {m.get('workspace')}), scraped in the cluster by {m['collector']}; "
-            f"{m.get('grafanaNote')}" + shipping
+            f"{m.get('grafanaNote')}" + _managed_grafana_text(m.get("managedGrafana")) + shipping
         )
     if stack is not None:  # scheduler kubernetes: the in-cluster release (layout.kubernetes_monitoring)
         namespace = str(charts()[chart]["namespace"])
@@ -226,16 +226,6 @@ def monitoring_text(s: dict[str, Any]) -> str:
         return (
             f"{m.get('service')}, written by the GPU nodes' Ops Agent; dashboards in Cloud Monitoring: "
             f"{', '.join(m['dashboards'])}; {m.get('grafanaNote')}" + shipping
-        )
-    if m.get("prometheus") == "managed" and m.get("collector"):  # a Kubernetes cluster's own collector writes
-        return (
-            f"{m.get('service')} (workspace {m.get('workspace')}), written by {m['collector']}; {m.get('grafanaNote')}"
-            + (
-                f"; Azure Managed Grafana {m['managedGrafana']['endpoint']} for monitoring.grafanaAdmins"
-                if m.get("managedGrafana")
-                else ""
-            )
-            + shipping
         )
     if m.get("prometheus") not in ("selfHosted", "managed") or not grafana:
         return (
