@@ -83,6 +83,14 @@ def key_missing(res: Resource) -> Iterator[str]:
         if not props.get("systemDiskKmsKeyId"):
             yield "system disk has no systemDiskKmsKeyId"
         yield from ("a data disk has no kmsKeyId" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId"))
+    elif kind == "huaweicloud:As/configuration:Configuration":
+        # an AS configuration encrypts data disks only (kms_id); its system disk takes no key (capabilities/
+        # huaweicloud.yaml asGroup.systemDiskEncrypted: the plan warns of it)
+        for disk in (props.get("instanceConfig") or {}).get("disks") or []:
+            if disk.get("diskType") == "SYS":
+                yield "the system disk takes no key (an AS configuration cannot encrypt one)"
+            elif not disk.get("kmsId"):
+                yield "a data disk has no kmsId"
     elif kind == "huaweicloud:Sfs/turbo:Turbo" and not props.get("cryptKeyId"):
         yield "is not encrypted with a DEW key (no cryptKeyId)"
     elif kind in ("tencentcloud:Instance/instance:Instance", "tencentcloud:As/scalingConfig:ScalingConfig"):
@@ -101,6 +109,8 @@ KEY_UNREACHABLE_FIX: dict[str, str] = {
     # tencentcloud-iac-pulumi 0.2.3 NodePoolAutoScalingConfigDataDiskArgs: encrypt, but no KMS key
     "tencentcloud:Kubernetes/nodePool:NodePool": f"set {CONFIG}.storage.scratch none (a TKE pool's data disk takes "
     "no KMS key)",
+    "huaweicloud:As/configuration:Configuration": f"set {CONFIG}.nodeGroup instances (an ECS instance's system disk "
+    "takes the cluster's DEW key)",
 }
 
 

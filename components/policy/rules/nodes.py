@@ -57,6 +57,15 @@ def encrypted_disks(res: Resource, facts: Facts) -> Iterator[str]:
         yield from (
             "a data disk is not encrypted (no kmsKeyId)" for d in props.get("dataDisks") or [] if not d.get("kmsKeyId")
         )
+    elif kind == "huaweicloud:As/configuration:Configuration":
+        # ConfigurationInstanceConfigDiskArgs kms_id encrypts a DATA disk; no argument encrypts the system disk (the
+        # plan warns of it, capabilities/huaweicloud.yaml asGroup.systemDiskEncrypted), so data disks are checked
+        disks = (props.get("instanceConfig") or {}).get("disks") or []
+        yield from (
+            "a data disk is not encrypted (no kmsId)"
+            for d in disks
+            if d.get("diskType") != "SYS" and not d.get("kmsId")
+        )
 
 
 def node_login(res: Resource, facts: Facts) -> Iterator[str]:
