@@ -114,15 +114,12 @@ def managed_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
             f"{spec.max_nodes}: a Huawei AS group holds at most {data['maxInstances']} instances (as_.Group "
             "max_instance_number); allowed: that many, or nodeGroup: instances",
         )
-    if len(spec.base_tags) > int(data["maxTags"]):
-        yield ConfigError(
-            f"{k}.tags",
-            f"{len(spec.base_tags)} tags with the toolkit's own, and a Huawei AS group takes at most {data['maxTags']} "
-            f"(CreateScalingGroupOption.tags), which its nodes get; remove {len(spec.base_tags) - int(data['maxTags'])}"
-            ", or use nodeGroup: instances",
-        )
+    # the group's 10 tags (asGroup.maxTags), which its nodes get, hold the cluster's: catalog/tags.yaml allows 10 per
+    # resource on huaweicloud, Name included, and refuses more before this
     if spec.scaling is not None:
         yield ConfigError(f"{k}.scaling", f"{spec.scaling.metric} is not wired: {one_line(data['scalingWhy'])}")
+    if spec.access == "none":
+        yield ConfigError(f"{k}.access", f"none with nodeGroup managed on huaweicloud: {one_line(data['accessWhy'])}")
 
 
 def managed_warnings(spec: ClusterSpec) -> tuple[str, ...]:
