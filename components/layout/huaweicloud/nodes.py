@@ -118,8 +118,10 @@ def managed_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
     # resource on huaweicloud, Name included, and refuses more before this
     if spec.scaling is not None:
         yield ConfigError(f"{k}.scaling", f"{spec.scaling.metric} is not wired: {one_line(data['scalingWhy'])}")
-    if spec.access == "none":
-        yield ConfigError(f"{k}.access", f"none with nodeGroup managed on huaweicloud: {one_line(data['accessWhy'])}")
+    if not spec.ssh_public_key:  # the key pair (components/huaweicloud/access.py) is built from it
+        yield ConfigError(
+            f"{k}.sshPublicKey", f"not set, with nodeGroup managed on huaweicloud: {one_line(data['accessWhy'])}"
+        )
 
 
 def managed_warnings(spec: ClusterSpec) -> tuple[str, ...]:
