@@ -45,6 +45,14 @@ FEATURES = {
     "long-names-p3": ("huaweicloud-p3", "prod.p3-cluster", {"name": _LONG}),
     "shared-long-names": ("huaweicloud-shared", "production-shared-storage.v2", {"name": _LONG}),
     "cce-autoscaled": ("huaweicloud-cce", "prod.cce-2", {"name": _LONG, "minNodes": 1, "maxNodes": 4}),
+    # nodeGroup managed: the AS configuration and group at the longest names, and with an EIP per node (no login
+    # node, network.publicIp): the configuration's public_ip block
+    "as-long-names": ("huaweicloud-as", "production-gpu-cluster-east.v2-long", {"name": _LONG}),
+    "as-public-ip": (
+        "huaweicloud-as",
+        "huaweicloud-as",
+        {"login": None, "network": {"publicIp": True, "sshCidrs": ["203.0.113.0/24"]}},
+    ),
     # monitoring.notify (no shipped stack sends alerts): the SMN topic, its email subscriptions, the publish policy
     "notify": ("huaweicloud-dev", "huaweicloud-dev", {"monitoring": {"notify": ["ops@example.com", "ml@example.org"]}}),
     # monitoring.logs with CCE (LTS's CCE ingestion: a LABEL host group, a K8S_CCE access configuration) and with
@@ -253,6 +261,64 @@ _BIG = base64.b64encode(b"x" * 32769).decode()
         ("smn:AddSubscription", {"protocol": "mail"}, "not one of email"),
         ("smn:AddSubscription", {"protocol": "email", "endpoint": "ops.example.com"}, "does not match"),
         ("smn:AddSubscription", {"remark": "r" * 129}, "129 bytes, at most 128"),
+        # nodeGroup managed: the AS configuration, group and its tags (huaweicloud_as.py)
+        ("as:CreateScalingConfig", {"scaling_configuration_name": "hw.nodes"}, "does not match"),
+        ("as:CreateScalingConfig", {"scaling_configuration_name": "n" * 65}, "65 characters, allowed 1 to 64"),
+        (
+            "as:CreateScalingConfig",
+            {"instance_config": {"user_data": base64.b64encode(b"x" * 32769).decode()}},
+            "32769 bytes before base64, at most 32768",
+        ),
+        (
+            "as:CreateScalingConfig",
+            {"instance_config": {"disk": [{"disk_type": "SYS", "size": 2000}]}},
+            "outside 1 to 1024",
+        ),
+        (
+            "as:CreateScalingConfig",
+            {"instance_config": {"disk": [{"disk_type": "DATA", "size": 5}]}},
+            "outside 10 to 32768",
+        ),
+        ("as:CreateScalingConfig", {"instance_config": {"disk": [{"disk_type": "ROOT"}]}}, "not one of DATA, SYS"),
+        (
+            "as:CreateScalingConfig",
+            {"instance_config": {"disk": [{"disk_type": "SYS", "metadata": {"__system__encrypted": "1"}}]}},
+            "has 1 items, at most 0",
+        ),
+        ("as:CreateScalingConfig", {"instance_config": {"disk": [{"volume_type": "ESSD"}]}}, "not one of SATA"),
+        (
+            "as:CreateScalingConfig",
+            {"instance_config": {"public_ip": {"eip": {"ip_type": "5_gbp"}}}},
+            "not one of 5_bgp",
+        ),
+        (
+            "as:CreateScalingConfig",
+            {"instance_config": {"public_ip": {"eip": {"bandwidth": {"size": 500, "charging_mode": "traffic"}}}}},
+            "outside 1 to 300",
+        ),
+        (
+            "as:CreateScalingConfig",
+            {"instance_config": {"public_ip": {"eip": {"bandwidth": {"share_type": "per"}}}}},
+            "not one of PER, WHOLE",
+        ),
+        (
+            "as:CreateScalingConfig",
+            {"instance_config": {"public_ip": {"eip": {"bandwidth": {"charging_mode": "Traffic"}}}}},
+            "not one of bandwidth, traffic",
+        ),
+        ("as:CreateScalingGroup", {"scaling_group_name": "hw nodes"}, "does not match"),
+        ("as:CreateScalingGroup", {"cool_down_time": 90000}, "outside 0 to 86400"),
+        ("as:CreateScalingGroup", {"networks": [{"id": f"s{n}"} for n in range(6)]}, "6 items, at most 5"),
+        ("as:CreateScalingGroup", {"health_periodic_audit_method": "ECS_AUDIT"}, "not one of ELB_AUDIT"),
+        ("as:CreateScalingGroup", {"instance_terminate_policy": "OLDEST"}, "not one of OLD_CONFIG_OLD_INSTANCE"),
+        (
+            "as:CreateScalingTagInfo",
+            {"tags": [{"key": f"k{n}", "value": ""} for n in range(11)]},
+            "11 items, at most 10",
+        ),
+        ("as:CreateScalingTagInfo", {"tags": [{"key": "k" * 37, "value": ""}]}, "37 characters, allowed 1 to 36"),
+        ("as:CreateScalingTagInfo", {"tags": [{"key": "k", "value": "v" * 44}]}, "44 characters, allowed 0 to 43"),
+        ("as:CreateScalingTagInfo", {"action": "add"}, "not one of create, delete"),
     ],
 )
 def test_documented_constraints_are_refused(api, request_, expected):
@@ -442,3 +508,35 @@ def test_the_lts_ingestion_bodies_are_judged_and_a_bad_one_refused():
     assert group.request["host_group_type"] == "linux" and len(group.request["host_id_list"]) == 3
     bad = dict(group.request, host_id_list="not a list")
     assert conf.judge_call(conf.Call(group.api, group.model, bad, "test"), RULES, "test").problems
+
+
+def test_a_disk_the_provider_drops_from_the_as_configuration_is_a_problem():
+    # validateDiskSize: a system disk under 40 GB leaves the request without an error (huaweicloud_as.py)
+    inputs = {
+        "scalingConfigurationName": "n",
+        "instanceConfig": {
+            "flavor": "f",
+            "image": "i",
+            "disks": [{"diskType": "SYS", "size": 30, "volumeType": "GPSSD"}],
+        },
+    }
+    report = conf.translate([{"type": "huaweicloud:As/configuration:Configuration", "name": "c", "inputs": inputs}])
+    assert report.problems == [
+        "c huaweicloud:As/configuration:Configuration: provider: the SYS disk of 30 GB is dropped from the request: "
+        "40 to 32768 GB (resource_huaweicloud_as_configuration.go validateDiskSize)"
+    ]
+
+
+def test_the_as_configuration_sends_the_scratch_key_and_gzip_user_data_as_given():
+    calls = dict(
+        (call.api, call.request)
+        for _, call in conf.translate([r.as_json() for r in plan_stack("huaweicloud-as").resources]).calls
+    )
+    config = calls["as:CreateScalingConfig"]["instance_config"]
+    system, scratch = config["disk"]
+    assert system == {"size": 200, "volume_type": "GPSSD", "disk_type": "SYS"}  # no key: AS cannot encrypt it
+    assert scratch["disk_type"] == "DATA" and scratch["metadata"]["__system__encrypted"] == "1"
+    assert base64.b64decode(config["user_data"])[:2] == b"\x1f\x8b"  # the gzip the provider passes on as it is
+    group = calls["as:CreateScalingGroup"]
+    assert group["iam_agency_name"] == "hw-as-huaweicloud-as-nodes" and group["max_instance_number"] == 4
+    assert {t["key"] for t in calls["as:CreateScalingTagInfo"]["tags"]} >= {"gpu-cluster:cluster", "environment"}

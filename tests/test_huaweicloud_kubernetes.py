@@ -203,8 +203,7 @@ def test_what_cce_cannot_take_is_refused_before_any_resource(cluster, key):
     assert key in str(info.value)
 
 
-def test_managed_without_kubernetes_is_refused_with_the_capability_reason():
-    with pytest.raises((ConfigError, ConfigErrors)) as info:
-        plan_values(huawei_values(nodeGroup="managed"))
-    assert str(info.value).startswith("gpu-cluster:cluster.nodeGroup: managed without scheduler kubernetes")
-    assert "only as the CCE GPU node pool of scheduler kubernetes" in str(info.value)
+def test_managed_without_kubernetes_is_an_as_group_not_a_cce_pool():
+    # nodeGroup managed is the CCE pool with scheduler kubernetes only; without it, an AS group (test_huaweicloud_as.py)
+    plan = plan_values(huawei_values(nodeGroup="managed"))
+    assert not resources_of(plan, "Cce/nodePool:NodePool") and len(resources_of(plan, "As/group:Group")) == 1

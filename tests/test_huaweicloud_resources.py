@@ -167,7 +167,8 @@ def test_zone_lookup_when_unset():
     ("cluster", "key"),
     [
         ({"spot": True}, "gpu-cluster:cluster.spot"),
-        ({"nodeGroup": "managed"}, "gpu-cluster:cluster.nodeGroup"),
+        # nodeGroup managed is an AS group (tests/test_huaweicloud_as.py); with Slurm it is refused
+        ({"nodeGroup": "managed", "scheduler": "slurm"}, "gpu-cluster:cluster.nodeGroup"),
         ({"scheduler": "slurm", "slurm": {"accounting": True}}, "gpu-cluster:cluster.slurm.accounting"),
         # storage.shared is built (SFS Turbo): tests/test_huaweicloud_storage.py; scheduler slurm too (static nodes):
         # tests/test_huaweicloud_slurm.py

@@ -242,7 +242,7 @@ def test_accounting_is_refused_with_the_datas_reason():
 
 def test_a_managed_node_group_is_refused_by_key():
     got = errors_of(slurm_values(nodeGroup="managed"))
-    assert got["gpu-cluster:cluster.nodeGroup"].startswith("managed without scheduler kubernetes: ")
+    assert got["gpu-cluster:cluster.nodeGroup"].startswith("managed with scheduler slurm on huaweicloud: ")
 
 
 def test_an_existing_agency_is_granted_nothing_and_warned():

@@ -3,8 +3,8 @@
 Decisions (server group, subnet range, image, DEW key, user data) are made in `components.layout.huaweicloud`; this
 package turns them into resources, one module per concern: `network` (VPC, subnet, NAT gateway + SNAT on an EIP,
 security group), `encryption` (the DEW key), `identity` (the nodes' IAM agency), `access` (key pair, login node),
-`storage` (the SFS Turbo filesystem) and `nodes` (server group, image, N ECS instances). Every resource is parented
-to `CloudCluster`, so URNs do not depend on which module registers it.
+`storage` (the SFS Turbo filesystem) and `nodes` (server group, image, N ECS instances or an AS group). Every
+resource is parented to `CloudCluster`, so URNs do not depend on which module registers it.
 """
 
 from __future__ import annotations
@@ -101,7 +101,12 @@ class CloudCluster(pulumi.ComponentResource):
             "securityGroupId": self.network.security_group.id,
             # CCE pools boot CCE's own OS, named in place of an image id
             "imageId": self.nodes.image_id if self.nodes else (layout.kubernetes and layout.kubernetes.node_os),
-            "instanceIds": pulumi.Output.all(*[inst.id for inst in instances]),
+            # an AS group's nodes come and go: its id, as Alibaba's and Tencent's managed groups report theirs
+            **(
+                {"nodeGroup": self.nodes.group.id}
+                if self.nodes is not None and self.nodes.group is not None
+                else {"instanceIds": pulumi.Output.all(*[inst.id for inst in instances])}
+            ),
             "placementGroup": self.nodes.server_group.id if self.nodes and self.nodes.server_group else None,
             "kmsKeyId": kms_key_id,
             # not managed on ECS nodes (see the image warning, docs/huaweicloud.md); CCE's add-on installs it
@@ -112,7 +117,9 @@ class CloudCluster(pulumi.ComponentResource):
             "placementApplied": layout.placement_applied,
             "fabricUsable": layout.fabric_usability.describe(),
             # a hostfile for mpirun / torchrun
-            "privateIps": pulumi.Output.all(*[inst.access_ip_v4 for inst in instances]),
+            "privateIps": pulumi.Output.all(*[inst.access_ip_v4 for inst in instances])
+            if self.nodes is None or self.nodes.group is None
+            else None,
         }
         if (alerts := monitoring.alerts_output(layout, self.alerts)) is not None:
             self.outputs["alerts"] = alerts

@@ -1,7 +1,9 @@
-"""The GPU nodes: an anti-affinity server group (spread), the image, and N ECS instances.
+"""The GPU nodes: an anti-affinity server group (spread), the image, and N ECS instances, or, with
+`nodeGroup: managed` and no scheduler, an AS group launching them from one AS configuration.
 
-Instances only (capabilities `nodeGroups`): no AS group yet. Every EVS disk (system and scratch) is encrypted with the
-cluster's DEW key; the nodes get no EIP unless `network.publicIp` asks for one without a login node.
+Every EVS disk of an instance (system and scratch) is encrypted with the cluster's DEW key; an AS configuration
+encrypts its scratch data disk only (capabilities `asGroup.systemDiskEncrypted`: the layout warns). The nodes get no
+EIP unless `network.publicIp` asks for one without a login node.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Nodes:
     server_group: huaweicloud.ecs.Servergroup | None
     image_id: pulumi.Output[str]
     instances: list[huaweicloud.ecs.Instance]
+    group: huaweicloud.as_.Group | None = None  # nodeGroup: managed
 
 
 def build(
@@ -62,14 +65,107 @@ def build(
     )
     # plain text (ecs.Instance user_data), with the shared filesystem's mount source and the Slurm head's address
     # once they are known
-    # (gzip, Base64 with Slurm: layout/huaweicloud/slurm.py packed)
-    encode = gzip_b64 if layout.slurm else str
+    # (gzip, Base64 with Slurm and in an AS configuration: layout `packed`)
+    encode = gzip_b64 if layout.packed else str
     user_data = fill(layout.user_data, {SOURCE_PLACEHOLDER: mount_source, HEAD_PLACEHOLDER: head_address}, encode)
+    if layout.group is not None:
+        config_opts = (
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["instanceConfig.image"]))
+            if tracked
+            else child
+        )
+        scaling = _group(
+            name, layout, network, image_id, group, key_pair, agency, kms_key_id, tags, config_opts, user_data
+        )
+        return Nodes(group, image_id, [], scaling)
     instances = [
         _instance(name, i, layout, network, image_id, group, key_pair, agency, kms_key_id, tags, node_opts, user_data)
         for i in range(spec.nodes)
     ]
     return Nodes(group, image_id, instances)
+
+
+def _group(
+    name: str,
+    layout: HuaweiLayout,
+    network: Network,
+    image_id: pulumi.Output[str],
+    server_group: huaweicloud.ecs.Servergroup | None,
+    key_pair: pulumi.Input[str] | None,
+    agency: pulumi.Output[str],
+    kms_key_id: pulumi.Output[str],
+    tags: Mapping[str, str],
+    opts: pulumi.ResourceOptions,
+    user_data: pulumi.Input[str],
+) -> huaweicloud.as_.Group:
+    """The AS configuration and the group. Every input of the configuration replaces it ("Changing this will create a
+    new resource"), and the group then points at the new one: running nodes keep the old configuration until they
+    are replaced (catalog/update.yaml huaweicloud says how to roll them)."""
+    spec, managed, scratch = layout.spec, layout.group, layout.scratch
+    assert managed is not None
+    disks = [
+        huaweicloud.as_.ConfigurationInstanceConfigDiskArgs(
+            disk_type="SYS", size=layout.root_gb, volume_type=layout.disk_type
+        )
+    ]
+    if scratch.kind == "disk":
+        disks.append(
+            huaweicloud.as_.ConfigurationInstanceConfigDiskArgs(
+                disk_type="DATA", size=int(scratch.device_gb or 0), volume_type=layout.disk_type, kms_id=kms_key_id
+            )
+        )
+    public_ip = (
+        huaweicloud.as_.ConfigurationInstanceConfigPublicIpArgs(
+            eip=huaweicloud.as_.ConfigurationInstanceConfigPublicIpEipArgs(
+                ip_type="5_bgp",
+                bandwidth=huaweicloud.as_.ConfigurationInstanceConfigPublicIpEipBandwidthArgs(
+                    share_type="PER", size=100, charging_mode="traffic"
+                ),
+            )
+        )
+        if layout.public_ip
+        else None
+    )
+    config = huaweicloud.as_.Configuration(
+        f"{name}-config",
+        scaling_configuration_name=f"{spec.name}-nodes",
+        instance_config=huaweicloud.as_.ConfigurationInstanceConfigArgs(
+            flavor=spec.instance.instanceType,
+            image=image_id,
+            disks=disks,
+            security_group_ids=[network.security_group.id],
+            key_name=key_pair,
+            user_data=user_data,
+            ecs_group_id=server_group.id if server_group else None,  # InstanceConfig server_group_id
+            public_ip=public_ip,
+        ),
+        opts=opts,
+    )
+    return huaweicloud.as_.Group(
+        f"{name}-group",
+        scaling_group_name=f"{spec.name}-nodes",
+        scaling_configuration_id=config.id,
+        vpc_id=network.vpc.id,
+        networks=[huaweicloud.as_.GroupNetworkArgs(id=network.subnet.id)],
+        availability_zones=[network.zone],
+        min_instance_number=managed.min_size,
+        max_instance_number=managed.max_size,
+        desire_instance_number=managed.desired,
+        # the nodes' identity: AS passes the agency to every ECS it launches (capabilities `asGroup.agency`)
+        agency_name=agency,
+        # a scale-in removes nodes of an older configuration first, the oldest of them first (the AS default, named)
+        instance_terminate_policy="OLD_CONFIG_OLD_INSTANCE",
+        # the scratch disk and an EIP go with their node unless storage.retainScratch keeps the disk
+        delete_volume=not scratch.retain,
+        delete_publicip=layout.public_ip or None,
+        # a destroyed stack takes its nodes with it
+        delete_instances="yes",
+        force_delete=True,
+        # the nodes get the group's tags (InstanceConfig tag_transmission_policy default SUPPRESS): the login node's
+        # Prometheus finds them by the cluster tag
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=opts.parent),
+    )
 
 
 def image(parent: pulumi.Resource, name_regex: str, flavor: str) -> pulumi.Output[str]:

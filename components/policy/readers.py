@@ -40,10 +40,16 @@ def unset_checks(rows: list[dict[str, Any]] | None, props: Mapping[str, Any]) ->
                 yield str(row["message"])
             continue
         for item in at(props, row["list"]) or []:
-            if "key" in row and is_set(row, item.get(row["key"])):
+            if not _selects(row, item) or ("key" in row and is_set(row, item.get(row["key"]))):
                 continue
             name = next((item.get(n) for n in row.get("name") or [] if item.get(n)), None) or ""
             yield str(row["message"]).format(name=name).replace("  ", " ")
+
+
+def _selects(row: Mapping[str, Any], item: Mapping[str, Any]) -> bool:
+    """A list row's items: those matching every `only` input and none of the `skip` inputs (both optional)."""
+    only, skip = row.get("only") or {}, row.get("skip") or {}
+    return all(item.get(k) == v for k, v in only.items()) and not any(item.get(k) == v for k, v in skip.items())
 
 
 def any_set(rows: list[dict[str, Any]] | None, props: Mapping[str, Any]) -> bool:

@@ -45,6 +45,8 @@ from huaweicloudsdkvpc.v3 import model as vpc3
 
 from . import _hwsdk, _rules
 from .alicloud_requests import Inputs, drop_none
+from .huaweicloud_as import REQUESTS as AS_REQUESTS
+from .huaweicloud_as import dropped_disks
 
 RULES = Path(__file__).with_name("huaweicloud_rules.yaml")
 TF = "terraform-provider-huaweicloud@v1.73.3 huaweicloud/services"
@@ -635,6 +637,10 @@ TRANSLATIONS: dict[str, Callable[[Inputs], list[Call]]] = {
     "huaweicloud:Lts/group:Group": _lts_group,
     "huaweicloud:Lts/stream:Stream": _lts_stream,
     "pulumi-python:dynamic/huaweicloud:LtsIngestion": _lts_ingestion,
+    # nodeGroup: managed without a scheduler: the AS configuration and group (huaweicloud_as.py)
+    **{
+        token: (lambda i, build=build: [Call(*request) for request in build(i)]) for token, build in AS_REQUESTS.items()
+    },
 }
 # Registered, but no Huawei Cloud call
 NOT_HUAWEI = {
@@ -655,6 +661,8 @@ def provider_problems(token: str, inputs: Mapping[str, Any]) -> list[str]:
                 f"provider: extendParams {', '.join(block)} dropped: the top-level {', '.join(top)} fill the "
                 "request's extendParam and the extend_params block is then not read (cce/common.go buildExtendParams)"
             )
+    if token == "huaweicloud:As/configuration:Configuration":
+        out.extend(dropped_disks(dict(inputs)))
     if token == "huaweicloud:Iam/role:Role":
         doc = _json(inputs.get("policy"))
         statements = doc.get("Statement") if isinstance(doc, dict) else None

@@ -2,8 +2,10 @@
 
 No catalog flavor has a fabric between ECSs, and pulumi-huaweicloud 0.0.12 has no cluster-placement or HPC-cluster
 resource: `placement: spread` becomes an anti-affinity `ecs.Servergroup` (the only policy it takes), `cluster` is
-warned and not applied. Nodes are `ecs.Instance`s (capabilities `nodeGroups`: no AS group yet), their EVS disks
-encrypted with one DEW key (encryption.py), their identity an IAM agency delegated to ECS.
+warned and not applied. Nodes are `ecs.Instance`s, their EVS disks encrypted with one DEW key (encryption.py), their
+identity an IAM agency delegated to ECS. `nodeGroup: managed` without a scheduler is an AS group (nodes.py
+`ManagedGroup`): the same nodes from one AS configuration, the agency on the group, the system disks unencrypted (an
+AS configuration cannot encrypt one: warned).
 
 `storage.shared` is an SFS Turbo filesystem in the nodes' subnet on the same DEW key, mounted by every node over NFSv3.
 
@@ -21,13 +23,13 @@ from typing import Any
 from ... import bootstrap
 from ...bootstrap.fabric import FabricUsability
 from ...catalog import cpu_image, releases
-from ...errors import CLUSTER_KEY, ConfigError, refuse
+from ...errors import CLUSTER_KEY, refuse
 from ...spec import ClusterSpec
 from .. import Scratch, image_for, scratch_for
 from ..node import node_parts
 from ..shared import Shared, shared_for
 from .access import Access, LoginNode
-from .data import huawei_data, node_group_why
+from .data import huawei_data
 from .encryption import DewKey, HuaweiEncryption
 from .encryption import plan as encryption_plan
 from .identity import NodeIdentity, node_identity
@@ -37,7 +39,20 @@ from .logs import plan as logs_plan
 from .monitoring import HuaweiMonitoring
 from .monitoring import plan as monitoring_plan
 from .network import Nat, gateway_ip, nat, subnet_cidr
-from .nodes import DISK_GLOBS, NVME_GLOBS, Image, Placement, applied_placement, disk_type, node_problems, user_data_max
+from .nodes import (
+    DISK_GLOBS,
+    NVME_GLOBS,
+    Image,
+    ManagedGroup,
+    Placement,
+    applied_placement,
+    disk_type,
+    managed_group,
+    managed_problems,
+    managed_warnings,
+    node_problems,
+    user_data_max,
+)
 from .proof import count_wired_gbps
 from .slurm import HuaweiSlurm, huawei_slurm, size_problems, slurm_compute_parts
 
@@ -53,6 +68,7 @@ __all__ = [
     "HuaweiSlurm",
     "Image",
     "LoginNode",
+    "ManagedGroup",
     "Nat",
     "NodeIdentity",
     "count_wired_gbps",
@@ -89,6 +105,13 @@ class HuaweiLayout:
     shared: Shared | None = None  # storage.shared: SFS Turbo (catalog/storage/huaweicloud.yaml) or an existing one
     logs: HuaweiLogs | None = None  # monitoring.logs: the LTS group and ICAgent on every node
     slurm: HuaweiSlurm | None = None  # scheduler: slurm: the head node, the MUNGE key and configuration in DEW CSMS
+    group: ManagedGroup | None = None  # nodeGroup: managed without kubernetes: an AS group; None: ECS instances
+
+    @property
+    def packed(self) -> bool:
+        """Whether the GPU nodes' user data is gzip-compressed, in Base64: with Slurm (slurm.py), and always in an AS
+        configuration (capabilities `asGroup.userData`)."""
+        return self.slurm is not None or self.group is not None
 
     @property
     def fabric_gbps_wired(self) -> float:
@@ -128,14 +151,21 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         assert slurm is not None
         parts = (*parts, *slurm_compute_parts(spec, slurm))
     user_data = bootstrap.cloud_init(parts)
-    refuse([*log_problems, *node_problems(spec, bootstrap.gzipped(user_data) if slurm else user_data)])
+    group = managed_group(spec)
+    packed = slurm is not None or group is not None
+    refuse(
+        [
+            *log_problems,
+            *managed_problems(spec),
+            *node_problems(spec, bootstrap.gzipped(user_data) if packed else user_data),
+        ]
+    )
     if slurm is not None:
         refuse(size_problems(slurm))
     cce = spec.scheduler == "kubernetes"
     if cce:
         refuse(cce_problems(spec, scratch))
-    elif spec.node_group == "managed":
-        refuse([ConfigError(f"{key}.nodeGroup", f"managed without scheduler kubernetes: {node_group_why()}")])
+    warnings.extend(managed_warnings(spec))
     placement, policy = applied_placement(spec, warnings)
     if spec.zone is None:
         warnings.append(
@@ -156,8 +186,13 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     else:
         image = Image(spec.image, None, f"image {spec.image} as configured (its GPU driver is not managed here)")
     if spec.health_action == "replace":
+        replaces = (
+            "the AS group's own health check (NOVA_AUDIT) does not read the GPU health check"
+            if group is not None
+            else "no node group here replaces an instance"
+        )
         warnings.append(
-            f"{key}.health.action: replace acts as report on huaweicloud: no node group here replaces an instance; "
+            f"{key}.health.action: replace acts as report on huaweicloud: {replaces}; "
             "the health check writes /var/lib/gpu-cluster/health.json and the journal"
         )
     login = None
@@ -226,4 +261,5 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
         shared=shared,
         logs=logs,
         slurm=slurm,
+        group=group,
     )

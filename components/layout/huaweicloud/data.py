@@ -10,8 +10,3 @@ from ...catalog.capabilities import capability_data
 def huawei_data() -> dict[str, Any]:
     """The Huawei keys of the capabilities file beyond the contract's schema (nodeIdentity, encryption, nat, ...)."""
     return capability_data("huaweicloud")
-
-
-def node_group_why() -> str:
-    """Why nodeGroup managed is built only as a CCE GPU pool (capabilities `nodeGroups.managedOnly`)."""
-    return " ".join(str(huawei_data()["nodeGroups"]["managedOnly"]).split())

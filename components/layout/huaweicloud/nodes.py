@@ -1,12 +1,13 @@
 """The GPU nodes: disks and user-data limits, the image, the placement they get (an anti-affinity server group for
-spread, nothing for cluster), and the refusals of what Huawei here cannot build.
+spread, nothing for cluster), the managed group (an AS group and its configuration) and the refusals of what Huawei
+here cannot build.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ...catalog.capabilities import capabilities
 from ...errors import CLUSTER_KEY, ConfigError
@@ -69,3 +70,62 @@ def node_problems(spec: ClusterSpec, user_data: str | bytes) -> Iterator[ConfigE
             "user data limit "
             f"({one_line(huawei_data()['userData']['source'])}); turn off a node part (health, dcgmExporter)",
         )
+
+
+@dataclass(frozen=True)
+class ManagedGroup:
+    """`nodeGroup: managed` without a scheduler: an as_.Group of `desired` nodes between its bounds, launched from one
+    as_.Configuration (capabilities `asGroup`). No scaling policy and no lifecycle hook: the group holds its desired
+    count and relaunches a node that goes away; a new configuration reaches new nodes only."""
+
+    min_size: int
+    max_size: int
+    desired: int
+
+
+def as_data() -> dict[str, Any]:
+    """capabilities/huaweicloud.yaml `asGroup`."""
+    data: dict[str, Any] = huawei_data()["asGroup"]
+    return data
+
+
+def managed_group(spec: ClusterSpec) -> ManagedGroup | None:
+    if spec.node_group != "managed" or spec.scheduler == "kubernetes":  # CCE's pool: layout/huaweicloud/kubernetes.py
+        return None
+    return ManagedGroup(spec.min_nodes, spec.max_nodes, spec.nodes)
+
+
+def managed_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
+    """What a Huawei AS group cannot take, each by key with the setting to change (reasons: capabilities `asGroup`)."""
+    if managed_group(spec) is None:
+        return
+    k, data = CLUSTER_KEY, as_data()
+    if spec.scheduler == "slurm":
+        yield ConfigError(
+            f"{k}.nodeGroup", f"managed with scheduler slurm on huaweicloud: {one_line(data['slurmWhy'])}"
+        )
+    elif spec.monitoring.logs.enabled:  # with Slurm, logs_problems refuses logs already
+        yield ConfigError(
+            f"{k}.monitoring.logs.enabled", f"true with nodeGroup managed on huaweicloud: {one_line(data['logsWhy'])}"
+        )
+    if spec.max_nodes > int(data["maxInstances"]):
+        yield ConfigError(
+            f"{k}.maxNodes",
+            f"{spec.max_nodes}: a Huawei AS group holds at most {data['maxInstances']} instances (as_.Group "
+            "max_instance_number); allowed: that many, or nodeGroup: instances",
+        )
+    # the group's 10 tags (asGroup.maxTags), which its nodes get, hold the cluster's: catalog/tags.yaml allows 10 per
+    # resource on huaweicloud, Name included, and refuses more before this
+    if spec.scaling is not None:
+        yield ConfigError(f"{k}.scaling", f"{spec.scaling.metric} is not wired: {one_line(data['scalingWhy'])}")
+    if not spec.ssh_public_key:  # the key pair (components/huaweicloud/access.py) is built from it
+        yield ConfigError(
+            f"{k}.sshPublicKey", f"not set, with nodeGroup managed on huaweicloud: {one_line(data['accessWhy'])}"
+        )
+
+
+def managed_warnings(spec: ClusterSpec) -> tuple[str, ...]:
+    """What an AS group's nodes lack beside ECS instances, said once in the plan."""
+    if managed_group(spec) is None:
+        return ()
+    return (f"{CLUSTER_KEY}.nodeGroup: managed on huaweicloud: {one_line(as_data()['systemDiskWhy'])}",)
