@@ -56,9 +56,7 @@ def _clouds(text: str) -> tuple[str, ...]:
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=_sizes, help="node counts (default 1,8,64,512,2048; --quick: 1,2)")
-    parser.add_argument(
-        "--clouds", type=_clouds, help="clouds (default: every cloud, catalog.CLOUDS; --quick: aws)"
-    )
+    parser.add_argument("--clouds", type=_clouds, help="clouds (default: every cloud, catalog.CLOUDS; --quick: aws)")
     parser.add_argument(
         "--out", type=Path, default=None, help="JSON result (default bench/results/latest.json, --quick: quick.json)"
     )

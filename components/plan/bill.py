@@ -290,7 +290,9 @@ def _monitoring(spec: ClusterSpec, prices: fixed_prices.CloudPrices) -> list[Bil
             _priced("managedPrometheus", service or managed["service"], 1, "stack", prices.item("managedPrometheus"))
         )
         grafana = managed.get("managedGrafana") or {}
-        if spec.monitoring.grafana_admins and "service" in grafana:  # AWS: billed per admin (prices/aws.yaml)
+        if (
+            spec.monitoring.grafana_admins and "service" in grafana
+        ):  # billed per admin (prices/<cloud>.yaml managedGrafana)
             admins = len(spec.monitoring.grafana_admins)
             name = f"{grafana['service']} (monitoring.grafanaAdmins: {admins} admin license(s))"
             items.append(_priced("managedGrafana", name, admins, "stack", prices.item("managedGrafana")))

@@ -17,6 +17,18 @@ import yaml
 HERE = Path(__file__).resolve().parent
 KST = "kst-bjj62f5ba3dnpb6v81234"  # a KMS instance id of the documented form (GetKmsInstance example)
 C = "gpu-cluster:cluster"
+# a Huawei AS group with the key pair it needs (huaweicloud-as-* cases)
+AS_GROUP: dict[str, Any] = {
+    "nodeGroup": "managed",
+    "sshPublicKey": (
+        "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQDSeIpMUsLSOGPX5V1g1YAIyO/wofWegeLbuinyYQhPKrpUWLtLi1PFT0KMe1CH"
+        "kKdLWh31LAcoja9Cc9yVVbCgYRxN8VTummMnMQ4f1KpAxffdN1eRqdR+OT4t2L711aSdCrBHC1Bl8kyUZ9UhuLZxnI1uQMQrwfIH"
+        "WCpsiQMaMUN10qt8/TjPLZa4y4IyUKo/7puAFGuLof7pr2NM16Vzc0/LNlpONS5T+az8WnkrbXuIR2s83zOC5GC6pwIbrDqvCOHH"
+        "3bszRivIUkDLX5ZIaTIcQNzgroH9unPEXscAEqIWdCcSRSn6pA2NF8NUOL4CubCp/bAruppmK31HMAYDzAOSY88cBfx9v3qENxE6"
+        "Zy1ZhzqjzAHlK2HTzERw/yTsmMk+aFWmL80PJtXaQ3e3RBXWUbQ8e/jyEEbnyEyH6QUE9jsvh2m67Xvx+/P1I1TXtfzxYc34vmf5"
+        "pBogiZ9aDIbVzH14PnLZ8Vx+ylJ11IM5NuyOXt5Jzby9fdgxpoM= dev@example"
+    ),
+}
 
 BASES: dict[str, dict[str, Any]] = {
     "aws": {
@@ -604,7 +616,26 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     "huaweicloud": [
         ("aws-type-on-huaweicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("huaweicloud-unknown-type", f"{C}.instanceType", {"instanceType": "pi9.2xlarge.4"}),
-        ("huaweicloud-managed", f"{C}.nodeGroup", {"nodeGroup": "managed"}),
+        # nodeGroup managed (an AS group, capabilities/huaweicloud.yaml asGroup): a key pair (without key_name AS takes
+        # the user data as the root password), no node logs (the LTS host group takes instance ids), no scaling, no
+        # Slurm, at most 300 nodes
+        ("huaweicloud-as-no-key", f"{C}.sshPublicKey", {"nodeGroup": "managed"}),
+        (
+            "huaweicloud-as-logs",
+            f"{C}.monitoring.logs.enabled",
+            {**AS_GROUP, "monitoring": {"logs": {"enabled": True}}},
+        ),
+        ("huaweicloud-as-max-nodes", f"{C}.maxNodes", {**AS_GROUP, "maxNodes": 301}),
+        (
+            "huaweicloud-as-scaling",
+            f"{C}.scaling",
+            {**AS_GROUP, "maxNodes": 4, "scaling": {"metric": "gpuUtilization", "target": 70}},
+        ),
+        (
+            "huaweicloud-as-slurm",
+            f"{C}.nodeGroup",
+            {**AS_GROUP, "scheduler": "slurm", "storage": {"scratch": "none", "shared": {"sizeGb": 500}}},
+        ),
         ("huaweicloud-spot", f"{C}.spot", {"spot": True, "@gpu-cluster:maxHourlyUsd": 100}),
         # scheduler slurm: static nodes only (no AS group), no slurmdbd database, no elastic partitions
         # (catalog/slurm.yaml and catalog/accounting.yaml clouds.huaweicloud)
