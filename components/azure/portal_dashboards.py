@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
+import pulumi
 import pulumi_azure_native as azure
 
 from ..layout.azure.portal_dashboards import PortalDashboards, serialized
@@ -35,12 +36,12 @@ def build(ctx: Context, plan: PortalDashboards, workspace: azure.monitor.AzureMo
         definition = azure.dashboard.DashboardDefinition(
             f"{ctx.name}-{stem}-definition",
             resource_group_name=ctx.resource_group_name,
-            dashboard_name=dashboard.name,
+            dashboard_name=d.name,  # the name decided (the dashboard's output is the same at deploy)
             definition_name=plan.definition_name,
             properties=azure.dashboard.DashboardDefinitionPropertiesArgs(
                 serialized_data=workspace.name.apply(partial(serialized, d.template))
             ),
-            opts=ctx.opts,
+            opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=[dashboard])),
         )
         built.append(Built(dashboard, definition))
     return built
