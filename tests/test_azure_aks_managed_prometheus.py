@@ -149,7 +149,9 @@ def test_the_plan_names_the_workspace_the_add_on_and_where_the_dashboards_go(shi
     assert row["endpoint"] == "https://<prometheus query endpoint of aks-prom-azure-metrics>"
     assert row["managedGrafana"]["endpoint"] == "https://<endpoint of aks-prom-azure-grafana>"
     text = monitoring_text(shipped.summary())
-    assert "scraped in the cluster by AKS's managed Prometheus add-on" in text and "imported by hand" in text
+    assert "scraped in the cluster by AKS's managed Prometheus add-on" in text
+    # the dashboards are provisioned as Azure Monitor dashboards with Grafana (tests/test_azure_portal_dashboards.py)
+    assert "Azure Monitor dashboards with Grafana: aks-prom-nodes, aks-prom-overview" in text
     bill = json.dumps(shipped.as_json(), default=str)
     assert "Azure Monitor managed service for Prometheus" in bill
 
@@ -189,7 +191,8 @@ def test_day2_self_hosted_to_managed_updates_the_cluster_in_place_and_restarts_n
     created = sorted(urn.rsplit("::", 1)[1] for urn in d.created)
     assert created == sorted(
         f"aks-prom-azure-{name}" for name in ("prom-dce", "prom-dcr", "prom-dcra", "aks-scrape-config", "metrics",
-                                              "alert-rules")
+                                              "alert-rules", "dashboard-nodes", "dashboard-nodes-definition",
+                                              "dashboard-overview", "dashboard-overview-definition")
     )  # fmt: skip
     deleted = [urn.rsplit("::", 1)[1] for urn in d.deleted]
     assert deleted == ["aks-prom-azure-kube-prometheus-stack"]

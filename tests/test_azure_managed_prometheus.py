@@ -223,7 +223,13 @@ def test_day2_self_hosted_to_managed_replaces_only_the_login_node_and_adds_besid
     assert [c.key for c in d.spec_changes] == ["cluster.monitoring.prometheus"]
     # the login VM is created again (its custom data: the agent); notify's workspace, rules and grant stay
     assert {c.name: c.verdict for c in d.changed} == {"test-azure-login": "replace"}
-    assert sorted(urn.rsplit("::", 1)[1] for urn in d.created) == ["test-azure-role-metrics-reader"]
+    assert sorted(urn.rsplit("::", 1)[1] for urn in d.created) == [
+        "test-azure-dashboard-nodes",
+        "test-azure-dashboard-nodes-definition",
+        "test-azure-dashboard-overview",
+        "test-azure-dashboard-overview-definition",
+        "test-azure-role-metrics-reader",
+    ]
     assert not d.deleted
 
 

@@ -310,6 +310,7 @@ def _monitoring_output(
             "collector": "AKS's managed Prometheus add-on (ama-metrics; the DCGM exporter by its scrape ConfigMap)",
             "grafana": None,
             "grafanaNote": aks.managed.grafana_note,
+            "portalDashboards": [d.name for d in aks.managed.dashboards.dashboards],
             "managedGrafana": grafana.output() if grafana is not None else None,
         }
     if plan is None or way.login_vm is None:
@@ -335,6 +336,7 @@ def _monitoring_output(
             workspace=alerting.workspace.name,
             endpoint=alerting.query_url,
             grafanaNote=plan.managed.grafana_note,
+            portalDashboards=[d.name for d in plan.managed.dashboards.dashboards],
             managedGrafana=grafana.output() if grafana is not None else None,
         )
     return summary

@@ -1,6 +1,7 @@
 """monitoring.prometheus managed on Azure, beside the workspace components/azure/alerts.py builds: the nodes'
-identity reads that workspace only (the login node's Grafana), and with monitoring.grafanaAdmins Azure Managed
-Grafana with that workspace linked, its system identity reading it only, and Grafana Admin for each named principal.
+identity reads that workspace only (the login node's Grafana), the dashboards are Azure Monitor dashboards with
+Grafana (portal_dashboards.py), and with monitoring.grafanaAdmins Azure Managed Grafana with that workspace linked, its
+system identity reading it only, and Grafana Admin for each named principal.
 Decisions are layout/azure/monitoring.py's `AzureManaged`; this module only builds them."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pulumi_azure_native as azure
 
 from ..layout.azure.monitoring import AzureManaged
 from ..resources import invoke_options
+from . import portal_dashboards
 from .alerts import Alerts
 from .context import Context
 from .identity import Identity, role_assignment
@@ -47,6 +49,7 @@ def build(
             subscription,
             "the login node's Grafana reads the cluster's Azure Monitor workspace (monitoring.prometheus managed)",
         )
+    portal_dashboards.build(ctx, managed.dashboards, alerts.workspace)
     g = managed.grafana
     if g is None:
         return None

@@ -67,3 +67,16 @@ def login_summary(forward: Any, port: int, password_file: str, prometheus_listen
         },
         "prometheusListen": prometheus_listen,
     }
+
+
+def point_at(node: Any, uid: str) -> Any:
+    """The dashboard model with every Prometheus datasource reference naming `uid` (panels, targets, variables)."""
+    if isinstance(node, dict):
+        out = {k: point_at(v, uid) for k, v in node.items()}
+        ref = out.get("datasource")
+        if isinstance(ref, dict) and ref.get("type") == "prometheus":
+            out["datasource"] = {**ref, "uid": uid}
+        return out
+    if isinstance(node, list):
+        return [point_at(v, uid) for v in node]
+    return node

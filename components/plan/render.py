@@ -211,7 +211,10 @@ def monitoring_text(s: dict[str, Any]) -> str:
     if m.get("prometheus") == "managed" and m.get("collector"):  # EKS, AKS: the cloud's collector in the cluster
         return (
             f"{m.get('service')} (workspace {m.get('workspace')}), scraped in the cluster by {m['collector']}; "
-            f"{m.get('grafanaNote')}" + _managed_grafana_text(m.get("managedGrafana")) + shipping
+            f"{m.get('grafanaNote')}"
+            + _portal_dashboards_text(m.get("portalDashboards"))
+            + _managed_grafana_text(m.get("managedGrafana"))
+            + shipping
         )
     if stack is not None:  # scheduler kubernetes: the in-cluster release (layout.kubernetes_monitoring)
         namespace = str(charts()[chart]["namespace"])
@@ -237,6 +240,7 @@ def monitoring_text(s: dict[str, Any]) -> str:
             f"{m.get('service')} (workspace {m.get('workspace')}); a Prometheus agent and Grafana on the "
             f"{m.get('host')} (private); Grafana: {grafana['forward']}, then {grafana['url']} as {grafana['user']} "
             f"({grafana['password']}); {m.get('grafanaNote')}"
+            + _portal_dashboards_text(m.get("portalDashboards"))
             + _managed_grafana_text(m.get("managedGrafana"))
             + shipping
         )
@@ -244,6 +248,11 @@ def monitoring_text(s: dict[str, Any]) -> str:
         f"Prometheus and Grafana on the {m.get('host')} (private); Grafana: {grafana['forward']}, then "
         f"{grafana['url']} as {grafana['user']} ({grafana['password']})" + shipping
     )
+
+
+def _portal_dashboards_text(names: list[str] | None) -> str:
+    """Azure: the dashboards provisioned as Azure Monitor dashboards with Grafana (resource names)."""
+    return f"; Azure Monitor dashboards with Grafana: {', '.join(names)}" if names else ""
 
 
 def _managed_grafana_text(g: dict[str, Any] | None) -> str:

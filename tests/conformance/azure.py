@@ -63,6 +63,9 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     "azure-native:monitor:ActionGroup": ("azure.mgmt.monitor", "ActionGroupsOperations", "create_or_update"),
     # monitoring.prometheus managed with grafanaAdmins: Azure Managed Grafana (azure-mgmt-dashboard 2.0.0)
     "azure-native:dashboard:Grafana": ("azure.mgmt.dashboard", "GrafanaOperations", "begin_create"),
+    # monitoring.prometheus managed: the dashboards as Azure Monitor dashboards with Grafana (azure-mgmt-dashboard
+    # 2.0.0 ManagedDashboard, API 2025-08-01: location, tags; the definition below has no model there)
+    "azure-native:dashboard:Dashboard": ("azure.mgmt.dashboard", "ManagedDashboardsOperations", "begin_create"),
     "azure-native:monitor:DataCollectionRuleAssociation": (
         "azure.mgmt.monitor",
         "DataCollectionRuleAssociationsOperations",
@@ -194,6 +197,10 @@ NO_SDK_MODEL = {
     # operations (tests/test_azure_alerts.py checks the rule group's interval, severities and durations)
     "azure-native:alertsmanagement:PrometheusRuleGroup": (
         "no Azure SDK for Python models it (azure-mgmt-alertsmanagement 1.0.1)"
+    ),
+    # prometheus managed: tests/test_azure_portal_dashboards.py checks its name, parent and serializedData
+    "azure-native:dashboard:DashboardDefinition": (
+        "no Azure SDK for Python models it (azure-mgmt-dashboard 2.0.0 has ManagedDashboard, no dashboardDefinitions)"
     ),
 }
 UNCOVERED.update(NO_SDK_MODEL)

@@ -18,6 +18,7 @@ from typing import Any
 from ...bootstrap.monitoring import dashboards
 from ...spec import ClusterSpec
 from ...text import one_line
+from ..monitoring import point_at
 
 
 @dataclass(frozen=True)
@@ -50,19 +51,6 @@ def workspace_name(cluster: str, stack: str) -> str:
     """`gpu-cluster-<cluster>-<stack>`: whose it is (the name need not be unique; WorkspaceName allows 1-255 of
     [a-zA-Z0-9-._~], which cluster and stack names keep to)."""
     return f"gpu-cluster-{cluster}-{stack}"[:255]
-
-
-def point_at(node: Any, uid: str) -> Any:
-    """The dashboard model with every Prometheus datasource reference naming `uid` (panels, targets, variables)."""
-    if isinstance(node, dict):
-        out = {k: point_at(v, uid) for k, v in node.items()}
-        ref = out.get("datasource")
-        if isinstance(ref, dict) and ref.get("type") == "prometheus":
-            out["datasource"] = {**ref, "uid": uid}
-        return out
-    if isinstance(node, list):
-        return [point_at(v, uid) for v in node]
-    return node
 
 
 def plan(spec: ClusterSpec, managed: dict[str, Any]) -> AwsGrafana | None:

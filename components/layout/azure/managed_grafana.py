@@ -4,9 +4,9 @@ principals holding a Grafana role on it and no one else can open it.
 
 Its system-assigned identity reads this cluster's Azure Monitor workspace only (Monitoring Data Reader on the
 workspace, not the subscription the portal's default would give), the workspace is linked as its Prometheus data
-source, and each named principal gets Grafana Admin on this Grafana only. Its dashboards are not provisioned: azure-
-native has no resource for a dashboard inside a Grafana workspace (the catalog's `grafana` says why), so the login
-node's Grafana keeps the provisioned dashboards.
+source, and each named principal gets Grafana Admin on this Grafana only. No dashboards are provisioned inside it:
+azure-native has no resource for a dashboard inside a Grafana workspace (the catalog's `grafana` says why); the same
+dashboards are the login node's Grafana's and Azure Monitor dashboards with Grafana (portal_dashboards.py).
 """
 
 from __future__ import annotations

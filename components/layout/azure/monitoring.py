@@ -6,7 +6,8 @@ monitoring.notify builds (layout/azure/alerts.py, reused: its default data colle
 publisher role on that rule only, the rules as its Prometheus rule group) stores the samples and evaluates the rules.
 The login node's Prometheus runs in agent mode, discovering the nodes as below and remote-writing with the nodes'
 user-assigned identity; its Grafana reads the workspace's query endpoint with the same identity (Monitoring Data
-Reader on this workspace only). With monitoring.grafanaAdmins, Azure Managed Grafana is built beside it
+Reader on this workspace only). The same dashboards are Azure Monitor dashboards with Grafana in the resource group
+(layout/azure/portal_dashboards.py). With monitoring.grafanaAdmins, Azure Managed Grafana is built beside it
 (layout/azure/managed_grafana.py). On AKS no login node takes part: layout/azure/aks_metrics.py.
 
 azure_sd lists the virtual machines and scale-set VMs of the cluster's resource group; the login node and the Slurm
@@ -34,6 +35,8 @@ from ..monitoring import login_part
 from .alerts import INGESTION_URL_PLACEHOLDER
 from .managed_grafana import AzureGrafana
 from .managed_grafana import plan as grafana_plan
+from .portal_dashboards import PortalDashboards
+from .portal_dashboards import plan as dashboards_plan
 
 # filled at deploy (components/azure/__init__.py): what only the deployed cluster knows
 SUBSCRIPTION_PLACEHOLDER = "@GPU_CLUSTER_AZURE_SUBSCRIPTION@"
@@ -51,6 +54,7 @@ class AzureManaged:
     query_roles: tuple[str, ...]  # the nodes' identity on this workspace: the login node's Grafana reads it
     grafana_note: str  # where the dashboards live, and why not in Azure Managed Grafana
     grafana: AzureGrafana | None  # Azure Managed Grafana (monitoring.grafanaAdmins), None without admins
+    dashboards: PortalDashboards  # the dashboards as Azure Monitor dashboards with Grafana (every mode)
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,7 @@ def managed_plan(spec: ClusterSpec, login_grafana: bool = True) -> AzureManaged:
         query_roles=tuple(str(r) for r in entry["queryRoles"]) if login_grafana else (),
         grafana_note=one_line(str(entry["grafanaPlan"] if login_grafana else entry["kubernetes"]["grafanaPlan"])),
         grafana=grafana_plan(spec, entry),
+        dashboards=dashboards_plan(spec, entry),
     )
 
 
