@@ -13,7 +13,7 @@ from components.errors import ConfigError, ConfigErrors
 from components.layout.huaweicloud.kubernetes import CCE_BOOTSTRAP, cce_bootstrap, cce_offer
 from components.layout.kubernetes import GPU_TAINT
 
-from .conftest import one, plan_values, resources_of
+from .conftest import ROOT, load_stack, one, plan_values, resources_of
 from .test_huaweicloud_resources import huawei_values
 
 STACK = "huaweicloud-cce"
@@ -205,5 +205,6 @@ def test_what_cce_cannot_take_is_refused_before_any_resource(cluster, key):
 
 def test_managed_without_kubernetes_is_an_as_group_not_a_cce_pool():
     # nodeGroup managed is the CCE pool with scheduler kubernetes only; without it, an AS group (test_huaweicloud_as.py)
-    plan = plan_values(huawei_values(nodeGroup="managed"))
+    key = load_stack(ROOT, "huaweicloud-as").values["gpu-cluster:cluster"]["sshPublicKey"]  # AS needs a key pair
+    plan = plan_values(huawei_values(nodeGroup="managed", sshPublicKey=key))
     assert not resources_of(plan, "Cce/nodePool:NodePool") and len(resources_of(plan, "As/group:Group")) == 1
