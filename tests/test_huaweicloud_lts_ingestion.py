@@ -20,12 +20,13 @@ from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 
 from components.diff import diff_plans
+from components.errors import ConfigError
 from components.huaweicloud import lts_ingestion
 from components.huaweicloud.lts_ingestion import LtsApi, LtsIngestionProvider
 from components.layout.huaweicloud.logs import data
 from components.plan import load_stack
 
-from .conftest import ROOT, one, plan_json, plan_stack_with, plan_values
+from .conftest import ROOT, one, plan_json, plan_stack_with, plan_values, resources_of
 
 STACK = "huaweicloud-dev"
 LOGS_ON = {"logs": {"enabled": True}}
@@ -374,3 +375,68 @@ def test_the_provider_pickles_as_pulumi_serialises_it():
     again = dill.loads(base64.b64decode(serialize_provider(provider)))
     assert again.__dict__ == provider.__dict__
     assert serialize_provider(provider) == serialize_provider(again)  # stable: no diff from the pickle alone
+
+
+# --- monitoring.logs.controlPlane on CCE: the cluster's log configuration -------------------------------------------
+
+PLANE = {"logs": {"enabled": True, "retentionDays": 14, "controlPlane": ["scheduler", "api", "audit"]}}
+
+
+@pytest.fixture(scope="module")
+def plane_plan():
+    return plan_stack_with("huaweicloud-cce", monitoring=PLANE)
+
+
+def test_with_cce_the_control_plane_components_are_on_with_the_logs_retention(plane_plan):
+    config = one(plane_plan, "Cce/clusterLogConfig:ClusterLogConfig")
+    assert config["name"] == "hw-cce-huaweicloud-control-plane-logs"
+    inputs = config["inputs"]
+    assert inputs["clusterId"] == "<id of hw-cce-huaweicloud-cce>"
+    assert inputs["ttlInDays"] == 14
+    # the spec's types sorted (api, audit, scheduler) by CCE's names
+    assert inputs["logConfigs"] == [
+        {"name": "kube-apiserver", "enable": True},
+        {"name": "audit", "enable": True},
+        {"name": "kube-scheduler", "enable": True},
+    ]
+    out = plane_plan.as_json()["outputs"]["logs"]["controlPlane"]
+    assert out == {"components": ["kube-apiserver", "audit", "kube-scheduler"], "retentionDays": 14}
+    warnings = [w for w in plane_plan.as_json()["warnings"] if ".monitoring.logs.controlPlane" in w]
+    assert len(warnings) == 1 and "not under the cluster's DEW key" in warnings[0]
+
+
+def test_without_control_plane_no_log_configuration_is_registered(cce_plan):
+    assert not resources_of(cce_plan, "Cce/clusterLogConfig:ClusterLogConfig")
+    assert "controlPlane" not in cce_plan.as_json()["outputs"]["logs"]
+
+
+def test_with_cce_no_cluster_name_is_needed_and_none_is_taken():
+    values = load_stack(ROOT, "huaweicloud-cce").values
+    values["gpu-cluster:cluster"]["monitoring"] = PLANE
+    values["gpu-cluster:cluster"].setdefault("kubernetes", {})["clusterName"] = "hw-cce"
+    with pytest.raises(ConfigError) as err:
+        plan_values(values, "huaweicloud-cce")
+    assert [e.key for e in getattr(err.value, "errors", [err.value])] == ["gpu-cluster:cluster.kubernetes.clusterName"]
+
+
+@pytest.mark.parametrize(
+    ("logs", "key", "words"),
+    [
+        ({"retentionDays": 60, "controlPlane": ["api"]}, "monitoring.logs.retentionDays", "1 to 30"),
+        ({"controlPlane": ["authenticator"]}, "monitoring.logs.controlPlane", "authenticator is not shipped"),
+    ],
+)
+def test_with_cce_what_its_log_configuration_does_not_take_is_refused_by_key(logs, key, words):
+    values = load_stack(ROOT, "huaweicloud-cce").values
+    values["gpu-cluster:cluster"]["monitoring"] = {"logs": {"enabled": True, **logs}}
+    with pytest.raises(ConfigError) as err:
+        plan_values(values, "huaweicloud-cce")
+    assert [e.key for e in getattr(err.value, "errors", [err.value])] == [f"gpu-cluster:cluster.{key}"]
+    assert words in str(err.value)
+
+
+def test_day2_control_plane_on_adds_only_the_log_configuration(cce_plan):
+    after = plan_stack_with("huaweicloud-cce", monitoring={"logs": {"enabled": True, "controlPlane": ["audit"]}})
+    d = diff_plans(plan_json(cce_plan), plan_json(after))
+    assert [urn.split("::")[-1] for urn in d.created] == ["hw-cce-huaweicloud-control-plane-logs"]
+    assert not d.deleted and not d.changed

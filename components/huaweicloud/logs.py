@@ -22,6 +22,7 @@ class Logs:
     group: huaweicloud.lts.Group
     stream: huaweicloud.lts.Stream
     ingestion: LtsIngestion | None = field(default=None)
+    control_plane: huaweicloud.cce.ClusterLogConfig | None = field(default=None)
 
     def output(self, plan: HuaweiLogs) -> dict[str, Any]:
         out = {
@@ -40,6 +41,8 @@ class Logs:
         }
         if plan.cce is not None:  # CCE: the nodes join the host group by this identifier
             out["hostGroupLabel"] = plan.cce.host_group_label
+        if plan.control_plane:  # CCE ships these itself, to the LTS group it picks
+            out["controlPlane"] = {"components": list(plan.control_plane), "retentionDays": plan.retention_days}
         return out
 
 
@@ -106,4 +109,23 @@ def ingest(
             "pathType": cce.path_type,
         }
     logs.ingestion = LtsIngestion(f"{name}-logs-ingestion", provider, props, pulumi.ResourceOptions(parent=parent))
+    if cluster is not None and plan.control_plane:
+        logs.control_plane = control_plane(parent, name, plan, cluster)
     return logs.ingestion
+
+
+def control_plane(
+    parent: pulumi.Resource, name: str, plan: HuaweiLogs, cluster: huaweicloud.cce.Cluster
+) -> huaweicloud.cce.ClusterLogConfig:
+    """monitoring.logs.controlPlane: CCE's log configuration of the cluster, each named component on; the retention
+    is the logs' own (the rules keep it within CCE's 0 to 30 days)."""
+    return huaweicloud.cce.ClusterLogConfig(
+        f"{name}-control-plane-logs",
+        cluster_id=cluster.id,
+        ttl_in_days=plan.retention_days,
+        log_configs=[
+            huaweicloud.cce.ClusterLogConfigLogConfigArgs(name=component, enable=True)
+            for component in plan.control_plane
+        ],
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

@@ -537,6 +537,14 @@ def _cce_addon(i: Inputs) -> list[Call]:
     return [Call("cce:CreateAddonInstance", cce.InstanceRequest, body, src)]
 
 
+def _cce_log_config(i: Inputs) -> list[Call]:
+    configs = [drop_none({"name": c.get("name"), "enable": c.get("enable")}) for c in i.ok("logConfigs") or []]
+    body = drop_none({"ttl_in_days": i.ok("ttlInDays"), "log_configs": configs or None})
+    i.get("clusterId")  # the request's path (api/v3/projects/{project_id}/cluster/{cluster_id}/log-configs)
+    src = f"{TF}/cce/resource_huaweicloud_cce_cluster_log_config.go buildClusterLogConfigCreateBodyParams (PUT)"
+    return [Call("cce:UpdateClusterLogConfig", cce.ClusterLogConfig, body, src)]
+
+
 def _sfs_turbo(i: Inputs) -> list[Call]:
     share = drop_none(
         {
@@ -633,6 +641,7 @@ TRANSLATIONS: dict[str, Callable[[Inputs], list[Call]]] = {
     "huaweicloud:Cce/cluster:Cluster": _cce_cluster,
     "huaweicloud:Cce/nodePool:NodePool": _cce_node_pool,
     "huaweicloud:Cce/addon:Addon": _cce_addon,
+    "huaweicloud:Cce/clusterLogConfig:ClusterLogConfig": _cce_log_config,
     "huaweicloud:Sfs/turbo:Turbo": _sfs_turbo,
     "huaweicloud:Lts/group:Group": _lts_group,
     "huaweicloud:Lts/stream:Stream": _lts_stream,

@@ -57,6 +57,8 @@ class HuaweiLogs:
     part: Part | None  # the ECS nodes' bootstrap part; None with CCE, whose ICAgent is CCE's own
     warnings: tuple[str, ...]
     cce: CceLogs | None = None  # scheduler kubernetes: LTS's CCE ingestion in place of the ECS hosts'
+    # monitoring.logs.controlPlane: CCE's own names of the components whose logs CCE ships (cce.ClusterLogConfig)
+    control_plane: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,13 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         f"{key}: the log group is not under the cluster's DEW key ({one_line(data()['encryption']['source'])}); "
         "LTS keeps the logs in its own storage"
     )
+    control_plane = _control_plane(spec) if cce else ()
+    if control_plane:
+        warnings.append(
+            f"{key}.controlPlane: CCE writes {', '.join(control_plane)} to the LTS log group it chooses for the "
+            f"cluster, not {group}, kept {logs.retention_days} days (the cluster's log configuration ttl_in_days) and "
+            "not under the cluster's DEW key"
+        )
     return HuaweiLogs(
         group=group,
         stream=STREAM,
@@ -165,7 +174,16 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         part=None if cce else icagent_part(spec.region),
         warnings=tuple(warnings),
         cce=cce,
+        control_plane=control_plane,
     )
+
+
+def _control_plane(spec: ClusterSpec) -> tuple[str, ...]:
+    """The spec's control plane types by CCE's names (catalog/monitoring.yaml logs.huaweicloud.kubernetes)."""
+    plane = catalog_monitoring.control_plane_logs("huaweicloud")
+    if plane is None:
+        return ()
+    return tuple(str(plane["names"][t]) for t in spec.monitoring.logs.control_plane)
 
 
 def _cce() -> CceLogs:
