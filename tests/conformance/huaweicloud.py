@@ -608,6 +608,8 @@ def _lts_ingestion(i: Inputs) -> list[Call]:
                                    "singleLineMode", "logGroupId", "logStreamId")}  # fmt: skip
     # with CCE: the cluster, the custom identifier its ICAgent reports, the kind of files (absent on ECS stacks)
     props |= {k: i.get(k) for k in ("clusterId", "labels", "pathType") if k in i}
+    # CCE's container stdout: which streams of which namespaces (absent on the files' configuration)
+    props |= {k: i.get(k) for k in ("stdout", "stderr", "namespaceRegex") if k in i}
     i.get("region")  # the client's endpoint
     recorder = _Recorder()
     api = LtsApi(recorder)  # type: ignore[arg-type]

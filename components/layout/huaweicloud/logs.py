@@ -27,6 +27,7 @@ from ...catalog import monitoring as catalog_monitoring
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
+from ..kubernetes import releases
 
 STREAM = "nodes"
 _NAME = re.compile(r"[^A-Za-z0-9_.-]")  # LTS group and stream names: letters, digits, '_', '-' and '.'
@@ -59,6 +60,7 @@ class HuaweiLogs:
     cce: CceLogs | None = None  # scheduler kubernetes: LTS's CCE ingestion in place of the ECS hosts'
     # monitoring.logs.controlPlane: CCE's own names of the components whose logs CCE ships (cce.ClusterLogConfig)
     control_plane: tuple[str, ...] = ()
+    stdout: CceStdout | None = None  # with CCE: the GPU software's container stdout, to its own stream
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,25 @@ class CceLogs:
 
     def label(self, cluster_id: str) -> str:
         return self.host_group_label.format(cluster_id=cluster_id)
+
+
+@dataclass(frozen=True)
+class CceStdout:
+    """A second CCE access configuration: the containers' stdout and stderr in the GPU software's namespaces
+    (catalog/logs/huaweicloud.yaml `kubernetes.stdout`), with its own LABEL host group of the same identifier."""
+
+    stream: str
+    host_group: str
+    access_config: str
+    namespaces: tuple[str, ...]
+    path_type: str  # container_stdout
+    stdout: bool
+    stderr: bool
+
+    @property
+    def namespace_regex(self) -> str:
+        """LTS's namespace_regex: exactly these namespaces (Kubernetes names: [a-z0-9-], nothing to escape)."""
+        return "^(" + "|".join(self.namespaces) + ")$"
 
 
 def logs_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
@@ -175,6 +196,25 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         warnings=tuple(warnings),
         cce=cce,
         control_plane=control_plane,
+        stdout=_stdout(spec, base) if cce else None,
+    )
+
+
+def _stdout(spec: ClusterSpec, base: str) -> CceStdout | None:
+    """The GPU software: every in-cluster release but the monitoring chart's (None where none is installed)."""
+    monitoring_chart = catalog_monitoring.kubernetes_chart()
+    namespaces = sorted({r.namespace for r in releases(spec) if r.chart != monitoring_chart})
+    if not namespaces:
+        return None
+    k = data()["kubernetes"]["stdout"]
+    return CceStdout(
+        stream=str(k["stream"]),
+        host_group=f"{base}-stdout-hosts",
+        access_config=f"{base}-stdout",
+        namespaces=tuple(namespaces),
+        path_type=str(k["pathType"]),
+        stdout=bool(k["stdout"]),
+        stderr=bool(k["stderr"]),
     )
 
 
