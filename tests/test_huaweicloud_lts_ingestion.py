@@ -491,3 +491,11 @@ def by_name(plan, name: str) -> dict:
     found = [r for r in plan.as_json()["resources"] if r["name"] == name]
     assert len(found) == 1, name
     return found[0]
+
+
+def test_day2_other_gpu_software_updates_the_stdout_configuration_in_place(cce_plan):
+    cluster = {"kubernetes": {**load_stack(ROOT, "huaweicloud-cce").values["gpu-cluster:cluster"]["kubernetes"]}}
+    cluster["kubernetes"]["gpuSoftware"] = "operator"
+    d = diff_plans(plan_json(cce_plan), plan_json(plan_stack_with("huaweicloud-cce", monitoring=LOGS_ON, **cluster)))
+    stdout = [c for c in d.changed if c.name == "hw-cce-huaweicloud-logs-containers-ingestion"]
+    assert [(c.verdict, [x.path for x in c.changes]) for c in stdout] == [("update", ["namespaceRegex"])]
