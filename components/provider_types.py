@@ -296,8 +296,9 @@ class Logs(TypedDict, total=False):
     retention_days: int
     """How long the log service keeps them (default 30; the values each cloud takes: catalog/monitoring.yaml logs)."""
     control_plane: list[ControlPlaneLog]
-    """The Kubernetes control plane's log types shipped to the same service with the same retention and key (EKS: api,
-    audit, authenticator, controllerManager, scheduler; default none; needs kubernetes.clusterName).
+    """The Kubernetes control plane's log types shipped to the same service with the same retention (EKS: api, audit,
+    authenticator, controllerManager, scheduler, needs kubernetes.clusterName; CCE: all but authenticator, at most 30
+    days; default none).
     """
 
 

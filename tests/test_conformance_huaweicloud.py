@@ -58,6 +58,11 @@ FEATURES = {
     # monitoring.logs with CCE (LTS's CCE ingestion: a LABEL host group, a K8S_CCE access configuration) and with
     # Slurm (the head in the IP host group)
     "cce-logs": ("huaweicloud-cce", "huaweicloud-cce", {"monitoring": {"logs": {"enabled": True}}}),
+    "cce-control-plane-logs": (
+        "huaweicloud-cce",
+        "huaweicloud-cce",
+        {"monitoring": {"logs": {"enabled": True, "controlPlane": ["api", "audit", "controllerManager", "scheduler"]}}},
+    ),
     "slurm-logs": ("huaweicloud-slurm", "huaweicloud-slurm", {"monitoring": {"logs": {"enabled": True}}}),
     # the Slurm secrets' and policies' names at their longest, with notify's policy beside the secrets'
     "slurm-notify-long-names": (

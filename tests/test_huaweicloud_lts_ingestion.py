@@ -20,12 +20,13 @@ from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 
 from components.diff import diff_plans
+from components.errors import ConfigError
 from components.huaweicloud import lts_ingestion
 from components.huaweicloud.lts_ingestion import LtsApi, LtsIngestionProvider
 from components.layout.huaweicloud.logs import data
 from components.plan import load_stack
 
-from .conftest import ROOT, one, plan_json, plan_stack_with, plan_values
+from .conftest import ROOT, one, plan_json, plan_stack_with, plan_values, resources_of
 
 STACK = "huaweicloud-dev"
 LOGS_ON = {"logs": {"enabled": True}}
@@ -95,7 +96,7 @@ def cce_plan():
 
 
 def test_with_cce_the_ingestion_is_the_clusters_by_the_identifier_its_icagent_reports(cce_plan):
-    ingestion = one(cce_plan, ":LtsIngestion")["inputs"]
+    ingestion = by_name(cce_plan, "hw-cce-huaweicloud-logs-ingestion")["inputs"]
     assert ingestion["clusterId"] == "<id of hw-cce-huaweicloud-cce>"
     # LTS's CCE ingestion checks for a host group of the custom identifier k8s-log-<cluster id> (catalog kubernetes)
     assert ingestion["labels"] == ["k8s-log-<id of hw-cce-huaweicloud-cce>"]
@@ -133,13 +134,13 @@ def test_with_cce_a_region_without_an_icagent_access_address_is_not_refused():
     values = {**values, "huaweicloud:region": "cn-east-3", "gpu-cluster:cluster": dict(values["gpu-cluster:cluster"])}
     values["gpu-cluster:cluster"] |= {"monitoring": LOGS_ON, "zone": "cn-east-3a"}
     plan = plan_values(values, "huaweicloud-cce")  # CCE's ICAgent is CCE's: no access address of ours needed
-    assert one(plan, ":LtsIngestion")["inputs"]["region"] == "cn-east-3"
+    assert by_name(plan, "hw-cce-huaweicloud-logs-ingestion")["inputs"]["region"] == "cn-east-3"
 
 
 def test_day2_cce_logs_on_adds_the_lts_resources_and_changes_nothing_deployed(cce_plan):
     d = diff_plans(plan_json(plan_stack_with("huaweicloud-cce", monitoring={})), plan_json(cce_plan))
     added = sorted(urn.split("::")[-2].split("$")[-1].split(":")[-1] for urn in d.created)
-    assert added == ["Group", "LtsIngestion", "Stream"]
+    assert added == ["Group", "LtsIngestion", "LtsIngestion", "Stream", "Stream"]  # the files' and the stdout's
     assert not d.deleted and not d.changed  # the cluster, pools and agency as deployed
 
 
@@ -374,3 +375,127 @@ def test_the_provider_pickles_as_pulumi_serialises_it():
     again = dill.loads(base64.b64decode(serialize_provider(provider)))
     assert again.__dict__ == provider.__dict__
     assert serialize_provider(provider) == serialize_provider(again)  # stable: no diff from the pickle alone
+
+
+# --- monitoring.logs.controlPlane on CCE: the cluster's log configuration -------------------------------------------
+
+PLANE = {"logs": {"enabled": True, "retentionDays": 14, "controlPlane": ["scheduler", "api", "audit"]}}
+
+
+@pytest.fixture(scope="module")
+def plane_plan():
+    return plan_stack_with("huaweicloud-cce", monitoring=PLANE)
+
+
+def test_with_cce_the_control_plane_components_are_on_with_the_logs_retention(plane_plan):
+    config = one(plane_plan, "Cce/clusterLogConfig:ClusterLogConfig")
+    assert config["name"] == "hw-cce-huaweicloud-control-plane-logs"
+    inputs = config["inputs"]
+    assert inputs["clusterId"] == "<id of hw-cce-huaweicloud-cce>"
+    assert inputs["ttlInDays"] == 14
+    # the spec's types sorted (api, audit, scheduler) by CCE's names
+    assert inputs["logConfigs"] == [
+        {"name": "kube-apiserver", "enable": True},
+        {"name": "audit", "enable": True},
+        {"name": "kube-scheduler", "enable": True},
+    ]
+    out = plane_plan.as_json()["outputs"]["logs"]["controlPlane"]
+    assert out == {"components": ["kube-apiserver", "audit", "kube-scheduler"], "retentionDays": 14}
+    warnings = [w for w in plane_plan.as_json()["warnings"] if ".monitoring.logs.controlPlane" in w]
+    assert len(warnings) == 1 and "not under the cluster's DEW key" in warnings[0]
+
+
+def test_without_control_plane_no_log_configuration_is_registered(cce_plan):
+    assert not resources_of(cce_plan, "Cce/clusterLogConfig:ClusterLogConfig")
+    assert "controlPlane" not in cce_plan.as_json()["outputs"]["logs"]
+
+
+def test_with_cce_no_cluster_name_is_needed_and_none_is_taken():
+    values = load_stack(ROOT, "huaweicloud-cce").values
+    values["gpu-cluster:cluster"]["monitoring"] = PLANE
+    values["gpu-cluster:cluster"].setdefault("kubernetes", {})["clusterName"] = "hw-cce"
+    with pytest.raises(ConfigError) as err:
+        plan_values(values, "huaweicloud-cce")
+    assert [e.key for e in getattr(err.value, "errors", [err.value])] == ["gpu-cluster:cluster.kubernetes.clusterName"]
+
+
+@pytest.mark.parametrize(
+    ("logs", "key", "words"),
+    [
+        ({"retentionDays": 60, "controlPlane": ["api"]}, "monitoring.logs.retentionDays", "1 to 30"),
+        ({"controlPlane": ["authenticator"]}, "monitoring.logs.controlPlane", "authenticator is not shipped"),
+    ],
+)
+def test_with_cce_what_its_log_configuration_does_not_take_is_refused_by_key(logs, key, words):
+    values = load_stack(ROOT, "huaweicloud-cce").values
+    values["gpu-cluster:cluster"]["monitoring"] = {"logs": {"enabled": True, **logs}}
+    with pytest.raises(ConfigError) as err:
+        plan_values(values, "huaweicloud-cce")
+    assert [e.key for e in getattr(err.value, "errors", [err.value])] == [f"gpu-cluster:cluster.{key}"]
+    assert words in str(err.value)
+
+
+def test_day2_control_plane_on_adds_only_the_log_configuration(cce_plan):
+    after = plan_stack_with("huaweicloud-cce", monitoring={"logs": {"enabled": True, "controlPlane": ["audit"]}})
+    d = diff_plans(plan_json(cce_plan), plan_json(after))
+    assert [urn.split("::")[-1] for urn in d.created] == ["hw-cce-huaweicloud-control-plane-logs"]
+    assert not d.deleted and not d.changed
+
+
+# --- the GPU software's container stdout: a second CCE access configuration -------------------------------------------
+
+
+def test_with_cce_the_gpu_softwares_stdout_goes_to_its_own_stream(cce_plan):
+    stream = by_name(cce_plan, "hw-cce-huaweicloud-logs-containers")["inputs"]
+    assert stream["streamName"] == "containers" and stream["groupId"] == "<id of hw-cce-huaweicloud-logs>"
+    ingestion = by_name(cce_plan, "hw-cce-huaweicloud-logs-containers-ingestion")
+    inputs = ingestion["inputs"]
+    assert inputs["pathType"] == "container_stdout" and inputs["paths"] == []
+    assert inputs["stdout"] is True and inputs["stderr"] is True
+    # huaweicloud-cce's release is the DCGM exporter (gpuSoftware device-plugin); the monitoring chart's is not GPU
+    assert inputs["namespaceRegex"] == "^(dcgm-exporter)$"
+    assert inputs["logStreamId"] == "<id of hw-cce-huaweicloud-logs-containers>"
+    assert inputs["clusterId"] == "<id of hw-cce-huaweicloud-cce>"
+    assert inputs["labels"] == ["k8s-log-<id of hw-cce-huaweicloud-cce>"]
+    # its own host group and configuration names, beside the files' ones
+    assert inputs["hostGroupName"] == "hw-cce-huaweicloud-cce-stdout-hosts"
+    assert inputs["accessConfigName"] == "hw-cce-huaweicloud-cce-stdout"
+    out = cce_plan.as_json()["outputs"]["logs"]["containers"]
+    assert out["namespaces"] == ["dcgm-exporter"] and out["logStream"] == "containers"
+
+
+def test_with_the_gpu_operator_its_namespace_is_collected():
+    cluster = {"kubernetes": {**load_stack(ROOT, "huaweicloud-cce").values["gpu-cluster:cluster"]["kubernetes"]}}
+    cluster["kubernetes"]["gpuSoftware"] = "operator"
+    plan = plan_stack_with("huaweicloud-cce", monitoring=LOGS_ON, **cluster)
+    inputs = by_name(plan, "hw-cce-huaweicloud-logs-containers-ingestion")["inputs"]
+    assert inputs["namespaceRegex"] == "^(gpu-operator)$"
+
+
+def test_the_stdout_request_is_the_sdks_container_stdout_body():
+    api_client = StubClient()
+    props = {
+        "accessConfigName": "c", "paths": [], "singleLineMode": "system", "pathType": "container_stdout",
+        "stdout": True, "stderr": True, "namespaceRegex": "^(dcgm-exporter)$", "clusterId": "cce-1",
+        "logGroupId": "g", "logStreamId": "s", "tags": {},
+    }  # fmt: skip
+    LtsApi(api_client).create_access_config(props, "hg-1", "K8S_CCE")
+    name, body = api_client.calls[-1]
+    detail = body["access_config_detail"]
+    assert name == "create_access_config" and body["cluster_id"] == "cce-1"
+    assert (detail["path_type"], detail["stdout"], detail["stderr"]) == ("container_stdout", True, True)
+    assert detail["namespace_regex"] == "^(dcgm-exporter)$" and detail.get("paths") is None
+
+
+def by_name(plan, name: str) -> dict:
+    found = [r for r in plan.as_json()["resources"] if r["name"] == name]
+    assert len(found) == 1, name
+    return found[0]
+
+
+def test_day2_other_gpu_software_updates_the_stdout_configuration_in_place(cce_plan):
+    cluster = {"kubernetes": {**load_stack(ROOT, "huaweicloud-cce").values["gpu-cluster:cluster"]["kubernetes"]}}
+    cluster["kubernetes"]["gpuSoftware"] = "operator"
+    d = diff_plans(plan_json(cce_plan), plan_json(plan_stack_with("huaweicloud-cce", monitoring=LOGS_ON, **cluster)))
+    stdout = [c for c in d.changed if c.name == "hw-cce-huaweicloud-logs-containers-ingestion"]
+    assert [(c.verdict, [x.path for x in c.changes]) for c in stdout] == [("update", ["namespaceRegex"])]

@@ -22,6 +22,9 @@ class Logs:
     group: huaweicloud.lts.Group
     stream: huaweicloud.lts.Stream
     ingestion: LtsIngestion | None = field(default=None)
+    stdout_stream: huaweicloud.lts.Stream | None = field(default=None)  # with CCE: the GPU software's stdout
+    stdout: LtsIngestion | None = field(default=None)
+    control_plane: huaweicloud.cce.ClusterLogConfig | None = field(default=None)
 
     def output(self, plan: HuaweiLogs) -> dict[str, Any]:
         out = {
@@ -40,6 +43,16 @@ class Logs:
         }
         if plan.cce is not None:  # CCE: the nodes join the host group by this identifier
             out["hostGroupLabel"] = plan.cce.host_group_label
+        if plan.stdout is not None:  # the GPU software's containers, to their own stream
+            out["containers"] = {
+                "logStream": plan.stdout.stream,
+                "logStreamId": self.stdout_stream.id if self.stdout_stream else None,
+                "namespaces": list(plan.stdout.namespaces),
+                "accessConfig": plan.stdout.access_config,
+                "accessConfigId": self.stdout.id if self.stdout else None,
+            }
+        if plan.control_plane:  # CCE ships these itself, to the LTS group it picks
+            out["controlPlane"] = {"components": list(plan.control_plane), "retentionDays": plan.retention_days}
         return out
 
 
@@ -55,7 +68,12 @@ def build(parent: pulumi.Resource, name: str, layout: HuaweiLayout, tags: Mappin
     stream = huaweicloud.lts.Stream(
         f"{name}-logs-stream", group_id=group.id, stream_name=plan.stream, tags=dict(tags), opts=child
     )
-    return Logs(group, stream)
+    logs = Logs(group, stream)
+    if plan.stdout is not None:
+        logs.stdout_stream = huaweicloud.lts.Stream(
+            f"{name}-logs-containers", group_id=group.id, stream_name=plan.stdout.stream, tags=dict(tags), opts=child
+        )
+    return logs
 
 
 def ingest(
@@ -106,4 +124,38 @@ def ingest(
             "pathType": cce.path_type,
         }
     logs.ingestion = LtsIngestion(f"{name}-logs-ingestion", provider, props, pulumi.ResourceOptions(parent=parent))
+    if cce is not None and plan.stdout is not None and logs.stdout_stream is not None and cluster is not None:
+        out = plan.stdout
+        stdout_props = props | {
+            "hostGroupName": out.host_group,
+            "accessConfigName": out.access_config,
+            "logStreamId": logs.stdout_stream.id,
+            "paths": [],
+            "pathType": out.path_type,
+            "stdout": out.stdout,
+            "stderr": out.stderr,
+            "namespaceRegex": out.namespace_regex,
+        }
+        logs.stdout = LtsIngestion(
+            f"{name}-logs-containers-ingestion", provider, stdout_props, pulumi.ResourceOptions(parent=parent)
+        )
+    if cluster is not None and plan.control_plane:
+        logs.control_plane = control_plane(parent, name, plan, cluster)
     return logs.ingestion
+
+
+def control_plane(
+    parent: pulumi.Resource, name: str, plan: HuaweiLogs, cluster: huaweicloud.cce.Cluster
+) -> huaweicloud.cce.ClusterLogConfig:
+    """monitoring.logs.controlPlane: CCE's log configuration of the cluster, each named component on; the retention
+    is the logs' own (the rules keep it within CCE's 0 to 30 days)."""
+    return huaweicloud.cce.ClusterLogConfig(
+        f"{name}-control-plane-logs",
+        cluster_id=cluster.id,
+        ttl_in_days=plan.retention_days,
+        log_configs=[
+            huaweicloud.cce.ClusterLogConfigLogConfigArgs(name=component, enable=True)
+            for component in plan.control_plane
+        ],
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

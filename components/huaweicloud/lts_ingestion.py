@@ -27,7 +27,16 @@ from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, ResourceP
 # new CCE cluster (terraform-provider-huaweicloud's lts_cce_access: cluster_id "Changing this creates a new resource")
 REPLACES = ("region", "logGroupId", "logStreamId", "clusterId")
 HOST_GROUP_INPUTS = ("hostGroupName", "hostIds", "labels", "tags")
-ACCESS_INPUTS = ("accessConfigName", "paths", "singleLineMode", "pathType", "tags")
+ACCESS_INPUTS = (
+    "accessConfigName",
+    "paths",
+    "singleLineMode",
+    "pathType",
+    "stdout",
+    "stderr",
+    "namespaceRegex",
+    "tags",
+)
 # the huaweicloud: config key and the environment variable pulumi-huaweicloud reads instead (the region is an input)
 _CONFIG = {
     "accessKey": "HW_ACCESS_KEY",
@@ -112,11 +121,15 @@ class LtsApi:
             access_config_name=props["accessConfigName"],
             access_config_type=access_type,
             access_config_detail=model.AccessConfigDeatilCreate(
-                paths=list(props["paths"]),
+                paths=list(props["paths"]) or None,  # container_stdout takes none ("标准输出不用")
                 format=model.AccessConfigFormatCreate(
                     single=model.AccessConfigFormatSingleCreate(mode=props["singleLineMode"], value=None)
                 ),
                 path_type=props.get("pathType"),
+                # container_stdout (CCE): which streams, of which namespaces; absent for files
+                stdout=props.get("stdout"),
+                stderr=props.get("stderr"),
+                namespace_regex=props.get("namespaceRegex"),
             ),
             cluster_id=props.get("clusterId"),
             log_info=model.AccessConfigBaseLogInfoCreate(
@@ -134,11 +147,15 @@ class LtsApi:
             access_config_id=access_config_id,
             access_config_name=props["accessConfigName"],
             access_config_detail=model.AccessConfigDeatilUpdate(
-                paths=list(props["paths"]),
+                paths=list(props["paths"]) or None,  # container_stdout takes none ("标准输出不用")
                 format=model.AccessConfigFormatUpdate(
                     single=model.AccessConfigFormatSingle(mode=props["singleLineMode"], value=None)
                 ),
                 path_type=props.get("pathType"),
+                # container_stdout (CCE): which streams, of which namespaces; absent for files
+                stdout=props.get("stdout"),
+                stderr=props.get("stderr"),
+                namespace_regex=props.get("namespaceRegex"),
             ),
             cluster_id=props.get("clusterId"),
             host_group_info=model.AccessConfigHostGroupIdList(host_group_id_list=[host_group_id]),

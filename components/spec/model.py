@@ -238,8 +238,9 @@ class LogsConfig(_Model):
     retention_days: int = Field(30, ge=1, le=3653)
     """How long the log service keeps them (default 30; the values each cloud takes: catalog/monitoring.yaml logs)."""
     control_plane: tuple[ControlPlaneLog, ...] = Field((), strict=False)
-    """The Kubernetes control plane's log types shipped to the same service with the same retention and key (EKS:
-    api, audit, authenticator, controllerManager, scheduler; default none; needs kubernetes.clusterName)."""
+    """The Kubernetes control plane's log types shipped to the same service with the same retention (EKS: api, audit,
+    authenticator, controllerManager, scheduler, needs kubernetes.clusterName; CCE: all but authenticator, at most
+    30 days; default none)."""
 
     @field_validator("control_plane")
     @classmethod

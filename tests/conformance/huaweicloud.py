@@ -537,6 +537,14 @@ def _cce_addon(i: Inputs) -> list[Call]:
     return [Call("cce:CreateAddonInstance", cce.InstanceRequest, body, src)]
 
 
+def _cce_log_config(i: Inputs) -> list[Call]:
+    configs = [drop_none({"name": c.get("name"), "enable": c.get("enable")}) for c in i.ok("logConfigs") or []]
+    body = drop_none({"ttl_in_days": i.ok("ttlInDays"), "log_configs": configs or None})
+    i.get("clusterId")  # the request's path (api/v3/projects/{project_id}/cluster/{cluster_id}/log-configs)
+    src = f"{TF}/cce/resource_huaweicloud_cce_cluster_log_config.go buildClusterLogConfigCreateBodyParams (PUT)"
+    return [Call("cce:UpdateClusterLogConfig", cce.ClusterLogConfig, body, src)]
+
+
 def _sfs_turbo(i: Inputs) -> list[Call]:
     share = drop_none(
         {
@@ -600,6 +608,8 @@ def _lts_ingestion(i: Inputs) -> list[Call]:
                                    "singleLineMode", "logGroupId", "logStreamId")}  # fmt: skip
     # with CCE: the cluster, the custom identifier its ICAgent reports, the kind of files (absent on ECS stacks)
     props |= {k: i.get(k) for k in ("clusterId", "labels", "pathType") if k in i}
+    # CCE's container stdout: which streams of which namespaces (absent on the files' configuration)
+    props |= {k: i.get(k) for k in ("stdout", "stderr", "namespaceRegex") if k in i}
     i.get("region")  # the client's endpoint
     recorder = _Recorder()
     api = LtsApi(recorder)  # type: ignore[arg-type]
@@ -633,6 +643,7 @@ TRANSLATIONS: dict[str, Callable[[Inputs], list[Call]]] = {
     "huaweicloud:Cce/cluster:Cluster": _cce_cluster,
     "huaweicloud:Cce/nodePool:NodePool": _cce_node_pool,
     "huaweicloud:Cce/addon:Addon": _cce_addon,
+    "huaweicloud:Cce/clusterLogConfig:ClusterLogConfig": _cce_log_config,
     "huaweicloud:Sfs/turbo:Turbo": _sfs_turbo,
     "huaweicloud:Lts/group:Group": _lts_group,
     "huaweicloud:Lts/stream:Stream": _lts_stream,

@@ -719,6 +719,18 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
             f"{C}.monitoring.logs.enabled",
             {"@huaweicloud:region": "cn-east-3", "zone": "cn-east-3a", "monitoring": {"logs": {"enabled": True}}},
         ),
+        # monitoring.logs.controlPlane on CCE: its log configuration keeps 0 to 30 days and has no IAM authenticator
+        # (catalog/monitoring.yaml logs.huaweicloud.kubernetes.controlPlane)
+        (
+            "huaweicloud-cce-control-plane-retention",
+            f"{C}.monitoring.logs.retentionDays",
+            {**CCE, "monitoring": {"logs": {"enabled": True, "retentionDays": 60, "controlPlane": ["audit"]}}},
+        ),
+        (
+            "huaweicloud-cce-control-plane-authenticator",
+            f"{C}.monitoring.logs.controlPlane",
+            {**CCE, "monitoring": {"logs": {"enabled": True, "controlPlane": ["authenticator"]}}},
+        ),
     ],
 }
 

@@ -27,6 +27,7 @@ from ...catalog import monitoring as catalog_monitoring
 from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
+from ..kubernetes import releases
 
 STREAM = "nodes"
 _NAME = re.compile(r"[^A-Za-z0-9_.-]")  # LTS group and stream names: letters, digits, '_', '-' and '.'
@@ -57,6 +58,9 @@ class HuaweiLogs:
     part: Part | None  # the ECS nodes' bootstrap part; None with CCE, whose ICAgent is CCE's own
     warnings: tuple[str, ...]
     cce: CceLogs | None = None  # scheduler kubernetes: LTS's CCE ingestion in place of the ECS hosts'
+    # monitoring.logs.controlPlane: CCE's own names of the components whose logs CCE ships (cce.ClusterLogConfig)
+    control_plane: tuple[str, ...] = ()
+    stdout: CceStdout | None = None  # with CCE: the GPU software's container stdout, to its own stream
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,25 @@ class CceLogs:
 
     def label(self, cluster_id: str) -> str:
         return self.host_group_label.format(cluster_id=cluster_id)
+
+
+@dataclass(frozen=True)
+class CceStdout:
+    """A second CCE access configuration: the containers' stdout and stderr in the GPU software's namespaces
+    (catalog/logs/huaweicloud.yaml `kubernetes.stdout`), with its own LABEL host group of the same identifier."""
+
+    stream: str
+    host_group: str
+    access_config: str
+    namespaces: tuple[str, ...]
+    path_type: str  # container_stdout
+    stdout: bool
+    stderr: bool
+
+    @property
+    def namespace_regex(self) -> str:
+        """LTS's namespace_regex: exactly these namespaces (Kubernetes names: [a-z0-9-], nothing to escape)."""
+        return "^(" + "|".join(self.namespaces) + ")$"
 
 
 def logs_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
@@ -152,6 +175,13 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         f"{key}: the log group is not under the cluster's DEW key ({one_line(data()['encryption']['source'])}); "
         "LTS keeps the logs in its own storage"
     )
+    control_plane = _control_plane(spec) if cce else ()
+    if control_plane:
+        warnings.append(
+            f"{key}.controlPlane: CCE writes {', '.join(control_plane)} to the LTS log group it chooses for the "
+            f"cluster, not {group}, kept {logs.retention_days} days (the cluster's log configuration ttl_in_days) and "
+            "not under the cluster's DEW key"
+        )
     return HuaweiLogs(
         group=group,
         stream=STREAM,
@@ -165,7 +195,35 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         part=None if cce else icagent_part(spec.region),
         warnings=tuple(warnings),
         cce=cce,
+        control_plane=control_plane,
+        stdout=_stdout(spec, base) if cce else None,
     )
+
+
+def _stdout(spec: ClusterSpec, base: str) -> CceStdout | None:
+    """The GPU software: every in-cluster release but the monitoring chart's (None where none is installed)."""
+    monitoring_chart = catalog_monitoring.kubernetes_chart()
+    namespaces = sorted({r.namespace for r in releases(spec) if r.chart != monitoring_chart})
+    if not namespaces:
+        return None
+    k = data()["kubernetes"]["stdout"]
+    return CceStdout(
+        stream=str(k["stream"]),
+        host_group=f"{base}-stdout-hosts",
+        access_config=f"{base}-stdout",
+        namespaces=tuple(namespaces),
+        path_type=str(k["pathType"]),
+        stdout=bool(k["stdout"]),
+        stderr=bool(k["stderr"]),
+    )
+
+
+def _control_plane(spec: ClusterSpec) -> tuple[str, ...]:
+    """The spec's control plane types by CCE's names (catalog/monitoring.yaml logs.huaweicloud.kubernetes)."""
+    plane = catalog_monitoring.control_plane_logs("huaweicloud")
+    if plane is None:
+        return ()
+    return tuple(str(plane["names"][t]) for t in spec.monitoring.logs.control_plane)
 
 
 def _cce() -> CceLogs:

@@ -167,7 +167,19 @@ def _control_plane(ctx: Context) -> Iterator[ConfigError]:
         return
     if not cfg.monitoring.logs.enabled:
         yield ConfigError(k, "needs monitoring.logs.enabled: true (its retention and key are the logs' own)")
-    if _cluster_name_of(cfg) is None:
+    # the types and the retention the cloud's control plane logging takes (catalog: EKS takes every type)
+    unknown = [t for t in cfg.monitoring.logs.control_plane if t not in plane["types"]]
+    if unknown:
+        yield ConfigError(k, f"{', '.join(unknown)} is not shipped on {ctx.cloud}: one of {', '.join(plane['types'])}")
+    days = cfg.monitoring.logs.retention_days
+    why = _retention_problem(days, plane["retentionDays"]) if "retentionDays" in plane else None
+    if why is not None:
+        yield ConfigError(
+            f"{CLUSTER_KEY}.monitoring.logs.retentionDays",
+            f"{days}, but with controlPlane on {ctx.cloud} it is also the control plane logs' retention: {why} "
+            f"(catalog/monitoring.yaml logs.{ctx.cloud}.kubernetes.controlPlane); lower it or remove controlPlane",
+        )
+    if _needs_cluster_name(plane) and _cluster_name_of(cfg) is None:
         group = str(plane["group"]).replace("{cluster}", "<cluster name>")
         yield ConfigError(
             k,
@@ -180,11 +192,13 @@ def _control_plane(ctx: Context) -> Iterator[ConfigError]:
 def _cluster_name(ctx: Context) -> Iterator[ConfigError]:
     """`kubernetes.clusterName`: the EKS name, written only where it is built."""
     cfg = ctx.cfg
-    built = data.control_plane_logs(ctx.cloud) is not None and cfg.scheduler == "kubernetes"
+    plane = data.control_plane_logs(ctx.cloud)
+    built = plane is not None and _needs_cluster_name(plane) and cfg.scheduler == "kubernetes"
     if _cluster_name_of(cfg) is not None and not built:
         yield ConfigError(
             f"{CLUSTER_KEY}.kubernetes.clusterName",
-            f"is built with scheduler kubernetes on {_control_plane_clouds()} only (where the control plane's logs "
+            f"is built with scheduler kubernetes on {_control_plane_clouds(named=True)} only (where the control "
+            "plane's logs "
             f"need the name first), got scheduler {cfg.scheduler} on {ctx.cloud}; remove it",
         )
 
@@ -193,8 +207,15 @@ def _cluster_name_of(cfg: ClusterConfig) -> str | None:
     return cfg.kubernetes.cluster_name if cfg.kubernetes is not None else None
 
 
-def _control_plane_clouds() -> str:
-    return ", ".join(c for c in data.built("logs") if data.control_plane_logs(c) is not None) or "none"
+def _needs_cluster_name(plane: dict[str, Any]) -> bool:
+    """The control plane's log group is named after the cluster (EKS), so the name must be known first."""
+    return "{cluster}" in str(plane.get("group", ""))
+
+
+def _control_plane_clouds(named: bool = False) -> str:
+    """The clouds that ship the control plane's logs (`named`: those whose group needs kubernetes.clusterName)."""
+    clouds = [(c, data.control_plane_logs(c)) for c in data.built("logs")]
+    return ", ".join(c for c, p in clouds if p is not None and (not named or _needs_cluster_name(p))) or "none"
 
 
 def _logs(ctx: Context) -> Iterator[ConfigError]:
