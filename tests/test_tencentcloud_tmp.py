@@ -1,0 +1,220 @@
+"""monitoring.prometheus managed on Tencent Cloud (TMP), the pure layout (layout/tencentcloud/tmp.py) and the login
+node's token script on stubs: the instance's retention from TMP's allowed values, one TMP rule per rule of
+bootstrap/monitoring.py rule_list, the agent's remote write with basic auth (APPID, the token file), Grafana's data
+source reading the token from its environment, the token unit ordered before both readers, the grant on the one
+instance, and the user data within Tencent's 16 KB. Nothing is built yet: the spec still refuses `managed`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components import bootstrap
+from components.bootstrap import monitoring
+from components.bootstrap.monitoring import Thresholds, rule_list
+from components.layout.tencentcloud import monitoring as tc_monitoring
+from components.layout.tencentcloud import tmp
+from components.layout.tencentcloud.nodes import USER_DATA_MAX
+
+from .conftest import spec_of
+from .hook_helpers import assert_shellcheck_clean, run_hook, stub_bin
+from .test_tencentcloud_resources import tencent_values
+from .test_tencentcloud_slurm import PYTHON3
+
+
+def managed_spec(**cluster):
+    spec = spec_of(tencent_values(login={}, **cluster))
+    assert spec.prometheus == "selfHosted"
+    return replace(spec, prometheus="managed")  # the spec refuses it until the cloud package builds TMP
+
+
+@pytest.fixture(scope="module")
+def plan():
+    found = tmp.plan(managed_spec())
+    assert found is not None
+    return found
+
+
+def files_of(parts) -> dict[str, str]:
+    doc = yaml.safe_load(bootstrap.cloud_init(parts))
+    return {f["path"]: f["content"] for f in doc.get("write_files", [])}
+
+
+def test_only_a_login_nodes_managed_prometheus_gets_tmp():
+    spec = managed_spec()
+    assert tmp.plan(replace(spec, prometheus="selfHosted")) is None
+    assert tmp.plan(replace(spec, prometheus="none")) is None
+    assert tmp.plan(replace(spec, login=None)) is None
+
+
+@pytest.mark.parametrize(("days", "kept"), [(1, 15), (15, 15), (16, 30), (91, 180), (730, 730), (731, None)])
+def test_the_retention_is_the_smallest_tmp_takes_at_or_above_the_asked(days, kept):
+    # monitor.TmpInstance data_retention_time: "Value range: 15, 30, 45, 90, 180, 365, 730"
+    assert tmp.retention_days(days) == kept
+
+
+def test_the_instance_keeps_the_specs_retention_rounded_up(plan):
+    assert plan.data_retention_time == 15  # monitoring.retentionDays' default, 15
+    assert tmp.plan(replace(managed_spec(), monitoring=managed_spec().monitoring.model_copy(
+        update={"retention_days": 40}))).data_retention_time == 45  # fmt: skip
+
+
+def test_one_tmp_rule_per_rule_of_the_rule_list_named_by_the_cluster(plan):
+    spec = managed_spec()
+    listed = rule_list(Thresholds(**spec.monitoring.alerts.model_dump()))
+    assert [r.rule_name for r in plan.rules] == [f"{spec.name}-{r['alert']}" for r in listed]
+    for rule, source in zip(plan.rules, listed, strict=True):
+        assert rule.expr == source["expr"] and rule.duration == source["for"] and rule.duration.endswith("m")
+        assert dict(rule.labels) == {**source["labels"], "cluster": spec.name}
+        assert dict(rule.annotations) == source["annotations"]
+
+
+def test_the_agent_writes_with_basic_auth_the_appid_and_the_token_file(plan):
+    files = files_of(plan.parts)
+    prom = yaml.safe_load(files[monitoring.PROMETHEUS_YML])
+    assert prom["remote_write"] == [
+        {
+            "url": tmp.REMOTE_WRITE_PLACEHOLDER,
+            "basic_auth": {"username": tmp.APPID_PLACEHOLDER, "password_file": tmp.TOKEN_FILE},
+        }
+    ]
+    assert "rule_files" not in prom and "alerting" not in prom  # TMP evaluates the rules
+    assert monitoring.RULES_YML not in files
+    assert "--enable-feature=agent" in files["/etc/systemd/system/gpu-cluster-prometheus.service"]
+
+
+def test_grafana_reads_the_instance_with_the_token_from_its_environment(plan):
+    files = files_of(plan.parts)
+    [source] = yaml.safe_load(files["/etc/grafana/provisioning/datasources/gpu-cluster.yaml"])["datasources"]
+    assert source["url"] == tmp.QUERY_PLACEHOLDER and source["uid"] == "prometheus"
+    assert source["basicAuth"] is True and source["basicAuthUser"] == tmp.APPID_PLACEHOLDER
+    assert source["secureJsonData"] == {"basicAuthPassword": "$GF_TMP_TOKEN"}
+    dropin = files["/etc/systemd/system/grafana-server.service.d/gpu-cluster-tmp.conf"]
+    assert f"EnvironmentFile={tmp.GRAFANA_ENV}" in dropin
+
+
+def test_the_token_unit_comes_first_and_both_readers_require_it(plan):
+    assert plan.parts[0].name == "tmp-token"
+    files = files_of(plan.parts)
+    for reader in tmp.READERS:
+        dropin = files[f"/etc/systemd/system/{reader}.d/gpu-cluster-tmp.conf"]
+        assert f"Requires={tmp.TOKEN_UNIT}\nAfter={tmp.TOKEN_UNIT}\n" in dropin
+    assert "RemainAfterExit=yes" in files[f"/etc/systemd/system/{tmp.TOKEN_UNIT}"]
+    assert files[tmp.TOKEN_SCRIPT] == bootstrap.script("tencentcloud_tmp_token.sh")
+    env = files[tmp.TOKEN_ENV]
+    for line in (
+        f'TMP_INSTANCE="{tmp.INSTANCE_PLACEHOLDER}"',
+        'MONITOR_ENDPOINT="monitor.internal.tencentcloudapi.com"',
+        'TOKEN_GROUP="prometheus"',
+        'TCCLI_VENV="/opt/gpu-cluster/tccli"',
+    ):
+        assert line in env
+    # no token anywhere in the user data: it is read at boot
+    assert "AuthToken" not in json.dumps([f for f in files if f != tmp.TOKEN_SCRIPT])
+
+
+def test_the_grant_is_describe_prometheus_instances_on_this_instance_only(plan):
+    assert plan.token_resource == "qcs::monitor:{region}:{account}:prom-instance/{instance}"
+    resource = plan.token_resource.format(region="ap-guangzhou", account="uin/1", instance="prom-abc")
+    assert json.loads(plan.policy_document(resource)) == {
+        "version": "2.0",
+        "statement": [{"effect": "allow", "action": ["monitor:DescribePrometheusInstances"], "resource": [resource]}],
+    }
+
+
+def test_the_login_nodes_user_data_stays_under_16_kb(plan):
+    # the placeholders are longer than the ids and addresses that replace them
+    assert len(bootstrap.gzip_b64(bootstrap.cloud_init(plan.parts))) <= USER_DATA_MAX
+
+
+def test_the_agents_config_passes_promtool(plan, tmp_path):
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is not installed (Debian package prometheus)")
+    text = files_of(plan.parts)[monitoring.PROMETHEUS_YML]
+    token = tmp_path / "token"
+    token.write_text("t")
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        text.replace(tmp.REMOTE_WRITE_PLACEHOLDER, "http://10.0.0.9:9090/api/v1/prom/write")
+        .replace(tmp.TOKEN_FILE, str(token))
+        .replace(tc_monitoring.TARGETS_FILE, str(tmp_path / "targets.json"))
+    )
+    run = subprocess.run([promtool, "check", "config", "--agent", str(config)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+# --- the token script on stubs ---------------------------------------------------------------------------------------
+
+TOKEN = "tok-abc123"
+
+
+def run_token(tmp_path: Path, answer: dict | None, **env: str):
+    (tmp_path / "answer.json").write_text(json.dumps(answer) if answer is not None else "")
+    env_file = tmp_path / "tmp.env"
+    env_file.write_text(
+        'REGION="ap-shanghai"\nTMP_INSTANCE="prom-abc"\nMONITOR_ENDPOINT="monitor.internal.tencentcloudapi.com"\n'
+        f'TOKEN_FILE="{tmp_path / "token"}"\nTOKEN_GROUP="{env.pop("GROUP", "")}"\n'
+        f'GRAFANA_ENV="{tmp_path / "grafana.env"}"\n'
+        'TCCLI_INDEX="http://mirrors.tencentyun.com/pypi/simple"\nTCCLI_HOST="mirrors.tencentyun.com"\n'
+        f'TCCLI_VENV="{tmp_path / "tccli"}"\nTCCLI_LOCK="{tmp_path / "tccli.lock"}"\n'
+    )
+    hook = tmp_path / "tmp-token.sh"
+    hook.write_text(bootstrap.script("tencentcloud_tmp_token.sh"))
+    logs = {n: tmp_path / f"{n}.log" for n in ("pip", "tccli")}
+    full = {
+        "ENV_FILE": str(env_file),
+        "ANSWER": str(tmp_path / "answer.json"),
+        "PIP_LOG": str(logs["pip"]),
+        "TCCLI_LOG": str(logs["tccli"]),
+        "REAL_PYTHON3": str(shutil.which("python3")),
+        **env,
+    }
+    tools = ("cat", "chmod", "chgrp", "mkdir", "mv", "printf", "flock")
+    proc = run_hook(hook, stub_bin(tmp_path, {"python3": PYTHON3}, tools), full, isolated=True)
+    return proc, {n: p.read_text().splitlines() if p.exists() else [] for n, p in logs.items()}
+
+
+def answer(token: str = TOKEN) -> dict:
+    return {"InstanceSet": [{"InstanceId": "prom-abc", "AuthToken": token}], "TotalCount": 1, "RequestId": "r"}
+
+
+def test_the_token_is_read_with_the_cvm_role_and_kept_for_the_agent_and_grafana(tmp_path):
+    group = subprocess.run(["id", "-gn"], capture_output=True, text=True, check=True).stdout.strip()
+    proc, logs = run_token(tmp_path, answer(), GROUP=group)
+    assert proc.returncode == 0, proc.stderr
+    assert TOKEN not in proc.stdout + proc.stderr
+    assert logs["tccli"] == [
+        'monitor DescribePrometheusInstances --region ap-shanghai --InstanceIds ["prom-abc"] '
+        "--endpoint monitor.internal.tencentcloudapi.com --use-cvm-role"
+    ]
+    token, grafana = tmp_path / "token", tmp_path / "grafana.env"
+    assert token.read_text() == TOKEN and oct(token.stat().st_mode & 0o777) == "0o440"
+    assert grafana.read_text() == f"GF_TMP_TOKEN={TOKEN}\n" and oct(grafana.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_refused_describe_fails_and_writes_nothing(tmp_path):
+    proc, _ = run_token(tmp_path, answer(), DENY="1")
+    assert proc.returncode != 0 and "monitor:DescribePrometheusInstances prom-abc failed" in proc.stderr
+    assert not (tmp_path / "token").exists() and not (tmp_path / "grafana.env").exists()
+
+
+@pytest.mark.parametrize("reply", [answer(""), {"InstanceSet": [], "TotalCount": 0}, None])
+def test_an_answer_without_a_token_fails_and_writes_nothing(tmp_path, reply):
+    proc, _ = run_token(tmp_path, reply)
+    assert proc.returncode != 0 and "no AuthToken for prom-abc" in proc.stderr
+    assert not (tmp_path / "token").exists()
+
+
+def test_the_token_script_is_shellcheck_clean_as_written_and_as_rendered(tmp_path):
+    assert_shellcheck_clean(Path(bootstrap.__file__).parent / "tencentcloud_tmp_token.sh")
+    rendered = tmp_path / "tmp-token.sh"
+    rendered.write_text(bootstrap.script("tencentcloud_tmp_token.sh"))
+    assert 'tencentcloud_ssm.sh"' not in rendered.read_text()
+    assert_shellcheck_clean(rendered)
