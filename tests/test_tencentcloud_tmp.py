@@ -36,9 +36,14 @@ def managed_spec(**cluster):
 
 @pytest.fixture(scope="module")
 def plan():
-    found = tmp.plan(managed_spec())
-    assert found is not None
-    return found
+    return tmp_of(managed_spec())
+
+
+def tmp_of(spec):
+    found = tc_monitoring.plan(spec)
+    assert found is not None and found.tmp is not None
+    assert found.parts == found.tmp.parts  # the login node runs the agent, not the self-hosted Prometheus
+    return found.tmp
 
 
 def files_of(parts) -> dict[str, str]:
@@ -48,9 +53,9 @@ def files_of(parts) -> dict[str, str]:
 
 def test_only_a_login_nodes_managed_prometheus_gets_tmp():
     spec = managed_spec()
-    assert tmp.plan(replace(spec, prometheus="selfHosted")) is None
-    assert tmp.plan(replace(spec, prometheus="none")) is None
-    assert tmp.plan(replace(spec, login=None)) is None
+    assert tc_monitoring.plan(replace(spec, prometheus="selfHosted")).tmp is None
+    assert tc_monitoring.plan(replace(spec, prometheus="none")) is None
+    assert tc_monitoring.plan(replace(spec, login=None)) is None
 
 
 @pytest.mark.parametrize(("days", "kept"), [(1, 15), (15, 15), (16, 30), (91, 180), (730, 730), (731, None)])
@@ -61,8 +66,8 @@ def test_the_retention_is_the_smallest_tmp_takes_at_or_above_the_asked(days, kep
 
 def test_the_instance_keeps_the_specs_retention_rounded_up(plan):
     assert plan.data_retention_time == 15  # monitoring.retentionDays' default, 15
-    assert tmp.plan(replace(managed_spec(), monitoring=managed_spec().monitoring.model_copy(
-        update={"retention_days": 40}))).data_retention_time == 45  # fmt: skip
+    longer = managed_spec().monitoring.model_copy(update={"retention_days": 40})
+    assert tmp_of(replace(managed_spec(), monitoring=longer)).data_retention_time == 45
 
 
 def test_one_tmp_rule_per_rule_of_the_rule_list_named_by_the_cluster(plan):

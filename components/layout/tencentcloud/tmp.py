@@ -23,12 +23,11 @@ from urllib.parse import urlsplit
 
 from ... import bootstrap
 from ...bootstrap import File, Part
-from ...bootstrap.monitoring import RemoteWrite, Thresholds, rule_list
+from ...bootstrap.monitoring import Discovery, RemoteWrite, Thresholds, rule_list
 from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
 from ..monitoring import login_part
 from .logs import data as logs_data
-from .monitoring import POLICY_NAME, discovery, targets_part
 from .slurm import TCCLI_LOCK
 
 # known at deploy: the cloud package puts the provider's outputs in their place
@@ -164,20 +163,20 @@ ExecStart={TOKEN_SCRIPT}
     )
 
 
-def plan(spec: ClusterSpec) -> TencentTmp | None:
-    """TMP for a login node's managed Prometheus; None without a login node or with another prometheus."""
+def plan(spec: ClusterSpec, discovery: Discovery, targets: Part, policy_name: str) -> TencentTmp | None:
+    """TMP for a login node's managed Prometheus (None otherwise); `discovery` and `targets`: the self-hosted
+    Prometheus's (layout/tencentcloud/monitoring.py), which the agent keeps."""
     if spec.login is None or spec.prometheus != "managed" or spec.kubernetes is not None:
         return None
     data = entry()
     retention = retention_days(spec.monitoring.retention_days)
     assert retention is not None  # the spec refuses a retention TMP does not take
-    parts = (token_part(spec), login_part(spec, discovery(), remote=remote_write()), targets_part(spec))
     return TencentTmp(
         instance_name=f"{spec.name}-{spec.stack}"[:60],
         data_retention_time=retention,
         rules=tmp_rules(spec),
-        parts=parts,
-        policy_name=POLICY_NAME.sub("-", f"{spec.name}-{spec.stack}-tmp-token")[:128],
+        parts=(token_part(spec), login_part(spec, discovery, remote=remote_write()), targets),
+        policy_name=policy_name,
         token_action=str(data["tokenAction"]),
         token_resource=str(data["tokenResource"]),
         service=str(data["service"]),
