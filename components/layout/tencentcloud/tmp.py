@@ -1,5 +1,5 @@
 """monitoring.prometheus managed on Tencent Cloud, pure: TencentCloud Managed Service for Prometheus (TMP) in VM and
-Slurm modes (catalog/monitoring.yaml managedNotBuilt.tencentcloud: what it takes, and the data of `layout`).
+Slurm modes (catalog/monitoring.yaml managed.tencentcloud: why it is built this way, and its data).
 
 Shaped as AWS's AMP (layout/aws/monitoring.py): the login node's Prometheus runs in agent mode and remote-writes to
 the TMP instance; Grafana stays on the login node with the instance as its data source; TMP evaluates the alert
@@ -10,8 +10,6 @@ and the provider does not output the token, so the login node reads it at boot w
 (bootstrap/tencentcloud_tmp_token.sh; the role may describe this instance only) before the agent and Grafana start:
 their units require the token's. The APPID, the instance's addresses and id are known at deploy only: placeholders
 the cloud package fills (user.get_info app_id; TmpInstance remote_write, api_root_path, id).
-
-Nothing builds this yet: `managed` stays refused on Tencent until the cloud package does.
 """
 
 from __future__ import annotations
@@ -77,8 +75,8 @@ class TencentTmp:
 
 
 def entry() -> dict[str, Any]:
-    built = catalog_monitoring.data()["managedNotBuilt"]["tencentcloud"]["layout"]
-    assert isinstance(built, dict)
+    built = catalog_monitoring.managed("tencentcloud")
+    assert built is not None  # catalog/monitoring.yaml managed.tencentcloud
     return built
 
 
