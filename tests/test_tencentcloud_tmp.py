@@ -6,6 +6,8 @@ instance, and the user data within Tencent's 16 KB. Nothing is built yet: the sp
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import shutil
 import subprocess
@@ -18,12 +20,15 @@ import yaml
 from components import bootstrap
 from components.bootstrap import monitoring
 from components.bootstrap.monitoring import Thresholds, rule_list
+from components.errors import ConfigErrors
 from components.layout.tencentcloud import monitoring as tc_monitoring
 from components.layout.tencentcloud import tmp
 from components.layout.tencentcloud.nodes import USER_DATA_MAX
+from components.spec import build_spec
 
-from .conftest import spec_of
+from .conftest import one, plan_stack_with, resources_of, spec_of
 from .hook_helpers import assert_shellcheck_clean, run_hook, stub_bin
+from .test_tencentcloud_kubernetes import tke_values
 from .test_tencentcloud_resources import tencent_values
 from .test_tencentcloud_slurm import PYTHON3
 
@@ -223,3 +228,87 @@ def test_the_token_script_is_shellcheck_clean_as_written_and_as_rendered(tmp_pat
     rendered.write_text(bootstrap.script("tencentcloud_tmp_token.sh"))
     assert 'tencentcloud_ssm.sh"' not in rendered.read_text()
     assert_shellcheck_clean(rendered)
+
+
+# --- the spec ------------------------------------------------------------------------------------------------------
+
+
+def test_managed_is_accepted_with_a_login_node_and_keeps_the_retention():
+    assert build_spec(tencent_values(login={}, monitoring={"prometheus": "managed"}), "t").prometheus == "managed"
+
+
+def test_a_retention_past_tmps_longest_is_one_keyed_line():
+    with pytest.raises(ConfigErrors) as info:
+        build_spec(tencent_values(login={}, monitoring={"prometheus": "managed", "retentionDays": 800}), "t")
+    [error] = info.value.errors
+    assert error.key == "gpu-cluster:cluster.monitoring.prometheus"
+    assert "at most 730 days" in error.message and "15, 30, 45, 90, 180, 365, 730" in error.message
+
+
+def test_on_tke_it_is_refused_saying_why():
+    with pytest.raises(ConfigErrors) as info:
+        build_spec(tke_values(monitoring={"prometheus": "managed"}), "t")
+    messages = [e.message for e in info.value.errors if e.key == "gpu-cluster:cluster.monitoring.prometheus"]
+    assert messages and "TmpTkeClusterAgent" in messages[0]
+
+
+# --- registered with the mocks -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=["tencentcloud-dev", "tencentcloud-slurm"])
+def planned(request):
+    return request.param, plan_stack_with(request.param, monitoring={"prometheus": "managed"})
+
+
+def test_the_instance_is_in_the_clusters_vpc_subnet_and_zone(planned):
+    stack, plan = planned
+    instance = one(plan, "Monitor/tmpInstance:TmpInstance")["inputs"]
+    vpc = one(plan, "Vpc/instance:Instance")
+    subnet = [s for s in resources_of(plan, "Subnet/instance:Instance") if s["name"].endswith("-nodes")]
+    assert instance["vpcId"] == f"<id of {vpc['name']}>" and instance["subnetId"] == f"<id of {subnet[0]['name']}>"
+    assert instance["dataRetentionTime"] == 15 and instance["instanceName"].endswith(stack)
+    assert instance["zone"] == subnet[0]["inputs"]["availabilityZone"]
+
+
+def test_one_enabled_rule_per_rule_without_receivers(planned):
+    _, plan = planned
+    rules = resources_of(plan, "Monitor/tmpAlertRule:TmpAlertRule")
+    cluster = one(plan, "Monitor/tmpInstance:TmpInstance")["inputs"]["tags"]["gpu-cluster:cluster"]
+    listed = rule_list(Thresholds(**managed_spec().monitoring.alerts.model_dump()))
+    assert sorted(r["inputs"]["ruleName"] for r in rules) == sorted(f"{cluster}-{r['alert']}" for r in listed)
+    for rule in rules:
+        i = rule["inputs"]
+        assert i["instanceId"].startswith("<id of") and i["instanceId"].endswith("-tmp>")
+        assert i["receivers"] == [] and i["ruleState"] == 2
+        assert {"key": "cluster", "value": cluster} in i["labels"]
+        assert "summary" in {a["key"] for a in i["annotations"]}
+
+
+def test_the_grant_is_the_token_read_on_this_instance_attached_to_the_login_nodes_role(planned):
+    _, plan = planned
+    [policy] = [p for p in resources_of(plan, "Cam/policy:Policy") if p["name"].endswith("-tmp-policy")]
+    [statement] = json.loads(policy["inputs"]["document"])["statement"]
+    assert statement["action"] == ["monitor:DescribePrometheusInstances"]
+    [resource] = statement["resource"]
+    assert resource.startswith("qcs::monitor:") and ":uin/" in resource and resource.endswith("-tmp>")
+    [attach] = [a for a in resources_of(plan, "RolePolicyAttachmentByName") if a["name"].endswith("-role-tmp")]
+    assert attach["inputs"]["policyName"] == policy["inputs"]["name"]
+
+
+def test_the_login_nodes_user_data_has_the_token_part_and_the_agent_under_16_kb(planned):
+    _, plan = planned
+    [login] = [r["inputs"] for r in resources_of(plan, "Instance/instance:Instance") if r["name"].endswith("-login")]
+    assert len(login["userData"]) <= USER_DATA_MAX
+    doc = yaml.safe_load(gzip.decompress(base64.b64decode(login["userData"])).decode())
+    files = {f["path"]: f["content"] for f in doc["write_files"]}
+    # Slurm's login node gets its parts without comments (layout/tencentcloud/__init__.py: the 16 KB)
+    assert '/bin/tccli" monitor DescribePrometheusInstances' in files[tmp.TOKEN_SCRIPT]
+    prom = yaml.safe_load(files[monitoring.PROMETHEUS_YML])
+    assert prom["remote_write"][0]["basic_auth"]["password_file"] == tmp.TOKEN_FILE
+
+
+def test_the_output_names_the_instance_and_its_rules(planned):
+    _, plan = planned
+    out = plan.as_json()["outputs"]["monitoring"]
+    assert out["prometheus"] == "managed" and out["service"] == "TencentCloud Managed Service for Prometheus (TMP)"
+    assert out["workspace"].endswith("-tmp>") and out["retentionDays"] == 15 and len(out["rules"]) >= 5
