@@ -20,13 +20,14 @@ import yaml
 from components import bootstrap
 from components.bootstrap import monitoring
 from components.bootstrap.monitoring import Thresholds, rule_list
+from components.diff import diff_plans
 from components.errors import ConfigErrors
 from components.layout.tencentcloud import monitoring as tc_monitoring
 from components.layout.tencentcloud import tmp
 from components.layout.tencentcloud.nodes import USER_DATA_MAX
 from components.spec import build_spec
 
-from .conftest import one, plan_stack_with, resources_of, spec_of
+from .conftest import ROOT, load_stack, one, plan_json, plan_stack_with, resources_of, spec_of
 from .hook_helpers import assert_shellcheck_clean, run_hook, stub_bin
 from .test_tencentcloud_kubernetes import tke_values
 from .test_tencentcloud_resources import tencent_values
@@ -312,3 +313,39 @@ def test_the_output_names_the_instance_and_its_rules(planned):
     out = plan.as_json()["outputs"]["monitoring"]
     assert out["prometheus"] == "managed" and out["service"] == "TencentCloud Managed Service for Prometheus (TMP)"
     assert out["workspace"].endswith("-tmp>") and out["retentionDays"] == 15 and len(out["rules"]) >= 5
+
+
+# --- day 2 --------------------------------------------------------------------------------------------------------
+
+
+def _changes(d):
+    return sorted(
+        (c.name, c.verdict, sorted({x.path.split(".")[0].split("[")[0] for x in c.changes})) for c in d.changed
+    )
+
+
+def test_switching_a_deployed_stack_to_managed_updates_the_login_node_and_adds_tmp():
+    shipped = load_stack(ROOT, "tencentcloud-dev").values["gpu-cluster:cluster"]["monitoring"]  # logs on: kept
+    new = plan_stack_with("tencentcloud-dev", monitoring={**shipped, "prometheus": "managed"})
+    d = diff_plans(plan_json(plan_stack_with("tencentcloud-dev")), plan_json(new))
+    assert _changes(d) == [("tc-dev-tencentcloud-login", "update", ["userData"])]
+    assert d.deleted == []
+    created = sorted(urn.rsplit("::", 1)[1] for urn in d.created)
+    assert [c for c in created if "-tmp-rule-" not in c] == [
+        "tc-dev-tencentcloud-role-tmp",
+        "tc-dev-tencentcloud-tmp",
+        "tc-dev-tencentcloud-tmp-policy",
+    ]
+    assert len([c for c in created if "-tmp-rule-" in c]) == len(new.as_json()["outputs"]["monitoring"]["rules"])
+    assert {c.key: c for c in d.spec_changes}["cluster.monitoring.prometheus"].policy == "in-place"
+
+
+def test_a_threshold_changes_the_tmp_rule_only():
+    base = plan_stack_with("tencentcloud-dev", monitoring={"prometheus": "managed"})
+    moved = plan_stack_with("tencentcloud-dev", monitoring={"prometheus": "managed", "alerts": {"gpuIdlePercent": 10}})
+    d = diff_plans(plan_json(base), plan_json(moved))
+    [(name, verdict, paths)] = _changes(d)
+    # the summary names the threshold too
+    assert name == "tc-dev-tencentcloud-tmp-rule-GpuIdle" and paths == ["annotations", "expr"]
+    assert d.created == [] and d.deleted == []
+    assert verdict == "may-replace"  # TmpAlertRule has no entry in diff/replacement/tencentcloud.yaml: unverified
