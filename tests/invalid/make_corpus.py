@@ -555,7 +555,7 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "tencentcloud": [
-        # prometheus managed (TMP): a retention TMP does not take, and TKE (catalog/monitoring.yaml managed.tencentcloud)
+        # prometheus managed (TMP): a retention TMP does not take, and TKE (catalog managed.tencentcloud)
         (
             "tencentcloud-prometheus-managed-retention",
             f"{C}.monitoring.prometheus",
