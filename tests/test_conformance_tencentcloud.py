@@ -31,6 +31,7 @@ MODELS = {
     "kms": "tencentcloud.kms.v20190118.models",
     "cloudaudit": "tencentcloud.cloudaudit.v20190319.models",
     "as": "tencentcloud.autoscaling.v20180419.models",
+    "monitor": "tencentcloud.monitor.v20180724.models",
 }
 RULES = _rules.load(conf.RULES)
 _PLANS: dict[str, object] = {}

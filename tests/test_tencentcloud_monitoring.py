@@ -23,14 +23,11 @@ from tencentcloud.cvm.v20170312 import models as cvm
 
 from components import bootstrap
 from components.bootstrap import monitoring
-from components.catalog import monitoring as catalog_monitoring
 from components.diff import diff_plans
-from components.errors import ConfigErrors
 from components.layout import file_sd
 from components.layout import tencentcloud as tc
 from components.layout.tencentcloud import monitoring as tc_monitoring
 from components.layout.tencentcloud.nodes import USER_DATA_MAX
-from components.spec import build_spec
 
 from .conftest import ROOT, load_stack, plan_json, plan_stack_with, plan_values, resources_of, spec_of
 from .hook_helpers import assert_shellcheck_clean, run_hook, stub_bin
@@ -70,20 +67,6 @@ def test_auto_is_none_without_a_login_node_or_without_nat():
     assert spec_of(with_login(network={"egress": "none"})).prometheus == "none"
     assert spec_of(with_login()).prometheus == "selfHosted"
     assert tc.plan(spec_of(with_login(monitoring={"prometheus": "none"}))).monitoring is None
-
-
-def test_managed_is_one_keyed_line_saying_why_tmp_is_not_built_and_registers_nothing():
-    # TMP's remote write takes only its instance token, which monitor.TmpInstance does not output
-    # (catalog/monitoring.yaml managedNotBuilt.tencentcloud); the reason and the alternatives reach the user
-    with pytest.raises(ConfigErrors) as info:
-        build_spec(with_login(monitoring={"prometheus": "managed"}), "t")
-    [error] = info.value.errors
-    assert error.key == "gpu-cluster:cluster.monitoring.prometheus"
-    for said in ("TencentCloud Managed Service for Prometheus (TMP)", "token", "DescribePrometheusInstances"):
-        assert said in error.message
-    assert error.message.endswith("(built on: aws, azure, gcp, alicloud); use selfHosted or none")
-    entry = catalog_monitoring.data()["managedNotBuilt"]["tencentcloud"]
-    assert "tmp_instance.py" in entry["source"] and catalog_monitoring.managed("tencentcloud") is None
 
 
 def test_the_discovery_is_the_file_the_timer_writes_and_relabels_as_the_other_clouds():

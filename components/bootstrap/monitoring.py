@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,8 @@ class RemoteWrite:
     query_url: str  # Grafana's data source URL (the workspace's Prometheus-compatible query endpoint)
     datasource_auth: Mapping[str, Any]  # the data source's jsonData authentication settings
     grafana_env: Mapping[str, str]  # GF_* settings the data source's authentication needs
+    # the data source's top-level settings beside jsonData (basicAuth, basicAuthUser, secureJsonData: Tencent's TMP)
+    datasource_fields: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -318,6 +320,7 @@ def _grafana_files(remote: RemoteWrite | None) -> tuple[File, ...]:
     }
     if remote is not None:
         source["jsonData"] = dict(remote.datasource_auth)
+        source.update(remote.datasource_fields)
     datasource = {"apiVersion": 1, "datasources": [source]}
     provider = {
         "apiVersion": 1,

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from ..layout.tencentcloud import TencentLayout
-from . import access, audit, encryption, identity, kubernetes, logs, monitoring, network, nodes, slurm
+from . import access, audit, encryption, identity, kubernetes, logs, monitoring, network, nodes, slurm, tmp
 
 TYPE = "gpu-cluster:tencentcloud:Cluster"
 
@@ -46,15 +46,18 @@ class CloudCluster(pulumi.ComponentResource):
             None if tke else nodes.build(self, name, layout, self.network, key_ids, role, tags, kms_key_id, head)
         )
         self.kubernetes = kubernetes.build(self, name, layout, self.network, key_ids, role, tags) if tke else None
+        # monitoring.prometheus managed: TMP, whose id and addresses the login node's user data takes
+        self.tmp = tmp.build(self, name, layout, self.network, tags)
         self.login = access.build_login(
             self, name, layout, self.network, key_ids, role, tags,
-            self.slurm.login_user_data() if self.slurm else None, slurm.login_ingress(self.slurm, nodes_sg),
+            tmp.login_user_data(layout, self.slurm, self.tmp), slurm.login_ingress(self.slurm, nodes_sg),
         )  # fmt: skip
         login_sg = self.login.security_group if self.login else None
         scrapes = monitoring.scrape_ingress(layout, self.login)
         network.node_rules(self, name, layout, nodes_sg, [*scrapes, *slurm.node_ingress(self.slurm, login_sg)])
         slurm.head_rules(self, name, self.slurm, nodes_sg, login_sg)
         monitoring.build(self, name, layout, role)
+        tmp.grant(self, name, layout, self.tmp, role)
         cluster = self.kubernetes.cluster if self.kubernetes else None
         # monitoring.logs: CLS (LogListener in the user data; on TKE the cluster's log agent and LogConfigs)
         self.logs = logs.build(self, name, layout, role, tags, cluster)
@@ -77,7 +80,7 @@ class CloudCluster(pulumi.ComponentResource):
             "gpuDriver": layout.gpu_driver,  # None with an image of your own, and on TKE (the GPU operator installs it)
             "identity": self.identity.output(layout),
             "access": (access_out := access.output(layout, self.login)),
-            "monitoring": monitoring.output(layout, self.login),
+            "monitoring": monitoring.output(layout, self.login, self.tmp),
             "placementApplied": layout.placement_applied,
             "fabricUsable": layout.fabric_usability.describe(),
             # a hostfile for mpirun / torchrun

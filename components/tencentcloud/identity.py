@@ -70,7 +70,7 @@ def custom_grant(
     names: tuple[str, str],
     policy_name: str,
     description: str,
-    document: str,
+    document: pulumi.Input[str],
     role_name: pulumi.Output[str],
 ) -> tencentcloud.cam.RolePolicyAttachmentByName:
     """A custom policy (`names`: its resource name and its attachment's) attached to the nodes' role by name, as the

@@ -14,10 +14,13 @@ from typing import Any
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
+from ..catalog import monitoring as catalog_monitoring
 from ..layout.monitoring import NO_PATH, login_summary, ssh_forward
 from ..layout.tencentcloud import TencentLayout
+from ..text import one_line
 from .access import Login
 from .identity import custom_grant
+from .tmp import Tmp
 
 
 def build(
@@ -53,9 +56,9 @@ def scrape_ingress(layout: TencentLayout, login: Login | None) -> list[tencentcl
     ]
 
 
-def output(layout: TencentLayout, login: Login | None) -> dict[str, Any]:
+def output(layout: TencentLayout, login: Login | None, tmp: Tmp | None = None) -> dict[str, Any]:
     """`monitoring`: where Prometheus and Grafana run and the command that forwards Grafana to this machine (SSH is
-    Tencent's only way in: access.py)."""
+    Tencent's only way in: access.py); with `tmp` (managed) the TMP instance the login node's agent writes to."""
     plan = layout.monitoring
     if plan is None or login is None or layout.login is None:
         return {"prometheus": "none", "grafana": None}
@@ -67,4 +70,17 @@ def output(layout: TencentLayout, login: Login | None) -> dict[str, Any]:
     else:
         forward = NO_PATH
     targets = "the login node lists the GPU nodes every minute (CVM DescribeInstances, file_sd)"
-    return {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}
+    summary = {**login_summary(forward, port, plan.password_file, plan.prometheus_listen), "targets": targets}
+    if plan.tmp is None or tmp is None:
+        return summary
+    entry = catalog_monitoring.managed("tencentcloud")
+    assert entry is not None
+    return {
+        **summary,
+        "prometheus": "managed",
+        "service": plan.tmp.service,
+        "workspace": tmp.instance.id,
+        "retentionDays": plan.tmp.data_retention_time,
+        "rules": [r.rule_name for r in plan.tmp.rules],
+        "grafanaNote": one_line(str(entry["grafanaPlan"])),
+    }

@@ -46,9 +46,10 @@ class SlurmHead:
         ip: pulumi.Output[str] = self.instance.private_ip
         return ip
 
-    def login_user_data(self) -> pulumi.Input[str]:
-        """The login node's: the Slurm client parts (then LogListener and the monitoring) with the head's address."""
-        return fill(self.plan.login_user_data, {HEAD_PLACEHOLDER: self.address}, gzip_b64)
+    def login_user_data(self, fills: Mapping[str, pulumi.Input[str] | None] | None = None) -> pulumi.Input[str]:
+        """The login node's: the Slurm client parts (then LogListener and the monitoring) with the head's address
+        (and `fills`: TMP's, tencentcloud/tmp.py)."""
+        return fill(self.plan.login_user_data, {HEAD_PLACEHOLDER: self.address, **(fills or {})}, gzip_b64)
 
 
 def _secret(

@@ -232,6 +232,10 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     # Tencent's managed group: the launch configuration's user data (the driver, LogListener, no scratch disk)
     "tencentcloud-managed": ("tencentcloud-dev", {"nodeGroup": "managed", "storage": {"scratch": "none"}}),
+    # prometheus managed on Tencent (TMP): the login node's token part, its Prometheus agent and Grafana; with Slurm
+    # the login node's parts without comments
+    "tencentcloud-vm-managed-prometheus": ("tencentcloud-dev", {"monitoring": {"prometheus": "managed"}}),
+    "tencentcloud-slurm-managed-prometheus": ("tencentcloud-slurm", {"monitoring": {"prometheus": "managed"}}),
 }
 
 _HEADERS = (b"#cloud-config", b"#!", b"MIME-Version:", b"Content-Type:")

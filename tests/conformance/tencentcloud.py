@@ -32,6 +32,7 @@ from .tencentcloud_as import REQUESTS as AS_REQUESTS
 from .tencentcloud_audit import REQUESTS as AUDIT_REQUESTS
 from .tencentcloud_cls import REQUESTS as CLS_REQUESTS
 from .tencentcloud_tke import REQUESTS as TKE_REQUESTS
+from .tencentcloud_tmp import REQUESTS as TMP_REQUESTS
 
 PROVIDER = "tencentcloudstack/terraform-provider-tencentcloud@f6970a90"
 RULES = Path(__file__).with_name("tencentcloud_rules.yaml")
@@ -316,6 +317,11 @@ TRANSLATIONS: dict[str, Translation] = {
         token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
         for token, (terraform, build) in TKE_REQUESTS.items()
     },
+    # monitoring.prometheus managed: the TMP instance and its alert rules (tencentcloud_tmp.py)
+    **{
+        token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
+        for token, (terraform, build) in TMP_REQUESTS.items()
+    },
     # nodeGroup: managed: the launch configuration and the auto scaling group (tencentcloud_as.py)
     **{
         token: Translation(terraform, lambda i, build=build: [Call(*request) for request in build(i)])
@@ -476,6 +482,20 @@ FEATURES: dict[str, tuple[str, dict[str, Any]]] = {
             login={"publicIp": True},
             sshPublicKey=_RSA,
             tags={"environment": "test"},
+        ),
+    ),
+    # prometheus managed: the TMP instance in the login node's subnet and one TMP alert rule per rule
+    "tmp": (
+        "tc-tmp",
+        _values(
+            "ap-shanghai",
+            name="tc-tmp",
+            instanceType="GN7.2XLARGE32",
+            nodes=1,
+            network={"cidr": "10.64.0.0/16", "sshCidrs": ["203.0.113.0/24"]},
+            login={},
+            monitoring={"prometheus": "managed", "retentionDays": 30},
+            sshPublicKey=_RSA,
         ),
     ),
     # TKE shipping its nodes' logs (monitoring.logs: the log agent and LogConfigs), no login node: no LogListener

@@ -555,12 +555,23 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ),
     ],
     "tencentcloud": [
-        # prometheus managed: TMP takes remote write with its instance token only, which the provider does not output
-        # (catalog/monitoring.yaml managedNotBuilt.tencentcloud)
+        # prometheus managed (TMP): a retention TMP does not take, and TKE (catalog managed.tencentcloud)
         (
-            "tencentcloud-prometheus-managed",
+            "tencentcloud-prometheus-managed-retention",
             f"{C}.monitoring.prometheus",
-            {"login": {}, "network.egress": "nat", "monitoring.prometheus": "managed"},
+            {"login": {}, "network.egress": "nat", "monitoring.prometheus": "managed", "monitoring.retentionDays": 800},
+        ),
+        (
+            "tencentcloud-prometheus-managed-tke",
+            f"{C}.monitoring.prometheus",
+            {
+                "scheduler": "kubernetes",
+                "instanceType": "GN7.2XLARGE32",
+                "fabric": "none",
+                "nodeGroup": DROP,
+                "storage.scratch": "none",
+                "monitoring.prometheus": "managed",
+            },
         ),
         ("aws-type-on-tencentcloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("tencentcloud-unknown-type", f"{C}.instanceType", {"instanceType": "GN99.2XLARGE32"}),

@@ -131,9 +131,15 @@ class TencentLayout:
     def login_user_data_b64(self) -> str | None:
         """The login node's user data: LogListener's part with monitoring.logs, then Prometheus and Grafana with a
         self-hosted monitoring (layout/tencentcloud/monitoring.py); none without either."""
+        text = self.login_user_data_text
+        return bootstrap.gzip_b64(text) if text is not None else None
+
+    @property
+    def login_user_data_text(self) -> str | None:
+        """login_user_data_b64 before gzip: TMP's placeholders are filled at deploy (tencentcloud/tmp.py)."""
         listener = (self.logs.part,) if self.logs is not None and self.logs.loglistener else ()
         parts = (*listener, *(self.monitoring.parts if self.monitoring else ()))
-        return bootstrap.gzip_b64(bootstrap.cloud_init(parts)) if parts else None
+        return bootstrap.cloud_init(parts) if parts else None
 
 
 def _slurm_size_problems(user_data: str, slurm: TencentSlurm) -> list[ConfigError]:

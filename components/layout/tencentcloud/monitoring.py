@@ -28,8 +28,10 @@ from ...catalog import monitoring as catalog_monitoring
 from ...spec import ClusterSpec
 from .. import file_sd
 from ..file_sd import targets_file
-from ..monitoring import login_hosted, login_part
+from ..monitoring import login_part
 from .identity import allow_document
+from .tmp import TencentTmp
+from .tmp import plan as tmp_plan
 
 TARGETS_FILE = targets_file("tencentcloud")
 POLICY_NAME = re.compile(r"[^A-Za-z0-9+=,.@_-]")  # cam CreatePolicy PolicyName: letters, digits and +=,.@-_
@@ -45,6 +47,7 @@ class TencentMonitoring:
     grafana_port: int
     prometheus_listen: str
     password_file: str
+    tmp: TencentTmp | None = None  # monitoring.prometheus managed: TMP, its rules and the token's part (tmp.py)
 
     @property
     def policy_document(self) -> str:
@@ -86,16 +89,17 @@ def targets_part(spec: ClusterSpec) -> Part:
 
 
 def plan(spec: ClusterSpec) -> TencentMonitoring | None:
-    if not login_hosted(spec) or spec.login is None:
+    """The login node's Prometheus (selfHosted) or its agent writing to TMP (managed), with the target list's timer."""
+    if spec.login is None or spec.kubernetes is not None or spec.prometheus not in ("selfHosted", "managed"):
         return None
     grant = catalog_monitoring.self_hosted("tencentcloud")
     assert grant is not None  # the spec refuses selfHosted where catalog/monitoring.yaml does not build it
-    parts = (login_part(spec, discovery()), targets_part(spec))
+    name = f"{spec.name}-{spec.stack}"  # one per account, as the role's name (layout/tencentcloud/identity.py)
+    tmp = tmp_plan(spec, discovery(), targets_part(spec), POLICY_NAME.sub("-", f"{name}-tmp-token")[:128])
     return TencentMonitoring(
-        parts,
+        tmp.parts if tmp is not None else (login_part(spec, discovery()), targets_part(spec)),
         tuple(grant["grant"]),
-        # one per account, as the role's name (layout/tencentcloud/identity.py): the stack is in it
-        POLICY_NAME.sub("-", f"{spec.name}-{spec.stack}-prometheus-targets")[:128],
+        POLICY_NAME.sub("-", f"{name}-prometheus-targets")[:128],
         # the jobs prometheus.yml has (bootstrap/monitoring.py: no DCGM job on other vendors' GPUs)
         tuple(
             (e.name, e.port) for e in endpoints() if e.name != "dcgm-exporter" or spec.instance.gpu_vendor == "nvidia"
@@ -103,4 +107,5 @@ def plan(spec: ClusterSpec) -> TencentMonitoring | None:
         grafana_port=int(versions()["grafana"]["port"]),
         prometheus_listen=str(versions()["prometheus"]["listen"]),
         password_file=PASSWORD_FILE,
+        tmp=tmp,
     )

@@ -117,6 +117,12 @@ def _managed_problems(cloud: str, cfg: ClusterConfig) -> list[str]:
         )
     if not cfg.monitoring.dcgm_exporter:
         problems.append("has nothing to scrape with monitoring.dcgmExporter false; set it true or use none")
+    kept = entry.get("retentionDays")  # a service taking a fixed list of retentions (Tencent's TMP)
+    if kept and cfg.monitoring.retention_days > max(kept):
+        problems.append(
+            f"keeps samples at most {max(kept)} days in {entry['service']}, and monitoring.retentionDays is "
+            f"{cfg.monitoring.retention_days}; use at most {max(kept)} (it takes {', '.join(map(str, kept))})"
+        )
     pattern = entry.get("kmsKeyPattern")
     if pattern and not key_refused and key not in ("provider", "auto") and re.fullmatch(str(pattern), key) is None:
         problems.append(
