@@ -331,9 +331,6 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("aws-eks-h100", "image-bump"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
     ("aws-eks-managed-prom", "image-pin"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
     ("aws-eks-managed-prom", "image-bump"): "EKS picks the GPU pool's AMI (amiType): image must stay auto",
-    ("aws-eks-managed-prom", "k8s-prometheus-off"): (
-        "its notify list is mailed by AMP's alert manager: prometheus none with notify is refused on EKS"
-    ),
     ("tencentcloud-tke", "image-pin"): "TKE's pools boot its node OS (the GPU operator's driver): image must stay auto",
     (
         "tencentcloud-tke",
@@ -379,7 +376,8 @@ MILDER: dict[tuple[str, str], str] = {
 # Cells that delete a data store whatever the key's policy for the nodes: the diff must say so first
 DELETES_DATA = {"logs-off"}
 # ... and the stacks whose change does so: managed monitoring off on ACK deletes the ARMS environment's samples
-DELETES_DATA_CELLS = {("alicloud-ack-arms", "k8s-prometheus-off")}
+# and on EKS the AMP workspace's (notify goes with it: _prometheus_off)
+DELETES_DATA_CELLS = {("alicloud-ack-arms", "k8s-prometheus-off"), ("aws-eks-managed-prom", "k8s-prometheus-off")}
 
 
 def _plan(stack: str, change: str) -> dict[str, Any]:

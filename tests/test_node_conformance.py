@@ -82,6 +82,7 @@ def test_every_boot_document_is_read_the_way_its_cloud_delivers_it():
         "gcp-gke-a3mega",
         "gcp-gke-l4-shared",
         "azure-aks-h100",
+        "azure-aks-managed-prom",
         "tencentcloud-tke",
     }
     assert set(node.FEATURE_CONFIGS) <= by_source

@@ -75,6 +75,10 @@ TRANSPORT: dict[tuple[str, str], str] = {
     # `postinstall`, "The input value can be a Base64 encoded string or not" (the layout hands it the bash script;
     # CCE runs it after its own components)
     ("huaweicloud:Cce/nodePool:NodePool", "extendParams.postinstall"): "plain",
+    # as_/_inputs.py ConfigurationInstanceConfigArgs `user_data` ("Passing User Data to ECSs"); the layout always
+    # hands it the gzip in base64 (AS takes gzip up to 32 KB before encoding; golangsdk passes base64 through
+    # unchanged, so the node gets the gzip bytes, which cloud-init decompresses: layout/huaweicloud/nodes.py)
+    ("huaweicloud:As/configuration:Configuration", "instanceConfig.userData"): "base64",
 }
 
 # Executables a unit we write runs that the node's image or a package brings, not our documents (stubbed in the

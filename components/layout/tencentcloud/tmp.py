@@ -1,9 +1,10 @@
 """monitoring.prometheus managed on Tencent Cloud, pure: TencentCloud Managed Service for Prometheus (TMP) in VM and
 Slurm modes (catalog/monitoring.yaml managed.tencentcloud: why it is built this way, and its data).
 
-Shaped as AWS's AMP (layout/aws/monitoring.py): the login node's Prometheus runs in agent mode and remote-writes to
-the TMP instance; Grafana stays on the login node with the instance as its data source; TMP evaluates the alert
-rules (one monitor.TmpAlertRule per rule of bootstrap/monitoring.py rule_list).
+Shaped as the other clouds' agent-mode route (bootstrap/monitoring.py login_part with a remote write): the login
+node's Prometheus runs in agent mode and remote-writes to the TMP instance; Grafana stays on the login node with the
+instance as its data source; TMP evaluates the alert rules (one monitor.TmpAlertRule per rule of
+bootstrap/monitoring.py rule_list).
 
 TMP takes remote write only with the instance's data-write token (basic auth: the account's APPID and the token),
 and the provider does not output the token, so the login node reads it at boot with its CAM role
