@@ -77,13 +77,12 @@ def test_every_boot_document_is_read_the_way_its_cloud_delivers_it():
     )
     by_source = {item.source for item in delivered}
     # every stack whose nodes are VMs we bootstrap hands them a document (GKE, AKS and TKE nodes run no user data of
-    # ours; the TKE stack's login node has none either: its Prometheus is in the cluster)
+    # ours; the TKE stack's login node gets one since it ships logs: its LogListener)
     assert set(SHIPPED_STACKS) - by_source == {
         "gcp-gke-a3mega",
         "gcp-gke-l4-shared",
         "azure-aks-h100",
         "azure-aks-managed-prom",
-        "tencentcloud-tke",
     }
     assert set(node.FEATURE_CONFIGS) <= by_source
     assert {doc.kind for doc in documents()} == {"cloud-config", "shell"}
