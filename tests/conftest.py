@@ -6,6 +6,7 @@ import copy
 import gc
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -140,3 +141,12 @@ def constructed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(pulumi.Resource, "__init__", counting)
     return found
+
+
+@pytest.fixture
+def promtool() -> str:
+    """The path of Prometheus' own checker (`promtool check config|rules`, `promtool test rules`)."""
+    path = shutil.which("promtool")
+    if path is None:
+        pytest.skip("promtool is not installed (Debian package prometheus)")
+    return path

@@ -5,7 +5,6 @@ login node, no federation; the refusal; what switching to it changes on a deploy
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
@@ -109,14 +108,6 @@ def test_the_pod_monitor_selects_the_dcgm_exporter_of_the_clusters_release(softw
     assert {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"} in endpoint["relabelings"]
     assert {"targetLabel": "cluster", "replacement": spec.name} in endpoint["relabelings"]
     assert endpoint["relabelings"][-1] == {"targetLabel": "job", "replacement": "dcgm-exporter"}
-
-
-@pytest.fixture
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
-    return path
 
 
 def test_the_pod_monitors_relabelling_is_a_valid_prometheus_config(promtool, tmp_path):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import subprocess
 
 import pytest
@@ -110,14 +109,6 @@ def test_the_login_nodes_prometheus_listens_on_the_vpc_only_when_managed(vm):
     hosted = plan_values(ali_values(login={}, network={"egress": "nat"}), "hosted")
     hosted_files = files_of(_named(hosted, "-alicloud-login")["userData"])
     assert "--web.listen-address=127.0.0.1:9090" in hosted_files["/etc/systemd/system/gpu-cluster-prometheus.service"]
-
-
-@pytest.fixture
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
-    return path
 
 
 def test_the_federation_job_passes_promtool(promtool, tmp_path):

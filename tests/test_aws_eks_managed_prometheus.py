@@ -6,7 +6,6 @@ exporter, the CreateScraper request judged against botocore, the plan's row, and
 from __future__ import annotations
 
 import copy
-import shutil
 import subprocess
 from typing import Any
 
@@ -91,14 +90,6 @@ def test_the_scrape_configuration_scrapes_the_dcgm_and_node_exporters_as_amp_all
         "action": "keep",
     }
     assert node[1]["regex"] == "9100"
-
-
-@pytest.fixture
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
-    return path
 
 
 def test_the_scrape_configuration_passes_promtool(plan, promtool, tmp_path):

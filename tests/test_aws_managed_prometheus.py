@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import shutil
 import subprocess
 from typing import Any
 
@@ -161,14 +160,6 @@ def test_a_self_hosted_login_node_keeps_its_server_rules_and_local_grafana():
     assert "--storage.tsdb.retention.time=15d" in unit and "agent" not in unit
     (source,) = yaml.safe_load(files["/etc/grafana/provisioning/datasources/gpu-cluster.yaml"])["datasources"]
     assert source["url"] == "http://127.0.0.1:9090" and "jsonData" not in source
-
-
-@pytest.fixture
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
-    return path
 
 
 def test_the_agent_config_and_the_workspaces_rules_pass_promtool(promtool, tmp_path):

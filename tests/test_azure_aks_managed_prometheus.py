@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import subprocess
 from typing import Any
 
@@ -124,10 +123,7 @@ def test_the_scrape_config_map_holds_the_dcgm_job_without_a_cluster_label(aks):
     assert {"target_label": "cluster", "replacement": "x"} in dcgm_scrape_job("x")["relabel_configs"]
 
 
-def test_the_scrape_config_passes_promtool(aks, tmp_path):
-    promtool = shutil.which("promtool")
-    if promtool is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
+def test_the_scrape_config_passes_promtool(aks, promtool, tmp_path):
     config = yaml.safe_load(_config_map(aks)["data"]["prometheus-config"])
     (job,) = config["scrape_configs"]
     # Debian's promtool is built without the Kubernetes discovery ("field kubernetes_sd_configs not found"): the job

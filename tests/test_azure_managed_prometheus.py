@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import subprocess
 from typing import Any
 
@@ -145,14 +144,6 @@ def test_the_grafana_name_fits_and_ends_alphanumeric():
     assert grafana_name("a-very-long-cluster-name", 23) == "a-very-long-cluster-nam"
     assert grafana_name("abcdefghijklmnop", 23) == "abcdefghijklmnop-grafan"
     assert grafana_name("abcdefghijklmnopqrstuv", 23) == "abcdefghijklmnopqrstuv"
-
-
-@pytest.fixture
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
-    return path
 
 
 def test_the_agent_config_and_the_rule_groups_rules_pass_promtool(promtool, vm, tmp_path):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -94,14 +93,6 @@ def _settings() -> monitoring.Monitoring:
     spec = spec_of(with_login())
     thresholds = monitoring.Thresholds(**spec.monitoring.alerts.model_dump())
     return monitoring.Monitoring("c", hw_monitoring.discovery(), 15, thresholds)
-
-
-@pytest.fixture
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
-    return path
 
 
 def test_the_rendered_config_with_file_sd_passes_promtool_with_the_list_the_script_writes(promtool, tmp_path):

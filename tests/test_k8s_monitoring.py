@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import shutil
 import subprocess
 from typing import Any
 
@@ -158,14 +157,6 @@ def test_aks_pods_tolerate_the_system_pools_taint_and_eks_ack_need_none():
 def test_every_value_key_is_one_of_the_charts(cloud):
     values = _stack_release(plan_stack(STACKS[cloud]))["values"]
     assert _paths(values) <= CHART_KEYS, sorted(_paths(values) - CHART_KEYS)
-
-
-@pytest.fixture
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
-    return path
 
 
 def test_the_rules_and_the_scrape_job_pass_promtool(promtool, tmp_path):

@@ -8,7 +8,6 @@ import base64
 import gzip
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -122,14 +121,6 @@ def test_alert_thresholds_come_from_the_spec():
         "FabricLinkDown",
         "DiskNearlyFull",
     }
-
-
-@pytest.fixture
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
-    return path
 
 
 def _gcp_settings() -> monitoring.Monitoring:

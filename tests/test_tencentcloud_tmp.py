@@ -144,10 +144,7 @@ def test_the_login_nodes_user_data_stays_under_16_kb(plan):
     assert len(bootstrap.gzip_b64(bootstrap.cloud_init(plan.parts))) <= USER_DATA_MAX
 
 
-def test_the_agents_config_passes_promtool(plan, tmp_path):
-    promtool = shutil.which("promtool")
-    if promtool is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
+def test_the_agents_config_passes_promtool(plan, promtool, tmp_path):
     text = files_of(plan.parts)[monitoring.PROMETHEUS_YML]
     token = tmp_path / "token"
     token.write_text("t")
