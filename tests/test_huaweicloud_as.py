@@ -18,6 +18,8 @@ import yaml
 
 from components import bootstrap
 from components.catalog.capabilities import capability_data
+from components.diff import diff_plans
+from components.diff.spec_changes import mode_of
 from components.errors import ConfigError, ConfigErrors
 from components.layout import huaweicloud as hw
 from components.layout.huaweicloud.logs import data as logs_data
@@ -25,9 +27,10 @@ from components.policy import Resource, evaluate
 from components.policy.model import Facts, Issue
 from components.policy.rules.data import customer_managed_keys
 from components.spec import build_spec
+from components.spec.updates import update_policies
 from components.text import one_line
 
-from .conftest import ROOT, load_stack, one, plan_stack, plan_values, resources_of
+from .conftest import ROOT, load_stack, one, plan_json, plan_stack, plan_values, resources_of
 
 CONFIG = "huaweicloud:As/configuration:Configuration"
 GROUP = "huaweicloud:As/group:Group"
@@ -222,6 +225,27 @@ def test_the_identifier_keeps_to_ltss_characters_and_length_at_the_longest_names
     inputs = one(plan_values(values, "production.gpu-cluster_east.v2-long" * 3), ":LtsIngestion")["inputs"]
     (label,) = inputs["labels"]
     assert re.fullmatch(f"{rules['labelPattern']}+", label) and len(label) <= rules["labelMaxLength"]
+
+
+def test_day2_logs_on_makes_a_new_configuration_for_new_nodes_and_adds_the_lts_resources(logs_plan):
+    off = plan_stack("huaweicloud-as")
+    d = diff_plans(plan_json(off), plan_json(logs_plan))
+    added = sorted(urn.split("::")[-2].split("$")[-1].split(":")[-1] for urn in d.created)
+    assert added == ["Group", "LtsIngestion", "Stream"] and not d.deleted
+    changed = {c.name: c.verdict for c in d.changed}
+    # a new configuration the group points at: the running nodes keep theirs (updates.yaml hw_as_by_hand)
+    assert changed["hw-as-huaweicloud-config"] == "replace"
+    assert changed["hw-as-huaweicloud-group"] == "refresh"
+    assert changed["hw-as-huaweicloud-agency"] == "update"
+    assert changed["hw-as-huaweicloud-login"] == "may-replace"  # its user data, as with ECS instances
+    assert set(changed) == {
+        "hw-as-huaweicloud-config",
+        "hw-as-huaweicloud-group",
+        "hw-as-huaweicloud-agency",
+        "hw-as-huaweicloud-login",
+    }
+    effect = update_policies()["cluster.monitoring.logs.enabled"].effect(mode_of(plan_json(logs_plan)))
+    assert effect.policy == "rolling" and "new AS configuration" in effect.jobs
 
 
 # --- the policy pack reads the configuration -------------------------------------------------------------------------
