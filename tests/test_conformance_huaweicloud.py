@@ -64,6 +64,13 @@ FEATURES = {
         {"monitoring": {"logs": {"enabled": True, "controlPlane": ["api", "audit", "controllerManager", "scheduler"]}}},
     ),
     "slurm-logs": ("huaweicloud-slurm", "huaweicloud-slurm", {"monitoring": {"logs": {"enabled": True}}}),
+    # with an AS group (a LABEL host group of the stack's custom identifier, an AGENT access configuration), at the
+    # longest names
+    "as-logs": (
+        "huaweicloud-as",
+        "production-gpu-cluster-east.v2-long",
+        {"name": _LONG, "monitoring": {"logs": {"enabled": True}}},
+    ),
     # the Slurm secrets' and policies' names at their longest, with notify's policy beside the secrets'
     "slurm-notify-long-names": (
         "huaweicloud-slurm",

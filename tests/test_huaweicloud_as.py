@@ -1,27 +1,36 @@
 """Huawei Cloud `nodeGroup: managed` without a scheduler: an AS group launching the GPU nodes from one AS
-configuration, as registered with Pulumi's mocks (the inputs the engine would receive, camelCase), and what it
-refuses by key (capabilities/huaweicloud.yaml asGroup)."""
+configuration, as registered with Pulumi's mocks (the inputs the engine would receive, camelCase), its node logs (the
+LTS custom identifier every node writes before ICAgent, the LABEL host group, the day-2 verdict), and what it refuses
+by key (capabilities/huaweicloud.yaml asGroup)."""
 
 from __future__ import annotations
 
 import base64
 import copy
 import gzip
+import json
+import re
 from typing import Any
 
+import dill
 import pytest
+import yaml
 
 from components import bootstrap
 from components.catalog.capabilities import capability_data
+from components.diff import diff_plans
+from components.diff.spec_changes import mode_of
 from components.errors import ConfigError, ConfigErrors
 from components.layout import huaweicloud as hw
+from components.layout.huaweicloud.logs import data as logs_data
 from components.policy import Resource, evaluate
 from components.policy.model import Facts, Issue
 from components.policy.rules.data import customer_managed_keys
 from components.spec import build_spec
+from components.spec.updates import update_policies
 from components.text import one_line
 
-from .conftest import ROOT, load_stack, one, plan_stack, plan_values, resources_of
+from .conftest import ROOT, load_stack, one, plan_json, plan_stack, plan_values, resources_of
 
 CONFIG = "huaweicloud:As/configuration:Configuration"
 GROUP = "huaweicloud:As/group:Group"
@@ -128,7 +137,6 @@ def test_a_pinned_image_is_the_configurations_and_tracked():
     ("cluster", "key", "reason"),
     [
         ({"scheduler": "slurm"}, "gpu-cluster:cluster.nodeGroup", "slurmWhy"),
-        ({"monitoring": {"logs": {"enabled": True}}}, "gpu-cluster:cluster.monitoring.logs.enabled", "logsWhy"),
         ({"access": "none", "login": None, "sshPublicKey": None}, "gpu-cluster:cluster.sshPublicKey", "accessWhy"),
         ({"scaling": {"metric": "gpuUtilization", "target": 70}}, "gpu-cluster:cluster.scaling", "scalingWhy"),
     ],
@@ -146,6 +154,98 @@ def test_more_nodes_than_an_as_group_holds_are_refused():
 def test_a_kubernetes_pool_is_still_cces_not_an_as_group():
     cce = plan_stack("huaweicloud-cce")
     assert not [r for r in cce.resources if r.type in (CONFIG, GROUP)]
+
+
+# --- monitoring.logs: the nodes join LTS's host group by the stack's custom identifier -------------------------------
+
+LOGS_ON = {"logs": {"enabled": True}}
+LABEL = "hw-as-huaweicloud-as-hosts"
+LABEL_SCRIPT = "/usr/local/sbin/gpu-cluster-lts-label"
+ICAGENT_SCRIPT = "/usr/local/sbin/gpu-cluster-icagent"
+
+
+@pytest.fixture(scope="module")
+def logs_plan():
+    return plan_values(as_values(monitoring=LOGS_ON), "huaweicloud-as")
+
+
+def _files(user_data: str) -> dict[str, str]:
+    text = user_data if user_data.startswith("#cloud-config") else gzip.decompress(base64.b64decode(user_data)).decode()
+    return {f["path"]: f["content"] for f in yaml.safe_load(text)["write_files"]}
+
+
+def _env(text: str) -> dict[str, str]:
+    return {k: json.loads(v) for k, v in (line.split("=", 1) for line in text.splitlines())}
+
+
+def test_with_logs_the_configurations_user_data_writes_the_identifier_then_installs_icagent(logs_plan):
+    cfg = one(logs_plan, "As/configuration:Configuration")["inputs"]["instanceConfig"]
+    assert len(base64.b64decode(cfg["userData"])) <= int(capability_data("huaweicloud")["userData"]["maxBytes"])
+    files = _files(cfg["userData"])
+    paths = list(files)
+    assert paths.index(LABEL_SCRIPT) < paths.index(ICAGENT_SCRIPT)  # the identifier is there before ICAgent starts
+    assert files[LABEL_SCRIPT] == bootstrap.script("huaweicloud_lts_label.sh")
+    assert files[ICAGENT_SCRIPT] == bootstrap.script("huaweicloud_icagent.sh")
+    assert _env(files["/etc/gpu-cluster/lts-label.env"]) == {
+        "LTS_LABEL": LABEL,
+        "LABEL_FILE": "/opt/cloud/lts/custom_tag",
+        "DIR_MODE": "0750",
+        "FILE_MODE": "0640",
+    }
+    assert "Before=gpu-cluster-icagent.service" in files["/etc/systemd/system/gpu-cluster-lts-label.service"]
+    assert _env(files["/etc/gpu-cluster/icagent.env"])["ACCESS_IP"] == "100.125.12.150"
+
+
+def test_with_logs_the_login_node_writes_the_same_identifier(logs_plan):
+    login = [r for r in logs_plan.as_json()["resources"] if r["name"] == "hw-as-huaweicloud-login"]
+    files = _files(login[0]["inputs"]["userData"])
+    assert _env(files["/etc/gpu-cluster/lts-label.env"])["LTS_LABEL"] == LABEL
+    assert ICAGENT_SCRIPT in files
+
+
+def test_with_logs_the_host_group_is_the_identifiers_and_lists_no_instance(logs_plan):
+    inputs = one(logs_plan, ":LtsIngestion")["inputs"]
+    assert inputs["labels"] == [LABEL] and inputs["hostIds"] == []
+    assert inputs["hostGroupName"] == LABEL  # one name for the group and the identifier its members write
+    assert "clusterId" not in inputs and "pathType" not in inputs  # CCE's only
+    provider = dill.loads(base64.b64decode(inputs["__provider"]))
+    assert (provider.agent_access_type, provider.access_config_type) == ("LABEL", "AGENT")
+    assert logs_plan.as_json()["outputs"]["logs"]["hostGroupLabel"] == LABEL
+
+
+def test_with_logs_the_groups_agency_carries_icagents_role(logs_plan):
+    agency = one(logs_plan, "Iam/agency:Agency")["inputs"]
+    assert one(logs_plan, "As/group:Group")["inputs"]["agencyName"] == agency["name"]
+    assert "APM Administrator" in agency["allResourcesRoles"]
+
+
+def test_the_identifier_keeps_to_ltss_characters_and_length_at_the_longest_names():
+    rules = logs_data()["customIdentifier"]
+    values = as_values(name="a" + "b" * 29 + "c", monitoring=LOGS_ON)
+    inputs = one(plan_values(values, "production.gpu-cluster_east.v2-long" * 3), ":LtsIngestion")["inputs"]
+    (label,) = inputs["labels"]
+    assert re.fullmatch(f"{rules['labelPattern']}+", label) and len(label) <= rules["labelMaxLength"]
+
+
+def test_day2_logs_on_makes_a_new_configuration_for_new_nodes_and_adds_the_lts_resources(logs_plan):
+    off = plan_stack("huaweicloud-as")
+    d = diff_plans(plan_json(off), plan_json(logs_plan))
+    added = sorted(urn.split("::")[-2].split("$")[-1].split(":")[-1] for urn in d.created)
+    assert added == ["Group", "LtsIngestion", "Stream"] and not d.deleted
+    changed = {c.name: c.verdict for c in d.changed}
+    # a new configuration the group points at: the running nodes keep theirs (updates.yaml hw_as_by_hand)
+    assert changed["hw-as-huaweicloud-config"] == "replace"
+    assert changed["hw-as-huaweicloud-group"] == "refresh"
+    assert changed["hw-as-huaweicloud-agency"] == "update"
+    assert changed["hw-as-huaweicloud-login"] == "may-replace"  # its user data, as with ECS instances
+    assert set(changed) == {
+        "hw-as-huaweicloud-config",
+        "hw-as-huaweicloud-group",
+        "hw-as-huaweicloud-agency",
+        "hw-as-huaweicloud-login",
+    }
+    effect = update_policies()["cluster.monitoring.logs.enabled"].effect(mode_of(plan_json(logs_plan)))
+    assert effect.policy == "rolling" and "new AS configuration" in effect.jobs
 
 
 # --- the policy pack reads the configuration -------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """`monitoring.logs` on Huawei Cloud: the LTS group and stream as registered with the mocks, the agency's role for
 ICAgent, the ICAgent part on every node kind (GPU nodes, the login node) under the 32 KB user data limit, the
-warning (no DEW key on LTS), the script run against stubbed commands, the refusals, the bill and the day-2 diff on
-the shipped stack. The host group and access configuration: tests/test_huaweicloud_lts_ingestion.py."""
+warning (no DEW key on LTS), the scripts run against stubbed commands (ICAgent's, and the custom identifier an AS
+group's nodes write), the refusals, the bill and the day-2 diff on the shipped stack. The host group and access
+configuration: tests/test_huaweicloud_lts_ingestion.py."""
 
 from __future__ import annotations
 
@@ -246,6 +247,53 @@ def test_a_failed_download_fails_the_unit_before_any_install(tmp_path):
     proc, logs = run(tmp_path, curl=failing)
     assert proc.returncode != 0
     assert read(logs["install"]) == []
+
+
+# --- with an AS group: the custom identifier on stubs (the plan's side: tests/test_huaweicloud_as.py) ---------------
+
+LABEL_SCRIPT = SCRIPT.with_name("huaweicloud_lts_label.sh")
+LABEL_TOOLS = ("mkdir", "chmod", "mktemp", "mv", "rm")
+
+
+def run_label(tmp_path: Path, label: str = "hw-as-huaweicloud-as-hosts"):
+    env = {
+        "LTS_LABEL": label,
+        "LABEL_FILE": str(tmp_path / "opt" / "cloud" / "lts" / "custom_tag"),
+        "DIR_MODE": "0750",
+        "FILE_MODE": "0640",
+    }
+    return run_hook(LABEL_SCRIPT, stub_bin(tmp_path, {}, LABEL_TOOLS), env, isolated=True)
+
+
+def test_label_script_is_shellcheck_clean():
+    assert_shellcheck_clean(LABEL_SCRIPT)
+
+
+def test_the_identifier_is_written_as_ltss_guide_makes_the_file(tmp_path):
+    proc = run_label(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    tag = tmp_path / "opt" / "cloud" / "lts" / "custom_tag"
+    assert tag.read_text() == "hw-as-huaweicloud-as-hosts\n"
+    c = data()["customIdentifier"]
+    assert (tag.stat().st_mode & 0o777, tag.parent.stat().st_mode & 0o777) == (
+        int(c["fileMode"], 8),
+        int(c["dirMode"], 8),
+    )
+    assert sorted(p.name for p in tag.parent.iterdir()) == ["custom_tag"]  # no temporary file left
+
+
+def test_at_the_next_boot_the_identifier_is_the_stacks_again(tmp_path):
+    tag = tmp_path / "opt" / "cloud" / "lts" / "custom_tag"
+    assert run_label(tmp_path, "old-label").returncode == 0
+    proc = run_label(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert tag.read_text() == "hw-as-huaweicloud-as-hosts\n"
+
+
+def test_without_an_identifier_the_unit_fails_and_writes_nothing(tmp_path):
+    proc = run_label(tmp_path, "")
+    assert proc.returncode != 0
+    assert not (tmp_path / "opt").exists()
 
 
 # --- the bill and day 2 ---------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """`monitoring.logs` on Huawei Cloud, which files LTS collects: the `LtsIngestion` dynamic resource as registered with
 the mocks (the cluster's instances, the stream, the files), and its provider's create, diff, update and delete
 against a stubbed huaweicloudsdklts client that records the SDK's own request models; credentials from the stack's
-config or the HW_* environment; the wait for ICAgent's hosts; the provider pickled as Pulumi does; with CCE the
-LABEL host group and K8S_CCE configuration of the cluster; and the SDK kept out of every plan."""
+config or the HW_* environment; the wait for ICAgent's hosts; the provider pickled as Pulumi does; with an AS group
+the LABEL host group of the stack's identifier and an AGENT configuration; with CCE the LABEL host group and K8S_CCE
+configuration of the cluster; and the SDK kept out of every plan."""
 
 from __future__ import annotations
 
@@ -368,6 +369,35 @@ def test_cce_diff_replaces_on_a_new_cluster_and_update_keeps_the_label_and_clust
     provider.update("ac-1", olds, {**CCE_PROPS, "tags": {"environment": "prod"}})
     assert names(client) == ["update_host_group", "update_access_config"]  # tags on both, no host wait
     assert client.calls[0][1]["labels"] == ["k8s-log-cce-1"]
+
+
+AS_PROPS: dict[str, Any] = {**PROPS, "hostIds": [], "labels": ["hw-as-huaweicloud-as-hosts"]}
+
+
+def test_as_create_makes_a_label_group_and_an_agent_configuration_without_waiting(monkeypatch):
+    client = StubClient(reporting=[set()])  # no host reported yet: an AS group's come and go
+    provider = LtsIngestionProvider("linux", "LABEL", "AGENT", 1)
+    monkeypatch.setattr(provider, "api", lambda region: LtsApi(client))
+    result = provider.create(dict(AS_PROPS))
+    assert names(client) == ["create_host_group", "create_access_config"]
+    group = client.calls[0][1]
+    assert (group["agent_access_type"], group["labels"]) == ("LABEL", ["hw-as-huaweicloud-as-hosts"])
+    assert group.get("host_id_list") is None  # "当主机组接入类型是IP时,才可添加此字段"
+    access = client.calls[1][1]
+    assert access["access_config_type"] == "AGENT" and access.get("cluster_id") is None
+    assert access["access_config_detail"]["paths"] == PROPS["paths"]
+    assert access["access_config_detail"].get("path_type") is None  # CCE's only
+    assert access["host_group_info"] == {"host_group_id_list": ["hg-1"]}
+    assert result.outs["labels"] == ["hw-as-huaweicloud-as-hosts"]
+    assert set(access) <= set(model.CreateAccessConfigRequestBody.openapi_types)
+    assert set(group) <= set(model.CreateHostGroupRequestBody.openapi_types)
+    # a new tag updates the group in place, keeping its identifier, and waits for no host
+    client.calls.clear()
+    olds = {**AS_PROPS, "hostGroupId": "hg-1", "accessConfigId": "ac-1"}
+    provider.update("ac-1", olds, {**AS_PROPS, "tags": {"environment": "prod"}})
+    assert names(client) == ["update_host_group", "update_access_config"]
+    assert client.calls[0][1]["labels"] == ["hw-as-huaweicloud-as-hosts"]
+    assert set(client.calls[0][1]) <= set(model.UpdateHostGroupRequestBody.openapi_types)
 
 
 def test_the_provider_pickles_as_pulumi_serialises_it():

@@ -87,7 +87,7 @@ class CloudCluster(pulumi.ComponentResource):
         shared_ports = layout.shared.ports if layout.shared else ()
         slurm.rules(self, name, self.slurm, self.network.security_group, login_sg, filesystem, shared_ports)
         instances = self.nodes.instances if self.nodes else []
-        if self.logs is not None:  # which files reach LTS: the host group lists every instance, head and login included
+        if self.logs is not None:  # which files reach LTS: every instance, head and login included (AS: by label)
             hosts = [
                 *instances,
                 *([self.slurm.instance] if self.slurm else []),

@@ -1,7 +1,8 @@
 """`monitoring.logs` (layout: `components.layout.huaweicloud.logs`): the cluster's LTS log group (its retention), the
-nodes' stream in it, and which files reach the stream (`lts_ingestion`: the host group of the cluster's instances, or
-of the CCE cluster's nodes, and its access configuration, which pulumi-huaweicloud 0.0.12 lacks). ICAgent is in the
-ECS nodes' user data and uses their agency (the layout's); CCE's is CCE's own. Children of `CloudCluster`."""
+nodes' stream in it, and which files reach the stream (`lts_ingestion`: the host group of the cluster's instances, of
+the stack's custom identifier with an AS group, or of the CCE cluster's nodes, and its access configuration, which
+pulumi-huaweicloud 0.0.12 lacks). ICAgent is in the ECS nodes' user data and uses their agency (the layout's); CCE's
+is CCE's own. Children of `CloudCluster`."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ class Logs:
         }
         if plan.cce is not None:  # CCE: the nodes join the host group by this identifier
             out["hostGroupLabel"] = plan.cce.host_group_label
+        elif plan.label_hosts is not None:  # an AS group: every node writes this one
+            out["hostGroupLabel"] = plan.label_hosts.label
         if plan.stdout is not None:  # the GPU software's containers, to their own stream
             out["containers"] = {
                 "logStream": plan.stdout.stream,
@@ -86,11 +89,13 @@ def ingest(
     cluster: huaweicloud.cce.Cluster | None = None,
 ) -> LtsIngestion:
     """The files on `instances` (every node kind's ECS instance) to the stream; after the instances, whose ids the
-    host group lists. With CCE (`cluster`): the CCE nodes' files, by the custom identifier CCE's ICAgent reports."""
+    host group lists. With an AS group: the nodes' files, by the custom identifier they write (no id listed). With CCE
+    (`cluster`): the CCE nodes' files, by the custom identifier CCE's ICAgent reports."""
     plan = layout.logs
     assert plan is not None  # logs are built only with a plan
     ingestion = data()["ingestion"]
-    cce = plan.cce
+    cce, labelled = plan.cce, plan.label_hosts
+    agent_access_type, access_config_type = plan.access_types
     # a dynamic resource is served by Pulumi's own provider: an explicit huaweicloud Provider's keys do not reach it
     if parent.get_provider("huaweicloud:lts/group:Group") is not None:
         pulumi.log.warn(
@@ -101,21 +106,24 @@ def ingest(
         )
     provider = LtsIngestionProvider(
         group_type=str(ingestion["hostGroupType"]),
-        agent_access_type=cce.agent_access_type if cce else str(ingestion["agentAccessType"]),
-        access_config_type=cce.access_config_type if cce else str(ingestion["accessConfigType"]),
+        agent_access_type=agent_access_type,
+        access_config_type=access_config_type,
         wait_minutes=plan.host_wait_minutes,
     )
     props: dict[str, Any] = {
         "region": layout.spec.region,
         "hostGroupName": plan.host_group,
         "accessConfigName": plan.access_config,
-        "hostIds": pulumi.Output.all(*[inst.id for inst in instances]),
+        # an AS group's nodes join by their identifier: none is listed, none waited for
+        "hostIds": [] if labelled else pulumi.Output.all(*[inst.id for inst in instances]),
         "logGroupId": logs.group.id,
         "logStreamId": logs.stream.id,
         "paths": list(plan.files),
         "singleLineMode": plan.single_line_mode,
         "tags": dict(tags),  # 10 at most (catalog/tags.yaml), under LTS's 20
     }
+    if labelled is not None:  # LABEL, as with CCE (the ECS instances' stacks keep their inputs as deployed)
+        props["labels"] = [labelled.label]
     if cce is not None:  # only with CCE: the ECS stacks' inputs stay as deployed
         assert cluster is not None  # the layout plans CCE logs only with scheduler kubernetes
         props |= {

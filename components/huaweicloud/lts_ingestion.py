@@ -4,9 +4,11 @@ pulumi-huaweicloud 0.0.12 has LTS log groups and streams but no host group and n
 `LtsIngestion` makes both through Huawei's LTS SDK (huaweicloudsdklts, the only module allowed to use it): an IP host
 group of the cluster's ECS instances (an instance's LTS host id is its server id) and an AGENT access configuration
 binding the files to the nodes' stream. ICAgent reports a host only once its user data installed it, so create and
-update wait for every host first. With CCE (`clusterId` set) the group is a LABEL group of the custom identifier
-CCE's own ICAgent reports (`labels`, no host ids, nothing to wait for) and the configuration a K8S_CCE one of the
-cluster (`pathType`). Facts and sources: catalog/logs/huaweicloud.yaml `ingestion` and `kubernetes`.
+update wait for every host first. With an AS group the group is a LABEL group of the custom identifier the stack's
+nodes write (`labels`, no host ids, nothing to wait for: hosts come and go) and the configuration an AGENT one as
+above. With CCE (`clusterId` set) the group is a LABEL group of the custom identifier CCE's own ICAgent reports and
+the configuration a K8S_CCE one of the cluster (`pathType`). Facts and sources: catalog/logs/huaweicloud.yaml
+`ingestion`, `customIdentifier` and `kubernetes`.
 
 Credentials are the provider's: the stack's `huaweicloud:` config, else the HW_* environment variables
 (catalog `providerCredentials`). They arrive through `configure` in the provider process, never in the pickled
@@ -65,7 +67,7 @@ def _tags(model: Any, tags: Mapping[str, str]) -> list[Any]:
 
 
 def _labels(props: Mapping[str, Any]) -> list[str] | None:
-    """A LABEL group's custom identifiers (CCE's); None for an IP group, as before."""
+    """A LABEL group's custom identifiers (an AS group's or CCE's); None for an IP group, as before."""
     labels = props.get("labels")
     return list(labels) if labels else None
 
@@ -89,7 +91,7 @@ class LtsApi:
         body = model.CreateHostGroupRequestBody(
             host_group_name=props["hostGroupName"],
             host_group_type=group_type,
-            host_id_list=list(props["hostIds"]) or None,  # a LABEL group (CCE) lists no host
+            host_id_list=list(props["hostIds"]) or None,  # a LABEL group (AS, CCE) lists no host
             host_group_tag=_tags(model.HostGroupTag, props["tags"]),
             agent_access_type=access_type,
             labels=_labels(props),
@@ -216,7 +218,7 @@ class LtsIngestionProvider(ResourceProvider):
 
     def wait_for_hosts(self, api: LtsApi, host_ids: Sequence[str]) -> None:
         """Until LTS lists every host (ICAgent installed and reporting), or fail naming the missing ones. A LABEL group
-        (CCE) lists none: its nodes join by their identifier."""
+        (AS, CCE) lists none: its nodes join by their identifier."""
         if not host_ids:
             return
         polls = max(1, self.wait_minutes * 60 // POLL_SECONDS)

@@ -215,6 +215,9 @@ FEATURE_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     # monitoring.logs on Huawei (huaweicloud_icagent.sh): the GPU nodes and the login node, whose only boot data it is
     "huaweicloud-logs-login": ("huaweicloud-dev", {"monitoring": {"logs": {"enabled": True}}}),
+    # monitoring.logs with an AS group (huaweicloud_lts_label.sh before ICAgent): the AS configuration's nodes and the
+    # login node write the stack's LTS custom identifier
+    "huaweicloud-as-logs": ("huaweicloud-as", {"monitoring": {"logs": {"enabled": True}}}),
     # VM mode on Alibaba with a login node: Prometheus, Grafana and the target list's timer are its whole user data
     # (alicloud_prometheus_targets.sh; the Slurm stacks get them after the login node's Slurm parts by `auto`)
     "alicloud-vm-login-prometheus": ("alicloud-a100", {"login": {}, "monitoring": {"prometheus": "selfHosted"}}),

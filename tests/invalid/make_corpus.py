@@ -628,14 +628,8 @@ PER_CLOUD: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("aws-type-on-huaweicloud", f"{C}.instanceType", {"instanceType": "p5.48xlarge"}),
         ("huaweicloud-unknown-type", f"{C}.instanceType", {"instanceType": "pi9.2xlarge.4"}),
         # nodeGroup managed (an AS group, capabilities/huaweicloud.yaml asGroup): a key pair (without key_name AS takes
-        # the user data as the root password), no node logs (the LTS host group takes instance ids), no scaling, no
-        # Slurm, at most 300 nodes
+        # the user data as the root password), no scaling, no Slurm, at most 300 nodes
         ("huaweicloud-as-no-key", f"{C}.sshPublicKey", {"nodeGroup": "managed"}),
-        (
-            "huaweicloud-as-logs",
-            f"{C}.monitoring.logs.enabled",
-            {**AS_GROUP, "monitoring": {"logs": {"enabled": True}}},
-        ),
         ("huaweicloud-as-max-nodes", f"{C}.maxNodes", {**AS_GROUP, "maxNodes": 301}),
         (
             "huaweicloud-as-scaling",

@@ -121,7 +121,7 @@ class HuaweiLayout:
     def login_user_data(self) -> str | None:
         """The login node's user data: Prometheus and Grafana with a self-hosted monitoring, ICAgent with
         monitoring.logs; none without either, as before."""
-        logs = (self.logs.part,) if self.logs and self.logs.part else ()
+        logs = self.logs.node_parts if self.logs else ()  # with an AS group, the identifier before ICAgent
         parts = (*(self.monitoring.parts if self.monitoring else ()), *logs)
         if not parts:
             return None
@@ -140,8 +140,8 @@ def plan(spec: ClusterSpec) -> HuaweiLayout:
     parts = node_parts(spec, scratch, fabric_devices=0, nvme_globs=(), mounts=shared.mount if shared else None)
     log_problems = list(logs_problems(spec))
     logs = None if log_problems else logs_plan(spec)
-    log_parts = (logs.part,) if logs is not None and logs.part is not None else ()
-    parts = (*parts, *log_parts)  # ICAgent on the GPU nodes
+    log_parts = logs.node_parts if logs is not None else ()
+    parts = (*parts, *log_parts)  # ICAgent on the GPU nodes (with an AS group, after the LTS identifier)
     slurm = None
     if (
         spec.scheduler == "slurm"

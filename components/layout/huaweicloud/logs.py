@@ -7,6 +7,12 @@ IAM-agency mode, so no key is in the boot data; the nodes' agency (the head's to
 nodes run CCE's own ICAgent (the provider installs it with the cluster): LTS's CCE ingestion (`CceLogs`) binds their
 own files instead, and the nodes' agency needs no role for it.
 
+With an AS group (`nodeGroup: managed`) the nodes AS launches are unknown at deploy, so the host group is a LABEL group
+of one custom identifier of the cluster and stack (`LabelHosts`, the same LABEL path as CCE's): every node of the
+stack, the AS nodes and the login node, gets the `lts-label` part, which writes the identifier where ICAgent reads it
+before ICAgent starts, and LTS adds each host reporting it to the group. The login node joins the same group rather
+than an IP group of its own: one host group and one access configuration bind the same files on every node.
+
 Which files go to the stream: an LTS host group of the cluster's instances and a host access configuration, which
 pulumi-huaweicloud 0.0.12 lacks, so `components/huaweicloud/lts_ingestion.py` makes them with a dynamic resource
 through Huawei's LTS SDK. The group takes no key, so `encryption` does not reach the logs (warned). Facts and their
@@ -28,6 +34,7 @@ from ...errors import CLUSTER_KEY, ConfigError
 from ...spec import ClusterSpec
 from ...text import one_line
 from ..kubernetes import releases
+from .nodes import managed_group
 
 STREAM = "nodes"
 _NAME = re.compile(r"[^A-Za-z0-9_.-]")  # LTS group and stream names: letters, digits, '_', '-' and '.'
@@ -36,6 +43,12 @@ UNIT = bootstrap.oneshot_unit(
     name="icagent",
     after=["network-online.target"],
     wants=["network-online.target"],
+)
+LABEL_UNIT = bootstrap.oneshot_unit(
+    "gpu-cluster: this node's LTS custom identifier, read by ICAgent",
+    name="lts-label",
+    after=["local-fs.target"],
+    before=["gpu-cluster-icagent.service"],
 )
 
 
@@ -61,6 +74,35 @@ class HuaweiLogs:
     # monitoring.logs.controlPlane: CCE's own names of the components whose logs CCE ships (cce.ClusterLogConfig)
     control_plane: tuple[str, ...] = ()
     stdout: CceStdout | None = None  # with CCE: the GPU software's container stdout, to its own stream
+    # an AS group: the LABEL host group of the stack's custom identifier, and the part writing it on every node
+    label_hosts: LabelHosts | None = None
+    label_part: Part | None = None
+
+    @property
+    def node_parts(self) -> tuple[Part, ...]:
+        """What every ECS node of the stack gets: the identifier (an AS group) before ICAgent; none with CCE."""
+        return tuple(p for p in (self.label_part, self.part) if p is not None)
+
+    @property
+    def access_types(self) -> tuple[str, str]:
+        """The host group's agent_access_type and the access configuration's type: CCE's, the custom identifier's
+        (an AS group), else the ECS instances' by id (catalog `ingestion`)."""
+        if self.cce is not None:
+            return self.cce.agent_access_type, self.cce.access_config_type
+        if self.label_hosts is not None:
+            return self.label_hosts.agent_access_type, self.label_hosts.access_config_type
+        ingestion = data()["ingestion"]
+        return str(ingestion["agentAccessType"]), str(ingestion["accessConfigType"])
+
+
+@dataclass(frozen=True)
+class LabelHosts:
+    """A LABEL host group of one custom identifier the stack's own nodes write (catalog/logs/huaweicloud.yaml
+    `customIdentifier`): no host ids, nothing to wait for; an AGENT access configuration of the nodes' files."""
+
+    agent_access_type: str  # LABEL
+    access_config_type: str  # AGENT
+    label: str  # the custom identifier: the host group's name
 
 
 @dataclass(frozen=True)
@@ -140,6 +182,36 @@ def icagent_part(region: str) -> Part:
     )
 
 
+def label_part(label: str) -> Part:
+    """The custom identifier in ICAgent's custom_tag file, before ICAgent starts; tested on stubs."""
+    c = data()["customIdentifier"]
+    env = {
+        "LTS_LABEL": label,
+        "LABEL_FILE": str(c["file"]),
+        "DIR_MODE": str(c["dirMode"]),
+        "FILE_MODE": str(c["fileMode"]),
+    }
+    return bootstrap.service_part(
+        "lts-label",
+        script_text=bootstrap.script("huaweicloud_lts_label.sh"),
+        env=env,
+        unit=LABEL_UNIT,
+        summary="writes the node's LTS custom identifier, by which the AS group's nodes join the host group.",
+    )
+
+
+def _label_hosts(base: str) -> LabelHosts:
+    """The identifier from the catalog's form, in the characters and length LTS takes."""
+    c = data()["customIdentifier"]
+    allowed = re.compile(str(c["labelPattern"]))
+    label = "".join(ch if allowed.fullmatch(ch) else "-" for ch in str(c["label"]).format(base=base))
+    return LabelHosts(
+        agent_access_type=str(c["agentAccessType"]),
+        access_config_type=str(c["accessConfigType"]),
+        label=label[: int(c["labelMaxLength"])],
+    )
+
+
 def plan(spec: ClusterSpec) -> HuaweiLogs | None:
     """None with logs off; call after `logs_problems` found nothing."""
     logs = spec.monitoring.logs
@@ -148,6 +220,8 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
     base = _NAME.sub("-", f"{spec.name}-{spec.stack}")[:58]  # lts.Group group_name: at most 64 characters
     group = f"{base}-logs"
     cce = _cce() if spec.scheduler == "kubernetes" else None
+    # an AS group's nodes are unknown at deploy: they join by the stack's identifier (managed_group: not with CCE)
+    labels = _label_hosts(base) if managed_group(spec) is not None else None
     sources = data()["kubernetes"]["sources"] if cce else data()["sources"]
     files = (*(str(s["path"]) for s in sources), *slurm_files(spec))
     role = str(data()["credentials"]["role"])
@@ -197,6 +271,8 @@ def plan(spec: ClusterSpec) -> HuaweiLogs | None:
         cce=cce,
         control_plane=control_plane,
         stdout=_stdout(spec, base) if cce else None,
+        label_hosts=labels,
+        label_part=label_part(labels.label) if labels else None,
     )
 
 

@@ -104,10 +104,6 @@ def managed_problems(spec: ClusterSpec) -> Iterator[ConfigError]:
         yield ConfigError(
             f"{k}.nodeGroup", f"managed with scheduler slurm on huaweicloud: {one_line(data['slurmWhy'])}"
         )
-    elif spec.monitoring.logs.enabled:  # with Slurm, logs_problems refuses logs already
-        yield ConfigError(
-            f"{k}.monitoring.logs.enabled", f"true with nodeGroup managed on huaweicloud: {one_line(data['logsWhy'])}"
-        )
     if spec.max_nodes > int(data["maxInstances"]):
         yield ConfigError(
             f"{k}.maxNodes",
