@@ -131,8 +131,7 @@ def test_the_agency_may_read_exactly_the_two_secrets_and_decrypt_with_the_cluste
         "Version": "1.1",
     }
     agency = got[f"{P}-agency"]
-    # ICAgent (the shipped stack's logs), the login node's Prometheus, Slurm
-    assert agency["allResourcesRoles"] == ["APM Administrator", "ECS ReadOnlyAccess", role["name"]]
+    assert agency["allResourcesRoles"] == ["ECS ReadOnlyAccess", role["name"]]  # the login node's Prometheus, Slurm
     assert role["name"] in doc["outputs"]["identity"]["grants"]
     made = next(r for r in plan.resources if r.name == f"{P}-agency")
     assert any(d.endswith(f"::{P}-slurm-secrets-role") for d in made.dependencies)  # the policy exists first
