@@ -101,10 +101,10 @@ def test_an_explicit_provider_is_used_by_every_resource_and_invoke(stack: str, t
         assert any(token.startswith(f"{spec.cloud}:") for token, _ in invokes), invokes
     dynamic = [r for r in custom if r.type.startswith("pulumi-python:dynamic/")]
     warned = [w for w in run.warnings if "an explicit huaweicloud Provider is given" in w]
-    # the Huawei stacks that ship logs (LTS: huaweicloud-p3, huaweicloud-slurm) register the one dynamic resource
+    # the Huawei stack that ships logs (LTS: huaweicloud-p3) registers the one dynamic resource
     ships_lts = spec.cloud == "huaweicloud" and spec.monitoring.logs.enabled
     assert len(warned) == len(dynamic) == (1 if ships_lts else 0)
-    assert ships_lts == (stack in ("huaweicloud-p3", "huaweicloud-slurm"))  # not vacuous: the shipped ones
+    assert ships_lts == (stack == "huaweicloud-p3")  # not vacuous: the shipped one
 
 
 def test_without_an_explicit_provider_the_default_one_is_used(tmp_path: Path) -> None:
