@@ -30,6 +30,21 @@ class Nodes:
     group: huaweicloud.as_.Group | None = None  # nodeGroup: managed
 
 
+@dataclass(frozen=True)
+class _Launch:
+    """What every GPU node is launched with, an ECS instance or an AS group's."""
+
+    layout: HuaweiLayout
+    network: Network
+    image_id: pulumi.Output[str]
+    server_group: huaweicloud.ecs.Servergroup | None
+    key_pair: pulumi.Input[str] | None
+    agency: pulumi.Output[str]
+    kms_key_id: pulumi.Output[str]
+    tags: Mapping[str, str]
+    user_data: pulumi.Input[str]
+
+
 def build(
     parent: pulumi.Resource,
     name: str,
@@ -68,39 +83,23 @@ def build(
     # (gzip, Base64 with Slurm and in an AS configuration: layout `packed`)
     encode = gzip_b64 if layout.packed else str
     user_data = fill(layout.user_data, {SOURCE_PLACEHOLDER: mount_source, HEAD_PLACEHOLDER: head_address}, encode)
+    launch = _Launch(layout, network, image_id, group, key_pair, agency, kms_key_id, tags, user_data)
     if layout.group is not None:
         config_opts = (
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["instanceConfig.image"]))
             if tracked
             else child
         )
-        scaling = _group(
-            name, layout, network, image_id, group, key_pair, agency, kms_key_id, tags, config_opts, user_data
-        )
-        return Nodes(group, image_id, [], scaling)
-    instances = [
-        _instance(name, i, layout, network, image_id, group, key_pair, agency, kms_key_id, tags, node_opts, user_data)
-        for i in range(spec.nodes)
-    ]
+        return Nodes(group, image_id, [], _group(name, launch, config_opts))
+    instances = [_instance(name, i, launch, node_opts) for i in range(spec.nodes)]
     return Nodes(group, image_id, instances)
 
 
-def _group(
-    name: str,
-    layout: HuaweiLayout,
-    network: Network,
-    image_id: pulumi.Output[str],
-    server_group: huaweicloud.ecs.Servergroup | None,
-    key_pair: pulumi.Input[str] | None,
-    agency: pulumi.Output[str],
-    kms_key_id: pulumi.Output[str],
-    tags: Mapping[str, str],
-    opts: pulumi.ResourceOptions,
-    user_data: pulumi.Input[str],
-) -> huaweicloud.as_.Group:
+def _group(name: str, launch: _Launch, opts: pulumi.ResourceOptions) -> huaweicloud.as_.Group:
     """The AS configuration and the group. Every input of the configuration replaces it ("Changing this will create a
     new resource"), and the group then points at the new one: running nodes keep the old configuration until they
     are replaced (catalog/update.yaml huaweicloud says how to roll them)."""
+    layout, network = launch.layout, launch.network
     spec, managed, scratch = layout.spec, layout.group, layout.scratch
     assert managed is not None
     disks = [
@@ -111,7 +110,10 @@ def _group(
     if scratch.kind == "disk":
         disks.append(
             huaweicloud.as_.ConfigurationInstanceConfigDiskArgs(
-                disk_type="DATA", size=int(scratch.device_gb or 0), volume_type=layout.disk_type, kms_id=kms_key_id
+                disk_type="DATA",
+                size=int(scratch.device_gb or 0),
+                volume_type=layout.disk_type,
+                kms_id=launch.kms_key_id,
             )
         )
     public_ip = (
@@ -131,12 +133,12 @@ def _group(
         scaling_configuration_name=f"{spec.name}-nodes",
         instance_config=huaweicloud.as_.ConfigurationInstanceConfigArgs(
             flavor=spec.instance.instanceType,
-            image=image_id,
+            image=launch.image_id,
             disks=disks,
             security_group_ids=[network.security_group.id],
-            key_name=key_pair,
-            user_data=user_data,
-            ecs_group_id=server_group.id if server_group else None,  # InstanceConfig server_group_id
+            key_name=launch.key_pair,
+            user_data=launch.user_data,
+            ecs_group_id=launch.server_group.id if launch.server_group else None,  # InstanceConfig server_group_id
             public_ip=public_ip,
         ),
         opts=opts,
@@ -152,7 +154,7 @@ def _group(
         max_instance_number=managed.max_size,
         desire_instance_number=managed.desired,
         # the nodes' identity: AS passes the agency to every ECS it launches (capabilities `asGroup.agency`)
-        agency_name=agency,
+        agency_name=launch.agency,
         # a scale-in removes nodes of an older configuration first, the oldest of them first (the AS default, named)
         instance_terminate_policy="OLD_CONFIG_OLD_INSTANCE",
         # the scratch disk and an EIP go with their node unless storage.retainScratch keeps the disk
@@ -163,7 +165,7 @@ def _group(
         force_delete=True,
         # the nodes get the group's tags (InstanceConfig tag_transmission_policy default SUPPRESS): the login node's
         # Prometheus finds them by the cluster tag
-        tags=dict(tags),
+        tags=dict(launch.tags),
         opts=pulumi.ResourceOptions(parent=opts.parent),
     )
 
@@ -186,20 +188,8 @@ def image(parent: pulumi.Resource, name_regex: str, flavor: str) -> pulumi.Outpu
     return image_id
 
 
-def _instance(
-    name: str,
-    index: int,
-    layout: HuaweiLayout,
-    network: Network,
-    image_id: pulumi.Output[str],
-    group: huaweicloud.ecs.Servergroup | None,
-    key_pair: pulumi.Input[str] | None,
-    agency: pulumi.Output[str],
-    kms_key_id: pulumi.Output[str],
-    tags: Mapping[str, str],
-    child: pulumi.ResourceOptions,
-    user_data: pulumi.Input[str],
-) -> huaweicloud.ecs.Instance:
+def _instance(name: str, index: int, launch: _Launch, child: pulumi.ResourceOptions) -> huaweicloud.ecs.Instance:
+    layout, network, group, kms_key_id = launch.layout, launch.network, launch.server_group, launch.kms_key_id
     spec = layout.spec
     scratch = layout.scratch
     disks = (
@@ -217,7 +207,7 @@ def _instance(
         hostname=f"{spec.name}-node-{index}",
         availability_zone=network.zone,
         flavor_id=spec.instance.instanceType,
-        image_id=image_id,
+        image_id=launch.image_id,
         networks=[huaweicloud.ecs.InstanceNetworkArgs(uuid=network.subnet.id)],
         security_group_ids=[network.security_group.id],
         charging_mode="postPaid",
@@ -232,9 +222,9 @@ def _instance(
         data_disks=disks,
         # the scratch disk goes with its node unless storage.retainScratch keeps it
         delete_disks_on_termination=not scratch.retain,
-        key_pair=key_pair,
-        agency_name=agency,
-        user_data=user_data,
-        tags={**tags, "Name": f"{spec.name}-node-{index}"},
+        key_pair=launch.key_pair,
+        agency_name=launch.agency,
+        user_data=launch.user_data,
+        tags={**launch.tags, "Name": f"{spec.name}-node-{index}"},
         opts=child,
     )
